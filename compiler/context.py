@@ -1,0 +1,32 @@
+"""The xDSL context with every dialect the compiler understands."""
+
+from xdsl.context import Context
+from xdsl.dialects.arith import Arith
+from xdsl.dialects.builtin import Builtin
+from xdsl.dialects.func import Func
+from xdsl.dialects.llvm import LLVM
+from xdsl.dialects.math import Math
+from xdsl.dialects.memref import MemRef
+from xdsl.dialects.scf import Scf
+from xdsl.dialects.tensor import Tensor
+from xdsl.dialects.vector import Vector
+
+from dialects.df import DF
+
+
+def _project_dialects():
+    dialects = [Builtin, Func, Arith, Math, Scf, Tensor, MemRef, Vector, LLVM, DF]
+    try:
+        from dialects.nn import NN
+    except ImportError:  # the nn dialect lands separately
+        return dialects
+    return dialects + [NN]
+
+
+def make_context() -> Context:
+    """A fresh context with builtin, func, arith, math, scf, tensor, memref,
+    vector, llvm, df and nn loaded."""
+    ctx = Context()
+    for dialect in _project_dialects():
+        ctx.load_dialect(dialect)
+    return ctx

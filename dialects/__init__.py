@@ -1,0 +1,1 @@
+"""The project's dialects: df (dataflow maps and tasklets) and nn (library ops)."""

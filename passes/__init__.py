@@ -1,0 +1,26 @@
+"""The pass registry shared by opt-tool, PassManager and the engine.
+
+Each project pass lives in its own module; `PROJECT_PASSES` maps its registered
+name to `"module:Class"` so that importing the registry stays cheap.
+"""
+
+from collections.abc import Callable
+from importlib import import_module
+
+from xdsl.passes import ModulePass
+from xdsl.transforms import get_all_passes as get_xdsl_passes
+
+PROJECT_PASSES: dict[str, str] = {
+}
+
+
+def _loader(target: str) -> Callable[[], type[ModulePass]]:
+    module, cls = target.split(":")
+    return lambda: getattr(import_module(module), cls)
+
+
+def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
+    """Every pass by name: xDSL's own, overridden by the project's."""
+    passes = dict(get_xdsl_passes())
+    passes.update({name: _loader(t) for name, t in PROJECT_PASSES.items()})
+    return passes
