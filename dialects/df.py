@@ -47,6 +47,7 @@ from xdsl.parser import Parser, UnresolvedOperand
 from xdsl.printer import Printer
 from xdsl.traits import (
     EffectInstance,
+    HasCanonicalizationPatternsTrait,
     HasParent,
     IsolatedFromAbove,
     IsTerminator,
@@ -61,6 +62,30 @@ from xdsl.utils.exceptions import VerifyException
 from dialects.index_exprs import depends_on, used_variables
 
 WCR_KINDS = ("add", "mul", "max", "min")
+
+
+class MapCanonicalization(HasCanonicalizationPatternsTrait):
+    @classmethod
+    def get_canonicalization_patterns(cls):
+        from dialects.df_canonicalization import MAP_PATTERNS
+
+        return MAP_PATTERNS
+
+
+class ReadCanonicalization(HasCanonicalizationPatternsTrait):
+    @classmethod
+    def get_canonicalization_patterns(cls):
+        from dialects.df_canonicalization import READ_PATTERNS
+
+        return READ_PATTERNS
+
+
+class TaskletCanonicalization(HasCanonicalizationPatternsTrait):
+    @classmethod
+    def get_canonicalization_patterns(cls):
+        from dialects.df_canonicalization import TASKLET_PATTERNS
+
+        return TASKLET_PATTERNS
 
 
 class MapEffects(MemoryEffect):
@@ -105,7 +130,7 @@ class MapOp(IRDLOperation):
     res = var_result_def(TensorType)
     body = region_def("single_block")
 
-    traits = traits_def(MapEffects(), NoTerminator())
+    traits = traits_def(MapEffects(), NoTerminator(), MapCanonicalization())
     irdl_options = (AttrSizedOperandSegments(as_property=True),)
 
     def __init__(
@@ -311,7 +336,7 @@ class ReadOp(IRDLOperation):
     indices = var_operand_def(IndexType)
     res = result_def()
 
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), ReadCanonicalization())
 
     def __init__(self, source: SSAValue, indices: Sequence[SSAValue]):
         assert isinstance(source.type, TensorType)
@@ -507,7 +532,7 @@ class TaskletOp(IRDLOperation):
     res = var_result_def()
     body = region_def("single_block")
 
-    traits = traits_def(IsolatedFromAbove(), Pure())
+    traits = traits_def(IsolatedFromAbove(), Pure(), TaskletCanonicalization())
 
     def __init__(
         self,

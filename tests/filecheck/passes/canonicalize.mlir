@@ -1,0 +1,56 @@
+// RUN: opt-tool %s --canonicalize | filecheck %s
+
+// Constant operands sink into the tasklet and fold with its arithmetic; duplicate
+// operands merge; a result forwarding an operand is replaced by that operand, and
+// then no longer yielded; a read of a splat constant is the scalar constant.
+// CHECK-LABEL: func.func @tasklets
+// CHECK:         df.map (%[[I:.*]]) in (8) outs(%[[O:.*]] = %{{.*}} : tensor<8xf32>) {
+// CHECK-NEXT:      %[[A:.*]] = df.read %{{.*}}[%[[I]]] : tensor<8xf32>
+// CHECK-NEXT:      %[[R:.*]] = df.tasklet (%[[A]]) : (f32) -> f32 {
+// CHECK-NEXT:      ^bb0(%[[P:.*]]: f32):
+// CHECK-DAG:         %[[SIX:.*]] = arith.constant 6.000000e+00 : f32
+// CHECK-DAG:         %[[ONE:.*]] = arith.constant 1.000000e+00 : f32
+// CHECK:             %[[M:.*]] = arith.mulf %[[P]], %[[SIX]] : f32
+// CHECK-NEXT:        %[[N:.*]] = arith.addf %[[M]], %[[P]] : f32
+// CHECK-NEXT:        %[[K:.*]] = arith.addf %[[N]], %[[ONE]] : f32
+// CHECK-NEXT:        df.yield %[[K]] : f32
+// CHECK-NEXT:      }
+// CHECK-NEXT:      %[[Z:.*]] = arith.addf %[[R]], %[[A]] : f32
+// CHECK-NEXT:      df.write %[[Z]], %[[O]][%[[I]]] : tensor<8xf32>
+func.func @tasklets(%x: tensor<8xf32>) -> tensor<8xf32> {
+  %e = tensor.empty() : tensor<8xf32>
+  %two = arith.constant 2.0 : f32
+  %three = arith.constant 3.0 : f32
+  %ones = arith.constant dense<1.0> : tensor<8xf32>
+  %y = df.map (%i) in (8) outs(%o = %e : tensor<8xf32>) {
+    %a = df.read %x[%i] : tensor<8xf32>
+    %one = df.read %ones[%i] : tensor<8xf32>
+    %r, %fwd = df.tasklet (%a, %two, %a, %one, %three) : (f32, f32, f32, f32, f32) -> (f32, f32) {
+    ^bb0(%p: f32, %q: f32, %p2: f32, %s: f32, %t: f32):
+      %qt = arith.mulf %q, %t : f32
+      %m = arith.mulf %p, %qt : f32
+      %n = arith.addf %m, %p2 : f32
+      %k = arith.addf %n, %s : f32
+      df.yield %k, %p : f32, f32
+    }
+    %z = arith.addf %r, %fwd : f32
+    df.write %z, %o[%i] : tensor<8xf32>
+  } -> tensor<8xf32>
+  func.return %y : tensor<8xf32>
+}
+
+// An empty iteration space yields the initial values; an output the body never
+// touches is its initial value; the dead map then disappears.
+// CHECK-LABEL: func.func @maps
+// CHECK-NOT:     df.map
+// CHECK:         func.return %{{.*}}, %{{.*}} : tensor<8xf32>, tensor<8xf32>
+func.func @maps(%x: tensor<8xf32>, %w: tensor<8xf32>) -> (tensor<8xf32>, tensor<8xf32>) {
+  %none = df.map (%i) in (0) outs(%o = %x : tensor<8xf32>) {
+    %a = df.read %w[%i] : tensor<8xf32>
+    df.write %a, %o[%i] : tensor<8xf32>
+  } -> tensor<8xf32>
+  %same = df.map (%i) in (8) outs(%o = %w : tensor<8xf32>) {
+    %a = df.read %x[%i] : tensor<8xf32>
+  } -> tensor<8xf32>
+  func.return %none, %same : tensor<8xf32>, tensor<8xf32>
+}

@@ -1,0 +1,29 @@
+// RUN: opt-tool %s --dce | filecheck %s
+
+// Unused reads and tasklets inside a map go; a map whose results are unused goes
+// as a whole (its writes only touch its own outputs); live writes stay.
+// CHECK-LABEL: func.func @dead_code
+// CHECK:         df.map (%[[I:.*]]) in (8)
+// CHECK-NEXT:      %[[A:.*]] = df.read
+// CHECK-NEXT:      df.write %[[A]]
+// CHECK-NEXT:    } -> tensor<8xf32>
+// CHECK-NOT:     df.map
+// CHECK:         func.return
+func.func @dead_code(%x: tensor<8xf32>) -> tensor<8xf32> {
+  %e = tensor.empty() : tensor<8xf32>
+  %y = df.map (%i) in (8) outs(%o = %e : tensor<8xf32>) {
+    %a = df.read %x[%i] : tensor<8xf32>
+    %unused = df.read %x[%i] : tensor<8xf32>
+    %t = df.tasklet (%unused) : (f32) -> f32 {
+    ^bb0(%u: f32):
+      %v = math.exp %u : f32
+      df.yield %v : f32
+    }
+    df.write %a, %o[%i] : tensor<8xf32>
+  } -> tensor<8xf32>
+  %dead = df.map (%i) in (8) outs(%o = %e : tensor<8xf32>) {
+    %a = df.read %x[%i] : tensor<8xf32>
+    df.write %a, %o[%i] : tensor<8xf32>
+  } -> tensor<8xf32>
+  func.return %y : tensor<8xf32>
+}
