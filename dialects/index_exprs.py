@@ -87,6 +87,18 @@ def used_variables(
     return {v for v in variables if symbols.symbol(v) in free}
 
 
+def _mixed_radix(expr: sympy.Expr, extents: dict[sympy.Symbol, int]) -> bool:
+    """Whether `sum c_k v_k + const` over 0 <= v_k < e_k is injective: sorted by
+    |c|, each coefficient exceeds the largest span of all smaller terms."""
+    terms = sorted((abs(expr.coeff(v)), e) for v, e in extents.items())
+    span = 0
+    for coefficient, extent in terms:
+        if coefficient <= span:
+            return False
+        span += coefficient * (extent - 1)
+    return True
+
+
 def is_injective(
     indices: Sequence[SSAValue],
     variables: Sequence[SSAValue],
@@ -94,23 +106,30 @@ def is_injective(
 ) -> bool:
     """True when distinct iterations provably map to distinct index tuples.
 
-    Proven when every index is affine in the variables and the coefficient
-    matrix over the variables of extent > 1 has full column rank: such an
-    integer-linear map has a trivial kernel, so it is injective on Z^n.
+    Every index must be affine in the variables (those of extent 1 are
+    ignored). An index whose coefficients form a mixed radix over static extents
+    (`8*i + j` with j < 8) determines its variables; the coefficient matrix of
+    the remaining variables must have full column rank, so that the integer-linear
+    map has a trivial kernel on them.
     """
     symbols = IndexSymbols()
     exprs = [sympy.expand(symbols.to_sympy(i)) for i in indices]
-    live = [symbols.symbol(v) for v, e in zip(variables, extents) if e != 1]
+    extent_of = {symbols.symbol(v): e for v, e in zip(variables, extents) if e != 1}
+    live = list(extent_of)
     if not live:
         return True
-    rows = []
     for expr in exprs:
         if not expr.is_polynomial(*live) or sympy.Poly(expr, *live).total_degree() > 1:
             return False
-        rows.append([expr.coeff(s) for s in live])
-    if not rows:
-        return False
-    if any(not c.is_number for row in rows for c in row):
-        return False
-    return sympy.Matrix(rows).rank() == len(live)
-
+        if any(not expr.coeff(v).is_number for v in live):
+            return False
+    determined: set[sympy.Symbol] = set()
+    for expr in exprs:
+        used = {v: extent_of[v] for v in live if expr.coeff(v) != 0}
+        if all(e is not None for e in used.values()) and _mixed_radix(expr, used):
+            determined |= set(used)
+    rest = [v for v in live if v not in determined]
+    if not rest:
+        return True
+    rows = [[expr.coeff(v) for v in rest] for expr in exprs]
+    return bool(rows) and sympy.Matrix(rows).rank() == len(rest)
