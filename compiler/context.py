@@ -11,6 +11,7 @@ from xdsl.dialects.scf import Scf
 from xdsl.dialects.tensor import Tensor
 from xdsl.dialects.vector import Vector
 
+import compiler.xdsl_fixes  # noqa: F401  (parser fixes, applied on import)
 from dialects.df import DF
 
 

@@ -117,3 +117,16 @@ def test_map_effects_hide_own_writes_but_not_outer_ones():
 def test_write_collision_is_rejected_from_python():
     with pytest.raises(VerifyException, match="collides across iterations"):
         parse_module(_indices_program("", "%i, %c1").replace(" wcr(add)", ""))
+
+
+def test_hex_float_dense_literal_is_a_bit_pattern():
+    """`dense<0xFF800000> : tensor<..xf32>` is -inf, as in MLIR, and round-trips."""
+    text = """func.func @f() -> tensor<2xf32> {
+  %c = arith.constant dense<0xFF800000> : tensor<2xf32>
+  func.return %c : tensor<2xf32>
+}"""
+    module = parse_module(text)
+    const = next(op for op in module.walk() if op.name == "arith.constant")
+    assert [v for v in const.value.get_values()] == [float("-inf")] * 2
+    assert "dense<0xff800000>" in str(module)
+    assert str(parse_module(str(module))) == str(module)

@@ -1,0 +1,37 @@
+"""Fixes to xDSL 0.74 behaviour the project depends on, applied on import.
+
+* `dense<0xFF800000> : tensor<4xf32>`: MLIR reads a hexadecimal element of a
+  float dense literal as the bit pattern of the float (here -inf), and xDSL
+  prints non-finite splats that way, but xDSL 0.74 parses it as the integer
+  4286578688 converted to float, so a printed -inf does not round-trip. The
+  fix reinterprets hexadecimal float elements as bits, as MLIR does.
+"""
+
+from __future__ import annotations
+
+import struct
+
+from xdsl.dialects.builtin import Float16Type, Float32Type, Float64Type
+from xdsl.parser.attribute_parser import AttrParser
+
+_BIT_FORMATS = {Float16Type: ("<H", "<e"), Float32Type: ("<I", "<f"), Float64Type: ("<Q", "<d")}
+
+_Element = AttrParser._TensorLiteralElement  # pyright: ignore[reportPrivateUsage]
+_original_to_type = _Element.to_type
+
+
+def _to_type(self: _Element, parser: AttrParser, type):  # type: ignore[no-untyped-def]
+    formats = _BIT_FORMATS.get(type.__class__)
+    text = self.span.text.lstrip("-").lower()
+    if formats is not None and text.startswith("0x") and isinstance(self.value, int):
+        if self.is_negative:
+            parser.raise_error("hexadecimal float literal cannot be negative", at_position=self.span)
+        int_format, float_format = formats
+        try:
+            return struct.unpack(float_format, struct.pack(int_format, self.value))[0]
+        except struct.error:
+            parser.raise_error(f"hexadecimal literal does not fit {type}", at_position=self.span)
+    return _original_to_type(self, parser, type)
+
+
+_Element.to_type = _to_type  # type: ignore[method-assign]
