@@ -1,16 +1,21 @@
 """Parsing MLIR text into verified modules."""
 
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.parser import Parser
+from xdsl.utils.exceptions import ParseError
 
 from compiler.context import make_context
+from compiler.diagnostics import LocatingParser, parse_error, verify_located
 
 
 def parse_module(text: str, filename: str = "<string>") -> ModuleOp:
     """Parse `text` into a verified module with every project dialect loaded.
 
-    Raises xDSL's `ParseError` or `VerifyException` on bad input.
+    Each op carries its source position; bad syntax or IR that does not
+    verify raises `CompileError` naming `filename:line:col`.
     """
-    module = Parser(make_context(), text, filename).parse_module()
-    module.verify()
+    try:
+        module = LocatingParser(make_context(), text, filename).parse_module()
+    except ParseError as err:
+        raise parse_error(err) from None
+    verify_located(module)
     return module

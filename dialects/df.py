@@ -277,11 +277,14 @@ class MapOp(IRDLOperation):
         ]
         region = parser.parse_region(args)
         if parser.parse_optional_punctuation("->"):
+            start = parser.pos
             types = parser.parse_comma_separated_list(
                 parser.Delimiter.NONE, parser.parse_type
             )
             if types != [o.type for o in outs]:
-                parser.raise_error("result types must equal the outs types")
+                parser.raise_error(
+                    "result types must equal the outs types", start, parser.pos
+                )
         op = cls(bounds, outs, region)
         if attributes is not None:
             op.attributes |= attributes.data
@@ -306,9 +309,6 @@ def _verify_indices(indices: Sequence[SSAValue], tensor: Attribute) -> None:
         raise VerifyException(
             f"expected {rank} indices for {tensor}, got {len(indices)}"
         )
-    for k, index in enumerate(indices):
-        if not isinstance(index.type, IndexType):
-            raise VerifyException(f"index #{k} must be of index type, got {index.type}")
 
 
 def _print_access(printer: Printer, tensor: SSAValue, indices: Sequence[SSAValue]):
@@ -491,9 +491,12 @@ class WriteOp(IRDLOperation):
             parser.parse_punctuation(")")
         attributes = parser.parse_optional_attr_dict()
         parser.parse_punctuation(":")
+        start = parser.pos
         dest_type = parser.parse_type()
         if not isinstance(dest_type, TensorType):
-            parser.raise_error(f"expected a tensor type, got {dest_type}")
+            parser.raise_error(
+                f"expected a tensor type, got {dest_type}", start, parser.pos
+            )
         op = cls(
             parser.resolve_operand(value, dest_type.element_type),
             parser.resolve_operand(dest, dest_type),

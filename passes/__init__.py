@@ -13,6 +13,9 @@ from xdsl.transforms import get_all_passes as get_xdsl_passes
 PROJECT_PASSES: dict[str, str] = {
 }
 
+PIPELINES: dict[str, str] = {}
+"""Named pipelines, usable wherever a pass name is (`-p default`)."""
+
 
 def _loader(target: str) -> Callable[[], type[ModulePass]]:
     module, cls = target.split(":")

@@ -5,9 +5,9 @@ from xdsl.dialects import arith
 from xdsl.dialects.builtin import IndexType, TensorType, f32
 from xdsl.ir import Block
 from xdsl.traits import is_side_effect_free
-from xdsl.utils.exceptions import VerifyException
 
 from compiler import parse_module
+from compiler.diagnostics import CompileError
 from dialects import df
 from dialects.index_exprs import is_injective, used_variables
 
@@ -115,7 +115,7 @@ def test_map_effects_hide_own_writes_but_not_outer_ones():
 
 
 def test_write_collision_is_rejected_from_python():
-    with pytest.raises(VerifyException, match="collides across iterations"):
+    with pytest.raises(CompileError, match="collides across iterations"):
         parse_module(_indices_program("", "%i, %c1").replace(" wcr(add)", ""))
 
 

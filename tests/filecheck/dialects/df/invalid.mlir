@@ -20,7 +20,7 @@ func.func @read_result_type(%x: tensor<4xf32>) {
 
 func.func @read_index_type(%x: tensor<4xf32>) {
   %c0 = arith.constant 0 : i64
-  // expected-error @+1 {{index #0 must be of index type, got i64}}
+  // expected-error @+1 {{'df.read' op i64 should be of base attribute index}}
   %v = "df.read"(%x, %c0) : (tensor<4xf32>, i64) -> f32
   func.return
 }
@@ -151,8 +151,10 @@ func.func @tasklet_foreign_op(%a: tensor<4xf32>) {
 // -----
 
 func.func @yield_outside_tasklet(%a: f32) {
-  // expected-error @+1 {{'df.yield' expects parent op 'df.tasklet'}}
-  "df.yield"(%a) : (f32) -> ()
+  df.map (%i) in (4) {
+    // expected-error @+1 {{'df.yield' expects parent op 'df.tasklet'}}
+    "df.yield"(%a) : (f32) -> ()
+  }
   func.return
 }
 

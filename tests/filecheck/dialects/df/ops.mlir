@@ -45,7 +45,7 @@ func.func @elementwise_and_row_sum(%x: tensor<64x512xf32>, %w: tensor<64x512xf32
 // CHECK-NEXT:      df.write %{{.*}}, %[[PR]][%[[I]]] wcr(mul) : tensor<?xf64>
 // CHECK-NEXT:    }
 // CHECK-NEXT:  } -> tensor<?xf64>, tensor<?xf64>, tensor<?xf64>
-// CHECK:       df.tasklet (%{{.*}}, %{{.*}}) : (f64, f64) -> (f64, f64) {
+// CHECK:       df.tasklet (%{{.*}}, %{{.*}}) : (index, index) -> (f64, f64) {
 func.func @dynamic_nested_and_wcr_kinds(%x: tensor<?x16xf64>, %init: tensor<?xf64>) -> (tensor<?xf64>, tensor<?xf64>, tensor<?xf64>) {
   %c0 = arith.constant 0 : index
   %n = tensor.dim %x, %c0 : tensor<?x16xf64>

@@ -1,0 +1,70 @@
+"""User-facing errors with MLIR-style `file:line:col: error: message` locations.
+
+The parser stamps every op with a `FileLineColLoc` of where it was written, so
+that a verifier, a pass or the engine can point back at the source line.
+"""
+
+from __future__ import annotations
+
+from xdsl.dialects.builtin import FileLineColLoc, IntAttr, StringAttr
+from xdsl.ir import Operation
+from xdsl.parser import Parser
+from xdsl.utils.exceptions import DiagnosticException, ParseError, VerifyException
+
+
+class CompileError(Exception):
+    """An error in the user's program or command, with its source location."""
+
+    def __init__(self, message: str, location: str | None = None):
+        super().__init__(message)
+        self.message = message
+        self.location = location
+
+    def __str__(self) -> str:
+        prefix = f"{self.location}: " if self.location else ""
+        return f"{prefix}error: {self.message}"
+
+    @classmethod
+    def at(cls, op: Operation | None, message: str) -> CompileError:
+        """An error reported at `op`'s source location (or its nearest located parent's)."""
+        return cls(message, location_of(op))
+
+
+def location_of(op: Operation | None) -> str | None:
+    """`file:line:col` of `op`, or of its closest enclosing op that has one."""
+    while op is not None:
+        loc = op.location
+        if isinstance(loc, FileLineColLoc):
+            return f"{loc.filename.data}:{loc.line.data}:{loc.column.data}"
+        op = op.parent_op()
+    return None
+
+
+class LocatingParser(Parser):
+    """A parser that records each op's position as its `FileLineColLoc`."""
+
+    def parse_operation(self) -> Operation:
+        start = self._current_token.span.get_location()
+        op = super().parse_operation()
+        if not isinstance(op.location, FileLineColLoc):
+            op.location = FileLineColLoc(
+                StringAttr(start.file), IntAttr(start.line), IntAttr(int(start.col))
+            )
+        return op
+
+
+def parse_error(err: ParseError) -> CompileError:
+    """The `CompileError` of an xDSL parse error, keeping its position."""
+    return CompileError(err.msg, str(err.span.get_location()))
+
+
+def verify_located(root: Operation) -> None:
+    """Verify `root` and everything nested, raising a `CompileError` at the
+    first op that does not verify (outermost first, as MLIR does)."""
+    for op in root.walk():
+        try:
+            op.verify(verify_nested_ops=False)
+        except (VerifyException, DiagnosticException) as err:
+            cause = err.__cause__ if isinstance(err.__cause__, VerifyException) else err
+            message = str(cause).strip().splitlines()[0] if str(cause).strip() else type(cause).__name__
+            raise CompileError.at(op, f"'{op.name}' op {message}") from err
