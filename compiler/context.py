@@ -13,21 +13,13 @@ from xdsl.dialects.vector import Vector
 
 import compiler.xdsl_fixes  # noqa: F401  (parser fixes, applied on import)
 from dialects.df import DF
-
-
-def _project_dialects():
-    dialects = [Builtin, Func, Arith, Math, Scf, Tensor, MemRef, Vector, LLVM, DF]
-    try:
-        from dialects.nn import NN
-    except ImportError:  # the nn dialect lands separately
-        return dialects
-    return dialects + [NN]
+from dialects.nn import NN
 
 
 def make_context() -> Context:
     """A fresh context with builtin, func, arith, math, scf, tensor, memref,
     vector, llvm, df and nn loaded."""
     ctx = Context()
-    for dialect in _project_dialects():
+    for dialect in (Builtin, Func, Arith, Math, Scf, Tensor, MemRef, Vector, LLVM, DF, NN):
         ctx.load_dialect(dialect)
     return ctx

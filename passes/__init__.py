@@ -11,6 +11,7 @@ from xdsl.passes import ModulePass
 from xdsl.transforms import get_all_passes as get_xdsl_passes
 
 PROJECT_PASSES: dict[str, str] = {
+    "expand-library": "passes.expand_library:ExpandLibraryPass",
 }
 
 PIPELINES: dict[str, str] = {}

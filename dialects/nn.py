@@ -1,0 +1,500 @@
+"""The nn dialect: library ops on statically shaped tensors.
+
+Every op is pure and infers its result type from its operands and properties;
+the verifier checks the written result type against that inference. The
+semantics follow numpy/PyTorch (broadcasting, `linear` = x @ W^T + b,
+`nll_loss` = mean negative log-likelihood of integer labels). Each op has a
+pure expansion into df maps and tasklets in `dialects.nn_expand`.
+
+Syntax: `%r = nn.add %a, %b : (tensor<4x1xf32>, tensor<8xf32>) -> tensor<4x8xf32>`,
+with properties in the attribute dictionary, e.g. `{axis = -1 : i64}`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from xdsl.dialects.builtin import (
+    AnyFloat,
+    DenseArrayBase,
+    DenseIntOrFPElementsAttr,
+    FloatAttr,
+    IntegerAttr,
+    IntegerType,
+    StringAttr,
+    TensorType,
+    UnitAttr,
+    i64,
+)
+from xdsl.ir import Attribute, Dialect, SSAValue
+from xdsl.irdl import (
+    IRDLOperation,
+    ParsePropInAttrDict,
+    irdl_op_definition,
+    operand_def,
+    opt_prop_def,
+    prop_def,
+    result_def,
+    traits_def,
+)
+from xdsl.traits import Pure
+from xdsl.utils.exceptions import VerifyException
+
+REDUCE_KINDS = ("sum", "max", "min", "mean")
+
+_BINARY_FORMAT = "$lhs `,` $rhs attr-dict `:` functional-type(operands, results)"
+_UNARY_FORMAT = "$input attr-dict `:` functional-type(operands, results)"
+
+
+def _static(t: Attribute, what: str) -> TensorType:
+    if not isinstance(t, TensorType):
+        raise VerifyException(f"{what} must be a tensor, got {t}")
+    if any(d < 0 for d in t.get_shape()):
+        raise VerifyException(f"{what} must have a static shape, got {t}")
+    return t
+
+
+def _float_tensor(t: Attribute, what: str) -> TensorType:
+    t = _static(t, what)
+    if not isinstance(t.element_type, AnyFloat):
+        raise VerifyException(f"{what} must have a float element type, got {t}")
+    return t
+
+
+def broadcast_shapes(a: Sequence[int], b: Sequence[int]) -> tuple[int, ...]:
+    """numpy's broadcast of two shapes; ValueError if incompatible."""
+    rank = max(len(a), len(b))
+    pa = (1,) * (rank - len(a)) + tuple(a)
+    pb = (1,) * (rank - len(b)) + tuple(b)
+    out = []
+    for x, y in zip(pa, pb):
+        if x != y and 1 not in (x, y):
+            raise ValueError(f"shapes {list(a)} and {list(b)} do not broadcast")
+        out.append(max(x, y))
+    return tuple(out)
+
+
+def normalize_axis(axis: int, rank: int) -> int:
+    """`axis` in [0, rank), accepting Python-style negatives."""
+    if not -rank <= axis < max(rank, 1):
+        raise VerifyException(f"axis {axis} is out of range for rank {rank}")
+    return axis % rank if rank else 0
+
+
+class NNOp(IRDLOperation):
+    """Common verification: the written result type equals the inferred one."""
+
+    traits = traits_def(Pure())
+    irdl_options = (ParsePropInAttrDict(),)
+
+    def infer_type(self) -> TensorType:
+        raise NotImplementedError
+
+    def verify_(self) -> None:
+        expected = self.infer_type()
+        actual = self.results[0].type
+        if actual != expected:
+            raise VerifyException(f"result type {actual} does not match the inferred type {expected}")
+
+
+class ElementwiseBinaryOp(NNOp):
+    """`lhs (op) rhs` with numpy broadcasting; both of one float element type."""
+
+    lhs = operand_def(TensorType)
+    rhs = operand_def(TensorType)
+    result = result_def(TensorType)
+    assembly_format = _BINARY_FORMAT
+
+    def __init__(self, lhs: SSAValue, rhs: SSAValue):
+        super().__init__(operands=[lhs, rhs], result_types=[_binary_type(lhs.type, rhs.type)])
+
+    def infer_type(self) -> TensorType:
+        return _binary_type(self.lhs.type, self.rhs.type)
+
+
+def _binary_type(lhs: Attribute, rhs: Attribute) -> TensorType:
+    a, b = _float_tensor(lhs, "lhs"), _float_tensor(rhs, "rhs")
+    if a.element_type != b.element_type:
+        raise VerifyException(f"operand element types differ: {a.element_type} and {b.element_type}")
+    try:
+        shape = broadcast_shapes(a.get_shape(), b.get_shape())
+    except ValueError as err:
+        raise VerifyException(str(err)) from None
+    return TensorType(a.element_type, shape)
+
+
+@irdl_op_definition
+class AddOp(ElementwiseBinaryOp):
+    name = "nn.add"
+
+
+@irdl_op_definition
+class SubOp(ElementwiseBinaryOp):
+    name = "nn.sub"
+
+
+@irdl_op_definition
+class MulOp(ElementwiseBinaryOp):
+    name = "nn.mul"
+
+
+@irdl_op_definition
+class DivOp(ElementwiseBinaryOp):
+    name = "nn.div"
+
+
+class ElementwiseUnaryOp(NNOp):
+    """A float function applied to each element."""
+
+    input = operand_def(TensorType)
+    result = result_def(TensorType)
+    assembly_format = _UNARY_FORMAT
+
+    def __init__(self, input: SSAValue):
+        super().__init__(operands=[input], result_types=[_float_tensor(input.type, "input")])
+
+    def infer_type(self) -> TensorType:
+        return _float_tensor(self.input.type, "input")
+
+
+@irdl_op_definition
+class NegOp(ElementwiseUnaryOp):
+    name = "nn.neg"
+
+
+@irdl_op_definition
+class ExpOp(ElementwiseUnaryOp):
+    name = "nn.exp"
+
+
+@irdl_op_definition
+class LogOp(ElementwiseUnaryOp):
+    name = "nn.log"
+
+
+@irdl_op_definition
+class TanhOp(ElementwiseUnaryOp):
+    name = "nn.tanh"
+
+
+@irdl_op_definition
+class SqrtOp(ElementwiseUnaryOp):
+    name = "nn.sqrt"
+
+
+@irdl_op_definition
+class ReluOp(ElementwiseUnaryOp):
+    name = "nn.relu"
+
+
+@irdl_op_definition
+class SigmoidOp(ElementwiseUnaryOp):
+    name = "nn.sigmoid"
+
+
+@irdl_op_definition
+class MatmulOp(NNOp):
+    """`lhs @ rhs` of 2-D tensors: (M x K) @ (K x N) -> M x N."""
+
+    name = "nn.matmul"
+
+    lhs = operand_def(TensorType)
+    rhs = operand_def(TensorType)
+    result = result_def(TensorType)
+    assembly_format = _BINARY_FORMAT
+
+    def __init__(self, lhs: SSAValue, rhs: SSAValue):
+        super().__init__(operands=[lhs, rhs], result_types=[_matmul_type(lhs.type, rhs.type)])
+
+    def infer_type(self) -> TensorType:
+        return _matmul_type(self.lhs.type, self.rhs.type)
+
+
+def _matmul_type(lhs: Attribute, rhs: Attribute) -> TensorType:
+    a, b = _float_tensor(lhs, "lhs"), _float_tensor(rhs, "rhs")
+    if a.get_num_dims() != 2 or b.get_num_dims() != 2:
+        raise VerifyException(f"matmul operands must be 2-D, got {a} and {b}")
+    if a.element_type != b.element_type:
+        raise VerifyException(f"operand element types differ: {a.element_type} and {b.element_type}")
+    (m, k), (k2, n) = a.get_shape(), b.get_shape()
+    if k != k2:
+        raise VerifyException(f"contraction dimensions differ: {a} and {b}")
+    return TensorType(a.element_type, [m, n])
+
+
+@irdl_op_definition
+class LinearOp(NNOp):
+    """PyTorch's `linear`: input (N x in) @ weight(out x in)^T + bias(out)."""
+
+    name = "nn.linear"
+
+    input = operand_def(TensorType)
+    weight = operand_def(TensorType)
+    bias = operand_def(TensorType)
+    result = result_def(TensorType)
+    assembly_format = "$input `,` $weight `,` $bias attr-dict `:` functional-type(operands, results)"
+
+    def __init__(self, input: SSAValue, weight: SSAValue, bias: SSAValue):
+        super().__init__(
+            operands=[input, weight, bias],
+            result_types=[_linear_type(input.type, weight.type, bias.type)],
+        )
+
+    def infer_type(self) -> TensorType:
+        return _linear_type(self.input.type, self.weight.type, self.bias.type)
+
+
+def _linear_type(x: Attribute, w: Attribute, b: Attribute) -> TensorType:
+    xt, wt, bt = _float_tensor(x, "input"), _float_tensor(w, "weight"), _float_tensor(b, "bias")
+    if xt.get_num_dims() != 2 or wt.get_num_dims() != 2 or bt.get_num_dims() != 1:
+        raise VerifyException(f"linear expects a 2-D input, 2-D weight and 1-D bias, got {xt}, {wt}, {bt}")
+    if not xt.element_type == wt.element_type == bt.element_type:
+        raise VerifyException("input, weight and bias element types differ")
+    (n, fan_in), (fan_out, w_in), (b_out,) = xt.get_shape(), wt.get_shape(), bt.get_shape()
+    if w_in != fan_in:
+        raise VerifyException(f"weight {wt} does not take {fan_in} input features")
+    if b_out != fan_out:
+        raise VerifyException(f"bias {bt} does not have {fan_out} elements")
+    return TensorType(xt.element_type, [n, fan_out])
+
+
+@irdl_op_definition
+class ReduceOp(NNOp):
+    """`kind` (sum, max, min, mean) over `axes`, dropping them unless `keepdims`."""
+
+    name = "nn.reduce"
+
+    input = operand_def(TensorType)
+    kind = prop_def(StringAttr)
+    axes = prop_def(DenseArrayBase.constr(i64))
+    keepdims = opt_prop_def(UnitAttr)
+    result = result_def(TensorType)
+    assembly_format = _UNARY_FORMAT
+
+    def __init__(self, input: SSAValue, kind: str, axes: Sequence[int], keepdims: bool = False):
+        props: dict[str, Attribute] = {"kind": StringAttr(kind), "axes": DenseArrayBase.from_list(i64, axes)}
+        if keepdims:
+            props["keepdims"] = UnitAttr()
+        t = _float_tensor(input.type, "input")
+        shape = _reduced_shape(t.get_shape(), _normalize_axes(axes, t.get_num_dims()), keepdims)
+        super().__init__(operands=[input], result_types=[TensorType(t.element_type, shape)], properties=props)
+
+    @property
+    def reduced_axes(self) -> tuple[int, ...]:
+        """The reduced axes, non-negative and sorted."""
+        t = _float_tensor(self.input.type, "input")
+        return _normalize_axes(self.axes.get_values(), t.get_num_dims())
+
+    def infer_type(self) -> TensorType:
+        if self.kind.data not in REDUCE_KINDS:
+            raise VerifyException(f"reduce kind must be one of {', '.join(REDUCE_KINDS)}, got '{self.kind.data}'")
+        t = _float_tensor(self.input.type, "input")
+        shape = _reduced_shape(t.get_shape(), self.reduced_axes, self.keepdims is not None)
+        return TensorType(t.element_type, shape)
+
+
+def _normalize_axes(axes: Sequence[int], rank: int) -> tuple[int, ...]:
+    normalized = sorted(normalize_axis(a, rank) for a in axes)
+    if len(set(normalized)) != len(normalized):
+        raise VerifyException(f"axes {list(axes)} repeat an axis")
+    return tuple(normalized)
+
+
+def _reduced_shape(shape: Sequence[int], axes: Sequence[int], keepdims: bool) -> list[int]:
+    if keepdims:
+        return [1 if k in axes else d for k, d in enumerate(shape)]
+    return [d for k, d in enumerate(shape) if k not in axes]
+
+
+@irdl_op_definition
+class BroadcastOp(NNOp):
+    """numpy's `broadcast_to(input, shape of the result)`."""
+
+    name = "nn.broadcast"
+
+    input = operand_def(TensorType)
+    result = result_def(TensorType)
+    assembly_format = _UNARY_FORMAT
+
+    def __init__(self, input: SSAValue, shape: Sequence[int]):
+        t = _static(input.type, "input")
+        super().__init__(operands=[input], result_types=[TensorType(t.element_type, shape)])
+
+    def infer_type(self) -> TensorType:
+        t = _static(self.input.type, "input")
+        out = _static(self.result.type, "result")
+        try:
+            ok = broadcast_shapes(t.get_shape(), out.get_shape()) == out.get_shape()
+        except ValueError:
+            ok = False
+        if not ok or t.get_num_dims() > out.get_num_dims():
+            raise VerifyException(f"{t} does not broadcast to {out}")
+        return TensorType(t.element_type, out.get_shape())
+
+
+@irdl_op_definition
+class TransposeOp(NNOp):
+    """Permutes dimensions: result dim k is input dim `permutation[k]`."""
+
+    name = "nn.transpose"
+
+    input = operand_def(TensorType)
+    permutation = prop_def(DenseArrayBase.constr(i64))
+    result = result_def(TensorType)
+    assembly_format = _UNARY_FORMAT
+
+    def __init__(self, input: SSAValue, permutation: Sequence[int]):
+        t = _static(input.type, "input")
+        shape = [t.get_shape()[p] for p in permutation]
+        super().__init__(
+            operands=[input],
+            result_types=[TensorType(t.element_type, shape)],
+            properties={"permutation": DenseArrayBase.from_list(i64, permutation)},
+        )
+
+    def infer_type(self) -> TensorType:
+        t = _static(self.input.type, "input")
+        perm = self.permutation.get_values()
+        if sorted(perm) != list(range(t.get_num_dims())):
+            raise VerifyException(f"permutation {list(perm)} is not a permutation of {t.get_num_dims()} dimensions")
+        return TensorType(t.element_type, [t.get_shape()[p] for p in perm])
+
+
+@irdl_op_definition
+class ReshapeOp(NNOp):
+    """Row-major reshape to the result type's shape (same element count)."""
+
+    name = "nn.reshape"
+
+    input = operand_def(TensorType)
+    result = result_def(TensorType)
+    assembly_format = _UNARY_FORMAT
+
+    def __init__(self, input: SSAValue, shape: Sequence[int]):
+        t = _static(input.type, "input")
+        super().__init__(operands=[input], result_types=[TensorType(t.element_type, shape)])
+
+    def infer_type(self) -> TensorType:
+        t = _static(self.input.type, "input")
+        out = _static(self.result.type, "result")
+        if t.element_count() != out.element_count():
+            raise VerifyException(f"cannot reshape {t} ({t.element_count()} elements) to {out}")
+        if t.element_type != out.element_type:
+            raise VerifyException(f"reshape cannot change the element type {t.element_type} to {out.element_type}")
+        return out
+
+
+class AxisOp(NNOp):
+    """An op normalising over one axis of a float tensor."""
+
+    input = operand_def(TensorType)
+    axis = prop_def(IntegerAttr)
+    result = result_def(TensorType)
+    assembly_format = _UNARY_FORMAT
+
+    def __init__(self, input: SSAValue, axis: int = -1):
+        super().__init__(
+            operands=[input],
+            result_types=[_float_tensor(input.type, "input")],
+            properties={"axis": IntegerAttr(axis, i64)},
+        )
+
+    @property
+    def normalized_axis(self) -> int:
+        t = _float_tensor(self.input.type, "input")
+        return normalize_axis(self.axis.value.data, t.get_num_dims())
+
+    def infer_type(self) -> TensorType:
+        t = _float_tensor(self.input.type, "input")
+        if t.get_num_dims() == 0:
+            raise VerifyException("input must have at least one dimension")
+        _ = self.normalized_axis
+        return t
+
+
+@irdl_op_definition
+class SoftmaxOp(AxisOp):
+    name = "nn.softmax"
+
+
+@irdl_op_definition
+class LogSoftmaxOp(AxisOp):
+    name = "nn.log_softmax"
+
+
+@irdl_op_definition
+class NllLossOp(NNOp):
+    """Mean negative log-likelihood: -mean_i(input[i, labels[i]]).
+
+    `input` is N x C log-probabilities, `labels` N integers in [0, C).
+    """
+
+    name = "nn.nll_loss"
+
+    input = operand_def(TensorType)
+    labels = operand_def(TensorType)
+    result = result_def(TensorType)
+    assembly_format = "$input `,` $labels attr-dict `:` functional-type(operands, results)"
+
+    def __init__(self, input: SSAValue, labels: SSAValue):
+        t = _float_tensor(input.type, "input")
+        super().__init__(operands=[input, labels], result_types=[TensorType(t.element_type, [])])
+
+    def infer_type(self) -> TensorType:
+        t = _float_tensor(self.input.type, "input")
+        labels = _static(self.labels.type, "labels")
+        if t.get_num_dims() != 2:
+            raise VerifyException(f"input must be 2-D (N x C), got {t}")
+        if not isinstance(labels.element_type, IntegerType) or labels.get_shape() != (t.get_shape()[0],):
+            raise VerifyException(f"labels must be a 1-D integer tensor of {t.get_shape()[0]} elements, got {labels}")
+        return TensorType(t.element_type, [])
+
+
+@irdl_op_definition
+class ConstantOp(NNOp):
+    """A tensor of the given dense elements: `nn.constant {value = dense<...> : tensor<...>}`."""
+
+    name = "nn.constant"
+
+    value = prop_def(DenseIntOrFPElementsAttr)
+    result = result_def(TensorType)
+    assembly_format = "attr-dict `:` type($result)"
+
+    def __init__(self, value: DenseIntOrFPElementsAttr):
+        super().__init__(result_types=[value.type], properties={"value": value})
+
+    def infer_type(self) -> TensorType:
+        t = self.value.type
+        assert isinstance(t, TensorType)
+        return t
+
+
+@irdl_op_definition
+class FullOp(NNOp):
+    """A tensor with every element equal to `value`: `nn.full {value = 0.5 : f32}`."""
+
+    name = "nn.full"
+
+    value = prop_def(FloatAttr | IntegerAttr)
+    result = result_def(TensorType)
+    assembly_format = "attr-dict `:` type($result)"
+
+    def __init__(self, value: FloatAttr | IntegerAttr, shape: Sequence[int]):
+        super().__init__(result_types=[TensorType(value.type, shape)], properties={"value": value})
+
+    def infer_type(self) -> TensorType:
+        out = _static(self.result.type, "result")
+        if out.element_type != self.value.type:
+            raise VerifyException(f"value type {self.value.type} is not the element type of {out}")
+        return out
+
+
+NN = Dialect(
+    "nn",
+    [
+        AddOp, SubOp, MulOp, DivOp,
+        NegOp, ExpOp, LogOp, TanhOp, SqrtOp, ReluOp, SigmoidOp,
+        MatmulOp, LinearOp, ReduceOp, BroadcastOp, TransposeOp, ReshapeOp,
+        SoftmaxOp, LogSoftmaxOp, NllLossOp, ConstantOp, FullOp,
+    ],
+)

@@ -1,0 +1,240 @@
+"""Pure expansions of nn ops into df maps and tasklets.
+
+`expand(b, op)` builds, at `b`'s insertion point, df code computing `op`'s
+result and returns that value. The `expand-library` pass applies it to every
+nn op; autodiff falls back to it for ops without a backward rule.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from xdsl.builder import Builder
+from xdsl.dialects import arith
+from xdsl.dialects.builtin import IndexType, IntegerAttr, TensorType
+from xdsl.ir import BlockArgument, Operation, SSAValue
+
+from dialects import nn
+from dialects.df_builders import (
+    Scalar,
+    elementwise,
+    empty,
+    index_const,
+    map_op,
+    read,
+    reduce,
+    splat,
+    tasklet,
+    write,
+)
+
+Expansion = Callable[[Builder, Operation], SSAValue]
+
+_UNARY: dict[type[Operation], Callable[[Scalar, SSAValue], SSAValue]] = {
+    nn.NegOp: lambda s, x: s.neg(x),
+    nn.ExpOp: lambda s, x: s.exp(x),
+    nn.LogOp: lambda s, x: s.log(x),
+    nn.TanhOp: lambda s, x: s.tanh(x),
+    nn.SqrtOp: lambda s, x: s.sqrt(x),
+    nn.ReluOp: lambda s, x: s.select(s.gt(x, s.const(0.0, x.type)), x, s.const(0.0, x.type)),
+    nn.SigmoidOp: lambda s, x: s.div(
+        s.const(1.0, x.type), s.add(s.const(1.0, x.type), s.exp(s.neg(x)))
+    ),
+}
+
+_BINARY: dict[type[Operation], Callable[[Scalar, SSAValue, SSAValue], SSAValue]] = {
+    nn.AddOp: Scalar.add,
+    nn.SubOp: Scalar.sub,
+    nn.MulOp: Scalar.mul,
+    nn.DivOp: Scalar.div,
+}
+
+
+def _type(v: SSAValue) -> TensorType:
+    assert isinstance(v.type, TensorType)
+    return v.type
+
+
+def _unary(b: Builder, op: Operation) -> SSAValue:
+    fn = _UNARY[type(op)]
+    return elementwise(b, _type(op.results[0]), [op.operands[0]], lambda s, a: fn(s, a[0]))
+
+
+def _binary(b: Builder, op: Operation) -> SSAValue:
+    fn = _BINARY[type(op)]
+    return elementwise(b, _type(op.results[0]), list(op.operands), lambda s, a: fn(s, a[0], a[1]))
+
+
+def _contract(
+    b: Builder, out: SSAValue, bounds: Sequence[int], lhs: SSAValue, rhs: SSAValue, lhs_idx, rhs_idx
+) -> SSAValue:
+    """out[i, j] += lhs[lhs_idx(i, j, k)] * rhs[rhs_idx(i, j, k)] over (i, j, k)."""
+
+    def build(mb: Builder, ivs: Sequence[BlockArgument], outs: Sequence[BlockArgument]) -> None:
+        i, j, k = ivs
+        a = read(mb, lhs, lhs_idx(i, j, k))
+        c = read(mb, rhs, rhs_idx(i, j, k))
+        write(mb, tasklet(mb, [a, c], a.type, lambda s, v: s.mul(v[0], v[1])), outs[0], [i, j], "add")
+
+    return map_op(b, bounds, [out], build).res[0]
+
+
+def _matmul(b: Builder, op: Operation) -> SSAValue:
+    assert isinstance(op, nn.MatmulOp)
+    (m, k), (_, n) = _type(op.lhs).get_shape(), _type(op.rhs).get_shape()
+    zeros = splat(b, _type(op.result), 0.0)
+    return _contract(b, zeros, [m, n, k], op.lhs, op.rhs, lambda i, j, k: [i, k], lambda i, j, k: [k, j])
+
+
+def _linear(b: Builder, op: Operation) -> SSAValue:
+    assert isinstance(op, nn.LinearOp)
+    out_type = _type(op.result)
+    n, fan_out = out_type.get_shape()
+    fan_in = _type(op.input).get_shape()[1]
+    biased = elementwise(b, out_type, [op.bias], lambda s, a: a[0])
+    return _contract(
+        b, biased, [n, fan_out, fan_in], op.input, op.weight, lambda i, j, k: [i, k], lambda i, j, k: [j, k]
+    )
+
+
+def _reduce(b: Builder, op: Operation) -> SSAValue:
+    assert isinstance(op, nn.ReduceOp)
+    kind = op.kind.data
+    keep = op.keepdims is not None
+    wcr = {"sum": "add", "mean": "add", "max": "max", "min": "min"}[kind]
+    total = reduce(b, op.input, op.reduced_axes, wcr, keep)
+    if kind != "mean":
+        return total
+    shape = _type(op.input).get_shape()
+    count = 1
+    for axis in op.reduced_axes:
+        count *= shape[axis]
+    return elementwise(b, _type(total), [total], lambda s, a: s.div(a[0], s.const(float(count), a[0].type)))
+
+
+def _broadcast(b: Builder, op: Operation) -> SSAValue:
+    return elementwise(b, _type(op.results[0]), [op.operands[0]], lambda s, a: a[0])
+
+
+def _permuted(b: Builder, source: SSAValue, out_type: TensorType, index_of) -> SSAValue:
+    """out[idx] = source[index_of(builder, idx)] over the shape of `out_type`."""
+
+    def build(mb: Builder, ivs: Sequence[BlockArgument], outs: Sequence[BlockArgument]) -> None:
+        write(mb, read(mb, source, index_of(mb, ivs)), outs[0], ivs)
+
+    return map_op(b, list(out_type.get_shape()), [empty(b, out_type)], build).res[0]
+
+
+def _transpose(b: Builder, op: Operation) -> SSAValue:
+    assert isinstance(op, nn.TransposeOp)
+    perm = op.permutation.get_values()
+
+    def index_of(mb: Builder, ivs: Sequence[SSAValue]) -> list[SSAValue]:
+        idx: list[SSAValue] = [ivs[0]] * len(perm)
+        for k, p in enumerate(perm):
+            idx[p] = ivs[k]
+        return idx
+
+    return _permuted(b, op.input, _type(op.result), index_of)
+
+
+def _strides(shape: Sequence[int]) -> list[int]:
+    strides, acc = [], 1
+    for d in reversed(shape):
+        strides.append(acc)
+        acc *= d
+    return strides[::-1]
+
+
+def _reshape(b: Builder, op: Operation) -> SSAValue:
+    assert isinstance(op, nn.ReshapeOp)
+    in_shape, out_type = _type(op.input).get_shape(), _type(op.result)
+
+    def index_of(mb: Builder, ivs: Sequence[SSAValue]) -> list[SSAValue]:
+        linear: SSAValue | None = None
+        for iv, stride in zip(ivs, _strides(out_type.get_shape())):
+            term = iv if stride == 1 else mb.insert(arith.MuliOp(iv, index_const(mb, stride))).result
+            linear = term if linear is None else mb.insert(arith.AddiOp(linear, term)).result
+        linear = linear or index_const(mb, 0)
+        idx = []
+        for d, stride in zip(in_shape, _strides(in_shape)):
+            q = linear if stride == 1 else mb.insert(arith.DivUIOp(linear, index_const(mb, stride))).result
+            idx.append(mb.insert(arith.RemUIOp(q, index_const(mb, d))).result if d > 1 else index_const(mb, 0))
+        return idx
+
+    return _permuted(b, op.input, out_type, index_of)
+
+
+def _normalized(b: Builder, op: Operation) -> SSAValue:
+    """softmax = e / sum(e) and log_softmax = (x - m) - log(sum(e)), e = exp(x - m)."""
+    assert isinstance(op, nn.SoftmaxOp | nn.LogSoftmaxOp)
+    x, t, axis = op.input, _type(op.result), op.normalized_axis
+    m = reduce(b, x, [axis], "max", True)
+    e = elementwise(b, t, [x, m], lambda s, a: s.exp(s.sub(a[0], a[1])))
+    total = reduce(b, e, [axis], "add", True)
+    if isinstance(op, nn.SoftmaxOp):
+        return elementwise(b, t, [e, total], lambda s, a: s.div(a[0], a[1]))
+    return elementwise(b, t, [x, m, total], lambda s, a: s.sub(s.sub(a[0], a[1]), s.log(a[2])))
+
+
+def _nll_loss(b: Builder, op: Operation) -> SSAValue:
+    """-sum_i input[i, labels[i]] / N; an out-of-range label gives NaN, never a stray read."""
+    assert isinstance(op, nn.NllLossOp)
+    n, classes = _type(op.input).get_shape()
+    out_type = _type(op.result)
+    zero = splat(b, out_type, 0.0)
+
+    def build(mb: Builder, ivs: Sequence[BlockArgument], outs: Sequence[BlockArgument]) -> None:
+        (i,) = ivs
+        label = mb.insert(arith.IndexCastOp(read(mb, op.labels, [i]), IndexType())).result
+        low, high = index_const(mb, 0), index_const(mb, classes - 1)
+        in_range = mb.insert(
+            arith.AndIOp(
+                mb.insert(arith.CmpiOp(label, low, "sge")).result,
+                mb.insert(arith.CmpiOp(label, high, "sle")).result,
+            )
+        ).result
+        clamped = mb.insert(arith.SelectOp(in_range, label, low)).result
+        logp = read(mb, op.input, [i, clamped])
+        valid = mb.insert(arith.ConstantOp(IntegerAttr(1, 1))).result
+        flag = mb.insert(arith.XOrIOp(in_range, valid)).result  # 1 when out of range
+
+        def term(s: Scalar, a: Sequence[SSAValue]) -> SSAValue:
+            value = s.div(s.neg(a[0]), s.const(float(n), a[0].type))
+            return s.select(a[1], s.const(float("nan"), a[0].type), value)
+
+        write(mb, tasklet(mb, [logp, flag], out_type.element_type, term), outs[0], [], "add")
+
+    return map_op(b, [n], [zero], build).res[0]
+
+
+def _constant(b: Builder, op: Operation) -> SSAValue:
+    assert isinstance(op, nn.ConstantOp)
+    return b.insert(arith.ConstantOp(op.value)).result
+
+
+def _full(b: Builder, op: Operation) -> SSAValue:
+    assert isinstance(op, nn.FullOp)
+    return splat(b, _type(op.result), op.value.value.data)
+
+
+EXPANSIONS: dict[type[Operation], Expansion] = {
+    **{cls: _unary for cls in _UNARY},
+    **{cls: _binary for cls in _BINARY},
+    nn.MatmulOp: _matmul,
+    nn.LinearOp: _linear,
+    nn.ReduceOp: _reduce,
+    nn.BroadcastOp: _broadcast,
+    nn.TransposeOp: _transpose,
+    nn.ReshapeOp: _reshape,
+    nn.SoftmaxOp: _normalized,
+    nn.LogSoftmaxOp: _normalized,
+    nn.NllLossOp: _nll_loss,
+    nn.ConstantOp: _constant,
+    nn.FullOp: _full,
+}
+
+
+def expand(b: Builder, op: Operation) -> SSAValue:
+    """Build `op`'s pure df expansion at `b`; returns the value replacing its result."""
+    return EXPANSIONS[type(op)](b, op)

@@ -1,0 +1,26 @@
+"""`expand-library`: replace every nn op by its pure df expansion."""
+
+from dataclasses import dataclass
+
+from xdsl.builder import Builder
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.passes import ModulePass
+from xdsl.rewriter import InsertPoint
+
+from dialects.nn import NNOp
+from dialects.nn_expand import expand
+
+
+@dataclass(frozen=True)
+class ExpandLibraryPass(ModulePass):
+    """Lower nn library ops to df maps and tasklets (see `dialects.nn_expand`)."""
+
+    name = "expand-library"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        for nn_op in [o for o in op.walk() if isinstance(o, NNOp)]:
+            value = expand(Builder(InsertPoint.before(nn_op)), nn_op)
+            nn_op.results[0].replace_all_uses_with(value)
+            nn_op.detach()
+            nn_op.erase()
