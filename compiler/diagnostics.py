@@ -10,6 +10,7 @@ from xdsl.dialects.builtin import FileLineColLoc, IntAttr, StringAttr
 from xdsl.ir import Operation
 from xdsl.parser import Parser
 from xdsl.utils.exceptions import DiagnosticException, ParseError, VerifyException
+from xdsl.utils.lexer import Location, Span
 
 
 class CompileError(Exception):
@@ -44,13 +45,23 @@ class LocatingParser(Parser):
     """A parser that records each op's position as its `FileLineColLoc`."""
 
     def parse_operation(self) -> Operation:
-        start = self._current_token.span.get_location()
+        start = self._op_name_location()
         op = super().parse_operation()
         if not isinstance(op.location, FileLineColLoc):
             op.location = FileLineColLoc(
                 StringAttr(start.file), IntAttr(start.line), IntAttr(int(start.col))
             )
         return op
+
+    def _op_name_location(self) -> Location:
+        """Where the op's name starts (after `%r = `), as MLIR reports it."""
+        span = self._current_token.span
+        text, pos = span.input.content, span.start
+        if text.startswith("%", pos) and (eq := text.find("=", pos)) != -1:
+            pos = eq + 1
+            while pos < len(text) and text[pos].isspace():
+                pos += 1
+        return Span(pos, pos, span.input).get_location()
 
 
 def parse_error(err: ParseError) -> CompileError:

@@ -19,7 +19,12 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 from xdsl.printer import Printer
 from xdsl.utils.arg_spec import ArgSpec, parse_pipeline
-from xdsl.utils.exceptions import DiagnosticException, PassFailedException, VerifyException
+from xdsl.utils.exceptions import (
+    ArgSpecParseError,
+    DiagnosticException,
+    PassFailedException,
+    VerifyException,
+)
 
 from compiler.context import make_context
 from compiler.diagnostics import CompileError, verify_located
@@ -62,10 +67,9 @@ def parse_specs(pipeline: str) -> list[ArgSpec]:
     """The pass specs of a comma list like `cse,autodiff{wrt=0,1}`."""
     try:
         return _expand_pipelines(list(parse_pipeline(_strip_anchor(pipeline))))
-    except (ValueError, Exception) as err:  # xDSL raises ValueError or ParseError
-        if isinstance(err, CompileError):
-            raise
-        raise CompileError(f"bad pass pipeline '{pipeline}': {err}") from None
+    except (ArgSpecParseError, ValueError) as err:
+        detail = " ".join(str(err).split())
+        raise CompileError(f"bad pass pipeline '{pipeline}': {detail}") from None
 
 
 @dataclass

@@ -37,7 +37,7 @@ from xdsl.irdl import (
     result_def,
     traits_def,
 )
-from xdsl.traits import Pure
+from xdsl.traits import HasCanonicalizationPatternsTrait, Pure
 from xdsl.utils.exceptions import VerifyException
 
 REDUCE_KINDS = ("sum", "max", "min", "mean")
@@ -79,6 +79,22 @@ def normalize_axis(axis: int, rank: int) -> int:
     if not -rank <= axis < max(rank, 1):
         raise VerifyException(f"axis {axis} is out of range for rank {rank}")
     return axis % rank if rank else 0
+
+
+class ShapeCanonicalization(HasCanonicalizationPatternsTrait):
+    @classmethod
+    def get_canonicalization_patterns(cls):
+        from dialects.nn_canonicalization import SHAPE_PATTERNS
+
+        return SHAPE_PATTERNS
+
+
+class NegCanonicalization(HasCanonicalizationPatternsTrait):
+    @classmethod
+    def get_canonicalization_patterns(cls):
+        from dialects.nn_canonicalization import NEG_PATTERNS
+
+        return NEG_PATTERNS
 
 
 class NNOp(IRDLOperation):
@@ -160,6 +176,8 @@ class ElementwiseUnaryOp(NNOp):
 @irdl_op_definition
 class NegOp(ElementwiseUnaryOp):
     name = "nn.neg"
+
+    traits = traits_def(Pure(), NegCanonicalization())
 
 
 @irdl_op_definition
@@ -312,6 +330,8 @@ class BroadcastOp(NNOp):
 
     name = "nn.broadcast"
 
+    traits = traits_def(Pure(), ShapeCanonicalization())
+
     input = operand_def(TensorType)
     result = result_def(TensorType)
     assembly_format = _UNARY_FORMAT
@@ -337,6 +357,8 @@ class TransposeOp(NNOp):
     """Permutes dimensions: result dim k is input dim `permutation[k]`."""
 
     name = "nn.transpose"
+
+    traits = traits_def(Pure(), ShapeCanonicalization())
 
     input = operand_def(TensorType)
     permutation = prop_def(DenseArrayBase.constr(i64))
@@ -365,6 +387,8 @@ class ReshapeOp(NNOp):
     """Row-major reshape to the result type's shape (same element count)."""
 
     name = "nn.reshape"
+
+    traits = traits_def(Pure(), ShapeCanonicalization())
 
     input = operand_def(TensorType)
     result = result_def(TensorType)
@@ -464,9 +488,7 @@ class ConstantOp(NNOp):
         super().__init__(result_types=[value.type], properties={"value": value})
 
     def infer_type(self) -> TensorType:
-        t = self.value.type
-        assert isinstance(t, TensorType)
-        return t
+        return _static(self.value.type, "value")
 
 
 @irdl_op_definition

@@ -155,4 +155,4 @@ def test_shape_errors(op, types, result, message):
     text = f"func.func @f({params}) {{\n  %r = {op} {operands} : ({', '.join(types)}) -> {result}\n  func.return\n}}"
     with pytest.raises(CompileError, match=message) as info:
         parse_module(text, "shapes.mlir")
-    assert info.value.location == "shapes.mlir:2:3"
+    assert info.value.location == "shapes.mlir:2:8"

@@ -54,3 +54,22 @@ func.func @maps(%x: tensor<8xf32>, %w: tensor<8xf32>) -> (tensor<8xf32>, tensor<
   } -> tensor<8xf32>
   func.return %none, %same : tensor<8xf32>, tensor<8xf32>
 }
+
+// nn: no-op shape ops vanish, chains compose, double negation cancels, and
+// unused pure nn ops are erased.
+// CHECK-LABEL: func.func @nn_shapes
+// CHECK-NEXT:    %[[R:.*]] = nn.reshape %x : (tensor<2x3xf32>) -> tensor<6xf32>
+// CHECK-NEXT:    %[[T:.*]] = nn.transpose %x {permutation = array<i64: 1, 0>} : (tensor<2x3xf32>) -> tensor<3x2xf32>
+// CHECK-NEXT:    func.return %x, %[[R]], %x, %[[T]] :
+func.func @nn_shapes(%x: tensor<2x3xf32>) -> (tensor<2x3xf32>, tensor<6xf32>, tensor<2x3xf32>, tensor<3x2xf32>) {
+  %n = nn.neg %x : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  %nn = nn.neg %n : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  %r = nn.reshape %x : (tensor<2x3xf32>) -> tensor<3x2xf32>
+  %rr = nn.reshape %r : (tensor<3x2xf32>) -> tensor<6xf32>
+  %t = nn.transpose %x {permutation = array<i64: 1, 0>} : (tensor<2x3xf32>) -> tensor<3x2xf32>
+  %tt = nn.transpose %t {permutation = array<i64: 1, 0>} : (tensor<3x2xf32>) -> tensor<2x3xf32>
+  %ttt = nn.transpose %tt {permutation = array<i64: 1, 0>} : (tensor<2x3xf32>) -> tensor<3x2xf32>
+  %b = nn.broadcast %tt : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  %unused = nn.exp %x : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  func.return %nn, %rr, %b, %ttt : tensor<2x3xf32>, tensor<6xf32>, tensor<2x3xf32>, tensor<3x2xf32>
+}

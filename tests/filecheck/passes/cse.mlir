@@ -48,3 +48,15 @@ func.func @inside_maps(%x: tensor<8xf32>) -> (tensor<8xf32>, tensor<8xf32>, tens
   } -> tensor<8xf32>, tensor<8xf32>
   func.return %y, %z, %w : tensor<8xf32>, tensor<8xf32>, tensor<8xf32>
 }
+
+// nn ops are pure: equal ones are computed once.
+// CHECK-LABEL: func.func @nn_common
+// CHECK-NEXT:    %[[E:.*]] = nn.exp %x
+// CHECK-NEXT:    %[[S:.*]] = nn.add %[[E]], %[[E]]
+// CHECK-NEXT:    func.return %[[S]]
+func.func @nn_common(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %a = nn.exp %x : (tensor<4xf32>) -> tensor<4xf32>
+  %b = nn.exp %x : (tensor<4xf32>) -> tensor<4xf32>
+  %s = nn.add %a, %b : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  func.return %s : tensor<4xf32>
+}

@@ -27,3 +27,12 @@ func.func @dead_code(%x: tensor<8xf32>) -> tensor<8xf32> {
   } -> tensor<8xf32>
   func.return %y : tensor<8xf32>
 }
+
+// Unused nn ops go, whole chains of them.
+// CHECK-LABEL: func.func @nn_dead
+// CHECK-NEXT:    func.return %x
+func.func @nn_dead(%x: tensor<4x4xf32>) -> tensor<4x4xf32> {
+  %m = nn.matmul %x, %x : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32>
+  %s = nn.softmax %m {axis = 1 : i64} : (tensor<4x4xf32>) -> tensor<4x4xf32>
+  func.return %x : tensor<4x4xf32>
+}

@@ -1,0 +1,12 @@
+func.func @f(%a: tensor<2xi32>) {
+  // expected-error @+1 {{wrong text}}
+  %b = nn.exp %a : (tensor<2xi32>) -> tensor<2xi32>
+  func.return
+}
+
+// -----
+
+func.func @g() {
+  // expected-error @+1 {{never happens}}
+  func.return
+}
