@@ -4,6 +4,9 @@ Value semantics: a `df.map` result is its `outs` initial value with every
 `df.write` of the map applied. `df.read`/`df.write` are the memlets, indexed by
 SSA index expressions of the map variables; `wcr(...)` resolves conflicting
 writes as a reduction. A `df.tasklet` is a pure scalar function of its operands.
+
+Buffer form (after `bufferize`): a map's `outs` may instead be memrefs, updated
+in place; such a map has no results, and reads/writes then touch memory.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from xdsl.dialects.builtin import (
     FunctionType,
     IndexType,
     IntegerType,
+    MemRefType,
     StringAttr,
     TensorType,
     i64,
@@ -94,14 +98,30 @@ class MapEffects(MemoryEffect):
     @classmethod
     def get_effects(cls, op: Operation) -> set[EffectInstance] | None:
         assert isinstance(op, MapOp)
-        own = set(op.out_args)
+        own = dict(zip(op.out_args, op.outs))
+        buffers = op.is_buffer_form
         effects: set[EffectInstance] = set()
         for child in op.body.block.ops:
             child_effects = get_effects(child)
             if child_effects is None:
                 return None
-            effects |= {e for e in child_effects if e.value not in own}
+            for e in child_effects:
+                if e.value not in own:
+                    effects.add(e)
+                elif buffers:  # in buffer form the body's writes reach the memref
+                    effects.add(EffectInstance(e.kind, own[e.value]))
         return effects
+
+
+class ReadEffect(MemoryEffect):
+    """A read of a tensor is pure; a read of a memref reads memory."""
+
+    @classmethod
+    def get_effects(cls, op: Operation) -> set[EffectInstance]:
+        assert isinstance(op, ReadOp)
+        if isinstance(op.source.type, MemRefType):
+            return {EffectInstance(MemoryEffectKind.READ, op.source)}
+        return set()
 
 
 class WriteEffect(MemoryEffect):
@@ -125,7 +145,7 @@ class MapOp(IRDLOperation):
     name = "df.map"
 
     dyn_bounds = var_operand_def(IndexType)
-    outs = var_operand_def(TensorType)
+    outs = var_operand_def(TensorType | MemRefType)
     static_bounds = prop_def(DenseArrayBase.constr(i64))
     res = var_result_def(TensorType)
     body = region_def("single_block")
@@ -142,16 +162,22 @@ class MapOp(IRDLOperation):
         static = [b if isinstance(b, int) else DYNAMIC_INDEX for b in bounds]
         dynamic = [b for b in bounds if not isinstance(b, int)]
         out_types = [o.type for o in outs]
+        result_types = [t for t in out_types if isinstance(t, TensorType)]
         if body is None:
             body = Block(arg_types=[IndexType()] * len(bounds) + out_types)
         if isinstance(body, Block):
             body = Region(body)
         super().__init__(
             operands=[dynamic, outs],
-            result_types=[out_types],
+            result_types=[result_types],
             properties={"static_bounds": DenseArrayBase.from_list(i64, static)},
             regions=[body],
         )
+
+    @property
+    def is_buffer_form(self) -> bool:
+        """Whether the outputs are memrefs updated in place (after bufferize)."""
+        return any(isinstance(o.type, MemRefType) for o in self.outs)
 
     @property
     def rank(self) -> int:
@@ -195,6 +221,18 @@ class MapOp(IRDLOperation):
         for iv in self.ivs:
             if not isinstance(iv.type, IndexType):
                 raise VerifyException(f"map variable must be index, got {iv.type}")
+        if self.is_buffer_form:
+            if not all(isinstance(o.type, MemRefType) for o in self.outs) or self.res:
+                raise VerifyException(
+                    "a map on memref outputs has only memref outputs and no results"
+                )
+            for k, (out, arg) in enumerate(zip(self.outs, self.out_args)):
+                if out.type != arg.type:
+                    raise VerifyException(
+                        f"output #{k}: buffer and block argument types differ "
+                        f"({out.type}, {arg.type})"
+                    )
+            return
         for k, (out, arg, res) in enumerate(zip(self.outs, self.out_args, self.res)):
             if not (out.type == arg.type == res.type):
                 raise VerifyException(
@@ -303,7 +341,7 @@ def enclosing_maps(op: Operation) -> list[MapOp]:
 
 
 def _verify_indices(indices: Sequence[SSAValue], tensor: Attribute) -> None:
-    assert isinstance(tensor, TensorType)
+    assert isinstance(tensor, TensorType | MemRefType)
     rank = len(tensor.get_shape())
     if len(indices) != rank:
         raise VerifyException(
@@ -332,21 +370,21 @@ class ReadOp(IRDLOperation):
 
     name = "df.read"
 
-    source = operand_def(TensorType)
+    source = operand_def(TensorType | MemRefType)
     indices = var_operand_def(IndexType)
     res = result_def()
 
-    traits = traits_def(Pure(), ReadCanonicalization())
+    traits = traits_def(ReadEffect(), ReadCanonicalization())
 
     def __init__(self, source: SSAValue, indices: Sequence[SSAValue]):
-        assert isinstance(source.type, TensorType)
+        assert isinstance(source.type, TensorType | MemRefType)
         super().__init__(
             operands=[source, indices], result_types=[source.type.element_type]
         )
 
     def verify_(self) -> None:
         _verify_indices(self.indices, self.source.type)
-        assert isinstance(self.source.type, TensorType)
+        assert isinstance(self.source.type, TensorType | MemRefType)
         if self.res.type != self.source.type.element_type:
             raise VerifyException(
                 f"result type {self.res.type} must be the element type of "
@@ -389,7 +427,7 @@ class WriteOp(IRDLOperation):
     name = "df.write"
 
     value = operand_def()
-    dest = operand_def(TensorType)
+    dest = operand_def(TensorType | MemRefType)
     indices = var_operand_def(IndexType)
     wcr = opt_prop_def(StringAttr)
 
@@ -422,7 +460,7 @@ class WriteOp(IRDLOperation):
 
     def verify_(self) -> None:
         dest_type = self.dest.type
-        assert isinstance(dest_type, TensorType)
+        assert isinstance(dest_type, TensorType | MemRefType)
         _verify_indices(self.indices, dest_type)
         if self.value.type != dest_type.element_type:
             raise VerifyException(
@@ -493,9 +531,9 @@ class WriteOp(IRDLOperation):
         parser.parse_punctuation(":")
         start = parser.pos
         dest_type = parser.parse_type()
-        if not isinstance(dest_type, TensorType):
+        if not isinstance(dest_type, TensorType | MemRefType):
             parser.raise_error(
-                f"expected a tensor type, got {dest_type}", start, parser.pos
+                f"expected a tensor or memref type, got {dest_type}", start, parser.pos
             )
         op = cls(
             parser.resolve_operand(value, dest_type.element_type),

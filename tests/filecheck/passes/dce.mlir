@@ -36,3 +36,15 @@ func.func @nn_dead(%x: tensor<4x4xf32>) -> tensor<4x4xf32> {
   %s = nn.softmax %m {axis = 1 : i64} : (tensor<4x4xf32>) -> tensor<4x4xf32>
   func.return %x : tensor<4x4xf32>
 }
+
+// A map in buffer form writes memory: dce keeps it, but drops an unused memref read.
+// CHECK-LABEL: func.func @buffer_map_kept
+// CHECK-NEXT:    df.map
+// CHECK-NEXT:      df.write
+func.func @buffer_map_kept(%in: memref<4xf32>, %out: memref<4xf32>, %f: f32) {
+  df.map (%i) in (4) outs(%o = %out : memref<4xf32>) {
+    %unused = df.read %in[%i] : memref<4xf32>
+    df.write %f, %o[%i] : memref<4xf32>
+  }
+  func.return
+}

@@ -79,3 +79,18 @@ func.func @zero_dim_and_index_arith(%x: tensor<9xf32>) -> tensor<f32> {
   } -> tensor<f32>
   func.return %s : tensor<f32>
 }
+
+// Buffer form: memref outputs updated in place, no results.
+// CHECK-LABEL: func.func @buffer_form
+// CHECK:         df.map (%[[I:.*]]) in (4) outs(%[[O:.*]] = %out : memref<4xf32>) {
+// CHECK-NEXT:      %[[V:.*]] = df.read %in[%[[I]]] : memref<4xf32>
+// CHECK-NEXT:      df.write %[[V]], %[[O]][%[[I]]] : memref<4xf32>
+// CHECK-NEXT:    }
+// CHECK-NEXT:    func.return
+func.func @buffer_form(%in: memref<4xf32>, %out: memref<4xf32>) {
+  df.map (%i) in (4) outs(%o = %out : memref<4xf32>) {
+    %v = df.read %in[%i] : memref<4xf32>
+    df.write %v, %o[%i] : memref<4xf32>
+  }
+  func.return
+}
