@@ -44,7 +44,7 @@ def _expand_pipelines(specs: Sequence[ArgSpec]) -> list[ArgSpec]:
     """Replace named pipelines (`PIPELINES`) by their passes."""
     out: list[ArgSpec] = []
     for spec in specs:
-        if spec.name in PIPELINES and not spec.args:
+        if spec.name in PIPELINES and not spec.parameters:
             out.extend(_expand_pipelines(list(parse_pipeline(PIPELINES[spec.name]))))
         else:
             out.append(spec)

@@ -12,9 +12,13 @@ from xdsl.transforms import get_all_passes as get_xdsl_passes
 
 PROJECT_PASSES: dict[str, str] = {
     "expand-library": "passes.expand_library:ExpandLibraryPass",
+    "bufferize": "passes.bufferize:BufferizePass",
+    "lower-dataflow": "passes.lower_dataflow:LowerDataflowPass",
 }
 
-PIPELINES: dict[str, str] = {}
+PIPELINES: dict[str, str] = {
+    "default": "expand-library,canonicalize,cse,bufferize,lower-dataflow,canonicalize,cse",
+}
 """Named pipelines, usable wherever a pass name is (`-p default`)."""
 
 

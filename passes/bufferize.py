@@ -1,0 +1,297 @@
+"""`bufferize`: tensors to memrefs, updating dead buffers in place.
+
+Every function is rebuilt with memref arguments and results. A `df.map`
+becomes its buffer form, writing into its initial value's buffer when that
+buffer is owned by the function (never an argument or a constant) and the
+initial value is dead after the map; otherwise into a fresh copy. Tensor
+`scf.for` iter_args become loop-invariant buffers (a yielded value that is
+not the iter_arg itself is copied back into it). Results are fresh buffers
+(`memref.alloc` with 64-byte alignment) that the caller owns; every other
+buffer the function allocates is freed before it returns.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from xdsl.builder import Builder
+from xdsl.context import Context
+from xdsl.dialects import arith, func, memref, scf, tensor
+from xdsl.dialects.builtin import (
+    DenseIntOrFPElementsAttr,
+    FunctionType,
+    IndexType,
+    IntegerAttr,
+    MemRefType,
+    ModuleOp,
+    StringAttr,
+    TensorType,
+    UnitAttr,
+)
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.rewriter import InsertPoint
+
+from compiler.diagnostics import CompileError
+from dialects import df
+
+ALIGNMENT = 64
+
+
+def memref_of(t: Attribute) -> Attribute:
+    """The memref type holding a tensor type; other types unchanged."""
+    if isinstance(t, TensorType):
+        return MemRefType(t.element_type, t.get_shape())
+    return t
+
+
+def _ancestor_in(block: Block, op: Operation) -> Operation | None:
+    while op is not None and op.parent_block() is not block:
+        op = op.parent_op()
+    return op
+
+
+def is_dead_after(value: SSAValue, op: Operation) -> bool:
+    """Whether every use of `value` is in `op` or before it, in `op`'s block."""
+    block = op.parent_block()
+    assert block is not None
+    position = {o: k for k, o in enumerate(block.ops)}
+    for use in value.uses:
+        user = _ancestor_in(block, use.operation)
+        if user is None or position[user] > position[op]:
+            return False
+    return True
+
+
+@dataclass
+class _Scope:
+    """Buffers allocated in one block, to free at its end (except kept ones)."""
+
+    owned: list[SSAValue] = field(default_factory=list)
+
+
+class _Bufferizer:
+    def __init__(self, module: ModuleOp):
+        self.module = module
+        self.map: dict[SSAValue, SSAValue] = {}
+        self.owned: set[SSAValue] = set()  # buffers this function may overwrite
+        self.globals = 0
+
+    # -- helpers -----------------------------------------------------------
+
+    def v(self, value: SSAValue) -> SSAValue:
+        return self.map.get(value, value)
+
+    def alloc_like(self, b: Builder, t: MemRefType, like: SSAValue | None, scope: _Scope) -> SSAValue:
+        dynamic = []
+        for k, d in enumerate(t.get_shape()):
+            if d < 0:
+                assert like is not None
+                index = b.insert(arith.ConstantOp(IntegerAttr(k, IndexType()))).result
+                dynamic.append(b.insert(memref.DimOp.from_source_and_index(like, index)).result)
+        return self.alloc(b, t, dynamic, scope)
+
+    def alloc(self, b: Builder, t: MemRefType, dynamic: Sequence[SSAValue], scope: _Scope) -> SSAValue:
+        buf = b.insert(
+            memref.AllocOp.get(t.element_type, ALIGNMENT, t.get_shape(), dynamic_sizes=dynamic)
+        ).memref
+        scope.owned.append(buf)
+        self.owned.add(buf)
+        return buf
+
+    def copy(self, b: Builder, src: SSAValue, scope: _Scope) -> SSAValue:
+        assert isinstance(src.type, MemRefType)
+        dst = self.alloc_like(b, src.type, src, scope)
+        b.insert(memref.CopyOp(src, dst))
+        return dst
+
+    def writable(self, b: Builder, value: SSAValue, user: Operation, scope: _Scope, taken: set[SSAValue]) -> SSAValue:
+        """A buffer holding `value` that `user` may overwrite."""
+        buf = self.v(value)
+        if buf in self.owned and buf not in taken and is_dead_after(value, user):
+            taken.add(buf)
+            return buf
+        if isinstance(value.owner, tensor.EmptyOp):  # undefined contents: nothing to copy
+            assert isinstance(buf.type, MemRefType)
+            return self.alloc_like(b, buf.type, buf, scope)
+        return self.copy(b, buf, scope)
+
+    # -- ops ---------------------------------------------------------------
+
+    def function(self, f: func.FuncOp) -> None:
+        if f.is_declaration:
+            return
+        self.map, self.owned = {}, set()
+        old = f.body.block
+        new = Block(arg_types=[memref_of(t) for t in old.arg_types])
+        for a, n in zip(old.args, new.args):
+            self.map[a] = n
+            n.name_hint = a.name_hint
+        scope = _Scope()
+        self.block(old, new, scope, is_function=True)
+        f.body.detach_block(old)
+        f.body.add_block(new)
+        old.erase(safe_erase=False)
+        f.function_type = FunctionType.from_lists(
+            [memref_of(t) for t in f.function_type.inputs.data],
+            [memref_of(t) for t in f.function_type.outputs.data],
+        )
+
+    def block(self, old: Block, new: Block, scope: _Scope, is_function: bool = False) -> None:
+        b = Builder(InsertPoint.at_end(new))
+        for op in list(old.ops):
+            if isinstance(op, func.ReturnOp) and is_function:
+                self.ret(b, op, scope)
+            elif isinstance(op, scf.YieldOp) and not is_function and self.loop_buffers is not None:
+                self.loop_yield(b, op, scope)
+            else:
+                self.op(b, op, scope)
+
+    loop_buffers: list[SSAValue | None] | None = None
+
+    def op(self, b: Builder, op: Operation, scope: _Scope) -> None:
+        if isinstance(op, df.MapOp):
+            self.df_map(b, op, scope)
+        elif isinstance(op, df.ReadOp):
+            self.map[op.res] = b.insert(df.ReadOp(self.v(op.source), [self.v(i) for i in op.indices])).res
+        elif isinstance(op, df.WriteOp):
+            b.insert(df.WriteOp(self.v(op.value), self.v(op.dest), [self.v(i) for i in op.indices], op.wcr_kind))
+        elif isinstance(op, tensor.EmptyOp):
+            t = memref_of(op.tensor.type)
+            assert isinstance(t, MemRefType)
+            self.map[op.tensor] = self.alloc(b, t, [self.v(d) for d in op.dynamic_sizes], scope)
+        elif isinstance(op, arith.ConstantOp) and isinstance(op.result.type, TensorType):
+            self.constant(b, op, scope)
+        elif isinstance(op, tensor.DimOp):
+            self.map[op.result] = b.insert(memref.DimOp.from_source_and_index(self.v(op.source), self.v(op.index))).result
+        elif isinstance(op, tensor.ExtractOp):
+            self.map[op.result] = b.insert(memref.LoadOp.get(self.v(op.tensor), [self.v(i) for i in op.indices])).res
+        elif isinstance(op, tensor.InsertOp):
+            buf = self.writable(b, op.dest, op, scope, set())
+            b.insert(memref.StoreOp.get(self.v(op.scalar), buf, [self.v(i) for i in op.indices]))
+            self.map[op.result] = buf
+        elif isinstance(op, scf.ForOp):
+            self.for_loop(b, op, scope)
+        elif isinstance(op, func.CallOp):
+            call = b.insert(
+                func.CallOp(op.callee, [self.v(a) for a in op.arguments], [memref_of(t) for t in op.res.types])
+            )
+            for r, n in zip(op.res, call.res):
+                self.map[r] = n
+                if isinstance(n.type, MemRefType):
+                    scope.owned.append(n)
+                    self.owned.add(n)
+        elif any(isinstance(t, TensorType) for t in (*op.operand_types, *op.result_types)) or (
+            op.regions and not isinstance(op, df.TaskletOp)
+        ):
+            raise CompileError.at(op, f"bufferize: '{op.name}' on tensors is not supported")
+        else:
+            clone = b.insert(op.clone(value_mapper=dict(self.map)))
+            for r, n in zip(op.results, clone.results):
+                self.map[r] = n
+
+    def constant(self, b: Builder, op: arith.ConstantOp, scope: _Scope) -> None:
+        value = op.value
+        assert isinstance(value, DenseIntOrFPElementsAttr)
+        t = memref_of(op.result.type)
+        assert isinstance(t, MemRefType)
+        values = value.get_values()
+        if len(set(values)) <= 1:  # a splat: allocate and fill with a map
+            buf = self.alloc(b, t, [], scope)
+            scalar = b.insert(arith.ConstantOp(value.get_attrs()[0])).result if values else None
+            fill = b.insert(df.MapOp(list(t.get_shape()), [buf]))
+            if scalar is not None:
+                inner = Builder(InsertPoint.at_end(fill.body.block))
+                inner.insert(df.WriteOp(scalar, fill.out_args[0], list(fill.ivs)))
+            self.map[op.result] = buf
+            return
+        name = f"__dfc_constant_{self.globals}"
+        self.globals += 1
+        self.module.body.block.insert_op_before(
+            memref.GlobalOp.get(StringAttr(name), t, value, constant=UnitAttr(), alignment=ALIGNMENT),
+            self.module.body.block.first_op,
+        )
+        self.map[op.result] = b.insert(memref.GetGlobalOp(name, t)).memref
+
+    def df_map(self, b: Builder, op: df.MapOp, scope: _Scope) -> None:
+        if op.is_buffer_form:
+            outs = [self.v(o) for o in op.outs]
+        else:
+            if any(isinstance(p, df.MapOp) for p in df.enclosing_maps(op)):
+                raise CompileError.at(op, "bufferize: a df.map with outputs inside another df.map is not supported")
+            taken: set[SSAValue] = set()
+            outs = [self.writable(b, o, op, scope, taken) for o in op.outs]
+        bounds = [bd if isinstance(bd, int) else self.v(bd) for bd in op.bounds]
+        new = b.insert(df.MapOp(bounds, outs))
+        new.attributes |= op.attributes
+        for a, n in zip(op.body.block.args, new.body.block.args):
+            self.map[a] = n
+            n.name_hint = a.name_hint
+        self.block(op.body.block, new.body.block, scope)
+        for r, buf in zip(op.res, outs):
+            self.map[r] = buf
+
+    def for_loop(self, b: Builder, op: scf.ForOp, scope: _Scope) -> None:
+        taken: set[SSAValue] = set()
+        buffers: list[SSAValue | None] = []
+        scalars: list[SSAValue] = []
+        for init in op.iter_args:
+            if isinstance(init.type, TensorType):
+                buffers.append(self.writable(b, init, op, scope, taken))
+            else:
+                buffers.append(None)
+                scalars.append(self.v(init))
+        body = Block(arg_types=[op.body.block.args[0].type] + [s.type for s in scalars])
+        self.map[op.body.block.args[0]] = body.args[0]
+        scalar_args = iter(body.args[1:])
+        for arg, buf in zip(op.body.block.args[1:], buffers):
+            self.map[arg] = buf if buf is not None else next(scalar_args)
+        outer, self.loop_buffers = self.loop_buffers, buffers
+        inner = _Scope()
+        self.block(op.body.block, body, inner)
+        self.loop_buffers = outer
+        loop = b.insert(scf.ForOp(self.v(op.lb), self.v(op.ub), self.v(op.step), scalars, Region(body)))
+        results = iter(loop.results)
+        for r, buf in zip(op.results, buffers):
+            self.map[r] = buf if buf is not None else next(results)
+
+    def loop_yield(self, b: Builder, op: scf.YieldOp, scope: _Scope) -> None:
+        assert self.loop_buffers is not None
+        scalars = []
+        for value, buf in zip(op.arguments, self.loop_buffers):
+            if buf is None:
+                scalars.append(self.v(value))
+            elif self.v(value) != buf:
+                if self.v(value) in self.loop_buffers:
+                    raise CompileError.at(op, "bufferize: loop-carried tensors that swap places are not supported")
+                b.insert(memref.CopyOp(self.v(value), buf))
+        self.free(b, scope, keep=())
+        b.insert(scf.YieldOp(*scalars))
+
+    def ret(self, b: Builder, op: func.ReturnOp, scope: _Scope) -> None:
+        results = []
+        for value in op.arguments:
+            buf = self.v(value)
+            if isinstance(buf.type, MemRefType) and (buf not in scope.owned or buf in results):
+                buf = self.copy(b, buf, scope)
+            results.append(buf)
+        self.free(b, scope, keep=results)
+        b.insert(func.ReturnOp(*results))
+
+    def free(self, b: Builder, scope: _Scope, keep: Sequence[SSAValue]) -> None:
+        for buf in scope.owned:
+            if buf not in keep:
+                b.insert(memref.DeallocOp.get(buf))
+
+
+@dataclass(frozen=True)
+class BufferizePass(ModulePass):
+    """Convert tensor programs to memref programs (see module docstring)."""
+
+    name = "bufferize"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        bufferizer = _Bufferizer(op)
+        for f in [o for o in op.ops if isinstance(o, func.FuncOp)]:
+            bufferizer.function(f)

@@ -1,0 +1,337 @@
+"""`lower-dataflow`: buffer-form df maps to scf loops on memrefs.
+
+Reads and writes become `memref.load`/`memref.store`, tasklets are inlined.
+A top-level map with at least `parallel-threshold` iterations runs its outer
+dimension as an `scf.parallel` over `threads` contiguous chunks; a wcr write
+whose index does not depend on that dimension goes to a per-chunk private
+buffer (filled with the reduction's identity) and the chunks are combined in
+order after the parallel loop, so the result equals the serial one up to
+reassociation. Where a wcr write's index does not depend on the innermost
+loop, that loop accumulates in a register (`scf.for` iter_arg) and combines
+once, which is what lets LLVM vectorise sums, maxima and dot products.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from xdsl.builder import Builder
+from xdsl.context import Context
+from xdsl.dialects import arith, memref, scf
+from xdsl.dialects.builtin import (
+    AnyFloat,
+    FloatAttr,
+    IndexType,
+    IntegerAttr,
+    IntegerType,
+    MemRefType,
+    ModuleOp,
+)
+from xdsl.ir import Attribute, Block, BlockArgument, Operation, Region, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.rewriter import InsertPoint
+
+from compiler.diagnostics import CompileError
+from dialects import df
+from dialects.df_builders import REDUCE_IDENTITY
+from dialects.index_exprs import depends_on
+
+
+def default_threads() -> int:
+    """`DFC_NUM_THREADS`, else the number of CPUs this process may use."""
+    env = os.environ.get("DFC_NUM_THREADS")
+    if env:
+        return max(1, int(env))
+    return max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1)
+
+
+def _index(b: Builder, value: int) -> SSAValue:
+    return b.insert(arith.ConstantOp(IntegerAttr(value, IndexType()))).result
+
+
+def identity(b: Builder, kind: str, t: Attribute) -> SSAValue:
+    """The neutral element of wcr `kind` in type `t`."""
+    if isinstance(t, AnyFloat):
+        return b.insert(arith.ConstantOp(FloatAttr(REDUCE_IDENTITY[kind], t))).result
+    assert isinstance(t, IntegerType)
+    width = t.width.data
+    value = {"add": 0, "mul": 1, "max": -(2 ** (width - 1)), "min": 2 ** (width - 1) - 1}[kind]
+    return b.insert(arith.ConstantOp(IntegerAttr(value, t))).result
+
+
+def combine(b: Builder, kind: str, x: SSAValue, y: SSAValue) -> SSAValue:
+    """x (kind) y, as the arith op for the element type."""
+    if isinstance(x.type, AnyFloat):
+        op = {"add": arith.AddfOp, "mul": arith.MulfOp, "max": arith.MaximumfOp, "min": arith.MinimumfOp}[kind]
+    else:
+        op = {"add": arith.AddiOp, "mul": arith.MuliOp, "max": arith.MaxSIOp, "min": arith.MinSIOp}[kind]
+    return b.insert(op(x, y)).result
+
+
+def for_loop(b: Builder, lb: SSAValue, ub: SSAValue, inits: Sequence[SSAValue] = ()) -> tuple[scf.ForOp, Builder]:
+    """An empty `scf.for lb..ub step 1` and a builder inside it (yield not yet built)."""
+    body = Block(arg_types=[IndexType()] + [v.type for v in inits])
+    loop = b.insert(scf.ForOp(lb, ub, _index(b, 1), list(inits), Region(body)))
+    return loop, Builder(InsertPoint.at_end(body))
+
+
+@dataclass
+class _Target:
+    """Where an output block argument's writes go: a buffer and an index prefix."""
+
+    buffer: SSAValue
+    prefix: list[SSAValue] = field(default_factory=list)
+
+
+class _Lowering:
+    def __init__(self, threads: int, threshold: int):
+        self.threads = threads
+        self.threshold = threshold
+        self.values: dict[SSAValue, SSAValue] = {}
+        self.targets: dict[SSAValue, _Target] = {}
+        self.accumulators: dict[df.WriteOp, SSAValue] = {}
+
+    def v(self, value: SSAValue) -> SSAValue:
+        return self.values.get(value, value)
+
+    def bound(self, b: Builder, bound: int | SSAValue) -> SSAValue:
+        return _index(b, bound) if isinstance(bound, int) else self.v(bound)
+
+    # -- top level ---------------------------------------------------------
+
+    def top_map(self, op: df.MapOp) -> None:
+        if not op.is_buffer_form and op.outs:
+            raise CompileError.at(op, "lower-dataflow: run bufferize first (this df.map has tensor outputs)")
+        b = Builder(InsertPoint.before(op))
+        for arg, buf in zip(op.out_args, op.outs):
+            self.targets[arg] = _Target(buf)
+        extents = op.static_extents
+        work = 1
+        for e in extents:
+            work *= e if e is not None else self.threshold
+        if self.threads > 1 and op.rank >= 1 and work >= self.threshold and extents[0] != 1:
+            self.parallel(b, op)
+        else:
+            self.nest(b, op, list(op.ivs), op.bounds)
+        op.detach()
+        op.erase(safe_erase=False)
+
+    def parallel(self, b: Builder, op: df.MapOp) -> None:
+        outer = op.ivs[0]
+        private = self.privatized(op, outer)
+        n = self.bound(b, op.bounds[0])
+        chunks = _index(b, self.threads)
+        one = _index(b, 1)
+        size = b.insert(arith.DivUIOp(b.insert(arith.AddiOp(n, b.insert(arith.SubiOp(chunks, one)).result)).result, chunks)).result
+        buffers: dict[SSAValue, SSAValue] = {}
+        for arg, kind in private.items():
+            t = arg.type
+            assert isinstance(t, MemRefType)
+            dims = [self.dim(b, self.targets[arg].buffer, k) for k, d in enumerate(t.get_shape()) if d < 0]
+            priv_type = MemRefType(t.element_type, [self.threads, *t.get_shape()])
+            buffers[arg] = b.insert(memref.AllocOp.get(t.element_type, 64, priv_type.get_shape(), dynamic_sizes=dims)).memref
+        body = Block(arg_types=[IndexType()])
+        pb = Builder(InsertPoint.at_end(body))
+        chunk = body.args[0]
+        lo = pb.insert(arith.MuliOp(chunk, size)).result
+        hi = pb.insert(arith.MinUIOp(pb.insert(arith.AddiOp(lo, size)).result, n)).result
+        shared = dict(self.targets)
+        for arg, kind in private.items():
+            self.fill(pb, buffers[arg], self.targets[arg].buffer, chunk, kind, arg.type)
+            self.targets[arg] = _Target(buffers[arg], [chunk])
+        loop, lb = for_loop(pb, lo, hi)
+        self.values[outer] = loop.body.block.args[0]
+        self.nest(lb, op, list(op.ivs[1:]), op.bounds[1:])
+        lb.insert(scf.YieldOp())
+        pb.insert(scf.ReduceOp())
+        zero = _index(b, 0)
+        b.insert(scf.ParallelOp([zero], [chunks], [one], Region(body)))
+        self.targets = shared
+        for arg, kind in private.items():
+            self.combine_chunks(b, buffers[arg], self.targets[arg].buffer, kind, arg.type)
+            b.insert(memref.DeallocOp.get(buffers[arg]))
+
+    def privatized(self, op: df.MapOp, outer: SSAValue) -> dict[SSAValue, str]:
+        """Outputs with a wcr write whose index ignores `outer`, with their wcr kind."""
+        found: dict[SSAValue, str] = {}
+        for w in op.walk():
+            if isinstance(w, df.WriteOp) and w.wcr_kind and w.dest in op.out_args:
+                if not any(depends_on(i, [outer]) for i in w.indices):
+                    if found.get(w.dest, w.wcr_kind) != w.wcr_kind:
+                        raise CompileError.at(w, "lower-dataflow: different wcr kinds on one output")
+                    found[w.dest] = w.wcr_kind
+        return found
+
+    def dim(self, b: Builder, buf: SSAValue, k: int) -> SSAValue:
+        return b.insert(memref.DimOp.from_source_and_index(buf, _index(b, k))).result
+
+    def element_loops(self, b: Builder, buf: SSAValue, shape: Sequence[int]) -> tuple[Builder, list[SSAValue], list[Builder]]:
+        """Loops over every element of `shape` (dims of `buf`); the innermost builder and ivs."""
+        ivs: list[SSAValue] = []
+        builders = []
+        for k, d in enumerate(shape):
+            ub = _index(b, d) if d >= 0 else self.dim(b, buf, k)
+            _, inner = for_loop(b, _index(b, 0), ub)
+            builders.append(inner)
+            ivs.append(inner.insertion_point.block.args[0])
+            b = inner
+        return b, ivs, builders
+
+    def fill(self, b: Builder, priv: SSAValue, out: SSAValue, chunk: SSAValue, kind: str, t: Attribute) -> None:
+        """priv[chunk, ...] = identity, over the shape of `out`."""
+        assert isinstance(t, MemRefType)
+        inner, ivs, builders = self.element_loops(b, out, t.get_shape())
+        inner.insert(memref.StoreOp.get(identity(inner, kind, t.element_type), priv, [chunk, *ivs]))
+        for lb in reversed(builders):
+            lb.insert(scf.YieldOp())
+
+    def combine_chunks(self, b: Builder, priv: SSAValue, out: SSAValue, kind: str, t: Attribute) -> None:
+        assert isinstance(t, MemRefType)
+        _, cb = for_loop(b, _index(b, 0), _index(b, self.threads))
+        chunk = cb.insertion_point.block.args[0]
+        inner, ivs, builders = self.element_loops(cb, out, t.get_shape())
+        old = inner.insert(memref.LoadOp.get(out, ivs)).res
+        part = inner.insert(memref.LoadOp.get(priv, [chunk, *ivs])).res
+        inner.insert(memref.StoreOp.get(combine(inner, kind, old, part), out, ivs))
+        for lb in reversed(builders):
+            lb.insert(scf.YieldOp())
+        cb.insert(scf.YieldOp())
+
+    # -- loop nests --------------------------------------------------------
+
+    def nest(self, b: Builder, op: df.MapOp, ivs: list[BlockArgument], bounds: Sequence[int | SSAValue]) -> None:
+        """Loops over `ivs` (a suffix of op's variables) around op's body."""
+        if not ivs:
+            self.body(b, op.body.block)
+            return
+        if len(ivs) > 1:
+            loop, inner = for_loop(b, _index(b, 0), self.bound(b, bounds[0]))
+            self.values[ivs[0]] = loop.body.block.args[0]
+            self.nest(inner, op, ivs[1:], bounds[1:])
+            inner.insert(scf.YieldOp())
+            return
+        self.innermost(b, op, ivs[0], bounds[0])
+
+    def innermost(self, b: Builder, op: df.MapOp, iv: BlockArgument, bound: int | SSAValue) -> None:
+        """The innermost loop; wcr writes invariant in it accumulate in registers."""
+        writes = self.register_writes(op, iv)
+        indices: dict[df.WriteOp, list[SSAValue]] = {}
+        inits = []
+        for w in writes:
+            indices[w] = [self.hoist(b, i) for i in w.indices]
+            assert w.wcr_kind is not None
+            inits.append(identity(b, w.wcr_kind, w.value.type))
+        loop, inner = for_loop(b, _index(b, 0), self.bound(b, bound), inits)
+        self.values[iv] = loop.body.block.args[0]
+        for w, acc in zip(writes, loop.body.block.args[1:]):
+            self.accumulators[w] = acc
+        self.body(inner, op.body.block)
+        inner.insert(scf.YieldOp(*[self.accumulators.pop(w) for w in writes]))
+        for w, total in zip(writes, loop.results):
+            target = self.targets[w.dest]
+            idx = target.prefix + indices[w]
+            old = b.insert(memref.LoadOp.get(target.buffer, idx)).res
+            assert w.wcr_kind is not None
+            b.insert(memref.StoreOp.get(combine(b, w.wcr_kind, old, total), target.buffer, idx))
+
+    def register_writes(self, op: df.MapOp, iv: SSAValue) -> list[df.WriteOp]:
+        """wcr writes directly in op's body, invariant in `iv`, sole accesses of their output."""
+        chosen = []
+        for w in op.body.block.ops:
+            if not isinstance(w, df.WriteOp) or w.wcr_kind is None or any(depends_on(i, [iv]) for i in w.indices):
+                continue
+            accesses = [u for u in w.dest.uses if u.operation is not w]
+            if not accesses and all(self.hoistable(i, op) for i in w.indices):
+                chosen.append(w)
+        return chosen
+
+    def hoistable(self, value: SSAValue, op: df.MapOp) -> bool:
+        """Whether `value` is computable before op's innermost loop (pure arith on outer values)."""
+        owner = value.owner
+        if isinstance(value, BlockArgument) or owner.parent_op() is not op:
+            return True
+        return isinstance(owner, arith.ConstantOp | arith.AddiOp | arith.SubiOp | arith.MuliOp) and all(
+            self.hoistable(o, op) for o in owner.operands
+        )
+
+    def hoist(self, b: Builder, value: SSAValue) -> SSAValue:
+        if value in self.values or not isinstance(value.owner, Operation):
+            return self.v(value)
+        if isinstance(value.owner.parent_op(), df.MapOp):
+            clone = b.insert(value.owner.clone(value_mapper={o: self.hoist(b, o) for o in value.owner.operands}))
+            return clone.results[0]
+        return value
+
+    # -- bodies ------------------------------------------------------------
+
+    def body(self, b: Builder, block: Block) -> None:
+        for op in block.ops:
+            if isinstance(op, df.ReadOp):
+                source = self.v(op.source)
+                if op.source in self.targets:
+                    if self.targets[op.source].prefix:
+                        raise CompileError.at(
+                            op, "lower-dataflow: a parallel map cannot read an output it reduces into"
+                        )
+                    source = self.targets[op.source].buffer
+                self.values[op.res] = b.insert(memref.LoadOp.get(source, [self.v(i) for i in op.indices])).res
+            elif isinstance(op, df.WriteOp):
+                self.write(b, op)
+            elif isinstance(op, df.TaskletOp):
+                self.inline(b, op)
+            elif isinstance(op, df.MapOp):
+                for arg, buf in zip(op.out_args, op.outs):
+                    self.targets[arg] = self.targets.get(buf, _Target(self.v(buf)))
+                self.nest(b, op, list(op.ivs), op.bounds)
+            else:
+                clone = b.insert(op.clone(value_mapper=dict(self.values)))
+                for r, n in zip(op.results, clone.results):
+                    self.values[r] = n
+
+    def write(self, b: Builder, op: df.WriteOp) -> None:
+        value = self.v(op.value)
+        if op in self.accumulators:
+            assert op.wcr_kind is not None
+            self.accumulators[op] = combine(b, op.wcr_kind, self.accumulators[op], value)
+            return
+        target = self.targets[op.dest]
+        idx = target.prefix + [self.v(i) for i in op.indices]
+        if op.wcr_kind is not None:
+            old = b.insert(memref.LoadOp.get(target.buffer, idx)).res
+            value = combine(b, op.wcr_kind, old, value)
+        b.insert(memref.StoreOp.get(value, target.buffer, idx))
+
+    def inline(self, b: Builder, op: df.TaskletOp) -> None:
+        mapping: dict[SSAValue, SSAValue] = {a: self.v(x) for a, x in zip(op.body.block.args, op.inputs)}
+        for inner in op.body.block.ops:
+            if isinstance(inner, df.YieldOp):
+                for r, y in zip(op.res, inner.values):
+                    self.values[r] = mapping.get(y, y)
+                return
+            clone = b.insert(inner.clone(value_mapper=mapping))
+            for r, n in zip(inner.results, clone.results):
+                mapping[r] = n
+
+
+@dataclass(frozen=True)
+class LowerDataflowPass(ModulePass):
+    """Lower buffer-form df maps to scf loops (see module docstring).
+
+    Options: `threads` (0: `DFC_NUM_THREADS` or the CPU count),
+    `parallel_threshold` (iterations below which a map stays serial).
+    """
+
+    name = "lower-dataflow"
+
+    threads: int = 0
+    parallel_threshold: int = 32768
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        lowering = _Lowering(self.threads or default_threads(), self.parallel_threshold)
+        for m in [o for o in op.walk() if isinstance(o, df.MapOp) and not df.enclosing_maps(o)]:
+            lowering.top_map(m)
+        for o in op.walk():
+            if o.dialect_name() == "df":
+                raise CompileError.at(o, f"lower-dataflow: '{o.name}' outside a df.map cannot be lowered")
