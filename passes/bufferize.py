@@ -64,6 +64,26 @@ def is_dead_after(value: SSAValue, op: Operation) -> bool:
     return True
 
 
+def _no_conflicting_read(value: SSAValue, user: Operation) -> bool:
+    """Whether overwriting `value`'s buffer in `user` cannot change what `user` reads.
+
+    True when `user` reads `value` nowhere inside, or (for a map) only at the
+    very element each iteration writes: reads and plain writes of that output
+    all index by the map variables in order.
+    """
+    inner = [u.operation for u in value.uses if u.operation is not user and user.is_ancestor(u.operation)]
+    if not inner:
+        return True
+    if not isinstance(user, df.MapOp):
+        return False
+    ivs = list(user.ivs)
+    if not all(isinstance(r, df.ReadOp) and list(r.indices) == ivs for r in inner):
+        return False
+    outs = [a for a, o in zip(user.out_args, user.outs) if o == value]
+    writes = [u.operation for a in outs for u in a.uses]
+    return all(isinstance(w, df.WriteOp) and w.wcr is None and list(w.indices) == ivs for w in writes)
+
+
 @dataclass
 class _Scope:
     """Buffers allocated in one block, to free at its end (except kept ones)."""
@@ -109,7 +129,7 @@ class _Bufferizer:
     def writable(self, b: Builder, value: SSAValue, user: Operation, scope: _Scope, taken: set[SSAValue]) -> SSAValue:
         """A buffer holding `value` that `user` may overwrite."""
         buf = self.v(value)
-        if buf in self.owned and buf not in taken and is_dead_after(value, user):
+        if buf in self.owned and buf not in taken and is_dead_after(value, user) and _no_conflicting_read(value, user):
             taken.add(buf)
             return buf
         if isinstance(value.owner, tensor.EmptyOp):  # undefined contents: nothing to copy

@@ -1,0 +1,161 @@
+"""`ExecutionEngine`: compile a module once, call its functions on numpy arrays.
+
+In the style of MLIR's ExecutionEngine: a module still at df/nn level is
+lowered with the `default` pipeline first; the result is JIT-compiled through
+llvmlite (see `compiler.codegen`). `invoke` checks every argument against the
+function's signature (dtype, rank, static sizes; arrays are made C-contiguous)
+and raises `TypeError`/`ValueError` naming the argument on a mismatch.
+Compiled code is cached by module text and options.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import math
+import weakref
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from xdsl.dialects import func
+from xdsl.dialects.builtin import MemRefType, ModuleOp, TensorType
+from xdsl.ir import Attribute
+
+from compiler.codegen.llvm_emitter import JitModule
+from compiler.interpreter import dtype_of
+from compiler.pass_manager import PassManager
+from passes.lower_dataflow import default_threads
+
+_CACHE: dict[tuple[str, int, bool, int], JitModule] = {}
+_libc = ctypes.CDLL(ctypes.util.find_library("c"))
+_libc.free.argtypes = [ctypes.c_void_p]
+_ENTRY = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
+_UPSTREAM = ("builtin", "func", "scf", "memref", "arith", "math", "llvm", "vector")
+
+
+def lower(module: ModuleOp, threads: int) -> ModuleOp:
+    """A copy of `module` lowered to upstream dialects (unchanged if it already is)."""
+    module = module.clone()
+    if any(op.dialect_name() not in _UPSTREAM for op in module.walk()):
+        pipeline = f"expand-library,canonicalize,cse,bufferize,lower-dataflow{{threads={threads}}},canonicalize,cse"
+        PassManager.parse(pipeline).run(module)
+    return module
+
+
+def _is_buffer(t: Attribute) -> bool:
+    return isinstance(t, MemRefType | TensorType)
+
+
+class ExecutionEngine:
+    """JIT-compiled functions of one module, called with numpy arrays."""
+
+    def __init__(
+        self,
+        module: ModuleOp,
+        target: str = "cpu",
+        opt_level: int = 3,
+        fast_math: bool = True,
+        threads: int | None = None,
+    ):
+        if target != "cpu":
+            raise ValueError(f"unknown target '{target}' (the engine runs 'cpu')")
+        self.threads = threads or default_threads()
+        self.signatures = {
+            op.sym_name.data: op.function_type for op in module.ops if isinstance(op, func.FuncOp)
+        }
+        key = (str(module), opt_level, fast_math, self.threads)
+        if key not in _CACHE:
+            _CACHE[key] = JitModule(
+                lower(module, self.threads), opt_level=opt_level, fast_math=fast_math, num_threads=self.threads
+            )
+        self.jit = _CACHE[key]
+        self._entries: dict[str, Any] = {}
+
+    def _entry(self, name: str) -> Any:
+        if name not in self._entries:
+            self._entries[name] = _ENTRY(self.jit.entry_address(name))
+        return self._entries[name]
+
+    def invoke(self, name: str, *args: Any) -> Any:
+        """Call `@name`; returns one numpy array/scalar, or a tuple of them."""
+        if name not in self.signatures:
+            raise ValueError(f"no function @{name} in the module")
+        signature = self.signatures[name]
+        inputs, outputs = signature.inputs.data, signature.outputs.data
+        if len(args) != len(inputs):
+            raise TypeError(f"@{name} takes {len(inputs)} arguments, got {len(args)}")
+        slots: list[int] = []
+        keep: list[np.ndarray] = []
+        for k, (value, t) in enumerate(zip(args, inputs)):
+            slots.extend(self._argument(name, k, value, t, keep))
+        first_result = len(slots)
+        for t in outputs:
+            slots.extend([0] * (1 + len(t.get_shape()) if _is_buffer(t) else 1))
+        desc = np.array(slots + [0], dtype=np.int64)
+        self._entry(name)(desc.ctypes.data)
+        results = []
+        at = first_result
+        for t in outputs:
+            if _is_buffer(t):
+                rank = len(t.get_shape())
+                shape = tuple(int(d) for d in desc[at + 1 : at + 1 + rank])
+                results.append(_adopt(int(desc[at]), shape, dtype_of(t.element_type)))
+                at += 1 + rank
+            else:
+                results.append(_scalar_from_slot(desc, at, dtype_of(t)))
+                at += 1
+        return results[0] if len(results) == 1 else tuple(results)
+
+    def _argument(self, name: str, k: int, value: Any, t: Attribute, keep: list[np.ndarray]) -> list[int]:
+        what = f"@{name} argument #{k}"
+        if not _is_buffer(t):
+            dtype = dtype_of(t)
+            if isinstance(value, np.ndarray) and value.ndim != 0:
+                raise TypeError(f"{what} must be a scalar of type {t}, got an array of shape {value.shape}")
+            if np.dtype(dtype).kind == "f":
+                if not isinstance(value, int | float | np.floating | np.integer):
+                    raise TypeError(f"{what} must be a float, got {type(value).__name__}")
+                return [_float_slot(value, dtype)]
+            if not isinstance(value, int | np.integer | bool | np.bool_):
+                raise TypeError(f"{what} must be an integer, got {type(value).__name__}")
+            return [int(value)]
+        if not isinstance(value, np.ndarray):
+            raise TypeError(f"{what} must be a numpy array of type {t}, got {type(value).__name__}")
+        dtype = dtype_of(t.element_type)
+        if value.dtype != dtype:
+            raise TypeError(f"{what} must have dtype {dtype}, got {value.dtype}")
+        shape = t.get_shape()
+        if value.ndim != len(shape):
+            raise ValueError(f"{what} must have rank {len(shape)} ({t}), got shape {value.shape}")
+        for axis, (want, got) in enumerate(zip(shape, value.shape)):
+            if want >= 0 and want != got:
+                raise ValueError(f"{what} must have size {want} in dimension {axis} ({t}), got shape {value.shape}")
+        array = np.ascontiguousarray(value)
+        keep.append(array)
+        return [array.ctypes.data] + [got for want, got in zip(shape, array.shape) if want < 0]
+
+
+def _float_slot(value: Any, dtype: np.dtype) -> int:
+    """The i64 slot holding a float: its bytes at the start (little-endian)."""
+    slot = np.zeros(1, np.int64)
+    slot.view(np.uint8)[: np.dtype(dtype).itemsize] = np.array([value], dtype).view(np.uint8)
+    return int(slot[0])
+
+
+def _scalar_from_slot(desc: np.ndarray, at: int, dtype: np.dtype) -> Any:
+    raw = desc[at : at + 1]
+    if np.dtype(dtype).kind == "f":
+        return raw.view(np.uint8)[: np.dtype(dtype).itemsize].view(dtype)[0]
+    return np.dtype(dtype).type(raw[0])
+
+
+def _adopt(pointer: int, shape: Sequence[int], dtype: np.dtype) -> np.ndarray:
+    """A numpy array over a buffer the compiled code allocated; freed with it."""
+    nbytes = math.prod(shape) * np.dtype(dtype).itemsize
+    if nbytes == 0:
+        _libc.free(pointer)
+        return np.empty(shape, dtype)
+    buffer = (ctypes.c_char * nbytes).from_address(pointer)
+    weakref.finalize(buffer, _libc.free, pointer)
+    return np.frombuffer(buffer, dtype).reshape(shape)

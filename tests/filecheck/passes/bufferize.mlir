@@ -1,0 +1,105 @@
+// RUN: opt-tool %s --bufferize | filecheck %s
+
+// Arguments and results become memrefs. A map whose initial value is dead and
+// owned writes in place; an argument is copied first; results are fresh
+// buffers the caller owns, and every other buffer is freed.
+
+// CHECK-LABEL: func.func @chain(%x: memref<8xf32>) -> memref<8xf32> {
+// CHECK-NEXT:    %[[E:.*]] = memref.alloc() {alignment = 64 : i64} : memref<8xf32>
+// CHECK-NEXT:    df.map (%{{.*}}) in (8) outs(%{{.*}} = %[[E]] : memref<8xf32>) {
+// CHECK:         }
+// CHECK-NEXT:    df.map (%{{.*}}) in (8) outs(%{{.*}} = %[[E]] : memref<8xf32>) {
+// CHECK:           df.write %w
+// CHECK-NEXT:    }
+// CHECK-NEXT:    func.return %[[E]] : memref<8xf32>
+func.func @chain(%x: tensor<8xf32>) -> tensor<8xf32> {
+  %e = tensor.empty() : tensor<8xf32>
+  %a = df.map (%i) in (8) outs(%o = %e : tensor<8xf32>) {
+    %v = df.read %x[%i] : tensor<8xf32>
+    df.write %v, %o[%i] : tensor<8xf32>
+  } -> tensor<8xf32>
+  %b = df.map (%i) in (8) outs(%o = %a : tensor<8xf32>) {
+    %v = df.read %a[%i] : tensor<8xf32>
+    %w = df.tasklet (%v) : (f32) -> f32 {
+    ^bb0(%u: f32):
+      %s = arith.mulf %u, %u : f32
+      df.yield %s : f32
+    }
+    df.write %w, %o[%i] : tensor<8xf32>
+  } -> tensor<8xf32>
+  func.return %b : tensor<8xf32>
+}
+
+// An argument used as an initial value is copied; a value still used later is copied.
+// CHECK-LABEL: func.func @copies(%x: memref<4xf32>) -> (memref<4xf32>, memref<4xf32>) {
+// CHECK-NEXT:    %[[C:.*]] = memref.alloc() {alignment = 64 : i64} : memref<4xf32>
+// CHECK-NEXT:    "memref.copy"(%x, %[[C]])
+// CHECK-NEXT:    df.map (%{{.*}}) in (4) outs(%{{.*}} = %[[C]] : memref<4xf32>)
+// CHECK:         %[[R:.*]] = memref.alloc() {alignment = 64 : i64} : memref<4xf32>
+// CHECK-NEXT:    "memref.copy"(%x, %[[R]])
+// CHECK-NEXT:    func.return %[[C]], %[[R]]
+func.func @copies(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
+  %y = df.map (%i) in (4) outs(%o = %x : tensor<4xf32>) {
+    %v = df.read %x[%i] : tensor<4xf32>
+    %w = df.tasklet (%v) : (f32) -> f32 {
+    ^bb0(%u: f32):
+      %s = arith.addf %u, %u : f32
+      df.yield %s : f32
+    }
+    df.write %w, %o[%i] : tensor<4xf32>
+  } -> tensor<4xf32>
+  func.return %y, %x : tensor<4xf32>, tensor<4xf32>
+}
+
+// A splat constant is a filled buffer; tensor iter_args become loop-invariant
+// buffers, with the yielded value written back in place; temporaries are freed.
+// CHECK-LABEL: func.func @loop
+// CHECK:         %[[S:.*]] = memref.alloc() {alignment = 64 : i64} : memref<4xf32>
+// CHECK:         df.write %{{.*}}, %{{.*}}[%{{.*}}] : memref<4xf32>
+// CHECK:         scf.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} {
+// CHECK-NEXT:      df.map (%{{.*}}) in (4) outs(%{{.*}} = %[[S]] : memref<4xf32>)
+// CHECK:             df.write %w
+// CHECK-NEXT:      }
+// CHECK-NEXT:    }
+// CHECK-NEXT:    func.return %[[S]]
+func.func @loop(%n: index) -> tensor<4xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %init = arith.constant dense<1.0> : tensor<4xf32>
+  %r = scf.for %t = %c0 to %n step %c1 iter_args(%acc = %init) -> (tensor<4xf32>) {
+    %next = df.map (%i) in (4) outs(%o = %acc : tensor<4xf32>) {
+      %v = df.read %acc[%i] : tensor<4xf32>
+      %w = df.tasklet (%v) : (f32) -> f32 {
+      ^bb0(%u: f32):
+        %s = arith.addf %u, %u : f32
+        df.yield %s : f32
+      }
+      df.write %w, %o[%i] : tensor<4xf32>
+    } -> tensor<4xf32>
+    scf.yield %next : tensor<4xf32>
+  }
+  func.return %r : tensor<4xf32>
+}
+
+// A map that reads its initial value at another element than it writes gets a copy.
+// CHECK-LABEL: func.func @shifted
+// CHECK:         %[[E:.*]] = memref.alloc() {alignment = 64 : i64} : memref<5xf32>
+// CHECK:         %[[C:.*]] = memref.alloc() {alignment = 64 : i64} : memref<5xf32>
+// CHECK-NEXT:    "memref.copy"(%[[E]], %[[C]])
+// CHECK-NEXT:    df.map (%{{.*}}) in (4) outs(%{{.*}} = %[[C]] : memref<5xf32>)
+// CHECK:         memref.dealloc %[[E]]
+// CHECK-NEXT:    func.return %[[C]]
+func.func @shifted(%x: tensor<5xf32>) -> tensor<5xf32> {
+  %e = tensor.empty() : tensor<5xf32>
+  %a = df.map (%i) in (5) outs(%o = %e : tensor<5xf32>) {
+    %v = df.read %x[%i] : tensor<5xf32>
+    df.write %v, %o[%i] : tensor<5xf32>
+  } -> tensor<5xf32>
+  %b = df.map (%i) in (4) outs(%o = %a : tensor<5xf32>) {
+    %c1 = arith.constant 1 : index
+    %j = arith.addi %i, %c1 : index
+    %v = df.read %a[%j] : tensor<5xf32>
+    df.write %v, %o[%i] : tensor<5xf32>
+  } -> tensor<5xf32>
+  func.return %b : tensor<5xf32>
+}

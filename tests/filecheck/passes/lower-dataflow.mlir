@@ -1,0 +1,66 @@
+// RUN: opt-tool %s '--lower-dataflow{threads=1}' | filecheck %s --check-prefix=SERIAL
+// RUN: opt-tool %s '--lower-dataflow{threads=4 parallel_threshold=16}' | filecheck %s --check-prefix=PAR
+
+// A sum: serially, the innermost loop accumulates in an iter_arg and adds to memory once.
+// SERIAL-LABEL: func.func @sum
+// SERIAL:         %[[Z:.*]] = arith.constant 0.000000e+00 : f32
+// SERIAL:         %[[T:.*]] = scf.for %[[I:.*]] = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%[[ACC:.*]] = %[[Z]]) -> (f32) {
+// SERIAL-NEXT:      %[[V:.*]] = memref.load %x[%[[I]]] : memref<1024xf32>
+// SERIAL-NEXT:      %[[N:.*]] = arith.addf %[[ACC]], %[[V]] : f32
+// SERIAL-NEXT:      scf.yield %[[N]] : f32
+// SERIAL:         %[[OLD:.*]] = memref.load %s[] : memref<f32>
+// SERIAL-NEXT:    %[[NEW:.*]] = arith.addf %[[OLD]], %[[T]] : f32
+// SERIAL-NEXT:    memref.store %[[NEW]], %s[] : memref<f32>
+// SERIAL-NOT:     df.
+
+// In parallel, the output is privatised per chunk (filled with the identity),
+// then the chunks are combined in order.
+// PAR-LABEL: func.func @sum
+// PAR:         %[[P:.*]] = memref.alloc() {alignment = 64 : i64} : memref<4xf32>
+// PAR:         "scf.parallel"
+// PAR:           memref.store %{{.*}}, %[[P]][%[[C:.*]]] : memref<4xf32>
+// PAR:           scf.for
+// PAR:             memref.load %x
+// PAR:           memref.load %[[P]][%[[C]]] : memref<4xf32>
+// PAR:           scf.reduce
+// PAR:         scf.for %[[K:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
+// PAR-NEXT:      %[[A:.*]] = memref.load %s[] : memref<f32>
+// PAR-NEXT:      %[[B:.*]] = memref.load %[[P]][%[[K]]] : memref<4xf32>
+// PAR-NEXT:      %[[C2:.*]] = arith.addf %[[A]], %[[B]] : f32
+// PAR-NEXT:      memref.store %[[C2]], %s[] : memref<f32>
+// PAR:         memref.dealloc %[[P]]
+func.func @sum(%x: memref<1024xf32>, %s: memref<f32>) {
+  df.map (%i) in (1024) outs(%o = %s : memref<f32>) {
+    %v = df.read %x[%i] : memref<1024xf32>
+    df.write %v, %o[] wcr(add) : memref<f32>
+  }
+  func.return
+}
+
+// Elementwise: tasklets are inlined into the loop nest; rows are independent,
+// so nothing is privatised in parallel.
+// SERIAL-LABEL: func.func @scale
+// SERIAL:         scf.for %[[I:.*]] =
+// SERIAL:           scf.for %[[J:.*]] =
+// SERIAL-NEXT:        %[[V:.*]] = memref.load %x[%[[I]], %[[J]]] : memref<64x32xf64>
+// SERIAL-NEXT:        %[[K:.*]] = arith.constant 2.000000e+00 : f64
+// SERIAL-NEXT:        %[[M:.*]] = arith.mulf %[[V]], %[[K]] : f64
+// SERIAL-NEXT:        memref.store %[[M]], %y[%[[I]], %[[J]]] : memref<64x32xf64>
+// PAR-LABEL: func.func @scale
+// PAR-NOT:     memref.alloc
+// PAR:         "scf.parallel"
+// PAR:           arith.minui
+// PAR:           memref.store %{{.*}}, %y
+func.func @scale(%x: memref<64x32xf64>, %y: memref<64x32xf64>) {
+  df.map (%i, %j) in (64, 32) outs(%o = %y : memref<64x32xf64>) {
+    %v = df.read %x[%i, %j] : memref<64x32xf64>
+    %r = df.tasklet (%v) : (f64) -> f64 {
+    ^bb0(%a: f64):
+      %k = arith.constant 2.0 : f64
+      %m = arith.mulf %a, %k : f64
+      df.yield %m : f64
+    }
+    df.write %r, %o[%i, %j] : memref<64x32xf64>
+  }
+  func.return
+}
