@@ -1,0 +1,1 @@
+"""Automatic differentiation of df programs."""

@@ -1,0 +1,398 @@
+"""Symbolic differentiation of df.tasklet bodies with SymPy.
+
+`tasklet_to_sympy` turns a tasklet body into one SymPy expression per result;
+`gradient_tasklet` differentiates them with `sympy.diff` (no further
+simplification: SymPy's automatic evaluation only, full `simplify` is slow),
+shares common subexpressions with `sympy.cse` and emits the vector-Jacobian
+product as a new tasklet of arith/math ops.
+
+Conventions:
+- NaN is not modelled: ordered and unordered `arith.cmpf` predicates map to the
+  same relational (`ord` is true, `uno` false), and `maxnumf`/`minnumf` are
+  treated as `maximumf`/`minimumf`.
+- Kinks follow PyTorch/JAX. `select(x > 0, x, 0)` and `maximumf(x, c)` or
+  `minimumf(x, c)` with a constant `c` have derivative 0 at the tie (relu'(0) =
+  0); `absf` has derivative 0 at 0; a tie of `maximumf(a, b)`/`minimumf(a, b)`
+  of two non-constants sends half of the gradient to each operand (JAX).
+- `extf`/`truncf` pass the derivative through. Each emitted op computes in the
+  widest float type among its operands (constants take their context's type),
+  and each gradient is cast to the type of its input.
+- `math.fpowi` needs a constant exponent; integer powers are emitted as
+  multiplications (and a division for negative ones), half-integer powers via
+  `math.sqrt`/`math.rsqrt`, other powers as `math.powf`.
+- A derivative with no closed form (e.g. of `math.floor`: an unevaluated
+  `Derivative`, `Subs`, `Heaviside` or `DiracDelta`) raises
+  `UnsupportedOpError`; it is never silently zero.
+"""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Callable, Sequence
+from functools import partial
+from math import isfinite
+
+import sympy
+from sympy.logic.boolalg import Boolean, BooleanAtom
+from xdsl.builder import Builder
+from xdsl.dialects import arith, math
+from xdsl.dialects.builtin import AnyFloat, FloatAttr, IntegerAttr, i1
+from xdsl.ir import Attribute, Block, Operation, SSAValue
+from xdsl.rewriter import InsertPoint
+
+from dialects import df
+
+
+class UnsupportedOpError(Exception):
+    """A tasklet op without a symbolic rule or a closed-form derivative."""
+
+    def __init__(self, op: Operation, reason: str):
+        super().__init__(f"cannot differentiate '{op.name}': {reason}")
+        self.op = op
+
+
+class _Cast(sympy.Function):
+    """A conversion to the float type `target`, whose derivative is 1."""
+
+    target: Attribute
+
+    @classmethod
+    def eval(cls, x: sympy.Expr) -> sympy.Expr | None:
+        return x if x.is_number else None
+
+    def fdiff(self, argindex: int = 1) -> sympy.Expr:
+        return sympy.S.One
+
+
+_CASTS: dict[Attribute, type[_Cast]] = {}
+
+
+def _cast(t: Attribute, x: sympy.Expr) -> sympy.Expr:
+    if t not in _CASTS:
+        _CASTS[t] = type(f"to_{t}", (_Cast,), {"target": t})
+    return _CASTS[t](x)
+
+
+def _extremum(a: sympy.Expr, b: sympy.Expr, wins: Callable) -> sympy.Expr:
+    """max (wins=gt) or min (wins=lt): a tie goes to a constant operand, else half each."""
+    if a.is_number:
+        a, b = b, a
+    if b.is_number:
+        return sympy.Piecewise((a, wins(a, b)), (b, True))
+    return sympy.Piecewise((a, wins(a, b)), (b, wins(b, a)), ((a + b) / 2, True))
+
+
+_max = partial(_extremum, wins=operator.gt)
+_min = partial(_extremum, wins=operator.lt)
+
+_RULES: dict[str, Callable[..., sympy.Basic]] = {
+    "arith.addf": operator.add,
+    "arith.subf": operator.sub,
+    "arith.mulf": operator.mul,
+    "arith.divf": operator.truediv,
+    "arith.negf": operator.neg,
+    "arith.maximumf": _max,
+    "arith.maxnumf": _max,
+    "arith.minimumf": _min,
+    "arith.minnumf": _min,
+    "arith.select": lambda c, a, b: sympy.Piecewise((a, c), (b, True)),
+    "math.fma": lambda a, b, c: a * b + c,
+    "math.absf": lambda a: sympy.Piecewise((a, a > 0), (-a, a < 0), (0, True)),
+    "math.exp": sympy.exp,
+    "math.log": sympy.log,
+    "math.log1p": lambda a: sympy.log(1 + a),
+    "math.sqrt": sympy.sqrt,
+    "math.rsqrt": lambda a: 1 / sympy.sqrt(a),
+    "math.tanh": sympy.tanh,
+    "math.sin": sympy.sin,
+    "math.cos": sympy.cos,
+    "math.erf": sympy.erf,
+    "math.powf": operator.pow,
+    "math.floor": sympy.floor,
+    "math.ceil": sympy.ceiling,
+}
+"""Op name -> SymPy builder of its result from its operands' expressions."""
+
+_RELATIONS = {"eq": sympy.Eq, "ne": sympy.Ne, "gt": sympy.Gt, "ge": sympy.Ge, "lt": sympy.Lt, "le": sympy.Le}
+_PREDICATES: dict[str, Callable[..., Boolean]] = {
+    "false": lambda a, b: sympy.false,
+    "true": lambda a, b: sympy.true,
+    "ord": lambda a, b: sympy.true,
+    "uno": lambda a, b: sympy.false,
+    **{order + name: rel for name, rel in _RELATIONS.items() for order in "ou"},
+}
+
+
+def _constant(op: arith.ConstantOp) -> sympy.Basic:
+    value = op.value
+    if isinstance(value, FloatAttr):
+        x = value.value.data
+        return sympy.Rational(x) if isfinite(x) else sympy.sympify(x)  # exact, or oo/-oo/nan
+    if not isinstance(value, IntegerAttr):
+        raise UnsupportedOpError(op, f"non-scalar constant {value}")
+    if value.type == i1:
+        return sympy.true if value.value.data else sympy.false
+    return sympy.Integer(value.value.data)
+
+
+def _rule(op: Operation, args: list[sympy.Basic]) -> sympy.Basic:
+    """The SymPy expression of `op`'s result, given its operands' expressions."""
+    if isinstance(op, arith.ConstantOp):
+        return _constant(op)
+    if isinstance(op, arith.CmpfOp):
+        return _PREDICATES[arith.CMPF_COMPARISON_OPERATIONS[op.predicate.value.data]](*args)
+    if isinstance(op, arith.ExtFOp | arith.TruncFOp):
+        return _cast(op.result.type, args[0])
+    if isinstance(op, math.FPowIOp):
+        if not args[1].is_Integer:
+            raise UnsupportedOpError(op, "the exponent must be a constant")
+        return args[0] ** args[1]
+    if op.name not in _RULES:
+        raise UnsupportedOpError(op, "no symbolic rule")
+    return _RULES[op.name](*args)
+
+
+def _forward(tasklet: df.TaskletOp) -> tuple[list[sympy.Symbol], dict[SSAValue, sympy.Basic]]:
+    """A symbol per block argument and the expression of every body value."""
+    block = tasklet.body.block
+    symbols = [
+        sympy.Dummy(a.name_hint or f"arg{k}", **({"real": True} if isinstance(a.type, AnyFloat) else {}))
+        for k, a in enumerate(block.args)
+    ]
+    env: dict[SSAValue, sympy.Basic] = dict(zip(block.args, symbols))
+    for op in list(block.ops)[:-1]:
+        env[op.results[0]] = _rule(op, [env[v] for v in op.operands])
+    return symbols, env
+
+
+def tasklet_to_sympy(tasklet: df.TaskletOp) -> tuple[list[sympy.Symbol], list[sympy.Expr]]:
+    """Symbols for the block arguments and one expression per yielded result."""
+    symbols, env = _forward(tasklet)
+    return symbols, [env[v] for v in tasklet.body.block.last_op.operands]
+
+
+def gradient_tasklet(
+    tasklet: df.TaskletOp, seeds: Sequence[SSAValue], wrt: Sequence[int], builder: Builder
+) -> list[SSAValue]:
+    """Insert at `builder` a new df.TaskletOp taking (tasklet's operands..., one seed per result)
+    and returning, for each input index in `wrt`, sum_r seed_r * d result_r / d input_k,
+    built as arith/math ops. Returns the new tasklet's results."""
+    inputs, results = tasklet.inputs.types, tasklet.res.types
+    if [s.type for s in seeds] != list(results):
+        raise ValueError(f"expected one seed per result, of types {', '.join(map(str, results))}")
+    if not all(isinstance(t, AnyFloat) for t in (*results, *(inputs[k] for k in wrt))):
+        raise ValueError("the results and the differentiated inputs must be floats")
+    symbols, exprs = tasklet_to_sympy(tasklet)
+    seed_symbols = [sympy.Dummy(f"seed{r}", real=True) for r in range(len(exprs))]
+    grads = [sympy.Add(*(s * e.diff(symbols[k]) for s, e in zip(seed_symbols, exprs))) for k in wrt]
+    shared, grads = sympy.cse(grads, symbols=sympy.numbered_symbols("t", cls=sympy.Dummy))
+    block = Block(arg_types=[*inputs, *results])
+    values = dict(zip([*symbols, *seed_symbols], block.args))
+    emitter = _Emitter(Builder(InsertPoint.at_end(block)), values, dict(shared))
+    try:
+        outs = [emitter.emit(g, inputs[k]) for g, k in zip(grads, wrt)]
+    except _NoForm as err:
+        raise _blame(tasklet, err.expr) from None
+    emitter.b.insert(df.YieldOp(*outs))
+    return list(builder.insert(df.TaskletOp([*tasklet.inputs, *seeds], [inputs[k] for k in wrt], block)).res)
+
+
+_UNEVALUATED = (sympy.Derivative, sympy.Subs, sympy.Heaviside, sympy.DiracDelta)
+
+
+class _NoForm(Exception):
+    """`expr` has no arith/math form."""
+
+    def __init__(self, expr: sympy.Basic):
+        self.expr = expr
+
+
+def _blame(tasklet: df.TaskletOp, expr: sympy.Basic) -> UnsupportedOpError:
+    """The error naming the first op whose own derivative has no closed form."""
+    _, env = _forward(tasklet)
+    for op in list(tasklet.body.block.ops)[:-1]:
+        if not isinstance(op.results[0].type, AnyFloat):
+            continue
+        points = {k: sympy.Dummy("x", real=True) for k, v in enumerate(op.operands) if isinstance(v.type, AnyFloat)}
+        local = _rule(op, [points.get(k, env[v]) for k, v in enumerate(op.operands)])
+        for point in points.values():
+            derivative = local.diff(point)
+            if derivative.has(type(expr), *_UNEVALUATED):
+                return UnsupportedOpError(op, f"its derivative {derivative} has no closed form")
+    return UnsupportedOpError(tasklet, f"the derivative holds {expr}, which has no arith/math form")
+
+
+def _widest(types: Sequence[Attribute | None]) -> Attribute | None:
+    return max((t for t in types if isinstance(t, AnyFloat)), key=lambda t: t.bitwidth, default=None)
+
+
+_UNARY: dict[type[sympy.Basic], type[Operation]] = {
+    sympy.exp: math.ExpOp,
+    sympy.log: math.LogOp,
+    sympy.tanh: math.TanhOp,
+    sympy.sin: math.SinOp,
+    sympy.cos: math.CosOp,
+    sympy.erf: math.ErfOp,
+    sympy.Abs: math.AbsFOp,
+    sympy.floor: math.FloorOp,
+    sympy.ceiling: math.CeilOp,
+}
+_CMPF = {sympy.Gt: "ogt", sympy.Ge: "oge", sympy.Lt: "olt", sympy.Le: "ole", sympy.Eq: "oeq", sympy.Ne: "une"}
+
+
+class _Emitter:
+    """Emits SymPy expressions as arith/math ops, each (subexpression, type) once."""
+
+    def __init__(self, b: Builder, values: dict[sympy.Symbol, SSAValue], shared: dict[sympy.Symbol, sympy.Expr]):
+        self.b = b
+        self.values = values
+        self.shared = shared
+        self.types: dict[sympy.Basic, Attribute | None] = {s: v.type for s, v in values.items()}
+        self.default = _widest(list(self.types.values()))
+        self.cache: dict[tuple[sympy.Basic, Attribute], SSAValue] = {}
+
+    def type(self, e: sympy.Basic) -> Attribute | None:
+        """i1 for a condition, None for a number, else the widest float type of its leaves."""
+        if e not in self.types:
+            if e in self.shared:
+                t = self.type(self.shared[e])
+            elif isinstance(e, _Cast):
+                t = e.target
+            elif isinstance(e, Boolean):
+                t = i1
+            elif e.is_number:
+                t = None
+            elif isinstance(e, sympy.Piecewise):
+                t = _widest([self.type(x) for x, _ in e.args])
+            else:
+                t = _widest([self.type(a) for a in e.args])
+            self.types[e] = t
+        return self.types[e]
+
+    def emit(self, e: sympy.Basic, want: Attribute | None = None) -> SSAValue:
+        """The value of `e`, in type `want` where given (a float type is converted to)."""
+        t = self.type(e) or want
+        assert t is not None
+        if (e, t) not in self.cache:
+            self.cache[e, t] = self._build(e, t)
+        if not isinstance(want, AnyFloat) or want == t:
+            return self.cache[e, t]
+        if (e, want) not in self.cache:
+            convert = arith.ExtFOp if want.bitwidth > t.bitwidth else arith.TruncFOp
+            self.cache[e, want] = self._op(convert(self.cache[e, t], want))
+        return self.cache[e, want]
+
+    def _op(self, op: Operation) -> SSAValue:
+        return self.b.insert(op).results[0]
+
+    def _fold(self, op: type[Operation], exprs: Sequence[sympy.Basic], t: Attribute) -> SSAValue:
+        value = self.emit(exprs[0], t)
+        for x in exprs[1:]:
+            value = self._op(op(value, self.emit(x, t)))
+        return value
+
+    def _build(self, e: sympy.Basic, t: Attribute) -> SSAValue:
+        if e in self.values:
+            return self.values[e]
+        if e in self.shared:
+            return self.emit(self.shared[e], t)
+        if isinstance(e, _Cast):
+            return self.emit(e.args[0], e.target)
+        if isinstance(e, BooleanAtom):
+            return self._op(arith.ConstantOp(IntegerAttr(int(bool(e)), i1)))
+        if not isinstance(e, Boolean) and e.is_number and not e.has(*_UNEVALUATED):
+            try:
+                value = float(e)
+            except TypeError:  # complex infinity or a non-real number: NaN, as in IEEE
+                value = float("nan")
+            return self._op(arith.ConstantOp(FloatAttr(value, t)))
+        if isinstance(e, sympy.Add):
+            return self._add(e, t)
+        if isinstance(e, sympy.Mul):
+            return self._mul(e, t)
+        if isinstance(e, sympy.Pow):
+            return self._pow(e, t)
+        if isinstance(e, sympy.Piecewise):
+            return self._piecewise(e, t)
+        if isinstance(e, sympy.sign):
+            (a,) = e.args
+            return self.emit(sympy.Piecewise((1, a > 0), (-1, a < 0), (0, True)), t)
+        if isinstance(e, sympy.log):
+            constant, rest = e.args[0].as_coeff_Add()
+            if constant == 1:
+                return self._op(math.Log1pOp(self.emit(rest, t)))
+        if type(e) in _UNARY:
+            return self._op(_UNARY[type(e)](self.emit(e.args[0], t)))
+        if type(e) in _CMPF:
+            compared = _widest([self.type(a) for a in e.args]) or self.default
+            lhs, rhs = (self.emit(a, compared) for a in e.args)
+            return self._op(arith.CmpfOp(lhs, rhs, _CMPF[type(e)]))
+        if isinstance(e, sympy.And | sympy.Or):
+            return self._fold(arith.AndIOp if isinstance(e, sympy.And) else arith.OrIOp, e.args, i1)
+        if isinstance(e, sympy.Not):
+            return self._op(arith.XOrIOp(self.emit(e.args[0], i1), self.emit(sympy.true, i1)))
+        raise _NoForm(e)
+
+    def _add(self, e: sympy.Add, t: Attribute) -> SSAValue:
+        """Positive terms summed, then negative ones subtracted."""
+        negative = [-a for a in e.args if a.as_coeff_Mul()[0].is_negative]
+        positive = [a for a in e.args if not a.as_coeff_Mul()[0].is_negative]
+        if positive:
+            value = self._fold(arith.AddfOp, positive, t)
+        else:
+            value, negative = self._op(arith.NegfOp(self.emit(negative[0], t))), negative[1:]
+        for a in negative:
+            value = self._op(arith.SubfOp(value, self.emit(a, t)))
+        return value
+
+    def _mul(self, e: sympy.Mul, t: Attribute) -> SSAValue:
+        """A product of numerator factors divided by one of denominator factors
+        (negative powers but x**-1/2, which is rsqrt)."""
+        c, factors = e.as_coeff_mul()
+        below = [f.is_Pow and f.exp.is_Number and f.exp < 0 and f.exp != -sympy.S.Half for f in factors]
+        numerator = [f for f, b in zip(factors, below) if not b]
+        denominator = [1 / f for f, b in zip(factors, below) if b]
+        if c.is_Rational and c.q != 1:
+            denominator.append(sympy.Integer(c.q))
+            c = sympy.Integer(c.p)
+        if c not in (1, -1):
+            numerator.insert(0, c)
+        value = self._fold(arith.MulfOp, numerator or [sympy.S.One], t)
+        if denominator:
+            value = self._op(arith.DivfOp(value, self._fold(arith.MulfOp, denominator, t)))
+        return self._op(arith.NegfOp(value)) if c == -1 else value
+
+    def _pow(self, e: sympy.Pow, t: Attribute) -> SSAValue:
+        """Integer powers by repeated squaring, half-integer ones via sqrt/rsqrt, else powf."""
+        base, exp = e.args
+        if exp.is_Integer:
+            value = self._power(self.emit(base, t), abs(int(exp)))
+            return self._op(arith.DivfOp(self.emit(sympy.S.One, t), value)) if exp < 0 else value
+        if exp.is_Rational and exp.q == 2:
+            if abs(exp.p) == 1:
+                return self._op((math.SqrtOp if exp > 0 else math.RsqrtOp)(self.emit(base, t)))
+            root = self.emit(base ** sympy.Rational(sympy.sign(exp.p), 2), t)
+            return self._power(root, abs(exp.p))
+        return self._op(math.PowFOp(self.emit(base, t), self.emit(exp, t)))
+
+    def _power(self, value: SSAValue, n: int) -> SSAValue:
+        """value**n for n >= 1."""
+        result = None
+        while n:
+            if n & 1:
+                result = value if result is None else self._op(arith.MulfOp(result, value))
+            n >>= 1
+            if n:
+                value = self._op(arith.MulfOp(value, value))
+        assert result is not None
+        return result
+
+    def _piecewise(self, e: sympy.Piecewise, t: Attribute) -> SSAValue:
+        """A chain of selects; NaN where no condition holds."""
+        pairs = list(e.args)
+        if pairs[-1][1] is not sympy.true:
+            pairs.append((sympy.nan, sympy.true))
+        value = self.emit(pairs[-1][0], t)
+        for x, cond in reversed(pairs[:-1]):
+            value = self._op(arith.SelectOp(self.emit(cond, i1), self.emit(x, t), value))
+        return value
