@@ -65,6 +65,9 @@ class Scalar:
     def gt(self, x: SSAValue, y: SSAValue) -> SSAValue:
         return self.b.insert(arith.CmpfOp(x, y, "ogt")).result
 
+    def eq(self, x: SSAValue, y: SSAValue) -> SSAValue:
+        return self.b.insert(arith.CmpfOp(x, y, "oeq")).result
+
     def select(self, c: SSAValue, x: SSAValue, y: SSAValue) -> SSAValue:
         return self.b.insert(arith.SelectOp(c, x, y)).result
 

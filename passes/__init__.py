@@ -11,6 +11,7 @@ from xdsl.passes import ModulePass
 from xdsl.transforms import get_all_passes as get_xdsl_passes
 
 PROJECT_PASSES: dict[str, str] = {
+    "autodiff": "passes.autodiff.autodiff:AutodiffPass",
     "expand-library": "passes.expand_library:ExpandLibraryPass",
     "bufferize": "passes.bufferize:BufferizePass",
     "lower-dataflow": "passes.lower_dataflow:LowerDataflowPass",

@@ -1,0 +1,302 @@
+"""The reverse sweep: adjoints of tensor programs, op by op, last op first.
+
+`Reverser` walks a block backwards, holding one adjoint tensor per forward
+value that has one (fan-out contributions are summed). nn ops use their
+backward rule (`rules.py`) or, without one, the reverse of their pure
+expansion. A `df.map` is reversed over the same iteration space: its body is
+recomputed, each write's value takes its adjoint from the result's adjoint
+(a tie-split share for `wcr(max|min)`), tasklets are differentiated with
+SymPy (`tasklet_diff.py`), and each read sends its adjoint to the source's
+gradient with `wcr(add)`. `scf.for` loops run backwards (`loops.py`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from xdsl.builder import Builder
+from xdsl.dialects import arith, scf, tensor
+from xdsl.dialects.builtin import AnyFloat, TensorType
+from xdsl.ir import Block, BlockArgument, Operation, SSAValue
+from xdsl.rewriter import InsertPoint
+
+from compiler.diagnostics import CompileError
+from dialects import df, nn
+from dialects.df_builders import Scalar, elementwise, splat, tasklet
+from dialects.nn_expand import expand
+from passes.autodiff.rules import BACKWARD_RULES
+from passes.autodiff.tasklet_diff import UnsupportedOpError, gradient_tasklet
+
+
+def is_float(value: SSAValue) -> bool:
+    t = value.type
+    return isinstance(t.element_type if isinstance(t, TensorType) else t, AnyFloat)
+
+
+def used_from_outside(op: Operation) -> list[SSAValue]:
+    """Values `op` and its regions use that are defined outside `op`."""
+    found: list[SSAValue] = []
+    for inner in op.walk():
+        for v in inner.operands:
+            owner = v.owner if isinstance(v.owner, Operation) else v.owner.parent_op()
+            if (owner is None or not op.is_ancestor(owner)) and v not in found:
+                found.append(v)
+    return found
+
+
+def mark_varied(ops: Sequence[Operation], varied: set[SSAValue]) -> None:
+    """Add to `varied` the float values of `ops` (and nested) that depend on it."""
+    for op in ops:
+        if any(v in varied for v in used_from_outside(op)):
+            for inner in op.walk():
+                varied.update(r for r in inner.results if is_float(r))
+                for region in inner.regions:
+                    for blk in region.blocks:
+                        varied.update(a for a in blk.args if is_float(a))
+
+
+class Reverser:
+    """Builds adjoints at `b` for the ops of one block, in reverse order."""
+
+    def __init__(self, b: Builder, varied: set[SSAValue]):
+        self.b = b
+        self.varied = varied
+        self.adj: dict[SSAValue, SSAValue] = {}
+
+    def add(self, value: SSAValue, g: SSAValue | None) -> None:
+        """Accumulate `g` into the adjoint of `value`."""
+        if g is None or value not in self.varied:
+            return
+        if value in self.adj:
+            g = self.b.insert(nn.AddOp(self.adj[value], g)).result
+        self.adj[value] = g
+
+    def zeros_like(self, value: SSAValue) -> SSAValue:
+        t = value.type
+        assert isinstance(t, TensorType)
+        return splat(self.b, t, 0.0)
+
+    def block(self, ops: Sequence[Operation]) -> None:
+        """Adjoints through `ops` (forward order), last op first."""
+        for op in reversed(list(ops)):
+            if not any(r in self.adj for r in op.results):
+                continue
+            self.op(op)
+
+    def op(self, op: Operation) -> None:
+        if isinstance(op, df.MapOp):
+            MapReverser(self, op).run()
+        elif op.name in BACKWARD_RULES:
+            grads = [self.adj.get(r) or self.zeros_like(r) for r in op.results]
+            required = [v in self.varied and is_float(v) for v in op.operands]
+            for v, g in zip(op.operands, BACKWARD_RULES[op.name](self.b, op, grads, required)):
+                self.add(v, g)
+        elif isinstance(op, nn.NNOp):
+            self.through_expansion(op)
+        elif isinstance(op, scf.ForOp):
+            from passes.autodiff.loops import reverse_loop
+
+            reverse_loop(self, op)
+        elif isinstance(op, arith.ConstantOp | tensor.EmptyOp):
+            return
+        else:
+            raise CompileError.at(op, f"autodiff: cannot differentiate '{op.name}': no backward rule")
+
+    def through_expansion(self, op: Operation) -> None:
+        """Differentiate an nn op without a rule through its pure expansion,
+        recomputed where the adjoint is built."""
+        block = self.b.insertion_point.block
+        start = len(list(block.ops))
+        value = expand(self.b, op)
+        ops = list(block.ops)[start:]
+        mark_varied(ops, self.varied)
+        self.adj[value] = self.adj[op.results[0]]
+        for o in reversed(ops):
+            if any(r in self.adj for r in o.results):
+                self.op(o)
+
+
+class MapReverser:
+    """The adjoint of one tensor-level df.map."""
+
+    def __init__(self, outer: Reverser, op: df.MapOp):
+        self.outer = outer
+        self.b = outer.b
+        self.op = op
+        self.grads = [outer.adj.get(r) for r in op.res]
+        self.writes: dict[int, list[df.WriteOp]] = {}
+        for w in op.walk():
+            if isinstance(w, df.WriteOp):
+                self.writes.setdefault(list(op.out_args).index(w.dest), []).append(w)
+
+    def run(self) -> None:
+        if self.op.is_buffer_form:
+            raise CompileError.at(self.op, "autodiff: differentiate before bufferize (this map writes memrefs)")
+        ties = {k: self.tie_counts(k) for k in self.writes if self.kind(k) in ("max", "min") and self.grads[k]}
+        for k, init in enumerate(self.op.outs):
+            if self.grads[k] is not None and init in self.outer.varied:
+                self.outer.add(init, self.init_gradient(k, ties.get(k)))
+        sources = [
+            v for v in used_from_outside(self.op)
+            if isinstance(v.type, TensorType) and v in self.outer.varied and is_float(v)
+            and any(isinstance(u.operation, df.ReadOp) and self.op.is_ancestor(u.operation) for u in v.uses)
+        ]
+        if not sources:
+            return
+        bmap = self.b.insert(df.MapOp(self.op.bounds, [self.outer.zeros_like(s) for s in sources]))
+        self.grad_outs = dict(zip(sources, bmap.out_args))
+        self.ties = ties
+        self.body(self.op, bmap, {})
+        for s, g in zip(sources, bmap.res):
+            self.outer.add(s, g)
+
+    def kind(self, k: int) -> str | None:
+        kinds = {w.wcr_kind for w in self.writes[k]}
+        if len(kinds) > 1:
+            raise CompileError.at(self.op, "autodiff: an output written with different wcr kinds")
+        kind = kinds.pop()
+        if kind == "mul":
+            raise CompileError.at(
+                self.writes[k][0], "autodiff: wcr(mul) is not differentiable here (its gradient divides by "
+                "the written values, which may be zero)"
+            )
+        return kind
+
+    # -- the initial values' gradients ----------------------------------------
+
+    def init_gradient(self, k: int, ties: SSAValue | None) -> SSAValue | None:
+        g = self.grads[k]
+        assert g is not None
+        kind = self.kind(k) if k in self.writes else None
+        if k not in self.writes or kind == "add":
+            return g
+        result = self.op.res[k]
+        if kind in ("max", "min"):
+            assert ties is not None
+            init = self.op.outs[k]
+            t = result.type
+            assert isinstance(t, TensorType)
+            return elementwise(
+                self.b, t, [init, result, g, ties],
+                lambda s, a: s.select(s.eq(a[0], a[1]), s.div(a[2], a[3]), s.const(0.0, a[2].type)),
+            )
+        if self.covers(k):
+            return None
+        # plain writes: the overwritten elements get no gradient
+        mask = self.b.insert(df.MapOp(self.op.bounds, [g]))
+        mapping = self.clone_indices(self.op, mask, {})
+        zero_at = Builder(InsertPoint.at_end(mask.body.block))
+        for w in self.writes[k]:
+            zero = zero_at.insert(arith.ConstantOp.from_float_and_width(0.0, w.value.type)).result
+            zero_at.insert(df.WriteOp(zero, mask.out_args[0], [mapping.get(i, i) for i in w.indices]))
+        return mask.res[0]
+
+    def covers(self, k: int) -> bool:
+        """Whether the map's plain writes overwrite every element of output k."""
+        (w, *rest) = self.writes[k]
+        shape = self.op.res[k].type.get_shape()  # type: ignore[union-attr]
+        return not rest and w.parent_op() is self.op and list(w.indices) == list(self.op.ivs) and tuple(
+            self.op.static_extents
+        ) == tuple(shape)
+
+    def clone_indices(self, source: df.MapOp, target: df.MapOp, mapping: dict[SSAValue, SSAValue]) -> dict:
+        """Clone `source`'s index arithmetic (integer ops) into `target`'s body."""
+        mapping.update(zip(source.ivs, target.ivs))
+        b = Builder(InsertPoint.at_end(target.body.block))
+        for o in source.body.block.ops:
+            if isinstance(o, arith.ConstantOp | arith.AddiOp | arith.SubiOp | arith.MuliOp | arith.IndexCastOp):
+                clone = b.insert(o.clone(value_mapper=mapping))
+                mapping.update(zip(o.results, clone.results))
+        return mapping
+
+    def tie_counts(self, k: int) -> SSAValue:
+        """How many candidates (the initial value and written values) equal each extremum."""
+        result, init = self.op.res[k], self.op.outs[k]
+        t = result.type
+        assert isinstance(t, TensorType)
+        one_if_equal = lambda s, a: s.select(s.eq(a[0], a[1]), s.const(1.0, a[0].type), s.const(0.0, a[0].type))  # noqa: E731
+        start = elementwise(self.b, t, [init, result], one_if_equal)
+        counts = self.b.insert(df.MapOp(self.op.bounds, [start]))
+        mapping = self.clone_forward(self.op, counts, {})
+        mb = Builder(InsertPoint.at_end(counts.body.block))
+        for w in self.writes[k]:
+            idx = [mapping.get(i, i) for i in w.indices]
+            r = mb.insert(df.ReadOp(result, idx)).res
+            hit = tasklet(mb, [mapping[w.value], r], r.type, one_if_equal)
+            mb.insert(df.WriteOp(hit, counts.out_args[0], idx, "add"))
+        return counts.res[0]
+
+    def clone_forward(self, source: df.MapOp, target: df.MapOp, mapping: dict[SSAValue, SSAValue]) -> dict:
+        """Recompute `source`'s body (all but its writes) inside `target`'s body."""
+        mapping.update(zip(source.ivs, target.ivs))
+        b = Builder(InsertPoint.at_end(target.body.block))
+        for o in source.body.block.ops:
+            if isinstance(o, df.WriteOp | df.MapOp):
+                continue
+            clone = b.insert(o.clone(value_mapper=mapping))
+            mapping.update(zip(o.results, clone.results))
+        return mapping
+
+    # -- the backward body -------------------------------------------------
+
+    def body(self, source: df.MapOp, target: df.MapOp, outer_mapping: dict[SSAValue, SSAValue]) -> None:
+        mapping = self.clone_forward(source, target, dict(outer_mapping))
+        b = Builder(InsertPoint.at_end(target.body.block))
+        s = Scalar(b)
+        adj: dict[SSAValue, SSAValue] = {}
+
+        def add(value: SSAValue, g: SSAValue) -> None:
+            if value in self.outer.varied:
+                adj[value] = tasklet(b, [adj[value], g], g.type, lambda t, a: t.add(a[0], a[1])) if value in adj else g
+
+        ops = list(source.body.block.ops)
+        for o in reversed(ops):
+            if isinstance(o, df.MapOp):
+                if o.outs:
+                    raise CompileError.at(o, "autodiff: a nested map with its own outputs is not supported")
+                nested = b.insert(df.MapOp([mapping.get(x, x) if not isinstance(x, int) else x for x in o.bounds], []))
+                crossing = [v for v in used_from_outside(o) if v in self.outer.varied and not isinstance(v.type, TensorType)]
+                if crossing:
+                    raise CompileError.at(o, "autodiff: a nested map uses a differentiated scalar of its parent map")
+                self.body(o, nested, mapping)
+            elif isinstance(o, df.WriteOp):
+                k = list(self.op.out_args).index(o.dest)
+                g = self.grads[k]
+                if g is None or o.value not in self.outer.varied:
+                    continue
+                idx = [mapping.get(i, i) for i in o.indices]
+                gv = b.insert(df.ReadOp(g, idx)).res
+                if o.wcr_kind in ("max", "min"):
+                    r = b.insert(df.ReadOp(self.op.res[k], idx)).res
+                    n = b.insert(df.ReadOp(self.ties[k], idx)).res
+                    gv = tasklet(
+                        b, [mapping.get(o.value, o.value), r, gv, n], gv.type,
+                        lambda t, a: t.select(t.eq(a[0], a[1]), t.div(a[2], a[3]), t.const(0.0, a[2].type)),
+                    )
+                add(o.value, gv)
+            elif isinstance(o, df.TaskletOp):
+                if not any(r in adj for r in o.res):
+                    continue
+                wrt = [k for k, v in enumerate(o.inputs) if v in self.outer.varied and is_float(v)]
+                if not wrt:
+                    continue
+                clone = mapping[o.res[0]].owner
+                assert isinstance(clone, df.TaskletOp)
+                seeds = [adj.get(r) or s.const(0.0, r.type) for r in o.res]
+                try:
+                    grads = gradient_tasklet(clone, seeds, wrt, b)
+                except UnsupportedOpError as err:
+                    raise CompileError.at(err.op, f"autodiff: {err}") from None
+                for k, g in zip(wrt, grads):
+                    add(o.inputs[k], g)
+            elif isinstance(o, df.ReadOp):
+                if o.res in adj and o.source in self.grad_outs:
+                    idx = [mapping.get(i, i) for i in o.indices]
+                    b.insert(df.WriteOp(adj[o.res], self.grad_outs[o.source], idx, "add"))
+            elif any(r in adj for r in o.results):
+                raise CompileError.at(
+                    o, f"autodiff: '{o.name}' on floats in a map body is not differentiable; put it in a tasklet"
+                )
+        for v in adj:
+            if isinstance(v, BlockArgument) and v.owner is not source.body.block and v not in source.out_args:
+                raise CompileError.at(source, "autodiff: a map body uses a differentiated scalar defined outside it")
