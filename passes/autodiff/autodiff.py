@@ -36,6 +36,7 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint
 
 from compiler.diagnostics import CompileError
+from passes.autodiff.loops import resolve_placeholders
 from passes.autodiff.reverse import Reverser, mark_varied
 
 
@@ -94,6 +95,8 @@ def gradient_function(f: func.FuncOp, wrt: list[int], outputs: list[int]) -> fun
     reverser.block(forward)
     grads = [reverser.adj.get(block.args[k]) or reverser.zeros_like(block.args[k]) for k in wrt]
     block.add_op(func.ReturnOp(*results, *grads))
+    if reverser.placeholders:
+        resolve_placeholders(g, reverser.placeholders)
     g.function_type = FunctionType.from_lists(
         list(f.function_type.inputs.data) + [s.type for s in seeds],
         list(f.function_type.outputs.data) + [x.type for x in grads],

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 
 from xdsl.builder import Builder
 from xdsl.dialects import arith, scf, tensor
-from xdsl.dialects.builtin import AnyFloat, TensorType
+from xdsl.dialects.builtin import AnyFloat, FloatAttr, TensorType
 from xdsl.ir import Block, BlockArgument, Operation, SSAValue
 from xdsl.rewriter import InsertPoint
 
@@ -62,6 +62,7 @@ class Reverser:
         self.b = b
         self.varied = varied
         self.adj: dict[SSAValue, SSAValue] = {}
+        self.placeholders: list = []  # loops.Placeholder, resolved by the pass
 
     def add(self, value: SSAValue, g: SSAValue | None) -> None:
         """Accumulate `g` into the adjoint of `value`."""
@@ -187,7 +188,7 @@ class MapReverser:
         mapping = self.clone_indices(self.op, mask, {})
         zero_at = Builder(InsertPoint.at_end(mask.body.block))
         for w in self.writes[k]:
-            zero = zero_at.insert(arith.ConstantOp.from_float_and_width(0.0, w.value.type)).result
+            zero = zero_at.insert(arith.ConstantOp(FloatAttr(0.0, w.value.type))).result
             zero_at.insert(df.WriteOp(zero, mask.out_args[0], [mapping.get(i, i) for i in w.indices]))
         return mask.res[0]
 

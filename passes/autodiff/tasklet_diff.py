@@ -352,7 +352,7 @@ class _Emitter:
         below = [f.is_Pow and f.exp.is_Number and f.exp < 0 and f.exp != -sympy.S.Half for f in factors]
         numerator = [f for f, b in zip(factors, below) if not b]
         denominator = [1 / f for f, b in zip(factors, below) if b]
-        if c.is_Rational and c.q != 1:
+        if c.is_Rational and 1 < c.q < 2**20:  # 1/3 as a division; 0.2 (exactly p/2**54) as a constant
             denominator.append(sympy.Integer(c.q))
             c = sympy.Integer(c.p)
         if c not in (1, -1):

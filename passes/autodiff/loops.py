@@ -1,0 +1,133 @@
+"""Reversing `scf.for` loops with tensor iter_args (time-step loops).
+
+The backward loop runs the iterations in reverse. Its body recomputes the
+forward body of iteration t from that iteration's iter_args and reverses it;
+the adjoints of the iter_args, and of the tensors the body captures from
+outside, are its own iter_args. The iteration's iter_args are first
+placeholders: once the gradient function is cleaned up, a placeholder still
+used means the derivative needs that forward value, and it is recomputed by
+rerunning the forward loop up to t (quadratic in the trip count; a tape is not
+implemented). A linear body, like a stencil's, needs none: nothing is kept or
+recomputed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.builder import Builder
+
+from xdsl.dialects import arith, scf, tensor
+from xdsl.dialects.builtin import IndexType, IntegerAttr, TensorType
+from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.pattern_rewriter import GreedyRewritePatternApplier, PatternRewriteWalker
+from xdsl.rewriter import InsertPoint
+from xdsl.transforms.canonicalize import CanonicalizationRewritePattern
+from xdsl.transforms.dead_code_elimination import region_dce
+
+from compiler.context import make_context
+from compiler.diagnostics import CompileError
+from dialects import nn
+from passes.autodiff.reverse import Reverser, is_float, mark_varied, used_from_outside
+
+
+@dataclass
+class Placeholder:
+    """Iteration t's value of iter_arg `position` of `loop`, inside a backward loop."""
+
+    op: tensor.EmptyOp
+    loop: scf.ForOp
+    position: int
+
+
+def _index(b: Builder, v: int) -> SSAValue:
+    return b.insert(arith.ConstantOp(IntegerAttr(v, IndexType()))).result
+
+
+def _binary(b: Builder, cls, x: SSAValue, y: SSAValue) -> SSAValue:
+    return b.insert(cls(x, y)).result
+
+
+def reverse_loop(rev: Reverser, op: scf.ForOp) -> None:
+    """Add the adjoints of `op`'s operands, building a loop that runs backwards."""
+    b = rev.b
+    body = op.body.block
+    carried = [k for k, v in enumerate(op.iter_args) if isinstance(v.type, TensorType) and is_float(v)]
+    if any(not isinstance(v.type, TensorType) and v in rev.varied for v in op.iter_args):
+        raise CompileError.at(op, "autodiff: scalar float iter_args are not differentiable; use 0-d tensors")
+    captured = [
+        v for v in used_from_outside(op)
+        if isinstance(v.type, TensorType) and v in rev.varied and v not in list(op.iter_args)
+    ]
+    seeds = [rev.adj.get(op.results[k]) or rev.zeros_like(op.results[k]) for k in carried]
+    acc = [rev.zeros_like(c) for c in captured]
+    one = _index(b, 1)
+    n = _binary(b, arith.DivUIOp, _binary(b, arith.AddiOp, _binary(b, arith.SubiOp, op.ub, op.lb),
+                                         _binary(b, arith.SubiOp, op.step, one)), op.step)
+    block = Block(arg_types=[IndexType()] + [s.type for s in seeds + acc])
+    back = b.insert(scf.ForOp(_index(b, 0), n, one, seeds + acc, Region(block)))
+    inner_b = Builder(InsertPoint.at_end(block))
+    k = block.args[0]
+    step_index = _binary(inner_b, arith.SubiOp, _binary(inner_b, arith.SubiOp, n, one), k)
+    t = _binary(inner_b, arith.AddiOp, op.lb, _binary(inner_b, arith.MuliOp, step_index, op.step))
+    mapping: dict[SSAValue, SSAValue] = {body.args[0]: t}
+    for position, arg in enumerate(body.args[1:]):
+        if isinstance(arg.type, TensorType):
+            holder = inner_b.insert(tensor.EmptyOp([], arg.type))
+            rev.placeholders.append(Placeholder(holder, op, position))
+            mapping[arg] = holder.tensor
+        else:
+            raise CompileError.at(op, "autodiff: loops carrying non-tensor values are not supported")
+    start = len(list(block.ops))
+    yielded = body.last_op
+    assert isinstance(yielded, scf.YieldOp)
+    for o in body.ops:
+        if o is not yielded:
+            clone = inner_b.insert(o.clone(value_mapper=mapping))
+            mapping.update(zip(o.results, clone.results))
+    cloned = list(block.ops)[start:]
+    varied = set(rev.varied) | {mapping[body.args[1 + j]] for j in carried}
+    mark_varied(cloned, varied)
+    inner = Reverser(inner_b, varied)
+    inner.placeholders = rev.placeholders
+    for j, g in zip(carried, block.args[1 : 1 + len(carried)]):
+        inner.add(mapping.get(yielded.arguments[j], yielded.arguments[j]), g)
+    inner.block(cloned)
+    new_seeds = [inner.adj.get(mapping[body.args[1 + j]]) or inner.zeros_like(mapping[body.args[1 + j]]) for j in carried]
+    new_acc = []
+    for c, a in zip(captured, block.args[1 + len(carried) :]):
+        g = inner.adj.get(c)
+        new_acc.append(a if g is None else inner_b.insert(nn.AddOp(a, g)).result)
+    inner_b.insert(scf.YieldOp(*new_seeds, *new_acc))
+    for j, g in zip(carried, back.results[: len(carried)]):
+        rev.add(op.iter_args[j], g)
+    for c, g in zip(captured, back.results[len(carried) :]):
+        rev.add(c, g)
+
+
+def resolve_placeholders(grad: Operation, placeholders: list[Placeholder]) -> None:
+    """Clean `grad` up, then give each still-used placeholder its forward value."""
+    applier = GreedyRewritePatternApplier([CanonicalizationRewritePattern()], ctx=make_context(), folding_enabled=True)
+    PatternRewriteWalker(applier, post_walk_func=region_dce).rewrite_region(grad.regions[0])
+    for p in placeholders:
+        if p.op.parent is None or not p.op.tensor.uses:
+            if p.op.parent is not None:
+                p.op.detach()
+                p.op.erase()
+            continue
+        _recompute(p)
+
+
+def _recompute(p: Placeholder) -> None:
+    """Replace `p` by rerunning its forward loop up to (not including) iteration t."""
+    b = Builder(InsertPoint.before(p.op))
+    loop, backward = p.loop, p.op.parent_op()
+    assert isinstance(backward, scf.ForOp)
+    last = _binary(b, arith.SubiOp, backward.ub, _index(b, 1))
+    step_index = _binary(b, arith.SubiOp, last, backward.body.block.args[0])
+    end = _binary(b, arith.AddiOp, loop.lb, _binary(b, arith.MuliOp, step_index, loop.step))
+    rerun = b.insert(loop.clone())
+    rerun.operands = [loop.lb, end, loop.step, *loop.iter_args]
+    p.op.tensor.replace_all_uses_with(rerun.results[p.position])
+    p.op.detach()
+    p.op.erase()
