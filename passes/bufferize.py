@@ -238,7 +238,7 @@ class _Bufferizer:
         if op.is_buffer_form:
             outs = [self.v(o) for o in op.outs]
         else:
-            if any(isinstance(p, df.MapOp) for p in df.enclosing_maps(op)):
+            if op.outs and df.enclosing_maps(op):
                 raise CompileError.at(op, "bufferize: a df.map with outputs inside another df.map is not supported")
             taken: set[SSAValue] = set()
             outs = [self.writable(b, o, op, scope, taken) for o in op.outs]
