@@ -84,6 +84,23 @@ def _no_conflicting_read(value: SSAValue, user: Operation) -> bool:
     return all(isinstance(w, df.WriteOp) and w.wcr is None and list(w.indices) == ivs for w in writes)
 
 
+def _overwrites_all(user: Operation, value: SSAValue) -> bool:
+    """Whether `user` is a map whose plain writes replace every element of its
+    output initialised with `value` (so the initial contents need no copy)."""
+    if not isinstance(user, df.MapOp) or user.is_buffer_form:
+        return False
+    t = value.type
+    assert isinstance(t, TensorType)
+    for arg, init in zip(user.out_args, user.outs):
+        if init != value:
+            continue
+        writes = [u.operation for u in arg.uses]
+        if len(writes) != 1 or not isinstance(w := writes[0], df.WriteOp) or w.parent_op() is not user:
+            return False
+        return w.wcr is None and list(w.indices) == list(user.ivs) and tuple(user.static_extents) == t.get_shape()
+    return False
+
+
 @dataclass
 class _Scope:
     """Buffers allocated in one block, to free at its end (except kept ones)."""
@@ -132,7 +149,7 @@ class _Bufferizer:
         if buf in self.owned and buf not in taken and is_dead_after(value, user) and _no_conflicting_read(value, user):
             taken.add(buf)
             return buf
-        if isinstance(value.owner, tensor.EmptyOp):  # undefined contents: nothing to copy
+        if isinstance(value.owner, tensor.EmptyOp) or _overwrites_all(user, value):  # nothing to copy
             assert isinstance(buf.type, MemRefType)
             return self.alloc_like(b, buf.type, buf, scope)
         return self.copy(b, buf, scope)

@@ -30,25 +30,27 @@ func.func @chain(%x: tensor<8xf32>) -> tensor<8xf32> {
   func.return %b : tensor<8xf32>
 }
 
-// An argument used as an initial value is copied; a value still used later is copied.
-// CHECK-LABEL: func.func @copies(%x: memref<4xf32>) -> (memref<4xf32>, memref<4xf32>) {
+// An argument used as an initial value is copied unless the map overwrites
+// every element; a value still used later is copied.
+// CHECK-LABEL: func.func @copies(%x: memref<4xf32>) -> (memref<4xf32>, memref<4xf32>, memref<4xf32>) {
 // CHECK-NEXT:    %[[C:.*]] = memref.alloc() {alignment = 64 : i64} : memref<4xf32>
 // CHECK-NEXT:    "memref.copy"(%x, %[[C]])
-// CHECK-NEXT:    df.map (%{{.*}}) in (4) outs(%{{.*}} = %[[C]] : memref<4xf32>)
+// CHECK-NEXT:    df.map (%{{.*}}) in (3) outs(%{{.*}} = %[[C]] : memref<4xf32>)
+// CHECK:         %[[F:.*]] = memref.alloc() {alignment = 64 : i64} : memref<4xf32>
+// CHECK-NEXT:    df.map (%{{.*}}) in (4) outs(%{{.*}} = %[[F]] : memref<4xf32>)
 // CHECK:         %[[R:.*]] = memref.alloc() {alignment = 64 : i64} : memref<4xf32>
 // CHECK-NEXT:    "memref.copy"(%x, %[[R]])
-// CHECK-NEXT:    func.return %[[C]], %[[R]]
-func.func @copies(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
-  %y = df.map (%i) in (4) outs(%o = %x : tensor<4xf32>) {
+// CHECK-NEXT:    func.return %[[C]], %[[F]], %[[R]]
+func.func @copies(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) {
+  %y = df.map (%i) in (3) outs(%o = %x : tensor<4xf32>) {
     %v = df.read %x[%i] : tensor<4xf32>
-    %w = df.tasklet (%v) : (f32) -> f32 {
-    ^bb0(%u: f32):
-      %s = arith.addf %u, %u : f32
-      df.yield %s : f32
-    }
-    df.write %w, %o[%i] : tensor<4xf32>
+    df.write %v, %o[%i] : tensor<4xf32>
   } -> tensor<4xf32>
-  func.return %y, %x : tensor<4xf32>, tensor<4xf32>
+  %z = df.map (%i) in (4) outs(%o = %x : tensor<4xf32>) {
+    %v = df.read %x[%i] : tensor<4xf32>
+    df.write %v, %o[%i] : tensor<4xf32>
+  } -> tensor<4xf32>
+  func.return %y, %z, %x : tensor<4xf32>, tensor<4xf32>, tensor<4xf32>
 }
 
 // A splat constant is a filled buffer; tensor iter_args become loop-invariant

@@ -1,0 +1,49 @@
+"""Timing helpers shared by the benchmarks: medians after warm-up, copy bandwidth."""
+
+from __future__ import annotations
+
+import statistics
+import time
+from collections.abc import Callable
+
+import numpy as np
+
+
+def median_time(fn: Callable[[], object], repeats: int = 7, warmup: int = 2) -> float:
+    """Median wall time of `fn()` in seconds, after `warmup` untimed calls."""
+    for _ in range(warmup):
+        fn()
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def copy_bandwidth(nbytes: int = 400_000_000) -> float:
+    """This machine's memory copy bandwidth in GB/s (read + write bytes), via numpy."""
+    src = np.ones(nbytes // 4, np.float32)
+    dst = np.empty_like(src)
+    seconds = median_time(lambda: np.copyto(dst, src), repeats=5)
+    return 2 * src.nbytes / seconds / 1e9
+
+
+def optional(name: str):
+    """The module `name`, or None when it is not installed."""
+    try:
+        return __import__(name)
+    except ImportError:
+        return None
+
+
+def row(label: str, seconds: dict[str, float | None], baseline: str = "numpy", extra: str = "") -> str:
+    """One result line: each framework's time and its ratio to the baseline."""
+    base = seconds[baseline]
+    cells = []
+    for name, t in seconds.items():
+        if t is None:
+            cells.append(f"{name} n/a")
+        else:
+            cells.append(f"{name} {t * 1e3:8.2f} ms ({base / t:5.2f}x)")
+    return f"{label:<24}" + "  ".join(cells) + (f"  {extra}" if extra else "")
