@@ -5,7 +5,10 @@ lowered with the `default` pipeline first; the result is JIT-compiled through
 llvmlite (see `compiler.codegen`). `invoke` checks every argument against the
 function's signature (dtype, rank, static sizes; arrays are made C-contiguous)
 and raises `TypeError`/`ValueError` naming the argument on a mismatch.
-Compiled code is cached by module text and options.
+Compiled code is cached by module text and options. `vector_math` (default
+on) uses the backend's vectorisable exp/tanh polynomials (within ~2 ulp of
+libm) instead of scalar libm calls; `fast_math=False` gives bit-reproducible
+arithmetic (no reassociation).
 """
 
 from __future__ import annotations
@@ -25,9 +28,10 @@ from xdsl.ir import Attribute
 from compiler.codegen.llvm_emitter import JitModule
 from compiler.interpreter import dtype_of
 from compiler.pass_manager import PassManager
+from passes import PIPELINES
 from passes.lower_dataflow import default_threads
 
-_CACHE: dict[tuple[str, int, bool, int], JitModule] = {}
+_CACHE: dict[tuple[str, int, bool, int, bool], JitModule] = {}
 _libc = ctypes.CDLL(ctypes.util.find_library("c"))
 _libc.free.argtypes = [ctypes.c_void_p]
 _ENTRY = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
@@ -38,7 +42,7 @@ def lower(module: ModuleOp, threads: int) -> ModuleOp:
     """A copy of `module` lowered to upstream dialects (unchanged if it already is)."""
     module = module.clone()
     if any(op.dialect_name() not in _UPSTREAM for op in module.walk()):
-        pipeline = f"expand-library,canonicalize,cse,bufferize,lower-dataflow{{threads={threads}}},canonicalize,cse"
+        pipeline = PIPELINES["default"].replace("lower-dataflow", f"lower-dataflow{{threads={threads}}}")
         PassManager.parse(pipeline).run(module)
     return module
 
@@ -57,6 +61,7 @@ class ExecutionEngine:
         opt_level: int = 3,
         fast_math: bool = True,
         threads: int | None = None,
+        vector_math: bool = True,
     ):
         if target != "cpu":
             raise ValueError(f"unknown target '{target}' (the engine runs 'cpu')")
@@ -64,10 +69,14 @@ class ExecutionEngine:
         self.signatures = {
             op.sym_name.data: op.function_type for op in module.ops if isinstance(op, func.FuncOp)
         }
-        key = (str(module), opt_level, fast_math, self.threads)
+        key = (str(module), opt_level, fast_math, self.threads, vector_math)
         if key not in _CACHE:
             _CACHE[key] = JitModule(
-                lower(module, self.threads), opt_level=opt_level, fast_math=fast_math, num_threads=self.threads
+                lower(module, self.threads),
+                opt_level=opt_level,
+                fast_math=fast_math,
+                num_threads=self.threads,
+                vector_math=vector_math,
             )
         self.jit = _CACHE[key]
         self._entries: dict[str, Any] = {}

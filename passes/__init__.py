@@ -13,12 +13,13 @@ from xdsl.transforms import get_all_passes as get_xdsl_passes
 PROJECT_PASSES: dict[str, str] = {
     "autodiff": "passes.autodiff.autodiff:AutodiffPass",
     "expand-library": "passes.expand_library:ExpandLibraryPass",
+    "fuse": "passes.fuse:FusePass",
     "bufferize": "passes.bufferize:BufferizePass",
     "lower-dataflow": "passes.lower_dataflow:LowerDataflowPass",
 }
 
 PIPELINES: dict[str, str] = {
-    "default": "expand-library,canonicalize,cse,bufferize,lower-dataflow,canonicalize,cse",
+    "default": "expand-library,canonicalize,cse,fuse,canonicalize,cse,bufferize,lower-dataflow,canonicalize,cse",
 }
 """Named pipelines, usable wherever a pass name is (`-p default`)."""
 

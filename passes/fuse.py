@@ -1,0 +1,244 @@
+"""`fuse`: producer-consumer and sibling map fusion, and tasklet merging.
+
+Tensor-level df maps (before `bufferize`) are fused when provably legal:
+
+- *Producer-consumer*: map P writes output k at exactly its map variables
+  (one plain write covering every element) and a later map C over the same
+  iteration space reads that result only at its own map variables. C's body
+  then computes the value itself (the slice of P's body it depends on); P
+  disappears once nothing reads it, so an intermediate read by two consumers
+  is recomputed in both rather than stored. This also fuses an elementwise map
+  into a following reduction (softmax's exp and sum), since C may write with wcr.
+- *Siblings*: adjacent maps over the same space, reading a common input and
+  independent of each other, become one map with both sets of outputs.
+- *Tasklets*: a tasklet whose results feed another tasklet in the same body
+  is merged into it, so SymPy and LLVM see one expression.
+
+Index equality is decided by the symbolic index analysis (`dialects.index_exprs`);
+anything not proven legal is left alone.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.builder import Builder
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Block, Operation, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.rewriter import InsertPoint
+
+from dialects import df
+from dialects.index_exprs import IndexSymbols
+
+import sympy
+
+
+def _same_space(a: df.MapOp, b: df.MapOp) -> bool:
+    return a.rank == b.rank and all(
+        x == y for x, y in zip(a.bounds, b.bounds)
+    )
+
+
+def _at_ivs(indices, ivs) -> bool:
+    """Whether `indices` provably equal the map variables `ivs`, in order."""
+    if len(indices) != len(ivs):
+        return False
+    if all(i is v for i, v in zip(indices, ivs)):
+        return True
+    symbols = IndexSymbols()
+    return all(sympy.simplify(symbols.to_sympy(i) - symbols.symbol(v)) == 0 for i, v in zip(indices, ivs))
+
+
+def _position(op: Operation) -> int:
+    block = op.parent_block()
+    assert block is not None
+    return list(block.ops).index(op)
+
+
+def _defined_before(value: SSAValue, op: Operation) -> bool:
+    owner = value.owner
+    if not isinstance(owner, Operation):
+        return True
+    ancestor = owner
+    while ancestor is not None and ancestor.parent_block() is not op.parent_block():
+        ancestor = ancestor.parent_op()
+    return ancestor is None or _position(ancestor) < _position(op)
+
+
+@dataclass
+class _Producer:
+    """Output k of map P, written once at P's variables."""
+
+    op: df.MapOp
+    k: int
+    write: df.WriteOp
+
+
+def _producer(value: SSAValue) -> _Producer | None:
+    p = value.owner
+    if not isinstance(p, df.MapOp) or p.is_buffer_form:
+        return None
+    k = list(p.res).index(value)
+    writes = [u.operation for u in p.out_args[k].uses]
+    if len(writes) != 1 or not isinstance(w := writes[0], df.WriteOp):
+        return None
+    if w.parent_op() is not p or w.wcr is not None or not _at_ivs(w.indices, p.ivs):
+        return None
+    if tuple(p.static_extents) != value.type.get_shape():  # type: ignore[union-attr]
+        return None
+    if any(isinstance(o, df.MapOp) for o in p.body.block.ops):
+        return None
+    return _Producer(p, k, w)
+
+
+def fuse_producer(c: df.MapOp) -> bool:
+    """Fuse into `c` one producer map it reads at its own variables."""
+    for read in [o for o in c.body.block.ops if isinstance(o, df.ReadOp)]:
+        prod = _producer(read.source)
+        if prod is None or not _same_space(prod.op, c) or read.source in c.outs:
+            continue
+        reads = [u.operation for u in read.source.uses if c.is_ancestor(u.operation)]
+        if not all(isinstance(r, df.ReadOp) and r.parent_op() is c and _at_ivs(r.indices, c.ivs) for r in reads):
+            continue
+        if not all(_defined_before(v, c) for v in _operands_of(prod.op)):
+            continue
+        _inline_producer(prod, c, reads)
+        return True
+    return False
+
+
+def _operands_of(m: df.MapOp) -> list[SSAValue]:
+    found: list[SSAValue] = []
+    for op in m.walk():
+        for v in op.operands:
+            owner = v.owner if isinstance(v.owner, Operation) else v.owner.parent_op()
+            if owner is None or not m.is_ancestor(owner):
+                found.append(v)
+    return found
+
+
+def _slice(p: df.MapOp, value: SSAValue) -> list[Operation]:
+    """The ops of p's body that `value` depends on, in order."""
+    needed: set[Operation] = set()
+    stack = [value]
+    while stack:
+        v = stack.pop()
+        owner = v.owner
+        if isinstance(owner, Operation) and owner.parent_op() is p and owner not in needed:
+            needed.add(owner)
+            stack.extend(owner.operands)
+    return [o for o in p.body.block.ops if o in needed]
+
+
+def _inline_producer(prod: _Producer, c: df.MapOp, reads: list[Operation]) -> None:
+    """Rebuild `c` computing the produced value itself instead of reading it."""
+    p = prod.op
+    fused = df.MapOp(c.bounds, list(c.outs))
+    fused.attributes |= c.attributes
+    mapping: dict[SSAValue, SSAValue] = dict(zip(p.ivs, fused.ivs))
+    mapping.update(zip(c.ivs, fused.ivs))
+    mapping.update(zip(c.out_args, fused.out_args))
+    b = Builder(InsertPoint.at_end(fused.body.block))
+    for op in _slice(p, prod.write.value):
+        clone = b.insert(op.clone(value_mapper=mapping))
+        mapping.update(zip(op.results, clone.results))
+    value = mapping.get(prod.write.value, prod.write.value)
+    for r in reads:
+        mapping[r.results[0]] = value
+    for op in c.body.block.ops:
+        if op not in reads:
+            clone = b.insert(op.clone(value_mapper=mapping))
+            mapping.update(zip(op.results, clone.results))
+    c.parent_block().insert_op_before(fused, c)  # type: ignore[union-attr]
+    for old, new in zip(c.res, fused.res):
+        old.replace_all_uses_with(new)
+    c.detach()
+    c.erase()
+    if not any(r.uses for r in p.res):
+        p.detach()
+        p.erase()
+
+
+def fuse_sibling(a: df.MapOp) -> bool:
+    """Merge the next map into `a` when both run over one space, share an input
+    and neither reads what the other writes."""
+    b = a.next_op
+    if not isinstance(b, df.MapOp) or b.is_buffer_form or a.is_buffer_form or not _same_space(a, b):
+        return False
+    shared = set(_operands_of(a)) & set(_operands_of(b))
+    if not any(v not in a.outs and v not in b.outs for v in shared):
+        return False
+    if any(v in a.res for v in _operands_of(b)) or set(a.outs) & set(b.outs):
+        return False
+    fused = df.MapOp(a.bounds, list(a.outs) + list(b.outs))
+    fused.attributes |= a.attributes
+    builder = Builder(InsertPoint.at_end(fused.body.block))
+    for m, args in ((a, fused.out_args[: len(a.outs)]), (b, fused.out_args[len(a.outs) :])):
+        mapping: dict[SSAValue, SSAValue] = dict(zip(m.ivs, fused.ivs))
+        mapping.update(zip(m.out_args, args))
+        for op in m.body.block.ops:
+            clone = builder.insert(op.clone(value_mapper=mapping))
+            mapping.update(zip(op.results, clone.results))
+    a.parent_block().insert_op_before(fused, a)  # type: ignore[union-attr]
+    for old, new in zip(list(a.res) + list(b.res), fused.res):
+        old.replace_all_uses_with(new)
+    for m in (a, b):
+        m.detach()
+        m.erase()
+    return True
+
+
+def merge_tasklets(block: Block) -> bool:
+    """Merge one tasklet into the single tasklet consuming all its results."""
+    for t1 in [o for o in block.ops if isinstance(o, df.TaskletOp)]:
+        users = {u.operation for r in t1.res for u in r.uses}
+        if len(users) != 1 or not isinstance(t2 := users.pop(), df.TaskletOp) or t2.parent_block() is not block:
+            continue
+        inputs = list(t1.inputs) + [v for v in t2.inputs if v not in t1.res and v not in t1.inputs]
+        body = Block(arg_types=[v.type for v in inputs])
+        mapping: dict[SSAValue, SSAValue] = dict(zip(t1.body.block.args, body.args[: len(t1.inputs)]))
+        b = Builder(InsertPoint.at_end(body))
+        yielded: list[SSAValue] = []
+        for op in t1.body.block.ops:
+            if isinstance(op, df.YieldOp):
+                yielded = [mapping.get(v, v) for v in op.values]
+                continue
+            clone = b.insert(op.clone(value_mapper=mapping))
+            mapping.update(zip(op.results, clone.results))
+        outer = dict(zip(t1.res, yielded)) | dict(zip(inputs, body.args))
+        second = {a: outer[v] for a, v in zip(t2.body.block.args, t2.inputs)}
+        for op in t2.body.block.ops:
+            clone = b.insert(op.clone(value_mapper=second))
+            second.update(zip(op.results, clone.results))
+        merged = df.TaskletOp(inputs, t2.res.types, body)
+        block.insert_op_before(merged, t2)
+        for old, new in zip(t2.res, merged.res):
+            old.replace_all_uses_with(new)
+        t2.detach()
+        t2.erase()
+        t1.detach()
+        t1.erase()
+        return True
+    return False
+
+
+@dataclass(frozen=True)
+class FusePass(ModulePass):
+    """Fuse df maps and merge tasklets until nothing more is legal."""
+
+    name = "fuse"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        for rule in (fuse_producer, fuse_sibling):  # consumers first: siblings may share a producer
+            while any(rule(m) for m in self._maps(op)):
+                while any(fuse_producer(m) for m in self._maps(op)):
+                    pass
+        for m in [o for o in op.walk() if isinstance(o, df.MapOp)]:
+            while merge_tasklets(m.body.block):
+                pass
+
+    @staticmethod
+    def _maps(op: ModuleOp) -> list[df.MapOp]:
+        return [o for o in op.walk() if isinstance(o, df.MapOp) and not o.is_buffer_form]

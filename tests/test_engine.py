@@ -1,0 +1,211 @@
+"""The CPU backend end to end: programs compiled by the ExecutionEngine match numpy."""
+
+import resource
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from compiler import ExecutionEngine, parse_module
+from compiler.interpreter import interpret
+
+EXAMPLES = Path(__file__).parent.parent / "examples"
+RNG = np.random.default_rng(3)
+
+
+def engine(text: str, **options) -> ExecutionEngine:
+    return ExecutionEngine(parse_module(text), **options)
+
+
+def example(name: str) -> str:
+    return (EXAMPLES / f"{name}.mlir").read_text()
+
+
+def test_gemm_sum():
+    x, y = RNG.standard_normal((5, 4)).astype(np.float32), RNG.standard_normal((4, 3)).astype(np.float32)
+    np.testing.assert_allclose(engine(example("gemm_sum")).invoke("gemm_sum", x, y), (x @ y).sum(), rtol=1e-5)
+
+
+def test_mlp_matches_numpy():
+    shapes = [(120, 784), (120,), (32, 120), (32,), (10, 32), (10,)]
+    params = [(RNG.standard_normal(s) * 0.05).astype(np.float32) for s in shapes]
+    x, labels = RNG.standard_normal((8, 784)).astype(np.float32), RNG.integers(0, 10, 8)
+    w1, b1, w2, b2, w3, b3 = params
+    h = np.maximum(x @ w1.T + b1, 0)
+    h = np.maximum(h @ w2.T + b2, 0)
+    logits = h @ w3.T + b3
+    logp = logits - logits.max(1, keepdims=True)
+    logp = logp - np.log(np.exp(logp).sum(1, keepdims=True))
+    expected = -logp[np.arange(8), labels].mean()
+    got = engine(example("mlp")).invoke("mlp", x, labels, *params)
+    np.testing.assert_allclose(got, expected, rtol=1e-5)
+
+
+def test_softmax_loss():
+    x, w = RNG.standard_normal((64, 512)).astype(np.float32), RNG.standard_normal((64, 512)).astype(np.float32)
+    e = np.exp(x - x.max(1, keepdims=True))
+    expected = (e / e.sum(1, keepdims=True) * w).sum(dtype=np.float64)
+    np.testing.assert_allclose(engine(example("softmax")).invoke("softmax_loss", x, w), expected, rtol=1e-5)
+
+
+def numpy_jacobi(a, steps=20):
+    a, b = a.copy(), a.copy()
+    for _ in range(steps):
+        b[1:-1, 1:-1] = 0.2 * (a[1:-1, 1:-1] + a[1:-1, :-2] + a[1:-1, 2:] + a[2:, 1:-1] + a[:-2, 1:-1])
+        a[1:-1, 1:-1] = 0.2 * (b[1:-1, 1:-1] + b[1:-1, :-2] + b[1:-1, 2:] + b[2:, 1:-1] + b[:-2, 1:-1])
+    return a.sum()
+
+
+@pytest.mark.parametrize("threads", [1, 4])
+def test_jacobi2d(threads):
+    a = RNG.standard_normal((64, 64))
+    got = engine(example("jacobi2d"), threads=threads).invoke("jacobi2d", a)
+    np.testing.assert_allclose(got, numpy_jacobi(a), rtol=1e-12)
+
+
+WCR = """func.func @f(%x: tensor<{n}x{m}x{t}>) -> tensor<{m}x{t}> {{
+  %init = arith.constant dense<{init}> : tensor<{m}x{t}>
+  %r = df.map (%i, %j) in ({n}, {m}) outs(%o = %init : tensor<{m}x{t}>) {{
+    %v = df.read %x[%i, %j] : tensor<{n}x{m}x{t}>
+    df.write %v, %o[%j] wcr({kind}) : tensor<{m}x{t}>
+  }} -> tensor<{m}x{t}>
+  func.return %r : tensor<{m}x{t}>
+}}"""
+WCR_INIT = {"add": ("0.0", np.sum), "mul": ("1.0", np.prod), "max": ("0xFF800000", np.max), "min": ("0x7F800000", np.min)}
+
+
+@pytest.mark.parametrize("threads", [1, 3])
+@pytest.mark.parametrize("kind", sorted(WCR_INIT))
+@pytest.mark.parametrize("dtype", ["f32", "f64"])
+def test_each_wcr_kind_in_parallel_and_serial(kind, dtype, threads):
+    init, reduce = WCR_INIT[kind]
+    if dtype == "f64" and init.startswith("0x"):
+        init = {"0xFF800000": "0xFFF0000000000000", "0x7F800000": "0x7FF0000000000000"}[init]
+    n, m = 20000, 3  # enough work to run in parallel
+    x = RNG.random((n, m)) + 0.5  # positive: sums without cancellation, so rtol is meaningful
+    if kind == "mul":  # products of many rounded floats drift; powers of two multiply exactly
+        x = RNG.choice([0.5, 2.0], (n, m)) ** (RNG.random((n, m)) < 0.01)
+    x = x.astype(np.float32 if dtype == "f32" else np.float64)
+    got = engine(WCR.format(n=n, m=m, t=dtype, init=init, kind=kind), threads=threads).invoke("f", x)
+    rtol = 1e-5 if dtype == "f32" else 1e-12
+    np.testing.assert_allclose(got, reduce(x.astype(np.float64), axis=0), rtol=rtol)
+
+
+DYNAMIC = """func.func @f(%x: tensor<?x16xf64>, %y: tensor<?x16xf64>) -> tensor<?xf64> {
+  %c0 = arith.constant 0 : index
+  %n = tensor.dim %x, %c0 : tensor<?x16xf64>
+  %init = tensor.empty(%n) : tensor<?xf64>
+  %zeros = df.map (%i) in (%n) outs(%o = %init : tensor<?xf64>) {
+    %z = arith.constant 0.0 : f64
+    df.write %z, %o[%i] : tensor<?xf64>
+  } -> tensor<?xf64>
+  %r = df.map (%i) in (%n) outs(%o = %zeros : tensor<?xf64>) {
+    df.map (%j) in (16) {
+      %a = df.read %x[%i, %j] : tensor<?x16xf64>
+      %b = df.read %y[%i, %j] : tensor<?x16xf64>
+      %p = df.tasklet (%a, %b) : (f64, f64) -> f64 {
+      ^bb0(%u: f64, %v: f64):
+        %m = arith.mulf %u, %v : f64
+        df.yield %m : f64
+      }
+      df.write %p, %o[%i] wcr(add) : tensor<?xf64>
+    }
+  } -> tensor<?xf64>
+  func.return %r : tensor<?xf64>
+}"""
+
+
+def test_dynamic_shapes_and_nested_maps():
+    e = engine(DYNAMIC)
+    for n in (1, 7, 3000):
+        x, y = RNG.standard_normal((n, 16)), RNG.standard_normal((n, 16))
+        np.testing.assert_allclose(e.invoke("f", x, y), (x * y).sum(1), rtol=1e-12)
+
+
+@pytest.mark.parametrize(
+    "args,error,message",
+    [
+        ((np.zeros((5, 4), np.float64), np.zeros((4, 3), np.float32)), TypeError, "argument #0 must have dtype float32"),
+        ((np.zeros((5, 5), np.float32), np.zeros((4, 3), np.float32)), ValueError, "size 4 in dimension 1"),
+        ((np.zeros(20, np.float32), np.zeros((4, 3), np.float32)), ValueError, "must have rank 2"),
+        ((np.zeros((5, 4), np.float32),), TypeError, "takes 2 arguments, got 1"),
+        (([[1.0]], np.zeros((4, 3), np.float32)), TypeError, "must be a numpy array"),
+    ],
+)
+def test_bad_arguments_raise(args, error, message):
+    with pytest.raises(error, match=message):
+        engine(example("gemm_sum")).invoke("gemm_sum", *args)
+
+
+def test_non_contiguous_arguments_are_accepted():
+    x = RNG.standard_normal((4, 5)).astype(np.float32).T
+    y = RNG.standard_normal((4, 3)).astype(np.float32)
+    np.testing.assert_allclose(engine(example("gemm_sum")).invoke("gemm_sum", x, y), (x @ y).sum(), rtol=1e-5)
+
+
+def test_compiled_code_is_cached():
+    first = engine(example("gemm_sum"))
+    assert engine(example("gemm_sum")).jit is first.jit
+    assert engine(example("gemm_sum"), fast_math=False).jit is not first.jit
+
+
+def test_scalar_arguments_and_results():
+    text = """func.func @f(%x: tensor<4xf32>, %s: f32, %k: i64) -> (tensor<4xf32>, f32) {
+  %r = df.map (%i) in (4) outs(%o = %x : tensor<4xf32>) {
+    %v = df.read %x[%i] : tensor<4xf32>
+    %w = df.tasklet (%v, %s) : (f32, f32) -> f32 {
+    ^bb0(%a: f32, %b: f32):
+      %m = arith.mulf %a, %b : f32
+      df.yield %m : f32
+    }
+    df.write %w, %o[%i] : tensor<4xf32>
+  } -> tensor<4xf32>
+  %kf = arith.sitofp %k : i64 to f32
+  %t = arith.addf %s, %kf : f32
+  func.return %r, %t : tensor<4xf32>, f32
+}"""
+    x = np.arange(4, dtype=np.float32)
+    r, t = engine(text).invoke("f", x, 2.5, 3)
+    np.testing.assert_array_equal(r, x * 2.5)
+    assert t == np.float32(5.5)
+    np.testing.assert_array_equal(x, np.arange(4))  # arguments are never written
+
+
+def test_interpreter_and_engine_agree_on_nn_ops():
+    text = """func.func @f(%a: tensor<6x5xf32>, %b: tensor<5xf32>) -> tensor<6x5xf32> {
+  %s = nn.add %a, %b : (tensor<6x5xf32>, tensor<5xf32>) -> tensor<6x5xf32>
+  %t = nn.tanh %s : (tensor<6x5xf32>) -> tensor<6x5xf32>
+  %m = nn.softmax %t {axis = 0 : i64} : (tensor<6x5xf32>) -> tensor<6x5xf32>
+  %r = nn.transpose %m {permutation = array<i64: 1, 0>} : (tensor<6x5xf32>) -> tensor<5x6xf32>
+  %q = nn.reshape %r : (tensor<5x6xf32>) -> tensor<6x5xf32>
+  %l = nn.sigmoid %q : (tensor<6x5xf32>) -> tensor<6x5xf32>
+  func.return %l : tensor<6x5xf32>
+}"""
+    from compiler import PassManager
+
+    a, b = RNG.standard_normal((6, 5)).astype(np.float32), RNG.standard_normal(5).astype(np.float32)
+    module = parse_module(text)
+    got = ExecutionEngine(module).invoke("f", a, b)
+    PassManager.parse("expand-library").run(module)
+    np.testing.assert_allclose(got, interpret(module, "f", a, b), rtol=1e-5)
+
+
+def _rss_kb() -> int:
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * resource.getpagesize() // 1024
+
+
+def test_ten_thousand_invocations_do_not_leak():
+    text = """func.func @f(%x: tensor<256xf32>) -> tensor<256xf32> {
+  %e = nn.exp %x : (tensor<256xf32>) -> tensor<256xf32>
+  %n = nn.neg %e : (tensor<256xf32>) -> tensor<256xf32>
+  func.return %n : tensor<256xf32>
+}"""
+    e = engine(text, threads=1)
+    x = np.ones(256, np.float32)
+    for _ in range(1000):
+        e.invoke("f", x)
+    before = _rss_kb()
+    for _ in range(10000):
+        e.invoke("f", x)
+    assert _rss_kb() - before < 2048, "resident memory grew by more than 2 MiB over 10,000 calls"
