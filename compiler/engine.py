@@ -8,7 +8,7 @@ and raises `TypeError`/`ValueError` naming the argument on a mismatch.
 Compiled code is cached by module text and options. `vector_math` (default
 on) uses the backend's vectorisable exp/tanh polynomials (within ~2 ulp of
 libm) instead of scalar libm calls; `fast_math=False` gives bit-reproducible
-arithmetic (no reassociation).
+arithmetic (no reassociation); `pipeline` replaces the lowering pipeline.
 """
 
 from __future__ import annotations
@@ -31,18 +31,19 @@ from compiler.pass_manager import PassManager
 from passes import PIPELINES
 from passes.lower_dataflow import default_threads
 
-_CACHE: dict[tuple[str, int, bool, int, bool], JitModule] = {}
+_CACHE: dict[tuple, JitModule] = {}
 _libc = ctypes.CDLL(ctypes.util.find_library("c"))
 _libc.free.argtypes = [ctypes.c_void_p]
 _ENTRY = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
 _UPSTREAM = ("builtin", "func", "scf", "memref", "arith", "math", "llvm", "vector")
 
 
-def lower(module: ModuleOp, threads: int) -> ModuleOp:
-    """A copy of `module` lowered to upstream dialects (unchanged if it already is)."""
+def lower(module: ModuleOp, threads: int, pipeline: str | None = None) -> ModuleOp:
+    """A copy of `module` lowered to upstream dialects (unchanged if it already is),
+    by `pipeline` (default: the `default` pipeline with `threads` threads)."""
     module = module.clone()
     if any(op.dialect_name() not in _UPSTREAM for op in module.walk()):
-        pipeline = PIPELINES["default"].replace("lower-dataflow", f"lower-dataflow{{threads={threads}}}")
+        pipeline = pipeline or PIPELINES["default"].replace("lower-dataflow", f"lower-dataflow{{threads={threads}}}")
         PassManager.parse(pipeline).run(module)
     return module
 
@@ -62,6 +63,7 @@ class ExecutionEngine:
         fast_math: bool = True,
         threads: int | None = None,
         vector_math: bool = True,
+        pipeline: str | None = None,
     ):
         if target != "cpu":
             raise ValueError(f"unknown target '{target}' (the engine runs 'cpu')")
@@ -69,10 +71,10 @@ class ExecutionEngine:
         self.signatures = {
             op.sym_name.data: op.function_type for op in module.ops if isinstance(op, func.FuncOp)
         }
-        key = (str(module), opt_level, fast_math, self.threads, vector_math)
+        key = (str(module), opt_level, fast_math, self.threads, vector_math, pipeline)
         if key not in _CACHE:
             _CACHE[key] = JitModule(
-                lower(module, self.threads),
+                lower(module, self.threads, pipeline),
                 opt_level=opt_level,
                 fast_math=fast_math,
                 num_threads=self.threads,

@@ -19,6 +19,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.printer import Printer
 
 from compiler.diagnostics import CompileError
+from compiler.targets import TARGETS
 from compiler.parsing import parse_module
 from compiler.pass_manager import PassManager
 from passes import PIPELINES, get_all_passes
@@ -48,6 +49,8 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--print-op-generic", action="store_true", help="print ops in generic form")
     parser.add_argument("--time-passes", action="store_true", help="report each pass's wall time on stderr")
     parser.add_argument("--list-passes", action="store_true", help="list registered passes and pipelines")
+    parser.add_argument("-t", "--target", default="mlir", choices=["mlir", *TARGETS],
+                        help="print MLIR (default), optimised LLVM IR, host assembly or PTX")
     return parser
 
 
@@ -146,7 +149,10 @@ def run(argv: Sequence[str]) -> int:
         error: CompileError | None = None
         try:
             module = manager.run(parse_module(padded, filename))
-            outputs.append(_print(module, args.print_op_generic))
+            if args.target == "mlir":
+                outputs.append(_print(module, args.print_op_generic))
+            else:
+                outputs.append(_translate(module, args.target))
         except CompileError as err:
             error = err
         if args.verify_diagnostics:
@@ -159,6 +165,14 @@ def run(argv: Sequence[str]) -> int:
             failed = True
     _write(args.output, f"{SPLIT_MARKER}\n".join(outputs))
     return 1 if failed else 0
+
+
+def _translate(module: ModuleOp, target: str) -> str:
+    """`module` printed by a code generator; its failures are compile errors."""
+    try:
+        return TARGETS[target](module)
+    except NotImplementedError as err:
+        raise CompileError(f"cannot generate {target}: {err}") from None
 
 
 def _write(path: str, text: str) -> None:
