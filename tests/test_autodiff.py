@@ -274,3 +274,47 @@ def test_full_size_softmax_and_jacobi_gradients_through_the_engine():
     _, ga = _engine_grad("jacobi2d", "jacobi2d", a, seed_dtype=np.float64)
     (ta,) = torch_grads(lambda t: torch_jacobi(t, steps=20), a)
     np.testing.assert_allclose(ga, ta, rtol=1e-10, atol=1e-12)
+
+
+def test_split_forward_and_backward_compose_to_the_gradient():
+    from passes.autodiff.autodiff import split_info
+
+    text = MLP
+    module = parse_module(text)
+    PassManager.parse("autodiff{split=true},expand-library").run(module)
+    info = split_info(module, "mlp")
+    assert info.wrt == [0, 2, 3, 4, 5, 6, 7] and info.outputs == [0]
+    shapes = [(6, 12), (6,), (5, 6), (5,), (3, 5), (3,)]
+    params = [(RNG.standard_normal(s) * 0.5).astype(np.float32) for s in shapes]
+    args = [RNG.standard_normal((4, 12)).astype(np.float32), np.array([0, 2, 1, 2], dtype=np.int64), *params]
+    loss, *saved = interpret(module, "mlp_fwd", *args)
+    assert len(saved) == len(info.saved)
+    grads = interpret(module, "mlp_bwd", *saved, np.array(1.0, np.float32))
+    expected = gradients(MLP, "mlp", *args)
+    np.testing.assert_allclose(loss, expected[0], rtol=1e-6)
+    for g, e in zip(grads, expected[1:]):
+        np.testing.assert_allclose(g, e, rtol=1e-5, atol=1e-7)
+
+
+HESSIAN = """func.func @f(%x: tensor<5xf64>) -> tensor<f64> {
+  %t = nn.tanh %x : (tensor<5xf64>) -> tensor<5xf64>
+  %e = nn.exp %x : (tensor<5xf64>) -> tensor<5xf64>
+  %p = nn.mul %t, %e : (tensor<5xf64>, tensor<5xf64>) -> tensor<5xf64>
+  %q = nn.softmax %p {axis = 0 : i64} : (tensor<5xf64>) -> tensor<5xf64>
+  %s = nn.reduce %q {kind = "max", axes = array<i64: 0>} : (tensor<5xf64>) -> tensor<f64>
+  func.return %s : tensor<f64>
+}"""
+
+
+def test_hessian_vector_product_against_finite_differences():
+    module = parse_module(HESSIAN)
+    PassManager.parse("autodiff{func=f},autodiff{func=f_grad wrt=0 outputs=1},expand-library").run(module)
+    x, v = RNG.standard_normal(5), RNG.standard_normal(5)
+    _, g, hv = interpret(module, "f_grad_grad", x, np.array(1.0), v)
+
+    def grad(point):
+        return interpret(module, "f_grad", point, np.array(1.0))[1]
+
+    eps = 1e-5
+    fd = (grad(x + eps * v) - grad(x - eps * v)) / (2 * eps)
+    np.testing.assert_allclose(hv, fd, rtol=1e-6, atol=1e-8)

@@ -119,7 +119,7 @@ def split(grad: func.FuncOp, f: func.FuncOp, n_forward: int, wrt: list[int], out
     args, seeds = block.args[:n_args], block.args[n_args:]
     defined = set(args) | {r for o in forward for r in o.results}
     saved: list[SSAValue] = []
-    for o in backward:
+    for o in backward[:-1]:  # all but the return
         for inner in o.walk():
             for v in inner.operands:
                 if v in defined and v not in saved:

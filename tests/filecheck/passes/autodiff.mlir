@@ -1,0 +1,75 @@
+// RUN: opt-tool %s '--autodiff{func=matmul_sum}' | filecheck %s --check-prefix=MATMUL
+// RUN: opt-tool %s '--autodiff{func=stencil}' | filecheck %s --check-prefix=STENCIL
+// RUN: opt-tool %s '--autodiff{func=matmul_sum wrt=1}' | filecheck %s --check-prefix=WRT
+// RUN: opt-tool %s '--autodiff{func=matmul_sum split=true}' | filecheck %s --check-prefix=SPLIT
+// RUN: opt-tool %s '--autodiff{func=twice}' --canonicalize --cse | filecheck %s --check-prefix=CSE
+
+// The gradient of nn.matmul is two matmuls with transposes, not loops; the
+// sum's gradient is the seed broadcast back to the summed shape.
+// MATMUL-LABEL: func.func @matmul_sum_grad(%a: tensor<5x4xf32>, %b: tensor<4x3xf32>, %seed: tensor<f32>) -> (tensor<f32>, tensor<5x4xf32>, tensor<4x3xf32>)
+// MATMUL:         %[[S:.*]] = nn.reshape %seed : (tensor<f32>) -> tensor<1x1xf32>
+// MATMUL-NEXT:    nn.broadcast %[[S]] : (tensor<1x1xf32>) -> tensor<5x3xf32>
+// MATMUL:         %[[BT:.*]] = nn.transpose %b {permutation = array<i64: 1, 0>}
+// MATMUL-NEXT:    %[[GA:.*]] = nn.matmul %{{.*}}, %[[BT]]
+// MATMUL-NEXT:    %[[AT:.*]] = nn.transpose %a {permutation = array<i64: 1, 0>}
+// MATMUL-NEXT:    %[[GB:.*]] = nn.matmul %[[AT]], %{{.*}}
+// MATMUL-NEXT:    func.return %{{.*}}, %[[GA]], %[[GB]]
+func.func @matmul_sum(%a: tensor<5x4xf32>, %b: tensor<4x3xf32>) -> tensor<f32> {
+  %z = nn.matmul %a, %b : (tensor<5x4xf32>, tensor<4x3xf32>) -> tensor<5x3xf32>
+  %s = nn.reduce %z {kind = "sum", axes = array<i64: 0, 1>} : (tensor<5x3xf32>) -> tensor<f32>
+  func.return %s : tensor<f32>
+}
+
+// Only the requested gradient is built: no transpose of %b for wrt=1.
+// WRT-LABEL: func.func @matmul_sum_grad(%a: tensor<5x4xf32>, %b: tensor<4x3xf32>, %seed: tensor<f32>) -> (tensor<f32>, tensor<4x3xf32>)
+// WRT-NOT:     nn.transpose %b
+// WRT:         nn.transpose %a
+// WRT-NOT:     nn.transpose %b
+
+// Split mode: forward returns the results and the saved values, backward takes them.
+// SPLIT-LABEL: func.func @matmul_sum_fwd(%a: tensor<5x4xf32>, %b: tensor<4x3xf32>) -> (tensor<f32>, tensor<4x3xf32>, tensor<5x4xf32>) attributes {autodiff.saved = ["%b (argument #1)", "%a (argument #0)"]}
+// SPLIT:         func.return %s, %b, %a
+// SPLIT-LABEL: func.func @matmul_sum_bwd(%{{.*}}: tensor<4x3xf32>, %{{.*}}: tensor<5x4xf32>, %{{.*}}: tensor<f32>) -> (tensor<5x4xf32>, tensor<4x3xf32>) attributes {autodiff.saved = [{{.*}}], autodiff.wrt = array<i64: 0, 1>, autodiff.outputs = array<i64: 0>}
+// SPLIT-NOT:     nn.matmul %a, %b
+
+// A stencil is linear: its adjoint scatters the seed with wcr(add) writes and
+// a tasklet that needs none of the forward values (0.2 * seed).
+// STENCIL-LABEL: func.func @stencil_grad
+// STENCIL:         df.map (%{{.*}}) in (6) outs(%{{.*}} = %{{.*}} : tensor<8xf64>)
+// STENCIL:           df.tasklet
+// STENCIL:             arith.constant 2.000000e-01 : f64
+// STENCIL:           wcr(add) : tensor<8xf64>
+// STENCIL:           wcr(add) : tensor<8xf64>
+// STENCIL:           wcr(add) : tensor<8xf64>
+func.func @stencil(%x: tensor<8xf64>) -> tensor<6xf64> {
+  %e = tensor.empty() : tensor<6xf64>
+  %y = df.map (%i) in (6) outs(%o = %e : tensor<6xf64>) {
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %i1 = arith.addi %i, %c1 : index
+    %i2 = arith.addi %i, %c2 : index
+    %l = df.read %x[%i] : tensor<8xf64>
+    %m = df.read %x[%i1] : tensor<8xf64>
+    %r = df.read %x[%i2] : tensor<8xf64>
+    %s = df.tasklet (%l, %m, %r) : (f64, f64, f64) -> f64 {
+    ^bb0(%a: f64, %b: f64, %c: f64):
+      %k = arith.constant 0.2 : f64
+      %t = arith.addf %a, %b : f64
+      %u = arith.addf %t, %c : f64
+      %v = arith.mulf %k, %u : f64
+      df.yield %v : f64
+    }
+    df.write %s, %o[%i] : tensor<6xf64>
+  } -> tensor<6xf64>
+  func.return %y : tensor<6xf64>
+}
+
+// The forward exp is computed once after cse, though the backward pass uses it too.
+// CSE-LABEL: func.func @twice_grad
+// CSE-COUNT-1: nn.exp
+// CSE-NOT:     nn.exp
+func.func @twice(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %e = nn.exp %x : (tensor<4xf32>) -> tensor<4xf32>
+  %y = nn.mul %e, %e : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  func.return %y : tensor<4xf32>
+}
