@@ -320,18 +320,28 @@ class LowerDataflowPass(ModulePass):
     """Lower buffer-form df maps to scf loops (see module docstring).
 
     Options: `threads` (0: `DFC_NUM_THREADS` or the CPU count),
-    `parallel_threshold` (iterations below which a map stays serial).
+    `parallel_threshold` (iterations below which a map stays serial),
+    `target` ("cpu", or "gpu": kernels and launches, see `passes.gpu_lowering`).
     """
 
     name = "lower-dataflow"
 
     threads: int = 0
     parallel_threshold: int = 32768
+    target: str = "cpu"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        lowering = _Lowering(self.threads or default_threads(), self.parallel_threshold)
-        for m in [o for o in op.walk() if isinstance(o, df.MapOp) and not df.enclosing_maps(o)]:
-            lowering.top_map(m)
+        maps = [o for o in op.walk() if isinstance(o, df.MapOp) and not df.enclosing_maps(o)]
+        if self.target == "gpu":
+            from passes.gpu_lowering import outline_kernels
+
+            outline_kernels(op, maps)
+        elif self.target == "cpu":
+            lowering = _Lowering(self.threads or default_threads(), self.parallel_threshold)
+            for m in maps:
+                lowering.top_map(m)
+        else:
+            raise CompileError(f"lower-dataflow: unknown target '{self.target}' (cpu or gpu)")
         for o in op.walk():
             if o.dialect_name() == "df":
                 raise CompileError.at(o, f"lower-dataflow: '{o.name}' outside a df.map cannot be lowered")

@@ -318,3 +318,39 @@ def test_hessian_vector_product_against_finite_differences():
     eps = 1e-5
     fd = (grad(x + eps * v) - grad(x - eps * v)) / (2 * eps)
     np.testing.assert_allclose(hv, fd, rtol=1e-6, atol=1e-8)
+
+
+BRANCH_AND_CALL = """func.func @inner(%x: tensor<3xf64>, %w: tensor<3xf64>) -> tensor<3xf64> {
+  %p = nn.mul %x, %w : (tensor<3xf64>, tensor<3xf64>) -> tensor<3xf64>
+  %t = nn.tanh %p : (tensor<3xf64>) -> tensor<3xf64>
+  func.return %t : tensor<3xf64>
+}
+func.func @outer(%x: tensor<3xf64>, %w: tensor<3xf64>, %flag: i1) -> tensor<3xf64> {
+  %a = func.call @inner(%x, %w) : (tensor<3xf64>, tensor<3xf64>) -> tensor<3xf64>
+  %b = func.call @inner(%a, %w) : (tensor<3xf64>, tensor<3xf64>) -> tensor<3xf64>
+  %r = scf.if %flag -> (tensor<3xf64>) {
+    %e = nn.exp %b : (tensor<3xf64>) -> tensor<3xf64>
+    scf.yield %e : tensor<3xf64>
+  } else {
+    %m = nn.mul %b, %x : (tensor<3xf64>, tensor<3xf64>) -> tensor<3xf64>
+    scf.yield %m : tensor<3xf64>
+  }
+  func.return %r : tensor<3xf64>
+}"""
+
+
+@pytest.mark.parametrize("flag", [True, False])
+def test_calls_and_branches(flag):
+    module = parse_module(BRANCH_AND_CALL)
+    PassManager.parse("autodiff{func=outer},expand-library").run(module)
+    assert sum(op.sym_name.data == "inner_grad" for op in module.ops) == 1, "the callee's gradient is reused"
+    x, w, s = RNG.standard_normal(3), RNG.standard_normal(3), RNG.standard_normal(3)
+    _, gx, gw = interpret(module, "outer_grad", x, w, np.bool_(flag), s)
+
+    def forward(x, w):
+        b = torch.tanh(torch.tanh(x * w) * w)
+        return (torch.exp(b) if flag else b * x) * torch.tensor(s)
+
+    tx, tw = torch_grads(forward, x, w)
+    np.testing.assert_allclose(gx, tx, rtol=1e-12)
+    np.testing.assert_allclose(gw, tw, rtol=1e-12)

@@ -73,7 +73,7 @@ def _indices(f: func.FuncOp, given: tuple[int, ...], types, what: str) -> list[i
     return list(given)
 
 
-def gradient_function(f: func.FuncOp, wrt: list[int], outputs: list[int]) -> func.FuncOp:
+def gradient_function(f: func.FuncOp, wrt: list[int], outputs: list[int], module: ModuleOp) -> func.FuncOp:
     """`@f_grad`: f's forward computation followed by its reverse sweep."""
     g = f.clone()
     g.sym_name = StringAttr(f"{f.sym_name.data}_grad")
@@ -90,6 +90,7 @@ def gradient_function(f: func.FuncOp, wrt: list[int], outputs: list[int]) -> fun
     varied = {block.args[k] for k in wrt}
     mark_varied(forward, varied)
     reverser = Reverser(Builder(InsertPoint.at_end(block)), varied)
+    reverser.module = module
     for k, seed in zip(outputs, seeds):
         reverser.add(results[k], seed)
     reverser.block(forward)
@@ -195,7 +196,7 @@ class AutodiffPass(ModulePass):
             if not outputs:
                 raise CompileError.at(f, f"autodiff: @{f.sym_name.data} has no float tensor result to differentiate")
             n_forward = len(list(f.body.block.ops)) - 1
-            grad = gradient_function(f, wrt, outputs)
+            grad = gradient_function(f, wrt, outputs, op)
             new = split(grad, f, n_forward, wrt, outputs) if self.split else [grad]
             for g in reversed(new):
                 op.body.block.insert_op_after(g, f)

@@ -88,8 +88,7 @@ def reverse_loop(rev: Reverser, op: scf.ForOp) -> None:
     cloned = list(block.ops)[start:]
     varied = set(rev.varied) | {mapping[body.args[1 + j]] for j in carried}
     mark_varied(cloned, varied)
-    inner = Reverser(inner_b, varied)
-    inner.placeholders = rev.placeholders
+    inner = rev.nested(inner_b, varied)
     for j, g in zip(carried, block.args[1 : 1 + len(carried)]):
         inner.add(mapping.get(yielded.arguments[j], yielded.arguments[j]), g)
     inner.block(cloned)

@@ -7,7 +7,8 @@ expansion. A `df.map` is reversed over the same iteration space: its body is
 recomputed, each write's value takes its adjoint from the result's adjoint
 (a tie-split share for `wcr(max|min)`), tasklets are differentiated with
 SymPy (`tasklet_diff.py`), and each read sends its adjoint to the source's
-gradient with `wcr(add)`. `scf.for` loops run backwards (`loops.py`).
+gradient with `wcr(add)`. `scf.for` loops run backwards (`loops.py`);
+`scf.if` and `func.call` are in `control.py`.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from xdsl.builder import Builder
-from xdsl.dialects import arith, scf, tensor
+from xdsl.dialects import arith, func, scf, tensor
 from xdsl.dialects.builtin import AnyFloat, FloatAttr, TensorType
 from xdsl.ir import Block, BlockArgument, Operation, SSAValue
 from xdsl.rewriter import InsertPoint
@@ -58,11 +59,16 @@ def mark_varied(ops: Sequence[Operation], varied: set[SSAValue]) -> None:
 class Reverser:
     """Builds adjoints at `b` for the ops of one block, in reverse order."""
 
-    def __init__(self, b: Builder, varied: set[SSAValue]):
+    def __init__(self, b: Builder, varied: set[SSAValue], parent: Reverser | None = None):
         self.b = b
         self.varied = varied
         self.adj: dict[SSAValue, SSAValue] = {}
-        self.placeholders: list = []  # loops.Placeholder, resolved by the pass
+        self.placeholders: list = parent.placeholders if parent else []  # loops.Placeholder
+        self.module = parent.module if parent else None  # where callees' gradients go
+
+    def nested(self, b: Builder, varied: set[SSAValue]) -> Reverser:
+        """A reverser for a nested region, sharing this one's module and placeholders."""
+        return Reverser(b, varied, self)
 
     def add(self, value: SSAValue, g: SSAValue | None) -> None:
         """Accumulate `g` into the adjoint of `value`."""
@@ -98,6 +104,14 @@ class Reverser:
             from passes.autodiff.loops import reverse_loop
 
             reverse_loop(self, op)
+        elif isinstance(op, scf.IfOp):
+            from passes.autodiff.control import reverse_if
+
+            reverse_if(self, op)
+        elif isinstance(op, func.CallOp):
+            from passes.autodiff.control import reverse_call
+
+            reverse_call(self, op)
         elif isinstance(op, arith.ConstantOp | tensor.EmptyOp):
             return
         else:

@@ -1,0 +1,71 @@
+"""Adjoints of `scf.if` (branch by branch) and `func.call` (through the
+callee's gradient function, generated once per callee and reused)."""
+
+from __future__ import annotations
+
+from xdsl.builder import Builder
+from xdsl.dialects import func, scf
+from xdsl.dialects.builtin import ModuleOp, TensorType
+from xdsl.ir import Block, Region, SSAValue
+from xdsl.rewriter import InsertPoint
+
+from compiler.diagnostics import CompileError
+from passes.autodiff.reverse import Reverser, is_float, mark_varied, used_from_outside
+
+
+def reverse_if(rev: Reverser, op: scf.IfOp) -> None:
+    """An `scf.if` on the same condition whose branches reverse the forward ones."""
+    captured = [
+        v for v in used_from_outside(op)
+        if isinstance(v.type, TensorType) and is_float(v) and v in rev.varied and v is not op.cond
+    ]
+    seeds = [rev.adj.get(r) for r in op.results]
+    regions = []
+    for forward in (op.true_region, op.false_region):
+        block = Block()
+        b = Builder(InsertPoint.at_end(block))
+        inner = rev.nested(b, set(rev.varied))
+        yielded = []
+        if forward.blocks:
+            body = forward.block
+            mapping: dict[SSAValue, SSAValue] = {}
+            for o in body.ops:
+                if isinstance(o, scf.YieldOp):
+                    yielded = [mapping.get(v, v) for v in o.arguments]
+                    continue
+                clone = b.insert(o.clone(value_mapper=mapping))
+                mapping.update(zip(o.results, clone.results))
+            cloned = list(block.ops)
+            mark_varied(cloned, inner.varied)
+            for y, s in zip(yielded, seeds):
+                inner.add(y, s)
+            inner.block(cloned)
+        b.insert(scf.YieldOp(*[inner.adj.get(c) or inner.zeros_like(c) for c in captured]))
+        regions.append(Region(block))
+    back = rev.b.insert(scf.IfOp(op.cond, [c.type for c in captured], regions[0], regions[1]))
+    for c, g in zip(captured, back.results):
+        rev.add(c, g)
+
+
+def reverse_call(rev: Reverser, op: func.CallOp) -> None:
+    """Call the callee's gradient function (generating it on first use)."""
+    from passes.autodiff.autodiff import gradient_function
+
+    module = rev.module
+    assert isinstance(module, ModuleOp)
+    name = op.callee.root_reference.data
+    callee = next((f for f in module.ops if isinstance(f, func.FuncOp) and f.sym_name.data == name), None)
+    if callee is None or callee.is_declaration:
+        raise CompileError.at(op, f"autodiff: cannot differentiate the call to @{name}: it has no body")
+    types = callee.function_type
+    wrt = [k for k, t in enumerate(types.inputs.data) if isinstance(t, TensorType) and is_float(op.arguments[k])]
+    outputs = [k for k, t in enumerate(types.outputs.data) if isinstance(t, TensorType) and is_float(op.res[k])]
+    grad_name = f"{name}_grad"
+    grad = next((f for f in module.ops if isinstance(f, func.FuncOp) and f.sym_name.data == grad_name), None)
+    if grad is None:
+        grad = gradient_function(callee, wrt, outputs, module)
+        module.body.block.insert_op_after(grad, callee)
+    seeds = [rev.adj.get(op.res[k]) or rev.zeros_like(op.res[k]) for k in outputs]
+    call = rev.b.insert(func.CallOp(grad_name, [*op.arguments, *seeds], grad.function_type.outputs.data))
+    for k, g in zip(wrt, call.res[len(op.res) :]):
+        rev.add(op.arguments[k], g)
