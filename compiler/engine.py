@@ -55,6 +55,13 @@ def _is_buffer(t: Attribute) -> bool:
 class ExecutionEngine:
     """JIT-compiled functions of one module, called with numpy arrays."""
 
+    def __new__(cls, module: ModuleOp, target: str = "cpu", *args: Any, **kwargs: Any) -> ExecutionEngine:
+        if target == "cuda" and cls is ExecutionEngine:  # the GPU engine, same contract
+            from compiler.cuda_engine import CudaEngine
+
+            cls = CudaEngine
+        return super().__new__(cls)
+
     def __init__(
         self,
         module: ModuleOp,
@@ -66,7 +73,7 @@ class ExecutionEngine:
         pipeline: str | None = None,
     ):
         if target != "cpu":
-            raise ValueError(f"unknown target '{target}' (the engine runs 'cpu')")
+            raise ValueError(f"unknown target '{target}' (the engine runs 'cpu' and 'cuda')")
         self.threads = threads or default_threads()
         self.signatures = {
             op.sym_name.data: op.function_type for op in module.ops if isinstance(op, func.FuncOp)

@@ -1,0 +1,418 @@
+"""NVPTX backend: the kernels of a GPU-lowered module as PTX, through llvmlite.
+
+    emit_ptx(module, arch="sm_90") -> str    PTX text (`ptxas -arch=sm_90` accepts it)
+
+A module still at df/nn/tensor level is first lowered (on a copy) with
+`GPU_PIPELINE`; the kernels are then the `gpu.func ... kernel` ops that
+`lower-dataflow{target=gpu}` outlined (see `passes.gpu_lowering`). Host code
+is not compiled here: the CUDA engine runs it.
+
+Kernels are translated op by op with the CPU emitter's handlers (same
+`index` = i64, memref and fast-math conventions; see `llvm_emitter`) into
+`ptx_kernel` functions of triple `nvptx64-nvidia-cuda`, optimised at O3 for
+`arch` (sm_70 or newer: warp aggregation uses `match.any.sync`).
+
+* Parameters: each kernel argument flattens as in the CPU ABI
+  (`kernel_params`): a memref is a `ptr addrspace(1)` (global memory) plus
+  one i64 per dynamic dimension, a scalar its LLVM type. `arg_attrs`
+  `llvm.noalias` and `llvm.readonly` become `noalias`/`readonly`, which is what
+  lets NVPTX load read-only buffers with `ld.global.nc`.
+* `gpu.thread_id`/`block_id`/`block_dim`/`grid_dim` read `%tid`/`%ctaid`/
+  `%ntid`/`%nctaid` (`gpu.known_block_size` makes `block_dim` a constant).
+* `memref.atomic_rmw` (add, mul, max, min; float or integer): when the warp
+  is full and every lane targets the same element (`activemask`,
+  `match.any.sync`), the lanes reduce with `shfl.sync.bfly` and lane 0
+  issues one atomic; otherwise each lane issues its own. add, integer max/min
+  are `atom.global` instructions, float max/min (`fmaximum`, NaN-propagating
+  like `arith.maximumf`) LLVM expands to a CAS loop, mul is a CAS loop here.
+* Math without libm: exp and tanh are the CPU emitter's inline polynomials,
+  log (and log2, log10 from it) an inline series (`_emit_log`), all to a few
+  ulp; sqrt, fma, fabs, floor, ceil, trunc, round(even), copysign, min/max
+  are native instructions. Other math ops (sin, erf, pow, ...) are rejected
+  with NotImplementedError, as are allocation, copies and calls in kernels.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Callable
+
+import llvmlite.binding as llvm
+import llvmlite.ir as ir
+from xdsl.dialects import gpu
+from xdsl.dialects.builtin import DYNAMIC_INDEX, MemRefType, ModuleOp, ShapedType, TensorType
+from xdsl.ir import Attribute, Block, Operation
+
+from compiler.codegen.llvm_emitter import (
+    _HANDLERS,
+    _TERMINATORS,
+    _emit_exp_poly,
+    _emit_tanh_poly,
+    _FnEmitter,
+    _MemRef,
+    _ModuleEmitter,
+    _scalar_type,
+)
+
+__all__ = ["emit_ptx", "emit_llvm", "compile_ptx", "lower_for_gpu", "kernel_params", "GPU_PIPELINE", "DEFAULT_ARCH"]
+
+DEFAULT_ARCH = "sm_90"
+TRIPLE = "nvptx64-nvidia-cuda"
+GPU_PIPELINE = "expand-library,canonicalize,cse,bufferize,lower-dataflow{target=gpu},canonicalize,cse"
+
+_GLOBAL_PTR = ir.PointerType(addrspace=1)
+_I1 = ir.IntType(1)
+_I32 = ir.IntType(32)
+_I64 = ir.IntType(64)
+_VOID = ir.VoidType()
+_DEVICE = 'syncscope("device") monotonic'
+_ATOMIC_WCR = {0: "add", 1: "add", 3: "max", 4: "max", 6: "min", 7: "min", 9: "mul", 10: "mul"}
+_KERNEL_OPS = frozenset({
+    "math.sqrt", "math.rsqrt", "math.absf", "math.floor", "math.ceil", "math.trunc", "math.round",
+    "math.roundeven", "math.fma", "math.copysign", "math.absi", "math.ctlz", "math.cttz", "math.ctpop",
+    "memref.load", "memref.store", "memref.dim", "memref.cast", "memref.collapse_shape",
+    "memref.expand_shape", "scf.for", "scf.if", "scf.while", "scf.execute_region",
+})  # fmt: skip
+"""Ops the CPU handlers translate as the GPU needs them (besides arith)."""
+_INTRINSICS = re.compile(
+    r"llvm\.(nvvm\..*|(fma|sqrt|fabs|floor|ceil|trunc|round|roundeven|copysign|minnum|maxnum|minimum|maximum"
+    r"|smin|smax|umin|umax|abs|ctlz|cttz|ctpop)\..*)"
+)
+"""Declarations NVPTX can lower (anything else would need a libm it lacks)."""
+
+
+def _unsupported(what: str) -> NotImplementedError:
+    return NotImplementedError(f"NVPTX emitter: unsupported {what}")
+
+
+def _needs_lowering(module: ModuleOp) -> bool:
+    for op in module.walk():
+        if op.dialect_name() in ("df", "nn", "tensor"):
+            return True
+        if op.name == "func.func" and any(isinstance(t, TensorType) for t in op.function_type.inputs.data):
+            return True
+    return False
+
+
+def lower_for_gpu(module: ModuleOp) -> ModuleOp:
+    """A copy of `module`, lowered with GPU_PIPELINE if it is still at df/nn level."""
+    module = module.clone()
+    if _needs_lowering(module):
+        from compiler.pass_manager import PassManager
+
+        PassManager.parse(GPU_PIPELINE).run(module)
+    return module
+
+
+def kernel_params(t: Attribute) -> list[ir.Type]:
+    """The LLVM parameters a kernel argument of type `t` flattens to."""
+    if isinstance(t, MemRefType):
+        return [_GLOBAL_PTR] + [_I64 for d in t.get_shape() if d == DYNAMIC_INDEX]
+    if isinstance(t, ShapedType):
+        raise _unsupported(f"kernel argument type '{t}'")
+    return [_scalar_type(t)]
+
+
+# ---------------------------------------------------------------------------
+# Kernels
+
+
+class _KernelEmitter(_FnEmitter):
+    """Emits one kernel body: GPU handlers first, then an allowed CPU handler."""
+
+    known_block: tuple[int, ...] | None = None
+
+    def emit_ops(self, block: Block) -> Operation | None:
+        for op in block.ops:
+            if op.name in _TERMINATORS or op.name == "gpu.return":
+                if op is not block.last_op:
+                    raise _unsupported(f"op '{op.name}' before the end of a block")
+                return op
+            handler = _GPU_HANDLERS.get(op.name)
+            if handler is None and (op.dialect_name() == "arith" or op.name in _KERNEL_OPS):
+                handler = _HANDLERS.get(op.name)
+            if handler is None:
+                raise _unsupported(f"op '{op.name}' in a kernel")
+            handler(self, op)
+            for r in op.results:
+                self.name_value(r)
+        return None
+
+    def nvvm(self, name: str, ret: ir.Type, args: list[ir.Value]) -> ir.Value:
+        fn = self.m.declare("llvm.nvvm." + name, ret, [a.type for a in args])
+        return self.b.call(fn, args)
+
+
+def _emit_kernel(m: _ModuleEmitter, op: gpu.FuncOp) -> None:
+    name = op.sym_name.data
+    inputs = op.function_type.inputs.data
+    fn = ir.Function(m.ir, ir.FunctionType(_VOID, [p for t in inputs for p in kernel_params(t)]), name)
+    fn.calling_convention = "ptx_kernel"
+    attrs = op.attributes.get("arg_attrs")
+    e = _KernelEmitter(m, fn, op, in_parallel=True)
+    if op.known_block_size is not None:
+        e.known_block = op.known_block_size.get_values()
+        set.add(fn.attributes, f'"nvvm.reqntid"="{",".join(map(str, e.known_block))}"')  # PTX .reqntid
+    block = e.single_block(op.body, f"gpu.func @{name}")
+    k = 0
+    for i, (arg, t) in enumerate(zip(block.args, inputs)):
+        n = len(kernel_params(t))
+        params = fn.args[k : k + n]
+        k += n
+        if not isinstance(t, MemRefType):
+            e.values[arg] = params[0]
+            continue
+        flags = attrs.data[i].data if attrs is not None else {}
+        for flag in ("noalias", "readonly"):
+            if f"llvm.{flag}" in flags:  # set.add: llvmlite's list lacks `readonly`, printed as is
+                set.add(params[0].attributes, flag)
+        ptr = e.b.addrspacecast(params[0], ir.PointerType(), name=arg.name_hint or f"arg{i}")
+        it = iter(params[1:])
+        sizes = [next(it) if d == DYNAMIC_INDEX else ir.Constant(_I64, d) for d in t.get_shape()]
+        e.values[arg] = _MemRef(ptr, sizes, t, _scalar_type(t.element_type))
+    term = e.emit_ops(block)
+    if term is None or term.name != "gpu.return" or term.operands:
+        raise _unsupported(f"kernel @{name} not ending in an operand-less gpu.return")
+    e.b.ret_void()
+
+
+# -- handlers
+
+_GPU_HANDLERS: dict[str, Callable[[_KernelEmitter, Operation], None]] = {}
+_SREG = {"gpu.thread_id": "tid", "gpu.block_id": "ctaid", "gpu.block_dim": "ntid", "gpu.grid_dim": "nctaid"}
+
+
+def _handles(*names: str):
+    def deco(f):
+        for n in names:
+            _GPU_HANDLERS[n] = f
+        return f
+
+    return deco
+
+
+@_handles(*_SREG)
+def _sreg(e: _KernelEmitter, op: Operation) -> None:
+    dim = op.properties["dimension"].data.value  # "x", "y" or "z"
+    if op.name == "gpu.block_dim" and e.known_block is not None:
+        e.values[op.results[0]] = ir.Constant(_I64, e.known_block["xyz".index(dim)])
+        return
+    v = e.nvvm(f"read.ptx.sreg.{_SREG[op.name]}.{dim}", _I32, [])
+    e.values[op.results[0]] = e.b.zext(v, _I64)
+
+
+def _float(ty: ir.Type) -> bool:
+    return isinstance(ty, (ir.HalfType, ir.FloatType, ir.DoubleType))
+
+
+def _bits(ty: ir.Type) -> int:
+    return {ir.HalfType: 16, ir.FloatType: 32, ir.DoubleType: 64}[type(ty)] if _float(ty) else ty.width
+
+
+def _combine(e: _KernelEmitter, wcr: str, x: ir.Value, y: ir.Value) -> ir.Value:
+    b = e.b
+    if _float(x.type):
+        if wcr == "add":
+            return b.fadd(x, y)
+        if wcr == "mul":
+            return b.fmul(x, y)
+        return e.call_intrinsic("maximum" if wcr == "max" else "minimum", x.type, [x, y])
+    if wcr == "add":
+        return b.add(x, y)
+    if wcr == "mul":
+        return b.mul(x, y)
+    return e.call_intrinsic("smax" if wcr == "max" else "smin", x.type, [x, y])
+
+
+def _shfl_xor(e: _KernelEmitter, v: ir.Value, offset: int) -> ir.Value:
+    """`v` of the lane `laneid ^ offset` (a full warp), any type up to 64 bits."""
+    b = e.b
+    width = _bits(v.type)
+    iv = b.bitcast(v, ir.IntType(width)) if _float(v.type) else v
+
+    def shfl(x: ir.Value) -> ir.Value:
+        args = [ir.Constant(_I32, -1), x, ir.Constant(_I32, offset), ir.Constant(_I32, 31)]
+        return e.nvvm("shfl.sync.bfly.i32", _I32, args)
+
+    if width == 64:
+        lo = shfl(b.trunc(iv, _I32))
+        hi = shfl(b.trunc(b.lshr(iv, ir.Constant(_I64, 32)), _I32))
+        r = b.or_(b.zext(lo, _I64), b.shl(b.zext(hi, _I64), ir.Constant(_I64, 32)))
+    elif width == 32:
+        r = shfl(iv)
+    else:
+        r = b.trunc(shfl(b.zext(iv, _I32)), iv.type)
+    return b.bitcast(r, v.type) if _float(v.type) else r
+
+
+def _atomic(e: _KernelEmitter, wcr: str, addr: ir.Value, v: ir.Value) -> ir.Value:
+    """The atomic `*addr = *addr (wcr) v` at device scope; returns the old value."""
+    b = e.b
+    if wcr == "add":
+        return b.atomic_rmw("fadd" if _float(v.type) else "add", addr, v, _DEVICE)
+    if wcr in ("max", "min"):
+        return b.atomic_rmw(("f" + wcr + "imum") if _float(v.type) else wcr, addr, v, _DEVICE)
+    ity = ir.IntType(_bits(v.type))  # mul: a compare-and-swap loop on the bits
+    entry = b.block
+    first = b.load(addr, typ=ity, align=_bits(v.type) // 8)
+    loop = e.fn.append_basic_block("atomic.cas")
+    done = e.fn.append_basic_block("atomic.done")
+    b.branch(loop)
+    b.position_at_end(loop)
+    old = b.phi(ity)
+    old.add_incoming(first, entry)
+    value = b.bitcast(old, v.type) if _float(v.type) else old
+    new = _combine(e, wcr, value, v)
+    pair = b.cmpxchg(addr, old, b.bitcast(new, ity) if _float(v.type) else new, _DEVICE, "monotonic")
+    seen = b.extract_value(pair, 0)
+    old.add_incoming(seen, loop)
+    b.cbranch(b.extract_value(pair, 1), done, loop)
+    b.position_at_end(done)
+    return b.bitcast(seen, v.type) if _float(v.type) else seen
+
+
+@_handles("memref.atomic_rmw")
+def _atomic_rmw(e: _KernelEmitter, op: Operation) -> None:
+    kind = op.properties["kind"].value.data
+    if kind not in _ATOMIC_WCR:
+        raise _unsupported(f"memref.atomic_rmw kind {kind}")
+    wcr = _ATOMIC_WCR[kind]
+    v = e.getv(op.operands[0])
+    if _bits(v.type) not in (16, 32, 64):
+        raise _unsupported(f"atomic on {v.type}")
+    addr = e.address(e.getm(op.operands[1]), op.operands[2:])
+    if op.results[0].uses:  # the old value is wanted: no aggregation
+        e.values[op.results[0]] = _atomic(e, wcr, addr, v)
+        return
+    b = e.b
+    mask = e.nvvm("activemask", _I32, [])
+    peers = e.nvvm("match.any.sync.i64", _I32, [mask, b.ptrtoint(addr, _I64)])
+    full = ir.Constant(_I32, -1)
+    uniform = b.and_(b.icmp_unsigned("==", mask, full), b.icmp_unsigned("==", peers, full))
+    entry = b.block
+    reduce_bb = e.fn.append_basic_block("warp.reduce")
+    atomic_bb = e.fn.append_basic_block("warp.atomic")
+    done_bb = e.fn.append_basic_block("warp.done")
+    b.cbranch(uniform, reduce_bb, atomic_bb)
+    b.position_at_end(reduce_bb)
+    total = v
+    for offset in (16, 8, 4, 2, 1):
+        total = _combine(e, wcr, total, _shfl_xor(e, total, offset))
+    lane0 = b.icmp_unsigned("==", e.nvvm("read.ptx.sreg.laneid", _I32, []), ir.Constant(_I32, 0))
+    reduced = b.block
+    b.cbranch(lane0, atomic_bb, done_bb)
+    b.position_at_end(atomic_bb)
+    x = b.phi(v.type)
+    x.add_incoming(v, entry)
+    x.add_incoming(total, reduced)
+    _atomic(e, wcr, addr, x)
+    b.branch(done_bb)
+    b.position_at_end(done_bb)
+    e.values[op.results[0]] = ir.Constant(v.type, ir.Undefined)
+
+
+def _emit_log(e: _KernelEmitter, x: ir.Value) -> ir.Value:
+    """log(x) inline: x = m * 2^k with m in [sqrt(1/2), sqrt(2)), s = (m-1)/(m+1),
+    log(m) = 2 atanh(s) as an odd series in s (|s| < 0.172), k*ln2 split in two
+    parts. Subnormals are scaled first; 0 -> -inf, x < 0 -> NaN, inf -> inf,
+    NaN -> NaN. Within 1-2 ulp (f32 and f64)."""
+    b = e.b
+    ty = x.type
+    f64 = isinstance(ty, ir.DoubleType)
+    ity = _I64 if f64 else _I32
+    mant, bias, terms = (52, 1023, 11) if f64 else (23, 127, 5)
+    ln2_hi, ln2_lo = (6.93147180369123816490e-01, 1.90821492927058770002e-10) if f64 else (0.693145751953125, 1.428606765330187e-06)  # fmt: skip
+    c = lambda v: ir.Constant(ty, v)  # noqa: E731
+    ci = lambda v: ir.Constant(ity, v)  # noqa: E731
+    tiny = b.fcmp_ordered("<", x, c(2.0 ** (-1022 if f64 else -126)))
+    xs = b.select(tiny, b.fmul(x, c(2.0**mant)), x)
+    bits = b.bitcast(xs, ity)
+    k = b.sub(b.lshr(bits, ci(mant)), b.select(tiny, ci(bias + mant), ci(bias)))
+    m = b.bitcast(b.or_(b.and_(bits, ci((1 << mant) - 1)), ci(bias << mant)), ty)
+    big = b.fcmp_ordered(">", m, c(2.0**0.5))
+    m = b.select(big, b.fmul(m, c(0.5)), m)
+    k = b.select(big, b.add(k, ci(1)), k)
+    s = b.fdiv(b.fsub(m, c(1.0)), b.fadd(m, c(1.0)))
+    z = b.fmul(s, s)
+    p = c(2.0 / (2 * terms + 1))
+    for j in reversed(range(1, terms)):
+        p = e.call_intrinsic("fma", ty, [p, z, c(2.0 / (2 * j + 1))])
+    log_m = e.call_intrinsic("fma", ty, [b.fmul(s, z), p, b.fmul(s, c(2.0))])
+    kf = b.sitofp(k, ty)
+    r = e.call_intrinsic("fma", ty, [kf, c(ln2_hi), e.call_intrinsic("fma", ty, [kf, c(ln2_lo), log_m])])
+    r = b.select(b.fcmp_ordered("==", x, c(float("inf"))), x, r)
+    r = b.select(b.fcmp_ordered("<", x, c(0.0)), c(float("nan")), r)
+    r = b.select(b.fcmp_ordered("==", x, c(0.0)), c(float("-inf")), r)
+    return b.select(b.fcmp_unordered("uno", x, x), x, r)
+
+
+_LOG2E = 1.4426950408889634
+_LOG10E = 0.4342944819032518
+_MATH: dict[str, Callable[[_KernelEmitter, ir.Value], ir.Value]] = {
+    "math.exp": lambda e, x: _emit_exp_poly(e, x, ()),
+    "math.tanh": lambda e, x: _emit_tanh_poly(e, x, ()),
+    "math.log": _emit_log,
+    "math.log2": lambda e, x: e.b.fmul(_emit_log(e, x), ir.Constant(x.type, _LOG2E)),
+    "math.log10": lambda e, x: e.b.fmul(_emit_log(e, x), ir.Constant(x.type, _LOG10E)),
+}
+
+
+@_handles(*_MATH)
+def _math(e: _KernelEmitter, op: Operation) -> None:
+    x = e.getv(op.operands[0])
+    fn = _MATH[op.name]
+    if isinstance(x.type, ir.HalfType):  # computed in f32
+        r = e.b.fptrunc(fn(e, e.b.fpext(x, ir.FloatType())), x.type)
+    else:
+        r = fn(e, x)
+    e.values[op.results[0]] = r
+
+
+# ---------------------------------------------------------------------------
+# Public API
+
+
+@functools.cache
+def _target(arch: str, opt_level: int) -> llvm.TargetMachine:
+    if not re.fullmatch(r"sm_\d+[af]?", arch):
+        raise ValueError(f"invalid GPU architecture '{arch}' (expected e.g. sm_90)")
+    llvm.initialize_all_targets()
+    llvm.initialize_all_asmprinters()
+    return llvm.Target.from_triple(TRIPLE).create_target_machine(cpu=arch, opt=opt_level)
+
+
+def emit_llvm(module: ModuleOp, arch: str = DEFAULT_ARCH, *, fast_math: bool = True) -> ir.Module:
+    """The kernels of `module` (already GPU-lowered) as an unoptimised LLVM module."""
+    m = _ModuleEmitter(module, fast_math=fast_math, num_threads=1, parallel_min_work=0, vector_math=True)
+    m.ir.triple = TRIPLE
+    m.ir.data_layout = str(_target(arch, 3).target_data)
+    names: set[str] = set()
+    for op in module.walk():
+        if isinstance(op, gpu.FuncOp) and op.kernel is not None:
+            if op.sym_name.data in names:
+                raise _unsupported(f"two kernels named @{op.sym_name.data}")
+            names.add(op.sym_name.data)
+            _emit_kernel(m, op)
+    for g in m.ir.globals.values():
+        if isinstance(g, ir.Function) and not g.blocks and not _INTRINSICS.fullmatch(g.name):
+            raise _unsupported(f"call to '{g.name}' in a kernel (no libm or libc on the GPU)")
+    return m.ir
+
+
+def compile_ptx(ir_module: ir.Module, arch: str = DEFAULT_ARCH, opt_level: int = 3) -> str:
+    """Verify, optimise (O`opt_level`) and compile `ir_module` to PTX for `arch`."""
+    tm = _target(arch, opt_level)
+    mod = llvm.parse_assembly(str(ir_module))
+    mod.verify()
+    pto = llvm.create_pipeline_tuning_options(speed_level=opt_level)
+    pb = llvm.create_pass_builder(tm, pto)
+    pb.getModulePassManager().run(mod, pb)
+    return tm.emit_assembly(mod)
+
+
+def emit_ptx(module: ModuleOp, arch: str = DEFAULT_ARCH, *, fast_math: bool = True, opt_level: int = 3) -> str:
+    """PTX for the kernels of `module`, lowered first with GPU_PIPELINE if it is
+    still at df/nn level. Raises NotImplementedError for what kernels cannot do."""
+    return compile_ptx(emit_llvm(lower_for_gpu(module), arch, fast_math=fast_math), arch, opt_level)
+
