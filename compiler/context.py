@@ -4,6 +4,7 @@ from xdsl.context import Context
 from xdsl.dialects.arith import Arith
 from xdsl.dialects.builtin import Builtin
 from xdsl.dialects.func import Func
+from xdsl.dialects.gpu import GPU
 from xdsl.dialects.llvm import LLVM
 from xdsl.dialects.math import Math
 from xdsl.dialects.memref import MemRef
@@ -18,8 +19,8 @@ from dialects.nn import NN
 
 def make_context() -> Context:
     """A fresh context with builtin, func, arith, math, scf, tensor, memref,
-    vector, llvm, df and nn loaded."""
+    vector, llvm, gpu (what `lower-dataflow{target=gpu}` produces), df and nn loaded."""
     ctx = Context()
-    for dialect in (Builtin, Func, Arith, Math, Scf, Tensor, MemRef, Vector, LLVM, DF, NN):
+    for dialect in (Builtin, Func, Arith, Math, Scf, Tensor, MemRef, Vector, LLVM, GPU, DF, NN):
         ctx.load_dialect(dialect)
     return ctx

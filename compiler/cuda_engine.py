@@ -336,8 +336,14 @@ class CudaEngine(ExecutionEngine):
         GPU; returns DeviceArray results, which the caller frees."""
         uploaded: list[DeviceArray] = []
         self._live.clear()
-        results = self._run(name, args, uploaded)
-        self._live.clear()
+        try:
+            results = self._run(name, args, uploaded)
+        except BaseException:  # as invoke: nothing stays allocated on an error
+            for ptr in self._live | {d.ptr for d in uploaded}:
+                self.driver.free(ptr)
+            raise
+        finally:
+            self._live.clear()
         kept = {r.ptr for r in results if isinstance(r, DeviceArray)}
         for d in uploaded:
             if d.ptr not in kept:

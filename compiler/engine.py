@@ -4,11 +4,16 @@ In the style of MLIR's ExecutionEngine: a module still at df/nn level is
 lowered with the `default` pipeline first; the result is JIT-compiled through
 llvmlite (see `compiler.codegen`). `invoke` checks every argument against the
 function's signature (dtype, rank, static sizes; arrays are made C-contiguous)
-and raises `TypeError`/`ValueError` naming the argument on a mismatch.
+and raises `TypeError`/`ValueError` naming the argument on a mismatch; for
+dynamic dimensions, the sizes the program's maps rely on are checked too
+(`compiler.shape_checks`), so no call indexes outside an argument.
 Compiled code is cached by module text and options. `vector_math` (default
 on) uses the backend's vectorisable exp/tanh polynomials (within ~2 ulp of
 libm) instead of scalar libm calls; `fast_math=False` gives bit-reproducible
 arithmetic (no reassociation); `pipeline` replaces the lowering pipeline.
+Functions planned by `mem-plan` share a per-function arena owned by the
+compiled module (engines built from the same module and options share it);
+`invoke` therefore serialises calls into such a module across threads.
 """
 
 from __future__ import annotations
@@ -28,6 +33,7 @@ from xdsl.ir import Attribute
 from compiler.codegen.llvm_emitter import JitModule
 from compiler.interpreter import dtype_of
 from compiler.pass_manager import PassManager
+from compiler.shape_checks import AccessBound, access_bounds, check_access, has_dynamic_arguments
 from passes import PIPELINES
 from passes.lower_dataflow import default_threads
 
@@ -42,10 +48,31 @@ def lower(module: ModuleOp, threads: int, pipeline: str | None = None) -> Module
     """A copy of `module` lowered to upstream dialects (unchanged if it already is),
     by `pipeline` (default: the `default` pipeline with `threads` threads)."""
     module = module.clone()
-    if any(op.dialect_name() not in _UPSTREAM for op in module.walk()):
+    if _needs_lowering(module):
         pipeline = pipeline or PIPELINES["default"].replace("lower-dataflow", f"lower-dataflow{{threads={threads}}}")
         PassManager.parse(pipeline).run(module)
     return module
+
+
+def _needs_lowering(module: ModuleOp) -> bool:
+    """Whether `module` still has project ops or tensors."""
+    for op in module.walk():
+        if op.dialect_name() not in _UPSTREAM or any(isinstance(r.type, TensorType) for r in op.results):
+            return True
+        if isinstance(op, func.FuncOp) and any(
+            isinstance(t, TensorType) for t in (*op.function_type.inputs.data, *op.function_type.outputs.data)
+        ):
+            return True
+    return False
+
+
+def _access_bounds(module: ModuleOp) -> dict[str, list[AccessBound]]:
+    """What `check_access` verifies before each call (functions with dynamic shapes)."""
+    if not has_dynamic_arguments(module):
+        return {}
+    module = module.clone()
+    PassManager.parse("expand-library,canonicalize").run(module)
+    return access_bounds(module)
 
 
 def _is_buffer(t: Attribute) -> bool:
@@ -89,6 +116,7 @@ class ExecutionEngine:
             )
         self.jit = _CACHE[key]
         self._entries: dict[str, Any] = {}
+        self.access_bounds = _access_bounds(module)
 
     def _entry(self, name: str) -> Any:
         if name not in self._entries:
@@ -107,11 +135,18 @@ class ExecutionEngine:
         keep: list[np.ndarray] = []
         for k, (value, t) in enumerate(zip(args, inputs)):
             slots.extend(self._argument(name, k, value, t, keep))
+        if self.access_bounds.get(name):
+            shapes = {k: np.shape(v) for k, (v, t) in enumerate(zip(args, inputs)) if _is_buffer(t)}
+            check_access(name, self.access_bounds[name], shapes)
         first_result = len(slots)
         for t in outputs:
             slots.extend([0] * (1 + len(t.get_shape()) if _is_buffer(t) else 1))
         desc = np.array(slots + [0], dtype=np.int64)
-        self._entry(name)(desc.ctypes.data)
+        if self.jit.reentrant:
+            self._entry(name)(desc.ctypes.data)
+        else:
+            with self.jit.lock:
+                self._entry(name)(desc.ctypes.data)
         results = []
         at = first_result
         for t in outputs:

@@ -79,6 +79,7 @@ class PassManager:
     passes: list[ModulePass] = field(default_factory=list)
     print_ir_after_all: bool = False
     print_ir_after: frozenset[str] = frozenset()
+    print_ir_after_change: bool = False
     print_generic: bool = False
     time_passes: bool = False
     verify_each: bool = True
@@ -90,7 +91,9 @@ class PassManager:
         """A manager for `pipeline`, e.g. `"cse,autodiff{wrt=0,1},default"`.
 
         `options` are the instrumentation fields: `print_ir_after_all`,
-        `print_ir_after` (a set of pass names), `print_generic`, `time_passes`,
+        `print_ir_after` (a set of pass names), `print_ir_after_change` (dump
+        after every pass that changed the IR, like MLIR's
+        `-mlir-print-ir-after-change`), `print_generic`, `time_passes`,
         `verify_each`, `stream`.
         """
         manager = cls(**options)  # type: ignore[arg-type]
@@ -111,6 +114,7 @@ class PassManager:
         ctx = ctx or make_context()
         self.timings = []
         for p in self.passes:
+            before = str(module) if self.print_ir_after_change else ""
             start = time.perf_counter()
             try:
                 p.apply(ctx, module)
@@ -125,6 +129,8 @@ class PassManager:
                 except CompileError as err:
                     raise CompileError(f"IR after pass '{p.name}' does not verify: {err.message}", err.location) from err
             if self.print_ir_after_all or p.name in self.print_ir_after:
+                self._dump(p, module)
+            elif self.print_ir_after_change and str(module) != before:
                 self._dump(p, module)
         if self.time_passes:
             self._report()

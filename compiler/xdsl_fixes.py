@@ -5,13 +5,17 @@
   prints non-finite splats that way, but xDSL 0.74 parses it as the integer
   4286578688 converted to float, so a printed -inf does not round-trip. The
   fix reinterprets hexadecimal float elements as bits, as MLIR does.
+* `DenseIntOrFPElementsAttr.is_splat` unpacks every element into a Python
+  object (seconds for a 2048x2048 zero tensor, which autodiff creates); the
+  replacement compares the raw bytes shifted by one element.
 """
 
 from __future__ import annotations
 
+import math
 import struct
 
-from xdsl.dialects.builtin import Float16Type, Float32Type, Float64Type
+from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, Float16Type, Float32Type, Float64Type
 from xdsl.parser.attribute_parser import AttrParser
 
 _BIT_FORMATS = {Float16Type: ("<H", "<e"), Float32Type: ("<I", "<f"), Float64Type: ("<Q", "<d")}
@@ -35,3 +39,15 @@ def _to_type(self: _Element, parser: AttrParser, type):  # type: ignore[no-untyp
 
 
 _Element.to_type = _to_type  # type: ignore[method-assign]
+
+
+def _is_splat(self: DenseIntOrFPElementsAttr) -> bool:
+    data = self.data.data
+    n = math.prod(self.get_shape())
+    if n <= 1:
+        return True
+    k = len(data) // n
+    return data[k:] == data[:-k]
+
+
+DenseIntOrFPElementsAttr.is_splat = _is_splat  # type: ignore[method-assign]

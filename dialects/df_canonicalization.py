@@ -3,14 +3,17 @@
 Tasklets: constant operands move into the body (where arith folding sees them),
 duplicate and unused operands disappear, results that merely forward an operand
 are replaced by it, unused results are no longer yielded. Maps: a map with an empty iteration space yields its initial
-values, an output nobody touches inside the body is its initial value. Reads of
-splat constants become scalar constants.
+values, an output nobody touches inside the body is its initial value, an
+output whose result is unused goes with its writes, and a
+wcr write into an output that starts as the reduction's identity becomes a plain
+write when its index is provably injective (each element reduces one value: the
+gradient writes autodiff emits). Reads of splat constants become scalar constants.
 """
 
 from __future__ import annotations
 
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import DenseIntOrFPElementsAttr
+from xdsl.dialects.builtin import AnyFloat, DenseIntOrFPElementsAttr
 from xdsl.ir import Attribute, BlockArgument, SSAValue
 from xdsl.pattern_rewriter import (
     PatternRewriter,
@@ -20,6 +23,8 @@ from xdsl.pattern_rewriter import (
 from xdsl.rewriter import InsertPoint
 
 from dialects import df
+from dialects.df_builders import REDUCE_IDENTITY
+from dialects.index_exprs import is_injective
 
 
 def _scalar_constant(value: SSAValue) -> Attribute | None:
@@ -139,6 +144,76 @@ class UntouchedOutputs(RewritePattern):
                 rewriter.replace_all_uses_with(result, init)
 
 
+def _splat_value(value: SSAValue) -> float | None:
+    """The element of a splat float `arith.constant dense<v>` producing `value`."""
+    op = value.owner
+    if not isinstance(op, arith.ConstantOp) or not isinstance(op.value, DenseIntOrFPElementsAttr):
+        return None
+    if not op.value.is_splat() or not isinstance(op.value.get_element_type(), AnyFloat):
+        return None
+    return float(next(op.value.iter_attrs()).value.data)
+
+
+class InjectiveReductionToWrite(RewritePattern):
+    """`wcr(k)` into an output initialised to k's identity, as its only use,
+    at an index injective over the enclosing maps' variables -> a plain write."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: df.MapOp, rewriter: PatternRewriter) -> None:
+        for init, arg in zip(op.outs, op.out_args):
+            uses = list(arg.uses)
+            if len(uses) != 1:
+                continue
+            write = uses[0].operation
+            if not isinstance(write, df.WriteOp) or write.dest is not arg or write.wcr_kind is None:
+                continue
+            if _splat_value(init) != REDUCE_IDENTITY[write.wcr_kind]:
+                continue
+            maps = df.enclosing_maps(write)
+            maps = maps[: maps.index(op) + 1]
+            ivs = [iv for m in maps for iv in m.ivs]
+            extents = [e for m in maps for e in m.static_extents]
+            if is_injective(list(write.indices), ivs, extents):
+                rewriter.replace_op(write, df.WriteOp(write.value, arg, list(write.indices)))
+
+
+def without_outputs(op: df.MapOp, drop: set[int]) -> df.MapOp:
+    """A copy of `op` (not inserted) without the outputs `drop`, whose block
+    arguments must be unused."""
+    keep = [k for k in range(len(op.outs)) if k not in drop]
+    new = df.MapOp(op.bounds, [op.outs[k] for k in keep])
+    new.attributes |= op.attributes
+    mapping: dict[SSAValue, SSAValue] = dict(zip(op.ivs, new.ivs))
+    mapping.update((op.out_args[k], new.out_args[n]) for n, k in enumerate(keep))
+    for inner in op.body.block.ops:
+        clone = inner.clone(value_mapper=mapping)
+        new.body.block.add_op(clone)
+        mapping.update(zip(inner.results, clone.results))
+    return new
+
+
+class DropUnusedOutputs(RewritePattern):
+    """An output whose result nobody uses, and which the body only writes, goes
+    with its writes (the other outputs keep the map alive)."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: df.MapOp, rewriter: PatternRewriter) -> None:
+        if op.is_buffer_form:
+            return
+        dead = {
+            k for k, (result, arg) in enumerate(zip(op.res, op.out_args))
+            if not result.uses and all(isinstance(u.operation, df.WriteOp) and u.operation.dest is arg for u in arg.uses)
+        }
+        if not dead or len(dead) == len(op.outs):
+            return
+        for k in dead:
+            for use in list(op.out_args[k].uses):
+                rewriter.erase_op(use.operation)
+        new = without_outputs(op, dead)
+        results = iter(new.res)
+        rewriter.replace_op(op, new, [None if k in dead else next(results) for k in range(len(op.res))])
+
+
 class ReadOfSplat(RewritePattern):
     """`df.read` of a splat `arith.constant dense<v>` is the scalar `v`."""
 
@@ -160,5 +235,5 @@ TASKLET_PATTERNS = (
     ForwardOperandResults(),
     DropUnusedResults(),
 )
-MAP_PATTERNS = (EmptyIterationSpace(), UntouchedOutputs())
+MAP_PATTERNS = (EmptyIterationSpace(), UntouchedOutputs(), InjectiveReductionToWrite(), DropUnusedOutputs())
 READ_PATTERNS = (ReadOfSplat(),)

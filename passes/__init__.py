@@ -14,12 +14,14 @@ PROJECT_PASSES: dict[str, str] = {
     "autodiff": "passes.autodiff.autodiff:AutodiffPass",
     "expand-library": "passes.expand_library:ExpandLibraryPass",
     "fuse": "passes.fuse:FusePass",
+    "scatter-to-gather": "passes.scatter_to_gather:ScatterToGatherPass",
     "bufferize": "passes.bufferize:BufferizePass",
     "lower-dataflow": "passes.lower_dataflow:LowerDataflowPass",
+    "mem-plan": "passes.mem_plan:MemPlanPass",
 }
 
 PIPELINES: dict[str, str] = {
-    "default": "expand-library,canonicalize,cse,fuse,canonicalize,cse,bufferize,lower-dataflow,canonicalize,cse",
+    "default": "expand-library,canonicalize,cse,scatter-to-gather,fuse,canonicalize,cse,fuse,canonicalize,cse,bufferize,lower-dataflow,canonicalize,cse,mem-plan",
 }
 """Named pipelines, usable wherever a pass name is (`-p default`)."""
 

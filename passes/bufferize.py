@@ -233,10 +233,10 @@ class _Bufferizer:
         assert isinstance(value, DenseIntOrFPElementsAttr)
         t = memref_of(op.result.type)
         assert isinstance(t, MemRefType)
-        values = value.get_values()
-        if len(set(values)) <= 1:  # a splat: allocate and fill with a map
+        if value.is_splat():  # allocate and fill with a map
             buf = self.alloc(b, t, [], scope)
-            scalar = b.insert(arith.ConstantOp(value.get_attrs()[0])).result if values else None
+            first = next(value.iter_attrs(), None)
+            scalar = b.insert(arith.ConstantOp(first)).result if first is not None else None
             fill = b.insert(df.MapOp(list(t.get_shape()), [buf]))
             if scalar is not None:
                 inner = Builder(InsertPoint.at_end(fill.body.block))

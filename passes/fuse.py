@@ -9,8 +9,10 @@ Tensor-level df maps (before `bufferize`) are fused when provably legal:
   disappears once nothing reads it, so an intermediate read by two consumers
   is recomputed in both rather than stored. This also fuses an elementwise map
   into a following reduction (softmax's exp and sum), since C may write with wcr.
-- *Siblings*: adjacent maps over the same space, reading a common input and
-  independent of each other, become one map with both sets of outputs.
+- *Siblings*: maps over the same space, reading a common input and
+  independent of each other, become one map with both sets of outputs (the
+  ops between them must not use the first's results; the merged map takes
+  the second's place).
 - *Tasklets*: a tasklet whose results feed another tasklet in the same body
   is merged into it, so SymPy and LLVM see one expression.
 
@@ -151,7 +153,12 @@ def _inline_producer(prod: _Producer, c: df.MapOp, reads: list[Operation]) -> No
         if op not in reads:
             clone = b.insert(op.clone(value_mapper=mapping))
             mapping.update(zip(op.results, clone.results))
-    c.parent_block().insert_op_before(fused, c)  # type: ignore[union-attr]
+    # at the producer's place when c's other operands allow: earlier readers
+    # of tensors that later maps update in place keep their order
+    early = p.parent_block() is c.parent_block() and all(
+        v in p.res or _defined_before(v, p) for v in _operands_of(c)
+    )
+    c.parent_block().insert_op_before(fused, p if early else c)  # type: ignore[union-attr]
     for old, new in zip(c.res, fused.res):
         old.replace_all_uses_with(new)
     c.detach()
@@ -161,11 +168,23 @@ def _inline_producer(prod: _Producer, c: df.MapOp, reads: list[Operation]) -> No
         p.erase()
 
 
+def _next_map(a: df.MapOp) -> df.MapOp | None:
+    """The next map over `a`'s space in its block, if no op in between uses `a`'s results."""
+    op = a.next_op
+    while op is not None:
+        if isinstance(op, df.MapOp) and _same_space(a, op):
+            return op
+        if any(v in a.res for v in (_operands_of(op) if op.regions else op.operands)):
+            return None
+        op = op.next_op
+    return None
+
+
 def fuse_sibling(a: df.MapOp) -> bool:
-    """Merge the next map into `a` when both run over one space, share an input
-    and neither reads what the other writes."""
-    b = a.next_op
-    if not isinstance(b, df.MapOp) or b.is_buffer_form or a.is_buffer_form or not _same_space(a, b):
+    """Merge `a` and the next map when both run over one space, share an input
+    and neither reads what the other writes; the merged map takes the second's place."""
+    b = _next_map(a)
+    if b is None or b.is_buffer_form or a.is_buffer_form:
         return False
     shared = set(_operands_of(a)) & set(_operands_of(b))
     if not any(v not in a.outs and v not in b.outs for v in shared):
@@ -181,7 +200,7 @@ def fuse_sibling(a: df.MapOp) -> bool:
         for op in m.body.block.ops:
             clone = builder.insert(op.clone(value_mapper=mapping))
             mapping.update(zip(op.results, clone.results))
-    a.parent_block().insert_op_before(fused, a)  # type: ignore[union-attr]
+    b.parent_block().insert_op_before(fused, b)  # type: ignore[union-attr]
     for old, new in zip(list(a.res) + list(b.res), fused.res):
         old.replace_all_uses_with(new)
     for m in (a, b):

@@ -17,6 +17,8 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+import sympy
+
 from xdsl.builder import Builder
 from xdsl.context import Context
 from xdsl.dialects import arith, memref, scf
@@ -36,7 +38,7 @@ from xdsl.rewriter import InsertPoint
 from compiler.diagnostics import CompileError
 from dialects import df
 from dialects.df_builders import REDUCE_IDENTITY
-from dialects.index_exprs import depends_on
+from dialects.index_exprs import IndexSymbols, depends_on
 
 
 def default_threads() -> int:
@@ -75,6 +77,20 @@ def for_loop(b: Builder, lb: SSAValue, ub: SSAValue, inits: Sequence[SSAValue] =
     body = Block(arg_types=[IndexType()] + [v.type for v in inits])
     loop = b.insert(scf.ForOp(lb, ub, _index(b, 1), list(inits), Region(body)))
     return loop, Builder(InsertPoint.at_end(body))
+
+
+def _chunk_disjoint(writes: Sequence[df.WriteOp], outer: SSAValue) -> bool:
+    """Whether one dimension of every write's index is the same `a*outer + c`, a != 0."""
+    symbols = IndexSymbols()
+    x = symbols.symbol(outer)
+    for d in range(len(writes[0].indices)):
+        exprs = {sympy.expand(symbols.to_sympy(w.indices[d])) for w in writes}
+        if len(exprs) != 1:
+            continue
+        (e,) = exprs
+        if e.free_symbols == {x} and e.is_polynomial(x) and sympy.degree(e, x) == 1:
+            return True
+    return False
 
 
 @dataclass
@@ -154,14 +170,22 @@ class _Lowering:
             b.insert(memref.DeallocOp.get(buffers[arg]))
 
     def privatized(self, op: df.MapOp, outer: SSAValue) -> dict[SSAValue, str]:
-        """Outputs with a wcr write whose index ignores `outer`, with their wcr kind."""
-        found: dict[SSAValue, str] = {}
+        """Outputs whose wcr writes two chunks might both update, with their wcr kind.
+
+        An output needs no private copies only when some dimension of it is
+        indexed by every wcr write with the same `a*outer + c` (a != 0): then
+        iterations of different chunks update disjoint slices.
+        """
+        writes: dict[SSAValue, list[df.WriteOp]] = {}
         for w in op.walk():
             if isinstance(w, df.WriteOp) and w.wcr_kind and w.dest in op.out_args:
-                if not any(depends_on(i, [outer]) for i in w.indices):
-                    if found.get(w.dest, w.wcr_kind) != w.wcr_kind:
-                        raise CompileError.at(w, "lower-dataflow: different wcr kinds on one output")
-                    found[w.dest] = w.wcr_kind
+                writes.setdefault(w.dest, []).append(w)
+        found: dict[SSAValue, str] = {}
+        for dest, ws in writes.items():
+            if len({w.wcr_kind for w in ws}) > 1:
+                raise CompileError.at(ws[0], "lower-dataflow: different wcr kinds on one output")
+            if not _chunk_disjoint(ws, outer):
+                found[dest] = ws[0].wcr_kind  # type: ignore[assignment]
         return found
 
     def dim(self, b: Builder, buf: SSAValue, k: int) -> SSAValue:

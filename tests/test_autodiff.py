@@ -214,8 +214,7 @@ def test_jacobi2d_time_loop_without_tape():
     np.testing.assert_allclose(ga, ta, rtol=1e-12, atol=1e-14)
 
 
-def test_nonlinear_loop_recomputes_forward_values():
-    text = """func.func @f(%x: tensor<3xf64>, %w: tensor<3xf64>) -> tensor<3xf64> {
+NONLINEAR_LOOP = """func.func @f(%x: tensor<3xf64>, %w: tensor<3xf64>) -> tensor<3xf64> {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %n = arith.constant 4 : index
@@ -226,8 +225,12 @@ def test_nonlinear_loop_recomputes_forward_values():
   }
   func.return %r : tensor<3xf64>
 }"""
+
+
+@pytest.mark.parametrize("pipeline", ["autodiff", "autodiff{recompute=true}"])
+def test_nonlinear_loop_keeps_a_tape_or_recomputes(pipeline):
     x, w, s = RNG.standard_normal(3), RNG.standard_normal(3), RNG.standard_normal(3)
-    _, gx, gw = gradients(text, "f", x, w, seed=s)
+    _, gx, gw = gradients(NONLINEAR_LOOP, "f", x, w, pipeline=pipeline, seed=s)
 
     def forward(x, w):
         h = x
@@ -238,6 +241,24 @@ def test_nonlinear_loop_recomputes_forward_values():
     tx, tw = torch_grads(forward, x, w)
     np.testing.assert_allclose(gx, tx, rtol=1e-12)
     np.testing.assert_allclose(gw, tw, rtol=1e-12)
+    module = parse_module(NONLINEAR_LOOP)
+    PassManager.parse(pipeline).run(module)
+    grad = str(module).split("@f_grad")[1]
+    taped = "tensor<4x3xf64>" in grad
+    assert taped == (pipeline == "autodiff")
+    assert grad.count("scf.for") == (2 if taped else 3)  # forward, backward (+ the rerun inside it)
+
+
+def test_taped_loop_gradient_through_the_engine():
+    from compiler import ExecutionEngine
+
+    x, w, s = RNG.standard_normal(3), RNG.standard_normal(3), RNG.standard_normal(3)
+    module = parse_module(NONLINEAR_LOOP)
+    PassManager.parse("autodiff").run(module)
+    _, gx, gw = ExecutionEngine(module).invoke("f_grad", x, w, s)
+    want = gradients(NONLINEAR_LOOP, "f", x, w, pipeline="autodiff{recompute=true}", seed=s)
+    np.testing.assert_allclose(gx, want[1], rtol=1e-12)
+    np.testing.assert_allclose(gw, want[2], rtol=1e-12)
 
 
 def _engine_grad(example: str, name: str, *args, seed_dtype=np.float32):

@@ -91,6 +91,34 @@ def test_each_wcr_kind_in_parallel_and_serial(kind, dtype, threads):
     np.testing.assert_allclose(got, reduce(x.astype(np.float64), axis=0), rtol=rtol)
 
 
+SCATTER = """func.func @f(%x: tensor<4000x64xf64>) -> tensor<4002x64xf64> {
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %zeros = arith.constant dense<0.0> : tensor<4002x64xf64>
+  %r = df.map (%i, %j) in (4000, 64) outs(%o = %zeros : tensor<4002x64xf64>) {
+    %v = df.read %x[%i, %j] : tensor<4000x64xf64>
+    %i1 = arith.addi %i, %c1 : index
+    %i2 = arith.addi %i, %c2 : index
+    df.write %v, %o[%i, %j] wcr(add) : tensor<4002x64xf64>
+    df.write %v, %o[%i1, %j] wcr(add) : tensor<4002x64xf64>
+    df.write %v, %o[%i2, %j] wcr(add) : tensor<4002x64xf64>
+  } -> tensor<4002x64xf64>
+  func.return %r : tensor<4002x64xf64>
+}"""
+
+
+@pytest.mark.parametrize("threads", [1, 2, 7])
+def test_wcr_writes_across_chunk_boundaries(threads):
+    """Rows i, i+1, i+2 of the output: neighbouring chunks update the same rows,
+    so the parallel lowering must keep private copies (no lost updates)."""
+    x = RNG.random((4000, 64))
+    want = np.zeros((4002, 64))
+    for k in range(3):
+        want[k : k + 4000] += x
+    got = engine(SCATTER, threads=threads).invoke("f", x)
+    np.testing.assert_allclose(got, want, rtol=1e-12)
+
+
 DYNAMIC = """func.func @f(%x: tensor<?x16xf64>, %y: tensor<?x16xf64>) -> tensor<?xf64> {
   %c0 = arith.constant 0 : index
   %n = tensor.dim %x, %c0 : tensor<?x16xf64>
@@ -120,6 +148,15 @@ def test_dynamic_shapes_and_nested_maps():
     for n in (1, 7, 3000):
         x, y = RNG.standard_normal((n, 16)), RNG.standard_normal((n, 16))
         np.testing.assert_allclose(e.invoke("f", x, y), (x * y).sum(1), rtol=1e-12)
+
+
+def test_dynamic_dimensions_that_must_agree_are_checked():
+    """The map runs over x's rows and reads y's: a shorter y would be read out of bounds."""
+    e = engine(DYNAMIC)
+    with pytest.raises(ValueError, match=r"argument #1 has size 5 in dimension 0, but the program indexes it over \[0, 6\]"):
+        e.invoke("f", np.zeros((7, 16)), np.zeros((5, 16)))
+    np.testing.assert_allclose(e.invoke("f", np.ones((2, 16)), np.ones((9, 16))), [16.0, 16.0])  # a longer y is safe
+    assert e.invoke("f", np.zeros((0, 16)), np.zeros((0, 16))).shape == (0,)
 
 
 @pytest.mark.parametrize(

@@ -3,7 +3,8 @@
     opt-tool [file] [--PASS[{opts}] ...] [-p PIPELINE] [-o OUT] [flags]
 
 Every registered pass (xDSL's and the project's) is a flag, and the flags run
-in command-line order, interleaved with `-p` pipelines. Errors print as
+in command-line order, interleaved with `-p` pipelines; `-O1`..`-O3` stand for
+the `default` pipeline (`-O0` for nothing). Errors print as
 `file:line:col: error: message` and exit 1.
 """
 
@@ -26,6 +27,8 @@ from passes import PIPELINES, get_all_passes
 from tools.diagnostics_check import check, expectations
 
 SPLIT_MARKER = "// -----"
+OPT_LEVELS = {"-O0": "", "-O1": "default", "-O2": "default", "-O3": "default"}
+"""`-On` shorthands: -O0 adds nothing, the others the default pipeline to the engine's IR."""
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -46,6 +49,8 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--print-ir-after-all", action="store_true", help="dump IR to stderr after every pass")
     parser.add_argument("--print-ir-after", action="append", default=[], metavar="PASS",
                         help="dump IR to stderr after the named passes (repeat or comma-separate)")
+    parser.add_argument("--print-ir-after-change", action="store_true",
+                        help="dump IR to stderr after every pass that changed it")
     parser.add_argument("--print-op-generic", action="store_true", help="print ops in generic form")
     parser.add_argument("--time-passes", action="store_true", help="report each pass's wall time on stderr")
     parser.add_argument("--list-passes", action="store_true", help="list registered passes and pipelines")
@@ -67,6 +72,10 @@ def split_pass_flags(argv: Sequence[str]) -> tuple[list[str], list[str]]:
     k = 0
     while k < len(args):
         arg = args[k]
+        if arg in OPT_LEVELS:
+            pipeline += [OPT_LEVELS[arg]] if OPT_LEVELS[arg] else []
+            k += 1
+            continue
         if arg in ("-p", "--pass-pipeline") and k + 1 < len(args):
             pipeline.append(args[k + 1])
             k += 2
@@ -138,6 +147,7 @@ def run(argv: Sequence[str]) -> int:
         ",".join(pipeline),
         print_ir_after_all=args.print_ir_after_all,
         print_ir_after=after,
+        print_ir_after_change=args.print_ir_after_change,
         print_generic=args.print_op_generic,
         time_passes=args.time_passes,
     )

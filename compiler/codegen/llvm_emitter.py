@@ -47,7 +47,8 @@ Memory: `memref.alloc` calls `aligned_alloc(64, n)` with n the byte size
 rounded up to a multiple of 64 (at least 64; a larger `alignment` attribute is
 honoured); `memref.dealloc` calls `free`; `memref.alloca` is a stack slot (in
 the entry block when its size is static); `memref.global` is an LLVM global
-(constant if the op is), 64-byte aligned, holding the dense data.
+(constant if the op is), 64-byte aligned, holding the dense data (zeros when
+uninitialised); `memref.view` is its source's pointer plus the byte shift.
 
 Parallel loops
 --------------
@@ -63,7 +64,10 @@ threads, and with one runs serially on the caller without starting any
 (work is an estimate in ops; trip counts of inner loops whose bounds, or
 chunk length `ub = min(lb + X, ..)`, are known before the loop are evaluated
 at run time, others count as 1024).
-Nested `scf.parallel` ops inside a parallel body run serially.
+Nested `scf.parallel` ops inside a parallel body run serially. A captured
+buffer is `noalias` in the outlined body when it certainly shares no byte with
+any other captured buffer: distinct allocations, or views at constant offsets
+of one allocation whose byte ranges do not overlap (mem-plan's arena slots).
 
 Math
 ----
@@ -82,6 +86,7 @@ by inline, vectorisable polynomials instead (`_emit_exp_poly`,
 from __future__ import annotations
 
 import math as pymath
+import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -378,6 +383,7 @@ class _ModuleEmitter:
         self.funcs: dict[str, tuple[Operation, ir.Function]] = {}
         self.globals: dict[str, tuple[Operation, ir.GlobalVariable]] = {}
         self._outlined = 0
+        self._scopes: dict[Operation, dict[tuple, tuple[ir.MDValue, ir.MDValue]]] = {}
 
     # -- helpers shared by function emitters
 
@@ -393,6 +399,25 @@ class _ModuleEmitter:
     def intrinsic(self, base: str, types: Sequence[ir.Type], ret: ir.Type, args: Sequence[ir.Type]) -> ir.Function:
         name = "llvm." + base + "".join("." + _type_suffix(t) for t in types)
         return self.declare(name, ret, args)
+
+    def view_scopes(self, func_op: Operation) -> dict[tuple, tuple[ir.MDValue, ir.MDValue]]:
+        """For each byte range (`_memref_extent`) of the views in `func_op` that
+        other views of the same allocation do not overlap (mem-plan's slots):
+        its `!alias.scope` and the `!noalias` list of the ranges disjoint from it."""
+        if func_op not in self._scopes:
+            extents = list(dict.fromkeys(
+                x for op in func_op.walk() if op.name == "memref.view" and (x := _memref_extent(op.results[0]))
+            ))  # fmt: skip
+            disjoint = {x: [y for y in extents if y[0] == x[0] and (y[2] <= x[1] or x[2] <= y[1])] for x in extents}
+            scoped = [x for x in extents if disjoint[x]]
+            name = func_op.sym_name.data
+            domain = self.ir.add_metadata([f"dfc.views.{name}"]) if scoped else None
+            scope = {x: self.ir.add_metadata([f"dfc.view.{name}.{k}", domain]) for k, x in enumerate(scoped)}
+            self._scopes[func_op] = {
+                x: (self.ir.add_metadata([scope[x]]), self.ir.add_metadata([scope[y] for y in disjoint[x]]))
+                for x in scoped
+            }
+        return self._scopes[func_op]
 
     def fresh_name(self, base: str) -> str:
         self._outlined += 1
@@ -594,6 +619,7 @@ class _FnEmitter:
         self._entry_br = ir.IRBuilder(self.entry).branch(start)
         self.b = ir.IRBuilder(start)
         self.values: dict[SSAValue, ir.Value | _MemRef] = {}
+        self.view_scopes = mod.view_scopes(func_op)
 
     # -- values
 
@@ -1081,12 +1107,22 @@ def _nontemporal(e: _FnEmitter, op: Operation, inst: ir.Instruction) -> None:
         inst.set_metadata("nontemporal", e.m.ir.add_metadata([ir.Constant(_I32, 1)]))
 
 
+def _scoped(e: _FnEmitter, buf: SSAValue, inst: ir.Instruction) -> None:
+    """Alias-scope metadata on an access through a view with disjoint siblings
+    (LLVM cannot tell views of one allocation apart when indices vary)."""
+    if e.view_scopes and (x := _memref_extent(buf)) in e.view_scopes:
+        scope, noalias = e.view_scopes[x]
+        inst.set_metadata("alias.scope", scope)
+        inst.set_metadata("noalias", noalias)
+
+
 @_handles("memref.load")
 def _load(e: _FnEmitter, op: Operation) -> None:
     m = e.getm(op.operands[0])
     addr = e.address(m, op.operands[1:])
     inst = e.b.load(addr, typ=m.elem, align=_byte_size(m.elem))
     _nontemporal(e, op, inst)
+    _scoped(e, op.operands[0], inst)
     e.values[op.results[0]] = inst
 
 
@@ -1096,6 +1132,7 @@ def _store(e: _FnEmitter, op: Operation) -> None:
     m = e.getm(op.operands[1])
     inst = e.b.store(v, e.address(m, op.operands[2:]), align=_byte_size(m.elem))
     _nontemporal(e, op, inst)
+    _scoped(e, op.operands[1], inst)
 
 
 def _alloc_sizes(e: _FnEmitter, op: Operation) -> tuple[MemRefType, list[ir.Value]]:
@@ -1195,6 +1232,17 @@ def _get_global(e: _FnEmitter, op: Operation) -> None:
     t = op.results[0].type
     ptr = opaque(e.b.gep(gv, [ir.Constant(_I64, 0)], inbounds=True, source_etype=_I8))
     e.values[op.results[0]] = _unflatten(t, [ptr])
+
+
+@_handles("memref.view")
+def _view(e: _FnEmitter, op: Operation) -> None:
+    src = e.getm(op.operands[0])
+    t = op.results[0].type
+    _check_memref(t)
+    dyn = iter(op.operands[2:])
+    sizes = [e.getv(next(dyn)) if d == DYNAMIC_INDEX else ir.Constant(_I64, d) for d in t.get_shape()]
+    ptr = e.b.gep(src.ptr, [e.getv(op.operands[1])], inbounds=True, source_etype=_I8)
+    e.values[op.results[0]] = _MemRef(ptr, sizes, t, _scalar_type(t.element_type))
 
 
 @_handles("memref.cast")
@@ -1391,19 +1439,33 @@ def _serial_nest(e: _FnEmitter, block: Block, lbs, ubs, steps, dim0: tuple[ir.Va
     level(0)
 
 
-def _memref_root(v: SSAValue) -> object | None:
-    """A key for the allocation a memref value certainly is (function
-    argument, alloc, alloca), following casts and reshapes; None if unknown."""
+def _memref_extent(v: SSAValue) -> tuple[object, int, float] | None:
+    """The allocation a memref value certainly lies in (a key for the function
+    argument, alloc, alloca or global) and the bytes [lo, hi) of it that the
+    value spans, following casts, reshapes and views at constant offsets of
+    static size; None if unknown."""
+    lo, size = 0, pymath.inf
     while True:
         owner = v.owner
         if isinstance(owner, Block):
             parent = owner.parent_op()
-            return v if parent is not None and parent.name == "func.func" else None
+            return (v, lo, lo + size) if parent is not None and parent.name == "func.func" else None
         if owner.name in ("memref.cast", "memref.collapse_shape", "memref.expand_shape"):
             v = owner.operands[0]
             continue
-        if owner.name in ("memref.alloc", "memref.alloca", "memref.get_global"):
-            return owner if owner.name != "memref.get_global" else owner.properties["name"].root_reference.data
+        if owner.name == "memref.view":
+            shift, t = _int_const(owner.operands[1]), owner.results[0].type
+            if shift is None or not t.has_static_shape():
+                return None
+            if size == pymath.inf:
+                size = pymath.prod(t.get_shape()) * _byte_size(_scalar_type(t.element_type))
+            lo += shift
+            v = owner.operands[0]
+            continue
+        if owner.name in ("memref.alloc", "memref.alloca"):
+            return owner, lo, lo + size
+        if owner.name == "memref.get_global":
+            return owner.properties["name"].root_reference.data, lo, lo + size
         return None
 
 
@@ -1434,16 +1496,14 @@ def _parallel(e: _FnEmitter, op: Operation) -> None:
     flat_caps = [x for v in captured for x in _flatten(e.get(v))]
     cap_types = [x.type for x in flat_caps]
 
-    # noalias for captured buffers that are certainly distinct allocations
-    roots = {}
-    for v in captured:
-        if isinstance(v.type, MemRefType):
-            r = _memref_root(v)
-            roots[v] = r
-    root_counts: dict[object, int] = {}
-    for r in roots.values():
-        if r is not None:
-            root_counts[r] = root_counts.get(r, 0) + 1
+    # noalias for captured buffers certainly disjoint from every other captured one
+    extents = {v: _memref_extent(v) for v in captured if isinstance(v.type, MemRefType)}
+
+    def disjoint(v: SSAValue) -> bool:
+        x = extents[v]
+        return x is not None and not any(
+            w is not v and y is not None and y[0] == x[0] and y[1] < x[2] and x[1] < y[2] for w, y in extents.items()
+        )
 
     base = m.fresh_name(e.func_op.sym_name.data)
     impl = ir.Function(m.ir, ir.FunctionType(_VOID, [*cap_types, _I64, _I64]), base + ".body")
@@ -1453,8 +1513,7 @@ def _parallel(e: _FnEmitter, op: Operation) -> None:
     for v in captured:
         n = len(_flat_types(v.type))
         if isinstance(v.type, MemRefType):
-            r = roots[v]
-            if r is not None and root_counts[r] == 1:
+            if disjoint(v):
                 impl.args[k].add_attribute("noalias")
             impl.args[k].add_attribute("captures(none)")
         k += n
@@ -1569,6 +1628,11 @@ class JitModule:
         vector_math: bool = False,
     ):
         load_runtime_libraries()
+        self.reentrant = not any(op.name == "memref.global" and op.constant is None for op in module.ops)
+        """False when the module has writable globals (mem-plan's arenas): its
+        functions then share them, so calls into it must not overlap."""
+        self.lock = threading.Lock()
+        """Held by `ExecutionEngine.invoke` around calls into a non-reentrant module."""
         ir_module = emit_module(
             module,
             fast_math=fast_math,

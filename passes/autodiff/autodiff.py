@@ -11,7 +11,8 @@ read back in Python by `split_info`.
 
 Options: `func` (default: every public function with a float result), `wrt`
 (argument indices; default: every float tensor argument), `outputs` (result
-indices; default: every float result), `split`.
+indices; default: every float result), `split`, `recompute` (loops rerun the
+forward iterations the backward pass needs instead of keeping them on a tape).
 """
 
 from __future__ import annotations
@@ -73,8 +74,11 @@ def _indices(f: func.FuncOp, given: tuple[int, ...], types, what: str) -> list[i
     return list(given)
 
 
-def gradient_function(f: func.FuncOp, wrt: list[int], outputs: list[int], module: ModuleOp) -> func.FuncOp:
-    """`@f_grad`: f's forward computation followed by its reverse sweep."""
+def gradient_function(
+    f: func.FuncOp, wrt: list[int], outputs: list[int], module: ModuleOp, recompute: bool = False
+) -> func.FuncOp:
+    """`@f_grad`: f's forward computation followed by its reverse sweep; loops
+    keep the forward values their reversal needs on a tape, or recompute them."""
     g = f.clone()
     g.sym_name = StringAttr(f"{f.sym_name.data}_grad")
     block = g.body.block
@@ -91,13 +95,14 @@ def gradient_function(f: func.FuncOp, wrt: list[int], outputs: list[int], module
     mark_varied(forward, varied)
     reverser = Reverser(Builder(InsertPoint.at_end(block)), varied)
     reverser.module = module
+    reverser.recompute = recompute
     for k, seed in zip(outputs, seeds):
         reverser.add(results[k], seed)
     reverser.block(forward)
     grads = [reverser.adj.get(block.args[k]) or reverser.zeros_like(block.args[k]) for k in wrt]
     block.add_op(func.ReturnOp(*results, *grads))
     if reverser.placeholders:
-        resolve_placeholders(g, reverser.placeholders)
+        resolve_placeholders(g, reverser.placeholders, recompute)
     g.function_type = FunctionType.from_lists(
         list(f.function_type.inputs.data) + [s.type for s in seeds],
         list(f.function_type.outputs.data) + [x.type for x in grads],
@@ -188,6 +193,7 @@ class AutodiffPass(ModulePass):
     wrt: tuple[int, ...] = ()
     outputs: tuple[int, ...] = ()
     split: bool = False
+    recompute: bool = False
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for f in _selected(op, self.func):
@@ -196,7 +202,7 @@ class AutodiffPass(ModulePass):
             if not outputs:
                 raise CompileError.at(f, f"autodiff: @{f.sym_name.data} has no float tensor result to differentiate")
             n_forward = len(list(f.body.block.ops)) - 1
-            grad = gradient_function(f, wrt, outputs, op)
+            grad = gradient_function(f, wrt, outputs, op, self.recompute)
             new = split(grad, f, n_forward, wrt, outputs) if self.split else [grad]
             for g in reversed(new):
                 op.body.block.insert_op_after(g, f)

@@ -5,10 +5,12 @@ forward body of iteration t from that iteration's iter_args and reverses it;
 the adjoints of the iter_args, and of the tensors the body captures from
 outside, are its own iter_args. The iteration's iter_args are first
 placeholders: once the gradient function is cleaned up, a placeholder still
-used means the derivative needs that forward value, and it is recomputed by
-rerunning the forward loop up to t (quadratic in the trip count; a tape is not
-implemented). A linear body, like a stencil's, needs none: nothing is kept or
-recomputed.
+used means the derivative needs that forward value. It is then kept on a tape:
+the forward loop gets one more iter_arg, a `tensor<N x shape>` (N the trip
+count) into which each iteration writes its value at row t, and the backward
+loop reads row t back. With `recompute`, or for a dynamically shaped value,
+the forward loop is instead rerun up to t (no memory, quadratic time). A
+linear body, like a stencil's, needs neither: nothing is kept or recomputed.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from dataclasses import dataclass
 from xdsl.builder import Builder
 
 from xdsl.dialects import arith, scf, tensor
-from xdsl.dialects.builtin import IndexType, IntegerAttr, TensorType
+from xdsl.dialects.builtin import DYNAMIC_INDEX, IndexType, IntegerAttr, TensorType
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.pattern_rewriter import GreedyRewritePatternApplier, PatternRewriteWalker
 from xdsl.rewriter import InsertPoint
@@ -27,7 +29,7 @@ from xdsl.transforms.dead_code_elimination import region_dce
 
 from compiler.context import make_context
 from compiler.diagnostics import CompileError
-from dialects import nn
+from dialects import df, nn
 from passes.autodiff.reverse import Reverser, is_float, mark_varied, used_from_outside
 
 
@@ -104,17 +106,95 @@ def reverse_loop(rev: Reverser, op: scf.ForOp) -> None:
         rev.add(c, g)
 
 
-def resolve_placeholders(grad: Operation, placeholders: list[Placeholder]) -> None:
-    """Clean `grad` up, then give each still-used placeholder its forward value."""
+def resolve_placeholders(grad: Operation, placeholders: list[Placeholder], recompute: bool = False) -> None:
+    """Clean `grad` up, then give each still-used placeholder its forward value
+    (from a tape, or by recomputation)."""
     applier = GreedyRewritePatternApplier([CanonicalizationRewritePattern()], ctx=make_context(), folding_enabled=True)
     PatternRewriteWalker(applier, post_walk_func=region_dce).rewrite_region(grad.regions[0])
+    taped: dict[scf.ForOp, list[Placeholder]] = {}
     for p in placeholders:
         if p.op.parent is None or not p.op.tensor.uses:
             if p.op.parent is not None:
                 p.op.detach()
                 p.op.erase()
-            continue
-        _recompute(p)
+        elif recompute or not p.op.tensor.type.has_static_shape():  # type: ignore[union-attr]
+            _recompute(p)
+        else:
+            taped.setdefault(p.loop, []).append(p)
+    for loop, ps in taped.items():
+        _tape(loop, ps)
+
+
+def _step_index(b: Builder, t: SSAValue, loop: scf.ForOp) -> SSAValue:
+    return _binary(b, arith.DivUIOp, _binary(b, arith.SubiOp, t, loop.lb), loop.step)
+
+
+def _constant_trip_count(loop: scf.ForOp) -> int | None:
+    bounds = [v.owner.value.value.data if isinstance(v.owner, arith.ConstantOp) else None
+              for v in (loop.lb, loop.ub, loop.step)]  # fmt: skip
+    if None in bounds:
+        return None
+    lb, ub, step = bounds
+    return max(0, -(-(ub - lb) // step))
+
+
+def _tape(loop: scf.ForOp, placeholders: list[Placeholder]) -> None:
+    """Record the placeholders' iter_args in `loop` and read them back in the backward loops."""
+    positions = sorted({p.position for p in placeholders})
+    b = Builder(InsertPoint.before(loop))
+    one = _index(b, 1)
+    n = _binary(b, arith.DivUIOp, _binary(b, arith.AddiOp, _binary(b, arith.SubiOp, loop.ub, loop.lb),
+                                         _binary(b, arith.SubiOp, loop.step, one)), loop.step)
+    trips = _constant_trip_count(loop)
+    tapes = []
+    for position in positions:
+        t = loop.iter_args[position].type
+        assert isinstance(t, TensorType)
+        rows = [] if trips is not None else [n]
+        tape_type = TensorType(t.element_type, [DYNAMIC_INDEX if trips is None else trips, *t.get_shape()])
+        tapes.append(b.insert(tensor.EmptyOp(rows, tape_type)).tensor)
+    body = loop.body.block
+    records = [body.insert_arg(tp.type, len(body.args)) for tp in tapes]
+    yielded = body.last_op
+    assert isinstance(yielded, scf.YieldOp)
+    rb = Builder(InsertPoint.before(yielded))
+    row = _step_index(rb, body.args[0], loop)
+    written = [_copy_row(rb, body.args[1 + position], record, row, into_tape=True) for position, record in zip(positions, records)]
+    rb.insert(scf.YieldOp(*yielded.arguments, *written))
+    yielded.detach()
+    yielded.erase()
+    new = scf.ForOp(loop.lb, loop.ub, loop.step, [*loop.iter_args, *tapes], loop.detach_region(loop.body))
+    b.insert(new)
+    for old, result in zip(loop.results, new.results):
+        old.replace_all_uses_with(result)
+    loop.detach()
+    loop.erase()
+    final = dict(zip(positions, new.results[len(new.results) - len(tapes) :]))
+    for p in placeholders:
+        backward = p.op.parent_op()
+        assert isinstance(backward, scf.ForOp)
+        pb = Builder(InsertPoint.before(p.op))
+        last = _binary(pb, arith.SubiOp, backward.ub, _index(pb, 1))
+        row = _binary(pb, arith.SubiOp, last, backward.body.block.args[0])
+        fresh = pb.insert(tensor.EmptyOp([], p.op.tensor.type)).tensor
+        value = _copy_row(pb, final[p.position], fresh, row, into_tape=False)
+        p.op.tensor.replace_all_uses_with(value)
+        p.op.detach()
+        p.op.erase()
+
+
+def _copy_row(b: Builder, source: SSAValue, dest: SSAValue, row: SSAValue, into_tape: bool) -> SSAValue:
+    """A df.map copying `source` into row `row` of the tape `dest`, or row `row`
+    of the tape `source` into `dest` (a tensor of one row's shape)."""
+    t = (source if into_tape else dest).type
+    assert isinstance(t, TensorType)
+    shape = list(t.get_shape())
+    m = b.insert(df.MapOp(shape or [1], [dest]))
+    ivs = list(m.ivs) if shape else []
+    mb = Builder(InsertPoint.at_end(m.body.block))
+    v = mb.insert(df.ReadOp(source, ivs if into_tape else [row, *ivs])).res
+    mb.insert(df.WriteOp(v, m.out_args[0], [row, *ivs] if into_tape else ivs))
+    return m.res[0]
 
 
 def _recompute(p: Placeholder) -> None:

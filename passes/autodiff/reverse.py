@@ -65,6 +65,7 @@ class Reverser:
         self.adj: dict[SSAValue, SSAValue] = {}
         self.placeholders: list = parent.placeholders if parent else []  # loops.Placeholder
         self.module = parent.module if parent else None  # where callees' gradients go
+        self.recompute = parent.recompute if parent else False  # loops: recompute, not tape
 
     def nested(self, b: Builder, varied: set[SSAValue]) -> Reverser:
         """A reverser for a nested region, sharing this one's module and placeholders."""
@@ -147,23 +148,21 @@ class MapReverser:
     def run(self) -> None:
         if self.op.is_buffer_form:
             raise CompileError.at(self.op, "autodiff: differentiate before bufferize (this map writes memrefs)")
-        ties = {k: self.tie_counts(k) for k in self.writes if self.kind(k) in ("max", "min") and self.grads[k]}
-        for k, init in enumerate(self.op.outs):
-            if self.grads[k] is not None and init in self.outer.varied:
-                self.outer.add(init, self.init_gradient(k, ties.get(k)))
+        self.ties = {k: self.tie_counts(k) for k in self.writes if self.kind(k) in ("max", "min") and self.grads[k]}
         sources = [
             v for v in used_from_outside(self.op)
             if isinstance(v.type, TensorType) and v in self.outer.varied and is_float(v)
             and any(isinstance(u.operation, df.ReadOp) and self.op.is_ancestor(u.operation) for u in v.uses)
         ]
-        if not sources:
-            return
-        bmap = self.b.insert(df.MapOp(self.op.bounds, [self.outer.zeros_like(s) for s in sources]))
-        self.grad_outs = dict(zip(sources, bmap.out_args))
-        self.ties = ties
-        self.body(self.op, bmap, {})
-        for s, g in zip(sources, bmap.res):
-            self.outer.add(s, g)
+        if sources:  # before the inits' gradients, which may then update the seeds in place
+            bmap = self.b.insert(df.MapOp(self.op.bounds, [self.outer.zeros_like(s) for s in sources]))
+            self.grad_outs = dict(zip(sources, bmap.out_args))
+            self.body(self.op, bmap, {})
+            for s, g in zip(sources, bmap.res):
+                self.outer.add(s, g)
+        for k, init in enumerate(self.op.outs):
+            if self.grads[k] is not None and init in self.outer.varied:
+                self.outer.add(init, self.init_gradient(k, self.ties.get(k)))
 
     def kind(self, k: int) -> str | None:
         kinds = {w.wcr_kind for w in self.writes[k]}

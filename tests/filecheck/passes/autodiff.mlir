@@ -3,6 +3,9 @@
 // RUN: opt-tool %s '--autodiff{func=matmul_sum wrt=1}' | filecheck %s --check-prefix=WRT
 // RUN: opt-tool %s '--autodiff{func=matmul_sum split=true}' | filecheck %s --check-prefix=SPLIT
 // RUN: opt-tool %s '--autodiff{func=twice}' --canonicalize --cse | filecheck %s --check-prefix=CSE
+// RUN: opt-tool %s '--autodiff{func=linear_loop}' | filecheck %s --check-prefix=LINEAR
+// RUN: opt-tool %s '--autodiff{func=tanh_loop}' | filecheck %s --check-prefix=TAPE
+// RUN: opt-tool %s '--autodiff{func=tanh_loop recompute=true}' | filecheck %s --check-prefix=RECOMPUTE
 
 // The gradient of nn.matmul is two matmuls with transposes, not loops; the
 // sum's gradient is the seed broadcast back to the summed shape.
@@ -72,4 +75,54 @@ func.func @twice(%x: tensor<4xf32>) -> tensor<4xf32> {
   %e = nn.exp %x : (tensor<4xf32>) -> tensor<4xf32>
   %y = nn.mul %e, %e : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
   func.return %y : tensor<4xf32>
+}
+
+// A linear time loop keeps nothing for its reversal: the backward loop never
+// reads a forward iteration's value (no tape, no rerun of the forward loop).
+// LINEAR-LABEL: func.func @linear_loop_grad
+// LINEAR:         scf.for {{.*}} iter_args(%{{.*}} = %x) -> (tensor<8xf64>) {
+// LINEAR:         scf.for {{.*}} -> (tensor<8xf64>) {
+// LINEAR-NOT:     scf.for
+// LINEAR-NOT:     tensor<20x8xf64>
+// LINEAR:         func.return
+func.func @linear_loop(%x: tensor<8xf64>) -> tensor<8xf64> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %n = arith.constant 20 : index
+  %r = scf.for %t = %c0 to %n step %c1 iter_args(%h = %x) -> (tensor<8xf64>) {
+    %k = arith.constant dense<0.5> : tensor<8xf64>
+    %y = nn.mul %h, %k : (tensor<8xf64>, tensor<8xf64>) -> tensor<8xf64>
+    scf.yield %y : tensor<8xf64>
+  }
+  func.return %r : tensor<8xf64>
+}
+
+// A nonlinear one records each iteration's input on a tape (one more iter_arg
+// of the forward loop, row t written by a df.map) and the backward loop reads
+// row n-1-k back; with recompute=true it reruns the forward loop instead.
+// TAPE-LABEL: func.func @tanh_loop_grad
+// TAPE:         %[[E:.*]] = tensor.empty() : tensor<20x8xf64>
+// TAPE:         %{{.*}}, %[[TAPE:.*]] = scf.for %[[T:.*]] = {{.*}} iter_args(%[[H:.*]] = %x, %[[REC:.*]] = %[[E]]) -> (tensor<8xf64>, tensor<20x8xf64>) {
+// TAPE:           df.map (%[[I:.*]]) in (8) outs(%[[O:.*]] = %[[REC]] : tensor<20x8xf64>) {
+// TAPE-NEXT:        %[[V:.*]] = df.read %[[H]][%[[I]]] : tensor<8xf64>
+// TAPE-NEXT:        df.write %[[V]], %[[O]][%{{.*}}, %[[I]]] : tensor<20x8xf64>
+// TAPE:         scf.for
+// TAPE:           df.read %[[TAPE]][%{{.*}}, %{{.*}}] : tensor<20x8xf64>
+// TAPE-NOT:     scf.for
+// TAPE:         func.return
+// RECOMPUTE-LABEL: func.func @tanh_loop_grad
+// RECOMPUTE-NOT:   tensor<20x8xf64>
+// RECOMPUTE:       scf.for
+// RECOMPUTE:       scf.for
+// RECOMPUTE:         scf.for
+// RECOMPUTE:       func.return
+func.func @tanh_loop(%x: tensor<8xf64>) -> tensor<8xf64> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %n = arith.constant 20 : index
+  %r = scf.for %t = %c0 to %n step %c1 iter_args(%h = %x) -> (tensor<8xf64>) {
+    %y = nn.tanh %h : (tensor<8xf64>) -> tensor<8xf64>
+    scf.yield %y : tensor<8xf64>
+  }
+  func.return %r : tensor<8xf64>
 }

@@ -73,3 +73,37 @@ func.func @nn_shapes(%x: tensor<2x3xf32>) -> (tensor<2x3xf32>, tensor<6xf32>, te
   %unused = nn.exp %x : (tensor<2x3xf32>) -> tensor<2x3xf32>
   func.return %nn, %rr, %b, %ttt : tensor<2x3xf32>, tensor<6xf32>, tensor<2x3xf32>, tensor<3x2xf32>
 }
+
+// A wcr write into an output that starts as the reduction's identity becomes a
+// plain write when its index is injective (the gradient writes of autodiff);
+// a colliding index, a non-identity init or a second write keep the wcr.
+// CHECK-LABEL: func.func @injective_reductions
+// CHECK:         df.write %{{.*}}, %{{.*}}[%{{.*}}, %{{.*}}] : tensor<4x8xf32>
+// CHECK:         df.write %{{.*}}, %{{.*}}[%{{.*}}] wcr(add) : tensor<4xf32>
+// CHECK:         df.write %{{.*}}, %{{.*}}[%{{.*}}, %{{.*}}] wcr(add) : tensor<4x8xf32>
+// CHECK:         df.write %{{.*}}, %{{.*}}[%{{.*}}, %{{.*}}] wcr(max) : tensor<4x8xf32>
+// CHECK-NEXT:    df.write %{{.*}}, %{{.*}}[%{{.*}}, %{{.*}}] wcr(max) : tensor<4x8xf32>
+func.func @injective_reductions(%x: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4xf32>, tensor<4x8xf32>, tensor<4x8xf32>) {
+  %zeros = arith.constant dense<0.0> : tensor<4x8xf32>
+  %zero_rows = arith.constant dense<0.0> : tensor<4xf32>
+  %ones = arith.constant dense<1.0> : tensor<4x8xf32>
+  %ninf = arith.constant dense<0xFF800000> : tensor<4x8xf32>
+  %a = df.map (%i, %j) in (4, 8) outs(%o = %zeros : tensor<4x8xf32>) {
+    %v = df.read %x[%i, %j] : tensor<4x8xf32>
+    df.write %v, %o[%i, %j] wcr(add) : tensor<4x8xf32>
+  } -> tensor<4x8xf32>
+  %b = df.map (%i, %j) in (4, 8) outs(%o = %zero_rows : tensor<4xf32>) {
+    %v = df.read %x[%i, %j] : tensor<4x8xf32>
+    df.write %v, %o[%i] wcr(add) : tensor<4xf32>
+  } -> tensor<4xf32>
+  %c = df.map (%i, %j) in (4, 8) outs(%o = %ones : tensor<4x8xf32>) {
+    %v = df.read %x[%i, %j] : tensor<4x8xf32>
+    df.write %v, %o[%i, %j] wcr(add) : tensor<4x8xf32>
+  } -> tensor<4x8xf32>
+  %d = df.map (%i, %j) in (4, 8) outs(%o = %ninf : tensor<4x8xf32>) {
+    %v = df.read %x[%i, %j] : tensor<4x8xf32>
+    df.write %v, %o[%i, %j] wcr(max) : tensor<4x8xf32>
+    df.write %v, %o[%i, %j] wcr(max) : tensor<4x8xf32>
+  } -> tensor<4x8xf32>
+  func.return %a, %b, %c, %d : tensor<4x8xf32>, tensor<4xf32>, tensor<4x8xf32>, tensor<4x8xf32>
+}

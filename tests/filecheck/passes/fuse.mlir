@@ -91,6 +91,52 @@ func.func @siblings(%x: tensor<8xf32>) -> (tensor<f32>, tensor<f32>) {
   func.return %mx, %mn : tensor<f32>, tensor<f32>
 }
 
+// Siblings need not be adjacent: the ops between (here a map over another space
+// that builds the second's initial value) must not use the first's results;
+// the merged map takes the second's place.
+// CHECK-LABEL: func.func @siblings_apart
+// CHECK:         df.map (%{{.*}}) in (4)
+// CHECK:         %{{.*}}, %{{.*}} = df.map (%{{.*}}) in (8) outs(%{{.*}} = %{{.*}} : tensor<f32>, %{{.*}} = %{{.*}} : tensor<f32>) {
+// CHECK-NOT:     df.map
+func.func @siblings_apart(%x: tensor<8xf32>, %y: tensor<4xf32>) -> (tensor<f32>, tensor<f32>) {
+  %z = arith.constant dense<0.0> : tensor<f32>
+  %a = df.map (%i) in (8) outs(%o = %z : tensor<f32>) {
+    %v = df.read %x[%i] : tensor<8xf32>
+    df.write %v, %o[] wcr(add) : tensor<f32>
+  } -> tensor<f32>
+  %init = df.map (%i) in (4) outs(%o = %z : tensor<f32>) {
+    %v = df.read %y[%i] : tensor<4xf32>
+    df.write %v, %o[] wcr(add) : tensor<f32>
+  } -> tensor<f32>
+  %b = df.map (%i) in (8) outs(%o = %init : tensor<f32>) {
+    %v = df.read %x[%i] : tensor<8xf32>
+    df.write %v, %o[] wcr(max) : tensor<f32>
+  } -> tensor<f32>
+  func.return %a, %b : tensor<f32>, tensor<f32>
+}
+
+// Refused: the map between uses the first's result.
+// CHECK-LABEL: func.func @siblings_apart_dependent
+// CHECK-COUNT-3: df.map
+// CHECK-NOT:     df.map
+// CHECK:         func.return
+func.func @siblings_apart_dependent(%x: tensor<8xf32>) -> (tensor<f32>, tensor<f32>) {
+  %z = arith.constant dense<0.0> : tensor<f32>
+  %a = df.map (%i) in (8) outs(%o = %z : tensor<f32>) {
+    %v = df.read %x[%i] : tensor<8xf32>
+    df.write %v, %o[] wcr(add) : tensor<f32>
+  } -> tensor<f32>
+  %init = df.map (%i) in (1) outs(%o = %a : tensor<f32>) {
+    %v = df.read %a[] : tensor<f32>
+    df.write %v, %o[] : tensor<f32>
+  } -> tensor<f32>
+  %b = df.map (%i) in (8) outs(%o = %init : tensor<f32>) {
+    %v = df.read %x[%i] : tensor<8xf32>
+    df.write %v, %o[] wcr(max) : tensor<f32>
+  } -> tensor<f32>
+  func.return %a, %b : tensor<f32>, tensor<f32>
+}
+
 // Refused: different iteration spaces.
 // CHECK-LABEL: func.func @different_spaces
 // CHECK-COUNT-2: df.map
