@@ -18,6 +18,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from gpu_sim import SimulatedDriver, SimulationError, simulated_engine
+from test_engine import DYNAMIC as NESTED  # the CPU engine's nested-map program
 from xdsl.dialects import arith, gpu, memref
 from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, IntegerAttr, UnitAttr, i64
 
@@ -205,30 +206,6 @@ def test_each_wcr_kind_is_an_atomic(kind, dtype):
         np.testing.assert_array_equal(got, reduce(x, axis=0))
     else:
         np.testing.assert_allclose(got, reduce(x.astype(np.float64), axis=0), rtol=1e-5 if dtype == "f32" else 1e-12)
-
-
-NESTED = """func.func @f(%x: tensor<?x16xf64>, %y: tensor<?x16xf64>) -> tensor<?xf64> {
-  %c0 = arith.constant 0 : index
-  %n = tensor.dim %x, %c0 : tensor<?x16xf64>
-  %init = tensor.empty(%n) : tensor<?xf64>
-  %zeros = df.map (%i) in (%n) outs(%o = %init : tensor<?xf64>) {
-    %z = arith.constant 0.0 : f64
-    df.write %z, %o[%i] : tensor<?xf64>
-  } -> tensor<?xf64>
-  %r = df.map (%i) in (%n) outs(%o = %zeros : tensor<?xf64>) {
-    df.map (%j) in (16) {
-      %a = df.read %x[%i, %j] : tensor<?x16xf64>
-      %b = df.read %y[%i, %j] : tensor<?x16xf64>
-      %p = df.tasklet (%a, %b) : (f64, f64) -> f64 {
-      ^bb0(%u: f64, %v: f64):
-        %m = arith.mulf %u, %v : f64
-        df.yield %m : f64
-      }
-      df.write %p, %o[%i] wcr(add) : tensor<?xf64>
-    }
-  } -> tensor<?xf64>
-  func.return %r : tensor<?xf64>
-}"""
 
 
 def test_nested_map_is_a_loop_in_each_thread():
