@@ -50,6 +50,12 @@ def _binary(b: Builder, cls, x: SSAValue, y: SSAValue) -> SSAValue:
     return b.insert(cls(x, y)).result
 
 
+def _trip_count(b: Builder, loop: scf.ForOp) -> SSAValue:
+    """ceil((ub - lb) / step), built at `b`."""
+    span = _binary(b, arith.SubiOp, loop.ub, loop.lb)
+    return _binary(b, arith.DivUIOp, _binary(b, arith.AddiOp, span, _binary(b, arith.SubiOp, loop.step, _index(b, 1))), loop.step)
+
+
 def reverse_loop(rev: Reverser, op: scf.ForOp) -> None:
     """Add the adjoints of `op`'s operands, building a loop that runs backwards."""
     b = rev.b
@@ -64,8 +70,7 @@ def reverse_loop(rev: Reverser, op: scf.ForOp) -> None:
     seeds = [rev.adj.get(op.results[k]) or rev.zeros_like(op.results[k]) for k in carried]
     acc = [rev.zeros_like(c) for c in captured]
     one = _index(b, 1)
-    n = _binary(b, arith.DivUIOp, _binary(b, arith.AddiOp, _binary(b, arith.SubiOp, op.ub, op.lb),
-                                         _binary(b, arith.SubiOp, op.step, one)), op.step)
+    n = _trip_count(b, op)
     block = Block(arg_types=[IndexType()] + [s.type for s in seeds + acc])
     back = b.insert(scf.ForOp(_index(b, 0), n, one, seeds + acc, Region(block)))
     inner_b = Builder(InsertPoint.at_end(block))
@@ -142,15 +147,12 @@ def _tape(loop: scf.ForOp, placeholders: list[Placeholder]) -> None:
     """Record the placeholders' iter_args in `loop` and read them back in the backward loops."""
     positions = sorted({p.position for p in placeholders})
     b = Builder(InsertPoint.before(loop))
-    one = _index(b, 1)
-    n = _binary(b, arith.DivUIOp, _binary(b, arith.AddiOp, _binary(b, arith.SubiOp, loop.ub, loop.lb),
-                                         _binary(b, arith.SubiOp, loop.step, one)), loop.step)
     trips = _constant_trip_count(loop)
+    rows = [] if trips is not None else [_trip_count(b, loop)]
     tapes = []
     for position in positions:
         t = loop.iter_args[position].type
         assert isinstance(t, TensorType)
-        rows = [] if trips is not None else [n]
         tape_type = TensorType(t.element_type, [DYNAMIC_INDEX if trips is None else trips, *t.get_shape()])
         tapes.append(b.insert(tensor.EmptyOp(rows, tape_type)).tensor)
     body = loop.body.block
