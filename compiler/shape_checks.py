@@ -114,9 +114,8 @@ def access_bounds(module: ModuleOp) -> dict[str, list[AccessBound]]:
         for op in f.walk():
             if isinstance(op, df.ReadOp):
                 found += _access(op, op.source, f)
-            elif isinstance(op, df.WriteOp) and op.target_map() is not None:
-                init = op.target_map().outs[list(op.target_map().out_args).index(op.dest)]  # type: ignore[union-attr]
-                found += _access(op, init, f)
+            elif isinstance(op, df.WriteOp) and (target := op.target_map()) is not None:
+                found += _access(op, target.outs[list(target.out_args).index(op.dest)], f)
         bounds[f.sym_name.data] = found
     return bounds
 

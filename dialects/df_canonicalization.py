@@ -144,7 +144,7 @@ class UntouchedOutputs(RewritePattern):
                 rewriter.replace_all_uses_with(result, init)
 
 
-def _splat_value(value: SSAValue) -> float | None:
+def splat_value(value: SSAValue) -> float | None:
     """The element of a splat float `arith.constant dense<v>` producing `value`."""
     op = value.owner
     if not isinstance(op, arith.ConstantOp) or not isinstance(op.value, DenseIntOrFPElementsAttr):
@@ -167,7 +167,7 @@ class InjectiveReductionToWrite(RewritePattern):
             write = uses[0].operation
             if not isinstance(write, df.WriteOp) or write.dest is not arg or write.wcr_kind is None:
                 continue
-            if _splat_value(init) != REDUCE_IDENTITY[write.wcr_kind]:
+            if splat_value(init) != REDUCE_IDENTITY[write.wcr_kind]:
                 continue
             maps = df.enclosing_maps(write)
             maps = maps[: maps.index(op) + 1]

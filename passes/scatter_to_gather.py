@@ -29,25 +29,16 @@ import sympy
 from xdsl.builder import Builder
 from xdsl.context import Context
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import AnyFloat, DenseIntOrFPElementsAttr, FloatAttr, IndexType, IntegerAttr, ModuleOp, TensorType
+from xdsl.dialects.builtin import FloatAttr, IndexType, IntegerAttr, ModuleOp, TensorType
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint
 
 from dialects import df
 from dialects.df_builders import empty
-from dialects.df_canonicalization import without_outputs
+from dialects.df_canonicalization import splat_value, without_outputs
 from dialects.index_exprs import IndexSymbols
 from passes.fuse import _slice
-
-
-def _zero_splat(value: SSAValue) -> bool:
-    op = value.owner
-    if not isinstance(op, arith.ConstantOp) or not isinstance(op.value, DenseIntOrFPElementsAttr):
-        return False
-    return op.value.is_splat() and isinstance(op.value.get_element_type(), AnyFloat) and (
-        float(next(op.value.iter_attrs()).value.data) == 0.0
-    )
 
 
 def _offsets(write: df.WriteOp, m: df.MapOp) -> list[int] | None:
@@ -67,7 +58,7 @@ def _offsets(write: df.WriteOp, m: df.MapOp) -> list[int] | None:
 def _candidate(m: df.MapOp, k: int) -> list[tuple[df.WriteOp, list[int]]] | None:
     """The writes of output k with their offsets, when the rewrite applies."""
     t = m.res[k].type
-    if not isinstance(t, TensorType) or not _zero_splat(m.outs[k]) or None in m.static_extents:
+    if not isinstance(t, TensorType) or splat_value(m.outs[k]) != 0.0 or None in m.static_extents:
         return None
     if len(t.get_shape()) != m.rank or any(d < 0 for d in t.get_shape()):
         return None

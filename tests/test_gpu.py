@@ -19,6 +19,7 @@ import numpy as np
 import pytest
 from gpu_sim import SimulatedDriver, SimulationError, simulated_engine
 from test_engine import DYNAMIC as NESTED  # the CPU engine's nested-map program
+from test_engine import WCR
 from xdsl.dialects import arith, gpu, memref
 from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, IntegerAttr, UnitAttr, i64
 
@@ -171,14 +172,6 @@ def test_dynamic_shapes():
     assert engine.driver.live == {}
 
 
-WCR = """func.func @f(%x: tensor<{n}x{m}x{t}>) -> tensor<{m}x{t}> {{
-  %init = arith.constant dense<{init}> : tensor<{m}x{t}>
-  %r = df.map (%i, %j) in ({n}, {m}) outs(%o = %init : tensor<{m}x{t}>) {{
-    %v = df.read %x[%i, %j] : tensor<{n}x{m}x{t}>
-    df.write %v, %o[%j] wcr({kind}) : tensor<{m}x{t}>
-  }} -> tensor<{m}x{t}>
-  func.return %r : tensor<{m}x{t}>
-}}"""
 WCR_INIT = {  # kind: (identity for f32, f64, i32), numpy reduction
     "add": (("0.0", "0.0", "0"), np.sum),
     "mul": (("1.0", "1.0", "1"), np.prod),
