@@ -19,7 +19,6 @@ compiled module (engines built from the same module and options share it);
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 import math
 import weakref
 from collections.abc import Sequence
@@ -31,6 +30,7 @@ from xdsl.dialects.builtin import MemRefType, ModuleOp, TensorType
 from xdsl.ir import Attribute
 
 from compiler.codegen.llvm_emitter import JitModule
+from compiler.codegen.runtime import free_function
 from compiler.interpreter import dtype_of
 from compiler.pass_manager import PassManager
 from compiler.shape_checks import AccessBound, access_bounds, check_access, has_dynamic_arguments
@@ -38,8 +38,6 @@ from passes import PIPELINES
 from passes.lower_dataflow import default_threads
 
 _CACHE: dict[tuple, JitModule] = {}
-_libc = ctypes.CDLL(ctypes.util.find_library("c"))
-_libc.free.argtypes = [ctypes.c_void_p]
 _ENTRY = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
 _UPSTREAM = ("builtin", "func", "scf", "memref", "arith", "math", "llvm", "vector")
 
@@ -204,11 +202,12 @@ def _scalar_from_slot(desc: np.ndarray, at: int, dtype: np.dtype) -> Any:
 
 
 def _adopt(pointer: int, shape: Sequence[int], dtype: np.dtype) -> np.ndarray:
-    """A numpy array over a buffer the compiled code allocated; freed with it."""
+    """A numpy array over a buffer the compiled code allocated; released
+    through the runtime's allocator when the array goes."""
     nbytes = math.prod(shape) * np.dtype(dtype).itemsize
     if nbytes == 0:
-        _libc.free(pointer)
+        free_function()(pointer, 0)
         return np.empty(shape, dtype)
     buffer = (ctypes.c_char * nbytes).from_address(pointer)
-    weakref.finalize(buffer, _libc.free, pointer)
+    weakref.finalize(buffer, free_function(), pointer, nbytes)
     return np.frombuffer(buffer, dtype).reshape(shape)

@@ -7,14 +7,16 @@ values, an output nobody touches inside the body is its initial value, an
 output whose result is unused goes with its writes, and a
 wcr write into an output that starts as the reduction's identity becomes a plain
 write when its index is provably injective (each element reduces one value: the
-gradient writes autodiff emits). Reads of splat constants become scalar constants.
+gradient writes autodiff emits). Reads of splat constants become scalar constants,
+and the one read of a map that fills a box with one value becomes a guarded
+read of the map's initial tensor.
 """
 
 from __future__ import annotations
 
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import AnyFloat, DenseIntOrFPElementsAttr
-from xdsl.ir import Attribute, BlockArgument, SSAValue
+from xdsl.dialects.builtin import AnyFloat, DenseIntOrFPElementsAttr, IndexType, IntegerAttr
+from xdsl.ir import Attribute, Block, BlockArgument, Operation, OpResult, SSAValue
 from xdsl.pattern_rewriter import (
     PatternRewriter,
     RewritePattern,
@@ -24,7 +26,7 @@ from xdsl.rewriter import InsertPoint
 
 from dialects import df
 from dialects.df_builders import REDUCE_IDENTITY
-from dialects.index_exprs import is_injective
+from dialects.index_exprs import is_injective, translation
 
 
 def _scalar_constant(value: SSAValue) -> Attribute | None:
@@ -214,6 +216,57 @@ class DropUnusedOutputs(RewritePattern):
         rewriter.replace_op(op, new, [None if k in dead else next(results) for k in range(len(op.res))])
 
 
+class ReadOfBoxFill(RewritePattern):
+    """A read of the result of a map that only writes one value v (defined
+    outside it) into a box of its initial tensor X, at `ivs + c` over static
+    extents E, reads `c <= q < c + E ? v : X[q]` instead. It is the last use,
+    so the fill map goes: the adjoint of a partial overwrite (zeroing a
+    gradient's interior) folds into the map that consumes it."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: df.ReadOp, rewriter: PatternRewriter) -> None:
+        fill = op.source.owner
+        if not isinstance(fill, df.MapOp) or fill.is_buffer_form or len(fill.outs) != 1 or not op.source.has_one_use():
+            return
+        extents = fill.static_extents
+        writes = [o for o in fill.body.block.ops if isinstance(o, df.WriteOp)]
+        if None in extents or len(writes) != 1 or writes[0].wcr is not None or not fill.out_args[0].has_one_use():
+            return
+        write = writes[0]
+        if not all(isinstance(o, df.WriteOp | arith.AddiOp | arith.SubiOp | arith.ConstantOp) for o in fill.body.block.ops):
+            return
+        value = write.value
+        inner = value.op if isinstance(value, OpResult) else None
+        if isinstance(value, BlockArgument) and value.owner is fill.body.block:
+            return
+        offsets = translation(list(write.indices), list(fill.ivs))
+        if offsets is None:
+            return
+        ops: list[Operation] = []
+
+        def add(new: Operation) -> SSAValue:
+            ops.append(new)
+            return new.results[0]
+
+        if inner is not None and inner.parent_op() is fill:  # a constant: recreate it at the read
+            if not isinstance(inner, arith.ConstantOp):
+                return
+            value = add(inner.clone())
+
+        inside: SSAValue | None = None
+        for q, c, e in zip(op.indices, offsets, extents):
+            for bound, predicate in ((c, "sge"), (c + e, "slt")):
+                ok = add(arith.CmpiOp(q, add(arith.ConstantOp(IntegerAttr(bound, IndexType()))), predicate))
+                inside = ok if inside is None else add(arith.AndIOp(inside, ok))
+        old = add(df.ReadOp(fill.outs[0], list(op.indices)))
+        assert inside is not None
+        body = Block(arg_types=[inside.type, value.type, old.type])
+        body.add_ops([select := arith.SelectOp(*body.args), df.YieldOp(select.result)])
+        tasklet = df.TaskletOp([inside, value, old], [old.type], body)
+        rewriter.replace_op(op, [*ops, tasklet], [tasklet.res[0]])
+        rewriter.erase_op(fill)
+
+
 class ReadOfSplat(RewritePattern):
     """`df.read` of a splat `arith.constant dense<v>` is the scalar `v`."""
 
@@ -236,4 +289,4 @@ TASKLET_PATTERNS = (
     DropUnusedResults(),
 )
 MAP_PATTERNS = (EmptyIterationSpace(), UntouchedOutputs(), InjectiveReductionToWrite(), DropUnusedOutputs())
-READ_PATTERNS = (ReadOfSplat(),)
+READ_PATTERNS = (ReadOfSplat(), ReadOfBoxFill())

@@ -87,6 +87,20 @@ def used_variables(
     return {v for v in variables if symbols.symbol(v) in free}
 
 
+def translation(indices: Sequence[SSAValue], variables: Sequence[SSAValue]) -> list[int] | None:
+    """The constants c with `indices == variables + c` (same length, in order), or None."""
+    if len(indices) != len(variables):
+        return None
+    symbols = IndexSymbols()
+    offsets = []
+    for index, v in zip(indices, variables):
+        c = sympy.expand(symbols.to_sympy(index) - symbols.symbol(v))
+        if not c.is_Integer:
+            return None
+        offsets.append(int(c))
+    return offsets
+
+
 def _mixed_radix(expr: sympy.Expr, extents: dict[sympy.Symbol, int]) -> bool:
     """Whether `sum c_k v_k + const` over 0 <= v_k < e_k is injective: sorted by
     |c|, each coefficient exceeds the largest span of all smaller terms."""

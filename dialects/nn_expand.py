@@ -66,34 +66,44 @@ def _binary(b: Builder, op: Operation) -> SSAValue:
 
 
 def _contract(
-    b: Builder, out: SSAValue, bounds: Sequence[int], lhs: SSAValue, rhs: SSAValue, lhs_idx, rhs_idx
+    b: Builder, out: SSAValue, bounds: Sequence[int], lhs: SSAValue, rhs: SSAValue, lhs_idx, rhs_idx, out_idx
 ) -> SSAValue:
-    """out[i, j] += lhs[lhs_idx(i, j, k)] * rhs[rhs_idx(i, j, k)] over (i, j, k)."""
+    """out[out_idx(ivs)] += lhs[lhs_idx(ivs)] * rhs[rhs_idx(ivs)] over `bounds`."""
 
     def build(mb: Builder, ivs: Sequence[BlockArgument], outs: Sequence[BlockArgument]) -> None:
-        i, j, k = ivs
-        a = read(mb, lhs, lhs_idx(i, j, k))
-        c = read(mb, rhs, rhs_idx(i, j, k))
-        write(mb, tasklet(mb, [a, c], a.type, lambda s, v: s.mul(v[0], v[1])), outs[0], [i, j], "add")
+        a = read(mb, lhs, lhs_idx(*ivs))
+        c = read(mb, rhs, rhs_idx(*ivs))
+        write(mb, tasklet(mb, [a, c], a.type, lambda s, v: s.mul(v[0], v[1])), outs[0], out_idx(*ivs), "add")
 
     return map_op(b, bounds, [out], build).res[0]
 
 
 def _matmul(b: Builder, op: Operation) -> SSAValue:
+    """Over (i, k, j): the innermost loop walks rows of rhs and out contiguously."""
     assert isinstance(op, nn.MatmulOp)
     (m, k), (_, n) = _type(op.lhs).get_shape(), _type(op.rhs).get_shape()
     zeros = splat(b, _type(op.result), 0.0)
-    return _contract(b, zeros, [m, n, k], op.lhs, op.rhs, lambda i, j, k: [i, k], lambda i, j, k: [k, j])
+    return _contract(
+        b, zeros, [m, k, n], op.lhs, op.rhs, lambda i, p, j: [i, p], lambda i, p, j: [p, j], lambda i, p, j: [i, j]
+    )
 
 
 def _linear(b: Builder, op: Operation) -> SSAValue:
+    """Over (i, j, k): the innermost loop is a dot product of two contiguous rows."""
     assert isinstance(op, nn.LinearOp)
     out_type = _type(op.result)
     n, fan_out = out_type.get_shape()
     fan_in = _type(op.input).get_shape()[1]
     biased = elementwise(b, out_type, [op.bias], lambda s, a: a[0])
     return _contract(
-        b, biased, [n, fan_out, fan_in], op.input, op.weight, lambda i, j, k: [i, k], lambda i, j, k: [j, k]
+        b,
+        biased,
+        [n, fan_out, fan_in],
+        op.input,
+        op.weight,
+        lambda i, j, k: [i, k],
+        lambda i, j, k: [j, k],
+        lambda i, j, k: [i, j],
     )
 
 

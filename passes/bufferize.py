@@ -74,14 +74,28 @@ def _no_conflicting_read(value: SSAValue, user: Operation) -> bool:
     inner = [u.operation for u in value.uses if u.operation is not user and user.is_ancestor(u.operation)]
     if not inner:
         return True
+    outs = [a for a, o in zip(user.out_args, user.outs) if o == value] if isinstance(user, df.MapOp) else []
+    return _reads_only_where_written(user, inner, outs)
+
+
+def _reads_only_where_written(user: Operation, reads: Sequence[Operation], outs: Sequence[SSAValue]) -> bool:
+    """Whether `user` is a map whose `reads` (of one tensor) all come, in its
+    body, before every write to the outputs `outs`, each reading the element
+    the iteration writes: reads and plain writes all index by the map
+    variables in order. Such reads see the old value even when the outputs
+    share the tensor's buffer."""
     if not isinstance(user, df.MapOp):
         return False
     ivs = list(user.ivs)
-    if not all(isinstance(r, df.ReadOp) and list(r.indices) == ivs for r in inner):
+    body = user.body.block
+    if not all(isinstance(r, df.ReadOp) and r.parent_block() is body and list(r.indices) == ivs for r in reads):
         return False
-    outs = [a for a, o in zip(user.out_args, user.outs) if o == value]
     writes = [u.operation for a in outs for u in a.uses]
-    return all(isinstance(w, df.WriteOp) and w.wcr is None and list(w.indices) == ivs for w in writes)
+    if not all(isinstance(w, df.WriteOp) and w.wcr is None and list(w.indices) == ivs for w in writes):
+        return False
+    position = {o: k for k, o in enumerate(body.ops)}
+    first_write = min((position[_ancestor_in(body, w)] for w in writes), default=len(position))
+    return all(position[r] < first_write for r in reads)
 
 
 def _overwrites_all(user: Operation, value: SSAValue) -> bool:
@@ -113,6 +127,7 @@ class _Bufferizer:
         self.module = module
         self.map: dict[SSAValue, SSAValue] = {}
         self.owned: set[SSAValue] = set()  # buffers this function may overwrite
+        self.scope_of: dict[SSAValue, _Scope] = {}
         self.globals = 0
 
     # -- helpers -----------------------------------------------------------
@@ -135,7 +150,16 @@ class _Bufferizer:
         ).memref
         scope.owned.append(buf)
         self.owned.add(buf)
+        self.scope_of[buf] = scope
         return buf
+
+    def drop_alloc(self, buf: SSAValue) -> None:
+        """Erase the unused allocation `buf` (a tensor.empty a donor replaced)."""
+        self.scope_of.pop(buf).owned.remove(buf)
+        self.owned.discard(buf)
+        assert isinstance(buf.owner, Operation) and not buf.uses
+        buf.owner.detach()
+        buf.owner.erase()
 
     def copy(self, b: Builder, src: SSAValue, scope: _Scope) -> SSAValue:
         assert isinstance(src.type, MemRefType)
@@ -146,13 +170,39 @@ class _Bufferizer:
     def writable(self, b: Builder, value: SSAValue, user: Operation, scope: _Scope, taken: set[SSAValue]) -> SSAValue:
         """A buffer holding `value` that `user` may overwrite."""
         buf = self.v(value)
+        if isinstance(value.owner, tensor.EmptyOp) and value.has_one_use() and (donor := self.donor(value, user, taken)):
+            self.drop_alloc(buf)
+            return donor
         if buf in self.owned and buf not in taken and is_dead_after(value, user) and _no_conflicting_read(value, user):
             taken.add(buf)
             return buf
         if isinstance(value.owner, tensor.EmptyOp) or _overwrites_all(user, value):  # nothing to copy
             assert isinstance(buf.type, MemRefType)
-            return self.alloc_like(b, buf.type, buf, scope)
+            return self.donor(value, user, taken) or self.alloc_like(b, buf.type, buf, scope)
         return self.copy(b, buf, scope)
+
+    def donor(self, value: SSAValue, user: Operation, taken: set[SSAValue]) -> SSAValue | None:
+        """The buffer of another tensor that the map `user` may write its
+        output initialised with `value` into, instead of a fresh buffer: a
+        dead, owned tensor of the same type that `user` reads only at the
+        element each iteration writes (e.g. `g + dx` accumulating a gradient
+        into `g`). None if there is none."""
+        if not isinstance(user, df.MapOp):
+            return None
+        outs = [a for a, o in zip(user.out_args, user.outs) if o == value]
+        t = value.type
+        if not isinstance(t, TensorType) or not t.has_static_shape():
+            return None
+        for r in user.body.block.ops:
+            if not isinstance(r, df.ReadOp) or r.source.type != t or r.source == value:
+                continue
+            x = r.source
+            buf = self.v(x)
+            inner = [u.operation for u in x.uses if user.is_ancestor(u.operation)]
+            if buf in self.owned and buf not in taken and is_dead_after(x, user) and _reads_only_where_written(user, inner, outs):
+                taken.add(buf)
+                return buf
+        return None
 
     # -- ops ---------------------------------------------------------------
 

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import sympy
 from xdsl.builder import Builder
 from xdsl.context import Context
 from xdsl.dialects import arith
@@ -37,22 +36,8 @@ from xdsl.rewriter import InsertPoint
 from dialects import df
 from dialects.df_builders import empty
 from dialects.df_canonicalization import splat_value, without_outputs
-from dialects.index_exprs import IndexSymbols
+from dialects.index_exprs import translation
 from passes.fuse import _slice
-
-
-def _offsets(write: df.WriteOp, m: df.MapOp) -> list[int] | None:
-    """The constants c with write index = ivs + c, or None."""
-    if len(write.indices) != m.rank:
-        return None
-    symbols = IndexSymbols()
-    offsets = []
-    for index, iv in zip(write.indices, m.ivs):
-        c = sympy.expand(symbols.to_sympy(index) - symbols.symbol(iv))
-        if not c.is_Integer:
-            return None
-        offsets.append(int(c))
-    return offsets
 
 
 def _candidate(m: df.MapOp, k: int) -> list[tuple[df.WriteOp, list[int]]] | None:
@@ -67,7 +52,7 @@ def _candidate(m: df.MapOp, k: int) -> list[tuple[df.WriteOp, list[int]]] | None
         w = use.operation
         if not isinstance(w, df.WriteOp) or w.dest is not m.out_args[k] or w.wcr_kind != "add" or w.parent_op() is not m:
             return None
-        offsets = _offsets(w, m)
+        offsets = translation(list(w.indices), list(m.ivs))
         if offsets is None:
             return None
         writes.append((w, offsets))

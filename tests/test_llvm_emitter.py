@@ -370,7 +370,7 @@ func.func @sq(%x: memref<?xf32>, %y: memref<?xf32>) {
 def test_parallel_equals_serial(n):
     serial = jit(PARALLEL, num_threads=1)
     par = jit(PARALLEL, num_threads=4, parallel_min_work=0)
-    assert "pthread_create" in par.llvm_ir
+    assert "__dfc_parallel_for" in par.llvm_ir
     x = np.random.default_rng(3).standard_normal(n).astype(np.float32)
     y1 = np.full(n, np.nan, np.float32)
     y2 = np.full(n, np.nan, np.float32)

@@ -41,11 +41,13 @@ zero-extended, 0 or 1, and read from the slot's low bit); f64 as its bits;
 f32 (f16) as a float (half) in the slot's first 4 (2) bytes, i.e. read and
 written through a `float*` cast of the slot's address, the other bytes
 untouched. Memref results are buffers the function allocated
-(`memref.alloc`); the caller owns them and frees them with libc `free`.
+(`memref.alloc`); the caller owns them and releases them with the runtime's
+`__dfc_free(ptr, nbytes)`.
 
-Memory: `memref.alloc` calls `aligned_alloc(64, n)` with n the byte size
-rounded up to a multiple of 64 (at least 64; a larger `alignment` attribute is
-honoured); `memref.dealloc` calls `free`; `memref.alloca` is a stack slot (in
+Memory: `memref.alloc` calls the runtime's `__dfc_alloc(align, nbytes)`
+(`compiler.codegen.runtime`: aligned_alloc, with huge pages and a reuse cache
+for buffers of 4 MiB or more; alignment 64, or the op's `alignment` attribute
+up to 2 MiB); `memref.dealloc` calls `__dfc_free`; `memref.alloca` is a stack slot (in
 the entry block when its size is static); `memref.global` is an LLVM global
 (constant if the op is), 64-byte aligned, holding the dense data (zeros when
 uninitialised); `memref.view` is its source's pointer plus the byte shift.
@@ -57,10 +59,10 @@ is parallelised over its first dimension when the emitter runs with
 `num_threads > 1`: the body is outlined into `void body(ptr ctx, i64 lo,
 i64 hi)`, the outer values it uses are passed through a context struct
 (constants and `memref.get_global` are re-materialised instead), and the
-runtime of `compiler.codegen.runtime` splits the iterations into contiguous
-chunks over pthreads, running one chunk on the calling thread. A loop uses
+process-wide thread pool of `compiler.codegen.runtime` splits the iterations
+into contiguous chunks, the calling thread taking chunks too. A loop uses
 `min(num_threads, trip_count * work_per_iteration // parallel_min_work)`
-threads, and with one runs serially on the caller without starting any
+threads, and with one runs serially on the caller without the pool
 (work is an estimate in ops; trip counts of inner loops whose bounds, or
 chunk length `ub = min(lb + X, ..)`, are known before the loop are evaluated
 at run time, others count as 1024).
@@ -111,19 +113,20 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Block, BlockArgument, Operation, SSAValue
 
-from compiler.codegen.runtime import BODY_TYPE, opaque, parallel_for
-from compiler.codegen.target import host_target_machine, load_runtime_libraries
+from compiler.codegen.runtime import BODY_TYPE, declare_runtime, install, opaque
+from compiler.codegen.target import host_target_machine
 
 __all__ = ["emit_module", "optimize", "JitModule", "ENTRY_PREFIX", "DEFAULT_PARALLEL_MIN_WORK"]
 
 ENTRY_PREFIX = "_dfc_entry_"
 """Exported wrappers are named ENTRY_PREFIX + the func.func symbol name."""
 
-DEFAULT_PARALLEL_MIN_WORK = 1 << 21
+DEFAULT_PARALLEL_MIN_WORK = 1 << 17
 """Default `parallel_min_work`: estimated ops each thread must get before a
-parallel loop starts threads. Starting and joining a thread costs ~60-80 us
-on the development machine; a vectorised, memory-bound op costs well under a
-nanosecond, so 2M ops is roughly the break-even of a streaming kernel."""
+parallel loop uses the runtime's thread pool. Handing a loop to awake
+(spinning) workers costs a few microseconds on the development machine, and
+waking sleeping ones tens; 128K ops (tens of microseconds of vectorised work)
+is about the break-even."""
 
 _PTR = ir.PointerType()
 _I1 = ir.IntType(1)
@@ -1148,9 +1151,11 @@ def _alignment(op: Operation) -> int:
     return a.value.data if a is not None else 0
 
 
-_HUGE_ALLOC = 4 << 20
-_HUGE_PAGE = 2 << 20
-_MADV_HUGEPAGE = 14
+_MAX_ALIGN = 2 << 20
+
+
+def _byte_count(e: _FnEmitter, m: _MemRef) -> ir.Value:
+    return e.b.mul(e.num_elements(m), ir.Constant(_I64, _byte_size(m.elem)), flags=("nsw",))
 
 
 @_handles("memref.alloc")
@@ -1158,25 +1163,11 @@ def _alloc(e: _FnEmitter, op: Operation) -> None:
     t, sizes = _alloc_sizes(e, op)
     elem = _scalar_type(t.element_type)
     align = max(_ALLOC_ALIGN, _alignment(op))
-    esize = _byte_size(elem)
-    b = e.b
-    huge = False
-    if all(d != DYNAMIC_INDEX for d in t.get_shape()):
-        nbytes = int(np.prod(t.get_shape(), dtype=np.int64)) * esize
-        huge = nbytes >= _HUGE_ALLOC  # as numpy does: fewer page faults on first touch
-        align = _HUGE_PAGE if huge else align
-        nbytes = max(align, -(-nbytes // align) * align)
-        size: ir.Value = ir.Constant(_I64, nbytes)
-    else:
-        m = _MemRef(ir.Constant(_PTR, None), sizes, t, elem)
-        nbytes_v = b.mul(e.num_elements(m), ir.Constant(_I64, esize), flags=("nsw",))
-        rounded = b.and_(b.add(nbytes_v, ir.Constant(_I64, align - 1)), ir.Constant(_I64, -align))
-        size = e.call_intrinsic("umax", _I64, [rounded, ir.Constant(_I64, align)])
-    fn = e.m.declare("aligned_alloc", _PTR, [_I64, _I64])
-    ptr = b.call(fn, [ir.Constant(_I64, align), size])
-    if huge:
-        madvise = e.m.declare("madvise", _I32, [_PTR, _I64, _I32])
-        b.call(madvise, [ptr, size, ir.Constant(_I32, _MADV_HUGEPAGE)])
+    if align > _MAX_ALIGN or align & (align - 1):
+        raise NotImplementedError(f"memref.alloc alignment {align}: must be a power of two of at most {_MAX_ALIGN}")
+    m = _MemRef(ir.Constant(_PTR, None), sizes, t, elem)
+    fn = declare_runtime(e.m.ir, "__dfc_alloc")
+    ptr = e.b.call(fn, [ir.Constant(_I64, align), _byte_count(e, m)])
     e.values[op.results[0]] = _MemRef(ptr, sizes, t, elem)
 
 
@@ -1199,8 +1190,8 @@ def _alloca(e: _FnEmitter, op: Operation) -> None:
 
 @_handles("memref.dealloc")
 def _dealloc(e: _FnEmitter, op: Operation) -> None:
-    fn = e.m.declare("free", _VOID, [_PTR])
-    e.b.call(fn, [e.getm(op.operands[0]).ptr])
+    m = e.getm(op.operands[0])
+    e.b.call(declare_runtime(e.m.ir, "__dfc_free"), [m.ptr, _byte_count(e, m)])
 
 
 @_handles("memref.copy")
@@ -1555,8 +1546,9 @@ def _parallel(e: _FnEmitter, op: Operation) -> None:
         per_iter = e.call_intrinsic("umax", _I64, [per_iter, ir.Constant(_I64, 1)])
         min_iters = b.udiv(ir.Constant(_I64, m.parallel_min_work), per_iter)
         min_iters = b.add(min_iters, ir.Constant(_I64, 1), name="par.min_iters")
-    rt = parallel_for(m.ir, m.num_threads)
-    b.call(rt, [tramp, ctx, e.getv(lbs[0]), e.getv(ubs[0]), e.getv(steps[0]), min_iters])
+    rt = declare_runtime(m.ir, "__dfc_parallel_for")
+    threads = ir.Constant(_I64, m.num_threads)
+    b.call(rt, [tramp, ctx, e.getv(lbs[0]), e.getv(ubs[0]), e.getv(steps[0]), min_iters, threads])
 
 
 # ---------------------------------------------------------------------------
@@ -1627,7 +1619,7 @@ class JitModule:
         parallel_min_work: int = DEFAULT_PARALLEL_MIN_WORK,
         vector_math: bool = False,
     ):
-        load_runtime_libraries()
+        install()
         self.reentrant = not any(op.name == "memref.global" and op.constant is None for op in module.ops)
         """False when the module has writable globals (mem-plan's arenas): its
         functions then share them, so calls into it must not overlap."""

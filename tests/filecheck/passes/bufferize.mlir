@@ -105,3 +105,74 @@ func.func @shifted(%x: tensor<5xf32>) -> tensor<5xf32> {
   } -> tensor<5xf32>
   func.return %b : tensor<5xf32>
 }
+
+// A map whose output starts empty writes into the buffer of a dead tensor it
+// owns and reads only at the element each iteration writes (%s, accumulating
+// into the sum), instead of a fresh buffer. Not when that tensor is read at
+// another element (@shifted_read), or after the write in the body
+// (@read_after_write).
+// CHECK-LABEL: func.func @donor
+// CHECK:         %[[S:.*]] = memref.alloc() {{.*}} : memref<8xf32>
+// CHECK:         df.map (%{{.*}}) in (8) outs(%{{.*}} = %[[S]] : memref<8xf32>)
+// CHECK-NOT:     memref.alloc
+// CHECK:         df.map (%{{.*}}) in (8) outs(%{{.*}} = %[[S]] : memref<8xf32>)
+// CHECK:         func.return %[[S]]
+// CHECK-LABEL: func.func @shifted_read
+// CHECK:         %[[S:.*]] = memref.alloc() {{.*}} : memref<8xf32>
+// CHECK:         %[[R:.*]] = memref.alloc() {{.*}} : memref<8xf32>
+// CHECK:         df.map (%{{.*}}) in (7) outs(%{{.*}} = %[[R]] : memref<8xf32>)
+// CHECK-LABEL: func.func @read_after_write
+// CHECK:         %[[S:.*]] = memref.alloc() {{.*}} : memref<8xf32>
+// CHECK:         %[[R:.*]] = memref.alloc() {{.*}} : memref<8xf32>
+// CHECK:         df.map (%{{.*}}) in (8) outs(%{{.*}} = %[[R]] : memref<8xf32>)
+func.func @donor(%x: tensor<8xf32>) -> tensor<8xf32> {
+  %e1 = tensor.empty() : tensor<8xf32>
+  %s = df.map (%i) in (8) outs(%o = %e1 : tensor<8xf32>) {
+    %v = df.read %x[%i] : tensor<8xf32>
+    df.write %v, %o[%i] : tensor<8xf32>
+  } -> tensor<8xf32>
+  %e2 = tensor.empty() : tensor<8xf32>
+  %r = df.map (%i) in (8) outs(%o = %e2 : tensor<8xf32>) {
+    %a = df.read %s[%i] : tensor<8xf32>
+    %b = df.read %x[%i] : tensor<8xf32>
+    %t = df.tasklet (%a, %b) : (f32, f32) -> f32 {
+    ^bb0(%p: f32, %q: f32):
+      %w = arith.addf %p, %q : f32
+      df.yield %w : f32
+    }
+    df.write %t, %o[%i] : tensor<8xf32>
+  } -> tensor<8xf32>
+  func.return %r : tensor<8xf32>
+}
+
+func.func @shifted_read(%x: tensor<8xf32>) -> tensor<8xf32> {
+  %c1 = arith.constant 1 : index
+  %e1 = tensor.empty() : tensor<8xf32>
+  %s = df.map (%i) in (8) outs(%o = %e1 : tensor<8xf32>) {
+    %v = df.read %x[%i] : tensor<8xf32>
+    df.write %v, %o[%i] : tensor<8xf32>
+  } -> tensor<8xf32>
+  %e2 = tensor.empty() : tensor<8xf32>
+  %r = df.map (%i) in (7) outs(%o = %e2 : tensor<8xf32>) {
+    %i1 = arith.addi %i, %c1 : index
+    %a = df.read %s[%i1] : tensor<8xf32>
+    df.write %a, %o[%i] : tensor<8xf32>
+  } -> tensor<8xf32>
+  func.return %r : tensor<8xf32>
+}
+
+func.func @read_after_write(%x: tensor<8xf32>) -> tensor<8xf32> {
+  %e1 = tensor.empty() : tensor<8xf32>
+  %s = df.map (%i) in (8) outs(%o = %e1 : tensor<8xf32>) {
+    %v = df.read %x[%i] : tensor<8xf32>
+    df.write %v, %o[%i] : tensor<8xf32>
+  } -> tensor<8xf32>
+  %e2 = tensor.empty() : tensor<8xf32>
+  %r = df.map (%i) in (8) outs(%o = %e2 : tensor<8xf32>) {
+    %a = df.read %x[%i] : tensor<8xf32>
+    df.write %a, %o[%i] : tensor<8xf32>
+    %b = df.read %s[%i] : tensor<8xf32>
+    df.write %b, %o[%i] : tensor<8xf32>
+  } -> tensor<8xf32>
+  func.return %r : tensor<8xf32>
+}

@@ -3,9 +3,11 @@
 
 // nn ops become df maps over their result shapes; tasklets hold the arithmetic.
 
+// matmul iterates (i, k, j), so that the innermost loop walks rows of %y and
+// of the result.
 // CHECK-LABEL: func.func @matmul
 // CHECK:         %[[Z:.*]] = arith.constant dense<0.000000e+00> : tensor<5x3xf32>
-// CHECK-NEXT:    %{{.*}} = df.map (%[[I:.*]], %[[J:.*]], %[[K:.*]]) in (5, 3, 4) outs(%[[O:.*]] = %[[Z]] : tensor<5x3xf32>) {
+// CHECK-NEXT:    %{{.*}} = df.map (%[[I:.*]], %[[K:.*]], %[[J:.*]]) in (5, 4, 3) outs(%[[O:.*]] = %[[Z]] : tensor<5x3xf32>) {
 // CHECK-NEXT:      %[[A:.*]] = df.read %x[%[[I]], %[[K]]] : tensor<5x4xf32>
 // CHECK-NEXT:      %[[B:.*]] = df.read %y[%[[K]], %[[J]]] : tensor<4x3xf32>
 // CHECK-NEXT:      %[[P:.*]] = df.tasklet (%[[A]], %[[B]]) : (f32, f32) -> f32 {

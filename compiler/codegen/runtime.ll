@@ -1,0 +1,425 @@
+; The process-wide runtime of JIT-compiled modules: a persistent thread pool
+; and an allocator that keeps a few freed large buffers for reuse.
+; `compiler/codegen/runtime.py` compiles this once per process and exports its
+; functions to every JIT module. Shared state is guarded by pthread mutexes
+; (glibc: an all-zero pthread_mutex_t / pthread_cond_t is statically
+; initialised); it has external linkage, so LLVM assumes calls may touch it.
+
+@__dfc_pool_mu = global [64 x i8] zeroinitializer, align 16
+@__dfc_pool_work = global [64 x i8] zeroinitializer, align 16    ; cond: a job was posted
+@__dfc_pool_idle = global [64 x i8] zeroinitializer, align 16    ; cond: no worker is active
+@__dfc_pool_submit = global [64 x i8] zeroinitializer, align 16  ; held while a job runs
+@__dfc_pool_workers = global i64 0
+@__dfc_pool_generation = global i64 0
+@__dfc_pool_active = global i64 0
+@__dfc_job_body = global ptr null
+@__dfc_job_ctx = global ptr null
+@__dfc_job_lb = global i64 0
+@__dfc_job_ub = global i64 0
+@__dfc_job_span = global i64 0
+@__dfc_job_nchunks = global i64 0
+@__dfc_job_next = global i64 0, align 64
+
+@__dfc_cache_mu = global [64 x i8] zeroinitializer, align 16
+@__dfc_cache_ptr = global [8 x ptr] zeroinitializer
+@__dfc_cache_size = global [8 x i64] zeroinitializer
+@__dfc_cache_bytes = global i64 0
+@__dfc_cache_limit = global i64 1073741824
+
+declare i32 @pthread_mutex_lock(ptr)
+declare i32 @pthread_mutex_trylock(ptr)
+declare i32 @pthread_mutex_unlock(ptr)
+declare i32 @pthread_cond_wait(ptr, ptr)
+declare i32 @pthread_cond_broadcast(ptr)
+declare i32 @pthread_create(ptr, ptr, ptr, ptr)
+declare i32 @pthread_detach(i64)
+declare ptr @aligned_alloc(i64, i64)
+declare void @free(ptr)
+declare i32 @madvise(ptr, i64, i32)
+
+; ---------------------------------------------------------------------------
+; Thread pool
+
+; Run chunks of the current job until none is left: chunk k covers
+; [lb + k*span, min(lb + (k+1)*span, ub)). Chunks are claimed atomically.
+define internal void @run_chunks(ptr %body, ptr %ctx, i64 %lb, i64 %ub, i64 %span, i64 %nchunks) nounwind {
+entry:
+  br label %claim
+claim:
+  %k = atomicrmw add ptr @__dfc_job_next, i64 1 seq_cst
+  %more = icmp ult i64 %k, %nchunks
+  br i1 %more, label %run, label %done
+run:
+  %off = mul i64 %k, %span
+  %lo = add i64 %lb, %off
+  %rest = sub i64 %ub, %lo
+  %short = icmp slt i64 %span, %rest
+  %lo.span = add i64 %lo, %span
+  %hi = select i1 %short, i64 %lo.span, i64 %ub
+  call void %body(ptr %ctx, i64 %lo, i64 %hi)
+  br label %claim
+done:
+  ret void
+}
+
+; A worker waits until the generation differs from the last it saw (at
+; first, the one before the job it was started for), then takes the job's
+; chunks. `active` counts workers between taking a job and finishing its chunks.
+define internal ptr @worker(ptr %start) nounwind {
+entry:
+  %seen = alloca i64
+  %g0 = ptrtoint ptr %start to i64
+  store i64 %g0, ptr %seen
+  call i32 @pthread_mutex_lock(ptr @__dfc_pool_mu)
+  br label %wait
+wait:
+  %g = load atomic i64, ptr @__dfc_pool_generation seq_cst, align 8
+  %s = load i64, ptr %seen
+  %same = icmp eq i64 %g, %s
+  br i1 %same, label %spin, label %take
+spin:
+  call i32 @pthread_mutex_unlock(ptr @__dfc_pool_mu)
+  call void @spin_while_equal(ptr @__dfc_pool_generation, i64 %s)
+  call i32 @pthread_mutex_lock(ptr @__dfc_pool_mu)
+  %g2 = load atomic i64, ptr @__dfc_pool_generation seq_cst, align 8
+  %still = icmp eq i64 %g2, %s
+  br i1 %still, label %sleep, label %wait
+sleep:
+  call i32 @pthread_cond_wait(ptr @__dfc_pool_work, ptr @__dfc_pool_mu)
+  br label %wait
+take:
+  store i64 %g, ptr %seen
+  %a = load i64, ptr @__dfc_pool_active
+  %a1 = add i64 %a, 1
+  store atomic i64 %a1, ptr @__dfc_pool_active seq_cst, align 8
+  %body = load ptr, ptr @__dfc_job_body
+  %ctx = load ptr, ptr @__dfc_job_ctx
+  %lb = load i64, ptr @__dfc_job_lb
+  %ub = load i64, ptr @__dfc_job_ub
+  %span = load i64, ptr @__dfc_job_span
+  %nchunks = load i64, ptr @__dfc_job_nchunks
+  call i32 @pthread_mutex_unlock(ptr @__dfc_pool_mu)
+  call void @run_chunks(ptr %body, ptr %ctx, i64 %lb, i64 %ub, i64 %span, i64 %nchunks)
+  call i32 @pthread_mutex_lock(ptr @__dfc_pool_mu)
+  %b = load i64, ptr @__dfc_pool_active
+  %b1 = sub i64 %b, 1
+  store atomic i64 %b1, ptr @__dfc_pool_active seq_cst, align 8
+  %idle = icmp eq i64 %b1, 0
+  br i1 %idle, label %signal, label %wait
+signal:
+  call i32 @pthread_cond_broadcast(ptr @__dfc_pool_idle)
+  br label %wait
+}
+
+; Spin (for about 0.1 ms at most) while *%p == %v. Waking a sleeping thread
+; takes long on virtual machines; between the back-to-back parallel loops of
+; a time-step loop, workers and caller stay awake this way.
+define internal void @spin_while_equal(ptr %p, i64 %v) nounwind {
+entry:
+  br label %poll
+poll:
+  %i = phi i64 [ 0, %entry ], [ %i1, %pause ]
+  %x = load atomic i64, ptr %p monotonic, align 8
+  %same = icmp eq i64 %x, %v
+  %more = icmp ult i64 %i, 4096
+  %go = and i1 %same, %more
+  br i1 %go, label %pause, label %done
+pause:
+  call void @llvm.x86.sse2.pause()
+  %i1 = add i64 %i, 1
+  br label %poll
+done:
+  ret void
+}
+
+declare void @llvm.x86.sse2.pause()
+
+; Spin (as above) while *%p != %v.
+define internal void @spin_while_not_equal(ptr %p, i64 %v) nounwind {
+entry:
+  br label %poll
+poll:
+  %i = phi i64 [ 0, %entry ], [ %i1, %pause ]
+  %x = load atomic i64, ptr %p monotonic, align 8
+  %differ = icmp ne i64 %x, %v
+  %more = icmp ult i64 %i, 4096
+  %go = and i1 %differ, %more
+  br i1 %go, label %pause, label %done
+pause:
+  call void @llvm.x86.sse2.pause()
+  %i1 = add i64 %i, 1
+  br label %poll
+done:
+  ret void
+}
+
+; Wait (holding the pool mutex) until no worker is active.
+define internal void @wait_idle() nounwind {
+entry:
+  br label %check
+check:
+  %a = load atomic i64, ptr @__dfc_pool_active seq_cst, align 8
+  %busy = icmp ne i64 %a, 0
+  br i1 %busy, label %spin, label %done
+spin:
+  call i32 @pthread_mutex_unlock(ptr @__dfc_pool_mu)
+  call void @spin_while_not_equal(ptr @__dfc_pool_active, i64 0)
+  call i32 @pthread_mutex_lock(ptr @__dfc_pool_mu)
+  %a2 = load atomic i64, ptr @__dfc_pool_active seq_cst, align 8
+  %busy2 = icmp ne i64 %a2, 0
+  br i1 %busy2, label %sleep, label %done
+sleep:
+  call i32 @pthread_cond_wait(ptr @__dfc_pool_idle, ptr @__dfc_pool_mu)
+  br label %check
+done:
+  ret void
+}
+
+; body(ctx, lo, hi) over [lb, ub) by `step`, in chunks of at least
+; `min_iters` iterations on at most
+; `max_threads` threads, the caller's included. Serial on the caller when one
+; chunk suffices, or when the pool is running another job (a concurrent
+; caller, or a parallel loop inside a parallel body).
+define void @__dfc_parallel_for(ptr %body, ptr %ctx, i64 %lb, i64 %ub, i64 %step, i64 %min_iters, i64 %max_threads) nounwind {
+entry:
+  %tid = alloca i64
+  %nonempty = icmp slt i64 %lb, %ub
+  br i1 %nonempty, label %size, label %done
+size:
+  %d = sub i64 %ub, %lb
+  %d1 = sub i64 %d, 1
+  %q = udiv i64 %d1, %step
+  %trip = add i64 %q, 1
+  %per.small = icmp slt i64 %min_iters, 1
+  %per = select i1 %per.small, i64 1, i64 %min_iters
+  %want = udiv i64 %trip, %per
+  %capped = icmp ult i64 %want, %max_threads
+  %nt = select i1 %capped, i64 %want, i64 %max_threads
+  %one = icmp ule i64 %nt, 1
+  br i1 %one, label %serial, label %try
+try:
+  %busy = call i32 @pthread_mutex_trylock(ptr @__dfc_pool_submit)
+  %got = icmp eq i32 %busy, 0
+  br i1 %got, label %submit, label %serial
+serial:
+  call void %body(ptr %ctx, i64 %lb, i64 %ub)
+  br label %done
+submit:
+  %nt1 = sub i64 %nt, 1
+  %t1 = add i64 %trip, %nt1
+  %chunk = udiv i64 %t1, %nt
+  %chunk1 = sub i64 %chunk, 1
+  %t2 = add i64 %trip, %chunk1
+  %nchunks = udiv i64 %t2, %chunk
+  %span = mul i64 %chunk, %step
+  call i32 @pthread_mutex_lock(ptr @__dfc_pool_mu)
+  %g = load i64, ptr @__dfc_pool_generation
+  %g.arg = inttoptr i64 %g to ptr
+  br label %grow
+grow:
+  %n = load i64, ptr @__dfc_pool_workers
+  %few = icmp ult i64 %n, %nt1
+  br i1 %few, label %spawn, label %post
+spawn:
+  %rc = call i32 @pthread_create(ptr %tid, ptr null, ptr @worker, ptr %g.arg)
+  %ok = icmp eq i32 %rc, 0
+  br i1 %ok, label %spawned, label %post
+spawned:
+  %t = load i64, ptr %tid
+  call i32 @pthread_detach(i64 %t)
+  %n1 = add i64 %n, 1
+  store i64 %n1, ptr @__dfc_pool_workers
+  br label %grow
+post:
+  call void @wait_idle()
+  store ptr %body, ptr @__dfc_job_body
+  store ptr %ctx, ptr @__dfc_job_ctx
+  store i64 %lb, ptr @__dfc_job_lb
+  store i64 %ub, ptr @__dfc_job_ub
+  store i64 %span, ptr @__dfc_job_span
+  store i64 %nchunks, ptr @__dfc_job_nchunks
+  store atomic i64 0, ptr @__dfc_job_next seq_cst, align 8
+  %g1 = add i64 %g, 1
+  store atomic i64 %g1, ptr @__dfc_pool_generation seq_cst, align 8
+  call i32 @pthread_cond_broadcast(ptr @__dfc_pool_work)
+  call i32 @pthread_mutex_unlock(ptr @__dfc_pool_mu)
+  call void @run_chunks(ptr %body, ptr %ctx, i64 %lb, i64 %ub, i64 %span, i64 %nchunks)
+  call i32 @pthread_mutex_lock(ptr @__dfc_pool_mu)
+  call void @wait_idle()
+  call i32 @pthread_mutex_unlock(ptr @__dfc_pool_mu)
+  call i32 @pthread_mutex_unlock(ptr @__dfc_pool_submit)
+  br label %done
+done:
+  ret void
+}
+
+; ---------------------------------------------------------------------------
+; Allocator. Buffers of at least 4 MiB are 2 MiB-aligned and advised to use
+; huge pages (as numpy does); when freed, up to 8 of them (at most
+; __dfc_cache_limit bytes) are kept and handed out again for the same rounded
+; size, so repeated calls do not pay the kernel's first-touch page zeroing.
+; Smaller buffers go straight to aligned_alloc / free.
+
+define internal i64 @large_size(i64 %size) nounwind {
+  %s = add i64 %size, 2097151
+  %r = and i64 %s, -2097152
+  ret i64 %r
+}
+
+; Free the first cached buffer (caller holds the cache mutex).
+define internal void @evict_one() nounwind {
+entry:
+  br label %scan
+scan:
+  %i = phi i64 [ 0, %entry ], [ %i1, %next ]
+  %more = icmp ult i64 %i, 8
+  br i1 %more, label %probe, label %done
+probe:
+  %pp = getelementptr inbounds [8 x ptr], ptr @__dfc_cache_ptr, i64 0, i64 %i
+  %p = load ptr, ptr %pp
+  %empty = icmp eq ptr %p, null
+  br i1 %empty, label %next, label %evict
+next:
+  %i1 = add i64 %i, 1
+  br label %scan
+evict:
+  %sp = getelementptr inbounds [8 x i64], ptr @__dfc_cache_size, i64 0, i64 %i
+  %s = load i64, ptr %sp
+  store ptr null, ptr %pp
+  store i64 0, ptr %sp
+  %b = load i64, ptr @__dfc_cache_bytes
+  %b1 = sub i64 %b, %s
+  store i64 %b1, ptr @__dfc_cache_bytes
+  call void @free(ptr %p)
+  br label %done
+done:
+  ret void
+}
+
+; A buffer of `size` bytes aligned to `align` (a power of two, at most 2 MiB).
+define ptr @__dfc_alloc(i64 %align, i64 %size) nounwind {
+entry:
+  %big = icmp uge i64 %size, 4194304
+  br i1 %big, label %large, label %small
+small:
+  %a1 = sub i64 %align, 1
+  %s1 = add i64 %size, %a1
+  %mask = sub i64 0, %align
+  %r = and i64 %s1, %mask
+  %tiny = icmp ult i64 %r, %align
+  %n = select i1 %tiny, i64 %align, i64 %r
+  %p = call ptr @aligned_alloc(i64 %align, i64 %n)
+  ret ptr %p
+large:
+  %n2 = call i64 @large_size(i64 %size)
+  call i32 @pthread_mutex_lock(ptr @__dfc_cache_mu)
+  br label %scan
+scan:
+  %i = phi i64 [ 0, %large ], [ %i1, %next ]
+  %more = icmp ult i64 %i, 8
+  br i1 %more, label %probe, label %miss
+probe:
+  %sp = getelementptr inbounds [8 x i64], ptr @__dfc_cache_size, i64 0, i64 %i
+  %s = load i64, ptr %sp
+  %hit = icmp eq i64 %s, %n2
+  br i1 %hit, label %take, label %next
+next:
+  %i1 = add i64 %i, 1
+  br label %scan
+take:
+  %pp = getelementptr inbounds [8 x ptr], ptr @__dfc_cache_ptr, i64 0, i64 %i
+  %p2 = load ptr, ptr %pp
+  store ptr null, ptr %pp
+  store i64 0, ptr %sp
+  %b = load i64, ptr @__dfc_cache_bytes
+  %b1 = sub i64 %b, %n2
+  store i64 %b1, ptr @__dfc_cache_bytes
+  call i32 @pthread_mutex_unlock(ptr @__dfc_cache_mu)
+  ret ptr %p2
+miss:
+  call i32 @pthread_mutex_unlock(ptr @__dfc_cache_mu)
+  %p3 = call ptr @aligned_alloc(i64 2097152, i64 %n2)
+  %null = icmp eq ptr %p3, null
+  br i1 %null, label %out, label %advise
+advise:
+  call i32 @madvise(ptr %p3, i64 %n2, i32 14)  ; MADV_HUGEPAGE
+  br label %out
+out:
+  ret ptr %p3
+}
+
+; Release a buffer of `size` bytes from @__dfc_alloc.
+define void @__dfc_free(ptr %p, i64 %size) nounwind {
+entry:
+  %null = icmp eq ptr %p, null
+  br i1 %null, label %done, label %some
+some:
+  %big = icmp uge i64 %size, 4194304
+  br i1 %big, label %large, label %release
+release:
+  call void @free(ptr %p)
+  br label %done
+large:
+  %n = call i64 @large_size(i64 %size)
+  call i32 @pthread_mutex_lock(ptr @__dfc_cache_mu)
+  %limit = load i64, ptr @__dfc_cache_limit
+  %fits = icmp ule i64 %n, %limit
+  br i1 %fits, label %room, label %unlock.release
+unlock.release:
+  call i32 @pthread_mutex_unlock(ptr @__dfc_cache_mu)
+  br label %release
+room:
+  %b = load i64, ptr @__dfc_cache_bytes
+  %need = add i64 %b, %n
+  %over = icmp ugt i64 %need, %limit
+  br i1 %over, label %make.room, label %place
+make.room:
+  call void @evict_one()
+  br label %room
+place:
+  br label %scan
+scan:
+  %i = phi i64 [ 0, %place ], [ %i1, %next ], [ 0, %full ]
+  %more = icmp ult i64 %i, 8
+  br i1 %more, label %probe, label %full
+full:
+  call void @evict_one()
+  br label %scan
+probe:
+  %pp = getelementptr inbounds [8 x ptr], ptr @__dfc_cache_ptr, i64 0, i64 %i
+  %q = load ptr, ptr %pp
+  %empty = icmp eq ptr %q, null
+  br i1 %empty, label %insert, label %next
+next:
+  %i1 = add i64 %i, 1
+  br label %scan
+insert:
+  store ptr %p, ptr %pp
+  %sp = getelementptr inbounds [8 x i64], ptr @__dfc_cache_size, i64 0, i64 %i
+  store i64 %n, ptr %sp
+  %b2 = load i64, ptr @__dfc_cache_bytes
+  %b3 = add i64 %b2, %n
+  store i64 %b3, ptr @__dfc_cache_bytes
+  call i32 @pthread_mutex_unlock(ptr @__dfc_cache_mu)
+  br label %done
+done:
+  ret void
+}
+
+; Keep at most `limit` bytes of freed buffers, freeing cached ones above it.
+define void @__dfc_set_cache_limit(i64 %limit) nounwind {
+entry:
+  call i32 @pthread_mutex_lock(ptr @__dfc_cache_mu)
+  store i64 %limit, ptr @__dfc_cache_limit
+  br label %check
+check:
+  %b = load i64, ptr @__dfc_cache_bytes
+  %over = icmp ugt i64 %b, %limit
+  br i1 %over, label %evict, label %done
+evict:
+  call void @evict_one()
+  br label %check
+done:
+  call i32 @pthread_mutex_unlock(ptr @__dfc_cache_mu)
+  ret void
+}

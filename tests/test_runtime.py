@@ -1,0 +1,127 @@
+"""The process-wide runtime: thread pool and large-buffer cache."""
+
+from __future__ import annotations
+
+import ctypes
+import threading
+import time
+
+import numpy as np
+import pytest
+
+from compiler import ExecutionEngine, parse_module
+from compiler.codegen import runtime
+
+_BODY = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64)
+_PARALLEL_FOR = ctypes.CFUNCTYPE(
+    None, ctypes.c_void_p, ctypes.c_void_p, *[ctypes.c_int64] * 5
+)
+
+
+def _parallel_for():
+    return _PARALLEL_FOR(runtime.install().addresses["__dfc_parallel_for"])
+
+
+def _record_chunks(lb, ub, step, min_iters, max_threads, pause=0.0):
+    """Run the pool with a Python body; the (lo, hi, thread) of every chunk."""
+    chunks = []
+
+    def body(ctx, lo, hi):
+        chunks.append((lo, hi, threading.get_ident()))
+        time.sleep(pause)  # releases the GIL, so another thread can claim a chunk
+
+    callback = _BODY(body)
+    _parallel_for()(ctypes.cast(callback, ctypes.c_void_p), None, lb, ub, step, min_iters, max_threads)
+    return sorted(chunks)
+
+
+def test_pool_splits_into_contiguous_chunks_on_several_threads():
+    chunks = _record_chunks(0, 1000, 1, 1, 4, pause=0.05)
+    assert [(lo, hi) for lo, hi, _ in chunks] == [(0, 250), (250, 500), (500, 750), (750, 1000)]
+    assert len({t for *_, t in chunks}) > 1, "every chunk ran on one thread"
+
+
+def test_pool_respects_step_and_min_iters():
+    # 10 iterations by step 3 from 5: induction values 5, 8, ..., 32
+    chunks = _record_chunks(5, 35, 3, 4, 8)
+    assert [(lo, hi) for lo, hi, _ in chunks] == [(5, 20), (20, 35)]
+    # too little work for two chunks: one call on the calling thread
+    assert _record_chunks(0, 10, 1, 6, 8) == [(0, 10, threading.get_ident())]
+    assert _record_chunks(7, 7, 1, 1, 8) == []
+
+
+def test_pool_reused_by_concurrent_callers():
+    """Calls from several Python threads into a parallel module: whichever
+    finds the pool busy runs serially, and every result is right."""
+    text = """func.func @f(%x: tensor<100000xf32>) -> tensor<100000xf32> {
+  %r = df.map (%i) in (100000) outs(%o = %x : tensor<100000xf32>) {
+    %u = df.read %x[%i] : tensor<100000xf32>
+    %w = df.tasklet (%u) : (f32) -> f32 {
+    ^bb0(%p: f32):
+      %e = math.exp %p : f32
+      df.yield %e : f32
+    }
+    df.write %w, %o[%i] : tensor<100000xf32>
+  } -> tensor<100000xf32>
+  func.return %r : tensor<100000xf32>
+}"""
+    engine = ExecutionEngine(parse_module(text), threads=2)
+    assert "__dfc_parallel_for" in engine.jit.llvm_ir
+    errors = []
+
+    def worker(seed):
+        x = np.random.default_rng(seed).standard_normal(100000).astype(np.float32)
+        for _ in range(50):
+            if not np.allclose(engine.invoke("f", x), np.exp(x), rtol=1e-5):
+                errors.append(seed)
+
+    threads = [threading.Thread(target=worker, args=(s,)) for s in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+
+
+@pytest.fixture
+def cache_limit():
+    yield runtime.set_cache_limit
+    runtime.set_cache_limit(1 << 30)
+
+
+def _big_result_engine():
+    n = 3 << 20  # 12 MiB of f32
+    text = f"""func.func @twice(%x: tensor<{n}xf32>) -> tensor<{n}xf32> {{
+  %r = nn.add %x, %x : (tensor<{n}xf32>, tensor<{n}xf32>) -> tensor<{n}xf32>
+  func.return %r : tensor<{n}xf32>
+}}"""
+    return ExecutionEngine(parse_module(text), threads=1), np.arange(n, dtype=np.float32)
+
+
+def test_large_results_are_reused_after_release(cache_limit):
+    engine, x = _big_result_engine()
+    cache_limit(64 << 20)
+    first = engine.invoke("twice", x)
+    address = first.ctypes.data
+    assert address % (2 << 20) == 0, "large buffers are 2 MiB-aligned"
+    np.testing.assert_array_equal(first, 2 * x)
+    del first
+    assert runtime.cached_bytes() == 12 << 20
+    second = engine.invoke("twice", x)
+    assert second.ctypes.data == address
+    assert runtime.cached_bytes() == 0
+    np.testing.assert_array_equal(second, 2 * x)
+
+
+def test_cache_limit_bounds_what_is_kept(cache_limit):
+    engine, x = _big_result_engine()
+    cache_limit(64 << 20)
+    results = [engine.invoke("twice", x) for _ in range(6)]
+    del results
+    assert runtime.cached_bytes() == 60 << 20  # five of six fit under 64 MiB
+    cache_limit(20 << 20)
+    assert runtime.cached_bytes() == 12 << 20
+    cache_limit(0)
+    assert runtime.cached_bytes() == 0
+    engine.invoke("twice", x)  # released at once; nothing is kept with limit 0
+    assert runtime.cached_bytes() == 0
