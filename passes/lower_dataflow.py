@@ -9,6 +9,10 @@ order after the parallel loop, so the result equals the serial one up to
 reassociation. Where a wcr write's index does not depend on the innermost
 loop, that loop accumulates in a register (`scf.for` iter_arg) and combines
 once, which is what lets LLVM vectorise sums, maxima and dot products.
+Otherwise an innermost loop of static extent whose body compares its
+variable with constants (the bounds guards and clamps of `scatter-to-gather`)
+is split into three loops at the points where the outcomes change, so the
+long middle one runs with every guard constant (LLVM folds them away).
 """
 
 from __future__ import annotations
@@ -91,6 +95,53 @@ def _chunk_disjoint(writes: Sequence[df.WriteOp], outer: SSAValue) -> bool:
         if e.free_symbols == {x} and e.is_polynomial(x) and sympy.degree(e, x) == 1:
             return True
     return False
+
+
+def _flips(d: sympy.Expr, x: sympy.Symbol) -> set[int] | None:
+    """Values of x around which the sign of d (x's only symbol, with Max/Min
+    of affine terms) can change; None if d is not of that form."""
+    extremes = d.atoms(sympy.Max, sympy.Min)
+    if extremes:
+        m = next(iter(extremes))
+        found: set[int] = set()
+        for a in m.args:
+            for e in (d.subs(m, a), *(a - other for other in m.args if other is not a)):
+                inner = _flips(sympy.expand(e), x)
+                if inner is None:
+                    return None
+                found |= inner
+        return found
+    if x not in d.free_symbols:
+        return set()
+    if not d.is_polynomial(x) or sympy.degree(d, x) != 1 or d.coeff(x) not in (1, -1):
+        return None
+    root = -d.subs(x, 0) / d.coeff(x)
+    return {int(root), int(root) + 1} if root.is_Integer else None
+
+
+def _guard_free_range(block: Block, iv: SSAValue, extent: int) -> tuple[int, int] | None:
+    """(lo, hi) such that every index comparison, max and min in `block` that
+    depends on `iv` alone has one outcome for lo <= iv < hi, the first and
+    last quarter of [0, extent) holding every point where an outcome changes.
+    None when there is nothing to split."""
+    symbols = IndexSymbols()
+    x = symbols.symbol(iv)
+    points: set[int] = set()
+    for op in block.ops:
+        if not isinstance(op, arith.CmpiOp | arith.MaxSIOp | arith.MinSIOp):
+            continue
+        d = sympy.expand(symbols.to_sympy(op.operands[0]) - symbols.to_sympy(op.operands[1]))
+        if d.free_symbols != {x}:
+            continue
+        flips = _flips(d, x)
+        if flips is None:
+            return None
+        points |= {t for t in flips if 0 < t < extent}
+    lo = max((t for t in points if t <= extent // 4), default=0)
+    hi = min((t for t in points if t >= extent - extent // 4), default=extent)
+    if (lo, hi) == (0, extent) or any(lo < t < hi for t in points):
+        return None
+    return lo, hi
 
 
 @dataclass
@@ -239,8 +290,21 @@ class _Lowering:
         self.innermost(b, op, ivs[0], bounds[0])
 
     def innermost(self, b: Builder, op: df.MapOp, iv: BlockArgument, bound: int | SSAValue) -> None:
-        """The innermost loop; wcr writes invariant in it accumulate in registers."""
+        """The innermost loop; wcr writes invariant in it accumulate in registers.
+        Without those, a static loop whose body compares its variable with
+        constants (the bounds guards of gathers) is split where the outcomes
+        change, so that the long middle part runs without them."""
         writes = self.register_writes(op, iv)
+        split = _guard_free_range(op.body.block, iv, bound) if not writes and isinstance(bound, int) else None
+        if split is not None:
+            assert isinstance(bound, int)
+            edges = [0, *split, bound]
+            for lo, hi in zip(edges, edges[1:]):
+                loop, inner = for_loop(b, _index(b, lo), _index(b, hi))
+                self.values[iv] = loop.body.block.args[0]
+                self.body(inner, op.body.block)
+                inner.insert(scf.YieldOp())
+            return
         indices: dict[df.WriteOp, list[SSAValue]] = {}
         inits = []
         for w in writes:

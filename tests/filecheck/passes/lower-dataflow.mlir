@@ -64,3 +64,46 @@ func.func @scale(%x: memref<64x32xf64>, %y: memref<64x32xf64>) {
   }
   func.return
 }
+
+// A gather whose innermost variable is compared with constants (its bounds
+// guards) is split where the outcomes change: [0, 2), [2, 62), [62, 64).
+// The middle loop's comparisons are all true, which LLVM then folds away.
+// SERIAL-LABEL: func.func @guarded_gather
+// SERIAL:         scf.for %[[I:.*]] = %{{.*}} to %{{.*}} step
+// SERIAL-NEXT:      %[[A:.*]] = arith.constant 0 : index
+// SERIAL-NEXT:      %[[B:.*]] = arith.constant 2 : index
+// SERIAL-NEXT:      %[[S:.*]] = arith.constant 1 : index
+// SERIAL-NEXT:      scf.for %{{.*}} = %[[A]] to %[[B]] step %[[S]]
+// SERIAL:           %[[C:.*]] = arith.constant 2 : index
+// SERIAL-NEXT:      %[[D:.*]] = arith.constant 62 : index
+// SERIAL-NEXT:      %[[S2:.*]] = arith.constant 1 : index
+// SERIAL-NEXT:      scf.for %{{.*}} = %[[C]] to %[[D]] step %[[S2]]
+// SERIAL:           %[[E:.*]] = arith.constant 62 : index
+// SERIAL-NEXT:      %[[F:.*]] = arith.constant 64 : index
+// SERIAL-NEXT:      %[[S3:.*]] = arith.constant 1 : index
+// SERIAL-NEXT:      scf.for %{{.*}} = %[[E]] to %[[F]] step %[[S3]]
+func.func @guarded_gather(%x: memref<8x64xf32>, %y: memref<8x64xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c63 = arith.constant 63 : index
+  df.map (%i, %j) in (8, 64) outs(%o = %y : memref<8x64xf32>) {
+    %w = arith.subi %j, %c1 : index
+    %has_w = arith.cmpi sge, %w, %c0 : index
+    %wc = arith.maxsi %w, %c0 : index
+    %e = arith.addi %j, %c1 : index
+    %has_e = arith.cmpi slt, %e, %c63 : index
+    %ec = arith.minsi %e, %c63 : index
+    %a = df.read %x[%i, %wc] : memref<8x64xf32>
+    %b = df.read %x[%i, %ec] : memref<8x64xf32>
+    %r = df.tasklet (%a, %b, %has_w, %has_e) : (f32, f32, i1, i1) -> f32 {
+    ^bb0(%p: f32, %q: f32, %u: i1, %v: i1):
+      %z = arith.constant 0.0 : f32
+      %p1 = arith.select %u, %p, %z : f32
+      %q1 = arith.select %v, %q, %z : f32
+      %s = arith.addf %p1, %q1 : f32
+      df.yield %s : f32
+    }
+    df.write %r, %o[%i, %j] : memref<8x64xf32>
+  }
+  func.return
+}
