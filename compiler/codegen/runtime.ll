@@ -79,7 +79,7 @@ wait:
   br i1 %same, label %spin, label %take
 spin:
   call i32 @pthread_mutex_unlock(ptr @__dfc_pool_mu)
-  call void @spin_while_equal(ptr @__dfc_pool_generation, i64 %s)
+  call void @spin_while(ptr @__dfc_pool_generation, i64 %s, i1 true)
   call i32 @pthread_mutex_lock(ptr @__dfc_pool_mu)
   %g2 = load atomic i64, ptr @__dfc_pool_generation seq_cst, align 8
   %still = icmp eq i64 %g2, %s
@@ -111,18 +111,19 @@ signal:
   br label %wait
 }
 
-; Spin (for about 0.1 ms at most) while *%p == %v. Waking a sleeping thread
-; takes long on virtual machines; between the back-to-back parallel loops of
-; a time-step loop, workers and caller stay awake this way.
-define internal void @spin_while_equal(ptr %p, i64 %v) nounwind {
+; Spin (for about 0.1 ms at most) while (*%p == %v) == %same. Waking a
+; sleeping thread takes long on virtual machines; between the back-to-back
+; parallel loops of a time-step loop, workers and caller stay awake this way.
+define internal void @spin_while(ptr %p, i64 %v, i1 %same) nounwind {
 entry:
   br label %poll
 poll:
   %i = phi i64 [ 0, %entry ], [ %i1, %pause ]
   %x = load atomic i64, ptr %p monotonic, align 8
-  %same = icmp eq i64 %x, %v
+  %eq = icmp eq i64 %x, %v
+  %holds = icmp eq i1 %eq, %same
   %more = icmp ult i64 %i, 4096
-  %go = and i1 %same, %more
+  %go = and i1 %holds, %more
   br i1 %go, label %pause, label %done
 pause:
   call void @llvm.x86.sse2.pause()
@@ -134,25 +135,6 @@ done:
 
 declare void @llvm.x86.sse2.pause()
 
-; Spin (as above) while *%p != %v.
-define internal void @spin_while_not_equal(ptr %p, i64 %v) nounwind {
-entry:
-  br label %poll
-poll:
-  %i = phi i64 [ 0, %entry ], [ %i1, %pause ]
-  %x = load atomic i64, ptr %p monotonic, align 8
-  %differ = icmp ne i64 %x, %v
-  %more = icmp ult i64 %i, 4096
-  %go = and i1 %differ, %more
-  br i1 %go, label %pause, label %done
-pause:
-  call void @llvm.x86.sse2.pause()
-  %i1 = add i64 %i, 1
-  br label %poll
-done:
-  ret void
-}
-
 ; Wait (holding the pool mutex) until no worker is active.
 define internal void @wait_idle() nounwind {
 entry:
@@ -163,7 +145,7 @@ check:
   br i1 %busy, label %spin, label %done
 spin:
   call i32 @pthread_mutex_unlock(ptr @__dfc_pool_mu)
-  call void @spin_while_not_equal(ptr @__dfc_pool_active, i64 0)
+  call void @spin_while(ptr @__dfc_pool_active, i64 0, i1 false)
   call i32 @pthread_mutex_lock(ptr @__dfc_pool_mu)
   %a2 = load atomic i64, ptr @__dfc_pool_active seq_cst, align 8
   %busy2 = icmp ne i64 %a2, 0
