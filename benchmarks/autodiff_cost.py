@@ -18,13 +18,13 @@ from benchmarks.cpu_kernels import scaled_example
 from compiler import ExecutionEngine, PassManager, parse_module
 
 
-def dfc_pair(text: str, name: str, args: list, seed_dtype) -> tuple[float, float]:
+def dfc_pair(text: str, name: str, args: list, seed_dtype, repeats: int = 5) -> tuple[float, float]:
     module = parse_module(text)
     PassManager.parse(f"autodiff{{func={name}}}").run(module)
     engine = ExecutionEngine(module)
     seed = np.array(1.0, seed_dtype)
-    forward = median_time(lambda: engine.invoke(name, *args), repeats=5)
-    backward = median_time(lambda: engine.invoke(f"{name}_grad", *args, seed), repeats=5)
+    forward = median_time(lambda: engine.invoke(name, *args), repeats=repeats)
+    backward = median_time(lambda: engine.invoke(f"{name}_grad", *args, seed), repeats=repeats)
     return forward, backward
 
 
@@ -55,7 +55,8 @@ def main() -> None:
     shapes = [(120, 784), (120,), (32, 120), (32,), (10, 32), (10,)]
     params = [(rng.standard_normal(s) * 0.05).astype(np.float32) for s in shapes]
     x, labels = rng.standard_normal((8, 784)).astype(np.float32), rng.integers(0, 10, 8)
-    pairs = {"dfc": dfc_pair(open("examples/mlp.mlir").read(), "mlp", [x, labels, *params], np.float32)}
+    tiny = 201  # calls of well under a millisecond: many repeats for a stable median
+    pairs = {"dfc": dfc_pair(open("examples/mlp.mlir").read(), "mlp", [x, labels, *params], np.float32, tiny)}
     if torch:
         tp = [torch.tensor(p, requires_grad=True) for p in params]
         tx, tl = torch.tensor(x, requires_grad=True), torch.tensor(labels)
@@ -69,7 +70,7 @@ def main() -> None:
             loss = tf()
             return torch.autograd.grad(loss, [tx, *tp])
 
-        pairs["torch"] = (median_time(lambda: tf().item()), median_time(tg))
+        pairs["torch"] = (median_time(lambda: tf().item(), repeats=tiny), median_time(tg, repeats=tiny))
     if jax is not None:
         def jf(x, *p):
             h = jax.nn.relu(x @ p[0].T + p[1])
@@ -79,8 +80,8 @@ def main() -> None:
 
         jp = [jnp.asarray(p) for p in params]
         f, g = jax.jit(jf), jax.jit(jax.grad(jf, argnums=tuple(range(7))))
-        pairs["jax"] = (median_time(lambda: f(x, *jp).block_until_ready()),
-                        median_time(lambda: jax.block_until_ready(g(x, *jp))))
+        pairs["jax"] = (median_time(lambda: f(x, *jp).block_until_ready(), repeats=tiny),
+                        median_time(lambda: jax.block_until_ready(g(x, *jp)), repeats=tiny))
     print(fmt("mlp 8x784", pairs))
 
     # softmax_loss
