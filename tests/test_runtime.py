@@ -85,6 +85,7 @@ def test_pool_reused_by_concurrent_callers():
 
 @pytest.fixture
 def cache_limit():
+    runtime.set_cache_limit(0)  # start from an empty cache
     yield runtime.set_cache_limit
     runtime.set_cache_limit(1 << 30)
 
