@@ -15,7 +15,7 @@ import numpy as np
 
 from benchmarks.common import median_time, optional
 from benchmarks.cpu_kernels import scaled_example
-from compiler import ExecutionEngine, PassManager, parse_module
+from dfc.compiler import ExecutionEngine, PassManager, parse_module
 
 
 def dfc_pair(text: str, name: str, args: list, seed_dtype, repeats: int = 5) -> tuple[float, float]:

@@ -16,7 +16,7 @@ import time
 import numpy as np
 
 from benchmarks.common import copy_bandwidth, median_time, optional, row
-from compiler import ExecutionEngine, parse_module
+from dfc.compiler import ExecutionEngine, parse_module
 
 SAXPY = """func.func @saxpy(%a: f32, %x: tensor<{n}xf32>, %y: tensor<{n}xf32>) -> tensor<{n}xf32> {{
   %r = df.map (%i) in ({n}) outs(%o = %y : tensor<{n}xf32>) {{

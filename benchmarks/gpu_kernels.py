@@ -18,7 +18,7 @@ import sys
 import numpy as np
 
 from benchmarks.cpu_kernels import SAXPY, scaled_example
-from compiler import ExecutionEngine, parse_module
+from dfc.compiler import ExecutionEngine, parse_module
 
 
 def gpu_ms(driver, work, repeats: int = 7) -> float:
@@ -32,7 +32,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--quick", action="store_true", help="smaller sizes (a smoke test)")
     args = parser.parse_args()
-    from compiler.cuda_engine import cuda_driver
+    from dfc.compiler.cuda_engine import cuda_driver
 
     try:
         driver = cuda_driver()

@@ -21,10 +21,10 @@ from xdsl.dialects import func
 
 from benchmarks.common import median_time
 from benchmarks.cpu_kernels import scaled_example
-from compiler import ExecutionEngine, PassManager, parse_module
-from passes import PIPELINES
-from passes.lower_dataflow import default_threads
-from passes.mem_plan import plan_function
+from dfc.compiler import ExecutionEngine, PassManager, parse_module
+from dfc.passes import PIPELINES
+from dfc.passes.lower_dataflow import default_threads
+from dfc.passes.mem_plan import plan_function
 
 VARIANTS = {
     "default": PIPELINES["default"],

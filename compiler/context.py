@@ -12,9 +12,9 @@ from xdsl.dialects.scf import Scf
 from xdsl.dialects.tensor import Tensor
 from xdsl.dialects.vector import Vector
 
-import compiler.xdsl_fixes  # noqa: F401  (parser fixes, applied on import)
-from dialects.df import DF
-from dialects.nn import NN
+import dfc.compiler.xdsl_fixes  # noqa: F401  (parser fixes, applied on import)
+from dfc.dialects.df import DF
+from dfc.dialects.nn import NN
 
 
 def make_context() -> Context:

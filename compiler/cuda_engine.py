@@ -39,9 +39,9 @@ from xdsl.dialects import func, memref
 from xdsl.dialects.builtin import DYNAMIC_INDEX, DenseIntOrFPElementsAttr, MemRefType, ModuleOp, TensorType
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 
-from compiler import interpreter
-from compiler.codegen.nvptx import DEFAULT_ARCH, emit_llvm, compile_ptx, kernel_params, lower_for_gpu
-from compiler.engine import ExecutionEngine
+from dfc.compiler import interpreter
+from dfc.compiler.codegen.nvptx import DEFAULT_ARCH, emit_llvm, compile_ptx, kernel_params, lower_for_gpu
+from dfc.compiler.engine import ExecutionEngine
 
 __all__ = ["CudaEngine", "CudaError", "DeviceArray", "Driver", "cuda_driver"]
 

@@ -29,13 +29,13 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import MemRefType, ModuleOp, TensorType
 from xdsl.ir import Attribute
 
-from compiler.codegen.llvm_emitter import JitModule
-from compiler.codegen.runtime import free_function
-from compiler.interpreter import dtype_of
-from compiler.pass_manager import PassManager
-from compiler.shape_checks import AccessBound, access_bounds, check_access, has_dynamic_arguments
-from passes import PIPELINES
-from passes.lower_dataflow import default_threads
+from dfc.compiler.codegen.llvm_emitter import JitModule
+from dfc.compiler.codegen.runtime import free_function
+from dfc.compiler.interpreter import dtype_of
+from dfc.compiler.pass_manager import PassManager
+from dfc.compiler.shape_checks import AccessBound, access_bounds, check_access, has_dynamic_arguments
+from dfc.passes import PIPELINES
+from dfc.passes.lower_dataflow import default_threads
 
 _CACHE: dict[tuple, JitModule] = {}
 _ENTRY = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
@@ -82,7 +82,7 @@ class ExecutionEngine:
 
     def __new__(cls, module: ModuleOp, target: str = "cpu", *args: Any, **kwargs: Any) -> ExecutionEngine:
         if target == "cuda" and cls is ExecutionEngine:  # the GPU engine, same contract
-            from compiler.cuda_engine import CudaEngine
+            from dfc.compiler.cuda_engine import CudaEngine
 
             cls = CudaEngine
         return super().__new__(cls)

@@ -44,7 +44,7 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 
-from dialects import df
+from dfc.dialects import df
 
 _Eval = Callable[..., Sequence[Any]]
 """Evaluates one op: (frame, *operand values) -> result values."""

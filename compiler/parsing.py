@@ -3,8 +3,8 @@
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.utils.exceptions import ParseError
 
-from compiler.context import make_context
-from compiler.diagnostics import LocatingParser, parse_error, verify_located
+from dfc.compiler.context import make_context
+from dfc.compiler.diagnostics import LocatingParser, parse_error, verify_located
 
 
 def parse_module(text: str, filename: str = "<string>") -> ModuleOp:

@@ -26,9 +26,9 @@ from xdsl.utils.exceptions import (
     VerifyException,
 )
 
-from compiler.context import make_context
-from compiler.diagnostics import CompileError, verify_located
-from passes import PIPELINES, get_all_passes
+from dfc.compiler.context import make_context
+from dfc.compiler.diagnostics import CompileError, verify_located
+from dfc.passes import PIPELINES, get_all_passes
 
 
 def _strip_anchor(spec: str) -> str:

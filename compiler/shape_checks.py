@@ -22,8 +22,8 @@ from xdsl.dialects import arith, func, tensor
 from xdsl.dialects.builtin import DYNAMIC_INDEX, IntegerAttr, ModuleOp, TensorType
 from xdsl.ir import BlockArgument, SSAValue
 
-from dialects import df
-from dialects.index_exprs import IndexSymbols
+from dfc.dialects import df
+from dfc.dialects.index_exprs import IndexSymbols
 
 
 @dataclass(frozen=True)

@@ -13,8 +13,8 @@ from xdsl.dialects.builtin import ModuleOp
 
 
 def _jit(module: ModuleOp, threads: int):
-    from compiler.codegen.llvm_emitter import JitModule
-    from compiler.engine import lower
+    from dfc.compiler.codegen.llvm_emitter import JitModule
+    from dfc.compiler.engine import lower
 
     return JitModule(lower(module, threads), num_threads=threads, vector_math=True)
 
@@ -28,7 +28,7 @@ def assembly(module: ModuleOp, threads: int = 1) -> str:
 
 
 def ptx(module: ModuleOp, threads: int = 1) -> str:
-    from compiler.codegen.nvptx import emit_ptx
+    from dfc.compiler.codegen.nvptx import emit_ptx
 
     return emit_ptx(module)
 

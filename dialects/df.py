@@ -63,7 +63,7 @@ from xdsl.traits import (
 )
 from xdsl.utils.exceptions import VerifyException
 
-from dialects.index_exprs import depends_on, used_variables
+from dfc.dialects.index_exprs import depends_on, used_variables
 
 WCR_KINDS = ("add", "mul", "max", "min")
 
@@ -71,7 +71,7 @@ WCR_KINDS = ("add", "mul", "max", "min")
 class MapCanonicalization(HasCanonicalizationPatternsTrait):
     @classmethod
     def get_canonicalization_patterns(cls):
-        from dialects.df_canonicalization import MAP_PATTERNS
+        from dfc.dialects.df_canonicalization import MAP_PATTERNS
 
         return MAP_PATTERNS
 
@@ -79,7 +79,7 @@ class MapCanonicalization(HasCanonicalizationPatternsTrait):
 class ReadCanonicalization(HasCanonicalizationPatternsTrait):
     @classmethod
     def get_canonicalization_patterns(cls):
-        from dialects.df_canonicalization import READ_PATTERNS
+        from dfc.dialects.df_canonicalization import READ_PATTERNS
 
         return READ_PATTERNS
 
@@ -87,7 +87,7 @@ class ReadCanonicalization(HasCanonicalizationPatternsTrait):
 class TaskletCanonicalization(HasCanonicalizationPatternsTrait):
     @classmethod
     def get_canonicalization_patterns(cls):
-        from dialects.df_canonicalization import TASKLET_PATTERNS
+        from dfc.dialects.df_canonicalization import TASKLET_PATTERNS
 
         return TASKLET_PATTERNS
 

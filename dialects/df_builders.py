@@ -23,7 +23,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Block, BlockArgument, SSAValue
 from xdsl.rewriter import InsertPoint
 
-from dialects import df
+from dfc.dialects import df
 
 
 @dataclass

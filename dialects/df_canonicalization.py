@@ -24,9 +24,9 @@ from xdsl.pattern_rewriter import (
 )
 from xdsl.rewriter import InsertPoint
 
-from dialects import df
-from dialects.df_builders import REDUCE_IDENTITY
-from dialects.index_exprs import is_injective, translation
+from dfc.dialects import df
+from dfc.dialects.df_builders import REDUCE_IDENTITY
+from dfc.dialects.index_exprs import is_injective, translation
 
 
 def _scalar_constant(value: SSAValue) -> Attribute | None:
@@ -51,7 +51,7 @@ def _rebuild_tasklet(
     body = op.detach_region(op.body)
     new = df.TaskletOp([op.inputs[k] for k in keep], op.res.types, body)
     new.attributes |= op.attributes
-    rewriter.replace_op(op, new)
+    rewriter.replace(op, new)
 
 
 class SinkConstantOperands(RewritePattern):
@@ -66,7 +66,7 @@ class SinkConstantOperands(RewritePattern):
         for k in constant:
             value = _scalar_constant(op.inputs[k])
             inner = arith.ConstantOp(value, op.inputs[k].type)
-            rewriter.insert_op(inner, InsertPoint.at_start(block))
+            rewriter.insert(inner, InsertPoint.at_start(block))
             block.args[k].replace_all_uses_with(inner.result)
         keep = [k for k in range(len(op.inputs)) if k not in constant]
         _rebuild_tasklet(op, keep, rewriter)
@@ -117,14 +117,14 @@ class DropUnusedResults(RewritePattern):
             return
         terminator = op.body.block.last_op
         assert isinstance(terminator, df.YieldOp)
-        rewriter.replace_op(terminator, df.YieldOp(*(terminator.values[k] for k in used)))
+        rewriter.replace(terminator, df.YieldOp(*(terminator.values[k] for k in used)))
         body = op.detach_region(op.body)
         new = df.TaskletOp(op.inputs, [op.res[k].type for k in used], body)
         new.attributes |= op.attributes
         results: list[SSAValue | None] = [None] * len(op.res)
         for position, k in enumerate(used):
             results[k] = new.res[position]
-        rewriter.replace_op(op, new, results)
+        rewriter.replace(op, new, results)
 
 
 class EmptyIterationSpace(RewritePattern):
@@ -133,7 +133,7 @@ class EmptyIterationSpace(RewritePattern):
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: df.MapOp, rewriter: PatternRewriter) -> None:
         if 0 in op.static_extents:
-            rewriter.replace_op(op, [], list(op.outs))
+            rewriter.replace(op, [], list(op.outs))
 
 
 class UntouchedOutputs(RewritePattern):
@@ -176,7 +176,7 @@ class InjectiveReductionToWrite(RewritePattern):
             ivs = [iv for m in maps for iv in m.ivs]
             extents = [e for m in maps for e in m.static_extents]
             if is_injective(list(write.indices), ivs, extents):
-                rewriter.replace_op(write, df.WriteOp(write.value, arg, list(write.indices)))
+                rewriter.replace(write, df.WriteOp(write.value, arg, list(write.indices)))
 
 
 def without_outputs(op: df.MapOp, drop: set[int]) -> df.MapOp:
@@ -210,10 +210,10 @@ class DropUnusedOutputs(RewritePattern):
             return
         for k in dead:
             for use in list(op.out_args[k].uses):
-                rewriter.erase_op(use.operation)
+                rewriter.erase(use.operation)
         new = without_outputs(op, dead)
         results = iter(new.res)
-        rewriter.replace_op(op, new, [None if k in dead else next(results) for k in range(len(op.res))])
+        rewriter.replace(op, new, [None if k in dead else next(results) for k in range(len(op.res))])
 
 
 class ReadOfBoxFill(RewritePattern):
@@ -263,8 +263,8 @@ class ReadOfBoxFill(RewritePattern):
         body = Block(arg_types=[inside.type, value.type, old.type])
         body.add_ops([select := arith.SelectOp(*body.args), df.YieldOp(select.result)])
         tasklet = df.TaskletOp([inside, value, old], [old.type], body)
-        rewriter.replace_op(op, [*ops, tasklet], [tasklet.res[0]])
-        rewriter.erase_op(fill)
+        rewriter.replace(op, [*ops, tasklet], [tasklet.res[0]])
+        rewriter.erase(fill)
 
 
 class ReadOfSplat(RewritePattern):
@@ -279,7 +279,7 @@ class ReadOfSplat(RewritePattern):
         if not isinstance(dense, DenseIntOrFPElementsAttr) or not dense.is_splat():
             return
         element = next(dense.iter_attrs())
-        rewriter.replace_op(op, arith.ConstantOp(element, op.res.type))
+        rewriter.replace(op, arith.ConstantOp(element, op.res.type))
 
 
 TASKLET_PATTERNS = (

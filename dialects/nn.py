@@ -84,7 +84,7 @@ def normalize_axis(axis: int, rank: int) -> int:
 class ShapeCanonicalization(HasCanonicalizationPatternsTrait):
     @classmethod
     def get_canonicalization_patterns(cls):
-        from dialects.nn_canonicalization import SHAPE_PATTERNS
+        from dfc.dialects.nn_canonicalization import SHAPE_PATTERNS
 
         return SHAPE_PATTERNS
 
@@ -92,7 +92,7 @@ class ShapeCanonicalization(HasCanonicalizationPatternsTrait):
 class NegCanonicalization(HasCanonicalizationPatternsTrait):
     @classmethod
     def get_canonicalization_patterns(cls):
-        from dialects.nn_canonicalization import NEG_PATTERNS
+        from dfc.dialects.nn_canonicalization import NEG_PATTERNS
 
         return NEG_PATTERNS
 

@@ -11,7 +11,7 @@ from xdsl.dialects.builtin import TensorType
 from xdsl.ir import Operation
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern
 
-from dialects import nn
+from dfc.dialects import nn
 
 
 class DropNoOpShapeOp(RewritePattern):
@@ -25,7 +25,7 @@ class DropNoOpShapeOp(RewritePattern):
         ):
             return
         if op.input.type == op.result.type:
-            rewriter.replace_op(op, [], [op.input])
+            rewriter.replace(op, [], [op.input])
 
 
 class ComposeReshapes(RewritePattern):
@@ -34,7 +34,7 @@ class ComposeReshapes(RewritePattern):
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
         if isinstance(op, nn.ReshapeOp) and isinstance(inner := op.input.owner, nn.ReshapeOp):
             assert isinstance(op.result.type, TensorType)
-            rewriter.replace_op(op, nn.ReshapeOp(inner.input, op.result.type.get_shape()))
+            rewriter.replace(op, nn.ReshapeOp(inner.input, op.result.type.get_shape()))
 
 
 class ComposeTransposes(RewritePattern):
@@ -43,7 +43,7 @@ class ComposeTransposes(RewritePattern):
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
         if isinstance(op, nn.TransposeOp) and isinstance(inner := op.input.owner, nn.TransposeOp):
             p, q = inner.permutation.get_values(), op.permutation.get_values()
-            rewriter.replace_op(op, nn.TransposeOp(inner.input, [p[k] for k in q]))
+            rewriter.replace(op, nn.TransposeOp(inner.input, [p[k] for k in q]))
 
 
 class CancelDoubleNegation(RewritePattern):
@@ -51,7 +51,7 @@ class CancelDoubleNegation(RewritePattern):
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
         if isinstance(op, nn.NegOp) and isinstance(inner := op.input.owner, nn.NegOp):
-            rewriter.replace_op(op, [], [inner.input])
+            rewriter.replace(op, [], [inner.input])
 
 
 SHAPE_PATTERNS = (DropNoOpShapeOp(), ComposeReshapes(), ComposeTransposes())

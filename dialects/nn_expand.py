@@ -14,8 +14,8 @@ from xdsl.dialects import arith
 from xdsl.dialects.builtin import IndexType, IntegerAttr, TensorType
 from xdsl.ir import BlockArgument, Operation, SSAValue
 
-from dialects import nn
-from dialects.df_builders import (
+from dfc.dialects import nn
+from dfc.dialects.df_builders import (
     Scalar,
     elementwise,
     empty,

@@ -11,13 +11,13 @@ from xdsl.passes import ModulePass
 from xdsl.transforms import get_all_passes as get_xdsl_passes
 
 PROJECT_PASSES: dict[str, str] = {
-    "autodiff": "passes.autodiff.autodiff:AutodiffPass",
-    "expand-library": "passes.expand_library:ExpandLibraryPass",
-    "fuse": "passes.fuse:FusePass",
-    "scatter-to-gather": "passes.scatter_to_gather:ScatterToGatherPass",
-    "bufferize": "passes.bufferize:BufferizePass",
-    "lower-dataflow": "passes.lower_dataflow:LowerDataflowPass",
-    "mem-plan": "passes.mem_plan:MemPlanPass",
+    "autodiff": "dfc.passes.autodiff.autodiff:AutodiffPass",
+    "expand-library": "dfc.passes.expand_library:ExpandLibraryPass",
+    "fuse": "dfc.passes.fuse:FusePass",
+    "scatter-to-gather": "dfc.passes.scatter_to_gather:ScatterToGatherPass",
+    "bufferize": "dfc.passes.bufferize:BufferizePass",
+    "lower-dataflow": "dfc.passes.lower_dataflow:LowerDataflowPass",
+    "mem-plan": "dfc.passes.mem_plan:MemPlanPass",
 }
 
 PIPELINES: dict[str, str] = {

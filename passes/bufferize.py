@@ -33,8 +33,8 @@ from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint
 
-from compiler.diagnostics import CompileError
-from dialects import df
+from dfc.compiler.diagnostics import CompileError
+from dfc.dialects import df
 
 ALIGNMENT = 64
 
@@ -141,7 +141,7 @@ class _Bufferizer:
             if d < 0:
                 assert like is not None
                 index = b.insert(arith.ConstantOp(IntegerAttr(k, IndexType()))).result
-                dynamic.append(b.insert(memref.DimOp.from_source_and_index(like, index)).result)
+                dynamic.append(b.insert(memref.DimOp(like, index)).result)
         return self.alloc(b, t, dynamic, scope)
 
     def alloc(self, b: Builder, t: MemRefType, dynamic: Sequence[SSAValue], scope: _Scope) -> SSAValue:
@@ -251,7 +251,7 @@ class _Bufferizer:
         elif isinstance(op, arith.ConstantOp) and isinstance(op.result.type, TensorType):
             self.constant(b, op, scope)
         elif isinstance(op, tensor.DimOp):
-            self.map[op.result] = b.insert(memref.DimOp.from_source_and_index(self.v(op.source), self.v(op.index))).result
+            self.map[op.result] = b.insert(memref.DimOp(self.v(op.source), self.v(op.index))).result
         elif isinstance(op, tensor.ExtractOp):
             self.map[op.result] = b.insert(memref.LoadOp.get(self.v(op.tensor), [self.v(i) for i in op.indices])).res
         elif isinstance(op, tensor.InsertOp):

@@ -8,8 +8,8 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint
 
-from dialects.nn import NNOp
-from dialects.nn_expand import expand
+from dfc.dialects.nn import NNOp
+from dfc.dialects.nn_expand import expand
 
 
 @dataclass(frozen=True)

@@ -31,8 +31,8 @@ from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint
 
-from dialects import df
-from dialects.index_exprs import IndexSymbols
+from dfc.dialects import df
+from dfc.dialects.index_exprs import IndexSymbols
 
 import sympy
 

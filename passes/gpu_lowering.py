@@ -50,9 +50,9 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Block, BlockArgument, Operation, Region, SSAValue
 from xdsl.rewriter import InsertPoint, Rewriter
 
-from compiler.diagnostics import CompileError
-from dialects import df
-from passes.lower_dataflow import for_loop
+from dfc.compiler.diagnostics import CompileError
+from dfc.dialects import df
+from dfc.passes.lower_dataflow import for_loop
 
 KERNEL_MODULE = "dfc_kernels"
 BLOCK_SIZE = 256

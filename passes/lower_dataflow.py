@@ -39,10 +39,10 @@ from xdsl.ir import Attribute, Block, BlockArgument, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint
 
-from compiler.diagnostics import CompileError
-from dialects import df
-from dialects.df_builders import REDUCE_IDENTITY
-from dialects.index_exprs import IndexSymbols, depends_on
+from dfc.compiler.diagnostics import CompileError
+from dfc.dialects import df
+from dfc.dialects.df_builders import REDUCE_IDENTITY
+from dfc.dialects.index_exprs import IndexSymbols, depends_on
 
 
 def default_threads() -> int:
@@ -240,7 +240,7 @@ class _Lowering:
         return found
 
     def dim(self, b: Builder, buf: SSAValue, k: int) -> SSAValue:
-        return b.insert(memref.DimOp.from_source_and_index(buf, _index(b, k))).result
+        return b.insert(memref.DimOp(buf, _index(b, k))).result
 
     def element_loops(self, b: Builder, buf: SSAValue, shape: Sequence[int]) -> tuple[Builder, list[SSAValue], list[Builder]]:
         """Loops over every element of `shape` (dims of `buf`); the innermost builder and ivs."""
@@ -421,7 +421,7 @@ class LowerDataflowPass(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         maps = [o for o in op.walk() if isinstance(o, df.MapOp) and not df.enclosing_maps(o)]
         if self.target == "gpu":
-            from passes.gpu_lowering import outline_kernels
+            from dfc.passes.gpu_lowering import outline_kernels
 
             outline_kernels(op, maps)
         elif self.target == "cpu":

@@ -82,7 +82,7 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint
 from xdsl.traits import IsTerminator
 
-from compiler.diagnostics import CompileError
+from dfc.compiler.diagnostics import CompileError
 
 ALIGNMENT = 64
 STACK_BUDGET = 64 << 10

@@ -33,11 +33,11 @@ from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint
 
-from dialects import df
-from dialects.df_builders import empty
-from dialects.df_canonicalization import splat_value, without_outputs
-from dialects.index_exprs import translation
-from passes.fuse import _slice
+from dfc.dialects import df
+from dfc.dialects.df_builders import empty
+from dfc.dialects.df_canonicalization import splat_value, without_outputs
+from dfc.dialects.index_exprs import translation
+from dfc.passes.fuse import _slice
 
 
 def _candidate(m: df.MapOp, k: int) -> list[tuple[df.WriteOp, list[int]]] | None:

@@ -52,10 +52,10 @@ from xdsl.dialects import arith, gpu
 from xdsl.dialects.builtin import DYNAMIC_INDEX, FloatAttr, IntegerAttr, MemRefType, ModuleOp
 from xdsl.ir import Block, Operation, SSAValue
 
-from compiler import ExecutionEngine
-from compiler.codegen.nvptx import kernel_params
-from compiler.cuda_engine import CudaEngine
-from compiler.interpreter import _converter, dtype_of
+from dfc.compiler import ExecutionEngine
+from dfc.compiler.codegen.nvptx import kernel_params
+from dfc.compiler.cuda_engine import CudaEngine
+from dfc.compiler.interpreter import _converter, dtype_of
 
 __all__ = ["SimulatedDriver", "SimulationError", "simulated_engine"]
 

@@ -6,10 +6,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from compiler import PassManager, parse_module
-from compiler.diagnostics import CompileError
-from compiler.interpreter import interpret
-from passes.autodiff import rules
+from dfc.compiler import PassManager, parse_module
+from dfc.compiler.diagnostics import CompileError
+from dfc.compiler.interpreter import interpret
+from dfc.passes.autodiff import rules
 
 torch = pytest.importorskip("torch")
 EXAMPLES = Path(__file__).parent.parent / "examples"
@@ -250,7 +250,7 @@ def test_nonlinear_loop_keeps_a_tape_or_recomputes(pipeline):
 
 
 def test_taped_loop_gradient_through_the_engine():
-    from compiler import ExecutionEngine
+    from dfc.compiler import ExecutionEngine
 
     x, w, s = RNG.standard_normal(3), RNG.standard_normal(3), RNG.standard_normal(3)
     module = parse_module(NONLINEAR_LOOP)
@@ -262,7 +262,7 @@ def test_taped_loop_gradient_through_the_engine():
 
 
 def _engine_grad(example: str, name: str, *args, seed_dtype=np.float32):
-    from compiler import ExecutionEngine
+    from dfc.compiler import ExecutionEngine
 
     module = parse_module((EXAMPLES / f"{example}.mlir").read_text())
     PassManager.parse("autodiff").run(module)
@@ -298,7 +298,7 @@ def test_full_size_softmax_and_jacobi_gradients_through_the_engine():
 
 
 def test_split_forward_and_backward_compose_to_the_gradient():
-    from passes.autodiff.autodiff import split_info
+    from dfc.passes.autodiff.autodiff import split_info
 
     text = MLP
     module = parse_module(text)

@@ -6,10 +6,10 @@ from xdsl.dialects.builtin import IndexType, TensorType, f32
 from xdsl.ir import Block
 from xdsl.traits import is_side_effect_free
 
-from compiler import parse_module
-from compiler.diagnostics import CompileError
-from dialects import df
-from dialects.index_exprs import is_injective, used_variables
+from dfc.compiler import parse_module
+from dfc.compiler.diagnostics import CompileError
+from dfc.dialects import df
+from dfc.dialects.index_exprs import is_injective, used_variables
 
 
 def _map_body(text: str) -> df.MapOp:

@@ -6,9 +6,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from compiler import ExecutionEngine, parse_module
-from compiler.engine import lower
-from compiler.interpreter import interpret
+from dfc.compiler import ExecutionEngine, parse_module
+from dfc.compiler.engine import lower
+from dfc.compiler.interpreter import interpret
 
 EXAMPLES = Path(__file__).parent.parent / "examples"
 RNG = np.random.default_rng(3)
@@ -219,7 +219,7 @@ def test_interpreter_and_engine_agree_on_nn_ops():
   %l = nn.sigmoid %q : (tensor<6x5xf32>) -> tensor<6x5xf32>
   func.return %l : tensor<6x5xf32>
 }"""
-    from compiler import PassManager
+    from dfc.compiler import PassManager
 
     a, b = RNG.standard_normal((6, 5)).astype(np.float32), RNG.standard_normal(5).astype(np.float32)
     module = parse_module(text)

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 from xdsl.dialects import func
 
-from compiler import PassManager, parse_module
-from compiler.interpreter import interpret
+from dfc.compiler import PassManager, parse_module
+from dfc.compiler.interpreter import interpret
 
 EXAMPLES = Path(__file__).parent.parent / "examples"
 

@@ -5,7 +5,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from compiler import ExecutionEngine, PassManager, parse_module
+from dfc.compiler import ExecutionEngine, PassManager, parse_module
 
 EXAMPLES = Path(__file__).parent.parent / "examples"
 RNG = np.random.default_rng(11)

@@ -23,11 +23,11 @@ from test_engine import WCR
 from xdsl.dialects import arith, gpu, memref
 from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, IntegerAttr, UnitAttr, i64
 
-from compiler import ExecutionEngine, PassManager, cuda_engine, parse_module
-from compiler.codegen.nvptx import emit_ptx, lower_for_gpu
-from compiler.cuda_engine import CudaEngine, CudaError, DeviceArray, Driver
-from compiler.interpreter import dtype_of
-from passes.gpu_lowering import ATOMIC_KINDS
+from dfc.compiler import ExecutionEngine, PassManager, cuda_engine, parse_module
+from dfc.compiler.codegen.nvptx import emit_ptx, lower_for_gpu
+from dfc.compiler.cuda_engine import CudaEngine, CudaError, DeviceArray, Driver
+from dfc.compiler.interpreter import dtype_of
+from dfc.passes.gpu_lowering import ATOMIC_KINDS
 
 EXAMPLES = Path(__file__).parent.parent / "examples"
 FUNCTIONS = {"gemm_sum": "gemm_sum", "mlp": "mlp", "softmax": "softmax_loss", "jacobi2d": "jacobi2d"}

@@ -6,8 +6,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from compiler import parse_module
-from compiler.interpreter import interpret
+from dfc.compiler import parse_module
+from dfc.compiler.interpreter import interpret
 
 EXAMPLES = Path(__file__).parent.parent / "examples"
 RNG = np.random.default_rng(0)

@@ -9,8 +9,8 @@ import re
 import numpy as np
 import pytest
 
-from compiler import parse_module
-from compiler.codegen.llvm_emitter import JitModule, emit_module, optimize
+from dfc.compiler import parse_module
+from dfc.compiler.codegen.llvm_emitter import JitModule, emit_module, optimize
 
 _ENTRY = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
 _libc = ctypes.CDLL(None)

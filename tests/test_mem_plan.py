@@ -13,12 +13,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from xdsl.dialects.builtin import MemRefType
 
-import passes.mem_plan as mem_plan
-from compiler import ExecutionEngine, PassManager, parse_module
-from compiler.codegen.llvm_emitter import emit_module
-from compiler.diagnostics import CompileError
-from passes import PIPELINES
-from passes.mem_plan import Plan, Slot, pack, peak, verify_plan
+import dfc.passes.mem_plan as mem_plan
+from dfc.compiler import ExecutionEngine, PassManager, parse_module
+from dfc.compiler.codegen.llvm_emitter import emit_module
+from dfc.compiler.diagnostics import CompileError
+from dfc.passes import PIPELINES
+from dfc.passes.mem_plan import Plan, Slot, pack, peak, verify_plan
 
 EXAMPLES = Path(__file__).parent.parent / "examples"
 RNG = np.random.default_rng(5)

@@ -3,9 +3,9 @@
 import numpy as np
 import pytest
 
-from compiler import PassManager, parse_module
-from compiler.diagnostics import CompileError
-from compiler.interpreter import interpret
+from dfc.compiler import PassManager, parse_module
+from dfc.compiler.diagnostics import CompileError
+from dfc.compiler.interpreter import interpret
 
 RNG = np.random.default_rng(0)
 

@@ -4,9 +4,9 @@ import io
 
 import pytest
 
-from compiler import PassManager, parse_module
-from compiler.diagnostics import CompileError
-from tools.opt_tool import main, split_pass_flags
+from dfc.compiler import PassManager, parse_module
+from dfc.compiler.diagnostics import CompileError
+from dfc.tools.opt_tool import main, split_pass_flags
 
 TEXT = """func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {
   %a = nn.exp %x : (tensor<4xf32>) -> tensor<4xf32>

@@ -9,8 +9,8 @@ import time
 import numpy as np
 import pytest
 
-from compiler import ExecutionEngine, parse_module
-from compiler.codegen import runtime
+from dfc.compiler import ExecutionEngine, parse_module
+from dfc.compiler.codegen import runtime
 
 _BODY = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64)
 _PARALLEL_FOR = ctypes.CFUNCTYPE(

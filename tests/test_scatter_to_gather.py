@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 import torch
 
-from compiler import ExecutionEngine, PassManager, parse_module
-from passes import PIPELINES
+from dfc.compiler import ExecutionEngine, PassManager, parse_module
+from dfc.passes import PIPELINES
 
 EXAMPLES = Path(__file__).parent.parent / "examples"
 WITHOUT = PIPELINES["default"].replace("scatter-to-gather,", "")

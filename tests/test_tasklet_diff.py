@@ -11,10 +11,10 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import FunctionType, ModuleOp, StringAttr
 from xdsl.rewriter import InsertPoint
 
-from compiler import parse_module
-from compiler.interpreter import interpret
-from dialects import df
-from passes.autodiff.tasklet_diff import (
+from dfc.compiler import parse_module
+from dfc.compiler.interpreter import interpret
+from dfc.dialects import df
+from dfc.passes.autodiff.tasklet_diff import (
     UnsupportedOpError,
     gradient_tasklet,
     tasklet_to_sympy,

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from compiler.diagnostics import CompileError
+from dfc.compiler.diagnostics import CompileError
 
 _ANNOTATION = re.compile(
     r"//\s*expected-(error|warning|remark|note)\s*(@(?:above|below|[+-]\d+|\d+))?\s*\{\{(.*?)\}\}"

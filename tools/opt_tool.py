@@ -19,12 +19,12 @@ from collections.abc import Sequence
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.printer import Printer
 
-from compiler.diagnostics import CompileError
-from compiler.targets import TARGETS
-from compiler.parsing import parse_module
-from compiler.pass_manager import PassManager
-from passes import PIPELINES, get_all_passes
-from tools.diagnostics_check import check, expectations
+from dfc.compiler.diagnostics import CompileError
+from dfc.compiler.targets import TARGETS
+from dfc.compiler.parsing import parse_module
+from dfc.compiler.pass_manager import PassManager
+from dfc.passes import PIPELINES, get_all_passes
+from dfc.tools.diagnostics_check import check, expectations
 
 SPLIT_MARKER = "// -----"
 OPT_LEVELS = {"-O0": "", "-O1": "default", "-O2": "default", "-O3": "default"}

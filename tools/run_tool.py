@@ -20,11 +20,11 @@ import numpy as np
 from xdsl.dialects import func
 from xdsl.dialects.builtin import MemRefType, TensorType
 
-from compiler.diagnostics import CompileError
-from compiler.engine import ExecutionEngine
-from compiler.interpreter import dtype_of
-from compiler.parsing import parse_module
-from compiler.pass_manager import PassManager
+from dfc.compiler.diagnostics import CompileError
+from dfc.compiler.engine import ExecutionEngine
+from dfc.compiler.interpreter import dtype_of
+from dfc.compiler.parsing import parse_module
+from dfc.compiler.pass_manager import PassManager
 
 
 def _parser() -> argparse.ArgumentParser:

@@ -113,8 +113,8 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Block, BlockArgument, Operation, SSAValue
 
-from compiler.codegen.runtime import BODY_TYPE, declare_runtime, install, opaque
-from compiler.codegen.target import host_target_machine
+from dfc.compiler.codegen.runtime import BODY_TYPE, declare_runtime, install, opaque
+from dfc.compiler.codegen.target import host_target_machine
 
 __all__ = ["emit_module", "optimize", "JitModule", "ENTRY_PREFIX", "DEFAULT_PARALLEL_MIN_WORK"]
 

@@ -44,7 +44,7 @@ from xdsl.dialects import gpu
 from xdsl.dialects.builtin import DYNAMIC_INDEX, MemRefType, ModuleOp, ShapedType, TensorType
 from xdsl.ir import Attribute, Block, Operation
 
-from compiler.codegen.llvm_emitter import (
+from dfc.compiler.codegen.llvm_emitter import (
     _HANDLERS,
     _TERMINATORS,
     _emit_exp_poly,
@@ -99,7 +99,7 @@ def lower_for_gpu(module: ModuleOp) -> ModuleOp:
     """A copy of `module`, lowered with GPU_PIPELINE if it is still at df/nn level."""
     module = module.clone()
     if _needs_lowering(module):
-        from compiler.pass_manager import PassManager
+        from dfc.compiler.pass_manager import PassManager
 
         PassManager.parse(GPU_PIPELINE).run(module)
     return module

@@ -36,7 +36,7 @@ from pathlib import Path
 import llvmlite.binding as llvm
 import llvmlite.ir as ir
 
-from compiler.codegen.target import host_target_machine, load_runtime_libraries
+from dfc.compiler.codegen.target import host_target_machine, load_runtime_libraries
 
 __all__ = ["BODY_TYPE", "opaque", "declare_runtime", "install", "set_cache_limit", "cached_bytes", "free_function"]
 

@@ -36,9 +36,9 @@ from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint
 
-from compiler.diagnostics import CompileError
-from passes.autodiff.loops import resolve_placeholders
-from passes.autodiff.reverse import Reverser, mark_varied
+from dfc.compiler.diagnostics import CompileError
+from dfc.passes.autodiff.loops import resolve_placeholders
+from dfc.passes.autodiff.reverse import Reverser, mark_varied
 
 
 def _selected(module: ModuleOp, name: str) -> list[func.FuncOp]:

@@ -9,8 +9,8 @@ from xdsl.dialects.builtin import ModuleOp, TensorType
 from xdsl.ir import Block, Region, SSAValue
 from xdsl.rewriter import InsertPoint
 
-from compiler.diagnostics import CompileError
-from passes.autodiff.reverse import Reverser, is_float, mark_varied, used_from_outside
+from dfc.compiler.diagnostics import CompileError
+from dfc.passes.autodiff.reverse import Reverser, is_float, mark_varied, used_from_outside
 
 
 def reverse_if(rev: Reverser, op: scf.IfOp) -> None:
@@ -49,7 +49,7 @@ def reverse_if(rev: Reverser, op: scf.IfOp) -> None:
 
 def reverse_call(rev: Reverser, op: func.CallOp) -> None:
     """Call the callee's gradient function (generating it on first use)."""
-    from passes.autodiff.autodiff import gradient_function
+    from dfc.passes.autodiff.autodiff import gradient_function
 
     module = rev.module
     assert isinstance(module, ModuleOp)

@@ -27,10 +27,10 @@ from xdsl.rewriter import InsertPoint
 from xdsl.transforms.canonicalize import CanonicalizationRewritePattern
 from xdsl.transforms.dead_code_elimination import region_dce
 
-from compiler.context import make_context
-from compiler.diagnostics import CompileError
-from dialects import df, nn
-from passes.autodiff.reverse import Reverser, is_float, mark_varied, used_from_outside
+from dfc.compiler.context import make_context
+from dfc.compiler.diagnostics import CompileError
+from dfc.dialects import df, nn
+from dfc.passes.autodiff.reverse import Reverser, is_float, mark_varied, used_from_outside
 
 
 @dataclass

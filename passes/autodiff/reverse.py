@@ -21,12 +21,12 @@ from xdsl.dialects.builtin import AnyFloat, FloatAttr, TensorType
 from xdsl.ir import Block, BlockArgument, Operation, SSAValue
 from xdsl.rewriter import InsertPoint
 
-from compiler.diagnostics import CompileError
-from dialects import df, nn
-from dialects.df_builders import Scalar, elementwise, splat, tasklet
-from dialects.nn_expand import expand
-from passes.autodiff.rules import BACKWARD_RULES
-from passes.autodiff.tasklet_diff import UnsupportedOpError, gradient_tasklet
+from dfc.compiler.diagnostics import CompileError
+from dfc.dialects import df, nn
+from dfc.dialects.df_builders import Scalar, elementwise, splat, tasklet
+from dfc.dialects.nn_expand import expand
+from dfc.passes.autodiff.rules import BACKWARD_RULES
+from dfc.passes.autodiff.tasklet_diff import UnsupportedOpError, gradient_tasklet
 
 
 def is_float(value: SSAValue) -> bool:
@@ -102,15 +102,15 @@ class Reverser:
         elif isinstance(op, nn.NNOp):
             self.through_expansion(op)
         elif isinstance(op, scf.ForOp):
-            from passes.autodiff.loops import reverse_loop
+            from dfc.passes.autodiff.loops import reverse_loop
 
             reverse_loop(self, op)
         elif isinstance(op, scf.IfOp):
-            from passes.autodiff.control import reverse_if
+            from dfc.passes.autodiff.control import reverse_if
 
             reverse_if(self, op)
         elif isinstance(op, func.CallOp):
-            from passes.autodiff.control import reverse_call
+            from dfc.passes.autodiff.control import reverse_call
 
             reverse_call(self, op)
         elif isinstance(op, arith.ConstantOp | tensor.EmptyOp):

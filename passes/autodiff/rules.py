@@ -21,8 +21,8 @@ from xdsl.dialects import arith
 from xdsl.dialects.builtin import IndexType, TensorType
 from xdsl.ir import BlockArgument, Operation, SSAValue
 
-from dialects import nn
-from dialects.df_builders import elementwise, map_op, read, splat, tasklet, write
+from dfc.dialects import nn
+from dfc.dialects.df_builders import elementwise, map_op, read, splat, tasklet, write
 
 BackwardRule = Callable[[Builder, Operation, Sequence[SSAValue], Sequence[bool]], Sequence[SSAValue | None]]
 

@@ -40,7 +40,7 @@ from xdsl.dialects.builtin import AnyFloat, FloatAttr, IntegerAttr, i1
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.rewriter import InsertPoint
 
-from dialects import df
+from dfc.dialects import df
 
 
 class UnsupportedOpError(Exception):

@@ -1,0 +1,31 @@
+"""dfc: a dataflow compiler in the MLIR tradition, built on xDSL.
+
+The repository's top-level folders are this package's subpackages:
+`dfc.compiler` (parsing, pass manager, interpreter, engine, backend),
+`dfc.dialects` (df, nn), `dfc.passes` (one module per pass) and `dfc.tools`
+(opt-tool, run-tool). The names below are the public Python API, in the
+style of MLIR's Python bindings; each is imported on first use so that
+`import dfc` stays cheap.
+"""
+
+from importlib import import_module
+from typing import Any
+
+__version__ = "0.2.0"
+
+_EXPORTS = {
+    "parse_module": "dfc.compiler.parsing",
+    "make_context": "dfc.compiler.context",
+    "PassManager": "dfc.compiler.pass_manager",
+    "ExecutionEngine": "dfc.compiler.engine",
+    "CompileError": "dfc.compiler.diagnostics",
+    "interpret": "dfc.compiler.interpreter",
+}
+
+__all__ = ["__version__", *_EXPORTS]
+
+
+def __getattr__(name: str) -> Any:
+    if name in _EXPORTS:
+        return getattr(import_module(_EXPORTS[name]), name)
+    raise AttributeError(f"module 'dfc' has no attribute '{name}'")
