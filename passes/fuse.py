@@ -18,6 +18,10 @@ Tensor-level df maps (before `bufferize`) are fused when provably legal:
 
 Index equality is decided by the symbolic index analysis (`dialects.index_exprs`);
 anything not proven legal is left alone.
+
+Fusion works on maps, so library ops are expanded first (as `expand-library`
+does; `fuse{expand=false}` leaves them alone): `--autodiff --fuse` on
+library-level IR prints the fused maps.
 """
 
 from __future__ import annotations
@@ -33,6 +37,7 @@ from xdsl.rewriter import InsertPoint
 
 from dfc.dialects import df
 from dfc.dialects.index_exprs import IndexSymbols
+from dfc.passes.expand_library import ExpandLibraryPass
 
 import sympy
 
@@ -245,11 +250,18 @@ def merge_tasklets(block: Block) -> bool:
 
 @dataclass(frozen=True)
 class FusePass(ModulePass):
-    """Fuse df maps and merge tasklets until nothing more is legal."""
+    """Fuse df maps and merge tasklets until nothing more is legal.
+
+    Option `expand` (default true): expand library ops into maps first.
+    """
 
     name = "fuse"
 
+    expand: bool = True
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        if self.expand:
+            ExpandLibraryPass().apply(ctx, op)
         for rule in (fuse_producer, fuse_sibling):  # consumers first: siblings may share a producer
             while any(rule(m) for m in self._maps(op)):
                 while any(fuse_producer(m) for m in self._maps(op)):

@@ -152,3 +152,18 @@ func.func @different_spaces(%x: tensor<8xf32>) -> (tensor<f32>, tensor<f32>) {
   } -> tensor<f32>
   func.return %a, %b : tensor<f32>, tensor<f32>
 }
+
+// Library ops are expanded first, so fusion sees through them: exp and mul
+// become one map whose tasklet computes both.
+// CHECK-LABEL: func.func @library
+// CHECK-NOT:     nn.
+// CHECK:         df.map
+// CHECK:           math.exp
+// CHECK-NEXT:      arith.mulf
+// CHECK-NOT:     df.map
+// CHECK:         func.return
+func.func @library(%x: tensor<16xf32>, %y: tensor<16xf32>) -> tensor<16xf32> {
+  %e = nn.exp %x : (tensor<16xf32>) -> tensor<16xf32>
+  %s = nn.mul %e, %y : (tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32>
+  func.return %s : tensor<16xf32>
+}
