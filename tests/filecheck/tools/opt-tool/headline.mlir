@@ -9,12 +9,11 @@
 // CHECK-NOT:     nn.
 // The gradients of nll_loss (the label mask) and of log_softmax are computed
 // by one tasklet, without a tensor between them:
-// CHECK:         df.tasklet
+// CHECK:         df.tasklet ({{.*}}) : (f32, i1, f32, f32, f32, f32) -> f32 {
 // CHECK:           arith.select
-// CHECK-NEXT:      arith.subf
-// CHECK-NEXT:      math.log
-// CHECK-NEXT:      arith.subf
-// CHECK-NEXT:      math.exp
+// CHECK:           math.log
+// CHECK:           math.exp
+// CHECK:           df.yield
 // CHECK:         func.return
 
 // UNFUSED: func.func @mlp_grad(
