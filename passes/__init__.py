@@ -26,7 +26,8 @@ PIPELINES: dict[str, str] = {
 """Named pipelines, usable wherever a pass name is (`-p default`)."""
 
 
-def _loader(target: str) -> Callable[[], type[ModulePass]]:
+def pass_loader(target: str) -> Callable[[], type[ModulePass]]:
+    """A loader of the pass class named by `target` (`"module:Class"`)."""
     module, cls = target.split(":")
     return lambda: getattr(import_module(module), cls)
 
@@ -34,5 +35,5 @@ def _loader(target: str) -> Callable[[], type[ModulePass]]:
 def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
     """Every pass by name: xDSL's own, overridden by the project's."""
     passes = dict(get_xdsl_passes())
-    passes.update({name: _loader(t) for name, t in PROJECT_PASSES.items()})
+    passes.update({name: pass_loader(t) for name, t in PROJECT_PASSES.items()})
     return passes
