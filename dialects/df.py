@@ -139,7 +139,14 @@ class MapOp(IRDLOperation):
 
     Bounds are static integers or SSA `index` values (lower bound 0, step 1).
     The body's block arguments are the map variables followed by one argument
-    per `outs` value; results are the final values of the outputs.
+    per `outs` value; results are the final values of the outputs:
+
+        %y, %s = df.map (%i, %j) in (64, %n)
+            outs(%y0 = %empty : tensor<64x?xf32>, %s0 = %zeros : tensor<64xf32>) {
+          %a = df.read %x[%i, %j] : tensor<64x?xf32>
+          df.write %a, %y0[%i, %j] : tensor<64x?xf32>
+          df.write %a, %s0[%i] wcr(add) : tensor<64xf32>
+        } -> tensor<64x?xf32>, tensor<64xf32>
     """
 
     name = "df.map"

@@ -141,21 +141,29 @@ def _binary_type(lhs: Attribute, rhs: Attribute) -> TensorType:
 
 @irdl_op_definition
 class AddOp(ElementwiseBinaryOp):
+    """Elementwise `lhs + rhs`, with numpy broadcasting."""
+
     name = "nn.add"
 
 
 @irdl_op_definition
 class SubOp(ElementwiseBinaryOp):
+    """Elementwise `lhs - rhs`, with numpy broadcasting."""
+
     name = "nn.sub"
 
 
 @irdl_op_definition
 class MulOp(ElementwiseBinaryOp):
+    """Elementwise `lhs * rhs`, with numpy broadcasting."""
+
     name = "nn.mul"
 
 
 @irdl_op_definition
 class DivOp(ElementwiseBinaryOp):
+    """Elementwise `lhs / rhs` (IEEE division), with numpy broadcasting."""
+
     name = "nn.div"
 
 
@@ -175,6 +183,8 @@ class ElementwiseUnaryOp(NNOp):
 
 @irdl_op_definition
 class NegOp(ElementwiseUnaryOp):
+    """Elementwise `-input`."""
+
     name = "nn.neg"
 
     traits = traits_def(Pure(), NegCanonicalization())
@@ -182,31 +192,43 @@ class NegOp(ElementwiseUnaryOp):
 
 @irdl_op_definition
 class ExpOp(ElementwiseUnaryOp):
+    """Elementwise `exp(input)`."""
+
     name = "nn.exp"
 
 
 @irdl_op_definition
 class LogOp(ElementwiseUnaryOp):
+    """Elementwise natural logarithm (NaN below 0, -inf at 0)."""
+
     name = "nn.log"
 
 
 @irdl_op_definition
 class TanhOp(ElementwiseUnaryOp):
+    """Elementwise `tanh(input)`."""
+
     name = "nn.tanh"
 
 
 @irdl_op_definition
 class SqrtOp(ElementwiseUnaryOp):
+    """Elementwise square root (NaN below 0)."""
+
     name = "nn.sqrt"
 
 
 @irdl_op_definition
 class ReluOp(ElementwiseUnaryOp):
+    """Elementwise `max(input, 0)`; NaN stays NaN, as in PyTorch. Its derivative at 0 is 0."""
+
     name = "nn.relu"
 
 
 @irdl_op_definition
 class SigmoidOp(ElementwiseUnaryOp):
+    """Elementwise logistic function `1 / (1 + exp(-input))`."""
+
     name = "nn.sigmoid"
 
 
@@ -438,11 +460,15 @@ class AxisOp(NNOp):
 
 @irdl_op_definition
 class SoftmaxOp(AxisOp):
+    """`exp(x - max) / sum(exp(x - max))` along `axis` (default -1)."""
+
     name = "nn.softmax"
 
 
 @irdl_op_definition
 class LogSoftmaxOp(AxisOp):
+    """`x - max - log(sum(exp(x - max)))` along `axis` (default -1)."""
+
     name = "nn.log_softmax"
 
 

@@ -1,0 +1,25 @@
+"""The generated references in docs/ match the code they are generated from."""
+
+from dfc.tools import docgen
+
+
+def test_generated_docs_are_current():
+    assert docgen.main(["--check"]) == 0, "run `python -m dfc.tools.docgen` and commit docs/"
+
+
+def test_op_reference_lists_every_op_with_its_expansion_and_rule():
+    from dfc.dialects.nn import NN
+
+    text = docgen.op_reference()
+    for op in NN.operations:
+        assert f"### `{op.name}`" in text
+    assert "| `nn.linear` | yes | yes |" in text
+
+
+def test_pass_reference_lists_every_project_pass_and_its_options():
+    from dfc.passes import PROJECT_PASSES
+
+    text = docgen.pass_reference()
+    for name in PROJECT_PASSES:
+        assert f"## `{name}`" in text
+    assert "- `threads` (int, default `0`)" in text
