@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import statistics
+import sys
 import time
 from collections.abc import Callable
 
@@ -30,10 +31,13 @@ def copy_bandwidth(nbytes: int = 400_000_000) -> float:
 
 
 def optional(name: str):
-    """The module `name`, or None when it is not installed."""
+    """The module `name`, or None when it is not installed (said on stderr,
+    so that a missing column is never silent)."""
     try:
         return __import__(name)
     except ImportError:
+        print(f"note: {name} is not installed; its column shows n/a "
+              "(pip install -e '.[bench]' installs every reference)", file=sys.stderr)
         return None
 
 
