@@ -8,7 +8,12 @@ initial value is dead after the map; otherwise into a fresh copy. Tensor
 not the iter_arg itself is copied back into it). Results are fresh buffers
 (`memref.alloc` with 64-byte alignment) that the caller owns; every other
 buffer the function allocates is freed before it returns.
-"""
+
+The in-place rule (`is_dead_after`) is decided in the block that defines the
+value: the writer's ancestor there must come after every use, and no loop or
+map may stand between that block and the writer, since a body that repeats
+reads the value again in its next iteration. Donor buffers (`donor`) obey the
+same rule, plus reads only at the element each iteration writes."""
 
 from __future__ import annotations
 
@@ -29,7 +34,7 @@ from xdsl.dialects.builtin import (
     TensorType,
     UnitAttr,
 )
-from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+from xdsl.ir import Attribute, Block, BlockArgument, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint
 
@@ -37,6 +42,9 @@ from dfc.compiler.diagnostics import CompileError
 from dfc.dialects import df
 
 ALIGNMENT = 64
+
+# Ops whose body runs more than once per execution of the op.
+_REPEATING = (scf.ForOp, scf.WhileOp, df.MapOp)
 
 
 def memref_of(t: Attribute) -> Attribute:
@@ -53,13 +61,29 @@ def _ancestor_in(block: Block, op: Operation) -> Operation | None:
 
 
 def is_dead_after(value: SSAValue, op: Operation) -> bool:
-    """Whether every use of `value` is in `op` or before it, in `op`'s block."""
-    block = op.parent_block()
-    assert block is not None
+    """Whether no use of `value` can observe a write made by `op`.
+
+    Proven in `value`'s own block: `op` runs inside the ancestor `anchor` of
+    that block, and every use lies in an op at or before `anchor`. Each op
+    between `value`'s block and `op` must run its body at most once per
+    execution of `anchor`; a loop or map there repeats `op` while `value`
+    stays live (the next iteration reads it again), so `value` is not dead.
+    """
+    block = value.block if isinstance(value, BlockArgument) else value.owner.parent_block()
+    if block is None:
+        return False
+    anchor = _ancestor_in(block, op)
+    if anchor is None:
+        return False
+    enclosing = op.parent_op()
+    while enclosing is not None and enclosing is not anchor.parent_op():
+        if enclosing is not op and isinstance(enclosing, _REPEATING):
+            return False
+        enclosing = enclosing.parent_op()
     position = {o: k for k, o in enumerate(block.ops)}
     for use in value.uses:
         user = _ancestor_in(block, use.operation)
-        if user is None or position[user] > position[op]:
+        if user is None or position[user] > position[anchor]:
             return False
     return True
 
