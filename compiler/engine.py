@@ -29,8 +29,10 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import MemRefType, ModuleOp, TensorType
 from xdsl.ir import Attribute
 
+from dfc.compiler.codegen import object_cache
 from dfc.compiler.codegen.llvm_emitter import JitModule
 from dfc.compiler.codegen.runtime import free_function
+from dfc.compiler.codegen.target import host_target_machine
 from dfc.compiler.interpreter import dtype_of
 from dfc.compiler.pass_manager import PassManager
 from dfc.compiler.shape_checks import AccessBound, access_bounds, check_access, has_dynamic_arguments
@@ -73,6 +75,23 @@ def _access_bounds(module: ModuleOp) -> dict[str, list[AccessBound]]:
     return access_bounds(module)
 
 
+def _compile(module: ModuleOp, text: str, options: tuple) -> JitModule:
+    """`module` compiled, or loaded from the on-disk cache when it holds it."""
+    opt_level, fast_math, threads, vector_math, pipeline = options
+    disk_key = object_cache.cache_key(text, options, host_target_machine(opt_level))
+    if (entry := object_cache.load(disk_key)) is not None:
+        return JitModule.from_object(entry, opt_level)
+    jit = JitModule(
+        lower(module, threads, pipeline),
+        opt_level=opt_level,
+        fast_math=fast_math,
+        num_threads=threads,
+        vector_math=vector_math,
+    )
+    object_cache.store(disk_key, jit.object)
+    return jit
+
+
 def _is_buffer(t: Attribute) -> bool:
     return isinstance(t, MemRefType | TensorType)
 
@@ -103,15 +122,11 @@ class ExecutionEngine:
         self.signatures = {
             op.sym_name.data: op.function_type for op in module.ops if isinstance(op, func.FuncOp)
         }
-        key = (str(module), opt_level, fast_math, self.threads, vector_math, pipeline)
+        text = str(module)
+        options = (opt_level, fast_math, self.threads, vector_math, pipeline)
+        key = (text, *options)
         if key not in _CACHE:
-            _CACHE[key] = JitModule(
-                lower(module, self.threads, pipeline),
-                opt_level=opt_level,
-                fast_math=fast_math,
-                num_threads=self.threads,
-                vector_math=vector_math,
-            )
+            _CACHE[key] = _compile(module, text, options)
         self.jit = _CACHE[key]
         self._entries: dict[str, Any] = {}
         self.access_bounds = _access_bounds(module)

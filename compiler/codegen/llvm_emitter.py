@@ -113,6 +113,7 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Block, BlockArgument, Operation, SSAValue
 
+from dfc.compiler.codegen.object_cache import CachedObject
 from dfc.compiler.codegen.runtime import BODY_TYPE, declare_runtime, install, opaque
 from dfc.compiler.codegen.target import host_target_machine
 
@@ -1620,11 +1621,6 @@ class JitModule:
         vector_math: bool = False,
     ):
         install()
-        self.reentrant = not any(op.name == "memref.global" and op.constant is None for op in module.ops)
-        """False when the module has writable globals (mem-plan's arenas): its
-        functions then share them, so calls into it must not overlap."""
-        self.lock = threading.Lock()
-        """Held by `ExecutionEngine.invoke` around calls into a non-reentrant module."""
         ir_module = emit_module(
             module,
             fast_math=fast_math,
@@ -1632,11 +1628,35 @@ class JitModule:
             parallel_min_work=parallel_min_work,
             vector_math=vector_math,
         )
-        self._tm = host_target_machine(opt_level)
+        tm = host_target_machine(opt_level)
         mod = optimize(ir_module, opt_level)
-        self.llvm_ir: str = str(mod)
+        reentrant = not any(op.name == "memref.global" and op.constant is None for op in module.ops)
+        optimized_ir = str(mod)  # before code generation, which rewrites the module
+        self._load(CachedObject(tm.emit_object(mod), optimized_ir, reentrant), tm)
+
+    @classmethod
+    def from_object(cls, entry: CachedObject, opt_level: int = 3) -> JitModule:
+        """Load machine code compiled earlier (see `object_cache`) without compiling."""
+        install()
+        jit = cls.__new__(cls)
+        jit._load(entry, host_target_machine(opt_level))
+        return jit
+
+    def _load(self, entry: CachedObject, tm: llvm.TargetMachine) -> None:
+        self.object = entry
+        """The machine code and optimised IR, as `object_cache` stores them."""
+        self.reentrant = entry.reentrant
+        """False when the module has writable globals (mem-plan's arenas): its
+        functions then share them, so calls into it must not overlap."""
+        self.lock = threading.Lock()
+        """Held by `ExecutionEngine.invoke` around calls into a non-reentrant module."""
+        self.llvm_ir: str = entry.llvm_ir
         """The optimised LLVM IR."""
-        self._engine = llvm.create_mcjit_compiler(mod, self._tm)
+        self._tm = tm
+        empty = llvm.parse_assembly("")
+        empty.triple = tm.triple
+        self._engine = llvm.create_mcjit_compiler(empty, tm)
+        self._engine.add_object_file(llvm.ObjectFileRef.from_data(entry.obj))
         self._engine.finalize_object()
 
     def entry_address(self, name: str) -> int:

@@ -1,0 +1,122 @@
+"""Persistent cache of compiled machine code, so a second process skips the
+lowering pipeline, LLVM optimisation and code generation.
+
+Enabled by `DFC_CACHE_DIR` (off when unset, like JAX's persistent cache).
+An entry is keyed by a hash of the module's text, the compile options, the
+host target (triple, CPU name and features) and the versions of dfc and
+llvmlite, so a change to any of them compiles afresh. `DFC_CACHE_MAX_MB`
+(default 512) bounds the directory: storing an entry first evicts the least
+recently used ones. An unreadable or truncated entry counts as a miss.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+import zlib
+from dataclasses import dataclass
+from pathlib import Path
+
+import llvmlite
+import llvmlite.binding as llvm
+
+from dfc import __version__
+
+_MAGIC = b"dfc-object-1\n"
+_SUFFIX = ".dfcobj"
+DEFAULT_MAX_MB = 512
+
+
+@dataclass(frozen=True)
+class CachedObject:
+    """What a JitModule needs to load without compiling."""
+
+    obj: bytes
+    """The relocatable object file of the optimised module."""
+    llvm_ir: str
+    """The optimised LLVM IR, for inspection."""
+    reentrant: bool
+
+
+def cache_dir() -> Path | None:
+    """The cache directory, or None when caching is off."""
+    path = os.environ.get("DFC_CACHE_DIR")
+    return Path(path) if path else None
+
+
+def cache_key(module_text: str, options: tuple, target: llvm.TargetMachine) -> str:
+    """The hex digest naming the entry of `module_text` compiled with `options` for `target`."""
+    h = hashlib.sha256()
+    for part in (__version__, llvmlite.__version__, target.triple, llvm.get_host_cpu_name(),
+                 llvm.get_host_cpu_features().flatten(), repr(options), module_text):
+        h.update(part.encode())
+        h.update(b"\0")
+    return h.hexdigest()
+
+
+def load(key: str) -> CachedObject | None:
+    """The entry `key`, or None when absent, unreadable, or caching is off."""
+    directory = cache_dir()
+    if directory is None:
+        return None
+    path = directory / (key + _SUFFIX)
+    try:
+        data = path.read_bytes()
+        if not data.startswith(_MAGIC):
+            return None
+        header_end = data.index(b"\n", len(_MAGIC))
+        header = json.loads(data[len(_MAGIC) : header_end])
+        start = header_end + 1
+        obj = data[start : start + header["obj"]]
+        ir = zlib.decompress(data[start + header["obj"] :]).decode()
+        if len(obj) != header["obj"]:
+            return None
+        os.utime(path)  # recently used
+    except (OSError, ValueError, KeyError, zlib.error):
+        return None
+    return CachedObject(obj, ir, bool(header["reentrant"]))
+
+
+def store(key: str, entry: CachedObject) -> None:
+    """Write entry `key` atomically, evicting old entries to stay within the size bound.
+    Failures to write (read-only or full disk) leave the cache as it was."""
+    directory = cache_dir()
+    if directory is None:
+        return
+    header = json.dumps({"obj": len(entry.obj), "reentrant": entry.reentrant}).encode()
+    data = _MAGIC + header + b"\n" + entry.obj + zlib.compress(entry.llvm_ir.encode())
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        _evict(directory, keep_bytes=_max_bytes() - len(data))
+        fd, tmp = tempfile.mkstemp(dir=directory, suffix=".tmp")
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.replace(tmp, directory / (key + _SUFFIX))
+    except OSError:
+        return
+
+
+def _max_bytes() -> int:
+    try:
+        return int(float(os.environ.get("DFC_CACHE_MAX_MB", DEFAULT_MAX_MB)) * 2**20)
+    except ValueError:
+        return DEFAULT_MAX_MB * 2**20
+
+
+def _evict(directory: Path, keep_bytes: int) -> None:
+    """Remove least recently used entries until at most `keep_bytes` remain."""
+    entries = []
+    for path in directory.glob("*" + _SUFFIX):
+        try:
+            st = path.stat()
+        except OSError:
+            continue
+        entries.append((st.st_mtime, st.st_size, path))
+    total = sum(size for _, size, _ in entries)
+    for _, size, path in sorted(entries):
+        if total <= keep_bytes:
+            break
+        path.unlink(missing_ok=True)
+        total -= size
