@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 import struct
 
@@ -42,8 +43,13 @@ _Element.to_type = _to_type  # type: ignore[method-assign]
 
 
 def _is_splat(self: DenseIntOrFPElementsAttr) -> bool:
-    data = self.data.data
-    n = math.prod(self.get_shape())
+    return _all_elements_equal(self.data.data, math.prod(self.get_shape()))
+
+
+@functools.lru_cache(maxsize=64)
+def _all_elements_equal(data: bytes, n: int) -> bool:
+    """Whether the `n` equal-sized elements packed in `data` are all equal
+    (cached: canonicalize asks again for every use of a large constant)."""
     if n <= 1:
         return True
     k = len(data) // n
