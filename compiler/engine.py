@@ -19,6 +19,7 @@ compiled module (engines built from the same module and options share it);
 from __future__ import annotations
 
 import ctypes
+import os
 import math
 import weakref
 from collections.abc import Sequence
@@ -33,6 +34,7 @@ from dfc.compiler.codegen import object_cache
 from dfc.compiler.codegen.llvm_emitter import JitModule
 from dfc.compiler.codegen.runtime import free_function
 from dfc.compiler.codegen.target import host_target_machine
+from dfc.compiler.diagnostics import verify_located
 from dfc.compiler.interpreter import dtype_of
 from dfc.compiler.pass_manager import PassManager
 from dfc.compiler.shape_checks import AccessBound, access_bounds, check_access, has_dynamic_arguments
@@ -46,11 +48,17 @@ _UPSTREAM = ("builtin", "func", "scf", "memref", "arith", "math", "llvm", "vecto
 
 def lower(module: ModuleOp, threads: int, pipeline: str | None = None) -> ModuleOp:
     """A copy of `module` lowered to upstream dialects (unchanged if it already is),
-    by `pipeline` (default: the `default` pipeline with `threads` threads)."""
+    by `pipeline` (default: the `default` pipeline with `threads` threads).
+
+    The result is verified once; `DFC_VERIFY_EACH=1` verifies after every pass
+    instead (slower; the test suite sets it, so a pass breaking the IR is named)."""
     module = module.clone()
     if _needs_lowering(module):
         pipeline = pipeline or PIPELINES["default"].replace("lower-dataflow", f"lower-dataflow{{threads={threads}}}")
-        PassManager.parse(pipeline).run(module)
+        verify_each = os.environ.get("DFC_VERIFY_EACH", "") not in ("", "0")
+        PassManager.parse(pipeline, verify_each=verify_each).run(module)
+        if not verify_each:
+            verify_located(module)
     return module
 
 
