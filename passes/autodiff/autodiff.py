@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 from xdsl.builder import Builder
 from xdsl.context import Context
-from xdsl.dialects import func
+from xdsl.dialects import arith, func
 from xdsl.dialects.builtin import (
     AnyFloat,
     ArrayAttr,
@@ -30,6 +30,8 @@ from xdsl.dialects.builtin import (
     ModuleOp,
     StringAttr,
     TensorType,
+    IndexType,
+    IntegerAttr,
     i64,
 )
 from xdsl.ir import Operation, SSAValue
@@ -76,9 +78,10 @@ def _indices(f: func.FuncOp, given: tuple[int, ...], types, what: str) -> list[i
 
 def gradient_function(
     f: func.FuncOp, wrt: list[int], outputs: list[int], module: ModuleOp, recompute: bool = False
-) -> func.FuncOp:
+) -> tuple[func.FuncOp, int]:
     """`@f_grad`: f's forward computation followed by its reverse sweep; loops
-    keep the forward values their reversal needs on a tape, or recompute them."""
+    keep the forward values their reversal needs on a tape, or recompute them.
+    Also returns how many of its first ops are the forward computation."""
     g = f.clone()
     g.sym_name = StringAttr(f"{f.sym_name.data}_grad")
     block = g.body.block
@@ -88,6 +91,8 @@ def gradient_function(
     ret.detach()
     ret.erase()
     forward = list(block.ops)
+    boundary = arith.ConstantOp(IntegerAttr(0, IndexType()))  # kept: tapes may be added before it
+    block.add_op(boundary)
     seeds = [block.insert_arg(results[k].type, len(block.args)) for k in outputs]
     for s in seeds:
         s.name_hint = "seed"
@@ -102,12 +107,15 @@ def gradient_function(
     grads = [reverser.adj.get(block.args[k]) or reverser.zeros_like(block.args[k]) for k in wrt]
     block.add_op(func.ReturnOp(*results, *grads))
     if reverser.placeholders:
-        resolve_placeholders(g, reverser.placeholders, recompute)
+        resolve_placeholders(g, reverser.placeholders, recompute, keep=boundary)
+    n_forward = list(block.ops).index(boundary)
+    boundary.detach()
+    boundary.erase()
     g.function_type = FunctionType.from_lists(
         list(f.function_type.inputs.data) + [s.type for s in seeds],
         list(f.function_type.outputs.data) + [x.type for x in grads],
     )
-    return g
+    return g, n_forward
 
 
 def _describe(value: SSAValue) -> str:
@@ -201,8 +209,7 @@ class AutodiffPass(ModulePass):
             outputs = _indices(f, self.outputs, f.function_type.outputs.data, "result")
             if not outputs:
                 raise CompileError.at(f, f"autodiff: @{f.sym_name.data} has no float tensor result to differentiate")
-            n_forward = len(list(f.body.block.ops)) - 1
-            grad = gradient_function(f, wrt, outputs, op, self.recompute)
+            grad, n_forward = gradient_function(f, wrt, outputs, op, self.recompute)
             new = split(grad, f, n_forward, wrt, outputs) if self.split else [grad]
             for g in reversed(new):
                 op.body.block.insert_op_after(g, f)

@@ -63,7 +63,7 @@ def reverse_call(rev: Reverser, op: func.CallOp) -> None:
     grad_name = f"{name}_grad"
     grad = next((f for f in module.ops if isinstance(f, func.FuncOp) and f.sym_name.data == grad_name), None)
     if grad is None:
-        grad = gradient_function(callee, wrt, outputs, module, rev.recompute)
+        grad, _ = gradient_function(callee, wrt, outputs, module, rev.recompute)
         module.body.block.insert_op_after(grad, callee)
     seeds = [rev.adj.get(op.res[k]) or rev.zeros_like(op.res[k]) for k in outputs]
     call = rev.b.insert(func.CallOp(grad_name, [*op.arguments, *seeds], grad.function_type.outputs.data))

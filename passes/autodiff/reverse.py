@@ -231,14 +231,26 @@ class MapReverser:
         one_if_equal = lambda s, a: s.select(s.eq(a[0], a[1]), s.const(1.0, a[0].type), s.const(0.0, a[0].type))  # noqa: E731
         start = elementwise(self.b, t, [init, result], one_if_equal)
         counts = self.b.insert(df.MapOp(self.op.bounds, [start]))
-        mapping = self.clone_forward(self.op, counts, {})
-        mb = Builder(InsertPoint.at_end(counts.body.block))
-        for w in self.writes[k]:
-            idx = [mapping.get(i, i) for i in w.indices]
-            r = mb.insert(df.ReadOp(result, idx)).res
-            hit = tasklet(mb, [mapping[w.value], r], r.type, one_if_equal)
-            mb.insert(df.WriteOp(hit, counts.out_args[0], idx, "add"))
+        self.count_hits(self.op, counts, {}, counts.out_args[0], k, one_if_equal)
         return counts.res[0]
+
+    def count_hits(
+        self, source: df.MapOp, target: df.MapOp, outer_mapping: dict, counts: SSAValue, k: int, one_if_equal
+    ) -> None:
+        """Add 1 to `counts` where a write to output k of `source` (or of its
+        nested maps) equals the result; `target` recomputes `source`."""
+        mapping = self.clone_forward(source, target, dict(outer_mapping))
+        mb = Builder(InsertPoint.at_end(target.body.block))
+        result = self.op.res[k]
+        for o in source.body.block.ops:
+            if isinstance(o, df.MapOp):
+                nested = mb.insert(df.MapOp([x if isinstance(x, int) else mapping.get(x, x) for x in o.bounds], []))
+                self.count_hits(o, nested, mapping, counts, k, one_if_equal)
+            elif isinstance(o, df.WriteOp) and o in self.writes[k]:
+                idx = [mapping.get(i, i) for i in o.indices]
+                r = mb.insert(df.ReadOp(result, idx)).res
+                hit = tasklet(mb, [mapping[o.value], r], r.type, one_if_equal)
+                mb.insert(df.WriteOp(hit, counts, idx, "add"))
 
     def clone_forward(self, source: df.MapOp, target: df.MapOp, mapping: dict[SSAValue, SSAValue]) -> dict:
         """Recompute `source`'s body (all but its writes) inside `target`'s body."""
