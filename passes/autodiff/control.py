@@ -49,7 +49,7 @@ def reverse_if(rev: Reverser, op: scf.IfOp) -> None:
 
 def reverse_call(rev: Reverser, op: func.CallOp) -> None:
     """Call the callee's gradient function (generating it on first use)."""
-    from dfc.passes.autodiff.autodiff import gradient_function
+    from dfc.passes.autodiff.autodiff import gradient_for_call
 
     module = rev.module
     assert isinstance(module, ModuleOp)
@@ -60,11 +60,8 @@ def reverse_call(rev: Reverser, op: func.CallOp) -> None:
     types = callee.function_type
     wrt = [k for k, t in enumerate(types.inputs.data) if isinstance(t, TensorType) and is_float(op.arguments[k])]
     outputs = [k for k, t in enumerate(types.outputs.data) if isinstance(t, TensorType) and is_float(op.res[k])]
-    grad_name = f"{name}_grad"
-    grad = next((f for f in module.ops if isinstance(f, func.FuncOp) and f.sym_name.data == grad_name), None)
-    if grad is None:
-        grad = gradient_function(callee, wrt, outputs, module, rev.recompute)
-        module.body.block.insert_op_after(grad, callee)
+    grad = gradient_for_call(module, callee, wrt, outputs, rev.recompute)
+    grad_name = grad.sym_name.data
     seeds = [rev.adj.get(op.res[k]) or rev.zeros_like(op.res[k]) for k in outputs]
     call = rev.b.insert(func.CallOp(grad_name, [*op.arguments, *seeds], grad.function_type.outputs.data))
     for k, g in zip(wrt, call.res[len(op.res) :]):

@@ -22,12 +22,9 @@ from xdsl.builder import Builder
 from xdsl.dialects import arith, scf, tensor
 from xdsl.dialects.builtin import DYNAMIC_INDEX, IndexType, IntegerAttr, TensorType
 from xdsl.ir import Block, Operation, Region, SSAValue
-from xdsl.pattern_rewriter import GreedyRewritePatternApplier, PatternRewriteWalker
 from xdsl.rewriter import InsertPoint
-from xdsl.transforms.canonicalize import CanonicalizationRewritePattern
-from xdsl.transforms.dead_code_elimination import region_dce
+from xdsl.transforms.dead_code_elimination import is_trivially_dead
 
-from dfc.compiler.context import make_context
 from dfc.compiler.diagnostics import CompileError
 from dfc.dialects import df, nn
 from dfc.passes.autodiff.reverse import Reverser, is_float, mark_varied, used_from_outside
@@ -111,23 +108,41 @@ def reverse_loop(rev: Reverser, op: scf.ForOp) -> None:
         rev.add(c, g)
 
 
-def resolve_placeholders(grad: Operation, placeholders: list[Placeholder], recompute: bool = False) -> None:
-    """Clean `grad` up, then give each still-used placeholder its forward value
-    (from a tape, or by recomputation)."""
-    applier = GreedyRewritePatternApplier([CanonicalizationRewritePattern()], ctx=make_context(), folding_enabled=True)
-    PatternRewriteWalker(applier, post_walk_func=region_dce).rewrite_region(grad.regions[0])
+def resolve_placeholders(
+    grad: Operation, placeholders: list[Placeholder], recompute: bool = False, keep: Operation | None = None
+) -> None:
+    """Remove dead ops from `grad` (but `keep`), then give each still-used
+    placeholder its forward value (from a tape, or by recomputation)."""
+    _prune(grad, placeholders, keep)
     taped: dict[scf.ForOp, list[Placeholder]] = {}
     for p in placeholders:
-        if p.op.parent is None or not p.op.tensor.uses:
-            if p.op.parent is not None:
-                p.op.detach()
-                p.op.erase()
-        elif recompute or not p.op.tensor.type.has_static_shape():  # type: ignore[union-attr]
+        if p.op.parent is None:
+            continue
+        if recompute or not p.op.tensor.type.has_static_shape():  # type: ignore[union-attr]
             _recompute(p)
         else:
             taped.setdefault(p.loop, []).append(p)
     for loop, ps in taped.items():
         _tape(loop, ps)
+
+
+def _prune(grad: Operation, placeholders: list[Placeholder], keep: Operation | None) -> None:
+    """Erase dead ops (the forward values a derivative does not need), keeping
+    every loop whose iterations a still-used placeholder stands for: it gets
+    the tape, or is rerun. Ops are erased, never replaced, so the placeholders'
+    loops stay the ops they name."""
+    changed = True
+    while changed:
+        changed = False
+        needed = {p.loop for p in placeholders if p.op.parent is not None and p.op.tensor.uses}
+        for op in reversed(list(grad.walk())):
+            if op is grad or op is keep or op.parent is None or op in needed or not is_trivially_dead(op):
+                continue
+            if any(inner in needed for inner in op.walk()):
+                continue
+            op.detach()
+            op.erase()
+            changed = True
 
 
 def _step_index(b: Builder, t: SSAValue, loop: scf.ForOp) -> SSAValue:

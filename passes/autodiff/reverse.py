@@ -17,13 +17,21 @@ from collections.abc import Sequence
 
 from xdsl.builder import Builder
 from xdsl.dialects import arith, func, scf, tensor
-from xdsl.dialects.builtin import AnyFloat, FloatAttr, TensorType
+from xdsl.dialects.builtin import (
+    DYNAMIC_INDEX,
+    AnyFloat,
+    FileLineColLoc,
+    FloatAttr,
+    IndexType,
+    IntegerAttr,
+    TensorType,
+)
 from xdsl.ir import Block, BlockArgument, Operation, SSAValue
 from xdsl.rewriter import InsertPoint
 
 from dfc.compiler.diagnostics import CompileError
 from dfc.dialects import df, nn
-from dfc.dialects.df_builders import Scalar, elementwise, splat, tasklet
+from dfc.dialects.df_builders import Scalar, elementwise, map_op, splat, tasklet
 from dfc.dialects.nn_expand import expand
 from dfc.passes.autodiff.rules import BACKWARD_RULES
 from dfc.passes.autodiff.tasklet_diff import UnsupportedOpError, gradient_tasklet
@@ -80,16 +88,39 @@ class Reverser:
         self.adj[value] = g
 
     def zeros_like(self, value: SSAValue) -> SSAValue:
+        """A zero tensor of `value`'s shape (read from `value` where dynamic)."""
         t = value.type
         assert isinstance(t, TensorType)
-        return splat(self.b, t, 0.0)
+        if t.has_static_shape():
+            return splat(self.b, t, 0.0)
+        bounds: list[int | SSAValue] = []
+        for k, d in enumerate(t.get_shape()):
+            if d == DYNAMIC_INDEX:
+                axis = self.b.insert(arith.ConstantOp(IntegerAttr(k, IndexType()))).result
+                bounds.append(self.b.insert(tensor.DimOp(value, axis)).result)
+            else:
+                bounds.append(d)
+        shell = self.b.insert(tensor.EmptyOp([x for x in bounds if isinstance(x, SSAValue)], t)).tensor
+
+        def fill(mb: Builder, ivs, outs) -> None:
+            zero = mb.insert(arith.ConstantOp(FloatAttr(0.0, t.element_type))).result  # type: ignore[arg-type]
+            mb.insert(df.WriteOp(zero, outs[0], list(ivs)))
+
+        return map_op(self.b, bounds, [shell], fill).res[0]
 
     def block(self, ops: Sequence[Operation]) -> None:
         """Adjoints through `ops` (forward order), last op first."""
         for op in reversed(list(ops)):
             if not any(r in self.adj for r in op.results):
                 continue
+            block = self.b.insertion_point.block
+            before = set(block.ops)
             self.op(op)
+            for new in block.ops:
+                if new not in before:
+                    for inner in new.walk():
+                        if not isinstance(inner.location, FileLineColLoc):
+                            inner.location = op.location  # the adjoint's ops point at their forward op
 
     def op(self, op: Operation) -> None:
         if isinstance(op, df.MapOp):
@@ -231,14 +262,26 @@ class MapReverser:
         one_if_equal = lambda s, a: s.select(s.eq(a[0], a[1]), s.const(1.0, a[0].type), s.const(0.0, a[0].type))  # noqa: E731
         start = elementwise(self.b, t, [init, result], one_if_equal)
         counts = self.b.insert(df.MapOp(self.op.bounds, [start]))
-        mapping = self.clone_forward(self.op, counts, {})
-        mb = Builder(InsertPoint.at_end(counts.body.block))
-        for w in self.writes[k]:
-            idx = [mapping.get(i, i) for i in w.indices]
-            r = mb.insert(df.ReadOp(result, idx)).res
-            hit = tasklet(mb, [mapping[w.value], r], r.type, one_if_equal)
-            mb.insert(df.WriteOp(hit, counts.out_args[0], idx, "add"))
+        self.count_hits(self.op, counts, {}, counts.out_args[0], k, one_if_equal)
         return counts.res[0]
+
+    def count_hits(
+        self, source: df.MapOp, target: df.MapOp, outer_mapping: dict, counts: SSAValue, k: int, one_if_equal
+    ) -> None:
+        """Add 1 to `counts` where a write to output k of `source` (or of its
+        nested maps) equals the result; `target` recomputes `source`."""
+        mapping = self.clone_forward(source, target, dict(outer_mapping))
+        mb = Builder(InsertPoint.at_end(target.body.block))
+        result = self.op.res[k]
+        for o in source.body.block.ops:
+            if isinstance(o, df.MapOp):
+                nested = mb.insert(df.MapOp([x if isinstance(x, int) else mapping.get(x, x) for x in o.bounds], []))
+                self.count_hits(o, nested, mapping, counts, k, one_if_equal)
+            elif isinstance(o, df.WriteOp) and o in self.writes[k]:
+                idx = [mapping.get(i, i) for i in o.indices]
+                r = mb.insert(df.ReadOp(result, idx)).res
+                hit = tasklet(mb, [mapping[o.value], r], r.type, one_if_equal)
+                mb.insert(df.WriteOp(hit, counts, idx, "add"))
 
     def clone_forward(self, source: df.MapOp, target: df.MapOp, mapping: dict[SSAValue, SSAValue]) -> dict:
         """Recompute `source`'s body (all but its writes) inside `target`'s body."""

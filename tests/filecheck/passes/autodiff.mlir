@@ -6,6 +6,11 @@
 // RUN: opt-tool %s '--autodiff{func=linear_loop}' | filecheck %s --check-prefix=LINEAR
 // RUN: opt-tool %s '--autodiff{func=tanh_loop}' | filecheck %s --check-prefix=TAPE
 // RUN: opt-tool %s '--autodiff{func=tanh_loop recompute=true}' | filecheck %s --check-prefix=RECOMPUTE
+// RUN: opt-tool %s '--autodiff{func=tanh_loop split=true}' | filecheck %s --check-prefix=SPLIT-LOOP
+// RUN: opt-tool %s '--autodiff{func=linear_loop split=true}' | filecheck %s --check-prefix=SPLIT-LINEAR
+// RUN: opt-tool %s '--autodiff{func=nested_loops}' | filecheck %s --check-prefix=NESTED
+// RUN: opt-tool %s '--autodiff{func=one_trip}' | filecheck %s --check-prefix=ONE-TRIP
+// RUN: opt-tool %s '--autodiff{func=matmul_sum}' '--autodiff{func=matmul_sum}' --autodiff | filecheck %s --check-prefix=TWICE
 
 // The gradient of nn.matmul is two matmuls with transposes, not loops; the
 // sum's gradient is the seed broadcast back to the summed shape.
@@ -30,9 +35,9 @@ func.func @matmul_sum(%a: tensor<5x4xf32>, %b: tensor<4x3xf32>) -> tensor<f32> {
 // WRT-NOT:     nn.transpose %b
 
 // Split mode: forward returns the results and the saved values, backward takes them.
-// SPLIT-LABEL: func.func @matmul_sum_fwd(%a: tensor<5x4xf32>, %b: tensor<4x3xf32>) -> (tensor<f32>, tensor<4x3xf32>, tensor<5x4xf32>) attributes {autodiff.saved = ["%b (argument #1)", "%a (argument #0)"]}
+// SPLIT-LABEL: func.func @matmul_sum_fwd(%a: tensor<5x4xf32>, %b: tensor<4x3xf32>) -> (tensor<f32>, tensor<4x3xf32>, tensor<5x4xf32>) attributes {autodiff.saved = ["%b (argument #1)", "%a (argument #0)"], autodiff.of = "matmul_sum", autodiff.wrt = array<i64: 0, 1>, autodiff.outputs = array<i64: 0>}
 // SPLIT:         func.return %s, %b, %a
-// SPLIT-LABEL: func.func @matmul_sum_bwd(%{{.*}}: tensor<4x3xf32>, %{{.*}}: tensor<5x4xf32>, %{{.*}}: tensor<f32>) -> (tensor<5x4xf32>, tensor<4x3xf32>) attributes {autodiff.saved = [{{.*}}], autodiff.wrt = array<i64: 0, 1>, autodiff.outputs = array<i64: 0>}
+// SPLIT-LABEL: func.func @matmul_sum_bwd(%{{.*}}: tensor<4x3xf32>, %{{.*}}: tensor<5x4xf32>, %{{.*}}: tensor<f32>) -> (tensor<5x4xf32>, tensor<4x3xf32>) attributes {autodiff.saved = [{{.*}}], autodiff.of = "matmul_sum", autodiff.wrt = array<i64: 0, 1>, autodiff.outputs = array<i64: 0>}
 // SPLIT-NOT:     nn.matmul %a, %b
 
 // A stencil is linear: its adjoint scatters the seed with wcr(add) writes and
@@ -126,3 +131,66 @@ func.func @tanh_loop(%x: tensor<8xf64>) -> tensor<8xf64> {
   }
   func.return %r : tensor<8xf64>
 }
+
+// Split on a loop function: the tape is the only saved value; the loop
+// bounds are rematerialised constants in the backward function.
+// SPLIT-LOOP-LABEL: func.func @tanh_loop_fwd(%x: tensor<8xf64>) -> (tensor<8xf64>, tensor<20x8xf64>) attributes {autodiff.saved = ["%{{.*}} = scf.for"]
+// SPLIT-LOOP:         %{{.*}}, %[[ROWS:.*]] = scf.for
+// SPLIT-LOOP:         func.return %{{.*}}, %[[ROWS]] : tensor<8xf64>, tensor<20x8xf64>
+// SPLIT-LOOP-LABEL: func.func @tanh_loop_bwd(%{{.*}}: tensor<20x8xf64>, %{{.*}}: tensor<8xf64>) -> tensor<8xf64>
+// SPLIT-LOOP:         arith.constant 20 : index
+// SPLIT-LOOP:         scf.for
+// SPLIT-LOOP-NOT:     scf.for
+// SPLIT-LOOP:         func.return
+
+// A linear loop saves nothing at all.
+// SPLIT-LINEAR-LABEL: func.func @linear_loop_fwd(%x: tensor<8xf64>) -> tensor<8xf64> attributes {autodiff.saved = []
+// SPLIT-LINEAR-LABEL: func.func @linear_loop_bwd(%{{.*}}: tensor<8xf64>) -> tensor<8xf64>
+
+// Nested loops whose inner body needs a tape: the outer loop tapes its
+// iter_arg, the inner forward loop is rerun in each backward outer iteration
+// and keeps a tape of its own (per outer iteration).
+// NESTED-LABEL: func.func @nested_loops_grad
+// NESTED:         tensor.empty() : tensor<2x3xf64>
+// NESTED:         scf.for {{.*}} -> (tensor<3xf64>, tensor<2x3xf64>) {
+// NESTED:           scf.for {{.*}} -> (tensor<3xf64>) {
+// NESTED:         scf.for
+// NESTED:           tensor.empty() : tensor<4x3xf64>
+// NESTED:           scf.for {{.*}} -> (tensor<3xf64>, tensor<4x3xf64>) {
+// NESTED:           scf.for
+// NESTED:         func.return
+func.func @nested_loops(%x: tensor<3xf64>) -> tensor<3xf64> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c4 = arith.constant 4 : index
+  %r = scf.for %t = %c0 to %c2 step %c1 iter_args(%h = %x) -> (tensor<3xf64>) {
+    %s = scf.for %u = %c0 to %c4 step %c1 iter_args(%g = %h) -> (tensor<3xf64>) {
+      %y = nn.tanh %g : (tensor<3xf64>) -> tensor<3xf64>
+      scf.yield %y : tensor<3xf64>
+    }
+    scf.yield %s : tensor<3xf64>
+  }
+  func.return %r : tensor<3xf64>
+}
+
+// A one-trip loop keeps a one-row tape.
+// ONE-TRIP-LABEL: func.func @one_trip_grad
+// ONE-TRIP:         scf.for {{.*}} -> (tensor<3xf64>, tensor<1x3xf64>)
+// ONE-TRIP:         func.return
+func.func @one_trip(%x: tensor<3xf64>) -> tensor<3xf64> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %r = scf.for %t = %c0 to %c1 step %c1 iter_args(%h = %x) -> (tensor<3xf64>) {
+    %y = nn.tanh %h : (tensor<3xf64>) -> tensor<3xf64>
+    scf.yield %y : tensor<3xf64>
+  }
+  func.return %r : tensor<3xf64>
+}
+
+// Running autodiff again adds nothing for functions already differentiated:
+// one @matmul_sum_grad, marked with what it is the gradient of.
+// TWICE:         func.func @matmul_sum_grad({{.*}} attributes {autodiff.of = "matmul_sum", autodiff.wrt = array<i64: 0, 1>, autodiff.outputs = array<i64: 0>}
+// TWICE-NOT:     func.func @matmul_sum_grad
+// TWICE:         func.func @stencil_grad
+// TWICE-NOT:     func.func @matmul_sum_grad
