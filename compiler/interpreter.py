@@ -326,6 +326,12 @@ def _erf(x: Any) -> Any:
     return type(x)(math.erf(x))
 
 
+def _round_half_away(x: Any) -> Any:
+    """`math.round`: to the nearest integer, halfway cases away from zero."""
+    whole = np.trunc(x)
+    return whole + np.sign(x) if abs(x - whole) >= 0.5 else whole
+
+
 def _fma(a: Any, b: Any, c: Any) -> Any:
     return a * b + c
 
@@ -475,6 +481,10 @@ _BUILDERS: dict[type[Operation], _Builder] = {
     xmath.ErfOp: _elementwise(_erf),
     xmath.FloorOp: _elementwise(np.floor),
     xmath.CeilOp: _elementwise(np.ceil),
+    xmath.RoundOp: _elementwise(_round_half_away),
+    xmath.RoundEvenOp: _elementwise(np.rint),
+    xmath.TruncOp: _elementwise(np.trunc),
+    xmath.CopySignOp: _elementwise(np.copysign),
     xmath.FmaOp: _elementwise(_fma),
     tensor.EmptyOp: _empty,
     tensor.DimOp: _dim,

@@ -259,13 +259,38 @@ def test_unsupported_op_is_named():
         with_gradient(program("%r = math.atan %x : f64"))
 
 
-def test_derivative_without_closed_form_raises():
-    body = "%f = math.floor %x : f64\n %r = arith.mulf %f, %y : f64"
-    module = with_gradient(program(body), wrt=[1])  # d/dy floor(x) * y = floor(x)
-    assert results(module, "grad", 2.5, 7.0, 1.0) == [2.0]
-    with pytest.raises(UnsupportedOpError, match="'math.floor'.*no closed form") as err:
-        with_gradient(program(body))
-    assert err.value.op.name == "math.floor"
+@pytest.mark.parametrize("op", ["floor", "ceil", "round", "roundeven", "trunc"])
+def test_step_functions_have_derivative_zero(op):
+    """As in JAX and PyTorch: d floor(x) * y / dx = 0, / dy = floor(x)."""
+    module = with_gradient(program(f"%f = math.{op} %x : f64\n %r = arith.mulf %f, %y : f64"))
+    rounded = {"floor": 2.0, "ceil": 3.0, "round": 3.0, "roundeven": 2.0, "trunc": 2.0}[op]
+    assert results(module, "grad", 2.5, 7.0, 1.0) == [0.0, rounded]
+    assert results(module, "grad", -0.5, 7.0, 1.0)[0] == 0.0
+
+
+def test_sign_has_derivative_zero():
+    copysign = with_gradient(program("%r = math.copysign %x, %y : f64"))
+    assert results(copysign, "grad", -1.5, 2.0, 1.0) == [-1.0, 0.0]
+    assert results(copysign, "grad", 1.5, -2.0, 1.0) == [-1.0, 0.0]
+    check_gradient(program("%r = math.copysign %x, %y : f64"), (0.7, -1.3))
+    selects = """%z = arith.constant 0.0 : f64
+        %one = arith.constant 1.0 : f64
+        %m = arith.constant -1.0 : f64
+        %p = arith.cmpf ogt, %x, %z : f64
+        %n = arith.cmpf olt, %x, %z : f64
+        %s = arith.select %n, %m, %z : f64
+        %t = arith.select %p, %one, %s : f64
+        %r = arith.mulf %t, %y : f64"""
+    module = with_gradient(program(selects))
+    assert [results(module, "grad", x, 3.0, 1.0) for x in (-2.0, 0.0, 2.0)] == [[0.0, -1.0], [0.0, 0.0], [0.0, 1.0]]
+
+
+@pytest.mark.parametrize("predicate,nan_branch", [("ugt", True), ("ogt", False), ("uno", True), ("ord", False)])
+def test_unordered_predicates_hold_at_nan(predicate, nan_branch):
+    """relu written as select(x ugt 0, x, 0) passes the gradient at NaN, as PyTorch does."""
+    module = with_gradient(program(f"%z = arith.constant 0.0 : f64\n %c = arith.cmpf {predicate}, %x, %z : f64\n"
+                                   " %r = arith.select %c, %x, %y : f64"))
+    assert results(module, "grad", math.nan, 5.0, 1.0) == ([1.0, 0.0] if nan_branch else [0.0, 1.0])
 
 
 def test_tasklet_to_sympy():

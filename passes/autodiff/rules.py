@@ -136,8 +136,13 @@ def _sqrt(b, op, grads, required):
 
 @register_backward("nn.relu")
 def _relu(b, op, grads, required):
-    zero = lambda s, x: s.const(0.0, x.type)  # noqa: E731
-    return [_pointwise(b, op, grads[0], op.input, lambda s, g, x: s.select(s.gt(x, zero(s, x)), g, zero(s, x)))]
+    """g where x > 0 or x is NaN (PyTorch's threshold_backward), else 0 (relu'(0) = 0)."""
+
+    def rule(s, g, x):
+        zero = s.const(0.0, x.type)
+        return s.select(s.b.insert(arith.CmpfOp(x, zero, "ugt")).result, g, s.const(0.0, g.type))
+
+    return [_pointwise(b, op, grads[0], op.input, rule)]
 
 
 @register_backward("nn.sigmoid")

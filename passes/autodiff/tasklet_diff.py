@@ -7,9 +7,10 @@ shares common subexpressions with `sympy.cse` and emits the vector-Jacobian
 product as a new tasklet of arith/math ops.
 
 Conventions:
-- NaN is not modelled: ordered and unordered `arith.cmpf` predicates map to the
-  same relational (`ord` is true, `uno` false), and `maxnumf`/`minnumf` are
-  treated as `maximumf`/`minimumf`.
+- Unordered `arith.cmpf` predicates hold where an operand is NaN: `ugt(a, b)`
+  is `a > b | unordered(a, b)`, so a derivative selected by one keeps its
+  NaN branch (relu'(NaN) passes the gradient on, as in PyTorch).
+  `maxnumf`/`minnumf` are treated as `maximumf`/`minimumf`.
 - Kinks follow PyTorch/JAX. `select(x > 0, x, 0)` and `maximumf(x, c)` or
   `minimumf(x, c)` with a constant `c` have derivative 0 at the tie (relu'(0) =
   0); `absf` has derivative 0 at 0; a tie of `maximumf(a, b)`/`minimumf(a, b)`
@@ -20,7 +21,10 @@ Conventions:
 - `math.fpowi` needs a constant exponent; integer powers are emitted as
   multiplications (and a division for negative ones), half-integer powers via
   `math.sqrt`/`math.rsqrt`, other powers as `math.powf`.
-- A derivative with no closed form (e.g. of `math.floor`: an unevaluated
+- `floor`, `ceil`, `round`, `roundeven`, `trunc` and `copysign`'s sign
+  operand have derivative 0 (as in JAX and PyTorch), and so has a sign
+  written as selects.
+- A derivative with no closed form (e.g. of `math.atan2`: an unevaluated
   `Derivative`, `Subs`, `Heaviside` or `DiracDelta`) raises
   `UnsupportedOpError`; it is never silently zero.
 """
@@ -33,7 +37,7 @@ from functools import partial
 from math import isfinite
 
 import sympy
-from sympy.logic.boolalg import Boolean, BooleanAtom
+from sympy.logic.boolalg import Boolean, BooleanAtom, BooleanFunction
 from xdsl.builder import Builder
 from xdsl.dialects import arith, math
 from xdsl.dialects.builtin import AnyFloat, FloatAttr, IntegerAttr, i1
@@ -82,6 +86,36 @@ def _extremum(a: sympy.Expr, b: sympy.Expr, wins: Callable) -> sympy.Expr:
     return sympy.Piecewise((a, wins(a, b)), (b, wins(b, a)), ((a + b) / 2, True))
 
 
+class _Unordered(BooleanFunction):
+    """True where `a` or `b` is NaN (`arith.cmpf uno`)."""
+
+    @classmethod
+    def eval(cls, a: sympy.Expr, b: sympy.Expr) -> Boolean | None:
+        if a.is_number and b.is_number:
+            return sympy.true if sympy.nan in (a, b) else sympy.false
+        return None  # the symbols are real, but NaN inputs are not modelled by SymPy's assumptions
+
+
+class _Step(sympy.Function):
+    """A piecewise-constant function (floor, ceil, round, ...): derivative 0
+    everywhere, as in JAX and PyTorch. `op` is the math op computing it."""
+
+    op: type[Operation]
+
+    def fdiff(self, argindex: int = 1) -> sympy.Expr:
+        return sympy.S.Zero
+
+
+class _SignBit(_Step):
+    """+1 or -1 by the sign bit of x (`math.copysign(1.0, x)`)."""
+
+
+_STEPS: dict[str, type[_Step]] = {
+    op.name: type(f"step_{op.name[5:]}", (_Step,), {"op": op})
+    for op in (math.FloorOp, math.CeilOp, math.RoundOp, math.RoundEvenOp, math.TruncOp)
+}
+
+
 _max = partial(_extremum, wins=operator.gt)
 _min = partial(_extremum, wins=operator.lt)
 
@@ -108,8 +142,8 @@ _RULES: dict[str, Callable[..., sympy.Basic]] = {
     "math.cos": sympy.cos,
     "math.erf": sympy.erf,
     "math.powf": operator.pow,
-    "math.floor": sympy.floor,
-    "math.ceil": sympy.ceiling,
+    "math.copysign": lambda a, b: sympy.Abs(a) * _SignBit(b),
+    **_STEPS,
 }
 """Op name -> SymPy builder of its result from its operands' expressions."""
 
@@ -117,9 +151,10 @@ _RELATIONS = {"eq": sympy.Eq, "ne": sympy.Ne, "gt": sympy.Gt, "ge": sympy.Ge, "l
 _PREDICATES: dict[str, Callable[..., Boolean]] = {
     "false": lambda a, b: sympy.false,
     "true": lambda a, b: sympy.true,
-    "ord": lambda a, b: sympy.true,
-    "uno": lambda a, b: sympy.false,
-    **{order + name: rel for name, rel in _RELATIONS.items() for order in "ou"},
+    "ord": lambda a, b: sympy.Not(_Unordered(a, b)),
+    "uno": _Unordered,
+    **{"o" + name: rel for name, rel in _RELATIONS.items()},
+    **{"u" + name: partial(lambda rel, a, b: sympy.Or(rel(a, b), _Unordered(a, b)), rel) for name, rel in _RELATIONS.items()},
 }
 
 
@@ -234,8 +269,6 @@ _UNARY: dict[type[sympy.Basic], type[Operation]] = {
     sympy.cos: math.CosOp,
     sympy.erf: math.ErfOp,
     sympy.Abs: math.AbsFOp,
-    sympy.floor: math.FloorOp,
-    sympy.ceiling: math.CeilOp,
 }
 _CMPF = {sympy.Gt: "ogt", sympy.Ge: "oge", sympy.Lt: "olt", sympy.Le: "ole", sympy.Eq: "oeq", sympy.Ne: "une"}
 
@@ -329,6 +362,14 @@ class _Emitter:
             return self._op(arith.CmpfOp(lhs, rhs, _CMPF[type(e)]))
         if isinstance(e, sympy.And | sympy.Or):
             return self._fold(arith.AndIOp if isinstance(e, sympy.And) else arith.OrIOp, e.args, i1)
+        if isinstance(e, _Unordered):
+            compared = _widest([self.type(a) for a in e.args]) or self.default
+            lhs, rhs = (self.emit(a, compared) for a in e.args)
+            return self._op(arith.CmpfOp(lhs, rhs, "uno"))
+        if isinstance(e, _SignBit):
+            return self._op(math.CopySignOp(self.emit(sympy.S.One, t), self.emit(e.args[0], t)))
+        if isinstance(e, _Step):
+            return self._op(e.op(self.emit(e.args[0], t)))
         if isinstance(e, sympy.Not):
             return self._op(arith.XOrIOp(self.emit(e.args[0], i1), self.emit(sympy.true, i1)))
         raise _NoForm(e)

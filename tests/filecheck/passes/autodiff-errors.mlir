@@ -26,20 +26,3 @@ func.func @wcr_mul(%x: tensor<4xf32>) -> tensor<f32> {
   } -> tensor<f32>
   func.return %p : tensor<f32>
 }
-
-// -----
-
-func.func @floor(%x: tensor<4xf32>) -> tensor<4xf32> {
-  %e = tensor.empty() : tensor<4xf32>
-  %y = df.map (%i) in (4) outs(%o = %e : tensor<4xf32>) {
-    %v = df.read %x[%i] : tensor<4xf32>
-    %r = df.tasklet (%v) : (f32) -> f32 {
-    ^bb0(%a: f32):
-      // expected-error @+1 {{has no closed form}}
-      %t = math.floor %a : f32
-      df.yield %t : f32
-    }
-    df.write %r, %o[%i] : tensor<4xf32>
-  } -> tensor<4xf32>
-  func.return %y : tensor<4xf32>
-}

@@ -10,6 +10,7 @@
 // RUN: opt-tool %s '--autodiff{func=linear_loop split=true}' | filecheck %s --check-prefix=SPLIT-LINEAR
 // RUN: opt-tool %s '--autodiff{func=nested_loops}' | filecheck %s --check-prefix=NESTED
 // RUN: opt-tool %s '--autodiff{func=one_trip}' | filecheck %s --check-prefix=ONE-TRIP
+// RUN: opt-tool %s '--autodiff{func=step}' | filecheck %s --check-prefix=STEP
 // RUN: opt-tool %s '--autodiff{func=matmul_sum}' '--autodiff{func=matmul_sum}' --autodiff | filecheck %s --check-prefix=TWICE
 
 // The gradient of nn.matmul is two matmuls with transposes, not loops; the
@@ -194,3 +195,25 @@ func.func @one_trip(%x: tensor<3xf64>) -> tensor<3xf64> {
 // TWICE-NOT:     func.func @matmul_sum_grad
 // TWICE:         func.func @stencil_grad
 // TWICE-NOT:     func.func @matmul_sum_grad
+
+// floor has derivative 0 (as in JAX and PyTorch): d (floor(x) * x) = floor(x).
+// STEP-LABEL: func.func @step_grad
+// STEP:         df.tasklet
+// STEP:         ^bb0(%[[X:.*]]: f32, %[[S:.*]]: f32):
+// STEP-NEXT:      %[[F:.*]] = math.floor %[[X]] : f32
+// STEP-NEXT:      %[[G:.*]] = arith.mulf %[[S]], %[[F]] : f32
+// STEP-NEXT:      df.yield %[[G]] : f32
+func.func @step(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %e = tensor.empty() : tensor<4xf32>
+  %y = df.map (%i) in (4) outs(%o = %e : tensor<4xf32>) {
+    %v = df.read %x[%i] : tensor<4xf32>
+    %r = df.tasklet (%v) : (f32) -> f32 {
+    ^bb0(%a: f32):
+      %t = math.floor %a : f32
+      %u = arith.mulf %t, %a : f32
+      df.yield %u : f32
+    }
+    df.write %r, %o[%i] : tensor<4xf32>
+  } -> tensor<4xf32>
+  func.return %y : tensor<4xf32>
+}

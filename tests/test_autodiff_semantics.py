@@ -1,0 +1,107 @@
+"""Autodiff semantics that follow PyTorch/JAX (issue 12, item 9): relu of NaN,
+derivative 0 of floor/ceil/round/trunc/sign, scalar float results; each
+through the interpreter and the engine."""
+
+import numpy as np
+import pytest
+
+from autodiff_checks import check_gradient
+from dfc.compiler import ExecutionEngine, PassManager, parse_module
+from dfc.compiler.diagnostics import CompileError
+from dfc.compiler.interpreter import interpret
+from dfc.passes.autodiff import rules
+
+torch = pytest.importorskip("torch")
+RNG = np.random.default_rng(5)
+
+RELU = """func.func @f(%x: tensor<6xf64>) -> tensor<6xf64> {
+  %r = nn.relu %x : (tensor<6xf64>) -> tensor<6xf64>
+  func.return %r : tensor<6xf64>
+}"""
+SPECIAL = np.array([np.nan, -0.0, 0.0, 1.5, -2.0, np.inf])
+
+
+def _run(module, engine: bool, name: str, *args):
+    return ExecutionEngine(module).invoke(name, *args) if engine else interpret(module, name, *args)
+
+
+@pytest.mark.parametrize("engine", [False, True], ids=["interpreter", "engine"])
+@pytest.mark.parametrize("through", ["rule", "expansion"])
+def test_relu_at_nan_and_zero_matches_pytorch(through, engine, monkeypatch):
+    if through == "expansion":
+        monkeypatch.delitem(rules.BACKWARD_RULES, "nn.relu")
+    module = parse_module(RELU)
+    PassManager.parse("autodiff" if engine else "autodiff,expand-library").run(module)
+    seed = np.array([2.0, 3.0, 4.0, 5.0, 6.0, 7.0])
+    value, grad = _run(module, engine, "f_grad", SPECIAL, seed)
+    x = torch.tensor(SPECIAL, requires_grad=True)
+    y = torch.relu(x)
+    y.backward(torch.tensor(seed))
+    np.testing.assert_array_equal(value, y.detach().numpy())  # NaN stays NaN; -0.0 == 0.0
+    np.testing.assert_array_equal(grad, x.grad.numpy())  # NaN passes the gradient on; relu'(0) = 0
+
+
+STEP = """func.func @f(%x: tensor<5xf64>) -> tensor<5xf64> {
+  %e = tensor.empty() : tensor<5xf64>
+  %y = df.map (%i) in (5) outs(%o = %e : tensor<5xf64>) {
+    %v = df.read %x[%i] : tensor<5xf64>
+    %r = df.tasklet (%v) : (f64) -> f64 {
+    ^bb0(%a: f64):
+      %s = math.OP %a : f64
+      %t = arith.mulf %s, %a : f64
+      df.yield %t : f64
+    }
+    df.write %r, %o[%i] : tensor<5xf64>
+  } -> tensor<5xf64>
+  func.return %y : tensor<5xf64>
+}"""
+TORCH_STEP = {"floor": torch.floor, "ceil": torch.ceil, "round": None, "roundeven": torch.round, "trunc": torch.trunc}
+
+
+@pytest.mark.parametrize("op", sorted(TORCH_STEP))
+def test_step_functions_differentiate_to_zero(op):
+    """d (step(x) * x) = step(x): finite differences (away from the jumps) and PyTorch."""
+    x = np.array([-1.7, -0.3, 0.2, 1.25, 2.6])
+    text = STEP.replace("OP", op)
+    check_gradient(text, "f", [x], [0])
+    if TORCH_STEP[op] is not None:
+        module = parse_module(text)
+        PassManager.parse("autodiff,expand-library").run(module)
+        seed = RNG.standard_normal(5)
+        _, grad = interpret(module, "f_grad", x, seed)
+        t = torch.tensor(x, requires_grad=True)
+        (TORCH_STEP[op](t) * t).backward(torch.tensor(seed))
+        np.testing.assert_allclose(grad, t.grad.numpy(), rtol=1e-15)
+
+
+SIGN = """func.func @f(%x: tensor<5xf64>, %y: tensor<5xf64>) -> tensor<5xf64> {
+  %e = tensor.empty() : tensor<5xf64>
+  %r = df.map (%i) in (5) outs(%o = %e : tensor<5xf64>) {
+    %a = df.read %x[%i] : tensor<5xf64>
+    %b = df.read %y[%i] : tensor<5xf64>
+    %v = df.tasklet (%a, %b) : (f64, f64) -> f64 {
+    ^bb0(%p: f64, %q: f64):
+      %one = arith.constant 1.0 : f64
+      %s = math.copysign %one, %p : f64
+      %m = arith.mulf %s, %q : f64
+      %c = math.copysign %q, %p : f64
+      %t = arith.addf %m, %c : f64
+      df.yield %t : f64
+    }
+    df.write %v, %o[%i] : tensor<5xf64>
+  } -> tensor<5xf64>
+  func.return %r : tensor<5xf64>
+}"""
+
+
+def test_sign_differentiates_to_zero():
+    """sign(x) * y + copysign(y, x): d/dx = 0 (as torch.sign), d/dy = sign(x) + sign(x) sign(y)."""
+    x, y = np.array([-1.5, -0.2, 0.3, 2.0, 4.0]), np.array([0.7, -1.1, 2.0, -0.4, 1.3])
+    check_gradient(SIGN, "f", [x, y], [0, 1])
+    tx, ty = torch.tensor(x, requires_grad=True), torch.tensor(y, requires_grad=True)
+    (torch.sign(tx) * ty + torch.copysign(ty, tx)).sum().backward()
+    module = parse_module(SIGN)
+    PassManager.parse("autodiff").run(module)
+    _, gx, gy = interpret(module, "f_grad", x, y, np.ones(5))
+    np.testing.assert_array_equal(gx, tx.grad.numpy())
+    np.testing.assert_array_equal(gy, ty.grad.numpy())
