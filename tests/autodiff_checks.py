@@ -5,23 +5,34 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from xdsl.dialects.builtin import TensorType
 
 from dfc.compiler import ExecutionEngine, PassManager, parse_module
 from dfc.compiler.diagnostics import CompileError
 from dfc.compiler.interpreter import interpret
 
 
+ENGINE_LIMITS = (
+    "bufferize: loop-carried tensors that swap places are not supported",
+    "'df.tasklet' outside a df.map cannot be lowered",
+)
+"""Engine refusals (issue 12, items 1 and 5, worked on in bufferize) under which
+only the interpreter's gradient is checked: the test is then an expected failure."""
+
+
 def _as_tuple(out) -> tuple:
     return out if isinstance(out, tuple) else (out,)
 
 
-def finite_differences(text: str, name: str, args: list, wrt: list[int], seed, eps: float = 1e-6) -> list:
-    """d sum(seed * f(args)) / d args[k] for k in wrt, by central differences (interpreter, float64)."""
+def finite_differences(
+    text: str, name: str, args: list, wrt: list[int], seed, eps: float = 1e-6, output: int = 0
+) -> list:
+    """d sum(seed * f(args)[output]) / d args[k] for k in wrt, by central differences (interpreter, float64)."""
     module = parse_module(text)
     PassManager.parse("expand-library").run(module)
 
     def objective(values: list) -> float:
-        return float(np.sum(np.asarray(seed) * _as_tuple(interpret(module, name, *values))[0]))
+        return float(np.sum(np.asarray(seed) * _as_tuple(interpret(module, name, *values))[output]))
 
     grads = []
     for k in wrt:
@@ -37,15 +48,19 @@ def finite_differences(text: str, name: str, args: list, wrt: list[int], seed, e
 
 def check_gradient(
     text: str, name: str, args: list, wrt: list[int], pipeline: str = "autodiff", engine: bool = True,
-    rtol: float = 1e-6, atol: float = 1e-8,
+    rtol: float = 1e-6, atol: float = 1e-8, output: int = 0,
 ) -> None:
-    """`@name_grad` built by `pipeline`, run by the interpreter (and the engine),
-    agrees with finite differences of `@name` for a random seed."""
+    """`@name_grad` built by `pipeline` (differentiating result `output`), run by
+    the interpreter (and the engine), agrees with finite differences of `@name`
+    for a random seed."""
     module = parse_module(text)
     PassManager.parse(f"{pipeline},expand-library").run(module)
-    shape = np.shape(_as_tuple(interpret(module, name, *args))[0])
+    shape = np.shape(_as_tuple(interpret(module, name, *args))[output])
     seed = np.asarray(np.random.default_rng(3).standard_normal(shape) if shape else 0.75)
-    expected = finite_differences(text, name, args, wrt, seed)
+    result_type = next(op for op in module.ops if op.sym_name.data == name).function_type.outputs.data[output]
+    if not isinstance(result_type, TensorType):
+        seed = float(seed)
+    expected = finite_differences(text, name, args, wrt, seed, output=output)
     n = len(_as_tuple(interpret(module, name, *args)))
     got = _as_tuple(interpret(module, f"{name}_grad", *args, seed))[n:]
     for g, e in zip(got, expected, strict=True):
@@ -56,7 +71,7 @@ def check_gradient(
         try:
             engine_ = ExecutionEngine(compiled)
         except CompileError as err:  # the interpreter's result is checked; the engine refuses with a reason
-            if "bufferize: loop-carried tensors that swap places are not supported" in str(err):
+            if any(known in str(err) for known in ENGINE_LIMITS):
                 pytest.xfail(f"engine: {err}")
             raise
         got = _as_tuple(engine_.invoke(f"{name}_grad", *args, seed))[n:]

@@ -105,3 +105,61 @@ def test_sign_differentiates_to_zero():
     _, gx, gy = interpret(module, "f_grad", x, y, np.ones(5))
     np.testing.assert_array_equal(gx, tx.grad.numpy())
     np.testing.assert_array_equal(gy, ty.grad.numpy())
+
+
+SCALAR = """func.func @f(%x: tensor<3xf64>, %w: tensor<3xf64>) -> f64 {
+  %p = nn.mul %x, %w : (tensor<3xf64>, tensor<3xf64>) -> tensor<3xf64>
+  %s = nn.reduce %p {kind = "sum", axes = array<i64: 0>} : (tensor<3xf64>) -> tensor<f64>
+  %v = tensor.extract %s[] : tensor<f64>
+  %c1 = arith.constant 1 : index
+  %u = tensor.extract %x[%c1] : tensor<3xf64>
+  %r = df.tasklet (%v, %u) : (f64, f64) -> f64 {
+  ^bb0(%a: f64, %b: f64):
+    %t = math.tanh %a : f64
+    %m = arith.mulf %t, %b : f64
+    df.yield %m : f64
+  }
+  func.return %r : f64
+}"""
+
+
+def test_scalar_float_result_is_differentiated():
+    module = parse_module(SCALAR)
+    PassManager.parse("autodiff").run(module)
+    grad = next(op for op in module.ops if op.sym_name.data == "f_grad")
+    assert [str(t) for t in grad.function_type.inputs.data][-1] == "f64", "the seed of a scalar result is a scalar"
+    x, w = RNG.standard_normal(3), RNG.standard_normal(3)
+    check_gradient(SCALAR, "f", [x, w], [0, 1])
+
+
+INSERT = """func.func @f(%x: tensor<3xf64>, %y: tensor<2xf64>) -> (tensor<3xf64>, f64) {
+  %c0 = arith.constant 0 : index
+  %c2 = arith.constant 2 : index
+  %a = tensor.extract %y[%c0] : tensor<2xf64>
+  %b = df.tasklet (%a) : (f64) -> f64 {
+  ^bb0(%p: f64):
+    %e = math.exp %p : f64
+    df.yield %e : f64
+  }
+  %z = tensor.insert %b into %x[%c2] : tensor<3xf64>
+  %t = nn.tanh %z : (tensor<3xf64>) -> tensor<3xf64>
+  func.return %t, %b : tensor<3xf64>, f64
+}"""
+
+
+@pytest.mark.parametrize("output", [0, 1])
+def test_extract_insert_and_scalar_tasklets(output):
+    """tensor.insert overwrites x[2]: its gradient is 0 there; the inserted scalar takes it."""
+    x, y = RNG.standard_normal(3), RNG.standard_normal(2)
+    check_gradient(INSERT, "f", [x, y], [0, 1], pipeline=f"autodiff{{outputs={output}}}", output=output)
+
+
+def test_float_ops_outside_tasklets_are_a_located_error():
+    text = """func.func @f(%x: tensor<3xf64>) -> f64 {
+  %c0 = arith.constant 0 : index
+  %a = tensor.extract %x[%c0] : tensor<3xf64>
+  %b = arith.mulf %a, %a : f64
+  func.return %b : f64
+}"""
+    with pytest.raises(CompileError, match=r"4:8: error: autodiff: 'arith.mulf' on floats outside a tasklet"):
+        PassManager.parse("autodiff").run(parse_module(text))

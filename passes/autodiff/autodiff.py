@@ -56,7 +56,7 @@ def _selected(module: ModuleOp, name: str) -> list[func.FuncOp]:
     return [
         f for f in functions
         if not f.is_declaration and (f.sym_visibility is None or f.sym_visibility.data == "public")
-        and any(_float_tensor(t) for t in f.function_type.outputs.data)
+        and any(_float(t) for t in f.function_type.outputs.data)
         and "autodiff.of" not in f.attributes
     ]
 
@@ -98,16 +98,24 @@ def _float_tensor(t) -> bool:
     return isinstance(t, TensorType) and isinstance(t.element_type, AnyFloat)
 
 
+def _float(t) -> bool:
+    """A float tensor or a float scalar (results may be either)."""
+    return _float_tensor(t) or isinstance(t, AnyFloat)
+
+
 def _indices(f: func.FuncOp, given: tuple[int, ...], types, what: str) -> list[int]:
+    """The differentiated arguments (float tensors) or results (float tensors or scalars)."""
+    accepted = _float_tensor if what == "argument" else _float
     if not given:
-        return [k for k, t in enumerate(types) if _float_tensor(t)]
+        return [k for k, t in enumerate(types) if accepted(t)]
     for k in given:
         if not 0 <= k < len(types):
             raise CompileError.at(f, f"autodiff: @{f.sym_name.data} has no {what} #{k}")
-        if not _float_tensor(types[k]):
+        if not accepted(types[k]):
+            kinds = "float tensors" if what == "argument" else "float tensors and float scalars"
             raise CompileError.at(
                 f, f"autodiff: {what} #{k} of @{f.sym_name.data} has type {types[k]}; "
-                "gradients exist only for float tensors"
+                f"gradients exist only for {kinds}"
             )
     return list(given)
 
@@ -266,7 +274,7 @@ class AutodiffPass(ModulePass):
             wrt = _indices(f, self.wrt, f.function_type.inputs.data, "argument")
             outputs = _indices(f, self.outputs, f.function_type.outputs.data, "result")
             if not outputs:
-                raise CompileError.at(f, f"autodiff: @{f.sym_name.data} has no float tensor result to differentiate")
+                raise CompileError.at(f, f"autodiff: @{f.sym_name.data} has no float result to differentiate")
             names = [f"{f.sym_name.data}_{s}" for s in (("fwd", "bwd") if self.split else ("grad",))]
             existing = [function_named(op, n) for n in names]
             if all(g is not None and is_gradient_of(g, f, wrt, outputs) for g in existing):

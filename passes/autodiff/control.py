@@ -59,7 +59,7 @@ def reverse_call(rev: Reverser, op: func.CallOp) -> None:
         raise CompileError.at(op, f"autodiff: cannot differentiate the call to @{name}: it has no body")
     types = callee.function_type
     wrt = [k for k, t in enumerate(types.inputs.data) if isinstance(t, TensorType) and is_float(op.arguments[k])]
-    outputs = [k for k, t in enumerate(types.outputs.data) if isinstance(t, TensorType) and is_float(op.res[k])]
+    outputs = [k for k, t in enumerate(types.outputs.data) if is_float(op.res[k])]
     grad = gradient_for_call(module, callee, wrt, outputs, rev.recompute)
     grad_name = grad.sym_name.data
     seeds = [rev.adj.get(op.res[k]) or rev.zeros_like(op.res[k]) for k in outputs]

@@ -83,14 +83,17 @@ class Reverser:
         """Accumulate `g` into the adjoint of `value`."""
         if g is None or value not in self.varied:
             return
-        if value in self.adj:
+        if value in self.adj and isinstance(value.type, TensorType):
             g = self.b.insert(nn.AddOp(self.adj[value], g)).result
+        elif value in self.adj:
+            g = tasklet(self.b, [self.adj[value], g], g.type, lambda s, a: s.add(a[0], a[1]))
         self.adj[value] = g
 
     def zeros_like(self, value: SSAValue) -> SSAValue:
-        """A zero tensor of `value`'s shape (read from `value` where dynamic)."""
+        """A zero tensor of `value`'s shape (read from `value` where dynamic), or a zero scalar."""
         t = value.type
-        assert isinstance(t, TensorType)
+        if not isinstance(t, TensorType):
+            return self.b.insert(arith.ConstantOp(FloatAttr(0.0, t))).result  # type: ignore[arg-type]
         if t.has_static_shape():
             return splat(self.b, t, 0.0)
         bounds: list[int | SSAValue] = []
@@ -144,10 +147,37 @@ class Reverser:
             from dfc.passes.autodiff.control import reverse_call
 
             reverse_call(self, op)
-        elif isinstance(op, arith.ConstantOp | tensor.EmptyOp):
+        elif isinstance(op, df.TaskletOp):
+            self.scalar_tasklet(op)
+        elif isinstance(op, tensor.ExtractOp):
+            g = self.b.insert(tensor.InsertOp(self.adj[op.result], self.zeros_like(op.tensor), op.indices)).result
+            self.add(op.tensor, g)
+        elif isinstance(op, tensor.InsertOp):
+            g = self.adj[op.result]
+            self.add(op.scalar, self.b.insert(tensor.ExtractOp(g, op.indices, op.scalar.type)).result)
+            zero = self.zeros_like(op.scalar)
+            self.add(op.dest, self.b.insert(tensor.InsertOp(zero, g, op.indices)).result)
+        elif isinstance(op, arith.ConstantOp | tensor.EmptyOp | tensor.DimOp):
             return
+        elif op.dialect_name() in ("arith", "math"):
+            raise CompileError.at(
+                op, f"autodiff: '{op.name}' on floats outside a tasklet is not differentiable; put it in a df.tasklet"
+            )
         else:
             raise CompileError.at(op, f"autodiff: cannot differentiate '{op.name}': no backward rule")
+
+    def scalar_tasklet(self, op: df.TaskletOp) -> None:
+        """A tasklet outside any map: its gradient tasklet, on scalars."""
+        wrt = [k for k, v in enumerate(op.inputs) if v in self.varied and is_float(v)]
+        if not wrt:
+            return
+        seeds = [self.adj.get(r) or self.zeros_like(r) for r in op.res]
+        try:
+            grads = gradient_tasklet(op, seeds, wrt, self.b)
+        except UnsupportedOpError as err:
+            raise CompileError.at(err.op, f"autodiff: {err}") from None
+        for k, g in zip(wrt, grads):
+            self.add(op.inputs[k], g)
 
     def through_expansion(self, op: Operation) -> None:
         """Differentiate an nn op without a rule through its pure expansion,
