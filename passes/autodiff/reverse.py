@@ -326,6 +326,20 @@ class MapReverser:
 
     # -- the backward body -------------------------------------------------
 
+    @staticmethod
+    def unless_overwritten(b: Builder, gv: SSAValue, idx: list[SSAValue], later: list[list[SSAValue]]) -> SSAValue:
+        """`gv`, or 0 where a later write of the same iteration hits the same element
+        (the last write wins, and only it receives the adjoint)."""
+        hit = None
+        for other in later:  # never 0-d: a later write to the same indices skips this one
+            same = None
+            for i, j in zip(idx, other):
+                eq = b.insert(arith.CmpiOp(i, j, "eq")).result
+                same = eq if same is None else b.insert(arith.AndIOp(same, eq)).result
+            hit = same if hit is None else b.insert(arith.OrIOp(hit, same)).result
+        assert hit is not None
+        return tasklet(b, [gv, hit], gv.type, lambda t, a: t.select(a[1], t.const(0.0, a[0].type), a[0]))
+
     def body(self, source: df.MapOp, target: df.MapOp, outer_mapping: dict[SSAValue, SSAValue]) -> None:
         mapping = self.clone_forward(source, target, dict(outer_mapping))
         b = Builder(InsertPoint.at_end(target.body.block))
@@ -337,6 +351,7 @@ class MapReverser:
                 adj[value] = tasklet(b, [adj[value], g], g.type, lambda t, a: t.add(a[0], a[1])) if value in adj else g
 
         ops = list(source.body.block.ops)
+        plain = [o for o in ops if isinstance(o, df.WriteOp) and o.wcr_kind is None]
         for o in reversed(ops):
             if isinstance(o, df.MapOp):
                 if o.outs:
@@ -352,7 +367,12 @@ class MapReverser:
                 if g is None or o.value not in self.outer.varied:
                     continue
                 idx = [mapping.get(i, i) for i in o.indices]
+                later = [w for w in plain[plain.index(o) + 1 :] if w.dest == o.dest] if o in plain else []
+                if any(list(w.indices) == list(o.indices) for w in later):
+                    continue  # always overwritten in the same iteration: the last write takes the adjoint
                 gv = b.insert(df.ReadOp(g, idx)).res
+                if later:
+                    gv = self.unless_overwritten(b, gv, idx, [[mapping.get(i, i) for i in w.indices] for w in later])
                 if o.wcr_kind in ("max", "min"):
                     r = b.insert(df.ReadOp(self.op.res[k], idx)).res
                     n = b.insert(df.ReadOp(self.ties[k], idx)).res

@@ -11,6 +11,7 @@
 // RUN: opt-tool %s '--autodiff{func=nested_loops}' | filecheck %s --check-prefix=NESTED
 // RUN: opt-tool %s '--autodiff{func=one_trip}' | filecheck %s --check-prefix=ONE-TRIP
 // RUN: opt-tool %s '--autodiff{func=step}' | filecheck %s --check-prefix=STEP
+// RUN: opt-tool %s '--autodiff{func=overwrite}' | filecheck %s --check-prefix=OVERWRITE
 // RUN: opt-tool %s '--autodiff{func=matmul_sum}' '--autodiff{func=matmul_sum}' --autodiff | filecheck %s --check-prefix=TWICE
 
 // The gradient of nn.matmul is two matmuls with transposes, not loops; the
@@ -216,4 +217,29 @@ func.func @step(%x: tensor<4xf32>) -> tensor<4xf32> {
     df.write %r, %o[%i] : tensor<4xf32>
   } -> tensor<4xf32>
   func.return %y : tensor<4xf32>
+}
+
+// Two plain writes of one iteration may hit the same element (at j = 0 here):
+// the last write wins, so the first write's adjoint is zeroed where the
+// indices coincide; the last write's is not masked.
+// OVERWRITE-LABEL: func.func @overwrite_grad
+// OVERWRITE:         df.map (%[[I:.*]], %[[J:.*]]) in (4, 4) outs(%{{.*}} = %{{.*}} : tensor<4x4xf64>)
+// OVERWRITE:           %[[K:.*]] = arith.addi %[[I]], %[[J]] : index
+// OVERWRITE:           %[[G2:.*]] = df.read %seed[%[[I]], %[[K]]] : tensor<8x8xf64>
+// OVERWRITE-NOT:       arith.cmpi
+// OVERWRITE:           %[[G1:.*]] = df.read %seed[%[[K]], %[[I]]] : tensor<8x8xf64>
+// OVERWRITE-NEXT:      %[[E0:.*]] = arith.cmpi eq, %[[K]], %[[I]] : index
+// OVERWRITE-NEXT:      %[[E1:.*]] = arith.cmpi eq, %[[I]], %[[K]] : index
+// OVERWRITE-NEXT:      %[[HIT:.*]] = arith.andi %[[E0]], %[[E1]] : i1
+// OVERWRITE-NEXT:      df.tasklet (%[[G1]], %[[HIT]]) : (f64, i1) -> f64
+// OVERWRITE:             arith.select
+func.func @overwrite(%v: tensor<4x4xf64>) -> tensor<8x8xf64> {
+  %z = arith.constant dense<0.0> : tensor<8x8xf64>
+  %c = df.map (%i, %j) in (4, 4) outs(%o = %z : tensor<8x8xf64>) {
+    %k = arith.addi %i, %j : index
+    %a = df.read %v[%i, %j] : tensor<4x4xf64>
+    df.write %a, %o[%k, %i] : tensor<8x8xf64>
+    df.write %a, %o[%i, %k] : tensor<8x8xf64>
+  } -> tensor<8x8xf64>
+  func.return %c : tensor<8x8xf64>
 }
