@@ -139,3 +139,29 @@ def test_map_whose_outs_is_a_dynamic_shape_argument():
     """The last element of %o0 is not overwritten: its gradient is the seed's, the rest 0."""
     x, o = RNG.standard_normal(5), RNG.standard_normal(5)
     check_gradient(DYNAMIC_OUTS, "f", [x, o], [0, 1])
+
+
+ROW_MAX = """func.func @f(%x: tensor<?x5xf64>) -> tensor<?xf64> {
+  %c0 = arith.constant 0 : index
+  %n = tensor.dim %x, %c0 : tensor<?x5xf64>
+  %e = tensor.empty(%n) : tensor<?xf64>
+  %init = df.map (%i) in (%n) outs(%o = %e : tensor<?xf64>) {
+    %ninf = arith.constant 0xFFF0000000000000 : f64
+    df.write %ninf, %o[%i] : tensor<?xf64>
+  } -> tensor<?xf64>
+  %r = df.map (%i, %j) in (%n, 5) outs(%o = %init : tensor<?xf64>) {
+    %v = df.read %x[%i, %j] : tensor<?x5xf64>
+    df.write %v, %o[%i] wcr(max) : tensor<?xf64>
+  } -> tensor<?xf64>
+  func.return %r : tensor<?xf64>
+}"""
+
+
+def test_wcr_max_over_a_dynamic_shape():
+    x = RNG.standard_normal((3, 5))
+    check_gradient(ROW_MAX, "f", [x], [0])
+    x[1, 1] = x[1, 3] = 9.0
+    module = parse_module(ROW_MAX)
+    PassManager.parse("autodiff").run(module)
+    _, g = interpret(module, "f_grad", x, np.ones(3))
+    np.testing.assert_array_equal(g[1], [0.0, 0.5, 0.0, 0.5, 0.0])

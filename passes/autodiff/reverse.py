@@ -96,20 +96,30 @@ class Reverser:
             return self.b.insert(arith.ConstantOp(FloatAttr(0.0, t))).result  # type: ignore[arg-type]
         if t.has_static_shape():
             return splat(self.b, t, 0.0)
+        return self.pointwise(value, [], lambda s, a: s.const(0.0, t.element_type))
+
+    def pointwise(self, like: SSAValue, inputs: Sequence[SSAValue], body) -> SSAValue:
+        """out[idx] = body(inputs[idx]) over the shape of `like` (static or dynamic);
+        the inputs have that shape."""
+        t = like.type
+        assert isinstance(t, TensorType)
+        if t.has_static_shape():
+            return elementwise(self.b, t, inputs, body)
         bounds: list[int | SSAValue] = []
         for k, d in enumerate(t.get_shape()):
             if d == DYNAMIC_INDEX:
                 axis = self.b.insert(arith.ConstantOp(IntegerAttr(k, IndexType()))).result
-                bounds.append(self.b.insert(tensor.DimOp(value, axis)).result)
+                bounds.append(self.b.insert(tensor.DimOp(like, axis)).result)
             else:
                 bounds.append(d)
         shell = self.b.insert(tensor.EmptyOp([x for x in bounds if isinstance(x, SSAValue)], t)).tensor
 
-        def fill(mb: Builder, ivs, outs) -> None:
-            zero = mb.insert(arith.ConstantOp(FloatAttr(0.0, t.element_type))).result  # type: ignore[arg-type]
-            mb.insert(df.WriteOp(zero, outs[0], list(ivs)))
+        def build(mb: Builder, ivs, outs) -> None:
+            values = [mb.insert(df.ReadOp(x, list(ivs))).res for x in inputs]
+            value = tasklet(mb, values, t.element_type, body) if values else body(Scalar(mb), [])
+            mb.insert(df.WriteOp(value, outs[0], list(ivs)))
 
-        return map_op(self.b, bounds, [shell], fill).res[0]
+        return map_op(self.b, bounds, [shell], build).res[0]
 
     def block(self, ops: Sequence[Operation]) -> None:
         """Adjoints through `ops` (forward order), last op first."""
@@ -249,10 +259,8 @@ class MapReverser:
         if kind in ("max", "min"):
             assert ties is not None
             init = self.op.outs[k]
-            t = result.type
-            assert isinstance(t, TensorType)
-            return elementwise(
-                self.b, t, [init, result, g, ties],
+            return self.outer.pointwise(
+                result, [init, result, g, ties],
                 lambda s, a: s.select(s.eq(a[0], a[1]), s.div(a[2], a[3]), s.const(0.0, a[2].type)),
             )
         if self.covers(k):
@@ -287,10 +295,8 @@ class MapReverser:
     def tie_counts(self, k: int) -> SSAValue:
         """How many candidates (the initial value and written values) equal each extremum."""
         result, init = self.op.res[k], self.op.outs[k]
-        t = result.type
-        assert isinstance(t, TensorType)
         one_if_equal = lambda s, a: s.select(s.eq(a[0], a[1]), s.const(1.0, a[0].type), s.const(0.0, a[0].type))  # noqa: E731
-        start = elementwise(self.b, t, [init, result], one_if_equal)
+        start = self.outer.pointwise(result, [init, result], one_if_equal)
         counts = self.b.insert(df.MapOp(self.op.bounds, [start]))
         self.count_hits(self.op, counts, {}, counts.out_args[0], k, one_if_equal)
         return counts.res[0]
