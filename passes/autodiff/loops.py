@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from xdsl.builder import Builder
 
 from xdsl.dialects import arith, scf, tensor
-from xdsl.dialects.builtin import DYNAMIC_INDEX, IndexType, IntegerAttr, TensorType
+from xdsl.dialects.builtin import DYNAMIC_INDEX, IndexType, IntegerAttr, IntegerType, TensorType
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.rewriter import InsertPoint
 from xdsl.transforms.dead_code_elimination import is_trivially_dead
@@ -32,11 +32,16 @@ from dfc.passes.autodiff.reverse import Reverser, is_float, mark_varied, used_fr
 
 @dataclass
 class Placeholder:
-    """Iteration t's value of iter_arg `position` of `loop`, inside a backward loop."""
+    """Iteration t's value of iter_arg `position` of `loop`, inside a backward loop
+    (`op`, a tensor.empty or a scalar constant, stands for it until resolved)."""
 
-    op: tensor.EmptyOp
+    op: Operation
     loop: scf.ForOp
     position: int
+
+    @property
+    def value(self) -> SSAValue:
+        return self.op.results[0]
 
 
 def _index(b: Builder, v: int) -> SSAValue:
@@ -77,11 +82,13 @@ def reverse_loop(rev: Reverser, op: scf.ForOp) -> None:
     mapping: dict[SSAValue, SSAValue] = {body.args[0]: t}
     for position, arg in enumerate(body.args[1:]):
         if isinstance(arg.type, TensorType):
-            holder = inner_b.insert(tensor.EmptyOp([], arg.type))
-            rev.placeholders.append(Placeholder(holder, op, position))
-            mapping[arg] = holder.tensor
+            holder: Operation = inner_b.insert(tensor.EmptyOp([], arg.type))
+        elif isinstance(arg.type, IntegerType | IndexType):  # a counter: recomputed where needed
+            holder = inner_b.insert(arith.ConstantOp(IntegerAttr(0, arg.type)))
         else:
-            raise CompileError.at(op, "autodiff: loops carrying non-tensor values are not supported")
+            raise CompileError.at(op, f"autodiff: loops carrying {arg.type} values are not supported; use 0-d tensors")
+        rev.placeholders.append(Placeholder(holder, op, position))
+        mapping[arg] = holder.results[0]
     start = len(list(block.ops))
     yielded = body.last_op
     assert isinstance(yielded, scf.YieldOp)
@@ -118,7 +125,8 @@ def resolve_placeholders(
     for p in placeholders:
         if p.op.parent is None:
             continue
-        if recompute or not p.op.tensor.type.has_static_shape():  # type: ignore[union-attr]
+        t = p.value.type
+        if recompute or not isinstance(t, TensorType) or not t.has_static_shape():
             _recompute(p)
         else:
             taped.setdefault(p.loop, []).append(p)
@@ -134,7 +142,7 @@ def _prune(grad: Operation, placeholders: list[Placeholder], keep: Operation | N
     changed = True
     while changed:
         changed = False
-        needed = {p.loop for p in placeholders if p.op.parent is not None and p.op.tensor.uses}
+        needed = {p.loop for p in placeholders if p.op.parent is not None and p.value.uses}
         for op in reversed(list(grad.walk())):
             if op is grad or op is keep or op.parent is None or op in needed or not is_trivially_dead(op):
                 continue
@@ -193,9 +201,9 @@ def _tape(loop: scf.ForOp, placeholders: list[Placeholder]) -> None:
         pb = Builder(InsertPoint.before(p.op))
         last = _binary(pb, arith.SubiOp, backward.ub, _index(pb, 1))
         row = _binary(pb, arith.SubiOp, last, backward.body.block.args[0])
-        fresh = pb.insert(tensor.EmptyOp([], p.op.tensor.type)).tensor
+        fresh = pb.insert(tensor.EmptyOp([], p.value.type)).tensor
         value = _copy_row(pb, final[p.position], fresh, row, into_tape=False)
-        p.op.tensor.replace_all_uses_with(value)
+        p.value.replace_all_uses_with(value)
         p.op.detach()
         p.op.erase()
 
@@ -224,6 +232,6 @@ def _recompute(p: Placeholder) -> None:
     end = _binary(b, arith.AddiOp, loop.lb, _binary(b, arith.MuliOp, step_index, loop.step))
     rerun = b.insert(loop.clone())
     rerun.operands = [loop.lb, end, loop.step, *loop.iter_args]
-    p.op.tensor.replace_all_uses_with(rerun.results[p.position])
+    p.value.replace_all_uses_with(rerun.results[p.position])
     p.op.detach()
     p.op.erase()
