@@ -71,6 +71,23 @@ CASES = {
     scf.yield %y, %k, %j1 : tensor<3xf64>, tensor<3xf64>, index
   }
 """,
+"counter_used": """  %r, %i = scf.for %t = %c0 to %c3 step %c1 iter_args(%h = %x, %j = %c2) -> (tensor<3xf64>, index) {
+    %e = tensor.empty() : tensor<3xf64>
+    %m = df.map (%l) in (3) outs(%o = %e : tensor<3xf64>) {
+      %a = df.read %h[%l] : tensor<3xf64>
+      %b = df.read %w[%j] : tensor<3xf64>
+      %v = df.tasklet (%a, %b) : (f64, f64) -> f64 {
+      ^bb0(%p: f64, %q: f64):
+        %s = arith.mulf %p, %q : f64
+        %u = math.tanh %s : f64
+        df.yield %u : f64
+      }
+      df.write %v, %o[%l] : tensor<3xf64>
+    } -> tensor<3xf64>
+    %j1 = arith.subi %j, %c1 : index
+    scf.yield %m, %j1 : tensor<3xf64>, index
+  }
+""",
 "zero_trips": """  %r = scf.for %t = %c3 to %c0 step %c1 iter_args(%h = %x) -> (tensor<3xf64>) {
     %y = nn.tanh %h : (tensor<3xf64>) -> tensor<3xf64>
     scf.yield %y : tensor<3xf64>
@@ -118,12 +135,16 @@ def _program(name: str) -> str:
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_control_flow_gradients(name, mode, flag):
     x, w = RNG.standard_normal(3), RNG.standard_normal(3)
-    engine = name != "map_in_loop_captures"  # see test_map_in_loop_through_the_engine
+    engine = name not in MEM_PLAN_MISCOMPILES  # see test_mem_plan_miscompiles
     check_gradient(_program(name), "f", [x, w, np.bool_(flag), 6], [0, 1], pipeline=mode, engine=engine)
 
 
-@pytest.mark.xfail(strict=True, reason="mem-plan miscompiles this gradient (the engine without mem-plan is right)")
+MEM_PLAN_MISCOMPILES = ["counter_used", "map_in_loop_captures"]
+
+
+@pytest.mark.xfail(strict=True, reason="mem-plan miscompiles these gradients (the engine without mem-plan is right)")
 @pytest.mark.parametrize("mode", ["autodiff{func=f}", "autodiff{func=f recompute=true}"])
-def test_map_in_loop_through_the_engine(mode):
+@pytest.mark.parametrize("name", MEM_PLAN_MISCOMPILES)
+def test_mem_plan_miscompiles(name, mode):
     x, w = RNG.standard_normal(3), RNG.standard_normal(3)
-    check_gradient(_program("map_in_loop_captures"), "f", [x, w, np.bool_(True), 6], [0, 1], pipeline=mode)
+    check_gradient(_program(name), "f", [x, w, np.bool_(True), 6], [0, 1], pipeline=mode)
