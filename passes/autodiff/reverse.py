@@ -7,7 +7,10 @@ expansion. A `df.map` is reversed over the same iteration space: its body is
 recomputed, each write's value takes its adjoint from the result's adjoint
 (a tie-split share for `wcr(max|min)`), tasklets are differentiated with
 SymPy (`tasklet_diff.py`), and each read sends its adjoint to the source's
-gradient with `wcr(add)`. `scf.for` loops run backwards (`loops.py`);
+gradient with `wcr(add)`. Where two plain writes of one iteration hit the
+same element, the last one (in program order) wins, as in the interpreter,
+and alone receives the adjoint. Outside maps, float scalars have scalar
+adjoints (tasklets, `tensor.extract`, `tensor.insert`). `scf.for` loops run backwards (`loops.py`);
 `scf.if` and `func.call` are in `control.py`.
 """
 
