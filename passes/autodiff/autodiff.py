@@ -86,14 +86,16 @@ def is_gradient_of(g: func.FuncOp, f: func.FuncOp, wrt: list[int], outputs: list
     return all(g.attributes.get(k) == v for k, v in _provenance(f, wrt, outputs).items())
 
 
-def gradient_for_call(module: ModuleOp, f: func.FuncOp, wrt: list[int], outputs: list[int], recompute: bool) -> func.FuncOp:
+def gradient_for_call(
+    module: ModuleOp, f: func.FuncOp, wrt: list[int], outputs: list[int], recompute: bool, in_progress: frozenset[str]
+) -> func.FuncOp:
     """The gradient function of `f` for these `wrt` and `outputs`: an existing
     one, or a new one named `@f_grad` (`@f_grad_1`, ... if that name is taken)."""
     for k in range(len(list(module.ops)) + 1):
         name = f"{f.sym_name.data}_grad" + (f"_{k}" if k else "")
         existing = function_named(module, name)
         if existing is None:
-            grad, _ = gradient_function(f, wrt, outputs, module, recompute)
+            grad, _ = gradient_function(f, wrt, outputs, module, recompute, in_progress)
             grad.sym_name = StringAttr(name)
             module.body.block.insert_op_after(grad, f)
             return grad
@@ -129,7 +131,8 @@ def _indices(f: func.FuncOp, given: tuple[int, ...], types, what: str) -> list[i
 
 
 def gradient_function(
-    f: func.FuncOp, wrt: list[int], outputs: list[int], module: ModuleOp, recompute: bool = False
+    f: func.FuncOp, wrt: list[int], outputs: list[int], module: ModuleOp, recompute: bool = False,
+    in_progress: frozenset[str] = frozenset(),
 ) -> tuple[func.FuncOp, int]:
     """`@f_grad`: f's forward computation followed by its reverse sweep; loops
     keep the forward values their reversal needs on a tape, or recompute them.
@@ -153,6 +156,7 @@ def gradient_function(
     reverser = Reverser(Builder(InsertPoint.at_end(block)), varied)
     reverser.module = module
     reverser.recompute = recompute
+    reverser.in_progress = in_progress | {f.sym_name.data}
     for k, seed in zip(outputs, seeds):
         reverser.add(results[k], seed)
     reverser.block(forward)

@@ -60,7 +60,9 @@ def reverse_call(rev: Reverser, op: func.CallOp) -> None:
     types = callee.function_type
     wrt = [k for k, t in enumerate(types.inputs.data) if isinstance(t, TensorType) and is_float(op.arguments[k])]
     outputs = [k for k, t in enumerate(types.outputs.data) if is_float(op.res[k])]
-    grad = gradient_for_call(module, callee, wrt, outputs, rev.recompute)
+    if name in rev.in_progress:
+        raise CompileError.at(op, f"autodiff: cannot differentiate the recursive call to @{name}")
+    grad = gradient_for_call(module, callee, wrt, outputs, rev.recompute, rev.in_progress)
     grad_name = grad.sym_name.data
     seeds = [rev.adj.get(op.res[k]) or rev.zeros_like(op.res[k]) for k in outputs]
     call = rev.b.insert(func.CallOp(grad_name, [*op.arguments, *seeds], grad.function_type.outputs.data))

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from xdsl.builder import Builder
 
 from xdsl.dialects import arith, scf, tensor
-from xdsl.dialects.builtin import DYNAMIC_INDEX, IndexType, IntegerAttr, IntegerType, TensorType
+from xdsl.dialects.builtin import DYNAMIC_INDEX, AnyFloat, FloatAttr, IndexType, IntegerAttr, IntegerType, TensorType
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.rewriter import InsertPoint
 from xdsl.transforms.dead_code_elimination import is_trivially_dead
@@ -85,8 +85,10 @@ def reverse_loop(rev: Reverser, op: scf.ForOp) -> None:
             holder: Operation = inner_b.insert(tensor.EmptyOp([], arg.type))
         elif isinstance(arg.type, IntegerType | IndexType):  # a counter: recomputed where needed
             holder = inner_b.insert(arith.ConstantOp(IntegerAttr(0, arg.type)))
+        elif isinstance(arg.type, AnyFloat):  # not differentiated (checked above): recomputed where needed
+            holder = inner_b.insert(arith.ConstantOp(FloatAttr(0.0, arg.type)))
         else:
-            raise CompileError.at(op, f"autodiff: loops carrying {arg.type} values are not supported; use 0-d tensors")
+            raise CompileError.at(op, f"autodiff: loops carrying {arg.type} values are not supported")
         rev.placeholders.append(Placeholder(holder, op, position))
         mapping[arg] = holder.results[0]
     start = len(list(block.ops))

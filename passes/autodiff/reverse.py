@@ -77,6 +77,7 @@ class Reverser:
         self.placeholders: list = parent.placeholders if parent else []  # loops.Placeholder
         self.module = parent.module if parent else None  # where callees' gradients go
         self.recompute = parent.recompute if parent else False  # loops: recompute, not tape
+        self.in_progress: frozenset[str] = parent.in_progress if parent else frozenset()  # functions being differentiated
 
     def nested(self, b: Builder, varied: set[SSAValue]) -> Reverser:
         """A reverser for a nested region, sharing this one's module and placeholders."""
@@ -215,9 +216,10 @@ class MapReverser:
         self.op = op
         self.grads = [outer.adj.get(r) for r in op.res]
         self.writes: dict[int, list[df.WriteOp]] = {}
+        outs = list(op.out_args)
         for w in op.walk():
-            if isinstance(w, df.WriteOp):
-                self.writes.setdefault(list(op.out_args).index(w.dest), []).append(w)
+            if isinstance(w, df.WriteOp) and w.dest in outs:  # (a nested map's own outputs are rejected in body)
+                self.writes.setdefault(outs.index(w.dest), []).append(w)
 
     def run(self) -> None:
         if self.op.is_buffer_form:
@@ -228,12 +230,20 @@ class MapReverser:
             if isinstance(v.type, TensorType) and v in self.outer.varied and is_float(v)
             and any(isinstance(u.operation, df.ReadOp) and self.op.is_ancestor(u.operation) for u in v.uses)
         ]
-        if sources:  # before the inits' gradients, which may then update the seeds in place
-            bmap = self.b.insert(df.MapOp(self.op.bounds, [self.outer.zeros_like(s) for s in sources]))
+        scalars = [
+            v for v in used_from_outside(self.op)
+            if not isinstance(v.type, TensorType) and v in self.outer.varied and is_float(v)
+        ]
+        if sources or scalars:  # before the inits' gradients, which may then update the seeds in place
+            sums = [splat(self.b, TensorType(v.type, []), 0.0) for v in scalars]  # summed over the iterations
+            bmap = self.b.insert(df.MapOp(self.op.bounds, [*[self.outer.zeros_like(s) for s in sources], *sums]))
             self.grad_outs = dict(zip(sources, bmap.out_args))
+            self.scalar_outs = dict(zip(scalars, bmap.out_args[len(sources) :]))
             self.body(self.op, bmap, {})
             for s, g in zip(sources, bmap.res):
                 self.outer.add(s, g)
+            for v, g in zip(scalars, bmap.res[len(sources) :]):
+                self.outer.add(v, self.b.insert(tensor.ExtractOp(g, [], v.type)).result)
         for k, init in enumerate(self.op.outs):
             if self.grads[k] is not None and init in self.outer.varied:
                 self.outer.add(init, self.init_gradient(k, self.ties.get(k)))
@@ -319,7 +329,7 @@ class MapReverser:
             elif isinstance(o, df.WriteOp) and o in self.writes[k]:
                 idx = [mapping.get(i, i) for i in o.indices]
                 r = mb.insert(df.ReadOp(result, idx)).res
-                hit = tasklet(mb, [mapping[o.value], r], r.type, one_if_equal)
+                hit = tasklet(mb, [mapping.get(o.value, o.value), r], r.type, one_if_equal)
                 mb.insert(df.WriteOp(hit, counts, idx, "add"))
 
     def clone_forward(self, source: df.MapOp, target: df.MapOp, mapping: dict[SSAValue, SSAValue]) -> dict:
@@ -414,5 +424,7 @@ class MapReverser:
                     o, f"autodiff: '{o.name}' on floats in a map body is not differentiable; put it in a tasklet"
                 )
         for v in adj:
-            if isinstance(v, BlockArgument) and v.owner is not source.body.block and v not in source.out_args:
+            if v in self.scalar_outs:
+                b.insert(df.WriteOp(adj[v], self.scalar_outs[v], [], "add"))
+            elif isinstance(v, BlockArgument) and v.owner is not source.body.block and v not in source.out_args:
                 raise CompileError.at(source, "autodiff: a map body uses a differentiated scalar defined outside it")

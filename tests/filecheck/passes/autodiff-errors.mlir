@@ -36,3 +36,59 @@ func.func @scalar_arith(%x: tensor<3xf64>) -> f64 {
   %b = arith.mulf %a, %a : f64
   func.return %b : f64
 }
+
+// -----
+
+func.func @recursive(%x: tensor<4xf64>) -> tensor<4xf64> {
+  // expected-error @+1 {{autodiff: cannot differentiate the recursive call to @recursive}}
+  %y = func.call @recursive(%x) : (tensor<4xf64>) -> tensor<4xf64>
+  func.return %y : tensor<4xf64>
+}
+
+// -----
+
+func.func @nested_outs(%x: tensor<4x5xf64>) -> tensor<4x5xf64> {
+  %e = tensor.empty() : tensor<4x5xf64>
+  %m = df.map (%i) in (4) outs(%o = %e : tensor<4x5xf64>) {
+    %e2 = tensor.empty() : tensor<5xf64>
+    // expected-error @+1 {{autodiff: a nested map with its own outputs is not supported}}
+    %n = df.map (%j) in (5) outs(%p = %e2 : tensor<5xf64>) {
+      %v = df.read %x[%i, %j] : tensor<4x5xf64>
+      df.write %v, %p[%j] : tensor<5xf64>
+    } -> tensor<5xf64>
+    df.map (%j) in (5) {
+      %v = df.read %n[%j] : tensor<5xf64>
+      df.write %v, %o[%i, %j] : tensor<4x5xf64>
+    }
+  } -> tensor<4x5xf64>
+  func.return %m : tensor<4x5xf64>
+}
+
+// -----
+
+func.func @while(%x: tensor<4xf64>) -> tensor<4xf64> {
+  // expected-error @+1 {{autodiff: cannot differentiate 'scf.while': no backward rule}}
+  %r = scf.while (%h = %x) : (tensor<4xf64>) -> tensor<4xf64> {
+    %c = arith.constant false
+    scf.condition(%c) %h : tensor<4xf64>
+  } do {
+  ^bb0(%h2: tensor<4xf64>):
+    %y = nn.tanh %h2 : (tensor<4xf64>) -> tensor<4xf64>
+    scf.yield %y : tensor<4xf64>
+  }
+  func.return %r : tensor<4xf64>
+}
+
+// -----
+
+func.func @loop_float_scalar(%x: tensor<4xf64>) -> tensor<4xf64> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %s0 = tensor.extract %x[%c0] : tensor<4xf64>
+  // expected-error @+1 {{autodiff: scalar float iter_args are not differentiable; use 0-d tensors}}
+  %r, %s = scf.for %t = %c0 to %c1 step %c1 iter_args(%h = %x, %a = %s0) -> (tensor<4xf64>, f64) {
+    %y = nn.tanh %h : (tensor<4xf64>) -> tensor<4xf64>
+    scf.yield %y, %a : tensor<4xf64>, f64
+  }
+  func.return %r : tensor<4xf64>
+}
