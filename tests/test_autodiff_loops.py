@@ -165,3 +165,31 @@ def test_wcr_max_over_a_dynamic_shape():
     PassManager.parse("autodiff").run(module)
     _, g = interpret(module, "f_grad", x, np.ones(3))
     np.testing.assert_array_equal(g[1], [0.0, 0.5, 0.0, 0.5, 0.0])
+
+
+@pytest.mark.parametrize("mode", ["", " recompute=true"])
+def test_hessian_vector_product_through_nested_loops(mode):
+    """autodiff of @f_grad (its tapes, reruns and reversed loops) against differences of @f_grad."""
+    module = parse_module(loops(2, [2, 2]))
+    PassManager.parse(f"autodiff{{func=f{mode}}},autodiff{{func=f_grad wrt=0 outputs=1{mode}}},expand-library").run(module)
+    x, w, s, v = (RNG.standard_normal(3) for _ in range(4))
+    hv = interpret(module, "f_grad_grad", x, w, s, v)[-1]
+    eps = 1e-6
+    fd = (interpret(module, "f_grad", x + eps * v, w, s)[1] - interpret(module, "f_grad", x - eps * v, w, s)[1]) / (2 * eps)
+    np.testing.assert_allclose(hv, fd, rtol=1e-6, atol=1e-9)
+
+
+@pytest.mark.parametrize("trips", [[3], [2, 3]], ids=str)
+def test_split_with_recompute_composes_to_the_gradient(trips):
+    text = loops(len(trips), trips)
+    x, w, s = RNG.standard_normal(3), RNG.standard_normal(3), RNG.standard_normal(3)
+    module = parse_module(text)
+    PassManager.parse("autodiff{split=true recompute=true},expand-library").run(module)
+    value, *saved = interpret(module, "f_fwd", x, w)
+    grads = interpret(module, "f_bwd", *saved, s)
+    reference = parse_module(text)
+    PassManager.parse("autodiff,expand-library").run(reference)
+    expected = interpret(reference, "f_grad", x, w, s)
+    np.testing.assert_array_equal(value, expected[0])
+    for g, e in zip(grads, expected[1:], strict=True):
+        np.testing.assert_allclose(g, e, rtol=1e-13)
