@@ -1,6 +1,6 @@
 """Edge cases of autodiff: a scalar returned by a call and used inside a map
 (its adjoint summed over the iterations), wcr(max) with a value from outside
-the map, a map with no iterations, a loop carrying a float scalar, several
+the map, a map with no iterations, a loop carrying a float scalar, a tasklet with a boolean result, several
 results of which some are not differentiable."""
 
 import numpy as np
@@ -82,6 +82,24 @@ FLOAT_CARRIED = """func.func @f(%x: tensor<3xf64>) -> tensor<3xf64> {
   func.return %r : tensor<3xf64>
 }"""
 
+MIXED_TASKLET = """func.func @f(%x: tensor<4xf64>) -> tensor<4xf64> {
+  %e = tensor.empty() : tensor<4xf64>
+  %e2 = tensor.empty() : tensor<4xi1>
+  %m, %k = df.map (%i) in (4) outs(%o = %e : tensor<4xf64>, %p = %e2 : tensor<4xi1>) {
+    %v = df.read %x[%i] : tensor<4xf64>
+    %r, %c = df.tasklet (%v) : (f64) -> (f64, i1) {
+    ^bb0(%a: f64):
+      %z = arith.constant 0.0 : f64
+      %t = math.exp %a : f64
+      %b = arith.cmpf ogt, %a, %z : f64
+      df.yield %t, %b : f64, i1
+    }
+    df.write %r, %o[%i] : tensor<4xf64>
+    df.write %c, %p[%i] : tensor<4xi1>
+  } -> tensor<4xf64>, tensor<4xi1>
+  func.return %m : tensor<4xf64>
+}"""
+
 RESULTS = """func.func @f(%x: tensor<4xf64>, %k: tensor<4xi32>) -> (tensor<4xf64>, tensor<4xf64>, tensor<4xi32>, tensor<2xf64>, f32) {
   %c = arith.constant dense<1.0> : tensor<2xf64>
   %s = arith.constant 1.5 : f32
@@ -113,3 +131,7 @@ def test_one_of_several_results(output):
 def test_loop_carrying_a_float_scalar_that_is_not_differentiated():
     """The scale %a (0.5, 1, 2) is recomputed for the backward iteration that needs it."""
     check_gradient(FLOAT_CARRIED, "f", [RNG.standard_normal(3)], [0])
+
+
+def test_tasklet_with_a_float_and_a_boolean_result():
+    check_gradient(MIXED_TASKLET, "f", [RNG.standard_normal(4)], [0])

@@ -185,7 +185,7 @@ class Reverser:
         wrt = [k for k, v in enumerate(op.inputs) if v in self.varied and is_float(v)]
         if not wrt:
             return
-        seeds = [self.adj.get(r) or self.zeros_like(r) for r in op.res]
+        seeds = [self.adj.get(r) or self.zeros_like(r) if is_float(r) else None for r in op.res]
         try:
             grads = gradient_tasklet(op, seeds, wrt, self.b)
         except UnsupportedOpError as err:
@@ -408,7 +408,7 @@ class MapReverser:
                     continue
                 clone = mapping[o.res[0]].owner
                 assert isinstance(clone, df.TaskletOp)
-                seeds = [adj.get(r) or s.const(0.0, r.type) for r in o.res]
+                seeds = [adj.get(r) or s.const(0.0, r.type) if is_float(r) else None for r in o.res]
                 try:
                     grads = gradient_tasklet(clone, seeds, wrt, b)
                 except UnsupportedOpError as err:

@@ -207,21 +207,23 @@ def tasklet_to_sympy(tasklet: df.TaskletOp) -> tuple[list[sympy.Symbol], list[sy
 
 
 def gradient_tasklet(
-    tasklet: df.TaskletOp, seeds: Sequence[SSAValue], wrt: Sequence[int], builder: Builder
+    tasklet: df.TaskletOp, seeds: Sequence[SSAValue | None], wrt: Sequence[int], builder: Builder
 ) -> list[SSAValue]:
-    """Insert at `builder` a new df.TaskletOp taking (tasklet's operands..., one seed per result)
+    """Insert at `builder` a new df.TaskletOp taking (tasklet's operands..., the given seeds)
     and returning, for each input index in `wrt`, sum_r seed_r * d result_r / d input_k,
-    built as arith/math ops. Returns the new tasklet's results."""
+    built as arith/math ops. A result whose seed is None (e.g. a non-float one) is
+    left out. Returns the new tasklet's results."""
     inputs, results = tasklet.inputs.types, tasklet.res.types
-    if [s.type for s in seeds] != list(results):
-        raise ValueError(f"expected one seed per result, of types {', '.join(map(str, results))}")
-    if not all(isinstance(t, AnyFloat) for t in (*results, *(inputs[k] for k in wrt))):
-        raise ValueError("the results and the differentiated inputs must be floats")
+    if len(seeds) != len(results) or any(s is not None and s.type != t for s, t in zip(seeds, results)):
+        raise ValueError(f"expected one seed (or None) per result, of types {', '.join(map(str, results))}")
+    seeded = [r for r, s in enumerate(seeds) if s is not None]
+    if not all(isinstance(t, AnyFloat) for t in (*(results[r] for r in seeded), *(inputs[k] for k in wrt))):
+        raise ValueError("the seeded results and the differentiated inputs must be floats")
     symbols, exprs = tasklet_to_sympy(tasklet)
-    seed_symbols = [sympy.Dummy(f"seed{r}", real=True) for r in range(len(exprs))]
-    grads = [sympy.Add(*(s * e.diff(symbols[k]) for s, e in zip(seed_symbols, exprs))) for k in wrt]
+    seed_symbols = [sympy.Dummy(f"seed{r}", real=True) for r in seeded]
+    grads = [sympy.Add(*(s * exprs[r].diff(symbols[k]) for s, r in zip(seed_symbols, seeded))) for k in wrt]
     shared, grads = sympy.cse(grads, symbols=sympy.numbered_symbols("t", cls=sympy.Dummy))
-    block = Block(arg_types=[*inputs, *results])
+    block = Block(arg_types=[*inputs, *(results[r] for r in seeded)])
     values = dict(zip([*symbols, *seed_symbols], block.args))
     emitter = _Emitter(Builder(InsertPoint.at_end(block)), values, dict(shared))
     try:
@@ -229,7 +231,8 @@ def gradient_tasklet(
     except _NoForm as err:
         raise _blame(tasklet, err.expr) from None
     emitter.b.insert(df.YieldOp(*outs))
-    return list(builder.insert(df.TaskletOp([*tasklet.inputs, *seeds], [inputs[k] for k in wrt], block)).res)
+    operands = [*tasklet.inputs, *(seeds[r] for r in seeded)]
+    return list(builder.insert(df.TaskletOp(operands, [inputs[k] for k in wrt], block)).res)
 
 
 _UNEVALUATED = (sympy.Derivative, sympy.Subs, sympy.Heaviside, sympy.DiracDelta)
