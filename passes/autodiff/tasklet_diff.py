@@ -209,8 +209,8 @@ def tasklet_to_sympy(tasklet: df.TaskletOp) -> tuple[list[sympy.Symbol], list[sy
 def gradient_tasklet(
     tasklet: df.TaskletOp, seeds: Sequence[SSAValue | None], wrt: Sequence[int], builder: Builder
 ) -> list[SSAValue]:
-    """Insert at `builder` a new df.TaskletOp taking (tasklet's operands..., the given seeds)
-    and returning, for each input index in `wrt`, sum_r seed_r * d result_r / d input_k,
+    """Insert at `builder` a new df.TaskletOp taking those of (tasklet's operands..., the
+    given seeds) its body uses and returning, for each input index in `wrt`, sum_r seed_r * d result_r / d input_k,
     built as arith/math ops. A result whose seed is None (e.g. a non-float one) is
     left out. Returns the new tasklet's results."""
     inputs, results = tasklet.inputs.types, tasklet.res.types
@@ -232,6 +232,10 @@ def gradient_tasklet(
         raise _blame(tasklet, err.expr) from None
     emitter.b.insert(df.YieldOp(*outs))
     operands = [*tasklet.inputs, *(seeds[r] for r in seeded)]
+    for arg in reversed(block.args):  # only the forward values the derivative needs
+        if not arg.uses:
+            del operands[arg.index]
+            block.erase_arg(arg)
     return list(builder.insert(df.TaskletOp(operands, [inputs[k] for k in wrt], block)).res)
 
 
