@@ -63,6 +63,37 @@ IDENTICAL = """func.func @f(%v: tensor<4xf64>, %w: tensor<4xf64>) -> tensor<4xf6
 }"""
 
 
+# Provably distinct (o[2i], o[2i+1]) and provably the same element (o[i+1] computed twice).
+PROVEN = """func.func @f(%v: tensor<4xf64>, %w: tensor<4xf64>) -> (tensor<8xf64>, tensor<5xf64>) {
+  %e = tensor.empty() : tensor<8xf64>
+  %z = arith.constant dense<0.5> : tensor<5xf64>
+  %c, %d = df.map (%i) in (4) outs(%o = %e : tensor<8xf64>, %p = %z : tensor<5xf64>) {
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %i2 = arith.muli %i, %c2 : index
+    %i21 = arith.addi %i2, %c1 : index
+    %a = df.read %v[%i] : tensor<4xf64>
+    %b = df.read %w[%i] : tensor<4xf64>
+    df.write %a, %o[%i2] : tensor<8xf64>
+    df.write %b, %o[%i21] : tensor<8xf64>
+    %j = arith.addi %i, %c1 : index
+    %k = arith.addi %c1, %i : index
+    df.write %a, %p[%j] : tensor<5xf64>
+    df.write %b, %p[%k] : tensor<5xf64>
+  } -> tensor<8xf64>, tensor<5xf64>
+  func.return %c, %d : tensor<8xf64>, tensor<5xf64>
+}"""
+
+
+@pytest.mark.parametrize("output", [0, 1])
+def test_writes_proven_distinct_or_the_same(output):
+    args = [RNG.standard_normal(4), RNG.standard_normal(4)]
+    check_gradient(PROVEN, "f", args, [0, 1], pipeline=f"autodiff{{outputs={output}}}", output=output)
+    module = parse_module(PROVEN)
+    PassManager.parse(f"autodiff{{outputs={output}}}").run(module)
+    assert "arith.cmpi" not in str(module), "the index analysis decides both cases: no run-time check"
+
+
 def test_last_write_wins_in_the_interpreter_and_the_engine():
     v, w, c0 = RNG.standard_normal((4, 4)), RNG.standard_normal((4, 4)), RNG.standard_normal((8, 8))
     expected = c0.copy()

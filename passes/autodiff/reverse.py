@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import sympy
 from xdsl.builder import Builder
 from xdsl.dialects import arith, func, scf, tensor
 from xdsl.dialects.builtin import (
@@ -35,6 +36,7 @@ from xdsl.rewriter import InsertPoint
 from dfc.compiler.diagnostics import CompileError
 from dfc.dialects import df, nn
 from dfc.dialects.df_builders import Scalar, elementwise, map_op, splat, tasklet
+from dfc.dialects.index_exprs import IndexSymbols
 from dfc.dialects.nn_expand import expand
 from dfc.passes.autodiff.rules import BACKWARD_RULES
 from dfc.passes.autodiff.tasklet_diff import UnsupportedOpError, gradient_tasklet
@@ -205,6 +207,16 @@ class Reverser:
         for o in reversed(ops):
             if any(r in self.adj for r in o.results):
                 self.op(o)
+
+
+def _same_element(a: df.WriteOp, b: df.WriteOp) -> bool | None:
+    """Whether two writes of one iteration hit the same element: True or False
+    where the index expressions prove it, else None."""
+    symbols = IndexSymbols()
+    diffs = [sympy.expand(symbols.to_sympy(x) - symbols.to_sympy(y)) for x, y in zip(a.indices, b.indices)]
+    if any(d.is_Integer and d != 0 for d in diffs):
+        return False
+    return True if all(d == 0 for d in diffs) else None
 
 
 class MapReverser:
@@ -387,8 +399,10 @@ class MapReverser:
                     continue
                 idx = [mapping.get(i, i) for i in o.indices]
                 later = [w for w in plain[plain.index(o) + 1 :] if w.dest == o.dest] if o in plain else []
-                if any(list(w.indices) == list(o.indices) for w in later):
+                overlaps = [(w, _same_element(o, w)) for w in later]
+                if any(same is True for _, same in overlaps):
                     continue  # always overwritten in the same iteration: the last write takes the adjoint
+                later = [w for w, same in overlaps if same is None]
                 gv = b.insert(df.ReadOp(g, idx)).res
                 if later:
                     gv = self.unless_overwritten(b, gv, idx, [[mapping.get(i, i) for i in w.indices] for w in later])
