@@ -120,3 +120,32 @@ def test_diagonal_gradient_counts_once():
     expected = 2 * np.exp(v)  # each v[i, j] lands in the result twice ...
     expected[:, 0] = np.exp(v[:, 0])  # ... but once on the diagonal (j = 0)
     np.testing.assert_allclose(g, expected, rtol=1e-15)
+
+
+# A nested map writes row i, then the outer body overwrites its first element.
+NESTED_THEN_OUTER = """func.func @f(%v: tensor<3x4xf64>, %w: tensor<3xf64>) -> tensor<3x4xf64> {
+  %e = tensor.empty() : tensor<3x4xf64>
+  %c = df.map (%i) in (3) outs(%o = %e : tensor<3x4xf64>) {
+    %c0 = arith.constant 0 : index
+    df.map (%j) in (4) {
+      %a = df.read %v[%i, %j] : tensor<3x4xf64>
+      %s = df.tasklet (%a) : (f64) -> f64 {
+      ^bb0(%x: f64):
+        %y = math.sin %x : f64
+        df.yield %y : f64
+      }
+      df.write %s, %o[%i, %j] : tensor<3x4xf64>
+    }
+    %b = df.read %w[%i] : tensor<3xf64>
+    df.write %b, %o[%i, %c0] : tensor<3x4xf64>
+  } -> tensor<3x4xf64>
+  func.return %c : tensor<3x4xf64>
+}"""
+
+
+def test_nested_write_overwritten_by_a_later_outer_write():
+    v, w = RNG.standard_normal((3, 4)), RNG.standard_normal(3)
+    expected = np.sin(v)
+    expected[:, 0] = w
+    np.testing.assert_array_equal(interpret(parse_module(NESTED_THEN_OUTER), "f", v, w), expected)
+    check_gradient(NESTED_THEN_OUTER, "f", [v, w], [0, 1])

@@ -357,6 +357,30 @@ class MapReverser:
 
     # -- the backward body -------------------------------------------------
 
+    def overwriting(self, o: df.WriteOp) -> list[df.WriteOp] | None:
+        """The later plain writes of the same iteration that may hit `o`'s element
+        (None: one always does). A later write nested in a map that does not
+        enclose `o` may run any number of times: unless provably elsewhere, it is
+        an error."""
+        if o.wcr_kind is not None:
+            return []
+        plain = [w for w in self.op.walk() if isinstance(w, df.WriteOp) and w.wcr_kind is None and w.dest == o.dest]
+        later = []
+        for w in plain[plain.index(o) + 1 :]:
+            same = _same_element(o, w)
+            if same is False:
+                continue
+            enclosing = w.parent_op()
+            if enclosing is None or not enclosing.is_ancestor(o):
+                raise CompileError.at(
+                    o, "autodiff: a later write in a nested map may overwrite this element in the same iteration; "
+                    "which write wins is not decidable here (write to distinct elements, or use a wcr)"
+                )
+            if same is True:
+                return None
+            later.append(w)
+        return later
+
     @staticmethod
     def unless_overwritten(b: Builder, gv: SSAValue, idx: list[SSAValue], later: list[list[SSAValue]]) -> SSAValue:
         """`gv`, or 0 where a later write of the same iteration hits the same element
@@ -382,7 +406,6 @@ class MapReverser:
                 adj[value] = tasklet(b, [adj[value], g], g.type, lambda t, a: t.add(a[0], a[1])) if value in adj else g
 
         ops = list(source.body.block.ops)
-        plain = [o for o in ops if isinstance(o, df.WriteOp) and o.wcr_kind is None]
         for o in reversed(ops):
             if isinstance(o, df.MapOp):
                 if o.outs:
@@ -398,11 +421,9 @@ class MapReverser:
                 if g is None or o.value not in self.outer.varied:
                     continue
                 idx = [mapping.get(i, i) for i in o.indices]
-                later = [w for w in plain[plain.index(o) + 1 :] if w.dest == o.dest] if o in plain else []
-                overlaps = [(w, _same_element(o, w)) for w in later]
-                if any(same is True for _, same in overlaps):
+                later = self.overwriting(o)
+                if later is None:
                     continue  # always overwritten in the same iteration: the last write takes the adjoint
-                later = [w for w, same in overlaps if same is None]
                 gv = b.insert(df.ReadOp(g, idx)).res
                 if later:
                     gv = self.unless_overwritten(b, gv, idx, [[mapping.get(i, i) for i in w.indices] for w in later])

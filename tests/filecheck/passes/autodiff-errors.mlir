@@ -92,3 +92,20 @@ func.func @loop_float_scalar(%x: tensor<4xf64>) -> tensor<4xf64> {
   }
   func.return %r : tensor<4xf64>
 }
+
+// -----
+
+func.func @outer_then_nested(%v: tensor<3x4xf64>, %w: tensor<3xf64>) -> tensor<3x4xf64> {
+  %e = tensor.empty() : tensor<3x4xf64>
+  %c = df.map (%i) in (3) outs(%o = %e : tensor<3x4xf64>) {
+    %c0 = arith.constant 0 : index
+    %b = df.read %w[%i] : tensor<3xf64>
+    // expected-error @+1 {{autodiff: a later write in a nested map may overwrite this element in the same iteration}}
+    df.write %b, %o[%i, %c0] : tensor<3x4xf64>
+    df.map (%j) in (4) {
+      %a = df.read %v[%i, %j] : tensor<3x4xf64>
+      df.write %a, %o[%i, %j] : tensor<3x4xf64>
+    }
+  } -> tensor<3x4xf64>
+  func.return %c : tensor<3x4xf64>
+}
