@@ -37,9 +37,15 @@ def finite_differences(
 
     grads = []
     for k in wrt:
+        if not isinstance(args[k], np.ndarray):  # a float scalar
+            plus, minus = list(args), list(args)
+            plus[k], minus[k] = args[k] + eps, args[k] - eps
+            grads.append((objective(plus) - objective(minus)) / (2 * eps))
+            continue
         g = np.zeros_like(args[k])
         for index in np.ndindex(args[k].shape):
-            plus, minus = [np.copy(a) if isinstance(a, np.ndarray) else a for a in args], [np.copy(a) if isinstance(a, np.ndarray) else a for a in args]
+            plus = [np.copy(a) if isinstance(a, np.ndarray) else a for a in args]
+            minus = [np.copy(a) if isinstance(a, np.ndarray) else a for a in args]
             plus[k][index] += eps
             minus[k][index] -= eps
             g[index] = (objective(plus) - objective(minus)) / (2 * eps)

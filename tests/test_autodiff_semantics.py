@@ -163,3 +163,84 @@ def test_float_ops_outside_tasklets_are_a_located_error():
 }"""
     with pytest.raises(CompileError, match=r"4:8: error: autodiff: 'arith.mulf' on floats outside a tasklet"):
         PassManager.parse("autodiff").run(parse_module(text))
+
+
+SCALAR_IN_LOOP_AND_IF = """func.func @f(%x: tensor<3xf64>, %flag: i1) -> tensor<3xf64> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c3 = arith.constant 3 : index
+  %s = tensor.extract %x[%c0] : tensor<3xf64>
+  %r = scf.for %t = %c0 to %c3 step %c1 iter_args(%h = %x) -> (tensor<3xf64>) {
+    %e = tensor.empty() : tensor<3xf64>
+    %m = df.map (%i) in (3) outs(%o = %e : tensor<3xf64>) {
+      %a = df.read %h[%i] : tensor<3xf64>
+      %v = df.tasklet (%a, %s) : (f64, f64) -> f64 {
+      ^bb0(%p: f64, %q: f64):
+        %u = arith.mulf %p, %q : f64
+        %z = math.sin %u : f64
+        df.yield %z : f64
+      }
+      df.write %v, %o[%i] : tensor<3xf64>
+    } -> tensor<3xf64>
+    scf.yield %m : tensor<3xf64>
+  }
+  %y = scf.if %flag -> (tensor<3xf64>) {
+    %e2 = tensor.empty() : tensor<3xf64>
+    %m2 = df.map (%i) in (3) outs(%o = %e2 : tensor<3xf64>) {
+      %a = df.read %r[%i] : tensor<3xf64>
+      %v = df.tasklet (%a, %s) : (f64, f64) -> f64 {
+      ^bb0(%p: f64, %q: f64):
+        %u = arith.mulf %p, %q : f64
+        df.yield %u : f64
+      }
+      df.write %v, %o[%i] : tensor<3xf64>
+    } -> tensor<3xf64>
+    scf.yield %m2 : tensor<3xf64>
+  } else {
+    scf.yield %r : tensor<3xf64>
+  }
+  func.return %y : tensor<3xf64>
+}"""
+
+
+@pytest.mark.parametrize("mode", ["autodiff", "autodiff{recompute=true}"])
+@pytest.mark.parametrize("flag", [True, False])
+def test_scalar_used_in_a_loop_and_a_branch(flag, mode):
+    """s = x[0] scales every iteration and the branch: its adjoint, summed over the
+    iterations (a 0-d tensor iter_arg) and returned by the branch, reaches x[0]."""
+    check_gradient(SCALAR_IN_LOOP_AND_IF, "f", [RNG.standard_normal(3), np.bool_(flag)], [0], pipeline=mode)
+
+
+SCALAR_ARGUMENT = """func.func @g(%x: tensor<3xf64>, %alpha: f64) -> tensor<3xf64> {
+  %e = tensor.empty() : tensor<3xf64>
+  %m = df.map (%i) in (3) outs(%o = %e : tensor<3xf64>) {
+    %a = df.read %x[%i] : tensor<3xf64>
+    %v = df.tasklet (%a, %alpha) : (f64, f64) -> f64 {
+    ^bb0(%p: f64, %q: f64):
+      %u = arith.mulf %p, %q : f64
+      %z = math.tanh %u : f64
+      df.yield %z : f64
+    }
+    df.write %v, %o[%i] : tensor<3xf64>
+  } -> tensor<3xf64>
+  func.return %m : tensor<3xf64>
+}
+func.func @f(%x: tensor<3xf64>, %alpha: f64) -> tensor<3xf64> {
+  %beta = df.tasklet (%alpha) : (f64) -> f64 {
+  ^bb0(%p: f64):
+    %q = arith.mulf %p, %p : f64
+    df.yield %q : f64
+  }
+  %y = func.call @g(%x, %beta) : (tensor<3xf64>, f64) -> tensor<3xf64>
+  func.return %y : tensor<3xf64>
+}"""
+
+
+def test_scalar_argument_through_a_call():
+    """wrt a float scalar argument (explicitly): through a tasklet and a call."""
+    x = RNG.standard_normal(3)
+    check_gradient(SCALAR_ARGUMENT, "f", [x, 0.7], [0, 1], pipeline="autodiff{func=f wrt=0,1}")
+    module = parse_module(SCALAR_ARGUMENT)
+    PassManager.parse("autodiff{func=f}").run(module)
+    grad = next(op for op in module.ops if op.sym_name.data == "f_grad")
+    assert len(grad.function_type.outputs.data) == 2, "by default only the tensor argument gets a gradient"

@@ -18,8 +18,8 @@ autodiff are never selected by default (`func=f_grad` differentiates one
 again, e.g. for Hessian-vector products).
 
 Options: `func` (default: every public function with a float result), `wrt`
-(argument indices; default: every float tensor argument), `outputs` (result
-indices; default: every float result), `split`, `recompute` (loops rerun the
+(argument indices, float tensors or scalars; default: every float tensor
+argument), `outputs` (result indices; default: every float result), `split`, `recompute` (loops rerun the
 forward iterations the backward pass needs instead of keeping them on a tape).
 """
 
@@ -114,18 +114,17 @@ def _float(t) -> bool:
 
 
 def _indices(f: func.FuncOp, given: tuple[int, ...], types, what: str) -> list[int]:
-    """The differentiated arguments (float tensors) or results (float tensors or scalars)."""
-    accepted = _float_tensor if what == "argument" else _float
+    """The differentiated arguments or results: float tensors or float scalars
+    (by default every float result, but only the float tensor arguments)."""
     if not given:
-        return [k for k, t in enumerate(types) if accepted(t)]
+        return [k for k, t in enumerate(types) if (_float_tensor if what == "argument" else _float)(t)]
     for k in given:
         if not 0 <= k < len(types):
             raise CompileError.at(f, f"autodiff: @{f.sym_name.data} has no {what} #{k}")
-        if not accepted(types[k]):
-            kinds = "float tensors" if what == "argument" else "float tensors and float scalars"
+        if not _float(types[k]):
             raise CompileError.at(
                 f, f"autodiff: {what} #{k} of @{f.sym_name.data} has type {types[k]}; "
-                f"gradients exist only for {kinds}"
+                "gradients exist only for floats (tensors or scalars)"
             )
     return list(given)
 

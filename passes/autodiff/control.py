@@ -15,10 +15,7 @@ from dfc.passes.autodiff.reverse import Reverser, is_float, mark_varied, used_fr
 
 def reverse_if(rev: Reverser, op: scf.IfOp) -> None:
     """An `scf.if` on the same condition whose branches reverse the forward ones."""
-    captured = [
-        v for v in used_from_outside(op)
-        if isinstance(v.type, TensorType) and is_float(v) and v in rev.varied and v is not op.cond
-    ]
+    captured = [v for v in used_from_outside(op) if is_float(v) and v in rev.varied]
     seeds = [rev.adj.get(r) for r in op.results]
     regions = []
     for forward in (op.true_region, op.false_region):
@@ -40,11 +37,13 @@ def reverse_if(rev: Reverser, op: scf.IfOp) -> None:
             for y, s in zip(yielded, seeds):
                 inner.add(y, s)
             inner.block(cloned)
-        b.insert(scf.YieldOp(*[inner.adj.get(c) or inner.zeros_like(c) for c in captured]))
+        grads = [inner.as_tensor(inner.adj[c]) if c in inner.adj else inner.tensor_zeros_like(c) for c in captured]
+        b.insert(scf.YieldOp(*grads))  # a scalar's adjoint as a 0-d tensor
         regions.append(Region(block))
-    back = rev.b.insert(scf.IfOp(op.cond, [c.type for c in captured], regions[0], regions[1]))
+    types = [c.type if isinstance(c.type, TensorType) else TensorType(c.type, []) for c in captured]
+    back = rev.b.insert(scf.IfOp(op.cond, types, regions[0], regions[1]))
     for c, g in zip(captured, back.results):
-        rev.add(c, g)
+        rev.add(c, rev.like(c, g))
 
 
 def reverse_call(rev: Reverser, op: func.CallOp) -> None:
@@ -58,7 +57,7 @@ def reverse_call(rev: Reverser, op: func.CallOp) -> None:
     if callee is None or callee.is_declaration:
         raise CompileError.at(op, f"autodiff: cannot differentiate the call to @{name}: it has no body")
     types = callee.function_type
-    wrt = [k for k, t in enumerate(types.inputs.data) if isinstance(t, TensorType) and is_float(op.arguments[k])]
+    wrt = [k for k, v in enumerate(op.arguments) if is_float(v) and v in rev.varied]
     outputs = [k for k, t in enumerate(types.outputs.data) if is_float(op.res[k])]
     if name in rev.in_progress:
         raise CompileError.at(op, f"autodiff: cannot differentiate the recursive call to @{name}")

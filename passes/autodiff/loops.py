@@ -65,12 +65,9 @@ def reverse_loop(rev: Reverser, op: scf.ForOp) -> None:
     carried = [k for k, v in enumerate(op.iter_args) if isinstance(v.type, TensorType) and is_float(v)]
     if any(not isinstance(v.type, TensorType) and v in rev.varied for v in op.iter_args):
         raise CompileError.at(op, "autodiff: scalar float iter_args are not differentiable; use 0-d tensors")
-    captured = [
-        v for v in used_from_outside(op)
-        if isinstance(v.type, TensorType) and v in rev.varied and v not in list(op.iter_args)
-    ]
+    captured = [v for v in used_from_outside(op) if v in rev.varied and is_float(v) and v not in list(op.iter_args)]
     seeds = [rev.adj.get(op.results[k]) or rev.zeros_like(op.results[k]) for k in carried]
-    acc = [rev.zeros_like(c) for c in captured]
+    acc = [rev.tensor_zeros_like(c) for c in captured]  # a scalar's adjoint is summed in a 0-d tensor
     one = _index(b, 1)
     n = _trip_count(b, op)
     block = Block(arg_types=[IndexType()] + [s.type for s in seeds + acc])
@@ -109,12 +106,12 @@ def reverse_loop(rev: Reverser, op: scf.ForOp) -> None:
     new_acc = []
     for c, a in zip(captured, block.args[1 + len(carried) :]):
         g = inner.adj.get(c)
-        new_acc.append(a if g is None else inner_b.insert(nn.AddOp(a, g)).result)
+        new_acc.append(a if g is None else inner_b.insert(nn.AddOp(a, inner.as_tensor(g))).result)
     inner_b.insert(scf.YieldOp(*new_seeds, *new_acc))
     for j, g in zip(carried, back.results[: len(carried)]):
         rev.add(op.iter_args[j], g)
     for c, g in zip(captured, back.results[len(carried) :]):
-        rev.add(c, g)
+        rev.add(c, rev.like(c, g))
 
 
 def resolve_placeholders(

@@ -95,6 +95,24 @@ class Reverser:
             g = tasklet(self.b, [self.adj[value], g], g.type, lambda s, a: s.add(a[0], a[1]))
         self.adj[value] = g
 
+    def as_tensor(self, g: SSAValue) -> SSAValue:
+        """`g`, or the scalar `g` as a 0-d tensor."""
+        if isinstance(g.type, TensorType):
+            return g
+        return self.b.insert(tensor.InsertOp(g, splat(self.b, TensorType(g.type, []), 0.0), [])).result
+
+    def tensor_zeros_like(self, value: SSAValue) -> SSAValue:
+        """Zeros of `value`'s shape, or a 0-d zero tensor for a scalar (where its adjoint is summed)."""
+        if isinstance(value.type, TensorType):
+            return self.zeros_like(value)
+        return splat(self.b, TensorType(value.type, []), 0.0)
+
+    def like(self, value: SSAValue, g: SSAValue) -> SSAValue:
+        """`g` in `value`'s form: the element of a 0-d `g` where `value` is a scalar."""
+        if isinstance(value.type, TensorType):
+            return g
+        return self.b.insert(tensor.ExtractOp(g, [], value.type)).result
+
     def zeros_like(self, value: SSAValue) -> SSAValue:
         """A zero tensor of `value`'s shape (read from `value` where dynamic), or a zero scalar."""
         t = value.type
