@@ -211,6 +211,13 @@ def test_scalar_used_in_a_loop_and_a_branch(flag, mode):
     check_gradient(SCALAR_IN_LOOP_AND_IF, "f", [RNG.standard_normal(3), np.bool_(flag)], [0], pipeline=mode)
 
 
+@pytest.mark.parametrize("mode", ["autodiff", "autodiff{recompute=true}"])
+def test_scalar_used_in_a_loop(mode):
+    """The loop alone (the engine runs it)."""
+    text = SCALAR_IN_LOOP_AND_IF.replace("func.return %y : tensor<3xf64>", "func.return %r : tensor<3xf64>")
+    check_gradient(text, "f", [RNG.standard_normal(3), np.bool_(True)], [0], pipeline=mode)
+
+
 SCALAR_ARGUMENT = """func.func @g(%x: tensor<3xf64>, %alpha: f64) -> tensor<3xf64> {
   %e = tensor.empty() : tensor<3xf64>
   %m = df.map (%i) in (3) outs(%o = %e : tensor<3xf64>) {
