@@ -100,6 +100,17 @@ MIXED_TASKLET = """func.func @f(%x: tensor<4xf64>) -> tensor<4xf64> {
   func.return %m : tensor<4xf64>
 }"""
 
+CALL_WITH_A_CONSTANT = """func.func @inner(%x: tensor<3xf64>, %w: tensor<3xf64>) -> tensor<3xf64> {
+  %p = nn.mul %x, %w : (tensor<3xf64>, tensor<3xf64>) -> tensor<3xf64>
+  %t = nn.tanh %p : (tensor<3xf64>) -> tensor<3xf64>
+  func.return %t : tensor<3xf64>
+}
+func.func @outer(%x: tensor<3xf64>) -> tensor<3xf64> {
+  %c = arith.constant dense<0.5> : tensor<3xf64>
+  %a = func.call @inner(%x, %c) : (tensor<3xf64>, tensor<3xf64>) -> tensor<3xf64>
+  func.return %a : tensor<3xf64>
+}"""
+
 RESULTS = """func.func @f(%x: tensor<4xf64>, %k: tensor<4xi32>) -> (tensor<4xf64>, tensor<4xf64>, tensor<4xi32>, tensor<2xf64>, f32) {
   %c = arith.constant dense<1.0> : tensor<2xf64>
   %s = arith.constant 1.5 : f32
@@ -135,3 +146,14 @@ def test_loop_carrying_a_float_scalar_that_is_not_differentiated():
 
 def test_tasklet_with_a_float_and_a_boolean_result():
     check_gradient(MIXED_TASKLET, "f", [RNG.standard_normal(4)], [0])
+
+
+def test_callee_gradient_shared_by_the_call_and_the_pass():
+    """@outer calls @inner with a constant: the call's @inner_grad is the one the pass
+    makes for @inner itself (one function, no clash)."""
+    from dfc.compiler import PassManager, parse_module
+
+    module = parse_module(CALL_WITH_A_CONSTANT)
+    PassManager.parse("autodiff").run(module)
+    assert [op.sym_name.data for op in module.ops] == ["inner", "inner_grad", "outer", "outer_grad"]
+    check_gradient(CALL_WITH_A_CONSTANT, "outer", [RNG.standard_normal(3)], [0])

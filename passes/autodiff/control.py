@@ -57,7 +57,8 @@ def reverse_call(rev: Reverser, op: func.CallOp) -> None:
     if callee is None or callee.is_declaration:
         raise CompileError.at(op, f"autodiff: cannot differentiate the call to @{name}: it has no body")
     types = callee.function_type
-    wrt = [k for k, v in enumerate(op.arguments) if is_float(v) and v in rev.varied]
+    # every float tensor argument, as the pass's default (so that @f_grad serves both), and varied float scalars
+    wrt = [k for k, v in enumerate(op.arguments) if is_float(v) and (isinstance(v.type, TensorType) or v in rev.varied)]
     outputs = [k for k, t in enumerate(types.outputs.data) if is_float(op.res[k])]
     if name in rev.in_progress:
         raise CompileError.at(op, f"autodiff: cannot differentiate the recursive call to @{name}")
