@@ -473,9 +473,8 @@ class MapReverser:
                     idx = [mapping.get(i, i) for i in o.indices]
                     b.insert(df.WriteOp(adj[o.res], self.grad_outs[o.source], idx, "add"))
             elif any(r in adj for r in o.results):
-                raise CompileError.at(
-                    o, f"autodiff: '{o.name}' on floats in a map body is not differentiable; put it in a tasklet"
-                )
+                hint = "loop over tensors around the map instead" if o.regions else "put it in a tasklet"
+                raise CompileError.at(o, f"autodiff: '{o.name}' on floats in a map body is not differentiable; {hint}")
         for v in adj:
             if v in self.scalar_outs:
                 b.insert(df.WriteOp(adj[v], self.scalar_outs[v], [], "add"))
