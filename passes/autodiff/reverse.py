@@ -237,6 +237,22 @@ def _same_element(a: df.WriteOp, b: df.WriteOp) -> bool | None:
     return True if all(d == 0 for d in diffs) else None
 
 
+class _Scope:
+    """Where a map body's adjoints are built: the builder, the forward values'
+    clones (`mapping`) and the adjoints of the body's scalars."""
+
+    def __init__(self, b: Builder, mapping: dict[SSAValue, SSAValue], varied: set[SSAValue]):
+        self.b = b
+        self.mapping = mapping
+        self.varied = varied
+        self.adj: dict[SSAValue, SSAValue] = {}
+
+    def add(self, value: SSAValue, g: SSAValue) -> None:
+        if value in self.varied:
+            adj = self.adj
+            adj[value] = tasklet(self.b, [adj[value], g], g.type, lambda t, a: t.add(a[0], a[1])) if value in adj else g
+
+
 class MapReverser:
     """The adjoint of one tensor-level df.map."""
 
@@ -413,68 +429,66 @@ class MapReverser:
         assert hit is not None
         return tasklet(b, [gv, hit], gv.type, lambda t, a: t.select(a[1], t.const(0.0, a[0].type), a[0]))
 
+    def reverse_op(self, o: Operation, scope: _Scope) -> None:
+        """The adjoint of one op of a map body (or of a loop in it), built at `scope.b`."""
+        b, s, mapping, adj, add = scope.b, Scalar(scope.b), scope.mapping, scope.adj, scope.add
+        if isinstance(o, df.MapOp):
+            if o.outs:
+                raise CompileError.at(o, "autodiff: a nested map with its own outputs is not supported")
+            nested = b.insert(df.MapOp([mapping.get(x, x) if not isinstance(x, int) else x for x in o.bounds], []))
+            crossing = [v for v in used_from_outside(o) if v in self.outer.varied and not isinstance(v.type, TensorType)]
+            if crossing:
+                raise CompileError.at(o, "autodiff: a nested map uses a differentiated scalar of its parent map")
+            self.body(o, nested, mapping)
+        elif isinstance(o, df.WriteOp):
+            k = list(self.op.out_args).index(o.dest)
+            g = self.grads[k]
+            if g is None or o.value not in self.outer.varied:
+                return
+            idx = [mapping.get(i, i) for i in o.indices]
+            later = self.overwriting(o)
+            if later is None:
+                return  # always overwritten in the same iteration: the last write takes the adjoint
+            gv = b.insert(df.ReadOp(g, idx)).res
+            if later:
+                gv = self.unless_overwritten(b, gv, idx, [[mapping.get(i, i) for i in w.indices] for w in later])
+            if o.wcr_kind in ("max", "min"):
+                r = b.insert(df.ReadOp(self.op.res[k], idx)).res
+                n = b.insert(df.ReadOp(self.ties[k], idx)).res
+                gv = tasklet(
+                    b, [mapping.get(o.value, o.value), r, gv, n], gv.type,
+                    lambda t, a: t.select(t.eq(a[0], a[1]), t.div(a[2], a[3]), t.const(0.0, a[2].type)),
+                )
+            add(o.value, gv)
+        elif isinstance(o, df.TaskletOp):
+            if not any(r in adj for r in o.res):
+                return
+            wrt = [k for k, v in enumerate(o.inputs) if v in self.outer.varied and is_float(v)]
+            if not wrt:
+                return
+            clone = mapping[o.res[0]].owner
+            assert isinstance(clone, df.TaskletOp)
+            seeds = [adj.get(r) or s.const(0.0, r.type) if is_float(r) else None for r in o.res]
+            try:
+                grads = gradient_tasklet(clone, seeds, wrt, b)
+            except UnsupportedOpError as err:
+                raise CompileError.at(err.op, f"autodiff: {err}") from None
+            for k, g in zip(wrt, grads):
+                add(o.inputs[k], g)
+        elif isinstance(o, df.ReadOp):
+            if o.res in adj and o.source in self.grad_outs:
+                idx = [mapping.get(i, i) for i in o.indices]
+                b.insert(df.WriteOp(adj[o.res], self.grad_outs[o.source], idx, "add"))
+        elif any(r in adj for r in o.results):
+            hint = "loop over tensors around the map instead" if o.regions else "put it in a tasklet"
+            raise CompileError.at(o, f"autodiff: '{o.name}' on floats in a map body is not differentiable; {hint}")
+
     def body(self, source: df.MapOp, target: df.MapOp, outer_mapping: dict[SSAValue, SSAValue]) -> None:
         mapping = self.clone_forward(source, target, dict(outer_mapping))
-        b = Builder(InsertPoint.at_end(target.body.block))
-        s = Scalar(b)
-        adj: dict[SSAValue, SSAValue] = {}
-
-        def add(value: SSAValue, g: SSAValue) -> None:
-            if value in self.outer.varied:
-                adj[value] = tasklet(b, [adj[value], g], g.type, lambda t, a: t.add(a[0], a[1])) if value in adj else g
-
-        ops = list(source.body.block.ops)
-        for o in reversed(ops):
-            if isinstance(o, df.MapOp):
-                if o.outs:
-                    raise CompileError.at(o, "autodiff: a nested map with its own outputs is not supported")
-                nested = b.insert(df.MapOp([mapping.get(x, x) if not isinstance(x, int) else x for x in o.bounds], []))
-                crossing = [v for v in used_from_outside(o) if v in self.outer.varied and not isinstance(v.type, TensorType)]
-                if crossing:
-                    raise CompileError.at(o, "autodiff: a nested map uses a differentiated scalar of its parent map")
-                self.body(o, nested, mapping)
-            elif isinstance(o, df.WriteOp):
-                k = list(self.op.out_args).index(o.dest)
-                g = self.grads[k]
-                if g is None or o.value not in self.outer.varied:
-                    continue
-                idx = [mapping.get(i, i) for i in o.indices]
-                later = self.overwriting(o)
-                if later is None:
-                    continue  # always overwritten in the same iteration: the last write takes the adjoint
-                gv = b.insert(df.ReadOp(g, idx)).res
-                if later:
-                    gv = self.unless_overwritten(b, gv, idx, [[mapping.get(i, i) for i in w.indices] for w in later])
-                if o.wcr_kind in ("max", "min"):
-                    r = b.insert(df.ReadOp(self.op.res[k], idx)).res
-                    n = b.insert(df.ReadOp(self.ties[k], idx)).res
-                    gv = tasklet(
-                        b, [mapping.get(o.value, o.value), r, gv, n], gv.type,
-                        lambda t, a: t.select(t.eq(a[0], a[1]), t.div(a[2], a[3]), t.const(0.0, a[2].type)),
-                    )
-                add(o.value, gv)
-            elif isinstance(o, df.TaskletOp):
-                if not any(r in adj for r in o.res):
-                    continue
-                wrt = [k for k, v in enumerate(o.inputs) if v in self.outer.varied and is_float(v)]
-                if not wrt:
-                    continue
-                clone = mapping[o.res[0]].owner
-                assert isinstance(clone, df.TaskletOp)
-                seeds = [adj.get(r) or s.const(0.0, r.type) if is_float(r) else None for r in o.res]
-                try:
-                    grads = gradient_tasklet(clone, seeds, wrt, b)
-                except UnsupportedOpError as err:
-                    raise CompileError.at(err.op, f"autodiff: {err}") from None
-                for k, g in zip(wrt, grads):
-                    add(o.inputs[k], g)
-            elif isinstance(o, df.ReadOp):
-                if o.res in adj and o.source in self.grad_outs:
-                    idx = [mapping.get(i, i) for i in o.indices]
-                    b.insert(df.WriteOp(adj[o.res], self.grad_outs[o.source], idx, "add"))
-            elif any(r in adj for r in o.results):
-                hint = "loop over tensors around the map instead" if o.regions else "put it in a tasklet"
-                raise CompileError.at(o, f"autodiff: '{o.name}' on floats in a map body is not differentiable; {hint}")
+        scope = _Scope(Builder(InsertPoint.at_end(target.body.block)), mapping, self.outer.varied)
+        for o in reversed(list(source.body.block.ops)):
+            self.reverse_op(o, scope)
+        b, adj = scope.b, scope.adj
         for v in adj:
             if v in self.scalar_outs:
                 b.insert(df.WriteOp(adj[v], self.scalar_outs[v], [], "add"))
