@@ -30,7 +30,7 @@ from xdsl.dialects.builtin import (
     IntegerAttr,
     TensorType,
 )
-from xdsl.ir import Block, BlockArgument, Operation, SSAValue
+from xdsl.ir import Block, BlockArgument, Operation, Region, SSAValue
 from xdsl.rewriter import InsertPoint
 
 from dfc.compiler.diagnostics import CompileError
@@ -385,6 +385,9 @@ class MapReverser:
         for o in source.body.block.ops:
             if isinstance(o, df.WriteOp | df.MapOp):
                 continue
+            for w in o.walk():
+                if isinstance(w, df.WriteOp | df.MapOp) and w is not o:
+                    raise CompileError.at(w, f"autodiff: '{w.name}' in a loop of a map body is not supported")
             clone = b.insert(o.clone(value_mapper=mapping))
             mapping.update(zip(o.results, clone.results))
         return mapping
@@ -479,9 +482,62 @@ class MapReverser:
             if o.res in adj and o.source in self.grad_outs:
                 idx = [mapping.get(i, i) for i in o.indices]
                 b.insert(df.WriteOp(adj[o.res], self.grad_outs[o.source], idx, "add"))
+        elif isinstance(o, scf.ForOp) and any(r in adj for r in o.results):
+            self.scalar_loop(o, scope)
+        elif isinstance(o, arith.ConstantOp):
+            return
         elif any(r in adj for r in o.results):
-            hint = "loop over tensors around the map instead" if o.regions else "put it in a tasklet"
-            raise CompileError.at(o, f"autodiff: '{o.name}' on floats in a map body is not differentiable; {hint}")
+            raise CompileError.at(o, f"autodiff: '{o.name}' on floats in a map body is not differentiable; put it in a tasklet")
+
+    def scalar_loop(self, loop: scf.ForOp, scope: _Scope) -> None:
+        """The adjoint of an scf.for over scalars in a map body: a loop running
+        backwards whose iteration t reruns the forward loop up to t (no tape)
+        and reverses its body; the reads send their adjoints from inside it."""
+        inner_ops = [o for o in loop.body.block.ops if not isinstance(o, scf.YieldOp)]  # no writes (clone_forward)
+        b, mapping, body = scope.b, scope.mapping, loop.body.block
+        clone = mapping[loop.results[0]].owner
+        assert isinstance(clone, scf.ForOp)
+        carried = [j for j, r in enumerate(loop.results) if is_float(r)]
+        captured = [v for v in used_from_outside(loop) if v in self.outer.varied and is_float(v) and v not in loop.iter_args]
+        inside = [u.operation for v in captured if isinstance(v.type, TensorType) for u in v.uses if loop.is_ancestor(u.operation)]
+        if not all(isinstance(u, df.ReadOp) for u in inside):
+            raise CompileError.at(loop, "autodiff: a loop in a map body uses a differentiated tensor other than by df.read")
+        captured = [v for v in captured if not isinstance(v.type, TensorType)]
+        seeds = [scope.adj.get(loop.results[j]) or Scalar(b).const(0.0, loop.results[j].type) for j in carried]
+        acc = [Scalar(b).const(0.0, v.type) for v in captured]
+        one = b.insert(arith.ConstantOp(IntegerAttr(1, IndexType()))).result
+        zero = b.insert(arith.ConstantOp(IntegerAttr(0, IndexType()))).result
+        span = b.insert(arith.SubiOp(clone.ub, clone.lb)).result
+        n = b.insert(arith.DivUIOp(b.insert(arith.AddiOp(span, b.insert(arith.SubiOp(clone.step, one)).result)).result, clone.step)).result
+        block = Block(arg_types=[IndexType(), *[x.type for x in seeds + acc]])
+        back = b.insert(scf.ForOp(zero, n, one, seeds + acc, Region(block)))
+        ib = Builder(InsertPoint.at_end(block))
+        k = block.args[0]
+        last = ib.insert(arith.SubiOp(n, one)).result
+        steps = ib.insert(arith.SubiOp(last, k)).result
+        t = ib.insert(arith.AddiOp(clone.lb, ib.insert(arith.MuliOp(steps, clone.step)).result)).result
+        rerun = ib.insert(clone.clone())
+        rerun.operands = [clone.lb, t, clone.step, *clone.iter_args]
+        inner = _Scope(ib, {**mapping, body.args[0]: t, **dict(zip(body.args[1:], rerun.results))}, self.outer.varied)
+        for o in inner_ops:
+            copy = ib.insert(o.clone(value_mapper=inner.mapping))
+            inner.mapping.update(zip(o.results, copy.results))
+        yielded = body.last_op
+        assert isinstance(yielded, scf.YieldOp)
+        for j, g in zip(carried, block.args[1:]):
+            inner.add(yielded.arguments[j], g)
+        for o in reversed(inner_ops):
+            self.reverse_op(o, inner)
+        new_seeds = [inner.adj.get(body.args[1 + j]) or Scalar(ib).const(0.0, seeds[i].type) for i, j in enumerate(carried)]
+        new_acc = []
+        for v, a in zip(captured, block.args[1 + len(carried) :]):
+            g = inner.adj.get(v)
+            new_acc.append(a if g is None else tasklet(ib, [a, g], a.type, lambda t, x: t.add(x[0], x[1])))
+        ib.insert(scf.YieldOp(*new_seeds, *new_acc))
+        for j, g in zip(carried, back.results):
+            scope.add(loop.iter_args[j], g)
+        for v, g in zip(captured, back.results[len(carried) :]):
+            scope.add(v, g)
 
     def body(self, source: df.MapOp, target: df.MapOp, outer_mapping: dict[SSAValue, SSAValue]) -> None:
         mapping = self.clone_forward(source, target, dict(outer_mapping))
