@@ -9,8 +9,10 @@ recomputed, each write's value takes its adjoint from the result's adjoint
 SymPy (`tasklet_diff.py`), and each read sends its adjoint to the source's
 gradient with `wcr(add)`. Where two plain writes of one iteration hit the
 same element, the last one (in program order) wins, as in the interpreter,
-and alone receives the adjoint. Outside maps, float scalars have scalar
-adjoints (tasklets, `tensor.extract`, `tensor.insert`). `scf.for` loops run backwards (`loops.py`);
+and alone receives the adjoint. An `scf.for` over scalars in a map body runs
+backwards in the backward body, rerunning the forward loop up to the
+iteration it reverses. Outside maps, float scalars have scalar adjoints
+(tasklets, `tensor.extract`, `tensor.insert`). `scf.for` loops run backwards (`loops.py`);
 `scf.if` and `func.call` are in `control.py`.
 """
 
