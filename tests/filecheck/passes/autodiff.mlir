@@ -12,6 +12,7 @@
 // RUN: opt-tool %s '--autodiff{func=one_trip}' | filecheck %s --check-prefix=ONE-TRIP
 // RUN: opt-tool %s '--autodiff{func=step}' | filecheck %s --check-prefix=STEP
 // RUN: opt-tool %s '--autodiff{func=overwrite}' | filecheck %s --check-prefix=OVERWRITE
+// RUN: opt-tool %s '--autodiff{func=loop_in_map}' | filecheck %s --check-prefix=LOOP-IN-MAP
 // RUN: opt-tool %s '--autodiff{func=matmul_sum}' '--autodiff{func=matmul_sum}' --autodiff | filecheck %s --check-prefix=TWICE
 
 // The gradient of nn.matmul is two matmuls with transposes, not loops; the
@@ -242,4 +243,38 @@ func.func @overwrite(%v: tensor<4x4xf64>) -> tensor<8x8xf64> {
     df.write %a, %o[%i, %k] : tensor<8x8xf64>
   } -> tensor<8x8xf64>
   func.return %c : tensor<8x8xf64>
+}
+
+// A loop over scalars in a map body runs backwards inside the backward map:
+// iteration k reruns the forward loop up to t = n-1-k, reverses the body, and
+// sends the read's adjoint to the gradient with wcr(add) from inside the loop.
+// LOOP-IN-MAP-LABEL: func.func @loop_in_map_grad
+// LOOP-IN-MAP:         df.map (%{{.*}}) in (3) outs(%[[GX:.*]] = %{{.*}} : tensor<3x4xf64>)
+// LOOP-IN-MAP:           %[[SEED:.*]] = df.read %seed
+// LOOP-IN-MAP:           scf.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%{{.*}} = %[[SEED]]) -> (f64)
+// LOOP-IN-MAP:             arith.muli
+// LOOP-IN-MAP-NEXT:        %[[T:.*]] = arith.addi
+// LOOP-IN-MAP:             scf.for %{{.*}} = %{{.*}} to %[[T]] step %{{.*}} iter_args(%{{.*}} = %{{.*}}) -> (f64)
+// LOOP-IN-MAP:             df.write %{{.*}}, %[[GX]][%{{.*}}, %[[T]]] wcr(add) : tensor<3x4xf64>
+// LOOP-IN-MAP:             scf.yield %{{.*}} : f64
+func.func @loop_in_map(%x: tensor<3x4xf64>) -> tensor<3xf64> {
+  %e = tensor.empty() : tensor<3xf64>
+  %m = df.map (%i) in (3) outs(%o = %e : tensor<3xf64>) {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c4 = arith.constant 4 : index
+    %z = arith.constant 1.0 : f64
+    %r = scf.for %k = %c0 to %c4 step %c1 iter_args(%acc = %z) -> (f64) {
+      %v = df.read %x[%i, %k] : tensor<3x4xf64>
+      %p = df.tasklet (%acc, %v) : (f64, f64) -> f64 {
+      ^bb0(%a: f64, %b: f64):
+        %q = arith.mulf %a, %b : f64
+        %s = math.sin %q : f64
+        df.yield %s : f64
+      }
+      scf.yield %p : f64
+    }
+    df.write %r, %o[%i] : tensor<3xf64>
+  } -> tensor<3xf64>
+  func.return %m : tensor<3xf64>
 }
