@@ -19,8 +19,8 @@ compiled module (engines built from the same module and options share it);
 from __future__ import annotations
 
 import ctypes
-import os
 import math
+import os
 import weakref
 from collections.abc import Sequence
 from typing import Any
@@ -86,9 +86,11 @@ def _access_bounds(module: ModuleOp) -> dict[str, list[AccessBound]]:
 def _compile(module: ModuleOp, text: str, options: tuple) -> JitModule:
     """`module` compiled, or loaded from the on-disk cache when it holds it."""
     opt_level, fast_math, threads, vector_math, pipeline = options
-    disk_key = object_cache.cache_key(text, options, host_target_machine(opt_level))
-    if (entry := object_cache.load(disk_key)) is not None:
-        return JitModule.from_object(entry, opt_level)
+    disk_key = None
+    if object_cache.cache_dir() is not None:
+        disk_key = object_cache.cache_key(text, options, host_target_machine(opt_level))
+        if (entry := object_cache.load(disk_key)) is not None:
+            return JitModule.from_object(entry, opt_level)
     jit = JitModule(
         lower(module, threads, pipeline),
         opt_level=opt_level,
@@ -96,7 +98,8 @@ def _compile(module: ModuleOp, text: str, options: tuple) -> JitModule:
         num_threads=threads,
         vector_math=vector_math,
     )
-    object_cache.store(disk_key, jit.object)
+    if disk_key is not None:
+        object_cache.store(disk_key, jit.object)
     return jit
 
 

@@ -65,6 +65,10 @@ class Scalar:
     def gt(self, x: SSAValue, y: SSAValue) -> SSAValue:
         return self.b.insert(arith.CmpfOp(x, y, "ogt")).result
 
+    def gt_or_nan(self, x: SSAValue, y: SSAValue) -> SSAValue:
+        """`x > y`, or either is NaN (unordered greater-than)."""
+        return self.b.insert(arith.CmpfOp(x, y, "ugt")).result
+
     def eq(self, x: SSAValue, y: SSAValue) -> SSAValue:
         return self.b.insert(arith.CmpfOp(x, y, "oeq")).result
 

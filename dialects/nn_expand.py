@@ -30,18 +30,14 @@ from dfc.dialects.df_builders import (
 
 Expansion = Callable[[Builder, Operation], SSAValue]
 
-def _above_zero_or_nan(s: Scalar, x: SSAValue) -> SSAValue:
-    """`x > 0 or x is NaN` (relu passes NaN through, as PyTorch does)."""
-    return s.b.insert(arith.CmpfOp(x, s.const(0.0, x.type), "ugt")).result
-
-
 _UNARY: dict[type[Operation], Callable[[Scalar, SSAValue], SSAValue]] = {
     nn.NegOp: lambda s, x: s.neg(x),
     nn.ExpOp: lambda s, x: s.exp(x),
     nn.LogOp: lambda s, x: s.log(x),
     nn.TanhOp: lambda s, x: s.tanh(x),
     nn.SqrtOp: lambda s, x: s.sqrt(x),
-    nn.ReluOp: lambda s, x: s.select(_above_zero_or_nan(s, x), x, s.const(0.0, x.type)),
+    # NaN passes through, as in PyTorch.
+    nn.ReluOp: lambda s, x: s.select(s.gt_or_nan(x, s.const(0.0, x.type)), x, s.const(0.0, x.type)),
     nn.SigmoidOp: lambda s, x: s.div(
         s.const(1.0, x.type), s.add(s.const(1.0, x.type), s.exp(s.neg(x)))
     ),

@@ -77,7 +77,7 @@ def is_dead_after(value: SSAValue, op: Operation) -> bool:
         return False
     enclosing = op.parent_op()
     while enclosing is not None and enclosing is not anchor.parent_op():
-        if enclosing is not op and isinstance(enclosing, _REPEATING):
+        if isinstance(enclosing, _REPEATING):
             return False
         enclosing = enclosing.parent_op()
     position = {o: k for k, o in enumerate(block.ops)}

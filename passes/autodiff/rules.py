@@ -139,8 +139,7 @@ def _relu(b, op, grads, required):
     """g where x > 0 or x is NaN (PyTorch's threshold_backward), else 0 (relu'(0) = 0)."""
 
     def rule(s, g, x):
-        zero = s.const(0.0, x.type)
-        return s.select(s.b.insert(arith.CmpfOp(x, zero, "ugt")).result, g, s.const(0.0, g.type))
+        return s.select(s.gt_or_nan(x, s.const(0.0, x.type)), g, s.const(0.0, g.type))
 
     return [_pointwise(b, op, grads[0], op.input, rule)]
 
