@@ -13,14 +13,15 @@ from xdsl.dialects.tensor import Tensor
 from xdsl.dialects.vector import Vector
 
 import dfc.compiler.xdsl_fixes  # noqa: F401  (parser fixes, applied on import)
+from dfc.dialects.blas import BLAS
 from dfc.dialects.df import DF
 from dfc.dialects.nn import NN
 
 
 def make_context() -> Context:
     """A fresh context with builtin, func, arith, math, scf, tensor, memref,
-    vector, llvm, gpu (what `lower-dataflow{target=gpu}` produces), df and nn loaded."""
+    vector, llvm, gpu (what `lower-dataflow{target=gpu}` produces), df, nn and blas loaded."""
     ctx = Context()
-    for dialect in (Builtin, Func, Arith, Math, Scf, Tensor, MemRef, Vector, LLVM, GPU, DF, NN):
+    for dialect in (Builtin, Func, Arith, Math, Scf, Tensor, MemRef, Vector, LLVM, GPU, DF, NN, BLAS):
         ctx.load_dialect(dialect)
     return ctx

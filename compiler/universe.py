@@ -23,7 +23,13 @@ def _nn():
     return NN
 
 
+def _blas():
+    from dfc.dialects.blas import BLAS
+
+    return BLAS
+
+
 DFC_UNIVERSE = Universe(
-    all_dialects={"df": _df, "nn": _nn},
+    all_dialects={"df": _df, "nn": _nn, "blas": _blas},
     all_passes={name: pass_loader(target) for name, target in PROJECT_PASSES.items()},
 )

@@ -73,14 +73,14 @@ def _op_section(op: type[IRDLOperation], expansions: set[str], rules: set[str]) 
 
 
 def op_reference() -> str:
-    from dfc.dialects import df, nn
+    from dfc.dialects import blas, df, nn
     from dfc.dialects.nn_expand import EXPANSIONS
     from dfc.passes.autodiff.rules import BACKWARD_RULES
 
     expansions = {op.name for op in EXPANSIONS}
     rules = set(BACKWARD_RULES)
     out = [HEADER, "# Op reference\n"]
-    dialects: list[tuple[Dialect, object]] = [(df.DF, df), (nn.NN, nn)]
+    dialects: list[tuple[Dialect, object]] = [(df.DF, df), (nn.NN, nn), (blas.BLAS, blas)]
     for dialect, module in dialects:
         out.append(f"\n## The `{dialect.name}` dialect\n\n{_doc(module)}\n")
         if dialect.name == "nn":

@@ -113,6 +113,7 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Block, BlockArgument, Operation, SSAValue
 
+from dfc.compiler.codegen import blas_runtime
 from dfc.compiler.codegen.object_cache import CachedObject
 from dfc.compiler.codegen.runtime import BODY_TYPE, declare_runtime, install, opaque
 from dfc.compiler.codegen.target import host_target_machine
@@ -1293,6 +1294,55 @@ def _call(e: _FnEmitter, op: Operation) -> None:
         k += n
 
 
+# -- blas
+
+_CBLAS_ROW_MAJOR, _CBLAS_NO_TRANS, _CBLAS_TRANS = 101, 111, 112
+
+
+@_handles("blas.gemm")
+def _gemm(e: _FnEmitter, op: Operation) -> None:
+    """`blas.gemm` as one CBLAS gemm call per batch entry (none when a size is
+    0), with the library's thread count set to the module's for the calls."""
+    a, b, c = (e.getm(v) for v in op.operands[:3])
+    batch, m, n, k, lda, ldb, ldc, sa, sb, sc = (e.getv(v) for v in op.operands[3:])
+    elem = c.elem
+    routine = "sgemm" if isinstance(elem, ir.FloatType) else "dgemm"
+    gemm = e.m.declare(
+        blas_runtime.symbol(routine),
+        _VOID,
+        [_I32, _I32, _I32, _I64, _I64, _I64, elem, _PTR, _I64, _PTR, _I64, elem, _PTR, _I64],
+    )
+    get_threads = e.m.declare(blas_runtime.GET_NUM_THREADS, _I32, [])
+    set_threads = e.m.declare(blas_runtime.SET_NUM_THREADS, _VOID, [_I32])
+    bld = e.b
+    one = ir.Constant(_I64, 1)
+
+    def at_least_one(v: ir.Value) -> ir.Value:
+        return bld.select(bld.icmp_signed("<", v, one), one, v)
+
+    trans = [ir.Constant(_I32, _CBLAS_TRANS if op.properties.get(p) is not None else _CBLAS_NO_TRANS)
+             for p in ("transpose_a", "transpose_b")]
+    beta = ir.Constant(elem, op.properties["beta"].value.data)
+    lds = [at_least_one(v) for v in (lda, ldb, ldc)]
+    empty = bld.or_(bld.icmp_signed("==", m, ir.Constant(_I64, 0)), bld.icmp_signed("==", n, ir.Constant(_I64, 0)))
+    with bld.if_then(bld.not_(empty)):
+        want = ir.Constant(_I32, e.m.num_threads)
+        old = bld.call(get_threads, [])
+        differ = bld.icmp_signed("!=", old, want)
+        with bld.if_then(differ):
+            bld.call(set_threads, [want])
+
+        def body(t: ir.Value, _: list[ir.Value]) -> list[ir.Value]:
+            ptrs = [bld.gep(x.ptr, [bld.mul(t, s)], inbounds=True, source_etype=elem) for x, s in ((a, sa), (b, sb), (c, sc))]
+            bld.call(gemm, [ir.Constant(_I32, _CBLAS_ROW_MAJOR), *trans, m, n, k, ir.Constant(elem, 1.0),
+                            ptrs[0], lds[0], ptrs[1], lds[1], beta, ptrs[2], lds[2]])
+            return []
+
+        e.loop(ir.Constant(_I64, 0), batch, one, [], body, name="gemm")
+        with bld.if_then(differ):
+            bld.call(set_threads, [old])
+
+
 # -- scf
 
 
@@ -1656,6 +1706,7 @@ class JitModule:
         """Held by `ExecutionEngine.invoke` around calls into a non-reentrant module."""
         self.llvm_ir: str = entry.llvm_ir
         """The optimised LLVM IR."""
+        blas_runtime.load_if_called(entry.llvm_ir)
         self._tm = tm
         empty = llvm.parse_assembly("")
         empty.triple = tm.triple

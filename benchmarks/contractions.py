@@ -1,0 +1,153 @@
+"""Contractions against numpy, PyTorch and JAX, in one run.
+
+    python -m benchmarks.contractions [--quick]
+
+Matrix products at 1024^3 (f32, f64) and at the MLP's skinny shapes (a batch
+of 256 by 784 by 512, with the gradient's transposed products), then the MLP
+256x784 -> 512 -> 10 value and gradient. dfc runs twice: with the default
+pipeline (contractions call OpenBLAS through `contraction-to-blas`) and
+without that pass (the generated loop nests), so the gap the pass closes shows.
+Ratios are against numpy (matrix products) or PyTorch (the MLP); GFLOP/s is dfc's.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+import numpy as np
+
+from benchmarks.common import median_time, optional, row
+from dfc.compiler import ExecutionEngine, PassManager, parse_module
+from dfc.passes import PIPELINES
+
+LOOPS = PIPELINES["default"].replace("contraction-to-blas,", "")
+
+MLP = """func.func @mlp(%x: tensor<{n}x784xf32>, %labels: tensor<{n}xi64>, %w1: tensor<512x784xf32>,
+    %b1: tensor<512xf32>, %w2: tensor<10x512xf32>, %b2: tensor<10xf32>) -> tensor<f32> {{
+  %h = nn.linear %x, %w1, %b1 : (tensor<{n}x784xf32>, tensor<512x784xf32>, tensor<512xf32>) -> tensor<{n}x512xf32>
+  %a = nn.relu %h : (tensor<{n}x512xf32>) -> tensor<{n}x512xf32>
+  %z = nn.linear %a, %w2, %b2 : (tensor<{n}x512xf32>, tensor<10x512xf32>, tensor<10xf32>) -> tensor<{n}x10xf32>
+  %p = nn.log_softmax %z {{axis = -1 : i64}} : (tensor<{n}x10xf32>) -> tensor<{n}x10xf32>
+  %l = nn.nll_loss %p, %labels : (tensor<{n}x10xf32>, tensor<{n}xi64>) -> tensor<f32>
+  func.return %l : tensor<f32>
+}}"""
+
+
+def compiled(text: str, pipeline: str | None = None) -> tuple[ExecutionEngine, float]:
+    start = time.perf_counter()
+    engine = ExecutionEngine(parse_module(text), pipeline=pipeline)
+    return engine, time.perf_counter() - start
+
+
+def matmul_row(m: int, k: int, n: int, dtype, torch, jax, quick: bool, transposed: str = "") -> None:
+    """`transposed`: "a" or "b" stores that factor transposed (the gradient's products)."""
+    t = "f32" if dtype == np.float32 else "f64"
+    rng = np.random.default_rng(0)
+    a_shape = (k, m) if transposed == "a" else (m, k)
+    b_shape = (n, k) if transposed == "b" else (k, n)
+    a, b = rng.standard_normal(a_shape).astype(dtype), rng.standard_normal(b_shape).astype(dtype)
+    # the product as a df contraction, so either factor can be stored transposed
+    ai = "%k, %i" if transposed == "a" else "%i, %k"
+    bi = "%j, %k" if transposed == "b" else "%k, %j"
+    ta, tb, tc = (f"tensor<{'x'.join(map(str, s))}x{t}>" for s in (a_shape, b_shape, (m, n)))
+    text = f"""func.func @mm(%a: {ta}, %b: {tb}) -> {tc} {{
+  %e = tensor.empty() : {tc}
+  %z = arith.constant 0.0 : {t}
+  %f = df.map (%i, %j) in ({m}, {n}) outs(%o = %e : {tc}) {{
+    df.write %z, %o[%i, %j] : {tc}
+  }} -> {tc}
+  %c = df.map (%i, %j, %k) in ({m}, {n}, {k}) outs(%o = %f : {tc}) {{
+    %x = df.read %a[{ai}] : {ta}
+    %y = df.read %b[{bi}] : {tb}
+    %p = arith.mulf %x, %y : {t}
+    df.write %p, %o[%i, %j] wcr(add) : {tc}
+  }} -> {tc}
+  func.return %c : {tc}
+}}"""
+    fast, compile_s = compiled(text)
+    loops, _ = compiled(text, LOOPS)
+    na = a.T if transposed == "a" else a
+    nb = b.T if transposed == "b" else b
+    repeats = 3 if quick else 7
+    times = {
+        "numpy": median_time(lambda: na @ nb, repeats=repeats),
+        "dfc": median_time(lambda: fast.invoke("mm", a, b), repeats=repeats),
+        "dfc loops": median_time(lambda: loops.invoke("mm", a, b), repeats=repeats),
+        "torch": None,
+        "jax": None,
+    }
+    if torch is not None:
+        xa, xb = torch.from_numpy(na), torch.from_numpy(nb)
+        times["torch"] = median_time(lambda: xa @ xb, repeats=repeats)
+    if jax is not None:
+        ja, jb = jax.numpy.asarray(na), jax.numpy.asarray(nb)
+        f = jax.jit(lambda p, q: p @ q)
+        times["jax"] = median_time(lambda: f(ja, jb).block_until_ready(), repeats=repeats)
+    gflops = 2 * m * n * k / times["dfc"] / 1e9
+    label = f"{m}x{k}x{n} {t}" + (f" ({transposed}^T)" if transposed else "")
+    print(row(label, times, extra=f"dfc {gflops:.1f} GFLOP/s; compile {compile_s:.2f} s"))
+
+
+def mlp_row(n: int, torch, jax, quick: bool) -> None:
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal((n, 784)).astype(np.float32)
+    labels = rng.integers(0, 10, n)
+    params = [(rng.standard_normal(s) * 0.05).astype(np.float32) for s in [(512, 784), (512,), (10, 512), (10,)]]
+    seed = np.array(1.0, np.float32)
+    repeats = 3 if quick else 7
+    times: dict[str, float | None] = {}
+    for label, pipeline in (("dfc", None), ("dfc loops", LOOPS)):
+        module = parse_module(MLP.format(n=n))
+        start = time.perf_counter()
+        PassManager.parse("autodiff{func=mlp}").run(module)
+        engine = ExecutionEngine(module, pipeline=pipeline)
+        if label == "dfc":
+            compile_s = time.perf_counter() - start
+        times[label] = median_time(lambda: engine.invoke("mlp_grad", x, labels, *params, seed), repeats=repeats)
+    times["torch"] = times["jax"] = None
+    if torch is not None:
+        tx, tl = torch.from_numpy(x), torch.from_numpy(labels)
+        tp = [torch.from_numpy(p).requires_grad_() for p in params]
+
+        def step():
+            h = torch.relu(torch.nn.functional.linear(tx, tp[0], tp[1]))
+            z = torch.nn.functional.linear(h, tp[2], tp[3])
+            loss = torch.nn.functional.nll_loss(torch.log_softmax(z, -1), tl)
+            return torch.autograd.grad(loss, tp)
+
+        times["torch"] = median_time(step, repeats=repeats)
+    if jax is not None:
+        jnp = jax.numpy
+
+        def loss(p, xx, ll):
+            h = jax.nn.relu(xx @ p[0].T + p[1])
+            z = jax.nn.log_softmax(h @ p[2].T + p[3], -1)
+            return -jnp.take_along_axis(z, ll[:, None], 1).mean()
+
+        g = jax.jit(jax.value_and_grad(loss))
+        jp, jx, jl = [jnp.asarray(p) for p in params], jnp.asarray(x), jnp.asarray(labels)
+        times["jax"] = median_time(lambda: jax.block_until_ready(g(jp, jx, jl)), repeats=repeats)
+    baseline = "torch" if times["torch"] is not None else "dfc"
+    print(row(f"mlp {n}x784-512-10 grad", times, baseline=baseline, extra=f"compile {compile_s:.2f} s"))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--quick", action="store_true", help="smaller sizes (a smoke test)")
+    args = parser.parse_args()
+    torch, jax = optional("torch"), optional("jax")
+    if jax is not None:
+        jax.config.update("jax_enable_x64", True)
+    big = 256 if args.quick else 1024
+    for dtype in (np.float32, np.float64):
+        matmul_row(big, big, big, dtype, torch, jax, args.quick)
+    for batch in (8, 256):
+        matmul_row(batch, 784, 512, np.float32, torch, jax, args.quick, transposed="b")  # forward: x @ W^T
+    matmul_row(256, 512, 784, np.float32, torch, jax, args.quick)  # dx = dy @ W
+    matmul_row(512, 256, 784, np.float32, torch, jax, args.quick, transposed="a")  # dW = dy^T @ x
+    mlp_row(256, torch, jax, args.quick)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,287 @@
+"""`contraction-to-blas`: contraction maps become calls into an optimised BLAS.
+
+Runs on buffers (after bufferize). A top-level map M in buffer form is a
+contraction when its body is exactly
+
+    %x = df.read %A[...]          %y = df.read %B[...]
+    %p = x * y                    (a tasklet whose body is one mulf, or an arith.mulf)
+    df.write %p, %out[...] wcr(add)
+
+with every index a map variable, no variable twice in one access, and the
+variables in these roles (an access "has" a variable when it indexes with it):
+
+- k: in both reads, not in the output: exactly one, the reduced dimension;
+- row: in the output and in one read (that read is the product's left factor);
+- col: in the output's other index and in the other read (none for a
+  matrix-vector product: the output then has one index, the row);
+- batch: with a rank-3 output, its first index; it must be the first index of
+  each read that has it (a read without it is shared by every batch entry).
+
+Each access then addresses a row-major matrix whose leading dimension is the
+size of its buffer's last dimension, so M is `blas.gemm` with sizes taken from
+M's bounds, `beta = 1` (M accumulates into the output's contents). When the
+op just before M is a map that only fills exactly the region M writes with
+0.0, the fill is dropped and `beta = 0`.
+
+The rewrite is sound because the call reads and writes exactly the elements
+M does, and the buffers cannot overlap: the output's buffer (through views)
+is an allocation that neither read's buffer comes from. Nothing happens when
+the BLAS is not installed (`compiler.codegen.blas_runtime.available`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.builder import Builder
+from xdsl.context import Context
+from xdsl.dialects import arith, memref
+from xdsl.dialects.builtin import AnyFloat, FloatAttr, IndexType, IntegerAttr, MemRefType, ModuleOp
+from xdsl.ir import BlockArgument, Operation, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.rewriter import InsertPoint
+
+from dfc.compiler.codegen import blas_runtime
+from dfc.dialects import df
+from dfc.dialects.blas import GemmOp
+
+_VIEWS = (memref.CollapseShapeOp, memref.ExpandShapeOp, memref.CastOp, memref.ReinterpretCastOp, memref.SubviewOp)
+
+
+def _root(v: SSAValue) -> SSAValue:
+    """The buffer `v` is a view of."""
+    while isinstance(v.owner, _VIEWS):
+        v = v.owner.operands[0]
+    return v
+
+
+def _product(m: df.MapOp) -> tuple[df.ReadOp, df.ReadOp, df.WriteOp] | None:
+    """The two reads and the write of a contraction body, or None."""
+    ops = list(m.body.block.ops)
+    if len(ops) != 4 or len(m.outs) != 1:
+        return None
+    x, y, mul, w = ops
+    if not (isinstance(x, df.ReadOp) and isinstance(y, df.ReadOp) and isinstance(w, df.WriteOp)):
+        return None
+    if w.dest is not m.out_args[0] or w.wcr_kind != "add" or w.value is not mul.results[0]:
+        return None
+    if isinstance(mul, df.TaskletOp):
+        inner = list(mul.body.block.ops)
+        if len(inner) != 2 or not isinstance(inner[0], arith.MulfOp) or tuple(inner[1].operands) != (inner[0].result,):
+            return None
+        if {inner[0].lhs, inner[0].rhs} != set(mul.body.block.args) or len(mul.body.block.args) != 2:
+            return None
+        factors = set(mul.inputs)
+    elif isinstance(mul, arith.MulfOp):
+        factors = {mul.lhs, mul.rhs}
+    else:
+        return None
+    if factors != {x.res, y.res} or x.res is y.res:
+        return None
+    return x, y, w
+
+
+def _vars(m: df.MapOp, indices) -> list[int] | None:
+    """The map-variable positions an access indexes with, or None."""
+    ivs = list(m.ivs)
+    pos = [ivs.index(i) if isinstance(i, BlockArgument) and i in ivs else -1 for i in indices]
+    return pos if -1 not in pos and len(set(pos)) == len(pos) else None
+
+
+@dataclass
+class _Operand:
+    """A factor as a (batch of) row-major matrices: its buffer, whether it is
+    stored transposed, and whether it has the batch variable."""
+
+    buffer: SSAValue
+    transposed: bool
+    batched: bool
+    vector: bool  # one non-batch index: a row (left factor) or column (right factor)
+
+
+def _operand(
+    buffer: SSAValue, pos: list[int], free: int | None, k: int, batch: int | None, *, left: bool
+) -> _Operand | None:
+    """`buffer` indexed by `pos` as the left (rows `free`) or right (columns
+    `free`) factor reduced over `k`."""
+    batched = batch is not None and batch in pos
+    if batched and pos[0] != batch:
+        return None
+    rest = pos[1:] if batched else pos
+    if rest == [k] and free is None:
+        return _Operand(buffer, False, batched, True)
+    if free is not None and sorted(rest) == sorted([free, k]) and len(rest) == 2:
+        return _Operand(buffer, (rest[0] == k) == left, batched, False)
+    return None
+
+
+def _match(m: df.MapOp) -> tuple[GemmPlan, df.WriteOp] | None:
+    product = _product(m)
+    if product is None:
+        return None
+    x, y, w = product
+    out = m.outs[0]
+    elem = out.type.element_type
+    if not isinstance(elem, AnyFloat) or elem.bitwidth not in (32, 64):
+        return None
+    if any(r.source.type.element_type != elem for r in (x, y)):
+        return None
+    root = _root(out)
+    if isinstance(root, BlockArgument) or any(_root(r.source) is root for r in (x, y)):
+        return None
+    po, px, py = (_vars(m, a.indices) for a in (w, x, y))
+    if po is None or px is None or py is None or not 1 <= len(po) <= 3:
+        return None
+    batch = po[0] if len(po) == 3 else None
+    free_o = po[1:] if batch is not None else po
+    reduced = (set(px) & set(py)) - set(po)
+    if len(reduced) != 1 or set(px) | set(py) | set(po) != set(range(m.rank)):
+        return None
+    (k,) = reduced
+    row = free_o[0]
+    col = free_o[1] if len(free_o) == 2 else None
+    left, right = ((x, px), (y, py)) if row in px else ((y, py), (x, px))
+    if row not in left[1] or row in right[1] or (col is not None and (col not in right[1] or col in left[1])):
+        return None
+    a = _operand(left[0].source, left[1], row, k, batch, left=True)
+    b = _operand(right[0].source, right[1], col, k, batch, left=False)
+    if a is None or b is None or a.vector or (col is None) != b.vector:
+        return None
+    return GemmPlan(m, a, b, batch, row, col, k), w
+
+
+@dataclass
+class GemmPlan:
+    """A matched contraction map and the roles of its variables."""
+
+    map: df.MapOp
+    a: _Operand
+    b: _Operand
+    batch: int | None
+    row: int
+    col: int | None
+    k: int
+
+
+class _Emitter:
+    """Index arithmetic in front of the map."""
+
+    def __init__(self, m: df.MapOp):
+        self.b = Builder(InsertPoint.before(m))
+        self.consts: dict[int, SSAValue] = {}
+
+    def const(self, v: int) -> SSAValue:
+        if v not in self.consts:
+            self.consts[v] = self.b.insert(arith.ConstantOp(IntegerAttr(v, IndexType()))).result
+        return self.consts[v]
+
+    def value(self, v: int | SSAValue) -> SSAValue:
+        return self.const(v) if isinstance(v, int) else v
+
+    def dim(self, buffer: SSAValue, k: int) -> SSAValue:
+        size = buffer.type.get_shape()[k]
+        if size >= 0:
+            return self.const(size)
+        return self.b.insert(memref.DimOp(buffer, self.const(k))).result
+
+    def mul(self, a: SSAValue, b: SSAValue) -> SSAValue:
+        return self.b.insert(arith.MuliOp(a, b)).result
+
+
+def _leading(e: _Emitter, buffer: SSAValue, vector_len: SSAValue | None) -> SSAValue:
+    """The leading dimension of a matrix access: its buffer's last size, or
+    for a one-index access, `vector_len`."""
+    if vector_len is not None:
+        return vector_len
+    return e.dim(buffer, len(buffer.type.get_shape()) - 1)
+
+
+def _batch_stride(e: _Emitter, op: _Operand) -> SSAValue:
+    if not op.batched:
+        return e.const(0)
+    shape = op.buffer.type.get_shape()
+    stride = e.dim(op.buffer, 1)
+    for d in range(2, len(shape)):
+        stride = e.mul(stride, e.dim(op.buffer, d))
+    return stride
+
+
+def _zero_fill(prev: Operation | None, plan: GemmPlan, w: df.WriteOp) -> bool:
+    """Whether `prev` is a map that only writes 0.0 to exactly the region `w` covers."""
+    if not isinstance(prev, df.MapOp) or len(prev.outs) != 1 or prev.outs[0] is not plan.map.outs[0]:
+        return False
+    ops = list(prev.body.block.ops)
+    if len(ops) != 1 or not isinstance(ops[0], df.WriteOp) or ops[0].wcr is not None:
+        return False
+    fill = ops[0]
+    if fill.dest is not prev.out_args[0] or list(fill.indices) != list(prev.ivs):
+        return False
+    c = fill.value.owner
+    if not isinstance(c, arith.ConstantOp) or not isinstance(c.value, FloatAttr) or c.value.value.data != 0.0:
+        return False
+    region = [plan.map.bounds[plan.map.ivs.index(i)] for i in w.indices]
+    return prev.bounds == region
+
+
+def _rewrite(plan: GemmPlan, w: df.WriteOp) -> None:
+    m = plan.map
+    prev = m.prev_op
+    e = _Emitter(m)
+    bounds = [e.value(b) for b in m.bounds]
+    one = e.const(1)
+    k = bounds[plan.k]
+    rows = bounds[plan.row]
+    cols = bounds[plan.col] if plan.col is not None else one
+    batch = bounds[plan.batch] if plan.batch is not None else one
+    lda = _leading(e, plan.a.buffer, None)
+    ldb = _leading(e, plan.b.buffer, one if plan.b.vector else None)
+    out = m.outs[0]
+    ldc = _leading(e, out, one if plan.col is None else None)
+    out_op = _Operand(out, False, plan.batch is not None, plan.col is None)
+    beta = 1.0
+    if _zero_fill(prev, plan, w):
+        prev.detach()
+        prev.erase()
+        beta = 0.0
+    e.b.insert(
+        GemmOp(
+            plan.a.buffer,
+            plan.b.buffer,
+            out,
+            (batch, rows, cols, k),
+            (lda, ldb, ldc),
+            (_batch_stride(e, plan.a), _batch_stride(e, plan.b), _batch_stride(e, out_op)),
+            beta=beta,
+            transpose_a=plan.a.transposed,
+            transpose_b=plan.b.transposed,
+        )
+    )
+    m.detach()
+    m.erase()
+
+
+def _top_level_maps(module: ModuleOp) -> list[df.MapOp]:
+    maps = []
+    for op in module.walk():
+        if isinstance(op, df.MapOp) and op.is_buffer_form and isinstance(op.outs[0].type, MemRefType):
+            parent = op.parent_op()
+            while parent is not None and not isinstance(parent, df.MapOp):
+                parent = parent.parent_op()
+            if parent is None:
+                maps.append(op)
+    return maps
+
+
+@dataclass(frozen=True)
+class ContractionToBlasPass(ModulePass):
+    """Replace contraction maps on buffers by `blas.gemm` calls (see the module docstring)."""
+
+    name = "contraction-to-blas"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        if not blas_runtime.available():
+            return
+        for m in _top_level_maps(op):
+            found = _match(m)
+            if found is not None:
+                _rewrite(*found)

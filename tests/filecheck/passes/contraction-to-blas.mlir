@@ -1,0 +1,95 @@
+// RUN: opt-tool %s --contraction-to-blas | filecheck %s
+
+// A zero fill followed by a product map: one gemm with beta = 0, the fill gone.
+// out[i, j] += x[i, k] * w[j, k] reads w transposed (linear's weight layout).
+// CHECK-LABEL: func.func @linear_weight
+// CHECK-NOT:     df.map
+// CHECK:         blas.gemm %x, %w, %out, %{{.*}} {beta = 0.000000e+00 : f64, transpose_b} : memref<8x784xf32>, memref<120x784xf32>, memref<8x120xf32>
+// CHECK-NOT:     df.map
+// CHECK:         func.return
+func.func @linear_weight(%x: memref<8x784xf32>, %w: memref<120x784xf32>) -> memref<8x120xf32> {
+  %out = memref.alloc() {alignment = 64 : i64} : memref<8x120xf32>
+  %zero = arith.constant 0.0 : f32
+  df.map (%i, %j) in (8, 120) outs(%o = %out : memref<8x120xf32>) {
+    df.write %zero, %o[%i, %j] : memref<8x120xf32>
+  }
+  df.map (%i, %j, %k) in (8, 120, 784) outs(%o = %out : memref<8x120xf32>) {
+    %a = df.read %x[%i, %k] : memref<8x784xf32>
+    %b = df.read %w[%j, %k] : memref<120x784xf32>
+    %p = df.tasklet (%a, %b) : (f32, f32) -> f32 {
+    ^bb0(%u: f32, %v: f32):
+      %q = arith.mulf %u, %v : f32
+      df.yield %q : f32
+    }
+    df.write %p, %o[%i, %j] wcr(add) : memref<8x120xf32>
+  }
+  func.return %out : memref<8x120xf32>
+}
+
+// A bias fill is kept: the gemm accumulates (beta = 1). Sizes come from the
+// map's bounds, leading dimensions from the buffers' last sizes (memref.dim
+// when dynamic). m = %n, n = 16, k = 4; lda = 4, ldb = 16, ldc = 16.
+// CHECK-LABEL: func.func @bias_dynamic
+// CHECK:         df.map
+// CHECK-DAG:     %[[C1:.*]] = arith.constant 1 : index
+// CHECK-DAG:     %[[C16:.*]] = arith.constant 16 : index
+// CHECK-DAG:     %[[C4:.*]] = arith.constant 4 : index
+// CHECK-DAG:     %[[C0:.*]] = arith.constant 0 : index
+// CHECK:         blas.gemm %x, %w, %out, %[[C1]], %n, %[[C16]], %[[C4]], %[[C4]], %[[C16]], %[[C16]], %[[C0]], %[[C0]], %[[C0]] {beta = 1.000000e+00 : f64} : memref<?x4xf64>, memref<4x16xf64>, memref<?x16xf64>
+func.func @bias_dynamic(%x: memref<?x4xf64>, %w: memref<4x16xf64>, %bias: memref<16xf64>, %n: index) -> memref<?x16xf64> {
+  %out = memref.alloc(%n) {alignment = 64 : i64} : memref<?x16xf64>
+  df.map (%i, %j) in (%n, 16) outs(%o = %out : memref<?x16xf64>) {
+    %b = df.read %bias[%j] : memref<16xf64>
+    df.write %b, %o[%i, %j] : memref<?x16xf64>
+  }
+  df.map (%i, %j, %k) in (%n, 16, 4) outs(%o = %out : memref<?x16xf64>) {
+    %a = df.read %x[%i, %k] : memref<?x4xf64>
+    %b = df.read %w[%k, %j] : memref<4x16xf64>
+    %p = arith.mulf %a, %b : f64
+    df.write %p, %o[%i, %j] wcr(add) : memref<?x16xf64>
+  }
+  func.return %out : memref<?x16xf64>
+}
+
+// Batched with a shared right factor: batch strides 5*6 for x, 0 for w, 5*7 for out.
+// CHECK-LABEL: func.func @batched
+// CHECK-DAG:     %[[S0:.*]] = arith.constant 0 : index
+// CHECK-DAG:     %[[SX:.*]] = arith.muli
+// CHECK:         blas.gemm %x, %w, %out, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[SX]], %[[S0]], %{{.*}} {beta = 0.000000e+00 : f64}
+func.func @batched(%x: memref<3x5x6xf64>, %w: memref<6x7xf64>) -> memref<3x5x7xf64> {
+  %out = memref.alloc() {alignment = 64 : i64} : memref<3x5x7xf64>
+  %zero = arith.constant 0.0 : f64
+  df.map (%b, %i, %j) in (3, 5, 7) outs(%o = %out : memref<3x5x7xf64>) {
+    df.write %zero, %o[%b, %i, %j] : memref<3x5x7xf64>
+  }
+  df.map (%b, %i, %j, %k) in (3, 5, 7, 6) outs(%o = %out : memref<3x5x7xf64>) {
+    %a = df.read %x[%b, %i, %k] : memref<3x5x6xf64>
+    %c = df.read %w[%k, %j] : memref<6x7xf64>
+    %p = arith.mulf %a, %c : f64
+    df.write %p, %o[%b, %i, %j] wcr(add) : memref<3x5x7xf64>
+  }
+  func.return %out : memref<3x5x7xf64>
+}
+
+// Not rewritten: the output is a function argument (it may alias an input),
+// and a map reading its own output.
+// CHECK-LABEL: func.func @left_alone
+// CHECK-NOT:     blas.gemm
+// CHECK:         func.return
+func.func @left_alone(%x: memref<4x4xf64>, %y: memref<4x4xf64>, %out: memref<4x4xf64>) {
+  df.map (%i, %j, %k) in (4, 4, 4) outs(%o = %out : memref<4x4xf64>) {
+    %a = df.read %x[%i, %k] : memref<4x4xf64>
+    %b = df.read %y[%k, %j] : memref<4x4xf64>
+    %p = arith.mulf %a, %b : f64
+    df.write %p, %o[%i, %j] wcr(add) : memref<4x4xf64>
+  }
+  %t = memref.alloc() {alignment = 64 : i64} : memref<4x4xf64>
+  "memref.copy"(%x, %t) : (memref<4x4xf64>, memref<4x4xf64>) -> ()
+  df.map (%i, %j, %k) in (4, 4, 4) outs(%o = %t : memref<4x4xf64>) {
+    %a = df.read %t[%i, %k] : memref<4x4xf64>
+    %b = df.read %y[%k, %j] : memref<4x4xf64>
+    %p = arith.mulf %a, %b : f64
+    df.write %p, %o[%i, %j] wcr(add) : memref<4x4xf64>
+  }
+  func.return
+}

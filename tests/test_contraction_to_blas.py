@@ -1,0 +1,173 @@
+"""contraction-to-blas: which maps become `blas.gemm`, and that the engine
+computes what the interpreter does with and without the rewrite."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from dfc.compiler import ExecutionEngine, PassManager, parse_module
+from dfc.compiler.interpreter import interpret
+from dfc.passes import PIPELINES
+
+pytestmark = pytest.mark.skipif(
+    not __import__("dfc.compiler.codegen.blas_runtime", fromlist=["available"]).available(),
+    reason="scipy-openblas64 is not installed",
+)
+
+WITHOUT = PIPELINES["default"].replace("contraction-to-blas,", "")
+
+
+def contraction(out: str, x: str, y: str, sizes: dict[str, int], dtype: str = "f64", *, init: str = "zero",
+                dynamic: bool = False) -> str:
+    """`@f(x, y)`: out[out] (+)= sum x[x] * y[y] as a fill map and a `wcr(add)` map,
+    e.g. `contraction("ij", "ik", "kj", ...)` is a matrix product. `init` is
+    "zero" (a 0.0 fill), "ones" (a 1.0 fill) or "arg" (a third argument)."""
+    names = sorted(set(out + x + y))
+
+    def ty(idx: str) -> str:
+        dims = "x".join("?" if dynamic else str(sizes[c]) for c in idx)
+        return f"tensor<{dims}x{dtype}>" if idx else f"tensor<{dtype}>"
+
+    lines = [f"func.func @f(%x: {ty(x)}, %y: {ty(y)}" + (f", %z: {ty(out)}" if init == "arg" else "") + f") -> {ty(out)} {{"]
+    bound = {}
+    for c in names:
+        if not dynamic:
+            bound[c] = str(sizes[c])
+            continue
+        src, pos = ("x", x.index(c)) if c in x else ("y", y.index(c))
+        lines.append(f"  %c{c} = arith.constant {pos} : index")
+        lines.append(f"  %n{c} = tensor.dim %{src}, %c{c} : {ty(x if src == 'x' else y)}")
+        bound[c] = f"%n{c}"
+    if init == "arg":
+        start = "%z"
+    else:
+        value = "0.0" if init == "zero" else "1.0"
+        dims = ", ".join(bound[c] for c in out if dynamic)
+        lines.append(f"  %e = tensor.empty({dims}) : {ty(out)}")
+        lines.append(f"  %v = arith.constant {value} : {dtype}")
+        ivs = ", ".join(f"%f{c}" for c in out)
+        lines.append(f"  %s = df.map ({ivs}) in ({', '.join(bound[c] for c in out)}) outs(%o = %e : {ty(out)}) {{")
+        lines.append(f"    df.write %v, %o[{ivs}] : {ty(out)}")
+        lines.append(f"  }} -> {ty(out)}")
+        start = "%s"
+    order = list(dict.fromkeys(out + x + y))
+    lines.append(f"  %r = df.map ({', '.join('%' + c for c in order)}) in ({', '.join(bound[c] for c in order)})"
+                 f" outs(%acc = {start} : {ty(out)}) {{")
+    lines.append(f"    %ra = df.read %x[{', '.join('%' + c for c in x)}] : {ty(x)}")
+    lines.append(f"    %rb = df.read %y[{', '.join('%' + c for c in y)}] : {ty(y)}")
+    lines.append(f"    %p = df.tasklet (%ra, %rb) : ({dtype}, {dtype}) -> {dtype} {{")
+    lines.append(f"    ^bb0(%u: {dtype}, %w: {dtype}):")
+    lines.append(f"      %q = arith.mulf %u, %w : {dtype}")
+    lines.append(f"      df.yield %q : {dtype}")
+    lines.append("    }")
+    lines.append(f"    df.write %p, %acc[{', '.join('%' + c for c in out)}] wcr(add) : {ty(out)}")
+    lines.append(f"  }} -> {ty(out)}")
+    lines.append(f"  func.return %r : {ty(out)}")
+    lines.append("}")
+    return "\n".join(lines)
+
+
+def lowered(text: str, pipeline: str = PIPELINES["default"]) -> str:
+    module = parse_module(text)
+    PassManager.parse(pipeline).run(module)
+    return str(module)
+
+
+def check(text: str, args: list[np.ndarray], *, gemm: bool) -> None:
+    """The engine with and without the rewrite agrees with the interpreter;
+    `gemm` says whether the rewrite applies."""
+    assert ("blas.gemm" in lowered(text)) == gemm
+    expected = interpret(parse_module(text), "f", *args)
+    for pipeline in (PIPELINES["default"], WITHOUT):
+        for threads in (1, 2):
+            module = parse_module(text)
+            got = ExecutionEngine(module, threads=threads, pipeline=pipeline).invoke("f", *args)
+            np.testing.assert_allclose(got, expected, rtol=1e-5 if args[0].dtype == np.float32 else 1e-12, atol=1e-5)
+
+
+RNG = np.random.default_rng(11)
+SIZES = {"b": 3, "i": 5, "j": 7, "k": 6}
+
+MATCHED = [
+    ("ij", "ik", "kj"),  # A @ B
+    ("ij", "ki", "kj"),  # A^T @ B
+    ("ij", "ik", "jk"),  # A @ B^T (linear's weight layout)
+    ("ij", "ki", "jk"),  # A^T @ B^T
+    ("ij", "kj", "ik"),  # the operands' order does not matter
+    ("ji", "ik", "kj"),  # (A @ B)^T written directly
+    ("i", "ik", "k"),  # matrix-vector
+    ("i", "ki", "k"),  # transposed matrix-vector
+    ("j", "k", "kj"),  # vector-matrix
+    ("bij", "bik", "bkj"),  # batched
+    ("bij", "bik", "kj"),  # batched, shared right factor
+    ("bij", "ki", "bjk"),  # batched, shared transposed left factor
+]
+
+
+def _args(x: str, y: str, sizes: dict[str, int], dtype) -> list[np.ndarray]:
+    return [RNG.standard_normal([sizes[c] for c in s]).astype(dtype) for s in (x, y)]
+
+
+@pytest.mark.parametrize("out,x,y", MATCHED)
+@pytest.mark.parametrize("dtype", ["f64", "f32"])
+def test_contractions_become_gemm_and_agree(out, x, y, dtype):
+    np_dtype = np.float64 if dtype == "f64" else np.float32
+    check(contraction(out, x, y, SIZES, dtype), _args(x, y, SIZES, np_dtype), gemm=True)
+
+
+@pytest.mark.parametrize("out,x,y", [("ij", "ik", "kj"), ("bij", "bik", "kj"), ("i", "ki", "k")])
+def test_dynamic_shapes(out, x, y):
+    text = contraction(out, x, y, SIZES, dynamic=True)
+    check(text, _args(x, y, SIZES, np.float64), gemm=True)
+    for sizes in ({"b": 2, "i": 1, "j": 9, "k": 4}, {"b": 1, "i": 0, "j": 3, "k": 2}, {"b": 2, "i": 3, "j": 2, "k": 0}):
+        check(text, _args(x, y, sizes, np.float64), gemm=True)
+
+
+@pytest.mark.parametrize("init", ["ones", "arg"])
+def test_accumulating_into_existing_contents(init):
+    text = contraction("ij", "ik", "kj", SIZES, init=init)
+    assert "beta = 1.0" in lowered(text)
+    args = _args("ik", "kj", SIZES, np.float64) + ([RNG.standard_normal((5, 7))] if init == "arg" else [])
+    check(text, args, gemm=True)
+
+
+def test_zero_fill_is_folded():
+    text = lowered(contraction("ij", "ik", "kj", SIZES))
+    assert "beta = 0.0" in text and "df.map" not in text
+
+
+@pytest.mark.parametrize("out,x,y", [
+    ("ij", "ik", "k"),  # j only in the output: a broadcast, not a product
+    ("", "k", "k"),  # a dot product (no rows)
+    ("ij", "i", "j"),  # an outer product (nothing reduced)
+    ("ik", "ik", "kj"),  # k in the output
+    ("ij", "ikj", "kj"),  # a variable in the output and both factors that is not a leading batch
+])
+def test_other_maps_are_left_alone(out, x, y):
+    sizes = dict(SIZES)
+    check(contraction(out, x, y, sizes), _args(x, y, sizes, np.float64), gemm=False)
+
+
+def test_square_of_one_read_is_left_alone():
+    text = contraction("ij", "ik", "kj", SIZES).replace("%q = arith.mulf %u, %w", "%q = arith.mulf %u, %u")
+    check(text, _args("ik", "kj", SIZES, np.float64), gemm=False)
+
+
+def test_mlp_gradient_uses_gemm_and_agrees():
+    """Against the engine without the rewrite (which test_examples checks against references)."""
+    from pathlib import Path
+
+    text = (Path(__file__).parent.parent / "examples" / "mlp.mlir").read_text()
+    module = parse_module(text)
+    PassManager.parse("autodiff").run(module)
+    grad_text = str(module)
+    assert lowered(grad_text).count("blas.gemm") >= 8
+    r = np.random.default_rng(2)
+    args = [r.standard_normal((8, 784)).astype(np.float32), r.integers(0, 10, 8)] + [
+        (r.standard_normal(s) * 0.05).astype(np.float32) for s in [(120, 784), (120,), (32, 120), (32,), (10, 32), (10,)]
+    ] + [np.array(1.0, np.float32)]
+    expected = ExecutionEngine(parse_module(grad_text), pipeline=WITHOUT).invoke("mlp_grad", *args)
+    got = ExecutionEngine(parse_module(grad_text)).invoke("mlp_grad", *args)
+    for g, e in zip(got, expected, strict=True):
+        np.testing.assert_allclose(g, e, rtol=2e-4, atol=1e-6)
