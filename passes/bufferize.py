@@ -13,7 +13,12 @@ The in-place rule (`is_dead_after`) is decided in the block that defines the
 value: the writer's ancestor there must come after every use, and no loop or
 map may stand between that block and the writer, since a body that repeats
 reads the value again in its next iteration. Donor buffers (`donor`) obey the
-same rule, plus reads only at the element each iteration writes."""
+same rule, plus reads only at the element each iteration writes.
+
+A fresh buffer needs no copy of the initial value only when it comes from
+`tensor.empty` or when the map's plain writes cover every element of that
+output (`_overwrites_all`). Both questions are asked per output: a map may
+start several outputs from one tensor, and each is answered for itself."""
 
 from __future__ import annotations
 
@@ -122,21 +127,18 @@ def _reads_only_where_written(user: Operation, reads: Sequence[Operation], outs:
     return all(position[r] < first_write for r in reads)
 
 
-def _overwrites_all(user: Operation, value: SSAValue) -> bool:
+def _overwrites_all(user: Operation, out: int | None) -> bool:
     """Whether `user` is a map whose plain writes replace every element of its
-    output initialised with `value` (so the initial contents need no copy)."""
-    if not isinstance(user, df.MapOp) or user.is_buffer_form:
+    output number `out` (so the initial contents need no copy). Other outputs
+    initialised with the same tensor do not count: each needs its own answer."""
+    if not isinstance(user, df.MapOp) or user.is_buffer_form or out is None:
         return False
-    t = value.type
+    t = user.outs[out].type
     assert isinstance(t, TensorType)
-    for arg, init in zip(user.out_args, user.outs):
-        if init != value:
-            continue
-        writes = [u.operation for u in arg.uses]
-        if len(writes) != 1 or not isinstance(w := writes[0], df.WriteOp) or w.parent_op() is not user:
-            return False
-        return w.wcr is None and list(w.indices) == list(user.ivs) and tuple(user.static_extents) == t.get_shape()
-    return False
+    writes = [u.operation for u in user.out_args[out].uses]
+    if len(writes) != 1 or not isinstance(w := writes[0], df.WriteOp) or w.parent_op() is not user:
+        return False
+    return w.wcr is None and list(w.indices) == list(user.ivs) and tuple(user.static_extents) == t.get_shape()
 
 
 @dataclass
@@ -191,29 +193,33 @@ class _Bufferizer:
         b.insert(memref.CopyOp(src, dst))
         return dst
 
-    def writable(self, b: Builder, value: SSAValue, user: Operation, scope: _Scope, taken: set[SSAValue]) -> SSAValue:
-        """A buffer holding `value` that `user` may overwrite."""
+    def writable(
+        self, b: Builder, value: SSAValue, user: Operation, scope: _Scope, taken: set[SSAValue], out: int | None = None
+    ) -> SSAValue:
+        """A buffer holding `value` that `user` may overwrite (as its output
+        number `out` when `user` is a map)."""
         buf = self.v(value)
-        if isinstance(value.owner, tensor.EmptyOp) and value.has_one_use() and (donor := self.donor(value, user, taken)):
+        if isinstance(value.owner, tensor.EmptyOp) and value.has_one_use() and (donor := self.donor(user, out, taken)):
             self.drop_alloc(buf)
             return donor
         if buf in self.owned and buf not in taken and is_dead_after(value, user) and _no_conflicting_read(value, user):
             taken.add(buf)
             return buf
-        if isinstance(value.owner, tensor.EmptyOp) or _overwrites_all(user, value):  # nothing to copy
+        if isinstance(value.owner, tensor.EmptyOp) or _overwrites_all(user, out):  # nothing to copy
             assert isinstance(buf.type, MemRefType)
-            return self.donor(value, user, taken) or self.alloc_like(b, buf.type, buf, scope)
+            return self.donor(user, out, taken) or self.alloc_like(b, buf.type, buf, scope)
         return self.copy(b, buf, scope)
 
-    def donor(self, value: SSAValue, user: Operation, taken: set[SSAValue]) -> SSAValue | None:
+    def donor(self, user: Operation, out: int | None, taken: set[SSAValue]) -> SSAValue | None:
         """The buffer of another tensor that the map `user` may write its
-        output initialised with `value` into, instead of a fresh buffer: a
-        dead, owned tensor of the same type that `user` reads only at the
-        element each iteration writes (e.g. `g + dx` accumulating a gradient
-        into `g`). None if there is none."""
-        if not isinstance(user, df.MapOp):
+        output number `out` into, instead of a fresh buffer: a dead, owned
+        tensor of the same type that `user` reads only at the element each
+        iteration writes to that output (e.g. `g + dx` accumulating a
+        gradient into `g`). None if there is none."""
+        if not isinstance(user, df.MapOp) or out is None:
             return None
-        outs = [a for a, o in zip(user.out_args, user.outs) if o == value]
+        value = user.outs[out]
+        outs = [user.out_args[out]]
         t = value.type
         if not isinstance(t, TensorType) or not t.has_static_shape():
             return None
@@ -332,7 +338,7 @@ class _Bufferizer:
             if op.outs and df.enclosing_maps(op):
                 raise CompileError.at(op, "bufferize: a df.map with outputs inside another df.map is not supported")
             taken: set[SSAValue] = set()
-            outs = [self.writable(b, o, op, scope, taken) for o in op.outs]
+            outs = [self.writable(b, o, op, scope, taken, k) for k, o in enumerate(op.outs)]
         bounds = [bd if isinstance(bd, int) else self.v(bd) for bd in op.bounds]
         new = b.insert(df.MapOp(bounds, outs))
         new.attributes |= op.attributes

@@ -70,3 +70,44 @@ def test_gauss_seidel_sweep_gradient_against_finite_differences():
     fd_w = [(loss(x, w + h * e) - loss(x, w - h * e)) / (2 * h) for e in eye]
     np.testing.assert_allclose(gx, fd_x, rtol=1e-6, atol=1e-8)
     np.testing.assert_allclose(gw, fd_w, rtol=1e-6, atol=1e-8)
+
+
+SHARED_INIT = """func.func @f(%x: tensor<4xf64>) -> tensor<4xf64> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c3 = arith.constant 3 : index
+  %zero = arith.constant dense<0.0> : tensor<4xf64>
+  %r = scf.for %t = %c0 to %c3 step %c1 iter_args(%acc = %x) -> (tensor<4xf64>) {
+    %a, %b = df.map (%i) in (4) outs(%oa = %zero : tensor<4xf64>, %ob = %zero : tensor<4xf64>) {
+      %v = df.read %acc[%i] : tensor<4xf64>
+      df.write %v, %oa[%i] : tensor<4xf64>
+      df.write %v, %ob[%t] wcr(add) : tensor<4xf64>
+    } -> tensor<4xf64>, tensor<4xf64>
+    %s = df.map (%j) in (4) outs(%os = %a : tensor<4xf64>) {
+      %u = df.read %a[%j] : tensor<4xf64>
+      %w = df.read %b[%j] : tensor<4xf64>
+      %y = df.tasklet (%u, %w) : (f64, f64) -> f64 {
+      ^bb0(%p: f64, %q: f64):
+        %z = arith.addf %p, %q : f64
+        df.yield %z : f64
+      }
+      df.write %y, %os[%j] : tensor<4xf64>
+    } -> tensor<4xf64>
+    scf.yield %s : tensor<4xf64>
+  }
+  func.return %r : tensor<4xf64>
+}"""
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("prefix", sorted(PREFIXES))
+def test_outputs_sharing_an_initial_value(prefix, threads):
+    """Two outputs of one map start from the same zeros: one is overwritten
+    everywhere, the other accumulates into one element and must start from zeros
+    in every iteration (it was given an uninitialised buffer, which mem-plan's
+    reuse filled with the previous iteration's sums)."""
+    x = np.array([1.0, 2.0, 3.0, 4.0])
+    want = reference(SHARED_INIT, "f", x)
+    np.testing.assert_array_equal(want, [11.0, 22.0, 43.0, 4.0])  # acc[t] += sum(acc)
+    engine = ExecutionEngine(parse_module(SHARED_INIT), pipeline=PREFIXES[prefix], threads=threads)
+    np.testing.assert_array_equal(engine.invoke("f", x), want)

@@ -203,3 +203,22 @@ func.func @live_across_iterations(%x: tensor<4xf64>) -> tensor<4xf64> {
   }
   func.return %r : tensor<4xf64>
 }
+
+// Two outputs start from the same tensor: the first overwrites every element
+// (no copy needed), the second accumulates into one element and must see the
+// zeros, so it gets a copy (not a fresh uninitialised buffer).
+// CHECK-LABEL: func.func @shared_initial_value
+// CHECK:         %[[ZERO:.*]] = memref.alloc()
+// CHECK:         %[[SECOND:.*]] = memref.alloc()
+// CHECK-NEXT:    "memref.copy"(%[[ZERO]], %[[SECOND]])
+// CHECK-NEXT:    df.map (%{{.*}}) in (4) outs(%{{.*}} = %[[ZERO]] : memref<4xf64>, %{{.*}} = %[[SECOND]] : memref<4xf64>)
+func.func @shared_initial_value(%x: tensor<4xf64>) -> (tensor<4xf64>, tensor<4xf64>) {
+  %zero = arith.constant dense<0.0> : tensor<4xf64>
+  %a, %b = df.map (%i) in (4) outs(%oa = %zero : tensor<4xf64>, %ob = %zero : tensor<4xf64>) {
+    %v = df.read %x[%i] : tensor<4xf64>
+    %c0 = arith.constant 0 : index
+    df.write %v, %oa[%i] : tensor<4xf64>
+    df.write %v, %ob[%c0] wcr(add) : tensor<4xf64>
+  } -> tensor<4xf64>, tensor<4xf64>
+  func.return %a, %b : tensor<4xf64>, tensor<4xf64>
+}
