@@ -209,6 +209,51 @@ def test_scalar_arguments_and_results():
     np.testing.assert_array_equal(x, np.arange(4))  # arguments are never written
 
 
+SCALARS = """func.func @f(%x: tensor<2xf64>, %s: f64, %k: i64) -> (tensor<2xf64>, f64, i64) {
+  %r = df.map (%i) in (2) outs(%o = %x : tensor<2xf64>) {
+    %v = df.read %x[%i] : tensor<2xf64>
+    %w = df.tasklet (%v, %s) : (f64, f64) -> f64 {
+    ^bb0(%a: f64, %b: f64):
+      %m = arith.mulf %a, %b : f64
+      df.yield %m : f64
+    }
+    df.write %w, %o[%i] : tensor<2xf64>
+  } -> tensor<2xf64>
+  %n = arith.negf %s : f64
+  %j = arith.subi %k, %k : i64
+  %l = arith.subi %j, %k : i64
+  func.return %r, %n, %l : tensor<2xf64>, f64, i64
+}"""
+
+
+@pytest.mark.parametrize("s,k", [(2.5, 3), (-1e300, -(2**62)), (np.float64(-0.5), np.int64(7)), (3, 2**63 - 1)])
+def test_scalars_round_trip_through_slots(s, k):
+    """Negative floats and integers use every bit of their 8-byte slot."""
+    x = np.array([1.0, -2.0])
+    r, n, m = engine(SCALARS).invoke("f", x, s, k)
+    np.testing.assert_array_equal(r, x * float(s))
+    assert n == -float(s) and type(n) is np.float64
+    assert m == -int(k) and type(m) is np.int64
+
+
+def test_arrays_the_fast_path_does_not_take():
+    """Read-only and non-contiguous arrays, and a wrong scalar type, still get
+    the checked path: the same results, or the same errors."""
+    e = engine(SCALARS)
+    x = np.array([1.0, -2.0])
+    frozen = x.copy()
+    frozen.setflags(write=False)
+    strided = np.array([1.0, 0.0, -2.0])[::2]
+    for arg in (frozen, strided):
+        np.testing.assert_array_equal(e.invoke("f", arg, 2.0, 1)[0], [2.0, -4.0])
+    with pytest.raises(TypeError, match="argument #2 must be an integer, got float"):
+        e.invoke("f", x, 2.0, 1.5)
+    with pytest.raises(TypeError, match="argument #1 must be a float, got str"):
+        e.invoke("f", x, "2", 1)
+    with pytest.raises(TypeError, match="argument #0 must have dtype float64, got float32"):
+        e.invoke("f", x.astype(np.float32), 2.0, 1)
+
+
 def test_interpreter_and_engine_agree_on_nn_ops():
     text = """func.func @f(%a: tensor<6x5xf32>, %b: tensor<5xf32>) -> tensor<6x5xf32> {
   %s = nn.add %a, %b : (tensor<6x5xf32>, tensor<5xf32>) -> tensor<6x5xf32>

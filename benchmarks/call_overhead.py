@@ -1,0 +1,52 @@
+"""Call overhead: `ExecutionEngine.invoke` on a function of eight 4-element
+arrays (one tiny map, one result), against the cheapest comparable call in
+numpy, PyTorch and JAX (one elementwise op on the same arrays), in one run.
+
+    python -m benchmarks.call_overhead
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from benchmarks.common import median_time, optional
+from dfc.compiler import ExecutionEngine, parse_module
+
+ARGS = ", ".join(f"%a{k}: tensor<4xf32>" for k in range(8))
+TEXT = f"""func.func @f({ARGS}) -> tensor<4xf32> {{
+  %r = df.map (%i) in (4) outs(%o = %a0 : tensor<4xf32>) {{
+    %u = df.read %a1[%i] : tensor<4xf32>
+    df.write %u, %o[%i] : tensor<4xf32>
+  }} -> tensor<4xf32>
+  func.return %r : tensor<4xf32>
+}}"""
+
+
+def per_call(fn, calls: int = 2000) -> float:
+    """Median seconds per call over batches of `calls` calls."""
+    def batch():
+        for _ in range(calls):
+            fn()
+    return median_time(batch) / calls
+
+
+def main() -> None:
+    torch, jax = optional("torch"), optional("jax")
+    xs = [np.ones(4, np.float32) for _ in range(8)]
+    engine = ExecutionEngine(parse_module(TEXT))
+    times = {"numpy": per_call(lambda: np.add(xs[0], xs[1])), "dfc": per_call(lambda: engine.invoke("f", *xs))}
+    times["torch"] = None
+    if torch is not None:
+        ts = [torch.from_numpy(x) for x in xs]
+        times["torch"] = per_call(lambda: torch.add(ts[0], ts[1]))
+    times["jax"] = None
+    if jax is not None:
+        js = [jax.numpy.asarray(x) for x in xs]
+        f = jax.jit(lambda *a: a[0] + a[1])
+        times["jax"] = per_call(lambda: f(*js).block_until_ready())
+    cells = [f"{k} {'n/a' if t is None else f'{t * 1e6:.1f} us'}" for k, t in times.items()]
+    print("per call, 8 arrays:  " + "  ".join(cells))
+
+
+if __name__ == "__main__":
+    main()
