@@ -12,6 +12,8 @@ from xdsl.parser import Parser
 from xdsl.utils.exceptions import DiagnosticException, ParseError, VerifyException
 from xdsl.utils.lexer import Location, Span
 
+from dfc.compiler.dominance import dominance_problem
+
 
 class CompileError(Exception):
     """An error in the user's program or command, with its source location."""
@@ -71,7 +73,8 @@ def parse_error(err: ParseError) -> CompileError:
 
 def verify_located(root: Operation) -> None:
     """Verify `root` and everything nested, raising a `CompileError` at the
-    first op that does not verify (outermost first, as MLIR does)."""
+    first op that does not verify (outermost first, as MLIR does), then
+    SSA dominance (`compiler.dominance`)."""
     for op in root.walk():
         try:
             op.verify(verify_nested_ops=False)
@@ -79,3 +82,10 @@ def verify_located(root: Operation) -> None:
             cause = err.__cause__ if isinstance(err.__cause__, VerifyException) else err
             message = str(cause).strip().splitlines()[0] if str(cause).strip() else type(cause).__name__
             raise CompileError.at(op, f"'{op.name}' op {message}") from err
+        except Exception as err:  # xDSL's memref verifiers raise plain `Exception`
+            if type(err) is not Exception:
+                raise
+            raise CompileError.at(op, f"'{op.name}' op {str(err).strip() or 'does not verify'}") from err
+    if (found := dominance_problem(root)) is not None:
+        op, message = found
+        raise CompileError.at(op, f"'{op.name}' op {message}")

@@ -8,16 +8,41 @@
 * `DenseIntOrFPElementsAttr.is_splat` unpacks every element into a Python
   object (seconds for a 2048x2048 zero tensor, which autodiff creates); the
   replacement compares the raw bytes shifted by one element.
+* An unterminated string literal made xDSL's lexer backtrack exponentially
+  (`"(?:[^"...]+|...)*"`: 27 characters took 15 s, 40 never ended); the
+  string pattern here has one way to match each character and a possessive
+  repetition, so a failed match is linear.
+* Shapes and dense literals beyond `compiler.limits` are parse errors at the
+  type (xDSL would build a list of 2**32 elements for
+  `dense<1.0> : tensor<4294967296xf32>`), as is a dense literal whose element
+  type xDSL cannot pack (`f80`, `f128`).
 """
 
 from __future__ import annotations
 
 import functools
 import math
+import re
 import struct
 
-from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, Float16Type, Float32Type, Float64Type
+from xdsl.dialects.builtin import (
+    ComplexType,
+    DenseIntOrFPElementsAttr,
+    Float16Type,
+    Float32Type,
+    Float64Type,
+    Float80Type,
+    Float128Type,
+)
 from xdsl.parser.attribute_parser import AttrParser
+from xdsl.utils.lexer import Span
+from xdsl.utils.mlir_lexer import MLIRLexer
+
+from dfc.compiler.limits import dense_problem, shape_problem
+
+MLIRLexer._unescaped_characters_regex = re.compile(  # pyright: ignore[reportPrivateUsage]
+    r'"(?:[^"\\\n\v\f]|\\(?:["nt\\]|[0-9A-Fa-f]{2}))*+"'
+)
 
 _BIT_FORMATS = {Float16Type: ("<H", "<e"), Float32Type: ("<I", "<f"), Float64Type: ("<Q", "<d")}
 
@@ -57,3 +82,35 @@ def _all_elements_equal(data: bytes, n: int) -> bool:
 
 
 DenseIntOrFPElementsAttr.is_splat = _is_splat  # type: ignore[method-assign]
+
+
+_original_parse_ranked_shape = AttrParser.parse_ranked_shape
+
+
+def _parse_ranked_shape(self: AttrParser):  # type: ignore[no-untyped-def]
+    start = self._current_token.span.start  # pyright: ignore[reportPrivateUsage]
+    dims, type = _original_parse_ranked_shape(self)
+    if (problem := shape_problem(dims)) is not None:
+        self.raise_error(problem, Span(start, self._current_token.span.start, self.lexer.input))  # pyright: ignore[reportPrivateUsage]
+    return dims, type
+
+
+AttrParser.parse_ranked_shape = _parse_ranked_shape  # type: ignore[method-assign]
+
+_original_dense_literal_type = AttrParser._parse_dense_literal_type  # pyright: ignore[reportPrivateUsage]
+_UNPACKABLE = (Float80Type, Float128Type)
+
+
+def _parse_dense_literal_type(self: AttrParser):  # type: ignore[no-untyped-def]
+    start = self._current_token.span.start  # pyright: ignore[reportPrivateUsage]
+    type = _original_dense_literal_type(self)
+    at = Span(start, self._current_token.span.start, self.lexer.input)  # pyright: ignore[reportPrivateUsage]
+    element = type.element_type
+    if isinstance(element, _UNPACKABLE) or (isinstance(element, ComplexType) and isinstance(element.element_type, _UNPACKABLE)):
+        self.raise_error(f"dense literals of {element} are not supported", at)
+    if (problem := dense_problem(type.get_shape())) is not None:
+        self.raise_error(problem, at)
+    return type
+
+
+AttrParser._parse_dense_literal_type = _parse_dense_literal_type  # type: ignore[method-assign]
