@@ -89,6 +89,7 @@ from __future__ import annotations
 
 import math as pymath
 import threading
+import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -1713,6 +1714,12 @@ class JitModule:
         self._engine = llvm.create_mcjit_compiler(empty, tm)
         self._engine.add_object_file(llvm.ObjectFileRef.from_data(entry.obj))
         self._engine.finalize_object()
+        self.users: weakref.WeakSet[object] = weakref.WeakSet()
+        """The open `ExecutionEngine`s calling into this module."""
+
+    def close(self) -> None:
+        """Free the machine code; no address it returned may be called after."""
+        self._engine.close()
 
     def entry_address(self, name: str) -> int:
         """Address of `void _dfc_entry_<name>(i64 *desc)`."""
