@@ -48,7 +48,12 @@ class LocatingParser(Parser):
 
     def parse_operation(self) -> Operation:
         start = self._op_name_location()
-        op = super().parse_operation()
+        begin = self._current_token.span.start
+        try:
+            op = super().parse_operation()
+        except (VerifyException, ValueError) as err:  # raised building the op's attributes
+            message = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+            raise ParseError(Span(begin, self.pos, self.lexer.input), message) from err
         if not isinstance(op.location, FileLineColLoc):
             op.location = FileLineColLoc(
                 StringAttr(start.file), IntAttr(start.line), IntAttr(int(start.col))
@@ -73,8 +78,12 @@ def parse_error(err: ParseError) -> CompileError:
 
 def verify_located(root: Operation) -> None:
     """Verify `root` and everything nested, raising a `CompileError` at the
-    first op that does not verify (outermost first, as MLIR does), then
-    SSA dominance (`compiler.dominance`)."""
+    first op that does not verify (outermost first, as MLIR does); an operand
+    that is undefined or does not dominate its use is checked first
+    (`compiler.dominance`), as op verifiers may rely on it."""
+    if (found := dominance_problem(root)) is not None:
+        op, message = found
+        raise CompileError.at(op, f"'{op.name}' op {message}")
     for op in root.walk():
         try:
             op.verify(verify_nested_ops=False)
@@ -86,6 +95,3 @@ def verify_located(root: Operation) -> None:
             if type(err) is not Exception:
                 raise
             raise CompileError.at(op, f"'{op.name}' op {str(err).strip() or 'does not verify'}") from err
-    if (found := dominance_problem(root)) is not None:
-        op, message = found
-        raise CompileError.at(op, f"'{op.name}' op {message}")

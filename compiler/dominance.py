@@ -1,4 +1,4 @@
-"""SSA dominance: every operand must be defined before its use.
+"""SSA dominance: every operand must be defined, and before its use.
 
 xDSL's verifier does not check it, and its parser accepts a value used above
 the line that defines it. Within a block, the definition must come before the
@@ -12,6 +12,7 @@ blocks are left alone there.
 from __future__ import annotations
 
 from xdsl.ir import Block, BlockArgument, Operation, SSAValue
+from xdsl.parser.core import ForwardDeclaredValue
 
 
 def dominance_problem(root: Operation) -> tuple[Operation, str] | None:
@@ -27,6 +28,8 @@ def dominance_problem(root: Operation) -> tuple[Operation, str] | None:
 
     for op in root.walk():
         for k, value in enumerate(op.operands):
+            if isinstance(value, ForwardDeclaredValue):
+                return op, f"operand #{k} is never defined in its scope"
             if not _dominates(value, op, position):
                 return op, f"operand #{k} does not dominate this use"
     return None

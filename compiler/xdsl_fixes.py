@@ -15,7 +15,9 @@
 * Shapes and dense literals beyond `compiler.limits` are parse errors at the
   type (xDSL would build a list of 2**32 elements for
   `dense<1.0> : tensor<4294967296xf32>`), as is a dense literal whose element
-  type xDSL cannot pack (`f80`, `f128`).
+  type xDSL cannot pack (`f80`, `f128`); a scalar `f80`/`f128` float
+  attribute, which xDSL holds as a Python float, prints as an `f64` would
+  (xDSL's printer raised `NotImplementedError` on it).
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ from xdsl.dialects.builtin import (
     Float128Type,
 )
 from xdsl.parser.attribute_parser import AttrParser
+from xdsl.printer import Printer
 from xdsl.utils.lexer import Span
 from xdsl.utils.mlir_lexer import MLIRLexer
 
@@ -114,3 +117,13 @@ def _parse_dense_literal_type(self: AttrParser):  # type: ignore[no-untyped-def]
 
 
 AttrParser._parse_dense_literal_type = _parse_dense_literal_type  # type: ignore[method-assign]
+
+
+_original_print_float = Printer.print_float
+
+
+def _print_float(self: Printer, value: float, type):  # type: ignore[no-untyped-def]
+    _original_print_float(self, value, Float64Type() if isinstance(type, _UNPACKABLE) else type)
+
+
+Printer.print_float = _print_float  # type: ignore[method-assign]
