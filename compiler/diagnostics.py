@@ -51,7 +51,7 @@ class LocatingParser(Parser):
         begin = self._current_token.span.start
         try:
             op = super().parse_operation()
-        except (VerifyException, ValueError) as err:  # raised building the op's attributes
+        except (VerifyException, ValueError, OverflowError) as err:  # raised building the op's attributes
             message = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
             raise ParseError(Span(begin, self.pos, self.lexer.input), message) from err
         if not isinstance(op.location, FileLineColLoc):

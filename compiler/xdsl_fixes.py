@@ -12,6 +12,10 @@
   (`"(?:[^"...]+|...)*"`: 27 characters took 15 s, 40 never ended); the
   string pattern here has one way to match each character and a possessive
   repetition, so a failed match is linear.
+* A float literal out of its type's range (`1.0e308 : f32`, also as a dense
+  element), or a real element of a
+  complex literal, is a parse error (xDSL raised `OverflowError` or failed an
+  assertion).
 * Shapes and dense literals beyond `compiler.limits` are parse errors at the
   type (xDSL would build a list of 2**32 elements for
   `dense<1.0> : tensor<4294967296xf32>`), as is a dense literal whose element
@@ -64,7 +68,15 @@ def _to_type(self: _Element, parser: AttrParser, type):  # type: ignore[no-untyp
             return struct.unpack(float_format, struct.pack(int_format, self.value))[0]
         except struct.error:
             parser.raise_error(f"hexadecimal literal does not fit {type}", at_position=self.span)
-    return _original_to_type(self, parser, type)
+    if isinstance(type, ComplexType) and not isinstance(self.value, tuple):
+        parser.raise_error(f"expected a (real, imaginary) pair for an element of {type}", at_position=self.span)
+    value = _original_to_type(self, parser, type)
+    if isinstance(value, float) and math.isfinite(value) and type.__class__ in _BIT_FORMATS:
+        try:
+            type.pack([value])
+        except (OverflowError, struct.error):
+            parser.raise_error(f"floating point value too large for {type}", at_position=self.span)
+    return value
 
 
 _Element.to_type = _to_type  # type: ignore[method-assign]
@@ -127,3 +139,17 @@ def _print_float(self: Printer, value: float, type):  # type: ignore[no-untyped-
 
 
 Printer.print_float = _print_float  # type: ignore[method-assign]
+
+
+_original_int_or_float_attr = AttrParser.parse_optional_builtin_int_or_float_attr
+
+
+def _parse_optional_builtin_int_or_float_attr(self: AttrParser):  # type: ignore[no-untyped-def]
+    start = self._current_token.span.start  # pyright: ignore[reportPrivateUsage]
+    try:
+        return _original_int_or_float_attr(self)
+    except OverflowError:
+        self.raise_error("floating point value too large for its type", Span(start, self.pos, self.lexer.input))
+
+
+AttrParser.parse_optional_builtin_int_or_float_attr = _parse_optional_builtin_int_or_float_attr  # type: ignore[method-assign]

@@ -97,6 +97,23 @@ CASES = {
         3,
         "'scf.for' op operand #2 is never defined in its scope",
     ),
+    "float-too-large": (
+        "func.func @f() -> f32 {\n  %c = arith.constant 1.0e308 : f32\n  func.return %c : f32\n}\n",
+        2,
+        "floating point value too large",
+    ),
+    "dense-float-too-large": (
+        "func.func @f() -> tensor<2xf32> {\n  %c = arith.constant dense<1.0e308> : tensor<2xf32>\n"
+        "  func.return %c : tensor<2xf32>\n}\n",
+        2,
+        "floating point value too large for f32",
+    ),
+    "complex-dense-of-reals": (
+        "func.func @f() -> tensor<2xcomplex<f32>> {\n  %c = arith.constant dense<0.0> : tensor<2xcomplex<f32>>\n"
+        "  func.return %c : tensor<2xcomplex<f32>>\n}\n",
+        2,
+        "expected a (real, imaginary) pair",
+    ),
     "huge-map-bound": (MAP.format(bound="18446744073709551616", body=COPY), 3, "map bound 18446744073709551616 is not in"),
     "i1-out-of-range": (
         "func.func @f() -> i1 {\n  %c = arith.constant 2 : i1\n  func.return %c : i1\n}\n",

@@ -115,10 +115,16 @@ MUTATIONS: tuple[Callable[[str, random.Random], str], ...] = (
 )
 
 
+SEMANTIC: tuple[Callable[[str, random.Random], str], ...] = (perturb_number, swap_type, move_line, delete_line)
+"""Mutations that mostly keep the syntax, so that the result reaches the verifiers and passes."""
+
+
 def mutate_text(text: str, rng: random.Random) -> bytes:
-    """`text` with one to three mutations, occasionally with bytes that are not UTF-8."""
+    """`text` with one to three mutations (a third of the time only `SEMANTIC`
+    ones), occasionally with bytes that are not UTF-8."""
+    kinds = SEMANTIC if rng.random() < 0.33 else MUTATIONS
     for _ in range(rng.randint(1, 3)):
-        text = rng.choice(MUTATIONS)(text, rng)
+        text = rng.choice(kinds)(text, rng)
     data = text.encode()
     if rng.random() < 0.03:
         at = rng.randrange(len(data) + 1)
