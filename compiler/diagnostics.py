@@ -6,8 +6,8 @@ that a verifier, a pass or the engine can point back at the source line.
 
 from __future__ import annotations
 
-from xdsl.dialects.builtin import FileLineColLoc, IntAttr, StringAttr
-from xdsl.ir import Operation
+from xdsl.dialects.builtin import FileLineColLoc, Float80Type, Float128Type, IntAttr, StringAttr
+from xdsl.ir import Attribute, Operation
 from xdsl.parser import Parser
 from xdsl.utils.exceptions import DiagnosticException, ParseError, VerifyException
 from xdsl.utils.lexer import Location, Span
@@ -43,6 +43,10 @@ def location_of(op: Operation | None) -> str | None:
     return None
 
 
+UNSUPPORTED_TYPES = (Float80Type, Float128Type)
+"""Types the parser rejects: no op of the compiler computes in them."""
+
+
 class LocatingParser(Parser):
     """A parser that records each op's position as its `FileLineColLoc`."""
 
@@ -59,6 +63,15 @@ class LocatingParser(Parser):
                 StringAttr(start.file), IntAttr(start.line), IntAttr(int(start.col))
             )
         return op
+
+    def parse_optional_type(self) -> Attribute | None:
+        """Also rejects the float types the compiler has no arithmetic for."""
+        start = self._current_token.span.start
+        t = super().parse_optional_type()
+        if isinstance(t, UNSUPPORTED_TYPES):
+            self.raise_error(f"type {t} is not supported by dfc",
+                             Span(start, self.pos, self.lexer.input))
+        return t
 
     def _op_name_location(self) -> Location:
         """Where the op's name starts (after `%r = `), as MLIR reports it."""

@@ -18,10 +18,7 @@
   assertion).
 * Shapes and dense literals beyond `compiler.limits` are parse errors at the
   type (xDSL would build a list of 2**32 elements for
-  `dense<1.0> : tensor<4294967296xf32>`), as is a dense literal whose element
-  type xDSL cannot pack (`f80`, `f128`); a scalar `f80`/`f128` float
-  attribute, which xDSL holds as a Python float, prints as an `f64` would
-  (xDSL's printer raised `NotImplementedError` on it).
+  `dense<1.0> : tensor<4294967296xf32>`).
 """
 
 from __future__ import annotations
@@ -37,11 +34,8 @@ from xdsl.dialects.builtin import (
     Float16Type,
     Float32Type,
     Float64Type,
-    Float80Type,
-    Float128Type,
 )
 from xdsl.parser.attribute_parser import AttrParser
-from xdsl.printer import Printer
 from xdsl.utils.lexer import Span
 from xdsl.utils.mlir_lexer import MLIRLexer
 
@@ -113,32 +107,19 @@ def _parse_ranked_shape(self: AttrParser):  # type: ignore[no-untyped-def]
 AttrParser.parse_ranked_shape = _parse_ranked_shape  # type: ignore[method-assign]
 
 _original_dense_literal_type = AttrParser._parse_dense_literal_type  # pyright: ignore[reportPrivateUsage]
-_UNPACKABLE = (Float80Type, Float128Type)
 
 
 def _parse_dense_literal_type(self: AttrParser):  # type: ignore[no-untyped-def]
     start = self._current_token.span.start  # pyright: ignore[reportPrivateUsage]
     type = _original_dense_literal_type(self)
-    at = Span(start, self._current_token.span.start, self.lexer.input)  # pyright: ignore[reportPrivateUsage]
-    element = type.element_type
-    if isinstance(element, _UNPACKABLE) or (isinstance(element, ComplexType) and isinstance(element.element_type, _UNPACKABLE)):
-        self.raise_error(f"dense literals of {element} are not supported", at)
     if (problem := dense_problem(type.get_shape())) is not None:
-        self.raise_error(problem, at)
+        self.raise_error(problem, Span(start, self._current_token.span.start, self.lexer.input))  # pyright: ignore[reportPrivateUsage]
     return type
 
 
 AttrParser._parse_dense_literal_type = _parse_dense_literal_type  # type: ignore[method-assign]
 
 
-_original_print_float = Printer.print_float
-
-
-def _print_float(self: Printer, value: float, type):  # type: ignore[no-untyped-def]
-    _original_print_float(self, value, Float64Type() if isinstance(type, _UNPACKABLE) else type)
-
-
-Printer.print_float = _print_float  # type: ignore[method-assign]
 
 
 _original_int_or_float_attr = AttrParser.parse_optional_builtin_int_or_float_attr

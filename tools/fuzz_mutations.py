@@ -115,7 +115,31 @@ MUTATIONS: tuple[Callable[[str, random.Random], str], ...] = (
 )
 
 
-SEMANTIC: tuple[Callable[[str, random.Random], str], ...] = (perturb_number, swap_type, move_line, delete_line)
+def retype_everywhere(text: str, rng: random.Random) -> str:
+    """Every occurrence of one type replaced by another (`tensor<4xf32>` too):
+    the program often stays valid and reaches the passes with other types."""
+    present = sorted({m.group() for m in TYPE.finditer(text)} | set(re.findall(r"(?<=\dx)(?:f16|f32|f64|i1|i8|i32|i64|index)\b", text)))
+    if not present:
+        return text
+    old, new = rng.choice(present), rng.choice(TYPES)
+    return re.sub(rf"(?<![\w.%@]){old}\b|(?<=\dx){old}\b", new, text)
+
+
+def resize_everywhere(text: str, rng: random.Random) -> str:
+    """Every standalone occurrence of one integer (shapes, bounds, constants)
+    replaced by a small or odd one, so that shapes stay consistent."""
+    present = sorted(set(re.findall(r"(?<![\w.%@#+-])\d+(?![\w.])|(?<=[<x])\d+(?=x)", text)))
+    if not present:
+        return text
+    old = rng.choice(present)
+    new = rng.choice(("0", "1", "2", "3", "5", "7", "17", "64", "1000"))
+    return re.sub(rf"(?<![\w.%@#+-]){old}(?![\w.])|(?<=[<x]){old}(?=x)", new, text)
+
+
+SEMANTIC: tuple[Callable[[str, random.Random], str], ...] = (
+    perturb_number, swap_type, move_line, delete_line, retype_everywhere, retype_everywhere,
+    resize_everywhere, resize_everywhere,
+)
 """Mutations that mostly keep the syntax, so that the result reaches the verifiers and passes."""
 
 
