@@ -63,6 +63,7 @@ from xdsl.traits import (
 )
 from xdsl.utils.exceptions import VerifyException
 
+from dfc.compiler.limits import MAX_DIM
 from dfc.dialects.index_exprs import depends_on, used_variables
 
 WCR_KINDS = ("add", "mul", "max", "min")
@@ -219,6 +220,8 @@ class MapOp(IRDLOperation):
             )
         if any(b < 0 and b != DYNAMIC_INDEX for b in static):
             raise VerifyException("map bounds must be non-negative")
+        if any(b > MAX_DIM for b in static):
+            raise VerifyException(f"map bound {max(static)} exceeds the limit of {MAX_DIM}")
         args = self.body.block.args
         if len(args) != self.rank + len(self.outs):
             raise VerifyException(
@@ -290,7 +293,13 @@ class MapOp(IRDLOperation):
 
         def parse_bound() -> int | UnresolvedOperand:
             value = parser.parse_optional_unresolved_operand()
-            return value if value is not None else parser.parse_integer()
+            if value is not None:
+                return value
+            start = parser.pos
+            bound = parser.parse_integer()
+            if not 0 <= bound <= MAX_DIM:
+                parser.raise_error(f"map bound {bound} is not in [0, {MAX_DIM}]", start, parser.pos)
+            return bound
 
         raw_bounds = parser.parse_comma_separated_list(
             parser.Delimiter.PAREN, parse_bound

@@ -90,6 +90,7 @@ from __future__ import annotations
 import ctypes
 import math as pymath
 import threading
+import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -1797,6 +1798,12 @@ class JitModule:
         self.bounds_failures = ctypes.c_int64.from_address(failures) if failures else None
         """The module's failed-bounds-check counter (None: it checks no bounds)."""
         self._bounds_site = ctypes.c_char_p.from_address(self._engine.get_global_value_address(BOUNDS_SITE)) if failures else None
+        self.users: weakref.WeakSet[object] = weakref.WeakSet()
+        """The open `ExecutionEngine`s calling into this module."""
+
+    def close(self) -> None:
+        """Free the machine code; no address it returned may be called after."""
+        self._engine.close()
 
     def bounds_failure_message(self) -> str:
         """The message of the last failed bounds check."""
