@@ -8,6 +8,9 @@
 * `DenseIntOrFPElementsAttr.is_splat` unpacks every element into a Python
   object (seconds for a 2048x2048 zero tensor, which autodiff creates); the
   replacement compares the raw bytes shifted by one element.
+* xDSL 0.74 has no `arith.remf` (MLIR's C `fmod`: the remainder of
+  `lhs / rhs` with the sign of `lhs`); `RemFOp` defines it in the arith
+  dialect (the LLVM backend emits `frem`).
 """
 
 from __future__ import annotations
@@ -16,8 +19,11 @@ import functools
 import math
 import struct
 
+from xdsl.dialects.arith import Arith, FloatingPointLikeBinaryOperation
 from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, Float16Type, Float32Type, Float64Type
+from xdsl.irdl import irdl_op_definition, traits_def
 from xdsl.parser.attribute_parser import AttrParser
+from xdsl.traits import Pure
 
 _BIT_FORMATS = {Float16Type: ("<H", "<e"), Float32Type: ("<I", "<f"), Float64Type: ("<Q", "<d")}
 
@@ -57,3 +63,16 @@ def _all_elements_equal(data: bytes, n: int) -> bool:
 
 
 DenseIntOrFPElementsAttr.is_splat = _is_splat  # type: ignore[method-assign]
+
+
+@irdl_op_definition
+class RemFOp(FloatingPointLikeBinaryOperation):
+    """The remainder of `lhs / rhs`, with the sign of `lhs` (C `fmod`)."""
+
+    name = "arith.remf"
+
+    traits = traits_def(Pure())
+
+
+if RemFOp not in Arith._operations:  # pyright: ignore[reportPrivateUsage]
+    Arith._operations.append(RemFOp)  # pyright: ignore[reportPrivateUsage]

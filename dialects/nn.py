@@ -537,6 +537,9 @@ class FullOp(NNOp):
         return out
 
 
+# The op families in modules of their own derive from the classes above.
+from dfc.dialects.nn_elementwise import ELEMENTWISE_OPS  # noqa: E402
+
 NN = Dialect(
     "nn",
     [
@@ -544,5 +547,6 @@ NN = Dialect(
         NegOp, ExpOp, LogOp, TanhOp, SqrtOp, ReluOp, SigmoidOp,
         MatmulOp, LinearOp, ReduceOp, BroadcastOp, TransposeOp, ReshapeOp,
         SoftmaxOp, LogSoftmaxOp, NllLossOp, ConstantOp, FullOp,
+        *ELEMENTWISE_OPS,
     ],
 )

@@ -27,6 +27,7 @@ from dfc.dialects.df_builders import (
     tasklet,
     write,
 )
+from dfc.dialects.nn_expand_elementwise import ELEMENTWISE_EXPANSIONS
 
 Expansion = Callable[[Builder, Operation], SSAValue]
 
@@ -243,6 +244,7 @@ EXPANSIONS: dict[type[Operation], Expansion] = {
     nn.NllLossOp: _nll_loss,
     nn.ConstantOp: _constant,
     nn.FullOp: _full,
+    **ELEMENTWISE_EXPANSIONS,
 }
 
 

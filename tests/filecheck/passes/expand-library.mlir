@@ -54,3 +54,24 @@ func.func @nll(%logp: tensor<8x10xf32>, %labels: tensor<8xi64>) -> tensor<f32> {
   %l = nn.nll_loss %logp, %labels : (tensor<8x10xf32>, tensor<8xi64>) -> tensor<f32>
   func.return %l : tensor<f32>
 }
+
+// Elementwise ops of dialects/nn_elementwise.py: compare gives an i1 map, select
+// reads it, remainder is arith.remf (C fmod), convert a cast in the tasklet.
+// CLEAN-LABEL: func.func @compare_select
+// CLEAN:         %[[P:.*]] = df.map (%{{.*}}, %{{.*}}) in (4, 8) outs(%{{.*}} = %{{.*}} : tensor<4x8xi1>)
+// CLEAN:           arith.cmpf une
+// CLEAN:         df.map
+// CLEAN:           df.read %[[P]]
+// CLEAN:           arith.select %{{.*}}, %{{.*}}, %{{.*}} : f32
+// CLEAN:         df.map
+// CLEAN:           arith.remf
+// CLEAN:         df.map
+// CLEAN:           arith.extf %{{.*}} : f32 to f64
+// CLEAN-NOT:     nn.
+func.func @compare_select(%x: tensor<4x1xf32>, %y: tensor<8xf32>) -> tensor<4x8xf64> {
+  %p = nn.compare %x, %y {direction = "NE"} : (tensor<4x1xf32>, tensor<8xf32>) -> tensor<4x8xi1>
+  %s = nn.select %p, %x, %y : (tensor<4x8xi1>, tensor<4x1xf32>, tensor<8xf32>) -> tensor<4x8xf32>
+  %r = nn.remainder %s, %y : (tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xf32>
+  %c = nn.convert %r : (tensor<4x8xf32>) -> tensor<4x8xf64>
+  func.return %c : tensor<4x8xf64>
+}
