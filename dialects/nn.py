@@ -539,6 +539,7 @@ class FullOp(NNOp):
 
 # The op families in modules of their own derive from the classes above.
 from dfc.dialects.nn_elementwise import ELEMENTWISE_OPS  # noqa: E402
+from dfc.dialects.nn_shape import SHAPE_OPS  # noqa: E402
 
 NN = Dialect(
     "nn",
@@ -548,5 +549,6 @@ NN = Dialect(
         MatmulOp, LinearOp, ReduceOp, BroadcastOp, TransposeOp, ReshapeOp,
         SoftmaxOp, LogSoftmaxOp, NllLossOp, ConstantOp, FullOp,
         *ELEMENTWISE_OPS,
+        *SHAPE_OPS,
     ],
 )

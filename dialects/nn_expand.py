@@ -28,6 +28,7 @@ from dfc.dialects.df_builders import (
     write,
 )
 from dfc.dialects.nn_expand_elementwise import ELEMENTWISE_EXPANSIONS
+from dfc.dialects.nn_expand_shape import SHAPE_EXPANSIONS
 
 Expansion = Callable[[Builder, Operation], SSAValue]
 
@@ -245,6 +246,7 @@ EXPANSIONS: dict[type[Operation], Expansion] = {
     nn.ConstantOp: _constant,
     nn.FullOp: _full,
     **ELEMENTWISE_EXPANSIONS,
+    **SHAPE_EXPANSIONS,
 }
 
 

@@ -75,3 +75,28 @@ func.func @compare_select(%x: tensor<4x1xf32>, %y: tensor<8xf32>) -> tensor<4x8x
   %c = nn.convert %r : (tensor<4x8xf32>) -> tensor<4x8xf64>
   func.return %c : tensor<4x8xf64>
 }
+
+// Shape ops of dialects/nn_shape.py are maps of copies with affine indices. pad
+// fills with the padding value, then writes the operand elements that land
+// inside (negative low padding skips the first one) at low + 2 * i; the
+// dynamic_slice start is read outside the map and clamped to [0, 5 - 2].
+// CLEAN-LABEL: func.func @pad_and_slice
+// CLEAN:         %[[FILL:.*]] = df.map (%{{.*}}) in (9) outs
+// CLEAN:           df.read %v[] : tensor<f32>
+// CLEAN:         %[[PAD:.*]] = df.map (%[[I:.*]]) in (4) outs(%[[O:.*]] = %[[FILL]] : tensor<9xf32>)
+// CLEAN:           %[[SRC:.*]] = arith.addi %[[I]], %{{.*}} : index
+// CLEAN:           df.read %x[%[[SRC]]] : tensor<5xf32>
+// CLEAN:           df.write %{{.*}}, %[[O]][%{{.*}}] : tensor<9xf32>
+// CLEAN:         tensor.extract %start[] : tensor<i32>
+// CLEAN:         arith.maxsi
+// CLEAN:         arith.minsi
+// CLEAN:         df.map (%{{.*}}) in (2) outs
+// CLEAN-NOT:     nn.
+func.func @pad_and_slice(%x: tensor<5xf32>, %v: tensor<f32>, %start: tensor<i32>) -> tensor<2xf32> {
+  %p = nn.pad %x, %v {edge_padding_low = array<i64: -1>, edge_padding_high = array<i64: 1>, interior_padding = array<i64: 1>} : (tensor<5xf32>, tensor<f32>) -> tensor<9xf32>
+  %s = nn.dynamic_slice %x, %start {slice_sizes = array<i64: 2>} : (tensor<5xf32>, tensor<i32>) -> tensor<2xf32>
+  %r = nn.add %s, %s : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
+  %q = nn.slice %p {start_indices = array<i64: 0>, limit_indices = array<i64: 2>, strides = array<i64: 1>} : (tensor<9xf32>) -> tensor<2xf32>
+  %t = nn.add %r, %q : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
+  func.return %t : tensor<2xf32>
+}
