@@ -540,6 +540,7 @@ class FullOp(NNOp):
 # The op families in modules of their own derive from the classes above.
 from dfc.dialects.nn_elementwise import ELEMENTWISE_OPS  # noqa: E402
 from dfc.dialects.nn_shape import SHAPE_OPS  # noqa: E402
+from dfc.dialects.nn_contract import CONTRACT_OPS  # noqa: E402
 
 NN = Dialect(
     "nn",
@@ -550,5 +551,6 @@ NN = Dialect(
         SoftmaxOp, LogSoftmaxOp, NllLossOp, ConstantOp, FullOp,
         *ELEMENTWISE_OPS,
         *SHAPE_OPS,
+        *CONTRACT_OPS,
     ],
 )

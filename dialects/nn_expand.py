@@ -29,6 +29,7 @@ from dfc.dialects.df_builders import (
 )
 from dfc.dialects.nn_expand_elementwise import ELEMENTWISE_EXPANSIONS
 from dfc.dialects.nn_expand_shape import SHAPE_EXPANSIONS
+from dfc.dialects.nn_expand_contract import CONTRACT_EXPANSIONS
 
 Expansion = Callable[[Builder, Operation], SSAValue]
 
@@ -247,6 +248,7 @@ EXPANSIONS: dict[type[Operation], Expansion] = {
     nn.FullOp: _full,
     **ELEMENTWISE_EXPANSIONS,
     **SHAPE_EXPANSIONS,
+    **CONTRACT_EXPANSIONS,
 }
 
 

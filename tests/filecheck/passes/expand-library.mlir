@@ -100,3 +100,26 @@ func.func @pad_and_slice(%x: tensor<5xf32>, %v: tensor<f32>, %start: tensor<i32>
   %t = nn.add %r, %q : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
   func.return %t : tensor<2xf32>
 }
+
+// dot_general is one map over (batch, lhs free, contracting, rhs free) with a
+// wcr(add) write; argmax reduces the maximum, then the first index holding it
+// (or a NaN) with an integer wcr(min) from the axis size.
+// CLEAN-LABEL: func.func @dot_general_argmax
+// CLEAN:         df.map (%[[B:.*]], %[[I:.*]], %[[K:.*]], %[[J:.*]]) in (2, 3, 4, 5)
+// CLEAN-DAG:       df.read %a[%[[B]], %[[I]], %[[K]]] : tensor<2x3x4xf32>
+// CLEAN-DAG:       df.read %b[%[[B]], %[[K]], %[[J]]] : tensor<2x4x5xf32>
+// CLEAN:           arith.mulf
+// CLEAN:           df.write %{{.*}}, %{{.*}}[%[[B]], %[[I]], %[[J]]] wcr(add) : tensor<2x3x5xf32>
+// CLEAN:         wcr(max) : tensor<3x1xf32>
+// CLEAN:         arith.constant dense<5> : tensor<3xi64>
+// CLEAN:           arith.cmpf oeq
+// CLEAN:           arith.cmpf uno
+// CLEAN:           wcr(min) : tensor<3xi64>
+// CLEAN-NOT:     nn.
+func.func @dot_general_argmax(%a: tensor<2x3x4xf32>, %b: tensor<2x4x5xf32>) -> (tensor<2x3x5xf32>, tensor<3xi64>) {
+  %0 = nn.dot_general %a, %b {lhs_batching_dimensions = array<i64: 0>, rhs_batching_dimensions = array<i64: 0>, lhs_contracting_dimensions = array<i64: 2>, rhs_contracting_dimensions = array<i64: 1>} : (tensor<2x3x4xf32>, tensor<2x4x5xf32>) -> tensor<2x3x5xf32>
+  %s = nn.slice %0 {start_indices = array<i64: 0, 0, 0>, limit_indices = array<i64: 1, 3, 5>, strides = array<i64: 1, 1, 1>} : (tensor<2x3x5xf32>) -> tensor<1x3x5xf32>
+  %m = nn.reshape %s : (tensor<1x3x5xf32>) -> tensor<3x5xf32>
+  %1 = nn.argmax %m {axis = 1 : i64} : (tensor<3x5xf32>) -> tensor<3xi64>
+  func.return %0, %1 : tensor<2x3x5xf32>, tensor<3xi64>
+}
