@@ -541,6 +541,7 @@ class FullOp(NNOp):
 from dfc.dialects.nn_elementwise import ELEMENTWISE_OPS  # noqa: E402
 from dfc.dialects.nn_shape import SHAPE_OPS  # noqa: E402
 from dfc.dialects.nn_contract import CONTRACT_OPS  # noqa: E402
+from dfc.dialects.nn_window import WINDOW_OPS  # noqa: E402
 
 NN = Dialect(
     "nn",
@@ -552,5 +553,6 @@ NN = Dialect(
         *ELEMENTWISE_OPS,
         *SHAPE_OPS,
         *CONTRACT_OPS,
+        *WINDOW_OPS,
     ],
 )

@@ -30,6 +30,7 @@ from dfc.dialects.df_builders import (
 from dfc.dialects.nn_expand_elementwise import ELEMENTWISE_EXPANSIONS
 from dfc.dialects.nn_expand_shape import SHAPE_EXPANSIONS
 from dfc.dialects.nn_expand_contract import CONTRACT_EXPANSIONS
+from dfc.dialects.nn_expand_window import WINDOW_EXPANSIONS
 
 Expansion = Callable[[Builder, Operation], SSAValue]
 
@@ -249,6 +250,7 @@ EXPANSIONS: dict[type[Operation], Expansion] = {
     **ELEMENTWISE_EXPANSIONS,
     **SHAPE_EXPANSIONS,
     **CONTRACT_EXPANSIONS,
+    **WINDOW_EXPANSIONS,
 }
 
 

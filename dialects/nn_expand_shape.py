@@ -27,7 +27,7 @@ def _t(v: SSAValue) -> TensorType:
     return v.type
 
 
-def _affine(b: Builder, iv: SSAValue, scale: int, offset: int | SSAValue) -> SSAValue:
+def affine(b: Builder, iv: SSAValue, scale: int, offset: int | SSAValue) -> SSAValue:
     """offset + scale * iv as index arithmetic (constants folded away)."""
     value = iv if scale == 1 else b.insert(arith.MuliOp(iv, index_const(b, scale))).result
     if isinstance(offset, int):
@@ -37,7 +37,7 @@ def _affine(b: Builder, iv: SSAValue, scale: int, offset: int | SSAValue) -> SSA
     return b.insert(arith.AddiOp(value, offset)).result
 
 
-def _gather(b: Builder, source: SSAValue, out_type: TensorType, index_of: IndexFn) -> SSAValue:
+def gather(b: Builder, source: SSAValue, out_type: TensorType, index_of: IndexFn) -> SSAValue:
     """out[ivs] = source[index_of(ivs)] over the shape of `out_type`."""
 
     def build(mb: Builder, ivs: Sequence[BlockArgument], outs: Sequence[BlockArgument]) -> None:
@@ -46,7 +46,7 @@ def _gather(b: Builder, source: SSAValue, out_type: TensorType, index_of: IndexF
     return map_op(b, list(out_type.get_shape()), [empty(b, out_type)], build).res[0]
 
 
-def _scatter(b: Builder, source: SSAValue, bounds: Sequence[int], into: SSAValue, src_of: IndexFn, dst_of: IndexFn) -> SSAValue:
+def scatter(b: Builder, source: SSAValue, bounds: Sequence[int], into: SSAValue, src_of: IndexFn, dst_of: IndexFn) -> SSAValue:
     """`into` with into[dst_of(ivs)] = source[src_of(ivs)] over `bounds`."""
 
     def build(mb: Builder, ivs: Sequence[BlockArgument], outs: Sequence[BlockArgument]) -> None:
@@ -58,19 +58,19 @@ def _scatter(b: Builder, source: SSAValue, bounds: Sequence[int], into: SSAValue
 def _slice(b: Builder, op: Operation) -> SSAValue:
     assert isinstance(op, sh.SliceOp)
     start, strides = op.start_indices.get_values(), op.strides.get_values()
-    return _gather(
-        b, op.operand, _t(op.result), lambda mb, ivs: [_affine(mb, iv, s, lo) for iv, s, lo in zip(ivs, strides, start)]
+    return gather(
+        b, op.operand, _t(op.result), lambda mb, ivs: [affine(mb, iv, s, lo) for iv, s, lo in zip(ivs, strides, start)]
     )
 
 
 def _reverse(b: Builder, op: Operation) -> SSAValue:
     assert isinstance(op, sh.ReverseOp)
     dims, shape = set(op.dimensions.get_values()), _t(op.operand).get_shape()
-    return _gather(
+    return gather(
         b,
         op.operand,
         _t(op.result),
-        lambda mb, ivs: [_affine(mb, iv, -1, shape[k] - 1) if k in dims else iv for k, iv in enumerate(ivs)],
+        lambda mb, ivs: [affine(mb, iv, -1, shape[k] - 1) if k in dims else iv for k, iv in enumerate(ivs)],
     )
 
 
@@ -82,7 +82,7 @@ def _broadcast_in_dim(b: Builder, op: Operation) -> SSAValue:
     def index_of(mb: Builder, ivs: Sequence[SSAValue]) -> list[SSAValue]:
         return [ivs[d] if size == out_shape[d] else index_const(mb, 0) for d, size in zip(dims, shape)]
 
-    return _gather(b, op.operand, _t(op.result), index_of)
+    return gather(b, op.operand, _t(op.result), index_of)
 
 
 def _iota(b: Builder, op: Operation) -> SSAValue:
@@ -118,13 +118,13 @@ def _pad(b: Builder, op: Operation) -> SSAValue:
     if 0 in counts:
         return filled
     steps = [i + 1 for i in interior]
-    return _scatter(
+    return scatter(
         b,
         op.operand,
         counts,
         filled,
-        lambda mb, ivs: [_affine(mb, iv, 1, i0) for iv, i0 in zip(ivs, first)],
-        lambda mb, ivs: [_affine(mb, iv, s, lo + i0 * s) for iv, s, lo, i0 in zip(ivs, steps, low, first)],
+        lambda mb, ivs: [affine(mb, iv, 1, i0) for iv, i0 in zip(ivs, first)],
+        lambda mb, ivs: [affine(mb, iv, s, lo + i0 * s) for iv, s, lo, i0 in zip(ivs, steps, low, first)],
     )
 
 
@@ -137,13 +137,13 @@ def _concatenate(b: Builder, op: Operation) -> SSAValue:
     for x in op.inputs:
         shape = _t(x).get_shape()
         if shape[dim]:
-            out = _scatter(
+            out = scatter(
                 b,
                 x,
                 shape,
                 out,
                 lambda mb, ivs: list(ivs),
-                lambda mb, ivs, at=offset: [_affine(mb, iv, 1, at) if k == dim else iv for k, iv in enumerate(ivs)],
+                lambda mb, ivs, at=offset: [affine(mb, iv, 1, at) if k == dim else iv for k, iv in enumerate(ivs)],
             )
         offset += shape[dim]
     return out
@@ -164,7 +164,7 @@ def _dynamic_slice(b: Builder, op: Operation) -> SSAValue:
     assert isinstance(op, sh.DynamicSliceOp)
     out_type = _t(op.result)
     starts = clamped_starts(b, op.start_indices, out_type.get_shape(), _t(op.operand).get_shape())
-    return _gather(b, op.operand, out_type, lambda mb, ivs: [_affine(mb, iv, 1, s) for iv, s in zip(ivs, starts)])
+    return gather(b, op.operand, out_type, lambda mb, ivs: [affine(mb, iv, 1, s) for iv, s in zip(ivs, starts)])
 
 
 def _dynamic_update_slice(b: Builder, op: Operation) -> SSAValue:
@@ -173,13 +173,13 @@ def _dynamic_update_slice(b: Builder, op: Operation) -> SSAValue:
     if 0 in shape:
         return op.operand
     starts = clamped_starts(b, op.start_indices, shape, _t(op.operand).get_shape())
-    return _scatter(
+    return scatter(
         b,
         op.update,
         shape,
         op.operand,
         lambda mb, ivs: list(ivs),
-        lambda mb, ivs: [_affine(mb, iv, 1, s) for iv, s in zip(ivs, starts)],
+        lambda mb, ivs: [affine(mb, iv, 1, s) for iv, s in zip(ivs, starts)],
     )
 
 

@@ -123,3 +123,18 @@ func.func @dot_general_argmax(%a: tensor<2x3x4xf32>, %b: tensor<2x4x5xf32>) -> (
   %1 = nn.argmax %m {axis = 1 : i64} : (tensor<3x5xf32>) -> tensor<3xi64>
   func.return %0, %1 : tensor<2x3x5xf32>, tensor<3xi64>
 }
+
+// reduce_window copies the input into a -inf tensor (padding 1 on each side),
+// then maps over (output, window) reading out * 2 + w and writing with wcr(max).
+// CLEAN-LABEL: func.func @max_pool
+// CLEAN:         %[[NEG:.*]] = arith.constant dense<0xff800000> : tensor<7xf32>
+// CLEAN:         %[[PAD:.*]] = df.map (%{{.*}}) in (5) outs(%{{.*}} = %[[NEG]] : tensor<7xf32>)
+// CLEAN:         df.map (%[[O:.*]], %[[W:.*]]) in (3, 3) outs(%[[OUT:.*]] = %{{.*}} : tensor<3xf32>)
+// CLEAN:           %[[AT:.*]] = arith.addi %[[W]], %{{.*}} : index
+// CLEAN:           %[[V:.*]] = df.read %[[PAD]][%[[AT]]] : tensor<7xf32>
+// CLEAN:           df.write %[[V]], %[[OUT]][%[[O]]] wcr(max) : tensor<3xf32>
+// CLEAN-NOT:     nn.
+func.func @max_pool(%x: tensor<5xf32>) -> tensor<3xf32> {
+  %r = nn.reduce_window %x {kind = "max", window_dimensions = array<i64: 3>, window_strides = array<i64: 2>, window_dilations = array<i64: 1>, padding_low = array<i64: 1>, padding_high = array<i64: 1>} : (tensor<5xf32>) -> tensor<3xf32>
+  func.return %r : tensor<3xf32>
+}
