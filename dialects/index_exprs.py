@@ -76,14 +76,27 @@ def depends_on(value: SSAValue, roots: Iterable[SSAValue]) -> set[SSAValue]:
     return found
 
 
+def simplified(expr: sympy.Expr) -> sympy.Expr:
+    """`expr` expanded, and simplified further only where that can pay: not a
+    polynomial (already canonical after expansion), and free of Max/Min (the
+    clamps of guarded gathers, where `simplify` costs milliseconds and, knowing
+    no bounds, proves nothing). The result may keep a symbol a full
+    simplification would cancel; callers treat symbols as possible dependences."""
+    expanded = sympy.expand(expr)
+    if expanded.is_polynomial() or expanded.has(sympy.Max, sympy.Min):
+        return expanded
+    return sympy.simplify(expanded)
+
+
 def used_variables(
     indices: Sequence[SSAValue], variables: Sequence[SSAValue]
 ) -> set[SSAValue]:
-    """Map variables that some index really depends on (after simplification)."""
+    """Map variables that some index depends on after simplification (`simplified`:
+    a superset of the exact answer in rare non-affine cases)."""
     symbols = IndexSymbols()
     free: set[sympy.Symbol] = set()
     for index in indices:
-        free |= sympy.simplify(symbols.to_sympy(index)).free_symbols
+        free |= simplified(symbols.to_sympy(index)).free_symbols
     return {v for v in variables if symbols.symbol(v) in free}
 
 

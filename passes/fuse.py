@@ -36,10 +36,9 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint
 
 from dfc.dialects import df
-from dfc.dialects.index_exprs import IndexSymbols
+from dfc.dialects.index_exprs import IndexSymbols, simplified
 from dfc.passes.expand_library import ExpandLibraryPass
 
-import sympy
 
 
 def _same_space(a: df.MapOp, b: df.MapOp) -> bool:
@@ -55,7 +54,7 @@ def _at_ivs(indices, ivs) -> bool:
     if all(i is v for i, v in zip(indices, ivs)):
         return True
     symbols = IndexSymbols()
-    return all(sympy.simplify(symbols.to_sympy(i) - symbols.symbol(v)) == 0 for i, v in zip(indices, ivs))
+    return all(simplified(symbols.to_sympy(i) - symbols.symbol(v)) == 0 for i, v in zip(indices, ivs))
 
 
 def _position(op: Operation) -> int:
@@ -263,13 +262,29 @@ class FusePass(ModulePass):
         if self.expand:
             ExpandLibraryPass().apply(ctx, op)
         for rule in (fuse_producer, fuse_sibling):  # consumers first: siblings may share a producer
-            while any(rule(m) for m in self._maps(op)):
-                while any(fuse_producer(m) for m in self._maps(op)):
+            while _sweep(op, rule):
+                while _sweep(op, fuse_producer):
                     pass
         for m in [o for o in op.walk() if isinstance(o, df.MapOp)]:
             while merge_tasklets(m.body.block):
                 pass
 
-    @staticmethod
-    def _maps(op: ModuleOp) -> list[df.MapOp]:
-        return [o for o in op.walk() if isinstance(o, df.MapOp) and not o.is_buffer_form]
+
+
+def _sweep(module: ModuleOp, rule) -> bool:
+    """Apply `rule` to every tensor-level map of `module` once, in order (maps a
+    fusion erased are skipped; maps it created wait for the next sweep).
+    Sweeping instead of restarting after each fusion keeps the pass near-linear
+    in the number of maps."""
+    changed = False
+    for m in [o for o in module.walk() if isinstance(o, df.MapOp) and not o.is_buffer_form]:
+        if _attached(m, module) and rule(m):
+            changed = True
+    return changed
+
+
+def _attached(op: Operation, module: ModuleOp) -> bool:
+    """Whether `op` is still inside `module` (not erased by an earlier fusion)."""
+    while op.parent_op() is not None:
+        op = op.parent_op()
+    return op is module

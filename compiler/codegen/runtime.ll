@@ -2,8 +2,11 @@
 ; and an allocator that keeps a few freed large buffers for reuse.
 ; `compiler/codegen/runtime.py` compiles this once per process and exports its
 ; functions to every JIT module. Shared state is guarded by pthread mutexes
-; (glibc: an all-zero pthread_mutex_t / pthread_cond_t is statically
-; initialised); it has external linkage, so LLVM assumes calls may touch it.
+; and condition variables, initialised by `__dfc_runtime_init` before first use
+; (no libc's static initialiser layout is assumed; 64 bytes hold a mutex or a
+; condition variable on glibc, musl and macOS); it has external linkage, so
+; LLVM assumes calls may touch it. The spin loop's x86 `pause` hint is removed
+; by runtime.py on other targets.
 
 @__dfc_pool_mu = global [64 x i8] zeroinitializer, align 16
 @__dfc_pool_work = global [64 x i8] zeroinitializer, align 16    ; cond: a job was posted
@@ -26,6 +29,8 @@
 @__dfc_cache_bytes = global i64 0
 @__dfc_cache_limit = global i64 1073741824
 
+declare i32 @pthread_mutex_init(ptr, ptr)
+declare i32 @pthread_cond_init(ptr, ptr)
 declare i32 @pthread_mutex_lock(ptr)
 declare i32 @pthread_mutex_trylock(ptr)
 declare i32 @pthread_mutex_unlock(ptr)
@@ -36,6 +41,17 @@ declare i32 @pthread_detach(i64)
 declare ptr @aligned_alloc(i64, i64)
 declare void @free(ptr)
 declare i32 @madvise(ptr, i64, i32)
+
+; Initialise the mutexes and condition variables (once, before anything else runs).
+define void @__dfc_runtime_init() nounwind {
+entry:
+  call i32 @pthread_mutex_init(ptr @__dfc_pool_mu, ptr null)
+  call i32 @pthread_mutex_init(ptr @__dfc_pool_submit, ptr null)
+  call i32 @pthread_mutex_init(ptr @__dfc_cache_mu, ptr null)
+  call i32 @pthread_cond_init(ptr @__dfc_pool_work, ptr null)
+  call i32 @pthread_cond_init(ptr @__dfc_pool_idle, ptr null)
+  ret void
+}
 
 ; ---------------------------------------------------------------------------
 ; Thread pool

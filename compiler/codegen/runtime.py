@@ -51,10 +51,11 @@ _SIGNATURES = {
     "__dfc_alloc": ir.FunctionType(_PTR, [_I64, _I64]),
     "__dfc_free": ir.FunctionType(ir.VoidType(), [_PTR, _I64]),
 }
-_EXPORTS = (*_SIGNATURES, "__dfc_set_cache_limit")
+_EXPORTS = (*_SIGNATURES, "__dfc_set_cache_limit", "__dfc_runtime_init")
 _PAUSE = "void @llvm.x86.sse2.pause()"
 _FREE = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int64)
 _SET_LIMIT = ctypes.CFUNCTYPE(None, ctypes.c_int64)
+_INIT = ctypes.CFUNCTYPE(None)
 
 
 def opaque(value: ir.Value) -> ir.Value:
@@ -74,22 +75,28 @@ def declare_runtime(module: ir.Module, name: str) -> ir.Function:
     return fn
 
 
+def runtime_ir(triple: str) -> str:
+    """The runtime's LLVM IR for target `triple` (the x86 spin hint only on x86-64)."""
+    text = Path(__file__).with_name("runtime.ll").read_text()
+    if not triple.startswith("x86_64"):  # spin loops without the x86 pause hint
+        text = text.replace(f"call {_PAUSE}", "").replace(f"declare {_PAUSE}", "")
+    return text
+
+
 class _Runtime:
     """The compiled runtime (kept alive for the whole process)."""
 
     def __init__(self) -> None:
         load_runtime_libraries()
         tm = host_target_machine(2)
-        text = Path(__file__).with_name("runtime.ll").read_text()
-        if not tm.triple.startswith("x86_64"):  # spin loops without the x86 pause hint
-            text = text.replace(f"call {_PAUSE}", "").replace(f"declare {_PAUSE}", "")
-        mod = llvm.parse_assembly(text)
+        mod = llvm.parse_assembly(runtime_ir(tm.triple))
         mod.triple = tm.triple
         mod.data_layout = str(tm.target_data)
         mod.verify()
         self._engine = llvm.create_mcjit_compiler(mod, tm)
         self._engine.finalize_object()
         self.addresses = {name: self._engine.get_function_address(name) for name in _EXPORTS}
+        _INIT(self.addresses["__dfc_runtime_init"])()
         for name in _SIGNATURES:
             llvm.add_symbol(name, self.addresses[name])
         self.free = _FREE(self.addresses["__dfc_free"])
