@@ -1,5 +1,6 @@
 """Elementwise nn ops beyond add/sub/mul/div: StableHLO's float unary and
-binary ops, `clamp`, `compare`, `select` and `convert`.
+binary ops, `clamp`, `compare`, `select`, `convert` and the bitwise
+`and`, `or`, `xor`, `not` on booleans and integers.
 
 Semantics follow the StableHLO spec. Binary, ternary and comparison ops
 broadcast their operands like numpy (as `nn.add` does). NaN propagates
@@ -323,7 +324,75 @@ class ConvertOp(NNOp):
         return TensorType(out.element_type, t.get_shape())
 
 
+class BitwiseBinaryOp(NNOp):
+    """A bitwise op on i1 or signless integer tensors of one element type, broadcast like numpy."""
+
+    lhs = operand_def(TensorType)
+    rhs = operand_def(TensorType)
+    result = result_def(TensorType)
+    assembly_format = "$lhs `,` $rhs attr-dict `:` functional-type(operands, results)"
+
+    def __init__(self, lhs: SSAValue, rhs: SSAValue):
+        super().__init__(operands=[lhs, rhs], result_types=[_bitwise_type(lhs.type, rhs.type)])
+
+    def infer_type(self) -> TensorType:
+        return _bitwise_type(self.lhs.type, self.rhs.type)
+
+
+def _integer_tensor(t: Attribute, what: str) -> TensorType:
+    t = _static(t, what)
+    if not _is_integer(t.element_type):
+        raise VerifyException(f"{what} must have an i1 or signless integer element type, got {t}")
+    return t
+
+
+def _bitwise_type(lhs: Attribute, rhs: Attribute) -> TensorType:
+    a, b = _integer_tensor(lhs, "lhs"), _integer_tensor(rhs, "rhs")
+    if a.element_type != b.element_type:
+        raise VerifyException(f"operand element types differ: {a.element_type} and {b.element_type}")
+    return TensorType(a.element_type, _broadcast([a, b], ("lhs", "rhs")))
+
+
+@irdl_op_definition
+class AndOp(BitwiseBinaryOp):
+    """Elementwise bitwise `lhs & rhs` (logical and on i1)."""
+
+    name = "nn.and"
+
+
+@irdl_op_definition
+class OrOp(BitwiseBinaryOp):
+    """Elementwise bitwise `lhs | rhs` (logical or on i1)."""
+
+    name = "nn.or"
+
+
+@irdl_op_definition
+class XorOp(BitwiseBinaryOp):
+    """Elementwise bitwise `lhs ^ rhs` (logical xor on i1)."""
+
+    name = "nn.xor"
+
+
+@irdl_op_definition
+class NotOp(NNOp):
+    """Elementwise bitwise complement `~input` (logical not on i1)."""
+
+    name = "nn.not"
+
+    input = operand_def(TensorType)
+    result = result_def(TensorType)
+    assembly_format = "$input attr-dict `:` functional-type(operands, results)"
+
+    def __init__(self, input: SSAValue):
+        super().__init__(operands=[input], result_types=[_integer_tensor(input.type, "input")])
+
+    def infer_type(self) -> TensorType:
+        return _integer_tensor(self.input.type, "input")
+
+
 ELEMENTWISE_OPS = [
     AbsOp, SignOp, FloorOp, CeilOp, RoundOp, Expm1Op, Log1pOp, RsqrtOp, CbrtOp, SineOp, CosineOp, TanOp,
     Atan2Op, PowerOp, RemainderOp, MaximumOp, MinimumOp, ClampOp, CompareOp, SelectOp, ConvertOp,
+    AndOp, OrOp, XorOp, NotOp,
 ]  # fmt: skip

@@ -116,6 +116,26 @@ def convert_scalar(s: Scalar, x: SSAValue, target: Attribute) -> SSAValue:
     return _ins(s, (arith.ExtUIOp if source.width.data == 1 else arith.ExtSIOp)(x, target))
 
 
+_BITWISE = {ew.AndOp: arith.AndIOp, ew.OrOp: arith.OrIOp, ew.XorOp: arith.XOrIOp}
+
+
+def _bitwise(b: Builder, op: Operation) -> SSAValue:
+    cls = _BITWISE[type(op)]
+    return _map(b, op, lambda s, a: _ins(s, cls(a[0], a[1])))
+
+
+def _not(b: Builder, op: Operation) -> SSAValue:
+    """x ^ all ones (-1 as a signless integer, 1 as an i1)."""
+
+    def body(s: Scalar, a: Sequence[SSAValue]) -> SSAValue:
+        t = a[0].type
+        assert isinstance(t, IntegerType)
+        ones = _ins(s, arith.ConstantOp(IntegerAttr(1 if t.width.data == 1 else -1, t)))
+        return _ins(s, arith.XOrIOp(a[0], ones))
+
+    return _map(b, op, body)
+
+
 def _convert(b: Builder, op: Operation) -> SSAValue:
     out = op.results[0].type
     assert isinstance(out, TensorType)
@@ -129,4 +149,6 @@ ELEMENTWISE_EXPANSIONS: dict[type[Operation], Callable[[Builder, Operation], SSA
     ew.CompareOp: _compare,
     ew.SelectOp: _select,
     ew.ConvertOp: _convert,
+    **{cls: _bitwise for cls in _BITWISE},
+    ew.NotOp: _not,
 }

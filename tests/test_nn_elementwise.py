@@ -287,3 +287,38 @@ def test_a_chain_fuses_into_one_map():
     expected = np.fmod(np.where(x > y, x, y), y).astype(np.float64)
     np.testing.assert_allclose(interpret(module, "f", x, y), expected, rtol=1e-6)
     np.testing.assert_allclose(ExecutionEngine(parse_module(text)).invoke("f", x, y), expected, rtol=1e-6)
+
+
+@pytest.mark.parametrize("op,fn", [("nn.and", np.bitwise_and), ("nn.or", np.bitwise_or), ("nn.xor", np.bitwise_xor)])
+@pytest.mark.parametrize("dtype", ["i1", "i32", "i64"])
+def test_bitwise(op, fn, dtype):
+    np_dtype = {"i1": np.bool_, "i32": np.int32, "i64": np.int64}[dtype]
+    a = RNG.integers(-100, 100, (3, 4)).astype(np_dtype)
+    b = RNG.integers(-100, 100, (4,)).astype(np_dtype)
+    check(_module(op, [_t([3, 4], dtype), _t([4], dtype)], _t([3, 4], dtype)), [a, b], fn(a, b))
+
+
+@pytest.mark.parametrize("dtype", ["i1", "i32", "i64"])
+def test_not(dtype):
+    np_dtype = {"i1": np.bool_, "i32": np.int32, "i64": np.int64}[dtype]
+    x = RNG.integers(-100, 100, (5,)).astype(np_dtype)
+    check(_module("nn.not", [_t([5], dtype)], _t([5], dtype)), [x], np.invert(x))
+
+
+def test_a_mask_from_two_comparisons_selects_with_gradient():
+    """where(0 < x & ~(x > 1), x * x, 0): the gradient is 2x inside the band, 0 outside."""
+    text = """func.func @f(%x: tensor<6xf64>) -> tensor<6xf64> {
+  %zero = nn.full {value = 0.0 : f64} : tensor<f64>
+  %one = nn.full {value = 1.0 : f64} : tensor<f64>
+  %p = nn.compare %zero, %x {direction = "LT"} : (tensor<f64>, tensor<6xf64>) -> tensor<6xi1>
+  %q = nn.compare %x, %one {direction = "GT"} : (tensor<6xf64>, tensor<f64>) -> tensor<6xi1>
+  %nq = nn.not %q : (tensor<6xi1>) -> tensor<6xi1>
+  %m = nn.and %p, %nq : (tensor<6xi1>, tensor<6xi1>) -> tensor<6xi1>
+  %sq = nn.mul %x, %x : (tensor<6xf64>, tensor<6xf64>) -> tensor<6xf64>
+  %r = nn.select %m, %sq, %zero : (tensor<6xi1>, tensor<6xf64>, tensor<f64>) -> tensor<6xf64>
+  func.return %r : tensor<6xf64>
+}"""
+    x = np.array([-0.5, 0.25, 0.5, 0.75, 1.5, 3.0])
+    inside = (x > 0) & (x <= 1)
+    for (gx,) in _vjp(text, [x], np.ones(6)):
+        np.testing.assert_allclose(gx, np.where(inside, 2 * x, 0))

@@ -44,7 +44,7 @@ def _no_gradient(b, op, grads, required):
     return [None] * len(op.operands)
 
 
-for _op in (ew.SignOp, ew.FloorOp, ew.CeilOp, ew.RoundOp, ew.CompareOp):
+for _op in (ew.SignOp, ew.FloorOp, ew.CeilOp, ew.RoundOp, ew.CompareOp, ew.AndOp, ew.OrOp, ew.XorOp, ew.NotOp):
     register_backward(_op.name)(_no_gradient)
 
 

@@ -95,3 +95,19 @@ func.func @nn_convert_11(%a: tensor<4xf32>) {
   %r = nn.convert %a : (tensor<4xf32>) -> tensor<3xi32>
   func.return
 }
+
+// -----
+
+func.func @nn_and_12(%a: tensor<4xf32>) {
+  // expected-error @+1 {{'nn.and' op lhs must have an i1 or signless integer element type, got tensor<4xf32>}}
+  %r = nn.and %a, %a : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  func.return
+}
+
+// -----
+
+func.func @nn_or_13(%a: tensor<4xi1>, %b: tensor<4xi32>) {
+  // expected-error @+1 {{'nn.or' op operand element types differ: i1 and i32}}
+  %r = nn.or %a, %b : (tensor<4xi1>, tensor<4xi32>) -> tensor<4xi1>
+  func.return
+}

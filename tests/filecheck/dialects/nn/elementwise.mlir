@@ -57,3 +57,16 @@ func.func @elementwise(%a: tensor<4x1xf32>, %b: tensor<8xf32>, %s: tensor<f32>, 
   %22 = nn.convert %i : (tensor<8xi32>) -> tensor<8xi1>
   func.return
 }
+
+// CHECK-LABEL: func.func @bitwise
+// CHECK-NEXT:    %{{.*}} = nn.and %p, %q : (tensor<4x8xi1>, tensor<8xi1>) -> tensor<4x8xi1>
+// CHECK-NEXT:    %{{.*}} = nn.or %i, %j : (tensor<8xi32>, tensor<8xi32>) -> tensor<8xi32>
+// CHECK-NEXT:    %{{.*}} = nn.xor %i, %j : (tensor<8xi32>, tensor<8xi32>) -> tensor<8xi32>
+// CHECK-NEXT:    %{{.*}} = nn.not %p : (tensor<4x8xi1>) -> tensor<4x8xi1>
+func.func @bitwise(%p: tensor<4x8xi1>, %q: tensor<8xi1>, %i: tensor<8xi32>, %j: tensor<8xi32>) {
+  %0 = nn.and %p, %q : (tensor<4x8xi1>, tensor<8xi1>) -> tensor<4x8xi1>
+  %1 = nn.or %i, %j : (tensor<8xi32>, tensor<8xi32>) -> tensor<8xi32>
+  %2 = nn.xor %i, %j : (tensor<8xi32>, tensor<8xi32>) -> tensor<8xi32>
+  %3 = nn.not %p : (tensor<4x8xi1>) -> tensor<4x8xi1>
+  func.return
+}
