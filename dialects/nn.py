@@ -542,6 +542,7 @@ from dfc.dialects.nn_elementwise import ELEMENTWISE_OPS  # noqa: E402
 from dfc.dialects.nn_shape import SHAPE_OPS  # noqa: E402
 from dfc.dialects.nn_contract import CONTRACT_OPS  # noqa: E402
 from dfc.dialects.nn_window import WINDOW_OPS  # noqa: E402
+from dfc.dialects.nn_indexing import INDEXING_OPS  # noqa: E402
 
 NN = Dialect(
     "nn",
@@ -554,5 +555,6 @@ NN = Dialect(
         *SHAPE_OPS,
         *CONTRACT_OPS,
         *WINDOW_OPS,
+        *INDEXING_OPS,
     ],
 )

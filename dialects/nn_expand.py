@@ -31,6 +31,7 @@ from dfc.dialects.nn_expand_elementwise import ELEMENTWISE_EXPANSIONS
 from dfc.dialects.nn_expand_shape import SHAPE_EXPANSIONS
 from dfc.dialects.nn_expand_contract import CONTRACT_EXPANSIONS
 from dfc.dialects.nn_expand_window import WINDOW_EXPANSIONS
+from dfc.dialects.nn_expand_indexing import INDEXING_EXPANSIONS
 
 Expansion = Callable[[Builder, Operation], SSAValue]
 
@@ -251,6 +252,7 @@ EXPANSIONS: dict[type[Operation], Expansion] = {
     **SHAPE_EXPANSIONS,
     **CONTRACT_EXPANSIONS,
     **WINDOW_EXPANSIONS,
+    **INDEXING_EXPANSIONS,
 }
 
 

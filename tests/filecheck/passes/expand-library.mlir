@@ -138,3 +138,18 @@ func.func @max_pool(%x: tensor<5xf32>) -> tensor<3xf32> {
   %r = nn.reduce_window %x {kind = "max", window_dimensions = array<i64: 3>, window_strides = array<i64: 2>, window_dilations = array<i64: 1>, padding_low = array<i64: 1>, padding_high = array<i64: 1>} : (tensor<5xf32>) -> tensor<3xf32>
   func.return %r : tensor<3xf32>
 }
+
+// gather (an embedding lookup) reads the row index at the element's batch
+// position, clamps it to [0, 10 - 1] and reads that row.
+// CLEAN-LABEL: func.func @embedding
+// CLEAN:         df.map (%[[B:.*]], %[[C:.*]]) in (5, 8)
+// CLEAN:           %[[I:.*]] = df.read %i[%[[B]], %{{.*}}] : tensor<5x1xi64>
+// CLEAN:           %[[X:.*]] = arith.index_cast %[[I]] : i64 to index
+// CLEAN:           %[[LO:.*]] = arith.maxsi %[[X]], %{{.*}} : index
+// CLEAN:           %[[ROW:.*]] = arith.minsi %[[LO]], %{{.*}} : index
+// CLEAN:           df.read %x[%[[ROW]], %[[C]]] : tensor<10x8xf32>
+// CLEAN-NOT:     nn.
+func.func @embedding(%x: tensor<10x8xf32>, %i: tensor<5x1xi64>) -> tensor<5x8xf32> {
+  %r = nn.gather %x, %i {offset_dims = array<i64: 1>, collapsed_slice_dims = array<i64: 0>, operand_batching_dims = array<i64>, start_indices_batching_dims = array<i64>, start_index_map = array<i64: 0>, index_vector_dim = 1 : i64, slice_sizes = array<i64: 1, 8>} : (tensor<10x8xf32>, tensor<5x1xi64>) -> tensor<5x8xf32>
+  func.return %r : tensor<5x8xf32>
+}
