@@ -27,6 +27,11 @@ from dfc.dialects.df_builders import (
     tasklet,
     write,
 )
+from dfc.dialects.nn_expand_elementwise import ELEMENTWISE_EXPANSIONS
+from dfc.dialects.nn_expand_shape import SHAPE_EXPANSIONS
+from dfc.dialects.nn_expand_contract import CONTRACT_EXPANSIONS
+from dfc.dialects.nn_expand_window import WINDOW_EXPANSIONS
+from dfc.dialects.nn_expand_indexing import INDEXING_EXPANSIONS
 
 Expansion = Callable[[Builder, Operation], SSAValue]
 
@@ -232,6 +237,11 @@ EXPANSIONS: dict[type[Operation], Expansion] = {
     nn.NllLossOp: _nll_loss,
     nn.ConstantOp: _constant,
     nn.FullOp: _full,
+    **ELEMENTWISE_EXPANSIONS,
+    **SHAPE_EXPANSIONS,
+    **CONTRACT_EXPANSIONS,
+    **WINDOW_EXPANSIONS,
+    **INDEXING_EXPANSIONS,
 }
 
 
