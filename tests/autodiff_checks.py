@@ -14,7 +14,6 @@ from dfc.compiler.interpreter import interpret
 
 ENGINE_LIMITS = (
     "bufferize: loop-carried tensors that swap places are not supported",
-    "bufferize: 'scf.if' on tensors is not supported",
 )
 """Engine refusals (issue 12, items 1, 2 and 5, worked on in bufferize and lower-dataflow) under which
 only the interpreter's gradient is checked: the test is then an expected failure."""
