@@ -5,7 +5,8 @@ becomes its buffer form, writing into its initial value's buffer when that
 buffer is owned by the function (never an argument or a constant) and the
 initial value is dead after the map; otherwise into a fresh copy. Tensor
 `scf.for` iter_args become loop-invariant buffers (a yielded value that is
-not the iter_arg itself is copied back into it). An `scf.if` with tensor
+not the iter_arg itself is copied back into it; the buffer of another
+iter_arg, as when two swap places, is copied aside first). An `scf.if` with tensor
 results gets memref results: each branch yields a buffer it owns (one it
 made, or a copy of a value from outside the branch), which the if's result
 then owns. Results are fresh buffers
@@ -443,13 +444,17 @@ class _Bufferizer:
     def loop_yield(self, b: Builder, op: scf.YieldOp, scope: _Scope) -> None:
         assert self.loop_buffers is not None
         scalars = []
+        moves = []
         for value, buf in zip(op.arguments, self.loop_buffers):
             if buf is None:
                 scalars.append(self.v(value))
             elif self.v(value) != buf:
-                if self.v(value) in self.loop_buffers:
-                    raise CompileError.at(op, "bufferize: loop-carried tensors that swap places are not supported")
-                b.insert(memref.CopyOp(self.v(value), buf))
+                src = self.v(value)
+                if src in self.loop_buffers:  # another iter_arg's buffer (they swap places): copy it aside first
+                    src = self.copy(b, src, scope)
+                moves.append((src, buf))
+        for src, buf in moves:
+            b.insert(memref.CopyOp(src, buf))
         self.free(b, scope, keep=())
         b.insert(scf.YieldOp(*scalars))
 

@@ -263,3 +263,23 @@ func.func @branches(%x: tensor<4xf64>, %c: i1) -> tensor<4xf64> {
   }
   func.return %r : tensor<4xf64>
 }
+
+// Two iter_args that swap places: the yield copies both aside, then back.
+// CHECK-LABEL: func.func @swap
+// CHECK:         %[[A:.*]] = memref.alloc()
+// CHECK:         %[[B:.*]] = memref.alloc()
+// CHECK:         scf.for
+// CHECK-NEXT:      %[[TB:.*]] = memref.alloc()
+// CHECK-NEXT:      "memref.copy"(%[[B]], %[[TB]])
+// CHECK-NEXT:      %[[TA:.*]] = memref.alloc()
+// CHECK-NEXT:      "memref.copy"(%[[A]], %[[TA]])
+// CHECK-NEXT:      "memref.copy"(%[[TB]], %[[A]])
+// CHECK-NEXT:      "memref.copy"(%[[TA]], %[[B]])
+func.func @swap(%x: tensor<4xf64>, %y: tensor<4xf64>, %n: index) -> tensor<4xf64> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %a, %b = scf.for %t = %c0 to %n step %c1 iter_args(%p = %x, %q = %y) -> (tensor<4xf64>, tensor<4xf64>) {
+    scf.yield %q, %p : tensor<4xf64>, tensor<4xf64>
+  }
+  func.return %a : tensor<4xf64>
+}
