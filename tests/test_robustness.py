@@ -9,6 +9,7 @@ import time
 import pytest
 
 from dfc.compiler.diagnostics import CompileError
+from dfc.compiler.pass_manager import PassManager
 from dfc.compiler.parsing import parse_module
 from dfc.dialects.df_canonicalization import splat_value
 from dfc.tools import opt_tool
@@ -165,3 +166,20 @@ def test_zero_size_splat_has_no_value():
                           "  func.return %c : tensor<0xf32>\n}\n")
     constant = next(op for op in module.walk() if op.name == "arith.constant")
     assert splat_value(constant.results[0]) is None
+
+
+def test_splat_beyond_the_dense_limit_is_a_fill_map(tmp_path, capsys):
+    """expand-library built a zero accumulator of 2**40 elements as a dense
+    literal (MemoryError); beyond `MAX_DENSE_ELEMENTS` it is a map."""
+    t = "tensor<1048576x1048576xf32>"
+    rc, err = opt(tmp_path, capsys, f"func.func @f(%a: {t}) -> {t} {{\n  %b = nn.matmul %a, %a : ({t}, {t}) -> {t}\n"
+                  f"  func.return %b : {t}\n}}\n", "--expand-library")
+    assert rc == 0, err
+
+
+def test_small_splat_is_still_a_constant():
+    module = parse_module("func.func @f(%a: tensor<4x4xf32>) -> tensor<4x4xf32> {\n"
+                          "  %b = nn.matmul %a, %a : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32>\n"
+                          "  func.return %b : tensor<4x4xf32>\n}\n")
+    PassManager.parse("expand-library").run(module)
+    assert "dense<0.000000e+00> : tensor<4x4xf32>" in str(module)
