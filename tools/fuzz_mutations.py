@@ -132,7 +132,7 @@ def resize_everywhere(text: str, rng: random.Random) -> str:
     if not present:
         return text
     old = rng.choice(present)
-    new = rng.choice(("0", "1", "2", "3", "5", "7", "17", "64", "1000"))
+    new = rng.choice(("0", "1", "2", "3", "5", "7", "17", "64", "1000", "1048576", "2147483648", "1099511627776"))
     return re.sub(rf"(?<![\w.%@#+-]){old}(?![\w.])|(?<=[<x]){old}(?=x)", new, text)
 
 
