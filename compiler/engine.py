@@ -6,7 +6,11 @@ llvmlite (see `compiler.codegen`). `invoke` checks every argument against the
 function's signature (dtype, rank, static sizes; arrays are made C-contiguous)
 and raises `TypeError`/`ValueError` naming the argument on a mismatch; for
 dynamic dimensions, the sizes the program's maps rely on are checked too
-(`compiler.shape_checks`), so no call indexes outside an argument.
+(`compiler.shape_checks`), so no call indexes outside an argument. An
+access the compiler cannot prove in bounds is checked where it runs
+(`check-bounds`); if one fails, the call raises `IndexError` with its source
+location (a concurrent call into the same module that fails can make another
+call raise too: the failure counter is per module).
 Each function's calling plan (parameter dtypes and shapes, result layout,
 the ctypes entry) is prepared on its first call; after that an argument of
 exactly the declared dtype and static shape, C-contiguous and writeable, is
@@ -270,6 +274,8 @@ class ExecutionEngine:
             check_access(name, self.access_bounds[name], shapes)
         first_result = len(slots)
         desc = (ctypes.c_int64 * (first_result + plan.result_slots + 1))(*slots)
+        failures = self.jit.bounds_failures
+        failed_before = failures.value if failures is not None else 0
         if self.jit.reentrant:
             plan.entry(desc)
         else:
@@ -286,6 +292,8 @@ class ExecutionEngine:
             else:
                 results.append(_scalar_from_slot(desc[at], r.dtype))
                 at += 1
+        if failures is not None and failures.value != failed_before:  # the results are released with `results`
+            raise IndexError(f"@{name}: {self.jit.bounds_failure_message()}")
         return results[0] if len(results) == 1 else tuple(results)
 
     def _argument(self, name: str, k: int, value: Any, t: Attribute, keep: list[np.ndarray]) -> list[int]:

@@ -44,6 +44,7 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 
+from dfc.compiler.xdsl_fixes import RemFOp
 from dfc.dialects import df
 
 _Eval = Callable[..., Sequence[Any]]
@@ -428,6 +429,7 @@ _BUILDERS: dict[type[Operation], _Builder] = {
     arith.MulfOp: _elementwise(operator.mul),
     arith.DivfOp: _elementwise(operator.truediv),
     arith.NegfOp: _elementwise(operator.neg),
+    RemFOp: _elementwise(np.fmod),
     arith.MaximumfOp: _elementwise(np.maximum),
     arith.MinimumfOp: _elementwise(np.minimum),
     arith.MaxnumfOp: _elementwise(np.fmax),
@@ -477,6 +479,9 @@ _BUILDERS: dict[type[Operation], _Builder] = {
     xmath.TanhOp: _elementwise(np.tanh),
     xmath.SinOp: _elementwise(np.sin),
     xmath.CosOp: _elementwise(np.cos),
+    xmath.TanOp: _elementwise(np.tan),
+    xmath.Atan2Op: _elementwise(np.arctan2),
+    xmath.CbrtOp: _elementwise(np.cbrt),
     xmath.PowFOp: _elementwise(np.power),
     xmath.ErfOp: _elementwise(_erf),
     xmath.FloorOp: _elementwise(np.floor),

@@ -24,6 +24,9 @@
   gradient of 60 stencil maps). The hash now also covers a fingerprint of the
   regions: the nested ops' names and the values they use from outside, which
   structurally equivalent ops share.
+* xDSL 0.74 has no `arith.remf` (MLIR's C `fmod`: the remainder of
+  `lhs / rhs` with the sign of `lhs`); `RemFOp` defines it in the arith
+  dialect (the LLVM backend emits `frem`).
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ import math
 import re
 import struct
 
+from xdsl.dialects.arith import Arith, FloatingPointLikeBinaryOperation
 from xdsl.dialects.builtin import (
     ComplexType,
     DenseIntOrFPElementsAttr,
@@ -41,7 +45,9 @@ from xdsl.dialects.builtin import (
     Float64Type,
 )
 from xdsl.ir import Block, Operation
+from xdsl.irdl import irdl_op_definition, traits_def
 from xdsl.parser.attribute_parser import AttrParser
+from xdsl.traits import Pure
 from xdsl.transforms.common_subexpression_elimination import OperationInfo
 from xdsl.utils.lexer import Span
 from xdsl.utils.mlir_lexer import MLIRLexer
@@ -166,3 +172,16 @@ def _info_hash(self: OperationInfo) -> int:
 
 
 OperationInfo.__hash__ = _info_hash  # type: ignore[method-assign]
+
+
+@irdl_op_definition
+class RemFOp(FloatingPointLikeBinaryOperation):
+    """The remainder of `lhs / rhs`, with the sign of `lhs` (C `fmod`)."""
+
+    name = "arith.remf"
+
+    traits = traits_def(Pure())
+
+
+if RemFOp not in Arith._operations:  # pyright: ignore[reportPrivateUsage]
+    Arith._operations.append(RemFOp)  # pyright: ignore[reportPrivateUsage]

@@ -406,6 +406,7 @@ class ReadOp(IRDLOperation):
                 f"result type {self.res.type} must be the element type of "
                 f"{self.source.type}"
             )
+        _verify_in_bounds(self)
 
     def print(self, printer: Printer) -> None:
         printer.print_string(" ")
@@ -422,6 +423,18 @@ class ReadOp(IRDLOperation):
         op = cls(parser.resolve_operand(source, parser.parse_type()), indices)
         op.attributes |= attributes
         return op
+
+
+def _verify_in_bounds(op: Operation) -> None:
+    """Reject an access whose index provably leaves its buffer (`dialects.index_ranges`)."""
+    from dfc.dialects.index_ranges import out_of_bounds
+
+    found = out_of_bounds(op)
+    if found is not None:
+        dim, low, high, extent = found
+        raise VerifyException(
+            f"index {dim} ranges over [{low}, {high}], outside dimension {dim} of size {extent}"
+        )
 
 
 def wcr_supported(kind: str, element: Attribute) -> bool:
@@ -489,6 +502,7 @@ class WriteOp(IRDLOperation):
                 "df.write must write into an output block argument of an "
                 "enclosing df.map"
             )
+        _verify_in_bounds(self)
         kind = self.wcr_kind
         if kind is not None:
             if kind not in WCR_KINDS:

@@ -476,7 +476,8 @@ class LogSoftmaxOp(AxisOp):
 class NllLossOp(NNOp):
     """Mean negative log-likelihood: -mean_i(input[i, labels[i]]).
 
-    `input` is N x C log-probabilities, `labels` N integers in [0, C).
+    `input` is N x C log-probabilities, `labels` N integers in [0, C); a label
+    outside that range is an IndexError when the program runs, as in PyTorch.
     """
 
     name = "nn.nll_loss"
@@ -537,6 +538,13 @@ class FullOp(NNOp):
         return out
 
 
+# The op families in modules of their own derive from the classes above.
+from dfc.dialects.nn_elementwise import ELEMENTWISE_OPS  # noqa: E402
+from dfc.dialects.nn_shape import SHAPE_OPS  # noqa: E402
+from dfc.dialects.nn_contract import CONTRACT_OPS  # noqa: E402
+from dfc.dialects.nn_window import WINDOW_OPS  # noqa: E402
+from dfc.dialects.nn_indexing import INDEXING_OPS  # noqa: E402
+
 NN = Dialect(
     "nn",
     [
@@ -544,5 +552,10 @@ NN = Dialect(
         NegOp, ExpOp, LogOp, TanhOp, SqrtOp, ReluOp, SigmoidOp,
         MatmulOp, LinearOp, ReduceOp, BroadcastOp, TransposeOp, ReshapeOp,
         SoftmaxOp, LogSoftmaxOp, NllLossOp, ConstantOp, FullOp,
+        *ELEMENTWISE_OPS,
+        *SHAPE_OPS,
+        *CONTRACT_OPS,
+        *WINDOW_OPS,
+        *INDEXING_OPS,
     ],
 )

@@ -43,6 +43,7 @@ from dfc.compiler.diagnostics import CompileError
 from dfc.dialects import df
 from dfc.dialects.df_builders import REDUCE_IDENTITY
 from dfc.dialects.index_exprs import IndexSymbols, depends_on
+from dfc.passes.check_bounds import CHECK
 
 
 def default_threads() -> int:
@@ -320,9 +321,9 @@ class _Lowering:
         for w, total in zip(writes, loop.results):
             target = self.targets[w.dest]
             idx = target.prefix + indices[w]
-            old = b.insert(memref.LoadOp.get(target.buffer, idx)).res
+            old = b.insert(_checked(w, memref.LoadOp.get(target.buffer, idx))).res
             assert w.wcr_kind is not None
-            b.insert(memref.StoreOp.get(combine(b, w.wcr_kind, old, total), target.buffer, idx))
+            b.insert(_checked(w, memref.StoreOp.get(combine(b, w.wcr_kind, old, total), target.buffer, idx)))
 
     def register_writes(self, op: df.MapOp, iv: SSAValue) -> list[df.WriteOp]:
         """wcr writes directly in op's body, invariant in `iv`, sole accesses of their output."""
@@ -364,7 +365,7 @@ class _Lowering:
                             op, "lower-dataflow: a parallel map cannot read an output it reduces into"
                         )
                     source = self.targets[op.source].buffer
-                self.values[op.res] = b.insert(memref.LoadOp.get(source, [self.v(i) for i in op.indices])).res
+                self.values[op.res] = b.insert(_checked(op, memref.LoadOp.get(source, [self.v(i) for i in op.indices]))).res
             elif isinstance(op, df.WriteOp):
                 self.write(b, op)
             elif isinstance(op, df.TaskletOp):
@@ -373,10 +374,37 @@ class _Lowering:
                 for arg, buf in zip(op.out_args, op.outs):
                     self.targets[arg] = self.targets.get(buf, _Target(self.v(buf)))
                 self.nest(b, op, list(op.ivs), op.bounds)
+            elif isinstance(op, scf.ForOp | scf.IfOp):
+                self.region_op(b, op)
             else:
                 clone = b.insert(op.clone(value_mapper=dict(self.values)))
                 for r, n in zip(op.results, clone.results):
                     self.values[r] = n
+
+    def region_op(self, b: Builder, op: scf.ForOp | scf.IfOp) -> None:
+        """An scf.for or scf.if in a map body (reads and scalar code inside,
+        as autodiff's reversed scalar loops): the same op, its regions lowered."""
+        regions = []
+        for region in op.regions:
+            blocks = []
+            for block in region.blocks:
+                new = Block(arg_types=[a.type for a in block.args])
+                for old_arg, new_arg in zip(block.args, new.args):
+                    self.values[old_arg] = new_arg
+                self.body(Builder(InsertPoint.at_end(new)), block)
+                blocks.append(new)
+            regions.append(Region(blocks))
+        clone = b.insert(
+            op.create(
+                operands=[self.v(o) for o in op.operands],
+                result_types=[r.type for r in op.results],
+                properties=dict(op.properties),
+                attributes=dict(op.attributes),
+                regions=regions,
+            )
+        )
+        for r, n in zip(op.results, clone.results):
+            self.values[r] = n
 
     def write(self, b: Builder, op: df.WriteOp) -> None:
         value = self.v(op.value)
@@ -387,9 +415,9 @@ class _Lowering:
         target = self.targets[op.dest]
         idx = target.prefix + [self.v(i) for i in op.indices]
         if op.wcr_kind is not None:
-            old = b.insert(memref.LoadOp.get(target.buffer, idx)).res
+            old = b.insert(_checked(op, memref.LoadOp.get(target.buffer, idx))).res
             value = combine(b, op.wcr_kind, old, value)
-        b.insert(memref.StoreOp.get(value, target.buffer, idx))
+        b.insert(_checked(op, memref.StoreOp.get(value, target.buffer, idx)))
 
     def inline(self, b: Builder, op: df.TaskletOp) -> None:
         mapping: dict[SSAValue, SSAValue] = {a: self.v(x) for a, x in zip(op.body.block.args, op.inputs)}
@@ -401,6 +429,29 @@ class _Lowering:
             clone = b.insert(inner.clone(value_mapper=mapping))
             for r, n in zip(inner.results, clone.results):
                 mapping[r] = n
+
+
+def _inline_tasklet(op: df.TaskletOp) -> None:
+    """Replace a tasklet outside any map (scalar code) by its body's ops."""
+    b = Builder(InsertPoint.before(op))
+    mapping: dict[SSAValue, SSAValue] = dict(zip(op.body.block.args, op.inputs))
+    for inner in op.body.block.ops:
+        if isinstance(inner, df.YieldOp):
+            for r, y in zip(op.res, inner.values):
+                r.replace_all_uses_with(mapping.get(y, y))
+            break
+        clone = b.insert(inner.clone(value_mapper=mapping))
+        mapping.update(zip(inner.results, clone.results))
+    op.detach()
+    op.erase()
+
+
+def _checked(access: Operation, new: Operation) -> Operation:
+    """`new`, marked for a run-time bounds check when `access` is (`check-bounds`)."""
+    if CHECK in access.attributes:
+        new.attributes[CHECK] = access.attributes[CHECK]
+        new.location = access.location
+    return new
 
 
 @dataclass(frozen=True)
@@ -419,6 +470,8 @@ class LowerDataflowPass(ModulePass):
     target: str = "cpu"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        for tasklet in [o for o in op.walk() if isinstance(o, df.TaskletOp) and not df.enclosing_maps(o)]:
+            _inline_tasklet(tasklet)
         maps = [o for o in op.walk() if isinstance(o, df.MapOp) and not df.enclosing_maps(o)]
         if self.target == "gpu":
             from dfc.passes.gpu_lowering import outline_kernels

@@ -261,3 +261,7 @@ def _no_gradient(b, op, grads, required):
 
 for _name in ("nn.constant", "nn.full"):
     BACKWARD_RULES[_name] = _no_gradient
+
+
+# Rules of the op families in modules of their own register on import.
+from dfc.passes.autodiff import rules_contract, rules_elementwise, rules_shape, rules_window  # noqa: E402, F401

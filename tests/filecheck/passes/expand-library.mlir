@@ -43,14 +43,113 @@ func.func @log_softmax(%x: tensor<4x10xf32>) -> tensor<4x10xf32> {
   func.return %y : tensor<4x10xf32>
 }
 
-// nll_loss guards its gather: an out-of-range label reads row element 0 and yields NaN.
+// nll_loss gathers at the labels; `check-bounds` makes a label outside
+// [0, 10) an IndexError at run time.
 // CLEAN-LABEL: func.func @nll
 // CLEAN:         df.map (%[[I:.*]]) in (8)
-// CLEAN:           arith.index_cast
-// CLEAN:           arith.select
-// CLEAN:           df.read %logp[%[[I]], %{{.*}}] : tensor<8x10xf32>
+// CLEAN:           %[[L:.*]] = arith.index_cast
+// CLEAN-NEXT:      df.read %logp[%[[I]], %[[L]]] : tensor<8x10xf32>
 // CLEAN:           wcr(add) : tensor<f32>
 func.func @nll(%logp: tensor<8x10xf32>, %labels: tensor<8xi64>) -> tensor<f32> {
   %l = nn.nll_loss %logp, %labels : (tensor<8x10xf32>, tensor<8xi64>) -> tensor<f32>
   func.return %l : tensor<f32>
+}
+
+// Elementwise ops of dialects/nn_elementwise.py: compare gives an i1 map, select
+// reads it, remainder is arith.remf (C fmod), convert a cast in the tasklet.
+// CLEAN-LABEL: func.func @compare_select
+// CLEAN:         %[[P:.*]] = df.map (%{{.*}}, %{{.*}}) in (4, 8) outs(%{{.*}} = %{{.*}} : tensor<4x8xi1>)
+// CLEAN:           arith.cmpf une
+// CLEAN:         df.map
+// CLEAN:           df.read %[[P]]
+// CLEAN:           arith.select %{{.*}}, %{{.*}}, %{{.*}} : f32
+// CLEAN:         df.map
+// CLEAN:           arith.remf
+// CLEAN:         df.map
+// CLEAN:           arith.extf %{{.*}} : f32 to f64
+// CLEAN-NOT:     nn.
+func.func @compare_select(%x: tensor<4x1xf32>, %y: tensor<8xf32>) -> tensor<4x8xf64> {
+  %p = nn.compare %x, %y {direction = "NE"} : (tensor<4x1xf32>, tensor<8xf32>) -> tensor<4x8xi1>
+  %s = nn.select %p, %x, %y : (tensor<4x8xi1>, tensor<4x1xf32>, tensor<8xf32>) -> tensor<4x8xf32>
+  %r = nn.remainder %s, %y : (tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xf32>
+  %c = nn.convert %r : (tensor<4x8xf32>) -> tensor<4x8xf64>
+  func.return %c : tensor<4x8xf64>
+}
+
+// Shape ops of dialects/nn_shape.py are maps of copies with affine indices. pad
+// fills with the padding value, then writes the operand elements that land
+// inside (negative low padding skips the first one) at low + 2 * i; the
+// dynamic_slice start is read outside the map and clamped to [0, 5 - 2].
+// CLEAN-LABEL: func.func @pad_and_slice
+// CLEAN:         %[[FILL:.*]] = df.map (%{{.*}}) in (9) outs
+// CLEAN:           df.read %v[] : tensor<f32>
+// CLEAN:         %[[PAD:.*]] = df.map (%[[I:.*]]) in (4) outs(%[[O:.*]] = %[[FILL]] : tensor<9xf32>)
+// CLEAN:           %[[SRC:.*]] = arith.addi %[[I]], %{{.*}} : index
+// CLEAN:           df.read %x[%[[SRC]]] : tensor<5xf32>
+// CLEAN:           df.write %{{.*}}, %[[O]][%{{.*}}] : tensor<9xf32>
+// CLEAN:         tensor.extract %start[] : tensor<i32>
+// CLEAN:         arith.maxsi
+// CLEAN:         arith.minsi
+// CLEAN:         df.map (%{{.*}}) in (2) outs
+// CLEAN-NOT:     nn.
+func.func @pad_and_slice(%x: tensor<5xf32>, %v: tensor<f32>, %start: tensor<i32>) -> tensor<2xf32> {
+  %p = nn.pad %x, %v {edge_padding_low = array<i64: -1>, edge_padding_high = array<i64: 1>, interior_padding = array<i64: 1>} : (tensor<5xf32>, tensor<f32>) -> tensor<9xf32>
+  %s = nn.dynamic_slice %x, %start {slice_sizes = array<i64: 2>} : (tensor<5xf32>, tensor<i32>) -> tensor<2xf32>
+  %r = nn.add %s, %s : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
+  %q = nn.slice %p {start_indices = array<i64: 0>, limit_indices = array<i64: 2>, strides = array<i64: 1>} : (tensor<9xf32>) -> tensor<2xf32>
+  %t = nn.add %r, %q : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
+  func.return %t : tensor<2xf32>
+}
+
+// dot_general is one map over (batch, lhs free, contracting, rhs free) with a
+// wcr(add) write; argmax reduces the maximum, then the first index holding it
+// (or a NaN) with an integer wcr(min) from the axis size.
+// CLEAN-LABEL: func.func @dot_general_argmax
+// CLEAN:         df.map (%[[B:.*]], %[[I:.*]], %[[K:.*]], %[[J:.*]]) in (2, 3, 4, 5)
+// CLEAN-DAG:       df.read %a[%[[B]], %[[I]], %[[K]]] : tensor<2x3x4xf32>
+// CLEAN-DAG:       df.read %b[%[[B]], %[[K]], %[[J]]] : tensor<2x4x5xf32>
+// CLEAN:           arith.mulf
+// CLEAN:           df.write %{{.*}}, %{{.*}}[%[[B]], %[[I]], %[[J]]] wcr(add) : tensor<2x3x5xf32>
+// CLEAN:         wcr(max) : tensor<3x1xf32>
+// CLEAN:         arith.constant dense<5> : tensor<3xi64>
+// CLEAN:           arith.cmpf oeq
+// CLEAN:           arith.cmpf uno
+// CLEAN:           wcr(min) : tensor<3xi64>
+// CLEAN-NOT:     nn.
+func.func @dot_general_argmax(%a: tensor<2x3x4xf32>, %b: tensor<2x4x5xf32>) -> (tensor<2x3x5xf32>, tensor<3xi64>) {
+  %0 = nn.dot_general %a, %b {lhs_batching_dimensions = array<i64: 0>, rhs_batching_dimensions = array<i64: 0>, lhs_contracting_dimensions = array<i64: 2>, rhs_contracting_dimensions = array<i64: 1>} : (tensor<2x3x4xf32>, tensor<2x4x5xf32>) -> tensor<2x3x5xf32>
+  %s = nn.slice %0 {start_indices = array<i64: 0, 0, 0>, limit_indices = array<i64: 1, 3, 5>, strides = array<i64: 1, 1, 1>} : (tensor<2x3x5xf32>) -> tensor<1x3x5xf32>
+  %m = nn.reshape %s : (tensor<1x3x5xf32>) -> tensor<3x5xf32>
+  %1 = nn.argmax %m {axis = 1 : i64} : (tensor<3x5xf32>) -> tensor<3xi64>
+  func.return %0, %1 : tensor<2x3x5xf32>, tensor<3xi64>
+}
+
+// reduce_window copies the input into a -inf tensor (padding 1 on each side),
+// then maps over (output, window) reading out * 2 + w and writing with wcr(max).
+// CLEAN-LABEL: func.func @max_pool
+// CLEAN:         %[[NEG:.*]] = arith.constant dense<0xff800000> : tensor<7xf32>
+// CLEAN:         %[[PAD:.*]] = df.map (%{{.*}}) in (5) outs(%{{.*}} = %[[NEG]] : tensor<7xf32>)
+// CLEAN:         df.map (%[[O:.*]], %[[W:.*]]) in (3, 3) outs(%[[OUT:.*]] = %{{.*}} : tensor<3xf32>)
+// CLEAN:           %[[AT:.*]] = arith.addi %[[W]], %{{.*}} : index
+// CLEAN:           %[[V:.*]] = df.read %[[PAD]][%[[AT]]] : tensor<7xf32>
+// CLEAN:           df.write %[[V]], %[[OUT]][%[[O]]] wcr(max) : tensor<3xf32>
+// CLEAN-NOT:     nn.
+func.func @max_pool(%x: tensor<5xf32>) -> tensor<3xf32> {
+  %r = nn.reduce_window %x {kind = "max", window_dimensions = array<i64: 3>, window_strides = array<i64: 2>, window_dilations = array<i64: 1>, padding_low = array<i64: 1>, padding_high = array<i64: 1>} : (tensor<5xf32>) -> tensor<3xf32>
+  func.return %r : tensor<3xf32>
+}
+
+// gather (an embedding lookup) reads the row index at the element's batch
+// position, clamps it to [0, 10 - 1] and reads that row.
+// CLEAN-LABEL: func.func @embedding
+// CLEAN:         df.map (%[[B:.*]], %[[C:.*]]) in (5, 8)
+// CLEAN:           %[[I:.*]] = df.read %i[%[[B]], %{{.*}}] : tensor<5x1xi64>
+// CLEAN:           %[[X:.*]] = arith.index_cast %[[I]] : i64 to index
+// CLEAN:           %[[LO:.*]] = arith.maxsi %[[X]], %{{.*}} : index
+// CLEAN:           %[[ROW:.*]] = arith.minsi %[[LO]], %{{.*}} : index
+// CLEAN:           df.read %x[%[[ROW]], %[[C]]] : tensor<10x8xf32>
+// CLEAN-NOT:     nn.
+func.func @embedding(%x: tensor<10x8xf32>, %i: tensor<5x1xi64>) -> tensor<5x8xf32> {
+  %r = nn.gather %x, %i {offset_dims = array<i64: 1>, collapsed_slice_dims = array<i64: 0>, operand_batching_dims = array<i64>, start_indices_batching_dims = array<i64>, start_index_map = array<i64: 0>, index_vector_dim = 1 : i64, slice_sizes = array<i64: 1, 8>} : (tensor<10x8xf32>, tensor<5x1xi64>) -> tensor<5x8xf32>
+  func.return %r : tensor<5x8xf32>
 }

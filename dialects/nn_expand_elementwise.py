@@ -1,0 +1,154 @@
+"""Pure expansions of the elementwise nn ops of `dialects.nn_elementwise`:
+one df map over the result shape whose tasklet computes the element."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from xdsl.builder import Builder
+from xdsl.dialects import arith, math
+from xdsl.dialects.builtin import AnyFloat, IntegerAttr, IntegerType, TensorType
+from xdsl.ir import Attribute, Operation, SSAValue
+
+from dfc.compiler.xdsl_fixes import RemFOp
+from dfc.dialects import nn_elementwise as ew
+from dfc.dialects.df_builders import Scalar, elementwise
+
+ScalarFn = Callable[[Scalar, Sequence[SSAValue]], SSAValue]
+
+
+def _ins(s: Scalar, op: Operation) -> SSAValue:
+    return s.b.insert(op).results[0]
+
+
+def _sign(s: Scalar, x: SSAValue) -> SSAValue:
+    """-1 below 0, 1 above, else x itself (keeps -0.0 and NaN)."""
+    zero = s.const(0.0, x.type)
+    negative = s.select(_ins(s, arith.CmpfOp(x, zero, "olt")), s.const(-1.0, x.type), x)
+    return s.select(s.gt(x, zero), s.const(1.0, x.type), negative)
+
+
+_UNARY: dict[type[Operation], Callable[[Scalar, SSAValue], SSAValue]] = {
+    ew.AbsOp: lambda s, x: _ins(s, math.AbsFOp(x)),
+    ew.SignOp: _sign,
+    ew.FloorOp: lambda s, x: _ins(s, math.FloorOp(x)),
+    ew.CeilOp: lambda s, x: _ins(s, math.CeilOp(x)),
+    ew.RoundOp: lambda s, x: _ins(s, math.RoundOp(x)),
+    ew.Expm1Op: lambda s, x: _ins(s, math.ExpM1Op(x)),
+    ew.Log1pOp: lambda s, x: _ins(s, math.Log1pOp(x)),
+    ew.RsqrtOp: lambda s, x: _ins(s, math.RsqrtOp(x)),
+    ew.CbrtOp: lambda s, x: _ins(s, math.CbrtOp(x)),
+    ew.SineOp: lambda s, x: _ins(s, math.SinOp(x)),
+    ew.CosineOp: lambda s, x: _ins(s, math.CosOp(x)),
+    ew.TanOp: lambda s, x: _ins(s, math.TanOp(x)),
+}
+
+_BINARY: dict[type[Operation], Callable[[Scalar, SSAValue, SSAValue], SSAValue]] = {
+    ew.Atan2Op: lambda s, a, b: _ins(s, math.Atan2Op(a, b)),
+    ew.PowerOp: lambda s, a, b: _ins(s, math.PowFOp(a, b)),
+    ew.RemainderOp: lambda s, a, b: _ins(s, RemFOp(a, b)),
+    ew.MaximumOp: lambda s, a, b: _ins(s, arith.MaximumfOp(a, b)),
+    ew.MinimumOp: lambda s, a, b: _ins(s, arith.MinimumfOp(a, b)),
+}
+
+_CMPF = {"EQ": "oeq", "NE": "une", "LT": "olt", "LE": "ole", "GT": "ogt", "GE": "oge"}
+_CMPI = {"EQ": "eq", "NE": "ne", "LT": "slt", "LE": "sle", "GT": "sgt", "GE": "sge"}
+
+
+def _map(b: Builder, op: Operation, fn: ScalarFn) -> SSAValue:
+    out = op.results[0].type
+    assert isinstance(out, TensorType)
+    return elementwise(b, out, list(op.operands), fn)
+
+
+def _unary(b: Builder, op: Operation) -> SSAValue:
+    fn = _UNARY[type(op)]
+    return _map(b, op, lambda s, a: fn(s, a[0]))
+
+
+def _binary(b: Builder, op: Operation) -> SSAValue:
+    fn = _BINARY[type(op)]
+    return _map(b, op, lambda s, a: fn(s, a[0], a[1]))
+
+
+def _clamp(b: Builder, op: Operation) -> SSAValue:
+    return _map(b, op, lambda s, a: _ins(s, arith.MinimumfOp(_ins(s, arith.MaximumfOp(a[1], a[0])), a[2])))
+
+
+def _compare(b: Builder, op: Operation) -> SSAValue:
+    assert isinstance(op, ew.CompareOp)
+    direction = op.direction.data
+
+    def body(s: Scalar, a: Sequence[SSAValue]) -> SSAValue:
+        if isinstance(a[0].type, AnyFloat):
+            return _ins(s, arith.CmpfOp(a[0], a[1], _CMPF[direction]))
+        return _ins(s, arith.CmpiOp(a[0], a[1], _CMPI[direction]))
+
+    return _map(b, op, body)
+
+
+def _select(b: Builder, op: Operation) -> SSAValue:
+    return _map(b, op, lambda s, a: s.select(a[0], a[1], a[2]))
+
+
+def convert_scalar(s: Scalar, x: SSAValue, target: Attribute) -> SSAValue:
+    """`x` converted to `target` with `nn.convert`'s semantics."""
+    source = x.type
+    if source == target:
+        return x
+    if isinstance(source, AnyFloat):
+        if isinstance(target, AnyFloat):
+            wider = target.bitwidth > source.bitwidth
+            return _ins(s, arith.ExtFOp(x, target) if wider else arith.TruncFOp(x, target))
+        assert isinstance(target, IntegerType)
+        if target.width.data == 1:
+            return _ins(s, arith.CmpfOp(x, s.const(0.0, source), "une"))
+        return _ins(s, arith.FPToSIOp(x, target))
+    assert isinstance(source, IntegerType)
+    if isinstance(target, AnyFloat):
+        return _ins(s, (arith.UIToFPOp if source.width.data == 1 else arith.SIToFPOp)(x, target))
+    assert isinstance(target, IntegerType)
+    if target.width.data == 1:
+        zero = _ins(s, arith.ConstantOp(IntegerAttr(0, source)))
+        return _ins(s, arith.CmpiOp(x, zero, "ne"))
+    if target.width.data < source.width.data:
+        return _ins(s, arith.TruncIOp(x, target))
+    return _ins(s, (arith.ExtUIOp if source.width.data == 1 else arith.ExtSIOp)(x, target))
+
+
+_BITWISE = {ew.AndOp: arith.AndIOp, ew.OrOp: arith.OrIOp, ew.XorOp: arith.XOrIOp}
+
+
+def _bitwise(b: Builder, op: Operation) -> SSAValue:
+    cls = _BITWISE[type(op)]
+    return _map(b, op, lambda s, a: _ins(s, cls(a[0], a[1])))
+
+
+def _not(b: Builder, op: Operation) -> SSAValue:
+    """x ^ all ones (-1 as a signless integer, 1 as an i1)."""
+
+    def body(s: Scalar, a: Sequence[SSAValue]) -> SSAValue:
+        t = a[0].type
+        assert isinstance(t, IntegerType)
+        ones = _ins(s, arith.ConstantOp(IntegerAttr(1 if t.width.data == 1 else -1, t)))
+        return _ins(s, arith.XOrIOp(a[0], ones))
+
+    return _map(b, op, body)
+
+
+def _convert(b: Builder, op: Operation) -> SSAValue:
+    out = op.results[0].type
+    assert isinstance(out, TensorType)
+    return _map(b, op, lambda s, a: convert_scalar(s, a[0], out.element_type))
+
+
+ELEMENTWISE_EXPANSIONS: dict[type[Operation], Callable[[Builder, Operation], SSAValue]] = {
+    **{cls: _unary for cls in _UNARY},
+    **{cls: _binary for cls in _BINARY},
+    ew.ClampOp: _clamp,
+    ew.CompareOp: _compare,
+    ew.SelectOp: _select,
+    ew.ConvertOp: _convert,
+    **{cls: _bitwise for cls in _BITWISE},
+    ew.NotOp: _not,
+}

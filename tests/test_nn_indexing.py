@@ -1,0 +1,98 @@
+"""nn.gather (dialects/nn_indexing.py) in the forms x[idx], take_along_axis and
+embedding lookups produce: forward against numpy through the interpreter and
+the engine (start indices clamped as StableHLO says), gradients (repeated
+indices accumulate) against float64 finite differences."""
+
+import numpy as np
+import pytest
+
+from dfc.compiler import parse_module
+from dfc.compiler.diagnostics import CompileError
+from tests.autodiff_checks import check_gradient
+from tests.test_nn_elementwise import _t, check
+
+RNG = np.random.default_rng(19)
+
+
+def _arr(values) -> str:
+    return f"array<i64: {', '.join(map(str, values))}>" if values else "array<i64>"
+
+
+def _gather(operand, indices, result, dims, ivd, dtype="f32", index_dtype="i64") -> str:
+    names = ("offset_dims", "collapsed_slice_dims", "operand_batching_dims", "start_indices_batching_dims",
+             "start_index_map", "slice_sizes")
+    attrs = ", ".join(f"{n} = {_arr(dims.get(n, []))}" for n in names) + f", index_vector_dim = {ivd} : i64"
+    x, i, r = _t(operand, dtype), _t(indices, index_dtype), _t(result, dtype)
+    return f"""func.func @f(%x: {x}, %i: {i}) -> {r} {{
+  %r = nn.gather %x, %i {{{attrs}}} : ({x}, {i}) -> {r}
+  func.return %r : {r}
+}}"""
+
+
+def clip(i, n):
+    return np.clip(i, 0, n)
+
+
+# name -> (operand shape, indices, result shape, dims, index_vector_dim, numpy reference)
+CASES = {
+    "embedding": ((10, 8), np.array([[3], [0], [9], [3], [12]]), (5, 8),
+                  {"offset_dims": [1], "collapsed_slice_dims": [0], "start_index_map": [0], "slice_sizes": [1, 8]}, 1,
+                  lambda x, i: x[clip(i[:, 0], 9)]),
+    "scalar_indices": ((10, 8), np.array([1, 7, -2, 7]), (4, 8),
+                       {"offset_dims": [1], "collapsed_slice_dims": [0], "start_index_map": [0], "slice_sizes": [1, 8]}, 1,
+                       lambda x, i: x[clip(i, 9)]),
+    "columns": ((3, 10), np.array([4, 0, 9, 4]), (3, 4),
+                {"offset_dims": [0], "collapsed_slice_dims": [1], "start_index_map": [1], "slice_sizes": [3, 1]}, 1,
+                lambda x, i: x[:, i]),
+    "take_along_axis": ((3, 5), np.array([[4, 0], [1, 1], [2, 3]]), (3, 2),
+                        {"collapsed_slice_dims": [1], "operand_batching_dims": [0], "start_indices_batching_dims": [0],
+                         "start_index_map": [1], "slice_sizes": [1, 1]}, 2,
+                        lambda x, i: np.take_along_axis(x, i, 1)),
+    "points": ((4, 5), np.array([[0, 1], [3, 4], [2, 2], [0, 1]]), (4,),
+               {"collapsed_slice_dims": [0, 1], "start_index_map": [0, 1], "slice_sizes": [1, 1]}, 1,
+               lambda x, i: x[i[:, 0], i[:, 1]]),
+    "windows": ((5, 6), np.array([[1], [4], [-3]]), (3, 2, 3),
+                {"offset_dims": [1, 2], "start_index_map": [0], "slice_sizes": [2, 3]}, 1,
+                lambda x, i: np.stack([x[s : s + 2, 0:3] for s in clip(i[:, 0], 3)])),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_gather(name):
+    shape, indices, result, dims, ivd, reference = CASES[name]
+    x = RNG.standard_normal(shape).astype(np.float32)
+    check(_gather(shape, indices.shape, result, dims, ivd), [x, indices.astype(np.int64)], reference(x, indices))
+
+
+def test_gather_with_i32_indices_of_integers():
+    shape, indices, result, dims, ivd, reference = CASES["columns"]
+    x = RNG.integers(-50, 50, shape).astype(np.int32)
+    text = _gather(shape, indices.shape, result, dims, ivd, dtype="i32", index_dtype="i32")
+    check(text, [x, indices.astype(np.int32)], reference(x, indices))
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_gather_gradient(name):
+    shape, indices, result, dims, ivd, _ = CASES[name]
+    x = RNG.standard_normal(shape)
+    check_gradient(_gather(shape, indices.shape, result, dims, ivd, dtype="f64"), "f", [x, indices.astype(np.int64)], [0])
+
+
+@pytest.mark.parametrize(
+    "dims,ivd,result,message",
+    [
+        ({"offset_dims": [1], "collapsed_slice_dims": [0], "start_index_map": [0, 1], "slice_sizes": [1, 8]}, 1, (5, 8),
+         "start_index_map has 2 elements, the index vector 1"),
+        ({"offset_dims": [1], "collapsed_slice_dims": [0], "start_index_map": [0], "slice_sizes": [2, 8]}, 1, (5, 8),
+         "slice size 2 of collapsed or batching dimension 0 is not 0 or 1"),
+        ({"offset_dims": [0], "collapsed_slice_dims": [0], "start_index_map": [0], "slice_sizes": [1, 8]}, 1, (5, 8),
+         r"result type tensor<5x8xf32> does not match the inferred type tensor<8x5xf32>"),
+        ({"offset_dims": [1], "collapsed_slice_dims": [0], "start_index_map": [2], "slice_sizes": [1, 8]}, 1, (5, 8),
+         r"start_index_map \[2\] out of range for the operand rank 2"),
+        ({"offset_dims": [1], "collapsed_slice_dims": [0], "start_index_map": [0], "slice_sizes": [1, 8]}, 3, (5, 8),
+         "index_vector_dim 3 out of range for start_indices of rank 2"),
+    ],
+)
+def test_verifier_messages(dims, ivd, result, message):
+    with pytest.raises(CompileError, match=message):
+        parse_module(_gather((10, 8), (5, 1), result, dims, ivd))
