@@ -4,6 +4,8 @@
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
 import time
 
 import pytest
@@ -116,6 +118,11 @@ CASES = {
         2,
         "expected a (real, imaginary) pair",
     ),
+    "empty-function-body": (
+        "func.func @f(%a: tensor<3xf32>) -> tensor<3xf32> {\n}\n",
+        1,
+        "'func.func' op empty block: expect at least a terminator",
+    ),
     "huge-map-bound": (MAP.format(bound="18446744073709551616", body=COPY), 3, "map bound 18446744073709551616 is not in"),
     "i1-out-of-range": (
         "func.func @f() -> i1 {\n  %c = arith.constant 2 : i1\n  func.return %c : i1\n}\n",
@@ -183,3 +190,16 @@ def test_small_splat_is_still_a_constant():
                           "  func.return %b : tensor<4x4xf32>\n}\n")
     PassManager.parse("expand-library").run(module)
     assert "dense<0.000000e+00> : tensor<4x4xf32>" in str(module)
+
+
+def test_huge_temporaries_stay_off_the_arena():
+    """mem-plan packed two 8 GiB temporaries into a global arena; the JIT
+    could not allocate it and LLVM aborted the process (SIGABRT)."""
+    t = "tensor<2147483648xf32>"
+    copy = ("  %e{k} = tensor.empty() : {t}\n  %s{k} = df.map (%i) in (2147483648) outs(%o = %e{k} : {t}) {{\n"
+            "    %v = df.read %{src}[%i] : {t}\n    df.write %v, %o[%i] : {t}\n  }} -> {t}\n")
+    text = (f"func.func @f(%x: {t}) -> {t} {{\n" + copy.format(k=1, src="x", t=t) + copy.format(k=2, src="s1", t=t)
+            + f"  func.return %s2 : {t}\n}}\n")
+    proc = subprocess.run([sys.executable, "-m", "dfc.tools.opt_tool", "-", "-t", "asm"], input=text,
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
