@@ -165,7 +165,7 @@ PASS_OPTIONS: dict[str, tuple[str, ...]] = {
     "fuse": ("", "{expand=false}"),
 }
 PASSES = ("expand-library", "canonicalize", "cse", "dce", "licm", "scatter-to-gather", "fuse", "bufferize",
-          "contraction-to-blas", "lower-dataflow", "mem-plan", "autodiff", "default")
+          "check-bounds", "contraction-to-blas", "lower-dataflow", "mem-plan", "autodiff", "default")
 
 
 def random_pass(rng: random.Random) -> str:
