@@ -203,3 +203,13 @@ def test_huge_temporaries_stay_off_the_arena():
     proc = subprocess.run([sys.executable, "-m", "dfc.tools.opt_tool", "-", "-t", "asm"], input=text,
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-2000:]
+
+
+def test_dim_of_a_dimension_the_buffer_lacks_is_an_opaque_bound():
+    """The df verifier's range analysis indexed the shape with `memref.dim`'s
+    constant (IndexError for dimension 2 of a rank-2 memref)."""
+    parse_module("func.func @f(%x: memref<?x64xf64>, %m: memref<?xf64>) {\n  %c2 = arith.constant 2 : index\n"
+                 "  %n = memref.dim %x, %c2 : memref<?x64xf64>\n"
+                 "  df.map (%i, %j) in (%n, 64) outs(%o = %m : memref<?xf64>) {\n"
+                 "    %v = df.read %x[%i, %j] : memref<?x64xf64>\n    df.write %v, %o[%i] wcr(max) : memref<?xf64>\n"
+                 "  }\n  func.return\n}\n")
