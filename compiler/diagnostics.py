@@ -9,6 +9,7 @@ from __future__ import annotations
 from xdsl.dialects.builtin import FileLineColLoc, Float80Type, Float128Type, IntAttr, StringAttr
 from xdsl.ir import Attribute, Operation
 from xdsl.parser import Parser
+from xdsl.traits import NoTerminator
 from xdsl.utils.exceptions import DiagnosticException, ParseError, VerifyException
 from xdsl.utils.lexer import Location, Span
 
@@ -108,3 +109,5 @@ def verify_located(root: Operation) -> None:
             if type(err) is not Exception:
                 raise
             raise CompileError.at(op, f"'{op.name}' op {str(err).strip() or 'does not verify'}") from err
+        if not op.has_trait(NoTerminator) and any(b.first_op is None for r in op.regions for b in r.blocks):
+            raise CompileError.at(op, f"'{op.name}' op empty block: expect at least a terminator")

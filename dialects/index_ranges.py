@@ -95,7 +95,9 @@ def linear(value: SSAValue) -> Lin:
         return Lin(c)
     op = value.owner
     if isinstance(op, tensor.DimOp | memref.DimOp) and (d := _int_constant(op.index)) is not None:
-        return size(op.source, d)
+        source = op.source.type
+        if isinstance(source, TensorType | MemRefType) and 0 <= d < source.get_num_dims():
+            return size(op.source, d)
     if isinstance(op, arith.AddiOp):
         return linear(op.lhs) + linear(op.rhs)
     if isinstance(op, arith.SubiOp):

@@ -34,7 +34,9 @@ into a stack frame, a `memref.alloca` of bytes at the start of the function,
 or of the innermost enclosing `scf.parallel` body (one per thread: the LLVM
 emitter puts static allocas in the entry block of the function it emits).
 The others are packed into the arena, `memref.global "private"
-@__dfc_arena_<f> : memref<Nxi8>` (uninitialised, 64-byte aligned). Each alloc
+@__dfc_arena_<f> : memref<Nxi8>` (uninitialised, 64-byte aligned), of at
+most `ARENA_BUDGET` bytes: while the packing exceeds it, the largest buffer
+is left on the heap. Each alloc
 becomes a `memref.view` of its frame or arena at a constant offset, built at
 the function's entry or the parallel body's start (so allocations inside
 loops are hoisted), and its deallocs are erased.
@@ -87,6 +89,9 @@ from dfc.compiler.diagnostics import CompileError
 ALIGNMENT = 64
 STACK_BUDGET = 64 << 10
 """Bytes of stack buffers per function, beyond which small buffers go to the arena."""
+ARENA_BUDGET = 256 << 20
+"""Bytes of a function's arena, beyond which its largest buffers stay on the heap
+(an arena of gigabytes is a global the JIT cannot allocate: LLVM aborts)."""
 
 _VIEWS = (memref.CastOp, memref.CollapseShapeOp, memref.ExpandShapeOp, memref.SubviewOp, memref.ViewOp)
 
@@ -363,6 +368,9 @@ def plan_function(module: ModuleOp, f: func.FuncOp, stack_limit: int, reentered:
             arena.append(b)
     name = f.sym_name.data
     arena_plan = _plan(name, arena)
+    while arena_plan.size > ARENA_BUDGET:  # the largest buffers stay on the heap
+        heap.append(arena.pop(max(range(len(arena)), key=lambda k: arena[k].size)))
+        arena_plan = _plan(name, arena)
     frame_plans = {block: _plan(name, bs) for block, bs in frames.items()}
     entry = Builder(InsertPoint.at_start(f.body.block))
     if arena:

@@ -4,11 +4,14 @@
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
 import time
 
 import pytest
 
 from dfc.compiler.diagnostics import CompileError
+from dfc.compiler.pass_manager import PassManager
 from dfc.compiler.parsing import parse_module
 from dfc.dialects.df_canonicalization import splat_value
 from dfc.tools import opt_tool
@@ -115,6 +118,11 @@ CASES = {
         2,
         "expected a (real, imaginary) pair",
     ),
+    "empty-function-body": (
+        "func.func @f(%a: tensor<3xf32>) -> tensor<3xf32> {\n}\n",
+        1,
+        "'func.func' op empty block: expect at least a terminator",
+    ),
     "huge-map-bound": (MAP.format(bound="18446744073709551616", body=COPY), 3, "map bound 18446744073709551616 is not in"),
     "i1-out-of-range": (
         "func.func @f() -> i1 {\n  %c = arith.constant 2 : i1\n  func.return %c : i1\n}\n",
@@ -165,3 +173,43 @@ def test_zero_size_splat_has_no_value():
                           "  func.return %c : tensor<0xf32>\n}\n")
     constant = next(op for op in module.walk() if op.name == "arith.constant")
     assert splat_value(constant.results[0]) is None
+
+
+def test_splat_beyond_the_dense_limit_is_a_fill_map(tmp_path, capsys):
+    """expand-library built a zero accumulator of 2**40 elements as a dense
+    literal (MemoryError); beyond `MAX_DENSE_ELEMENTS` it is a map."""
+    t = "tensor<1048576x1048576xf32>"
+    rc, err = opt(tmp_path, capsys, f"func.func @f(%a: {t}) -> {t} {{\n  %b = nn.matmul %a, %a : ({t}, {t}) -> {t}\n"
+                  f"  func.return %b : {t}\n}}\n", "--expand-library")
+    assert rc == 0, err
+
+
+def test_small_splat_is_still_a_constant():
+    module = parse_module("func.func @f(%a: tensor<4x4xf32>) -> tensor<4x4xf32> {\n"
+                          "  %b = nn.matmul %a, %a : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32>\n"
+                          "  func.return %b : tensor<4x4xf32>\n}\n")
+    PassManager.parse("expand-library").run(module)
+    assert "dense<0.000000e+00> : tensor<4x4xf32>" in str(module)
+
+
+def test_huge_temporaries_stay_off_the_arena():
+    """mem-plan packed two 8 GiB temporaries into a global arena; the JIT
+    could not allocate it and LLVM aborted the process (SIGABRT)."""
+    t = "tensor<2147483648xf32>"
+    copy = ("  %e{k} = tensor.empty() : {t}\n  %s{k} = df.map (%i) in (2147483648) outs(%o = %e{k} : {t}) {{\n"
+            "    %v = df.read %{src}[%i] : {t}\n    df.write %v, %o[%i] : {t}\n  }} -> {t}\n")
+    text = (f"func.func @f(%x: {t}) -> {t} {{\n" + copy.format(k=1, src="x", t=t) + copy.format(k=2, src="s1", t=t)
+            + f"  func.return %s2 : {t}\n}}\n")
+    proc = subprocess.run([sys.executable, "-m", "dfc.tools.opt_tool", "-", "-t", "asm"], input=text,
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+
+
+def test_dim_of_a_dimension_the_buffer_lacks_is_an_opaque_bound():
+    """The df verifier's range analysis indexed the shape with `memref.dim`'s
+    constant (IndexError for dimension 2 of a rank-2 memref)."""
+    parse_module("func.func @f(%x: memref<?x64xf64>, %m: memref<?xf64>) {\n  %c2 = arith.constant 2 : index\n"
+                 "  %n = memref.dim %x, %c2 : memref<?x64xf64>\n"
+                 "  df.map (%i, %j) in (%n, 64) outs(%o = %m : memref<?xf64>) {\n"
+                 "    %v = df.read %x[%i, %j] : memref<?x64xf64>\n    df.write %v, %o[%i] wcr(max) : memref<?xf64>\n"
+                 "  }\n  func.return\n}\n")

@@ -132,7 +132,7 @@ def resize_everywhere(text: str, rng: random.Random) -> str:
     if not present:
         return text
     old = rng.choice(present)
-    new = rng.choice(("0", "1", "2", "3", "5", "7", "17", "64", "1000"))
+    new = rng.choice(("0", "1", "2", "3", "5", "7", "17", "64", "1000", "1048576", "2147483648", "1099511627776"))
     return re.sub(rf"(?<![\w.%@#+-]){old}(?![\w.])|(?<=[<x]){old}(?=x)", new, text)
 
 
@@ -165,7 +165,7 @@ PASS_OPTIONS: dict[str, tuple[str, ...]] = {
     "fuse": ("", "{expand=false}"),
 }
 PASSES = ("expand-library", "canonicalize", "cse", "dce", "licm", "scatter-to-gather", "fuse", "bufferize",
-          "contraction-to-blas", "lower-dataflow", "mem-plan", "autodiff", "default")
+          "check-bounds", "contraction-to-blas", "lower-dataflow", "mem-plan", "autodiff", "default")
 
 
 def random_pass(rng: random.Random) -> str:
