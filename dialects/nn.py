@@ -543,6 +543,7 @@ from dfc.dialects.nn_shape import SHAPE_OPS  # noqa: E402
 from dfc.dialects.nn_contract import CONTRACT_OPS  # noqa: E402
 from dfc.dialects.nn_window import WINDOW_OPS  # noqa: E402
 from dfc.dialects.nn_indexing import INDEXING_OPS  # noqa: E402
+from dfc.dialects.nn_conv import CONV_OPS  # noqa: E402
 
 NN = Dialect(
     "nn",
@@ -556,5 +557,6 @@ NN = Dialect(
         *CONTRACT_OPS,
         *WINDOW_OPS,
         *INDEXING_OPS,
+        *CONV_OPS,
     ],
 )

@@ -32,6 +32,7 @@ from dfc.dialects.nn_expand_shape import SHAPE_EXPANSIONS
 from dfc.dialects.nn_expand_contract import CONTRACT_EXPANSIONS
 from dfc.dialects.nn_expand_window import WINDOW_EXPANSIONS
 from dfc.dialects.nn_expand_indexing import INDEXING_EXPANSIONS
+from dfc.dialects.nn_expand_conv import CONV_EXPANSIONS
 
 Expansion = Callable[[Builder, Operation], SSAValue]
 
@@ -253,6 +254,7 @@ EXPANSIONS: dict[type[Operation], Expansion] = {
     **CONTRACT_EXPANSIONS,
     **WINDOW_EXPANSIONS,
     **INDEXING_EXPANSIONS,
+    **CONV_EXPANSIONS,
 }
 
 

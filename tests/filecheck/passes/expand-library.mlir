@@ -153,3 +153,19 @@ func.func @embedding(%x: tensor<10x8xf32>, %i: tensor<5x1xi64>) -> tensor<5x8xf3
   %r = nn.gather %x, %i {offset_dims = array<i64: 1>, collapsed_slice_dims = array<i64: 0>, operand_batching_dims = array<i64>, start_indices_batching_dims = array<i64>, start_index_map = array<i64: 0>, index_vector_dim = 1 : i64, slice_sizes = array<i64: 1, 8>} : (tensor<10x8xf32>, tensor<5x1xi64>) -> tensor<5x8xf32>
   func.return %r : tensor<5x8xf32>
 }
+
+// convolution copies the input into zeros (padding 1), then one map over
+// (n, o, y, x, c, ky, kx) reads the padded input at 2 * y + ky and accumulates
+// the product into the output with wcr(add).
+// CLEAN-LABEL: func.func @conv
+// CLEAN:         %[[PAD:.*]] = df.map (%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) in (1, 3, 8, 8) outs(%{{.*}} = %{{.*}} : tensor<1x3x10x10xf32>)
+// CLEAN:         df.map (%[[N:.*]], %[[O:.*]], %[[Y:.*]], %[[X:.*]], %[[C:.*]], %[[KY:.*]], %[[KX:.*]]) in (1, 4, 4, 4, 3, 3, 3)
+// CLEAN-DAG:       df.read %[[PAD]][%[[N]], %[[C]], %{{.*}}, %{{.*}}] : tensor<1x3x10x10xf32>
+// CLEAN-DAG:       df.read %k[%[[O]], %[[C]], %[[KY]], %[[KX]]] : tensor<4x3x3x3xf32>
+// CLEAN:           arith.mulf
+// CLEAN:           df.write %{{.*}}, %{{.*}}[%[[N]], %[[O]], %[[Y]], %[[X]]] wcr(add) : tensor<1x4x4x4xf32>
+// CLEAN-NOT:     nn.
+func.func @conv(%x: tensor<1x3x8x8xf32>, %k: tensor<4x3x3x3xf32>) -> tensor<1x4x4x4xf32> {
+  %r = nn.convolution %x, %k {input_dimensions = array<i64: 0, 1, 2, 3>, kernel_dimensions = array<i64: 0, 1, 2, 3>, output_dimensions = array<i64: 0, 1, 2, 3>, window_strides = array<i64: 2, 2>, padding_low = array<i64: 1, 1>, padding_high = array<i64: 1, 1>, rhs_dilation = array<i64: 1, 1>, feature_group_count = 1 : i64} : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<1x4x4x4xf32>
+  func.return %r : tensor<1x4x4x4xf32>
+}
