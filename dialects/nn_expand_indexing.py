@@ -18,7 +18,7 @@ from xdsl.dialects.builtin import IndexType, IntegerAttr, TensorType, i64
 from xdsl.ir import BlockArgument, Operation, SSAValue
 
 from dfc.dialects.df_builders import empty, index_const, map_op, read, splat, tasklet, write
-from dfc.dialects.nn_expand_shape import gather
+from dfc.dialects.nn_expand_shape import gather, linear_index, row_major_strides
 from dfc.dialects.nn_expand_window import padded
 from dfc.dialects.nn_indexing import GatherOp, ScatterOp
 
@@ -79,14 +79,6 @@ def operand_index(
     return [i if i is not None else zero for i in index], fits
 
 
-def linear_index(b: Builder, ivs: Sequence[SSAValue], shape: Sequence[int]) -> SSAValue:
-    """The row-major position of `ivs` in `shape`, as an i64."""
-    linear: SSAValue = index_const(b, 0)
-    for iv, size in zip(ivs, shape):
-        linear = b.insert(arith.AddiOp(b.insert(arith.MuliOp(linear, index_const(b, size))).result, iv)).result
-    return b.insert(arith.IndexCastOp(linear, i64)).result
-
-
 def scatter_targets(b: Builder, op: ScatterOp, value_of, init: SSAValue, wcr: str | None) -> SSAValue:
     """A map over the updates writing `value_of(builder, update ivs)` at each update's
     operand index into `init` (one element larger in each dimension); an update whose
@@ -138,7 +130,7 @@ def _scatter(b: Builder, op: Operation) -> SSAValue:
         position = mb.insert(arith.IndexCastOp(winner, IndexType())).result
         position = mb.insert(arith.MaxSIOp(position, index_const(mb, 0))).result
         u_index = []
-        for stride, size in zip(_strides(u_shape), u_shape):
+        for stride, size in zip(row_major_strides(u_shape), u_shape):
             q = mb.insert(arith.DivSIOp(position, index_const(mb, stride))).result
             u_index.append(mb.insert(arith.RemSIOp(q, index_const(mb, size))).result)
         replaced = mb.insert(arith.CmpiOp(winner, mb.insert(arith.ConstantOp(IntegerAttr(0, i64))).result, "sge")).result
@@ -146,14 +138,6 @@ def _scatter(b: Builder, op: Operation) -> SSAValue:
         write(mb, tasklet(mb, [replaced, update, kept], kept.type, lambda s, v: s.select(v[0], v[1], v[2])), outs[0], ivs)
 
     return map_op(b, list(shape), [empty(b, out_type)], build).res[0]
-
-
-def _strides(shape: Sequence[int]) -> list[int]:
-    strides, acc = [], 1
-    for d in reversed(shape):
-        strides.append(acc)
-        acc *= d
-    return strides[::-1]
 
 
 INDEXING_EXPANSIONS: dict[type[Operation], Callable[[Builder, Operation], SSAValue]] = {

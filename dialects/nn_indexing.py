@@ -120,7 +120,9 @@ def gather_shape(
         raise VerifyException("operand_batching_dims and start_indices_batching_dims differ in length")
     for d, s in zip(dims["operand_batching_dims"], dims["start_indices_batching_dims"]):
         if shape[d] != index_shape[s]:
-            raise VerifyException(f"batching dimension sizes differ: operand {d} ({shape[d]}), start_indices {s} ({index_shape[s]})")
+            raise VerifyException(
+                f"batching dimension sizes differ: operand {d} ({shape[d]}), start_indices {s} ({index_shape[s]})"
+            )
     for k, (size, d) in enumerate(zip(sizes, shape)):
         if not 0 <= size <= d:
             raise VerifyException(f"slice size {size} of dimension {k} is not in [0, {d}]")

@@ -10,7 +10,8 @@ from xdsl.dialects import arith
 from xdsl.dialects.builtin import IntegerAttr, TensorType, i64
 
 from dfc.dialects.df_builders import Scalar, empty, map_op, read, tasklet, write
-from dfc.dialects.nn_expand_indexing import linear_index, operand_index, scatter_winners
+from dfc.dialects.nn_expand_indexing import operand_index, scatter_winners
+from dfc.dialects.nn_expand_shape import linear_index
 from dfc.dialects.nn_indexing import ScatterOp
 from dfc.passes.autodiff.rules import register_backward
 
@@ -36,7 +37,8 @@ def _scatter(b: Builder, op, grads, required):
             index, fits = operand_index(mb, dims, ivd, shape, op.scatter_indices, ivs, clamp=True)
             value = read(mb, g, index)
             if winners is not None:
-                won = mb.insert(arith.CmpiOp(read(mb, winners, index), linear_index(mb, ivs, u_type.get_shape()), "eq")).result
+                position = linear_index(mb, ivs, u_type.get_shape())
+                won = mb.insert(arith.CmpiOp(read(mb, winners, index), position, "eq")).result
                 fits = won if fits is None else mb.insert(arith.AndIOp(fits, won)).result
             if fits is not None:
                 value = tasklet(mb, [value, fits], value.type, _kept_if)
@@ -47,7 +49,8 @@ def _scatter(b: Builder, op, grads, required):
     if required[0] and winners is not None:
 
         def keep(mb, ivs, outs) -> None:
-            none = mb.insert(arith.CmpiOp(read(mb, winners, ivs), mb.insert(arith.ConstantOp(IntegerAttr(0, i64))).result, "slt")).result
+            zero = mb.insert(arith.ConstantOp(IntegerAttr(0, i64))).result
+            none = mb.insert(arith.CmpiOp(read(mb, winners, ivs), zero, "slt")).result
             write(mb, tasklet(mb, [read(mb, g, ivs), none], out_type.element_type, _kept_if), outs[0], ivs)
 
         g_operand = map_op(b, list(shape), [empty(b, out_type)], keep).res[0]
