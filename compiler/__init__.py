@@ -1,18 +1,22 @@
-"""Public Python API, in the style of MLIR's Python bindings."""
+"""Public Python API, in the style of MLIR's Python bindings.
 
-from dfc.compiler.context import make_context
-from dfc.compiler.parsing import parse_module
+Every name is imported on first use, so that importing a submodule
+(`dfc.compiler.limits`, which the dialects use) loads nothing else.
+"""
 
 __all__ = ["make_context", "parse_module", "PassManager", "ExecutionEngine"]
 
+_HOMES = {
+    "make_context": "dfc.compiler.context",
+    "parse_module": "dfc.compiler.parsing",
+    "PassManager": "dfc.compiler.pass_manager",
+    "ExecutionEngine": "dfc.compiler.engine",
+}
+
 
 def __getattr__(name: str):
-    if name == "PassManager":
-        from dfc.compiler.pass_manager import PassManager
+    if name in _HOMES:
+        from importlib import import_module
 
-        return PassManager
-    if name == "ExecutionEngine":
-        from dfc.compiler.engine import ExecutionEngine
-
-        return ExecutionEngine
+        return getattr(import_module(_HOMES[name]), name)
     raise AttributeError(name)

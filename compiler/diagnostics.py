@@ -6,11 +6,13 @@ that a verifier, a pass or the engine can point back at the source line.
 
 from __future__ import annotations
 
-from xdsl.dialects.builtin import FileLineColLoc, IntAttr, StringAttr
-from xdsl.ir import Operation
+from xdsl.dialects.builtin import FileLineColLoc, Float80Type, Float128Type, IntAttr, StringAttr
+from xdsl.ir import Attribute, Operation
 from xdsl.parser import Parser
 from xdsl.utils.exceptions import DiagnosticException, ParseError, VerifyException
 from xdsl.utils.lexer import Location, Span
+
+from dfc.compiler.dominance import dominance_problem
 
 
 class CompileError(Exception):
@@ -41,17 +43,35 @@ def location_of(op: Operation | None) -> str | None:
     return None
 
 
+UNSUPPORTED_TYPES = (Float80Type, Float128Type)
+"""Types the parser rejects: no op of the compiler computes in them."""
+
+
 class LocatingParser(Parser):
     """A parser that records each op's position as its `FileLineColLoc`."""
 
     def parse_operation(self) -> Operation:
         start = self._op_name_location()
-        op = super().parse_operation()
+        begin = self._current_token.span.start
+        try:
+            op = super().parse_operation()
+        except (VerifyException, ValueError, OverflowError) as err:  # raised building the op's attributes
+            message = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+            raise ParseError(Span(begin, self.pos, self.lexer.input), message) from err
         if not isinstance(op.location, FileLineColLoc):
             op.location = FileLineColLoc(
                 StringAttr(start.file), IntAttr(start.line), IntAttr(int(start.col))
             )
         return op
+
+    def parse_optional_type(self) -> Attribute | None:
+        """Also rejects the float types the compiler has no arithmetic for."""
+        start = self._current_token.span.start
+        t = super().parse_optional_type()
+        if isinstance(t, UNSUPPORTED_TYPES):
+            self.raise_error(f"type {t} is not supported by dfc",
+                             Span(start, self.pos, self.lexer.input))
+        return t
 
     def _op_name_location(self) -> Location:
         """Where the op's name starts (after `%r = `), as MLIR reports it."""
@@ -71,7 +91,12 @@ def parse_error(err: ParseError) -> CompileError:
 
 def verify_located(root: Operation) -> None:
     """Verify `root` and everything nested, raising a `CompileError` at the
-    first op that does not verify (outermost first, as MLIR does)."""
+    first op that does not verify (outermost first, as MLIR does); an operand
+    that is undefined or does not dominate its use is checked first
+    (`compiler.dominance`), as op verifiers may rely on it."""
+    if (found := dominance_problem(root)) is not None:
+        op, message = found
+        raise CompileError.at(op, f"'{op.name}' op {message}")
     for op in root.walk():
         try:
             op.verify(verify_nested_ops=False)
@@ -79,3 +104,7 @@ def verify_located(root: Operation) -> None:
             cause = err.__cause__ if isinstance(err.__cause__, VerifyException) else err
             message = str(cause).strip().splitlines()[0] if str(cause).strip() else type(cause).__name__
             raise CompileError.at(op, f"'{op.name}' op {message}") from err
+        except Exception as err:  # xDSL's memref verifiers raise plain `Exception`
+            if type(err) is not Exception:
+                raise
+            raise CompileError.at(op, f"'{op.name}' op {str(err).strip() or 'does not verify'}") from err

@@ -6,13 +6,21 @@ llvmlite (see `compiler.codegen`). `invoke` checks every argument against the
 function's signature (dtype, rank, static sizes; arrays are made C-contiguous)
 and raises `TypeError`/`ValueError` naming the argument on a mismatch; for
 dynamic dimensions, the sizes the program's maps rely on are checked too
-(`compiler.shape_checks`), so no call indexes outside an argument.
+(`compiler.shape_checks`), so no call indexes outside an argument. An
+access the compiler cannot prove in bounds is checked where it runs
+(`check-bounds`); if one fails, the call raises `IndexError` with its source
+location (a concurrent call into the same module that fails can make another
+call raise too: the failure counter is per module).
 Each function's calling plan (parameter dtypes and shapes, result layout,
 the ctypes entry) is prepared on its first call; after that an argument of
 exactly the declared dtype and static shape, C-contiguous and writeable, is
 passed by address, and everything else takes the checked, converting path
 (benchmarks/call_overhead.py: eight small arrays, 28 us to 8 us per call).
-Compiled code is cached by module text and options. `vector_math` (default
+Compiled code is cached by module text and options in a bounded LRU cache
+(`DFC_JIT_CACHE_SIZE` modules, default 16; `set_jit_cache_size`,
+`clear_jit_cache`); `ExecutionEngine.close()`, or leaving the engine's
+`with` block, releases the machine code once no other open engine shares it.
+`vector_math` (default
 on) uses the backend's vectorisable exp/tanh polynomials (within ~2 ulp of
 libm) instead of scalar libm calls; `fast_math=False` gives bit-reproducible
 arithmetic (no reassociation); `pipeline` replaces the lowering pipeline.
@@ -28,6 +36,7 @@ import functools
 import math
 import os
 import weakref
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -48,7 +57,70 @@ from dfc.compiler.shape_checks import AccessBound, access_bounds, check_access, 
 from dfc.passes import PIPELINES
 from dfc.passes.lower_dataflow import default_threads
 
-_CACHE: dict[tuple, JitModule] = {}
+DEFAULT_JIT_CACHE_SIZE = 16
+
+
+class JitCache:
+    """Compiled modules by (module text, options), the least recently used
+    evicted beyond `size`. An evicted module stays alive while an engine holds it."""
+
+    def __init__(self, size: int):
+        self.size = size
+        self._entries: OrderedDict[tuple, JitModule] = OrderedDict()
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def get(self, key: tuple) -> JitModule | None:
+        jit = self._entries.get(key)
+        if jit is not None:
+            self._entries.move_to_end(key)
+        return jit
+
+    def put(self, key: tuple, jit: JitModule) -> None:
+        self._entries[key] = jit
+        self._entries.move_to_end(key)
+        self._evict()
+
+    def discard(self, key: tuple, jit: JitModule) -> None:
+        """Forget `key` if it still maps to `jit`."""
+        if self._entries.get(key) is jit:
+            del self._entries[key]
+
+    def resize(self, size: int) -> None:
+        if size < 0:
+            raise ValueError(f"JIT cache size must be at least 0, got {size}")
+        self.size = size
+        self._evict()
+
+    def clear(self) -> None:
+        self._entries.clear()
+
+    def _evict(self) -> None:
+        while len(self._entries) > self.size:
+            self._entries.popitem(last=False)
+
+
+def _cache_size_from_env() -> int:
+    text = os.environ.get("DFC_JIT_CACHE_SIZE", "")
+    try:
+        return max(0, int(text)) if text else DEFAULT_JIT_CACHE_SIZE
+    except ValueError:
+        return DEFAULT_JIT_CACHE_SIZE
+
+
+_CACHE = JitCache(_cache_size_from_env())
+
+
+def set_jit_cache_size(size: int) -> None:
+    """Keep at most `size` compiled modules for reuse (0: none), evicting now."""
+    _CACHE.resize(size)
+
+
+def clear_jit_cache() -> None:
+    """Forget every cached compiled module (engines keep the ones they use)."""
+    _CACHE.clear()
+
 _ENTRY = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
 _UPSTREAM = ("builtin", "func", "scf", "memref", "arith", "math", "llvm", "vector")
 
@@ -142,14 +214,37 @@ class ExecutionEngine:
         }
         text = str(module)
         options = (opt_level, fast_math, self.threads, vector_math, pipeline)
-        key = (text, *options)
-        if key not in _CACHE:
-            _CACHE[key] = _compile(module, text, options)
-        self.jit = _CACHE[key]
+        self._key = (text, *options)
+        jit = _CACHE.get(self._key)
+        if jit is None:
+            jit = _compile(module, text, options)
+            _CACHE.put(self._key, jit)
+        jit.users.add(self)
+        self.jit: JitModule | None = jit
         self._plans: dict[str, _CallPlan] = {}
         self.access_bounds = _access_bounds(module)
 
+    def close(self) -> None:
+        """Release the compiled code (when no other open engine shares it);
+        calling a function afterwards raises `RuntimeError`. Idempotent."""
+        jit, self.jit = self.jit, None
+        self._plans.clear()
+        if jit is None:
+            return
+        jit.users.discard(self)
+        if not jit.users:
+            _CACHE.discard(self._key, jit)
+            jit.close()
+
+    def __enter__(self) -> ExecutionEngine:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
     def _plan(self, name: str) -> _CallPlan:
+        if self.jit is None:
+            raise RuntimeError("the engine is closed")
         if name not in self._plans:
             if name not in self.signatures:
                 raise ValueError(f"no function @{name} in the module")
@@ -179,6 +274,8 @@ class ExecutionEngine:
             check_access(name, self.access_bounds[name], shapes)
         first_result = len(slots)
         desc = (ctypes.c_int64 * (first_result + plan.result_slots + 1))(*slots)
+        failures = self.jit.bounds_failures
+        failed_before = failures.value if failures is not None else 0
         if self.jit.reentrant:
             plan.entry(desc)
         else:
@@ -195,6 +292,8 @@ class ExecutionEngine:
             else:
                 results.append(_scalar_from_slot(desc[at], r.dtype))
                 at += 1
+        if failures is not None and failures.value != failed_before:  # the results are released with `results`
+            raise IndexError(f"@{name}: {self.jit.bounds_failure_message()}")
         return results[0] if len(results) == 1 else tuple(results)
 
     def _argument(self, name: str, k: int, value: Any, t: Attribute, keep: list[np.ndarray]) -> list[int]:

@@ -4,7 +4,19 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.utils.exceptions import ParseError
 
 from dfc.compiler.context import make_context
-from dfc.compiler.diagnostics import LocatingParser, parse_error, verify_located
+from dfc.compiler.diagnostics import CompileError, LocatingParser, parse_error, verify_located
+
+
+def decode_source(data: bytes, filename: str) -> str:
+    """`data` as UTF-8 text; bytes that are not UTF-8 raise `CompileError` at
+    their line and column."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        before = data[: err.start].decode("utf-8", errors="replace")
+        line = before.count("\n") + 1
+        col = len(before) - (before.rfind("\n") + 1) + 1
+        raise CompileError(f"invalid UTF-8 byte 0x{data[err.start]:02x}", f"{filename}:{line}:{col}") from None
 
 
 def parse_module(text: str, filename: str = "<string>") -> ModuleOp:

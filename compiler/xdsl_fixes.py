@@ -8,6 +8,16 @@
 * `DenseIntOrFPElementsAttr.is_splat` unpacks every element into a Python
   object (seconds for a 2048x2048 zero tensor, which autodiff creates); the
   replacement compares the raw bytes shifted by one element.
+* An unterminated string literal made xDSL's lexer backtrack exponentially
+  (`"(?:[^"...]+|...)*"`: 27 characters took 15 s, 40 never ended); the
+  string pattern here has one way to match each character and a possessive
+  repetition, so a failed match is linear.
+* A float literal out of its type's range (`1.0e308 : f32`, also as a dense
+  element), or a real element of a complex literal, is a parse error (xDSL
+  raised `OverflowError` or failed an assertion).
+* Shapes and dense literals beyond `compiler.limits` are parse errors at the
+  type (xDSL would build a list of 2**32 elements for
+  `dense<1.0> : tensor<4294967296xf32>`).
 * `cse` keys ops by a hash that ignores their regions, so all maps over one
   space with the same (CSE'd) `tensor.empty` outputs collide and are compared
   structurally pairwise: quadratic in the maps of a block (13 s of 35 for a
@@ -23,15 +33,30 @@ from __future__ import annotations
 
 import functools
 import math
+import re
 import struct
 
 from xdsl.dialects.arith import Arith, FloatingPointLikeBinaryOperation
-from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, Float16Type, Float32Type, Float64Type
+from xdsl.dialects.builtin import (
+    ComplexType,
+    DenseIntOrFPElementsAttr,
+    Float16Type,
+    Float32Type,
+    Float64Type,
+)
 from xdsl.ir import Block, Operation
 from xdsl.irdl import irdl_op_definition, traits_def
 from xdsl.parser.attribute_parser import AttrParser
 from xdsl.traits import Pure
 from xdsl.transforms.common_subexpression_elimination import OperationInfo
+from xdsl.utils.lexer import Span
+from xdsl.utils.mlir_lexer import MLIRLexer
+
+from dfc.compiler.limits import dense_problem, shape_problem
+
+MLIRLexer._unescaped_characters_regex = re.compile(  # pyright: ignore[reportPrivateUsage]
+    r'"(?:[^"\\\n\v\f]|\\(?:["nt\\]|[0-9A-Fa-f]{2}))*+"'
+)
 
 _BIT_FORMATS = {Float16Type: ("<H", "<e"), Float32Type: ("<I", "<f"), Float64Type: ("<Q", "<d")}
 
@@ -50,7 +75,15 @@ def _to_type(self: _Element, parser: AttrParser, type):  # type: ignore[no-untyp
             return struct.unpack(float_format, struct.pack(int_format, self.value))[0]
         except struct.error:
             parser.raise_error(f"hexadecimal literal does not fit {type}", at_position=self.span)
-    return _original_to_type(self, parser, type)
+    if isinstance(type, ComplexType) and not isinstance(self.value, tuple):
+        parser.raise_error(f"expected a (real, imaginary) pair for an element of {type}", at_position=self.span)
+    value = _original_to_type(self, parser, type)
+    if isinstance(value, float) and math.isfinite(value) and type.__class__ in _BIT_FORMATS:
+        try:
+            type.pack([value])
+        except (OverflowError, struct.error):
+            parser.raise_error(f"floating point value too large for {type}", at_position=self.span)
+    return value
 
 
 _Element.to_type = _to_type  # type: ignore[method-assign]
@@ -71,6 +104,47 @@ def _all_elements_equal(data: bytes, n: int) -> bool:
 
 
 DenseIntOrFPElementsAttr.is_splat = _is_splat  # type: ignore[method-assign]
+
+
+_original_parse_ranked_shape = AttrParser.parse_ranked_shape
+
+
+def _parse_ranked_shape(self: AttrParser):  # type: ignore[no-untyped-def]
+    start = self._current_token.span.start  # pyright: ignore[reportPrivateUsage]
+    dims, type = _original_parse_ranked_shape(self)
+    if (problem := shape_problem(dims)) is not None:
+        self.raise_error(problem, Span(start, self._current_token.span.start, self.lexer.input))  # pyright: ignore[reportPrivateUsage]
+    return dims, type
+
+
+AttrParser.parse_ranked_shape = _parse_ranked_shape  # type: ignore[method-assign]
+
+_original_dense_literal_type = AttrParser._parse_dense_literal_type  # pyright: ignore[reportPrivateUsage]
+
+
+def _parse_dense_literal_type(self: AttrParser):  # type: ignore[no-untyped-def]
+    start = self._current_token.span.start  # pyright: ignore[reportPrivateUsage]
+    type = _original_dense_literal_type(self)
+    if (problem := dense_problem(type.get_shape())) is not None:
+        self.raise_error(problem, Span(start, self._current_token.span.start, self.lexer.input))  # pyright: ignore[reportPrivateUsage]
+    return type
+
+
+AttrParser._parse_dense_literal_type = _parse_dense_literal_type  # type: ignore[method-assign]
+
+
+_original_int_or_float_attr = AttrParser.parse_optional_builtin_int_or_float_attr
+
+
+def _parse_optional_builtin_int_or_float_attr(self: AttrParser):  # type: ignore[no-untyped-def]
+    start = self._current_token.span.start  # pyright: ignore[reportPrivateUsage]
+    try:
+        return _original_int_or_float_attr(self)
+    except OverflowError:
+        self.raise_error("floating point value too large for its type", Span(start, self.pos, self.lexer.input))
+
+
+AttrParser.parse_optional_builtin_int_or_float_attr = _parse_optional_builtin_int_or_float_attr  # type: ignore[method-assign]
 
 
 _original_info_hash = OperationInfo.__hash__

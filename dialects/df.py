@@ -63,6 +63,7 @@ from xdsl.traits import (
 )
 from xdsl.utils.exceptions import VerifyException
 
+from dfc.compiler.limits import MAX_DIM
 from dfc.dialects.index_exprs import depends_on, used_variables
 
 WCR_KINDS = ("add", "mul", "max", "min")
@@ -219,6 +220,8 @@ class MapOp(IRDLOperation):
             )
         if any(b < 0 and b != DYNAMIC_INDEX for b in static):
             raise VerifyException("map bounds must be non-negative")
+        if any(b > MAX_DIM for b in static):
+            raise VerifyException(f"map bound {max(static)} exceeds the limit of {MAX_DIM}")
         args = self.body.block.args
         if len(args) != self.rank + len(self.outs):
             raise VerifyException(
@@ -290,7 +293,13 @@ class MapOp(IRDLOperation):
 
         def parse_bound() -> int | UnresolvedOperand:
             value = parser.parse_optional_unresolved_operand()
-            return value if value is not None else parser.parse_integer()
+            if value is not None:
+                return value
+            start = parser.pos
+            bound = parser.parse_integer()
+            if not 0 <= bound <= MAX_DIM:
+                parser.raise_error(f"map bound {bound} is not in [0, {MAX_DIM}]", start, parser.pos)
+            return bound
 
         raw_bounds = parser.parse_comma_separated_list(
             parser.Delimiter.PAREN, parse_bound
@@ -397,6 +406,7 @@ class ReadOp(IRDLOperation):
                 f"result type {self.res.type} must be the element type of "
                 f"{self.source.type}"
             )
+        _verify_in_bounds(self)
 
     def print(self, printer: Printer) -> None:
         printer.print_string(" ")
@@ -413,6 +423,18 @@ class ReadOp(IRDLOperation):
         op = cls(parser.resolve_operand(source, parser.parse_type()), indices)
         op.attributes |= attributes
         return op
+
+
+def _verify_in_bounds(op: Operation) -> None:
+    """Reject an access whose index provably leaves its buffer (`dialects.index_ranges`)."""
+    from dfc.dialects.index_ranges import out_of_bounds
+
+    found = out_of_bounds(op)
+    if found is not None:
+        dim, low, high, extent = found
+        raise VerifyException(
+            f"index {dim} ranges over [{low}, {high}], outside dimension {dim} of size {extent}"
+        )
 
 
 def wcr_supported(kind: str, element: Attribute) -> bool:
@@ -480,6 +502,7 @@ class WriteOp(IRDLOperation):
                 "df.write must write into an output block argument of an "
                 "enclosing df.map"
             )
+        _verify_in_bounds(self)
         kind = self.wcr_kind
         if kind is not None:
             if kind not in WCR_KINDS:

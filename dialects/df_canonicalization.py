@@ -147,13 +147,15 @@ class UntouchedOutputs(RewritePattern):
 
 
 def splat_value(value: SSAValue) -> float | None:
-    """The element of a splat float `arith.constant dense<v>` producing `value`."""
+    """The element of a splat float `arith.constant dense<v>` producing `value`
+    (None for a constant of no elements, which has none)."""
     op = value.owner
     if not isinstance(op, arith.ConstantOp) or not isinstance(op.value, DenseIntOrFPElementsAttr):
         return None
     if not op.value.is_splat() or not isinstance(op.value.get_element_type(), AnyFloat):
         return None
-    return float(next(op.value.iter_attrs()).value.data)
+    first = next(op.value.iter_attrs(), None)
+    return None if first is None else float(first.value.data)
 
 
 class InjectiveReductionToWrite(RewritePattern):

@@ -476,7 +476,8 @@ class LogSoftmaxOp(AxisOp):
 class NllLossOp(NNOp):
     """Mean negative log-likelihood: -mean_i(input[i, labels[i]]).
 
-    `input` is N x C log-probabilities, `labels` N integers in [0, C).
+    `input` is N x C log-probabilities, `labels` N integers in [0, C); a label
+    outside that range is an IndexError when the program runs, as in PyTorch.
     """
 
     name = "nn.nll_loss"

@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 
 from xdsl.builder import Builder
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import IndexType, IntegerAttr, TensorType
+from xdsl.dialects.builtin import IndexType, TensorType
 from xdsl.ir import BlockArgument, Operation, SSAValue
 
 from dfc.dialects import nn
@@ -204,23 +204,12 @@ def _nll_loss(b: Builder, op: Operation) -> SSAValue:
     def build(mb: Builder, ivs: Sequence[BlockArgument], outs: Sequence[BlockArgument]) -> None:
         (i,) = ivs
         label = mb.insert(arith.IndexCastOp(read(mb, op.labels, [i]), IndexType())).result
-        low, high = index_const(mb, 0), index_const(mb, classes - 1)
-        in_range = mb.insert(
-            arith.AndIOp(
-                mb.insert(arith.CmpiOp(label, low, "sge")).result,
-                mb.insert(arith.CmpiOp(label, high, "sle")).result,
-            )
-        ).result
-        clamped = mb.insert(arith.SelectOp(in_range, label, low)).result
-        logp = read(mb, op.input, [i, clamped])
-        valid = mb.insert(arith.ConstantOp(IntegerAttr(1, 1))).result
-        flag = mb.insert(arith.XOrIOp(in_range, valid)).result  # 1 when out of range
+        logp = read(mb, op.input, [i, label])  # a label outside [0, C) is an IndexError, as in PyTorch
 
         def term(s: Scalar, a: Sequence[SSAValue]) -> SSAValue:
-            value = s.div(s.neg(a[0]), s.const(float(n), a[0].type))
-            return s.select(a[1], s.const(float("nan"), a[0].type), value)
+            return s.div(s.neg(a[0]), s.const(float(n), a[0].type))
 
-        write(mb, tasklet(mb, [logp, flag], out_type.element_type, term), outs[0], [], "add")
+        write(mb, tasklet(mb, [logp], out_type.element_type, term), outs[0], [], "add")
 
     return map_op(b, [n], [zero], build).res[0]
 

@@ -16,13 +16,14 @@ PROJECT_PASSES: dict[str, str] = {
     "fuse": "dfc.passes.fuse:FusePass",
     "scatter-to-gather": "dfc.passes.scatter_to_gather:ScatterToGatherPass",
     "bufferize": "dfc.passes.bufferize:BufferizePass",
+    "check-bounds": "dfc.passes.check_bounds:CheckBoundsPass",
     "contraction-to-blas": "dfc.passes.contraction_to_blas:ContractionToBlasPass",
     "lower-dataflow": "dfc.passes.lower_dataflow:LowerDataflowPass",
     "mem-plan": "dfc.passes.mem_plan:MemPlanPass",
 }
 
 PIPELINES: dict[str, str] = {
-    "default": "expand-library,canonicalize,cse,scatter-to-gather,fuse,canonicalize,cse,fuse,canonicalize,cse,bufferize,contraction-to-blas,lower-dataflow,canonicalize,cse,mem-plan",
+    "default": "expand-library,canonicalize,cse,scatter-to-gather,fuse,canonicalize,cse,fuse,canonicalize,cse,bufferize,check-bounds,contraction-to-blas,lower-dataflow,canonicalize,cse,mem-plan",
 }
 """Named pipelines, usable wherever a pass name is (`-p default`)."""
 

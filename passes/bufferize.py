@@ -38,6 +38,7 @@ from xdsl.dialects.builtin import (
     StringAttr,
     TensorType,
     UnitAttr,
+    UnknownLoc,
 )
 from xdsl.ir import Attribute, Block, BlockArgument, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
@@ -139,6 +140,16 @@ def _overwrites_all(user: Operation, out: int | None) -> bool:
     if len(writes) != 1 or not isinstance(w := writes[0], df.WriteOp) or w.parent_op() is not user:
         return False
     return w.wcr is None and list(w.indices) == list(user.ivs) and tuple(user.static_extents) == t.get_shape()
+
+
+def _locate(first: Operation | None, location: Attribute) -> None:
+    """Give `first` and the ops after it that have no location `location`
+    (what bufferize built for one op keeps that op's place in the source)."""
+    op = first
+    while op is not None:
+        if isinstance(op.location, UnknownLoc):
+            op.location = location
+        op = op.next_op
 
 
 @dataclass
@@ -258,12 +269,14 @@ class _Bufferizer:
     def block(self, old: Block, new: Block, scope: _Scope, is_function: bool = False) -> None:
         b = Builder(InsertPoint.at_end(new))
         for op in list(old.ops):
+            last = new.last_op
             if isinstance(op, func.ReturnOp) and is_function:
                 self.ret(b, op, scope)
             elif isinstance(op, scf.YieldOp) and not is_function and self.loop_buffers is not None:
                 self.loop_yield(b, op, scope)
             else:
                 self.op(b, op, scope)
+            _locate(last.next_op if last is not None else new.first_op, op.location)
 
     loop_buffers: list[SSAValue | None] | None = None
 

@@ -24,7 +24,8 @@ op just before M is a map that only fills exactly the region M writes with
 0.0, the fill is dropped and `beta = 0`.
 
 The rewrite is sound because the call reads and writes exactly the elements
-M does, and the buffers cannot overlap: the output's buffer (through views)
+M does (M has no access `check-bounds` marked: all are proven in bounds), and
+the buffers cannot overlap: the output's buffer (through views)
 is an allocation that neither read's buffer comes from. Nothing happens when
 the BLAS is not installed (`compiler.codegen.blas_runtime.available`).
 """
@@ -44,6 +45,7 @@ from xdsl.rewriter import InsertPoint
 from dfc.compiler.codegen import blas_runtime
 from dfc.dialects import df
 from dfc.dialects.blas import GemmOp
+from dfc.passes.check_bounds import CHECK
 
 _VIEWS = (memref.CollapseShapeOp, memref.ExpandShapeOp, memref.CastOp, memref.ReinterpretCastOp, memref.SubviewOp)
 
@@ -62,6 +64,8 @@ def _product(m: df.MapOp) -> tuple[df.ReadOp, df.ReadOp, df.WriteOp] | None:
         return None
     x, y, mul, w = ops
     if not (isinstance(x, df.ReadOp) and isinstance(y, df.ReadOp) and isinstance(w, df.WriteOp)):
+        return None
+    if any(CHECK in a.attributes for a in (x, y, w)):  # the call would not check what `check-bounds` asks for
         return None
     if w.dest is not m.out_args[0] or w.wcr_kind != "add" or w.value is not mul.results[0]:
         return None

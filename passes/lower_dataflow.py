@@ -43,6 +43,7 @@ from dfc.compiler.diagnostics import CompileError
 from dfc.dialects import df
 from dfc.dialects.df_builders import REDUCE_IDENTITY
 from dfc.dialects.index_exprs import IndexSymbols, depends_on
+from dfc.passes.check_bounds import CHECK
 
 
 def default_threads() -> int:
@@ -320,9 +321,9 @@ class _Lowering:
         for w, total in zip(writes, loop.results):
             target = self.targets[w.dest]
             idx = target.prefix + indices[w]
-            old = b.insert(memref.LoadOp.get(target.buffer, idx)).res
+            old = b.insert(_checked(w, memref.LoadOp.get(target.buffer, idx))).res
             assert w.wcr_kind is not None
-            b.insert(memref.StoreOp.get(combine(b, w.wcr_kind, old, total), target.buffer, idx))
+            b.insert(_checked(w, memref.StoreOp.get(combine(b, w.wcr_kind, old, total), target.buffer, idx)))
 
     def register_writes(self, op: df.MapOp, iv: SSAValue) -> list[df.WriteOp]:
         """wcr writes directly in op's body, invariant in `iv`, sole accesses of their output."""
@@ -364,7 +365,7 @@ class _Lowering:
                             op, "lower-dataflow: a parallel map cannot read an output it reduces into"
                         )
                     source = self.targets[op.source].buffer
-                self.values[op.res] = b.insert(memref.LoadOp.get(source, [self.v(i) for i in op.indices])).res
+                self.values[op.res] = b.insert(_checked(op, memref.LoadOp.get(source, [self.v(i) for i in op.indices]))).res
             elif isinstance(op, df.WriteOp):
                 self.write(b, op)
             elif isinstance(op, df.TaskletOp):
@@ -387,9 +388,9 @@ class _Lowering:
         target = self.targets[op.dest]
         idx = target.prefix + [self.v(i) for i in op.indices]
         if op.wcr_kind is not None:
-            old = b.insert(memref.LoadOp.get(target.buffer, idx)).res
+            old = b.insert(_checked(op, memref.LoadOp.get(target.buffer, idx))).res
             value = combine(b, op.wcr_kind, old, value)
-        b.insert(memref.StoreOp.get(value, target.buffer, idx))
+        b.insert(_checked(op, memref.StoreOp.get(value, target.buffer, idx)))
 
     def inline(self, b: Builder, op: df.TaskletOp) -> None:
         mapping: dict[SSAValue, SSAValue] = {a: self.v(x) for a, x in zip(op.body.block.args, op.inputs)}
@@ -401,6 +402,14 @@ class _Lowering:
             clone = b.insert(inner.clone(value_mapper=mapping))
             for r, n in zip(inner.results, clone.results):
                 mapping[r] = n
+
+
+def _checked(access: Operation, new: Operation) -> Operation:
+    """`new`, marked for a run-time bounds check when `access` is (`check-bounds`)."""
+    if CHECK in access.attributes:
+        new.attributes[CHECK] = access.attributes[CHECK]
+        new.location = access.location
+    return new
 
 
 @dataclass(frozen=True)

@@ -118,10 +118,12 @@ def test_contractions_become_gemm_and_agree(out, x, y, dtype):
 
 @pytest.mark.parametrize("out,x,y", [("ij", "ik", "kj"), ("bij", "bik", "kj"), ("i", "ki", "k")])
 def test_dynamic_shapes(out, x, y):
+    """Sizes from two arguments that must agree (x's k and y's k) are not
+    proven, so `check-bounds` marks the map and it stays a checked loop nest."""
     text = contraction(out, x, y, SIZES, dynamic=True)
-    check(text, _args(x, y, SIZES, np.float64), gemm=True)
+    check(text, _args(x, y, SIZES, np.float64), gemm=False)
     for sizes in ({"b": 2, "i": 1, "j": 9, "k": 4}, {"b": 1, "i": 0, "j": 3, "k": 2}, {"b": 2, "i": 3, "j": 2, "k": 0}):
-        check(text, _args(x, y, sizes, np.float64), gemm=True)
+        check(text, _args(x, y, sizes, np.float64), gemm=False)
 
 
 @pytest.mark.parametrize("init", ["ones", "arg"])

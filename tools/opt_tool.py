@@ -15,13 +15,14 @@ import io
 import os
 import sys
 from collections.abc import Sequence
+from typing import NoReturn
 
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.printer import Printer
 
 from dfc.compiler.diagnostics import CompileError
 from dfc.compiler.targets import TARGETS
-from dfc.compiler.parsing import parse_module
+from dfc.compiler.parsing import decode_source, parse_module
 from dfc.compiler.pass_manager import PassManager
 from dfc.passes import PIPELINES, get_all_passes
 from dfc.tools.diagnostics_check import check, expectations
@@ -31,8 +32,15 @@ OPT_LEVELS = {"-O0": "", "-O1": "default", "-O2": "default", "-O3": "default"}
 """`-On` shorthands: -O0 adds nothing, the others the default pipeline to the engine's IR."""
 
 
+class _ArgumentParser(argparse.ArgumentParser):
+    """Reports bad arguments as a `CompileError` (exit 1), not argparse's exit 2."""
+
+    def error(self, message: str) -> NoReturn:
+        raise CompileError(message, self.prog)
+
+
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _ArgumentParser(
         prog="opt-tool",
         description="Parse, transform and print df/nn MLIR. Each registered pass is also a "
         "flag (--cse, '--autodiff{wrt=0,1}' or --autodiff=wrt=0,1), run in command-line order; "
@@ -102,12 +110,15 @@ def _pass_name(flag: str) -> str:
 
 def _read(path: str) -> tuple[str, str]:
     if path == "-":
-        return sys.stdin.read(), "<stdin>"
+        stream = getattr(sys.stdin, "buffer", None)
+        text = sys.stdin.read() if stream is None else decode_source(stream.read(), "<stdin>")
+        return text, "<stdin>"
     try:
-        with open(path) as f:
-            return f.read(), path
+        with open(path, "rb") as f:
+            data = f.read()
     except OSError as err:
         raise CompileError(f"cannot open input file '{path}': {err.strerror}") from None
+    return decode_source(data, path), path
 
 
 def _chunks(text: str, split: bool) -> list[tuple[str, int]]:

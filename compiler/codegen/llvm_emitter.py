@@ -87,8 +87,10 @@ by inline, vectorisable polynomials instead (`_emit_exp_poly`,
 
 from __future__ import annotations
 
+import ctypes
 import math as pymath
 import threading
+import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -117,6 +119,7 @@ from dfc.compiler.codegen import blas_runtime
 from dfc.compiler.codegen.object_cache import CachedObject
 from dfc.compiler.codegen.runtime import BODY_TYPE, declare_runtime, install, opaque
 from dfc.compiler.codegen.target import host_target_machine
+from dfc.compiler.diagnostics import location_of
 
 __all__ = ["emit_module", "optimize", "JitModule", "ENTRY_PREFIX", "DEFAULT_PARALLEL_MIN_WORK"]
 
@@ -124,6 +127,12 @@ ENTRY_PREFIX = "_dfc_entry_"
 """Exported wrappers are named ENTRY_PREFIX + the func.func symbol name."""
 
 DEFAULT_PARALLEL_MIN_WORK = 1 << 17
+
+BOUNDS_FAILURES = "__dfc_bounds_failures"
+"""An exported i64 counting the module's failed bounds checks (`check-bounds`):
+the engine compares it before and after a call."""
+BOUNDS_SITE = "__dfc_bounds_site"
+"""An exported pointer to the message of the last failed bounds check."""
 """Default `parallel_min_work`: estimated ops each thread must get before a
 parallel loop uses the runtime's thread pool. Handing a loop to awake
 (spinning) workers costs a few microseconds on the development machine, and
@@ -388,6 +397,7 @@ class _ModuleEmitter:
         self.funcs: dict[str, tuple[Operation, ir.Function]] = {}
         self.globals: dict[str, tuple[Operation, ir.GlobalVariable]] = {}
         self._outlined = 0
+        self._messages: dict[str, ir.GlobalVariable] = {}
         self._scopes: dict[Operation, dict[tuple, tuple[ir.MDValue, ir.MDValue]]] = {}
 
     # -- helpers shared by function emitters
@@ -400,6 +410,28 @@ class _ModuleEmitter:
                 fn.attributes.add("nounwind")
                 fn.attributes.add("readnone")
         return fn
+
+    def bounds_state(self) -> tuple[ir.GlobalVariable, ir.GlobalVariable]:
+        """The module's failed-bounds-check counter and last failure message (created on first use)."""
+        if BOUNDS_FAILURES not in self.ir.globals:
+            count = ir.GlobalVariable(self.ir, _I64, BOUNDS_FAILURES)
+            count.initializer = ir.Constant(_I64, 0)
+            site = ir.GlobalVariable(self.ir, _PTR, BOUNDS_SITE)
+            site.initializer = ir.Constant(_PTR, None)
+            opaque(count)
+            opaque(site)
+        return self.ir.globals[BOUNDS_FAILURES], self.ir.globals[BOUNDS_SITE]
+
+    def message(self, text: str) -> ir.GlobalVariable:
+        """A private, NUL-terminated constant string."""
+        if text not in self._messages:
+            data = bytearray(text.encode() + b"\0")
+            gv = ir.GlobalVariable(self.ir, ir.ArrayType(ir.IntType(8), len(data)), f"__dfc_msg.{len(self._messages)}")
+            gv.initializer = ir.Constant(gv.value_type, data)
+            gv.global_constant = True
+            gv.linkage = "private"
+            self._messages[text] = opaque(gv)
+        return self._messages[text]
 
     def intrinsic(self, base: str, types: Sequence[ir.Type], ret: ir.Type, args: Sequence[ir.Type]) -> ir.Function:
         name = "llvm." + base + "".join("." + _type_suffix(t) for t in types)
@@ -1121,23 +1153,72 @@ def _scoped(e: _FnEmitter, buf: SSAValue, inst: ir.Instruction) -> None:
         inst.set_metadata("noalias", noalias)
 
 
+def _bounds_guard(e: _FnEmitter, op: Operation, m: _MemRef, indices: Sequence[SSAValue]) -> ir.Value | None:
+    """For an access marked by `check-bounds`: whether every index lies inside
+    `m` (one unsigned compare per dimension, so negative indices fail too)."""
+    if "check_bounds" not in op.attributes:
+        return None
+    ok: ir.Value = ir.Constant(_I1, 1)
+    for index, size in zip(indices, m.sizes):
+        ok = e.b.and_(ok, e.b.icmp_unsigned("<", e.getv(index), size))
+    return ok
+
+
+def _report_out_of_bounds(e: _FnEmitter, op: Operation) -> None:
+    """Count a failed bounds check and record where it happened (see `BOUNDS_FAILURES`)."""
+    failures, site = e.m.bounds_state()
+    e.b.atomic_rmw("add", failures, ir.Constant(_I64, 1), "monotonic")
+    where = location_of(op) or "<unknown location>"
+    what = op.attributes["check_bounds"].data  # type: ignore[attr-defined]
+    e.b.store(e.m.message(f"{where}: '{what}' index out of bounds"), site, align=8)  # any one failure's message
+
+
 @_handles("memref.load")
 def _load(e: _FnEmitter, op: Operation) -> None:
     m = e.getm(op.operands[0])
-    addr = e.address(m, op.operands[1:])
-    inst = e.b.load(addr, typ=m.elem, align=_byte_size(m.elem))
-    _nontemporal(e, op, inst)
-    _scoped(e, op.operands[0], inst)
-    e.values[op.results[0]] = inst
+    ok = _bounds_guard(e, op, m, op.operands[1:])
+
+    def load() -> ir.Value:
+        inst = e.b.load(e.address(m, op.operands[1:]), typ=m.elem, align=_byte_size(m.elem))
+        _nontemporal(e, op, inst)
+        _scoped(e, op.operands[0], inst)
+        return inst
+
+    if ok is None:
+        e.values[op.results[0]] = load()
+        return
+    with e.b.if_else(ok) as (inside, outside):
+        with inside:
+            value = load()
+            inside_bb = e.b.block
+        with outside:
+            _report_out_of_bounds(e, op)
+            outside_bb = e.b.block
+    phi = e.b.phi(m.elem)
+    phi.add_incoming(value, inside_bb)
+    phi.add_incoming(ir.Constant(m.elem, 0), outside_bb)
+    e.values[op.results[0]] = phi
 
 
 @_handles("memref.store")
 def _store(e: _FnEmitter, op: Operation) -> None:
     v = e.getv(op.operands[0])
     m = e.getm(op.operands[1])
-    inst = e.b.store(v, e.address(m, op.operands[2:]), align=_byte_size(m.elem))
-    _nontemporal(e, op, inst)
-    _scoped(e, op.operands[1], inst)
+    ok = _bounds_guard(e, op, m, op.operands[2:])
+
+    def store() -> None:
+        inst = e.b.store(v, e.address(m, op.operands[2:]), align=_byte_size(m.elem))
+        _nontemporal(e, op, inst)
+        _scoped(e, op.operands[1], inst)
+
+    if ok is None:
+        store()
+        return
+    with e.b.if_else(ok) as (inside, outside):
+        with inside:
+            store()
+        with outside:
+            _report_out_of_bounds(e, op)
 
 
 def _alloc_sizes(e: _FnEmitter, op: Operation) -> tuple[MemRefType, list[ir.Value]]:
@@ -1713,6 +1794,22 @@ class JitModule:
         self._engine = llvm.create_mcjit_compiler(empty, tm)
         self._engine.add_object_file(llvm.ObjectFileRef.from_data(entry.obj))
         self._engine.finalize_object()
+        failures = self._engine.get_global_value_address(BOUNDS_FAILURES) if BOUNDS_FAILURES in entry.llvm_ir else 0
+        self.bounds_failures = ctypes.c_int64.from_address(failures) if failures else None
+        """The module's failed-bounds-check counter (None: it checks no bounds)."""
+        self._bounds_site = ctypes.c_char_p.from_address(self._engine.get_global_value_address(BOUNDS_SITE)) if failures else None
+        self.users: weakref.WeakSet[object] = weakref.WeakSet()
+        """The open `ExecutionEngine`s calling into this module."""
+
+    def close(self) -> None:
+        """Free the machine code; no address it returned may be called after."""
+        self._engine.close()
+
+    def bounds_failure_message(self) -> str:
+        """The message of the last failed bounds check."""
+        assert self._bounds_site is not None
+        raw = self._bounds_site.value
+        return raw.decode() if raw else "index out of bounds"
 
     def entry_address(self, name: str) -> int:
         """Address of `void _dfc_entry_<name>(i64 *desc)`."""

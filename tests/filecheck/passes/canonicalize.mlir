@@ -156,7 +156,7 @@ func.func @box_fill_read_twice(%g: tensor<6x5xf32>) -> tensor<6x5xf32> {
     %z = arith.constant 0.0 : f32
     df.write %z, %o[%i1, %j1] : tensor<6x5xf32>
   } -> tensor<6x5xf32>
-  %r = df.map (%i, %j) in (6, 5) outs(%o = %empty : tensor<6x5xf32>) {
+  %r = df.map (%i, %j) in (5, 5) outs(%o = %empty : tensor<6x5xf32>) {
     %a = df.read %zeroed[%i, %j] : tensor<6x5xf32>
     %b = df.read %zeroed[%j, %i] : tensor<6x5xf32>
     %s = df.tasklet (%a, %b) : (f32, f32) -> f32 {

@@ -1,0 +1,167 @@
+"""Inputs that once made opt-tool fail internally (found by
+`tools/fuzz_opt_tool.py`): each must now be a located error with exit 1."""
+
+from __future__ import annotations
+
+import re
+import time
+
+import pytest
+
+from dfc.compiler.diagnostics import CompileError
+from dfc.compiler.parsing import parse_module
+from dfc.dialects.df_canonicalization import splat_value
+from dfc.tools import opt_tool
+
+MAP = """func.func @f(%a: tensor<4xf64>) -> tensor<4xf64> {{
+  %e = tensor.empty() : tensor<4xf64>
+  %r = df.map (%i) in ({bound}) outs(%o = %e : tensor<4xf64>) {{
+{body}
+  }} -> tensor<4xf64>
+  func.return %r : tensor<4xf64>
+}}
+"""
+COPY = """    %v = df.read %a[%i] : tensor<4xf64>
+    df.write %v, %o[%i] : tensor<4xf64>"""
+
+
+def opt(tmp_path, capsys, data: bytes | str, *flags: str) -> tuple[int, str]:
+    path = tmp_path / "input.mlir"
+    path.write_bytes(data.encode() if isinstance(data, str) else data)
+    rc = opt_tool.main([str(path), *flags])
+    return rc, capsys.readouterr().err
+
+
+def located(err: str, line: int, message: str) -> bool:
+    return re.search(rf"input\.mlir:{line}:\d+: error: .*{re.escape(message)}", err) is not None
+
+
+CASES = {
+    "non-utf8": (b"func.func @f() {\n  \"a\xff\"\n}\n", 2, "invalid UTF-8 byte 0xff"),
+    "huge-dense": (
+        "func.func @f() -> tensor<4294967296xf32> {\n"
+        "  %c = arith.constant dense<1.0> : tensor<4294967296xf32>\n"
+        "  func.return %c : tensor<4294967296xf32>\n}\n",
+        2,
+        "dense literal of 4294967296 elements exceeds the limit",
+    ),
+    "huge-shape": (
+        "func.func @f(%a: tensor<99999999999999x99999999999xf32>) {\n  func.return\n}\n",
+        1,
+        "dimension size 99999999999999 exceeds the limit",
+    ),
+    "f80-tensor": (
+        "func.func @f() -> tensor<2xf80> {\n  %c = arith.constant dense<1.0> : tensor<2xf80>\n"
+        "  func.return %c : tensor<2xf80>\n}\n",
+        1,
+        "type f80 is not supported",
+    ),
+    "f80-attribute": (
+        "func.func @f() -> tensor<2xf32> {\n  %t = nn.full {value = 1.0 : f80} : tensor<2xf32>\n"
+        "  func.return %t : tensor<2xf32>\n}\n",
+        2,
+        "type f80 is not supported",
+    ),
+    "memref-indices": (
+        "func.func @f(%a: memref<4x4xf32>) -> f32 {\n  %c0 = arith.constant 0 : index\n"
+        "  %v = memref.load %a[%c0] : memref<4x4xf32>\n  func.return %v : f32\n}\n",
+        3,
+        "'memref.load' op expected an index for each dimension",
+    ),
+    "use-before-def": (
+        "func.func @f(%a: f32) -> f32 {\n  %b = arith.addf %c, %a : f32\n"
+        "  %c = arith.addf %a, %a : f32\n  func.return %b : f32\n}\n",
+        2,
+        "operand #0 does not dominate this use",
+    ),
+    "use-before-def-in-map": (
+        MAP.format(bound=3, body="    %i1 = arith.addi %i, %c1 : index\n    %v = df.read %a[%i1] : tensor<4xf64>\n"
+                   "    %c1 = arith.constant 1 : index\n    df.write %v, %o[%i] : tensor<4xf64>"),
+        4,
+        "operand #1 does not dominate this use",
+    ),
+    "defined-in-another-region": (
+        MAP.format(bound=4, body="    %v = df.read %a[%i] : tensor<4xf64>\n    df.write %v, %o[%i] : tensor<4xf64>\n"
+                   "  } -> tensor<4xf64>\n  %s = df.map (%j) in (4) outs(%p = %e : tensor<4xf64>) {\n"
+                   "    %w = df.read %a[%c1] : tensor<4xf64>\n    df.write %w, %p[%j] : tensor<4xf64>\n"
+                   "  } -> tensor<4xf64>\n  %q = df.map (%k) in (4) outs(%u = %e : tensor<4xf64>) {\n"
+                   "    %c1 = arith.constant 1 : index\n    %x = df.read %a[%c1] : tensor<4xf64>\n"
+                   "    df.write %x, %u[%k] : tensor<4xf64>"),
+        8,
+        "operand #1 does not dominate this use",
+    ),
+    "defined-inside-the-user": (
+        "func.func @f(%a: index) -> index {\n  %c0 = arith.constant 0 : index\n"
+        "  %r = scf.for %i = %c0 to %a step %c1 iter_args(%s = %a) -> (index) {\n"
+        "    %c1 = arith.constant 1 : index\n    %t = arith.addi %s, %c1 : index\n    scf.yield %t : index\n"
+        "  }\n  func.return %r : index\n}\n",
+        3,
+        "'scf.for' op operand #2 is never defined in its scope",
+    ),
+    "float-too-large": (
+        "func.func @f() -> f32 {\n  %c = arith.constant 1.0e308 : f32\n  func.return %c : f32\n}\n",
+        2,
+        "floating point value too large",
+    ),
+    "dense-float-too-large": (
+        "func.func @f() -> tensor<2xf32> {\n  %c = arith.constant dense<1.0e308> : tensor<2xf32>\n"
+        "  func.return %c : tensor<2xf32>\n}\n",
+        2,
+        "floating point value too large for f32",
+    ),
+    "complex-dense-of-reals": (
+        "func.func @f() -> tensor<2xcomplex<f32>> {\n  %c = arith.constant dense<0.0> : tensor<2xcomplex<f32>>\n"
+        "  func.return %c : tensor<2xcomplex<f32>>\n}\n",
+        2,
+        "expected a (real, imaginary) pair",
+    ),
+    "huge-map-bound": (MAP.format(bound="18446744073709551616", body=COPY), 3, "map bound 18446744073709551616 is not in"),
+    "i1-out-of-range": (
+        "func.func @f() -> i1 {\n  %c = arith.constant 2 : i1\n  func.return %c : i1\n}\n",
+        2,
+        "out of range for type i1",
+    ),
+    "attribute-of-wrong-kind": (
+        "func.func @f() -> index {\n  %c = arith.constant -1.0 : f16\n  %d = arith.index_cast %c : f16 to index\n"
+        "  func.return %d : index\n}\n",
+        3,
+        "",
+    ),
+}
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_bad_input_is_a_located_error(tmp_path, capsys, name):
+    data, line, message = CASES[name]
+    rc, err = opt(tmp_path, capsys, data)
+    assert rc == 1, err
+    assert "internal error" not in err
+    assert located(err, line, message), err
+
+
+def test_bad_arguments_exit_1(tmp_path, capsys):
+    rc, err = opt(tmp_path, capsys, "", "--no-such-flag")
+    assert rc == 1 and "opt-tool: error: unrecognized arguments: --no-such-flag" in err
+
+
+def test_unterminated_string_is_lexed_in_linear_time():
+    """xDSL's string pattern backtracked exponentially: 27 characters took 15 s."""
+    start = time.perf_counter()
+    with pytest.raises(CompileError, match="closing string literal"):
+        parse_module('"' + "a" * 10000)
+    with pytest.raises(CompileError, match="closing string literal"):
+        parse_module('func.func @f() {\n  "' + "a\\\\" * 5000)
+    assert time.perf_counter() - start < 2.0
+
+
+def test_escaped_strings_still_parse():
+    module = parse_module('func.func @f() attributes {s = "a\\"b\\n\\41"} {\n  func.return\n}\n')
+    assert module.ops.first.attributes["s"].data == 'a"b\nA'
+
+
+def test_zero_size_splat_has_no_value():
+    """scatter-to-gather asked a constant of no elements for its splat value (StopIteration)."""
+    module = parse_module("func.func @f() -> tensor<0xf32> {\n  %c = arith.constant dense<0.0> : tensor<0xf32>\n"
+                          "  func.return %c : tensor<0xf32>\n}\n")
+    constant = next(op for op in module.walk() if op.name == "arith.constant")
+    assert splat_value(constant.results[0]) is None
