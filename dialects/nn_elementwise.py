@@ -30,10 +30,11 @@ from xdsl.irdl import irdl_op_definition, operand_def, prop_def, result_def
 from xdsl.utils.exceptions import VerifyException
 
 from dfc.dialects.nn import (
+    ArithmeticBinaryOp,
     ElementwiseBinaryOp,
     ElementwiseUnaryOp,
     NNOp,
-    _float_tensor,
+    _numeric_tensor,
     _static,
     broadcast_shapes,
 )
@@ -158,22 +159,27 @@ class PowerOp(ElementwiseBinaryOp):
 
 
 @irdl_op_definition
-class RemainderOp(ElementwiseBinaryOp):
-    """Elementwise remainder of `lhs / rhs` with the sign of `lhs` (C `fmod`, StableHLO `remainder`)."""
+class RemainderOp(ArithmeticBinaryOp):
+    """Elementwise remainder of `lhs / rhs` with the sign of `lhs` (C `fmod`, StableHLO `remainder`).
+
+    Floats or signed integers; for integers x % 0 = x and x % -1 = 0 (as XLA).
+    """
 
     name = "nn.remainder"
 
 
 @irdl_op_definition
-class MaximumOp(ElementwiseBinaryOp):
-    """Elementwise maximum; NaN if either is NaN. A tie sends half the gradient to each operand (as in JAX)."""
+class MaximumOp(ArithmeticBinaryOp):
+    """Elementwise maximum (floats or signed integers); NaN if either is NaN. A tie sends half
+    the gradient to each operand (as in JAX)."""
 
     name = "nn.maximum"
 
 
 @irdl_op_definition
-class MinimumOp(ElementwiseBinaryOp):
-    """Elementwise minimum; NaN if either is NaN. A tie sends half the gradient to each operand (as in JAX)."""
+class MinimumOp(ArithmeticBinaryOp):
+    """Elementwise minimum (floats or signed integers); NaN if either is NaN. A tie sends half
+    the gradient to each operand (as in JAX)."""
 
     name = "nn.minimum"
 
@@ -182,7 +188,7 @@ class MinimumOp(ElementwiseBinaryOp):
 class ClampOp(NNOp):
     """`minimum(maximum(operand, min), max)` elementwise (StableHLO's `clamp`), the three broadcast like numpy.
 
-    Float tensors of one element type; NaN in any operand gives NaN. The gradient of
+    Float or signed integer tensors of one element type; NaN in any operand gives NaN. The gradient of
     `operand` flows where it lies strictly inside the bounds, that of a bound where it
     is strictly the one selected; ties get none (as in JAX).
     """
@@ -204,7 +210,7 @@ class ClampOp(NNOp):
 
 def _clamp_type(lo: Attribute, x: Attribute, hi: Attribute) -> TensorType:
     names = ("min", "operand", "max")
-    types = [_float_tensor(t, n) for t, n in zip((lo, x, hi), names)]
+    types = [_numeric_tensor(t, n) for t, n in zip((lo, x, hi), names)]
     if len({t.element_type for t in types}) != 1:
         raise VerifyException(f"element types differ: {', '.join(str(t.element_type) for t in types)}")
     return TensorType(types[1].element_type, _broadcast(types, names))

@@ -55,6 +55,43 @@ _CMPF = {"EQ": "oeq", "NE": "une", "LT": "olt", "LE": "ole", "GT": "ogt", "GE": 
 _CMPI = {"EQ": "eq", "NE": "ne", "LT": "slt", "LE": "sle", "GT": "sgt", "GE": "sge"}
 
 
+def _int_const(s: Scalar, value: int, t: Attribute) -> SSAValue:
+    return _ins(s, arith.ConstantOp(IntegerAttr(value, t)))
+
+
+def _guarded(s: Scalar, x: SSAValue, y: SSAValue, op: type[Operation], by_zero, by_minus_one) -> SSAValue:
+    """x (op) y for signed integers without undefined behaviour: y = 0 gives
+    by_zero(x), y = -1 gives by_minus_one(x) (XLA's results)."""
+    zero, minus_one, one = (_int_const(s, v, x.type) for v in (0, -1, 1))
+    is_zero = _ins(s, arith.CmpiOp(y, zero, "eq"))
+    is_minus_one = _ins(s, arith.CmpiOp(y, minus_one, "eq"))
+    safe = s.select(_ins(s, arith.OrIOp(is_zero, is_minus_one)), one, y)
+    value = _ins(s, op(x, safe))
+    return s.select(is_zero, by_zero(x, zero, minus_one), s.select(is_minus_one, by_minus_one(x, zero), value))
+
+
+INTEGER_BINARY: dict[str, Callable[[Scalar, SSAValue, SSAValue], SSAValue]] = {
+    "nn.add": lambda s, a, b: _ins(s, arith.AddiOp(a, b)),
+    "nn.sub": lambda s, a, b: _ins(s, arith.SubiOp(a, b)),
+    "nn.mul": lambda s, a, b: _ins(s, arith.MuliOp(a, b)),
+    # x / 0 = -1, MIN / -1 = MIN (= 0 - MIN, wrapping)
+    "nn.div": lambda s, a, b: _guarded(
+        s, a, b, arith.DivSIOp, lambda x, z, m: m, lambda x, z: _ins(s, arith.SubiOp(z, x))
+    ),
+    # x % 0 = x, x % -1 = 0
+    "nn.remainder": lambda s, a, b: _guarded(s, a, b, arith.RemSIOp, lambda x, z, m: x, lambda x, z: z),
+    "nn.maximum": lambda s, a, b: _ins(s, arith.MaxSIOp(a, b)),
+    "nn.minimum": lambda s, a, b: _ins(s, arith.MinSIOp(a, b)),
+}
+"""The integer forms (signed) of the binary ops that take integers."""
+
+
+def integer_binary(b: Builder, op: Operation) -> SSAValue:
+    """The expansion of a binary op on integer tensors."""
+    fn = INTEGER_BINARY[op.name]
+    return _map(b, op, lambda s, a: fn(s, a[0], a[1]))
+
+
 def _map(b: Builder, op: Operation, fn: ScalarFn) -> SSAValue:
     out = op.results[0].type
     assert isinstance(out, TensorType)
@@ -67,11 +104,15 @@ def _unary(b: Builder, op: Operation) -> SSAValue:
 
 
 def _binary(b: Builder, op: Operation) -> SSAValue:
+    if op.name in INTEGER_BINARY and isinstance(op.results[0].type.element_type, IntegerType):
+        return integer_binary(b, op)
     fn = _BINARY[type(op)]
     return _map(b, op, lambda s, a: fn(s, a[0], a[1]))
 
 
 def _clamp(b: Builder, op: Operation) -> SSAValue:
+    if isinstance(op.results[0].type.element_type, IntegerType):
+        return _map(b, op, lambda s, a: _ins(s, arith.MinSIOp(_ins(s, arith.MaxSIOp(a[1], a[0])), a[2])))
     return _map(b, op, lambda s, a: _ins(s, arith.MinimumfOp(_ins(s, arith.MaximumfOp(a[1], a[0])), a[2])))
 
 

@@ -322,3 +322,54 @@ def test_a_mask_from_two_comparisons_selects_with_gradient():
     inside = (x > 0) & (x <= 1)
     for (gx,) in _vjp(text, [x], np.ones(6)):
         np.testing.assert_allclose(gx, np.where(inside, 2 * x, 0))
+
+
+def _int_reference(op, a, b):
+    """The result by Python integers, truncating division with XLA's results for
+    division by 0 and by -1 (no traps), wrapped to the dtype."""
+
+    def quotient(x, y):
+        q = abs(x) // abs(y)
+        return q if (x < 0) == (y < 0) else -q
+
+    fns = {
+        "nn.add": lambda x, y: x + y, "nn.sub": lambda x, y: x - y, "nn.mul": lambda x, y: x * y,
+        "nn.div": lambda x, y: -1 if y == 0 else -x if y == -1 else quotient(x, y),
+        "nn.remainder": lambda x, y: x if y == 0 else 0 if y == -1 else x - y * quotient(x, y),
+        "nn.maximum": max, "nn.minimum": min,
+    }  # fmt: skip
+    bits = np.iinfo(a.dtype).bits
+    a, b = np.broadcast_arrays(a, b)
+    wrapped = [(fns[op](int(x), int(y)) + (1 << (bits - 1))) % (1 << bits) - (1 << (bits - 1)) for x, y in zip(a.flat, b.flat)]
+    return np.array(wrapped, dtype=a.dtype).reshape(a.shape)
+
+
+@pytest.mark.parametrize("op", ["nn.add", "nn.sub", "nn.mul", "nn.div", "nn.remainder", "nn.maximum", "nn.minimum"])
+@pytest.mark.parametrize("dtype", ["i32", "i64"])
+def test_integer_arithmetic(op, dtype):
+    np_dtype = {"i32": np.int32, "i64": np.int64}[dtype]
+    info = np.iinfo(np_dtype)
+    a = np.array([[7, -7, 7, -7, 0, info.min], [info.max, info.min, 5, -9, 3, 1]], dtype=np_dtype)
+    b = np.array([2, 2, -2, -2, 0, -1], dtype=np_dtype)
+    check(_module(op, [_t([2, 6], dtype), _t([6], dtype)], _t([2, 6], dtype)), [a, b], _int_reference(op, a, b))
+
+
+def test_integer_clamp_and_index_arithmetic_as_jax_emits_it():
+    """where(i < 0, i + n, i) then clamp to [0, n - 1]: JAX's index normalisation, on i32."""
+    text = """func.func @f(%i: tensor<5xi32>) -> tensor<5xi32> {
+  %zero = nn.full {value = 0 : i32} : tensor<i32>
+  %n = nn.full {value = 4 : i32} : tensor<i32>
+  %top = nn.full {value = 3 : i32} : tensor<i32>
+  %neg = nn.compare %i, %zero {direction = "LT"} : (tensor<5xi32>, tensor<i32>) -> tensor<5xi1>
+  %wrapped = nn.add %i, %n : (tensor<5xi32>, tensor<i32>) -> tensor<5xi32>
+  %s = nn.select %neg, %wrapped, %i : (tensor<5xi1>, tensor<5xi32>, tensor<5xi32>) -> tensor<5xi32>
+  %r = nn.clamp %zero, %s, %top : (tensor<i32>, tensor<5xi32>, tensor<i32>) -> tensor<5xi32>
+  func.return %r : tensor<5xi32>
+}"""
+    i = np.array([-1, 0, 3, -9, 7], dtype=np.int32)
+    check(text, [i], np.clip(np.where(i < 0, i + 4, i), 0, 3).astype(np.int32))
+
+
+def test_integer_operands_of_float_only_ops_are_rejected():
+    with pytest.raises(CompileError, match="'nn.atan2' op lhs must have a float element type, got tensor<4xi32>"):
+        parse_module(_module("nn.atan2", [_t([4], "i32"), _t([4], "i32")], _t([4], "i32")))

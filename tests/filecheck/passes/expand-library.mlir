@@ -188,3 +188,20 @@ func.func @scatter_add(%x: tensor<10x8xf32>, %i: tensor<5x1xi64>, %u: tensor<5x8
   %r = nn.scatter %x, %i, %u {kind = "add", update_window_dims = array<i64: 1>, inserted_window_dims = array<i64: 0>, input_batching_dims = array<i64>, scatter_indices_batching_dims = array<i64>, scatter_dims_to_operand_dims = array<i64: 0>, index_vector_dim = 1 : i64} : (tensor<10x8xf32>, tensor<5x1xi64>, tensor<5x8xf32>) -> tensor<10x8xf32>
   func.return %r : tensor<10x8xf32>
 }
+
+// On integers, add is arith.addi and div a guarded arith.divsi: y = 0 gives -1
+// and y = -1 gives 0 - x (XLA's results), so the division never traps.
+// CLEAN-LABEL: func.func @integer_div
+// CLEAN:           arith.addi
+// CLEAN:         df.map
+// CLEAN:           arith.cmpi eq
+// CLEAN:           arith.cmpi eq
+// CLEAN:           arith.ori
+// CLEAN:           arith.select
+// CLEAN:           arith.divsi
+// CLEAN-NOT:     nn.
+func.func @integer_div(%a: tensor<4xi32>, %b: tensor<4xi32>) -> tensor<4xi32> {
+  %s = nn.add %a, %b : (tensor<4xi32>, tensor<4xi32>) -> tensor<4xi32>
+  %q = nn.div %s, %b : (tensor<4xi32>, tensor<4xi32>) -> tensor<4xi32>
+  func.return %q : tensor<4xi32>
+}

@@ -111,3 +111,11 @@ func.func @nn_or_13(%a: tensor<4xi1>, %b: tensor<4xi32>) {
   %r = nn.or %a, %b : (tensor<4xi1>, tensor<4xi32>) -> tensor<4xi1>
   func.return
 }
+
+// -----
+
+func.func @nn_add_14(%a: tensor<4xi1>) {
+  // expected-error @+1 {{'nn.add' op lhs must have a float or signless integer element type, got tensor<4xi1>}}
+  %r = nn.add %a, %a : (tensor<4xi1>, tensor<4xi1>) -> tensor<4xi1>
+  func.return
+}
