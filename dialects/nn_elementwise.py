@@ -57,16 +57,28 @@ def _broadcast(types: Sequence[TensorType], names: Sequence[str]) -> tuple[int, 
     return shape
 
 
+class NumericUnaryOp(ElementwiseUnaryOp):
+    """A function applied to each element of a float or signless integer tensor."""
+
+    def __init__(self, input: SSAValue):
+        super(ElementwiseUnaryOp, self).__init__(operands=[input], result_types=[_numeric_tensor(input.type, "input")])
+
+    def infer_type(self) -> TensorType:
+        return _numeric_tensor(self.input.type, "input")
+
+
 @irdl_op_definition
-class AbsOp(ElementwiseUnaryOp):
-    """Elementwise `|input|`. Its derivative at 0 is 0 (as in PyTorch)."""
+class AbsOp(NumericUnaryOp):
+    """Elementwise `|input|` (floats or signed integers; |MIN| wraps to MIN). Its derivative
+    at 0 is 0 (as in PyTorch)."""
 
     name = "nn.abs"
 
 
 @irdl_op_definition
-class SignOp(ElementwiseUnaryOp):
-    """Elementwise sign: -1 below 0, 1 above, the input itself at +-0 and NaN. Derivative 0."""
+class SignOp(NumericUnaryOp):
+    """Elementwise sign: -1 below 0, 1 above, the input itself at +-0 and NaN (0 for
+    integers). Derivative 0."""
 
     name = "nn.sign"
 

@@ -98,7 +98,20 @@ def _map(b: Builder, op: Operation, fn: ScalarFn) -> SSAValue:
     return elementwise(b, out, list(op.operands), fn)
 
 
+def _integer_sign(s: Scalar, x: SSAValue, magnitude: bool) -> SSAValue:
+    """sign(x), or |x| with `magnitude`, of a signed integer."""
+    zero = _int_const(s, 0, x.type)
+    below = _ins(s, arith.CmpiOp(x, zero, "slt"))
+    if magnitude:
+        return s.select(below, _ins(s, arith.SubiOp(zero, x)), x)
+    above = _ins(s, arith.CmpiOp(x, zero, "sgt"))
+    return s.select(above, _int_const(s, 1, x.type), s.select(below, _int_const(s, -1, x.type), zero))
+
+
 def _unary(b: Builder, op: Operation) -> SSAValue:
+    if isinstance(op.results[0].type.element_type, IntegerType):
+        magnitude = isinstance(op, ew.AbsOp)
+        return _map(b, op, lambda s, a: _integer_sign(s, a[0], magnitude))
     fn = _UNARY[type(op)]
     return _map(b, op, lambda s, a: fn(s, a[0]))
 

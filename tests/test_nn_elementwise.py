@@ -375,3 +375,10 @@ def test_integer_clamp_and_index_arithmetic_as_jax_emits_it():
 def test_integer_operands_of_float_only_ops_are_rejected():
     with pytest.raises(CompileError, match="'nn.atan2' op lhs must have a float element type, got tensor<4xi32>"):
         parse_module(_module("nn.atan2", [_t([4], "i32"), _t([4], "i32")], _t([4], "i32")))
+
+
+@pytest.mark.parametrize("op,fn", [("nn.abs", np.abs), ("nn.sign", np.sign)])
+def test_integer_abs_and_sign(op, fn):
+    x = np.array([-5, 0, 3, np.iinfo(np.int32).min, np.iinfo(np.int32).max], dtype=np.int32)
+    with np.errstate(over="ignore"):
+        check(_module(op, [_t([5], "i32")], _t([5], "i32")), [x], fn(x))

@@ -2,9 +2,17 @@
 
 // One case per verifier message of the elementwise nn ops.
 
-func.func @nn_sign_0(%a: tensor<4xi32>) {
-  // expected-error @+1 {{'nn.sign' op input must have a float element type, got tensor<4xi32>}}
-  %r = nn.sign %a : (tensor<4xi32>) -> tensor<4xi32>
+func.func @nn_sign_0(%a: tensor<4xi1>) {
+  // expected-error @+1 {{'nn.sign' op input must have a float or signless integer element type, got tensor<4xi1>}}
+  %r = nn.sign %a : (tensor<4xi1>) -> tensor<4xi1>
+  func.return
+}
+
+// -----
+
+func.func @nn_tan_15(%a: tensor<4xi32>) {
+  // expected-error @+1 {{'nn.tan' op input must have a float element type, got tensor<4xi32>}}
+  %r = nn.tan %a : (tensor<4xi32>) -> tensor<4xi32>
   func.return
 }
 
