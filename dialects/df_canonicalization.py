@@ -14,7 +14,7 @@ read of the map's initial tensor.
 
 from __future__ import annotations
 
-from xdsl.dialects import arith
+from xdsl.dialects import arith, scf
 from xdsl.dialects.builtin import AnyFloat, DenseIntOrFPElementsAttr, IndexType, IntegerAttr
 from xdsl.ir import Attribute, Block, BlockArgument, Operation, OpResult, SSAValue
 from xdsl.pattern_rewriter import (
@@ -158,9 +158,21 @@ def splat_value(value: SSAValue) -> float | None:
     return None if first is None else float(first.value.data)
 
 
+def _repeats_within(op: Operation, outer: Operation) -> bool:
+    """Whether a loop (scf.for, scf.while) between `op` and `outer` may run `op`
+    more than once per iteration of the maps in between."""
+    parent = op.parent_op()
+    while parent is not None and parent is not outer:
+        if isinstance(parent, scf.ForOp | scf.WhileOp):
+            return True
+        parent = parent.parent_op()
+    return False
+
+
 class InjectiveReductionToWrite(RewritePattern):
     """`wcr(k)` into an output initialised to k's identity, as its only use,
-    at an index injective over the enclosing maps' variables -> a plain write."""
+    at an index injective over the enclosing maps' variables -> a plain write.
+    Not inside a loop in the body: each loop iteration would overwrite the last."""
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: df.MapOp, rewriter: PatternRewriter) -> None:
@@ -172,6 +184,8 @@ class InjectiveReductionToWrite(RewritePattern):
             if not isinstance(write, df.WriteOp) or write.dest is not arg or write.wcr_kind is None:
                 continue
             if splat_value(init) != REDUCE_IDENTITY[write.wcr_kind]:
+                continue
+            if _repeats_within(write, op):
                 continue
             maps = df.enclosing_maps(write)
             maps = maps[: maps.index(op) + 1]

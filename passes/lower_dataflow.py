@@ -374,10 +374,37 @@ class _Lowering:
                 for arg, buf in zip(op.out_args, op.outs):
                     self.targets[arg] = self.targets.get(buf, _Target(self.v(buf)))
                 self.nest(b, op, list(op.ivs), op.bounds)
+            elif isinstance(op, scf.ForOp | scf.IfOp):
+                self.region_op(b, op)
             else:
                 clone = b.insert(op.clone(value_mapper=dict(self.values)))
                 for r, n in zip(op.results, clone.results):
                     self.values[r] = n
+
+    def region_op(self, b: Builder, op: scf.ForOp | scf.IfOp) -> None:
+        """An scf.for or scf.if in a map body (reads and scalar code inside,
+        as autodiff's reversed scalar loops): the same op, its regions lowered."""
+        regions = []
+        for region in op.regions:
+            blocks = []
+            for block in region.blocks:
+                new = Block(arg_types=[a.type for a in block.args])
+                for old_arg, new_arg in zip(block.args, new.args):
+                    self.values[old_arg] = new_arg
+                self.body(Builder(InsertPoint.at_end(new)), block)
+                blocks.append(new)
+            regions.append(Region(blocks))
+        clone = b.insert(
+            op.create(
+                operands=[self.v(o) for o in op.operands],
+                result_types=[r.type for r in op.results],
+                properties=dict(op.properties),
+                attributes=dict(op.attributes),
+                regions=regions,
+            )
+        )
+        for r, n in zip(op.results, clone.results):
+            self.values[r] = n
 
     def write(self, b: Builder, op: df.WriteOp) -> None:
         value = self.v(op.value)
@@ -404,6 +431,21 @@ class _Lowering:
                 mapping[r] = n
 
 
+def _inline_tasklet(op: df.TaskletOp) -> None:
+    """Replace a tasklet outside any map (scalar code) by its body's ops."""
+    b = Builder(InsertPoint.before(op))
+    mapping: dict[SSAValue, SSAValue] = dict(zip(op.body.block.args, op.inputs))
+    for inner in op.body.block.ops:
+        if isinstance(inner, df.YieldOp):
+            for r, y in zip(op.res, inner.values):
+                r.replace_all_uses_with(mapping.get(y, y))
+            break
+        clone = b.insert(inner.clone(value_mapper=mapping))
+        mapping.update(zip(inner.results, clone.results))
+    op.detach()
+    op.erase()
+
+
 def _checked(access: Operation, new: Operation) -> Operation:
     """`new`, marked for a run-time bounds check when `access` is (`check-bounds`)."""
     if CHECK in access.attributes:
@@ -428,6 +470,8 @@ class LowerDataflowPass(ModulePass):
     target: str = "cpu"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        for tasklet in [o for o in op.walk() if isinstance(o, df.TaskletOp) and not df.enclosing_maps(o)]:
+            _inline_tasklet(tasklet)
         maps = [o for o in op.walk() if isinstance(o, df.MapOp) and not df.enclosing_maps(o)]
         if self.target == "gpu":
             from dfc.passes.gpu_lowering import outline_kernels

@@ -14,9 +14,7 @@ from dfc.compiler.interpreter import interpret
 
 ENGINE_LIMITS = (
     "bufferize: loop-carried tensors that swap places are not supported",
-    "'df.tasklet' outside a df.map cannot be lowered",
     "bufferize: 'scf.if' on tensors is not supported",
-    "lower-dataflow: 'df.read' outside a df.map cannot be lowered",  # an scf.for inside a map
 )
 """Engine refusals (issue 12, items 1, 2 and 5, worked on in bufferize and lower-dataflow) under which
 only the interpreter's gradient is checked: the test is then an expected failure."""

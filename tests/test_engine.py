@@ -6,7 +6,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from dfc.compiler import ExecutionEngine, parse_module
+from dfc.compiler import ExecutionEngine, PassManager, parse_module
 from dfc.compiler.engine import lower
 from dfc.compiler.interpreter import interpret
 
@@ -379,3 +379,26 @@ def test_guarded_gather_split_into_three_loops(width):
     want[:, 1:] += x[:, :-1]
     want[:, : width - 2] += x[:, 1 : width - 1]
     np.testing.assert_allclose(engine(text, threads=2).invoke("gather", x), want, rtol=1e-6)
+
+
+def test_reduction_in_a_loop_inside_a_map():
+    """A wcr write in an scf.for of a map body reduces once per loop iteration
+    (canonicalize turned it into a plain write: only the last iteration counted)."""
+    text = """func.func @f(%x: tensor<4xf64>) -> tensor<4xf64> {
+  %zero = arith.constant dense<0.0> : tensor<4xf64>
+  %r = df.map (%i) in (4) outs(%o = %zero : tensor<4xf64>) {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c3 = arith.constant 3 : index
+    scf.for %k = %c0 to %c3 step %c1 {
+      %v = df.read %x[%i] : tensor<4xf64>
+      df.write %v, %o[%i] wcr(add) : tensor<4xf64>
+    }
+  } -> tensor<4xf64>
+  func.return %r : tensor<4xf64>
+}"""
+    x = np.arange(4.0)
+    module = parse_module(text)
+    PassManager.parse("canonicalize").run(module)
+    np.testing.assert_array_equal(interpret(module, "f", x), 3 * x)
+    np.testing.assert_array_equal(engine(text).invoke("f", x), 3 * x)

@@ -168,3 +168,22 @@ func.func @box_fill_read_twice(%g: tensor<6x5xf32>) -> tensor<6x5xf32> {
   } -> tensor<6x5xf32>
   func.return %r : tensor<6x5xf32>
 }
+
+// A wcr write inside a loop of the map body runs once per loop iteration: it
+// stays a reduction even though its index is injective over the map.
+// CHECK-LABEL: func.func @reduction_in_a_loop
+// CHECK:         scf.for
+// CHECK:           df.write %{{.*}}, %{{.*}}[%{{.*}}] wcr(add) : tensor<4xf64>
+func.func @reduction_in_a_loop(%x: tensor<4xf64>) -> tensor<4xf64> {
+  %zero = arith.constant dense<0.0> : tensor<4xf64>
+  %r = df.map (%i) in (4) outs(%o = %zero : tensor<4xf64>) {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c3 = arith.constant 3 : index
+    scf.for %k = %c0 to %c3 step %c1 {
+      %v = df.read %x[%i] : tensor<4xf64>
+      df.write %v, %o[%i] wcr(add) : tensor<4xf64>
+    }
+  } -> tensor<4xf64>
+  func.return %r : tensor<4xf64>
+}
