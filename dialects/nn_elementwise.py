@@ -1,6 +1,6 @@
 """Elementwise nn ops beyond add/sub/mul/div: StableHLO's float unary and
 binary ops, `clamp`, `compare`, `select`, `convert` and the bitwise
-`and`, `or`, `xor`, `not` on booleans and integers.
+`and`, `or`, `xor`, `not` and shifts on booleans and integers.
 
 Semantics follow the StableHLO spec. Binary, ternary and comparison ops
 broadcast their operands like numpy (as `nn.add` does). NaN propagates
@@ -396,6 +396,29 @@ class XorOp(BitwiseBinaryOp):
 
 
 @irdl_op_definition
+class ShiftLeftOp(BitwiseBinaryOp):
+    """Elementwise `lhs << rhs`; 0 where `rhs` (read as unsigned) is at least the bit width."""
+
+    name = "nn.shift_left"
+
+
+@irdl_op_definition
+class ShiftRightArithmeticOp(BitwiseBinaryOp):
+    """Elementwise `lhs >> rhs` filling with the sign bit; where `rhs` (read as unsigned) is at
+    least the bit width, -1 for negative `lhs` and 0 otherwise."""
+
+    name = "nn.shift_right_arithmetic"
+
+
+@irdl_op_definition
+class ShiftRightLogicalOp(BitwiseBinaryOp):
+    """Elementwise `lhs >> rhs` filling with zeros; 0 where `rhs` (read as unsigned) is at least
+    the bit width."""
+
+    name = "nn.shift_right_logical"
+
+
+@irdl_op_definition
 class NotOp(NNOp):
     """Elementwise bitwise complement `~input` (logical not on i1)."""
 
@@ -415,5 +438,5 @@ class NotOp(NNOp):
 ELEMENTWISE_OPS = [
     AbsOp, SignOp, FloorOp, CeilOp, RoundOp, Expm1Op, Log1pOp, RsqrtOp, CbrtOp, SineOp, CosineOp, TanOp,
     Atan2Op, PowerOp, RemainderOp, MaximumOp, MinimumOp, ClampOp, CompareOp, SelectOp, ConvertOp,
-    AndOp, OrOp, XorOp, NotOp,
+    AndOp, OrOp, XorOp, NotOp, ShiftLeftOp, ShiftRightArithmeticOp, ShiftRightLogicalOp,
 ]  # fmt: skip

@@ -178,6 +178,30 @@ def _bitwise(b: Builder, op: Operation) -> SSAValue:
     return _map(b, op, lambda s, a: _ins(s, cls(a[0], a[1])))
 
 
+_SHIFTS = {ew.ShiftLeftOp: arith.ShLIOp, ew.ShiftRightArithmeticOp: arith.ShRSIOp, ew.ShiftRightLogicalOp: arith.ShRUIOp}
+
+
+def _shift(b: Builder, op: Operation) -> SSAValue:
+    """The shift by an amount below the bit width (an unsigned compare: negative amounts are
+    huge); otherwise 0, or the sign fill for an arithmetic right shift (StableHLO)."""
+    cls = _SHIFTS[type(op)]
+
+    def body(s: Scalar, a: Sequence[SSAValue]) -> SSAValue:
+        x, y = a
+        t = x.type
+        assert isinstance(t, IntegerType)
+        zero = _int_const(s, 0, t)
+        in_range = _ins(s, arith.CmpiOp(y, _int_const(s, t.width.data, t), "ult"))
+        shifted = _ins(s, cls(x, s.select(in_range, y, zero)))
+        if cls is arith.ShRSIOp:
+            fill = _ins(s, arith.ShRSIOp(x, _int_const(s, t.width.data - 1, t)))
+        else:
+            fill = zero
+        return s.select(in_range, shifted, fill)
+
+    return _map(b, op, body)
+
+
 def _not(b: Builder, op: Operation) -> SSAValue:
     """x ^ all ones (-1 as a signless integer, 1 as an i1)."""
 
@@ -205,4 +229,5 @@ ELEMENTWISE_EXPANSIONS: dict[type[Operation], Callable[[Builder, Operation], SSA
     ew.ConvertOp: _convert,
     **{cls: _bitwise for cls in _BITWISE},
     ew.NotOp: _not,
+    **{cls: _shift for cls in _SHIFTS},
 }

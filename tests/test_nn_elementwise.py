@@ -382,3 +382,30 @@ def test_integer_abs_and_sign(op, fn):
     x = np.array([-5, 0, 3, np.iinfo(np.int32).min, np.iinfo(np.int32).max], dtype=np.int32)
     with np.errstate(over="ignore"):
         check(_module(op, [_t([5], "i32")], _t([5], "i32")), [x], fn(x))
+
+
+def _shift_reference(op, x, y):
+    """StableHLO's shifts, by Python integers: an amount outside [0, bits) gives 0 (or the sign fill)."""
+    bits = np.iinfo(x.dtype).bits
+    out = []
+    for a, s in zip(*(v.flat for v in np.broadcast_arrays(x, y))):
+        a, s = int(a), int(s)
+        inside = 0 <= s < bits
+        if op == "nn.shift_left":
+            r = (a << s) if inside else 0
+        elif op == "nn.shift_right_arithmetic":
+            r = (a >> s) if inside else (-1 if a < 0 else 0)
+        else:
+            r = ((a % (1 << bits)) >> s) if inside else 0
+        out.append((r + (1 << (bits - 1))) % (1 << bits) - (1 << (bits - 1)))
+    return np.array(out, dtype=x.dtype).reshape(np.broadcast_shapes(x.shape, y.shape))
+
+
+@pytest.mark.parametrize("op", ["nn.shift_left", "nn.shift_right_arithmetic", "nn.shift_right_logical"])
+@pytest.mark.parametrize("dtype", ["i32", "i64"])
+def test_shifts(op, dtype):
+    np_dtype = {"i32": np.int32, "i64": np.int64}[dtype]
+    bits = np.iinfo(np_dtype).bits
+    x = np.array([[5, -5, 1, -1, np.iinfo(np_dtype).min, 12345]] * 2, dtype=np_dtype)
+    y = np.array([[0, 1, bits - 1, bits, -1, 3], [2, bits + 5, 7, 0, 1, bits - 2]], dtype=np_dtype)
+    check(_module(op, [_t([2, 6], dtype), _t([2, 6], dtype)], _t([2, 6], dtype)), [x, y], _shift_reference(op, x, y))
