@@ -5,7 +5,11 @@ becomes its buffer form, writing into its initial value's buffer when that
 buffer is owned by the function (never an argument or a constant) and the
 initial value is dead after the map; otherwise into a fresh copy. Tensor
 `scf.for` iter_args become loop-invariant buffers (a yielded value that is
-not the iter_arg itself is copied back into it). Results are fresh buffers
+not the iter_arg itself is copied back into it; the buffer of another
+iter_arg, as when two swap places, is copied aside first). An `scf.if` with tensor
+results gets memref results: each branch yields a buffer it owns (one it
+made, or a copy of a value from outside the branch), which the if's result
+then owns. Results are fresh buffers
 (`memref.alloc` with 64-byte alignment) that the caller owns; every other
 buffer the function allocates is freed before it returns.
 
@@ -22,7 +26,7 @@ start several outputs from one tensor, and each is answered for itself."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from xdsl.builder import Builder
@@ -70,10 +74,12 @@ def is_dead_after(value: SSAValue, op: Operation) -> bool:
     """Whether no use of `value` can observe a write made by `op`.
 
     Proven in `value`'s own block: `op` runs inside the ancestor `anchor` of
-    that block, and every use lies in an op at or before `anchor`. Each op
-    between `value`'s block and `op` must run its body at most once per
-    execution of `anchor`; a loop or map there repeats `op` while `value`
-    stays live (the next iteration reads it again), so `value` is not dead.
+    that block, and no use may run after `op` (`_may_run_after`: compared
+    level by level from `anchor` inwards; a use in the other branch of an
+    scf.if never runs in the same execution). Each op between `value`'s block
+    and `op` must run its body at most once per execution of `anchor`; a loop
+    or map there repeats `op` while `value` stays live (the next iteration
+    reads it again), so `value` is not dead.
     """
     block = value.block if isinstance(value, BlockArgument) else value.owner.parent_block()
     if block is None:
@@ -86,12 +92,26 @@ def is_dead_after(value: SSAValue, op: Operation) -> bool:
         if isinstance(enclosing, _REPEATING):
             return False
         enclosing = enclosing.parent_op()
-    position = {o: k for k, o in enumerate(block.ops)}
-    for use in value.uses:
-        user = _ancestor_in(block, use.operation)
-        if user is None or position[user] > position[anchor]:
-            return False
-    return True
+    chain = [op]
+    while chain[-1] is not anchor:
+        chain.append(chain[-1].parent_op())
+    return not any(_may_run_after(use.operation, chain) for use in value.uses)
+
+
+def _may_run_after(user: Operation, chain: list[Operation]) -> bool:
+    """Whether `user` may run after `chain[0]` within one run of the block of
+    `chain[-1]` (`chain`: `chain[0]` and its ancestors up to that block)."""
+    for k in range(len(chain) - 1, -1, -1):
+        level = chain[k]
+        block = level.parent_block()
+        assert block is not None
+        u = _ancestor_in(block, user)
+        if u is None:  # in another region of chain[k + 1]
+            return k + 1 >= len(chain) or not isinstance(chain[k + 1], scf.IfOp)
+        if u is not level:
+            ops = list(block.ops)
+            return ops.index(u) > ops.index(level)
+    return False  # `user` is inside chain[0] itself
 
 
 def _no_conflicting_read(value: SSAValue, user: Operation) -> bool:
@@ -272,13 +292,15 @@ class _Bufferizer:
             last = new.last_op
             if isinstance(op, func.ReturnOp) and is_function:
                 self.ret(b, op, scope)
-            elif isinstance(op, scf.YieldOp) and not is_function and self.loop_buffers is not None:
-                self.loop_yield(b, op, scope)
+            elif isinstance(op, scf.YieldOp) and not is_function and self.on_yield is not None:
+                self.on_yield(b, op, scope)
             else:
                 self.op(b, op, scope)
             _locate(last.next_op if last is not None else new.first_op, op.location)
 
     loop_buffers: list[SSAValue | None] | None = None
+    on_yield: Callable[[Builder, scf.YieldOp, _Scope], None] | None = None
+    """How the innermost scf.for or scf.if being rebuilt ends its regions."""
 
     def op(self, b: Builder, op: Operation, scope: _Scope) -> None:
         if isinstance(op, df.MapOp):
@@ -303,6 +325,8 @@ class _Bufferizer:
             self.map[op.result] = buf
         elif isinstance(op, scf.ForOp):
             self.for_loop(b, op, scope)
+        elif isinstance(op, scf.IfOp):
+            self.if_op(b, op, scope)
         elif isinstance(op, func.CallOp):
             call = b.insert(
                 func.CallOp(op.callee, [self.v(a) for a in op.arguments], [memref_of(t) for t in op.res.types])
@@ -378,24 +402,59 @@ class _Bufferizer:
         for arg, buf in zip(op.body.block.args[1:], buffers):
             self.map[arg] = buf if buf is not None else next(scalar_args)
         outer, self.loop_buffers = self.loop_buffers, buffers
+        outer_yield, self.on_yield = self.on_yield, self.loop_yield
         inner = _Scope()
         self.block(op.body.block, body, inner)
-        self.loop_buffers = outer
+        self.loop_buffers, self.on_yield = outer, outer_yield
         loop = b.insert(scf.ForOp(self.v(op.lb), self.v(op.ub), self.v(op.step), scalars, Region(body)))
         results = iter(loop.results)
         for r, buf in zip(op.results, buffers):
             self.map[r] = buf if buf is not None else next(results)
 
+    def if_op(self, b: Builder, op: scf.IfOp, scope: _Scope) -> None:
+        """scf.if with memref results: each branch yields a buffer it owns (a
+        copy of a value it did not make), which the if's result then owns."""
+        regions = []
+        outer_yield, self.on_yield = self.on_yield, self.branch_yield
+        for region in (op.true_region, op.false_region):
+            if not region.blocks:
+                regions.append(Region())
+                continue
+            block = Block()
+            self.block(region.block, block, _Scope())
+            regions.append(Region(block))
+        self.on_yield = outer_yield
+        new = b.insert(scf.IfOp(self.v(op.cond), [memref_of(t) for t in op.result_types], regions[0], regions[1]))
+        for r, n in zip(op.results, new.results):
+            self.map[r] = n
+            if isinstance(n.type, MemRefType):
+                scope.owned.append(n)
+                self.owned.add(n)
+
+    def branch_yield(self, b: Builder, op: scf.YieldOp, scope: _Scope) -> None:
+        results = []
+        for value in op.arguments:
+            buf = self.v(value)
+            if isinstance(buf.type, MemRefType) and (buf not in scope.owned or buf in results):
+                buf = self.copy(b, buf, scope)
+            results.append(buf)
+        self.free(b, scope, keep=results)
+        b.insert(scf.YieldOp(*results))
+
     def loop_yield(self, b: Builder, op: scf.YieldOp, scope: _Scope) -> None:
         assert self.loop_buffers is not None
         scalars = []
+        moves = []
         for value, buf in zip(op.arguments, self.loop_buffers):
             if buf is None:
                 scalars.append(self.v(value))
             elif self.v(value) != buf:
-                if self.v(value) in self.loop_buffers:
-                    raise CompileError.at(op, "bufferize: loop-carried tensors that swap places are not supported")
-                b.insert(memref.CopyOp(self.v(value), buf))
+                src = self.v(value)
+                if src in self.loop_buffers:  # another iter_arg's buffer (they swap places): copy it aside first
+                    src = self.copy(b, src, scope)
+                moves.append((src, buf))
+        for src, buf in moves:
+            b.insert(memref.CopyOp(src, buf))
         self.free(b, scope, keep=())
         b.insert(scf.YieldOp(*scalars))
 

@@ -4,20 +4,10 @@ the interpreter and by the engine, against float64 central differences."""
 from __future__ import annotations
 
 import numpy as np
-import pytest
 from xdsl.dialects.builtin import TensorType
 
 from dfc.compiler import ExecutionEngine, PassManager, parse_module
-from dfc.compiler.diagnostics import CompileError
 from dfc.compiler.interpreter import interpret
-
-
-ENGINE_LIMITS = (
-    "bufferize: loop-carried tensors that swap places are not supported",
-    "bufferize: 'scf.if' on tensors is not supported",
-)
-"""Engine refusals (issue 12, items 1, 2 and 5, worked on in bufferize and lower-dataflow) under which
-only the interpreter's gradient is checked: the test is then an expected failure."""
 
 
 def _as_tuple(out) -> tuple:
@@ -74,12 +64,7 @@ def check_gradient(
     if engine:
         compiled = parse_module(text)
         PassManager.parse(pipeline).run(compiled)
-        try:
-            engine_ = ExecutionEngine(compiled)
-        except CompileError as err:  # the interpreter's result is checked; the engine refuses with a reason
-            if any(known in str(err) for known in ENGINE_LIMITS):
-                pytest.xfail(f"engine: {err}")
-            raise
+        engine_ = ExecutionEngine(compiled)
         got = _as_tuple(engine_.invoke(f"{name}_grad", *args, seed))[n:]
         for g, e in zip(got, expected, strict=True):
             np.testing.assert_allclose(g, e, rtol=rtol, atol=atol, err_msg="engine")

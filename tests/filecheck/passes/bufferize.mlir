@@ -222,3 +222,64 @@ func.func @shared_initial_value(%x: tensor<4xf64>) -> (tensor<4xf64>, tensor<4xf
   } -> tensor<4xf64>, tensor<4xf64>
   func.return %a, %b : tensor<4xf64>, tensor<4xf64>
 }
+
+// scf.if on tensors yields buffers: one the branch made is yielded as is; a
+// value from outside the branch is copied first, so the result is always owned.
+// %h is read again later in the else branch, so the map there must not take
+// %h's buffer (only the other branch's reads come after it in the text).
+// CHECK-LABEL: func.func @branches
+// CHECK:         %[[H:.*]] = memref.alloc()
+// CHECK:         %{{.*}} = scf.if %c -> (memref<4xf64>) {
+// CHECK-NEXT:      %[[COPY:.*]] = memref.alloc()
+// CHECK-NEXT:      "memref.copy"(%[[H]], %[[COPY]])
+// CHECK-NEXT:      scf.yield %[[COPY]] : memref<4xf64>
+// CHECK-NEXT:    } else {
+// CHECK-NEXT:      %[[FRESH:.*]] = memref.alloc()
+// CHECK-NEXT:      df.map (%{{.*}}) in (4) outs(%{{.*}} = %[[FRESH]] : memref<4xf64>)
+func.func @branches(%x: tensor<4xf64>, %c: i1) -> tensor<4xf64> {
+  %e0 = tensor.empty() : tensor<4xf64>
+  %h = df.map (%i) in (4) outs(%o = %e0 : tensor<4xf64>) {
+    %v = df.read %x[%i] : tensor<4xf64>
+    %w = arith.mulf %v, %v : f64
+    df.write %w, %o[%i] : tensor<4xf64>
+  } -> tensor<4xf64>
+  %r = scf.if %c -> (tensor<4xf64>) {
+    scf.yield %h : tensor<4xf64>
+  } else {
+    %e1 = tensor.empty() : tensor<4xf64>
+    %m = df.map (%i) in (4) outs(%o = %e1 : tensor<4xf64>) {
+      %v = df.read %h[%i] : tensor<4xf64>
+      %w = arith.addf %v, %v : f64
+      df.write %w, %o[%i] : tensor<4xf64>
+    } -> tensor<4xf64>
+    %e2 = tensor.empty() : tensor<4xf64>
+    %s = df.map (%i) in (4) outs(%o = %e2 : tensor<4xf64>) {
+      %a = df.read %m[%i] : tensor<4xf64>
+      %b = df.read %h[%i] : tensor<4xf64>
+      %w = arith.subf %a, %b : f64
+      df.write %w, %o[%i] : tensor<4xf64>
+    } -> tensor<4xf64>
+    scf.yield %s : tensor<4xf64>
+  }
+  func.return %r : tensor<4xf64>
+}
+
+// Two iter_args that swap places: the yield copies both aside, then back.
+// CHECK-LABEL: func.func @swap
+// CHECK:         %[[A:.*]] = memref.alloc()
+// CHECK:         %[[B:.*]] = memref.alloc()
+// CHECK:         scf.for
+// CHECK-NEXT:      %[[TB:.*]] = memref.alloc()
+// CHECK-NEXT:      "memref.copy"(%[[B]], %[[TB]])
+// CHECK-NEXT:      %[[TA:.*]] = memref.alloc()
+// CHECK-NEXT:      "memref.copy"(%[[A]], %[[TA]])
+// CHECK-NEXT:      "memref.copy"(%[[TB]], %[[A]])
+// CHECK-NEXT:      "memref.copy"(%[[TA]], %[[B]])
+func.func @swap(%x: tensor<4xf64>, %y: tensor<4xf64>, %n: index) -> tensor<4xf64> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %a, %b = scf.for %t = %c0 to %n step %c1 iter_args(%p = %x, %q = %y) -> (tensor<4xf64>, tensor<4xf64>) {
+    scf.yield %q, %p : tensor<4xf64>, tensor<4xf64>
+  }
+  func.return %a : tensor<4xf64>
+}
