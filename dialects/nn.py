@@ -21,6 +21,7 @@ from xdsl.dialects.builtin import (
     FloatAttr,
     IntegerAttr,
     IntegerType,
+    Signedness,
     StringAttr,
     TensorType,
     UnitAttr,
@@ -122,14 +123,37 @@ class ElementwiseBinaryOp(NNOp):
     assembly_format = _BINARY_FORMAT
 
     def __init__(self, lhs: SSAValue, rhs: SSAValue):
-        super().__init__(operands=[lhs, rhs], result_types=[_binary_type(lhs.type, rhs.type)])
+        super().__init__(operands=[lhs, rhs], result_types=[self.type_of(lhs.type, rhs.type)])
+
+    @classmethod
+    def type_of(cls, lhs: Attribute, rhs: Attribute) -> TensorType:
+        """The result type for operands of types `lhs` and `rhs`."""
+        return _binary_type(lhs, rhs)
 
     def infer_type(self) -> TensorType:
-        return _binary_type(self.lhs.type, self.rhs.type)
+        return self.type_of(self.lhs.type, self.rhs.type)
 
 
-def _binary_type(lhs: Attribute, rhs: Attribute) -> TensorType:
-    a, b = _float_tensor(lhs, "lhs"), _float_tensor(rhs, "rhs")
+class ArithmeticBinaryOp(ElementwiseBinaryOp):
+    """`lhs (op) rhs` with numpy broadcasting; both of one float or signless integer element type."""
+
+    @classmethod
+    def type_of(cls, lhs: Attribute, rhs: Attribute) -> TensorType:
+        return _binary_type(lhs, rhs, integers=True)
+
+
+def _numeric_tensor(t: Attribute, what: str) -> TensorType:
+    t = _static(t, what)
+    e = t.element_type
+    integer = isinstance(e, IntegerType) and e.signedness.data == Signedness.SIGNLESS and e.width.data > 1
+    if not (isinstance(e, AnyFloat) or integer):
+        raise VerifyException(f"{what} must have a float or signless integer element type, got {t}")
+    return t
+
+
+def _binary_type(lhs: Attribute, rhs: Attribute, integers: bool = False) -> TensorType:
+    check = _numeric_tensor if integers else _float_tensor
+    a, b = check(lhs, "lhs"), check(rhs, "rhs")
     if a.element_type != b.element_type:
         raise VerifyException(f"operand element types differ: {a.element_type} and {b.element_type}")
     try:
@@ -140,29 +164,30 @@ def _binary_type(lhs: Attribute, rhs: Attribute) -> TensorType:
 
 
 @irdl_op_definition
-class AddOp(ElementwiseBinaryOp):
-    """Elementwise `lhs + rhs`, with numpy broadcasting."""
+class AddOp(ArithmeticBinaryOp):
+    """Elementwise `lhs + rhs`, with numpy broadcasting (integers wrap)."""
 
     name = "nn.add"
 
 
 @irdl_op_definition
-class SubOp(ElementwiseBinaryOp):
-    """Elementwise `lhs - rhs`, with numpy broadcasting."""
+class SubOp(ArithmeticBinaryOp):
+    """Elementwise `lhs - rhs`, with numpy broadcasting (integers wrap)."""
 
     name = "nn.sub"
 
 
 @irdl_op_definition
-class MulOp(ElementwiseBinaryOp):
-    """Elementwise `lhs * rhs`, with numpy broadcasting."""
+class MulOp(ArithmeticBinaryOp):
+    """Elementwise `lhs * rhs`, with numpy broadcasting (integers wrap)."""
 
     name = "nn.mul"
 
 
 @irdl_op_definition
-class DivOp(ElementwiseBinaryOp):
-    """Elementwise `lhs / rhs` (IEEE division), with numpy broadcasting."""
+class DivOp(ArithmeticBinaryOp):
+    """Elementwise `lhs / rhs`, with numpy broadcasting: IEEE division for floats; for integers
+    toward zero, with x / 0 = -1 and MIN / -1 = MIN (as XLA)."""
 
     name = "nn.div"
 
@@ -544,6 +569,7 @@ from dfc.dialects.nn_shape import SHAPE_OPS  # noqa: E402
 from dfc.dialects.nn_contract import CONTRACT_OPS  # noqa: E402
 from dfc.dialects.nn_window import WINDOW_OPS  # noqa: E402
 from dfc.dialects.nn_indexing import INDEXING_OPS  # noqa: E402
+from dfc.dialects.nn_conv import CONV_OPS  # noqa: E402
 
 NN = Dialect(
     "nn",
@@ -557,5 +583,6 @@ NN = Dialect(
         *CONTRACT_OPS,
         *WINDOW_OPS,
         *INDEXING_OPS,
+        *CONV_OPS,
     ],
 )

@@ -95,7 +95,9 @@ def _dot_shape(
     for what, (ld, rd) in (("batching", batching), ("contracting", contracting)):
         for x, y in zip(ld, rd):
             if lhs[x] != rhs[y]:
-                raise VerifyException(f"{what} dimension sizes differ: lhs dimension {x} ({lhs[x]}), rhs dimension {y} ({rhs[y]})")
+                raise VerifyException(
+                    f"{what} dimension sizes differ: lhs dimension {x} ({lhs[x]}), rhs dimension {y} ({rhs[y]})"
+                )
     return (
         [lhs[d] for d in batching[0]]
         + [lhs[d] for d in free_dimensions(len(lhs), batching[0], contracting[0])]

@@ -1,6 +1,6 @@
 """Elementwise nn ops beyond add/sub/mul/div: StableHLO's float unary and
 binary ops, `clamp`, `compare`, `select`, `convert` and the bitwise
-`and`, `or`, `xor`, `not` on booleans and integers.
+`and`, `or`, `xor`, `not` and shifts on booleans and integers.
 
 Semantics follow the StableHLO spec. Binary, ternary and comparison ops
 broadcast their operands like numpy (as `nn.add` does). NaN propagates
@@ -17,6 +17,7 @@ from collections.abc import Sequence
 
 from xdsl.dialects.builtin import (
     AnyFloat,
+    Float16Type,
     Float32Type,
     Float64Type,
     IntegerType,
@@ -30,10 +31,11 @@ from xdsl.irdl import irdl_op_definition, operand_def, prop_def, result_def
 from xdsl.utils.exceptions import VerifyException
 
 from dfc.dialects.nn import (
+    ArithmeticBinaryOp,
     ElementwiseBinaryOp,
     ElementwiseUnaryOp,
     NNOp,
-    _float_tensor,
+    _numeric_tensor,
     _static,
     broadcast_shapes,
 )
@@ -55,16 +57,28 @@ def _broadcast(types: Sequence[TensorType], names: Sequence[str]) -> tuple[int, 
     return shape
 
 
+class NumericUnaryOp(ElementwiseUnaryOp):
+    """A function applied to each element of a float or signless integer tensor."""
+
+    def __init__(self, input: SSAValue):
+        super(ElementwiseUnaryOp, self).__init__(operands=[input], result_types=[_numeric_tensor(input.type, "input")])
+
+    def infer_type(self) -> TensorType:
+        return _numeric_tensor(self.input.type, "input")
+
+
 @irdl_op_definition
-class AbsOp(ElementwiseUnaryOp):
-    """Elementwise `|input|`. Its derivative at 0 is 0 (as in PyTorch)."""
+class AbsOp(NumericUnaryOp):
+    """Elementwise `|input|` (floats or signed integers; |MIN| wraps to MIN). Its derivative
+    at 0 is 0 (as in PyTorch)."""
 
     name = "nn.abs"
 
 
 @irdl_op_definition
-class SignOp(ElementwiseUnaryOp):
-    """Elementwise sign: -1 below 0, 1 above, the input itself at +-0 and NaN. Derivative 0."""
+class SignOp(NumericUnaryOp):
+    """Elementwise sign: -1 below 0, 1 above, the input itself at +-0 and NaN (0 for
+    integers). Derivative 0."""
 
     name = "nn.sign"
 
@@ -158,22 +172,27 @@ class PowerOp(ElementwiseBinaryOp):
 
 
 @irdl_op_definition
-class RemainderOp(ElementwiseBinaryOp):
-    """Elementwise remainder of `lhs / rhs` with the sign of `lhs` (C `fmod`, StableHLO `remainder`)."""
+class RemainderOp(ArithmeticBinaryOp):
+    """Elementwise remainder of `lhs / rhs` with the sign of `lhs` (C `fmod`, StableHLO `remainder`).
+
+    Floats or signed integers; for integers x % 0 = x and x % -1 = 0 (as XLA).
+    """
 
     name = "nn.remainder"
 
 
 @irdl_op_definition
-class MaximumOp(ElementwiseBinaryOp):
-    """Elementwise maximum; NaN if either is NaN. A tie sends half the gradient to each operand (as in JAX)."""
+class MaximumOp(ArithmeticBinaryOp):
+    """Elementwise maximum (floats or signed integers); NaN if either is NaN. A tie sends half
+    the gradient to each operand (as in JAX)."""
 
     name = "nn.maximum"
 
 
 @irdl_op_definition
-class MinimumOp(ElementwiseBinaryOp):
-    """Elementwise minimum; NaN if either is NaN. A tie sends half the gradient to each operand (as in JAX)."""
+class MinimumOp(ArithmeticBinaryOp):
+    """Elementwise minimum (floats or signed integers); NaN if either is NaN. A tie sends half
+    the gradient to each operand (as in JAX)."""
 
     name = "nn.minimum"
 
@@ -182,7 +201,7 @@ class MinimumOp(ElementwiseBinaryOp):
 class ClampOp(NNOp):
     """`minimum(maximum(operand, min), max)` elementwise (StableHLO's `clamp`), the three broadcast like numpy.
 
-    Float tensors of one element type; NaN in any operand gives NaN. The gradient of
+    Float or signed integer tensors of one element type; NaN in any operand gives NaN. The gradient of
     `operand` flows where it lies strictly inside the bounds, that of a bound where it
     is strictly the one selected; ties get none (as in JAX).
     """
@@ -204,7 +223,7 @@ class ClampOp(NNOp):
 
 def _clamp_type(lo: Attribute, x: Attribute, hi: Attribute) -> TensorType:
     names = ("min", "operand", "max")
-    types = [_float_tensor(t, n) for t, n in zip((lo, x, hi), names)]
+    types = [_numeric_tensor(t, n) for t, n in zip((lo, x, hi), names)]
     if len({t.element_type for t in types}) != 1:
         raise VerifyException(f"element types differ: {', '.join(str(t.element_type) for t in types)}")
     return TensorType(types[1].element_type, _broadcast(types, names))
@@ -294,12 +313,14 @@ def _select_type(pred: Attribute, on_true: Attribute, on_false: Attribute) -> Te
 
 def convertible(t: Attribute) -> bool:
     """Whether `nn.convert` takes or produces the element type `t`."""
-    return isinstance(t, Float32Type | Float64Type) or (_is_integer(t) and t.width.data in CONVERT_WIDTHS)
+    if isinstance(t, Float16Type | Float32Type | Float64Type):
+        return True
+    return _is_integer(t) and t.width.data in CONVERT_WIDTHS
 
 
 @irdl_op_definition
 class ConvertOp(NNOp):
-    """Elementwise conversion to the result's element type (f32, f64, i1, i32, i64; integers signed).
+    """Elementwise conversion to the result's element type (f16, f32, f64, i1, i32, i64; integers signed).
 
     float -> float rounds to nearest; float -> integer rounds toward zero (undefined
     out of range); integer -> integer wraps or sign-extends; i1 converts as 0/1,
@@ -320,7 +341,7 @@ class ConvertOp(NNOp):
         t, out = _static(self.input.type, "input"), _static(self.result.type, "result")
         for what, x in (("input", t), ("result", out)):
             if not convertible(x.element_type):
-                raise VerifyException(f"{what} element type must be f32, f64, i1, i32 or i64, got {x.element_type}")
+                raise VerifyException(f"{what} element type must be f16, f32, f64, i1, i32 or i64, got {x.element_type}")
         return TensorType(out.element_type, t.get_shape())
 
 
@@ -375,6 +396,29 @@ class XorOp(BitwiseBinaryOp):
 
 
 @irdl_op_definition
+class ShiftLeftOp(BitwiseBinaryOp):
+    """Elementwise `lhs << rhs`; 0 where `rhs` (read as unsigned) is at least the bit width."""
+
+    name = "nn.shift_left"
+
+
+@irdl_op_definition
+class ShiftRightArithmeticOp(BitwiseBinaryOp):
+    """Elementwise `lhs >> rhs` filling with the sign bit; where `rhs` (read as unsigned) is at
+    least the bit width, -1 for negative `lhs` and 0 otherwise."""
+
+    name = "nn.shift_right_arithmetic"
+
+
+@irdl_op_definition
+class ShiftRightLogicalOp(BitwiseBinaryOp):
+    """Elementwise `lhs >> rhs` filling with zeros; 0 where `rhs` (read as unsigned) is at least
+    the bit width."""
+
+    name = "nn.shift_right_logical"
+
+
+@irdl_op_definition
 class NotOp(NNOp):
     """Elementwise bitwise complement `~input` (logical not on i1)."""
 
@@ -394,5 +438,5 @@ class NotOp(NNOp):
 ELEMENTWISE_OPS = [
     AbsOp, SignOp, FloorOp, CeilOp, RoundOp, Expm1Op, Log1pOp, RsqrtOp, CbrtOp, SineOp, CosineOp, TanOp,
     Atan2Op, PowerOp, RemainderOp, MaximumOp, MinimumOp, ClampOp, CompareOp, SelectOp, ConvertOp,
-    AndOp, OrOp, XorOp, NotOp,
+    AndOp, OrOp, XorOp, NotOp, ShiftLeftOp, ShiftRightArithmeticOp, ShiftRightLogicalOp,
 ]  # fmt: skip

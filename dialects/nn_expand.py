@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 
 from xdsl.builder import Builder
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import IndexType, TensorType
+from xdsl.dialects.builtin import IndexType, IntegerType, TensorType
 from xdsl.ir import BlockArgument, Operation, SSAValue
 
 from dfc.dialects import nn
@@ -27,11 +27,12 @@ from dfc.dialects.df_builders import (
     tasklet,
     write,
 )
-from dfc.dialects.nn_expand_elementwise import ELEMENTWISE_EXPANSIONS
+from dfc.dialects.nn_expand_elementwise import ELEMENTWISE_EXPANSIONS, integer_binary
 from dfc.dialects.nn_expand_shape import SHAPE_EXPANSIONS
 from dfc.dialects.nn_expand_contract import CONTRACT_EXPANSIONS
 from dfc.dialects.nn_expand_window import WINDOW_EXPANSIONS
 from dfc.dialects.nn_expand_indexing import INDEXING_EXPANSIONS
+from dfc.dialects.nn_expand_conv import CONV_EXPANSIONS
 
 Expansion = Callable[[Builder, Operation], SSAValue]
 
@@ -67,6 +68,8 @@ def _unary(b: Builder, op: Operation) -> SSAValue:
 
 
 def _binary(b: Builder, op: Operation) -> SSAValue:
+    if isinstance(_type(op.results[0]).element_type, IntegerType):
+        return integer_binary(b, op)
     fn = _BINARY[type(op)]
     return elementwise(b, _type(op.results[0]), list(op.operands), lambda s, a: fn(s, a[0], a[1]))
 
@@ -242,6 +245,7 @@ EXPANSIONS: dict[type[Operation], Expansion] = {
     **CONTRACT_EXPANSIONS,
     **WINDOW_EXPANSIONS,
     **INDEXING_EXPANSIONS,
+    **CONV_EXPANSIONS,
 }
 
 

@@ -30,10 +30,20 @@ def _dot_general(b: Builder, op: Operation) -> SSAValue:
     nb, nlf, nc_ = len(lb), len(lf), len(lc)
 
     def build(mb: Builder, ivs: Sequence[BlockArgument], outs: Sequence[BlockArgument]) -> None:
-        batch, lhs_free, contract, rhs_free = ivs[:nb], ivs[nb : nb + nlf], ivs[nb + nlf : nb + nlf + nc_], ivs[nb + nlf + nc_ :]
-        lhs_idx = [batch[lb.index(d)] if d in lb else contract[lc.index(d)] if d in lc else lhs_free[lf.index(d)] for d in range(len(lhs_shape))]
-        rhs_idx = [batch[rb.index(d)] if d in rb else contract[rc.index(d)] if d in rc else rhs_free[rf.index(d)] for d in range(len(rhs_shape))]
-        x, y = read(mb, op.lhs, lhs_idx), read(mb, op.rhs, rhs_idx)
+        batch, lhs_free = ivs[:nb], ivs[nb : nb + nlf]
+        contract, rhs_free = ivs[nb + nlf : nb + nlf + nc_], ivs[nb + nlf + nc_ :]
+
+        def index(rank: int, batched: Sequence[int], contracted: Sequence[int], free: Sequence[int], free_ivs) -> list:
+            """The operand index: each dimension takes its batch, contracting or free variable."""
+            return [
+                batch[batched.index(d)] if d in batched
+                else contract[contracted.index(d)] if d in contracted
+                else free_ivs[free.index(d)]
+                for d in range(rank)
+            ]  # fmt: skip
+
+        x = read(mb, op.lhs, index(len(lhs_shape), lb, lc, lf, lhs_free))
+        y = read(mb, op.rhs, index(len(rhs_shape), rb, rc, rf, rhs_free))
         product = tasklet(mb, [x, y], x.type, lambda s, v: s.mul(v[0], v[1]))
         write(mb, product, outs[0], [*batch, *lhs_free, *rhs_free], "add")
 

@@ -55,23 +55,77 @@ _CMPF = {"EQ": "oeq", "NE": "une", "LT": "olt", "LE": "ole", "GT": "ogt", "GE": 
 _CMPI = {"EQ": "eq", "NE": "ne", "LT": "slt", "LE": "sle", "GT": "sgt", "GE": "sge"}
 
 
+def _int_const(s: Scalar, value: int, t: Attribute) -> SSAValue:
+    return _ins(s, arith.ConstantOp(IntegerAttr(value, t)))
+
+
+def _guarded(s: Scalar, x: SSAValue, y: SSAValue, op: type[Operation], by_zero, by_minus_one) -> SSAValue:
+    """x (op) y for signed integers without undefined behaviour: y = 0 gives
+    by_zero(x), y = -1 gives by_minus_one(x) (XLA's results)."""
+    zero, minus_one, one = (_int_const(s, v, x.type) for v in (0, -1, 1))
+    is_zero = _ins(s, arith.CmpiOp(y, zero, "eq"))
+    is_minus_one = _ins(s, arith.CmpiOp(y, minus_one, "eq"))
+    safe = s.select(_ins(s, arith.OrIOp(is_zero, is_minus_one)), one, y)
+    value = _ins(s, op(x, safe))
+    return s.select(is_zero, by_zero(x, zero, minus_one), s.select(is_minus_one, by_minus_one(x, zero), value))
+
+
+INTEGER_BINARY: dict[str, Callable[[Scalar, SSAValue, SSAValue], SSAValue]] = {
+    "nn.add": lambda s, a, b: _ins(s, arith.AddiOp(a, b)),
+    "nn.sub": lambda s, a, b: _ins(s, arith.SubiOp(a, b)),
+    "nn.mul": lambda s, a, b: _ins(s, arith.MuliOp(a, b)),
+    # x / 0 = -1, MIN / -1 = MIN (= 0 - MIN, wrapping)
+    "nn.div": lambda s, a, b: _guarded(
+        s, a, b, arith.DivSIOp, lambda x, z, m: m, lambda x, z: _ins(s, arith.SubiOp(z, x))
+    ),
+    # x % 0 = x, x % -1 = 0
+    "nn.remainder": lambda s, a, b: _guarded(s, a, b, arith.RemSIOp, lambda x, z, m: x, lambda x, z: z),
+    "nn.maximum": lambda s, a, b: _ins(s, arith.MaxSIOp(a, b)),
+    "nn.minimum": lambda s, a, b: _ins(s, arith.MinSIOp(a, b)),
+}
+"""The integer forms (signed) of the binary ops that take integers."""
+
+
+def integer_binary(b: Builder, op: Operation) -> SSAValue:
+    """The expansion of a binary op on integer tensors."""
+    fn = INTEGER_BINARY[op.name]
+    return _map(b, op, lambda s, a: fn(s, a[0], a[1]))
+
+
 def _map(b: Builder, op: Operation, fn: ScalarFn) -> SSAValue:
     out = op.results[0].type
     assert isinstance(out, TensorType)
     return elementwise(b, out, list(op.operands), fn)
 
 
+def _integer_sign(s: Scalar, x: SSAValue, magnitude: bool) -> SSAValue:
+    """sign(x), or |x| with `magnitude`, of a signed integer."""
+    zero = _int_const(s, 0, x.type)
+    below = _ins(s, arith.CmpiOp(x, zero, "slt"))
+    if magnitude:
+        return s.select(below, _ins(s, arith.SubiOp(zero, x)), x)
+    above = _ins(s, arith.CmpiOp(x, zero, "sgt"))
+    return s.select(above, _int_const(s, 1, x.type), s.select(below, _int_const(s, -1, x.type), zero))
+
+
 def _unary(b: Builder, op: Operation) -> SSAValue:
+    if isinstance(op.results[0].type.element_type, IntegerType):
+        magnitude = isinstance(op, ew.AbsOp)
+        return _map(b, op, lambda s, a: _integer_sign(s, a[0], magnitude))
     fn = _UNARY[type(op)]
     return _map(b, op, lambda s, a: fn(s, a[0]))
 
 
 def _binary(b: Builder, op: Operation) -> SSAValue:
+    if op.name in INTEGER_BINARY and isinstance(op.results[0].type.element_type, IntegerType):
+        return integer_binary(b, op)
     fn = _BINARY[type(op)]
     return _map(b, op, lambda s, a: fn(s, a[0], a[1]))
 
 
 def _clamp(b: Builder, op: Operation) -> SSAValue:
+    if isinstance(op.results[0].type.element_type, IntegerType):
+        return _map(b, op, lambda s, a: _ins(s, arith.MinSIOp(_ins(s, arith.MaxSIOp(a[1], a[0])), a[2])))
     return _map(b, op, lambda s, a: _ins(s, arith.MinimumfOp(_ins(s, arith.MaximumfOp(a[1], a[0])), a[2])))
 
 
@@ -124,6 +178,30 @@ def _bitwise(b: Builder, op: Operation) -> SSAValue:
     return _map(b, op, lambda s, a: _ins(s, cls(a[0], a[1])))
 
 
+_SHIFTS = {ew.ShiftLeftOp: arith.ShLIOp, ew.ShiftRightArithmeticOp: arith.ShRSIOp, ew.ShiftRightLogicalOp: arith.ShRUIOp}
+
+
+def _shift(b: Builder, op: Operation) -> SSAValue:
+    """The shift by an amount below the bit width (an unsigned compare: negative amounts are
+    huge); otherwise 0, or the sign fill for an arithmetic right shift (StableHLO)."""
+    cls = _SHIFTS[type(op)]
+
+    def body(s: Scalar, a: Sequence[SSAValue]) -> SSAValue:
+        x, y = a
+        t = x.type
+        assert isinstance(t, IntegerType)
+        zero = _int_const(s, 0, t)
+        in_range = _ins(s, arith.CmpiOp(y, _int_const(s, t.width.data, t), "ult"))
+        shifted = _ins(s, cls(x, s.select(in_range, y, zero)))
+        if cls is arith.ShRSIOp:
+            fill = _ins(s, arith.ShRSIOp(x, _int_const(s, t.width.data - 1, t)))
+        else:
+            fill = zero
+        return s.select(in_range, shifted, fill)
+
+    return _map(b, op, body)
+
+
 def _not(b: Builder, op: Operation) -> SSAValue:
     """x ^ all ones (-1 as a signless integer, 1 as an i1)."""
 
@@ -151,4 +229,5 @@ ELEMENTWISE_EXPANSIONS: dict[type[Operation], Callable[[Builder, Operation], SSA
     ew.ConvertOp: _convert,
     **{cls: _bitwise for cls in _BITWISE},
     ew.NotOp: _not,
+    **{cls: _shift for cls in _SHIFTS},
 }

@@ -37,6 +37,23 @@ def affine(b: Builder, iv: SSAValue, scale: int, offset: int | SSAValue) -> SSAV
     return b.insert(arith.AddiOp(value, offset)).result
 
 
+def linear_index(b: Builder, ivs: Sequence[SSAValue], shape: Sequence[int]) -> SSAValue:
+    """The row-major position of `ivs` in `shape`, as an i64."""
+    linear: SSAValue = index_const(b, 0)
+    for iv, size in zip(ivs, shape):
+        linear = b.insert(arith.AddiOp(b.insert(arith.MuliOp(linear, index_const(b, size))).result, iv)).result
+    return b.insert(arith.IndexCastOp(linear, i64)).result
+
+
+def row_major_strides(shape: Sequence[int]) -> list[int]:
+    """The row-major strides (in elements) of `shape`."""
+    strides, acc = [], 1
+    for d in reversed(shape):
+        strides.append(acc)
+        acc *= d
+    return strides[::-1]
+
+
 def gather(b: Builder, source: SSAValue, out_type: TensorType, index_of: IndexFn) -> SSAValue:
     """out[ivs] = source[index_of(ivs)] over the shape of `out_type`."""
 

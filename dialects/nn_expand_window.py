@@ -9,11 +9,10 @@ import math
 from collections.abc import Callable, Sequence
 
 from xdsl.builder import Builder
-from xdsl.dialects import arith
-from xdsl.dialects.builtin import TensorType, i64
+from xdsl.dialects.builtin import TensorType
 from xdsl.ir import BlockArgument, Operation, SSAValue
 
-from dfc.dialects.df_builders import REDUCE_IDENTITY, elementwise, index_const, map_op, read, splat, write
+from dfc.dialects.df_builders import REDUCE_IDENTITY, elementwise, map_op, read, splat, write
 from dfc.dialects.nn_expand_shape import affine, scatter
 from dfc.dialects.nn_window import ReduceWindowOp
 
@@ -36,8 +35,10 @@ def padded(b: Builder, x: SSAValue, low: Sequence[int], high: Sequence[int], val
     shape = [d + lo + hi for d, lo, hi in zip(t.get_shape(), low, high)]
     filled = splat(b, TensorType(t.element_type, shape), value)
     return scatter(
-        b, x, t.get_shape(), filled, lambda mb, ivs: list(ivs), lambda mb, ivs: [affine(mb, iv, 1, lo) for iv, lo in zip(ivs, low)]
-    )
+        b, x, t.get_shape(), filled,
+        lambda mb, ivs: list(ivs),
+        lambda mb, ivs: [affine(mb, iv, 1, lo) for iv, lo in zip(ivs, low)],
+    )  # fmt: skip
 
 
 def window_map(b: Builder, op: ReduceWindowOp, init: SSAValue, body: WindowBody) -> SSAValue:
@@ -69,14 +70,6 @@ def _reduce_window(b: Builder, op: Operation) -> SSAValue:
         return total
     count = float(math.prod(window))
     return elementwise(b, out_type, [total], lambda s, a: s.div(a[0], s.const(count, a[0].type)))
-
-
-def linear_window_index(b: Builder, w: Sequence[SSAValue], window: Sequence[int]) -> SSAValue:
-    """The row-major position of window index `w` as an i64."""
-    linear: SSAValue = index_const(b, 0)
-    for wk, size in zip(w, window):
-        linear = b.insert(arith.AddiOp(b.insert(arith.MuliOp(linear, index_const(b, size))).result, wk)).result
-    return b.insert(arith.IndexCastOp(linear, i64)).result
 
 
 WINDOW_EXPANSIONS: dict[type[Operation], Callable[[Builder, Operation], SSAValue]] = {

@@ -1,14 +1,16 @@
 """Indexing nn ops: StableHLO's `gather` (the form `x[idx]`, `take_along_axis`
-and embedding lookups lower to). The expansion is in
-`dialects.nn_expand_indexing`; autodiff differentiates it (a wcr(add) scatter
-into the operand's gradient).
+and embedding lookups lower to) and `scatter` with an add or replace update
+(`x.at[idx].add(u)`, `x[idx] = u`, and the gradients of gathers). The
+expansions are in `dialects.nn_expand_indexing`; autodiff differentiates
+gather's expansion (a wcr(add) scatter into the operand's gradient) and uses
+the rule in `passes.autodiff.rules_indexing` for scatter.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from xdsl.dialects.builtin import DenseArrayBase, IntegerAttr, IntegerType, Signedness, TensorType, i64
+from xdsl.dialects.builtin import DenseArrayBase, IntegerAttr, IntegerType, Signedness, StringAttr, TensorType, i64
 from xdsl.ir import SSAValue
 from xdsl.irdl import irdl_op_definition, operand_def, prop_def, result_def
 from xdsl.utils.exceptions import VerifyException
@@ -118,7 +120,9 @@ def gather_shape(
         raise VerifyException("operand_batching_dims and start_indices_batching_dims differ in length")
     for d, s in zip(dims["operand_batching_dims"], dims["start_indices_batching_dims"]):
         if shape[d] != index_shape[s]:
-            raise VerifyException(f"batching dimension sizes differ: operand {d} ({shape[d]}), start_indices {s} ({index_shape[s]})")
+            raise VerifyException(
+                f"batching dimension sizes differ: operand {d} ({shape[d]}), start_indices {s} ({index_shape[s]})"
+            )
     for k, (size, d) in enumerate(zip(sizes, shape)):
         if not 0 <= size <= d:
             raise VerifyException(f"slice size {size} of dimension {k} is not in [0, {d}]")
@@ -137,4 +141,88 @@ def gather_shape(
     return out
 
 
-INDEXING_OPS = [GatherOp]
+SCATTER_KINDS = ("add", "replace")
+_SCATTER_ARRAYS = (
+    "update_window_dims", "inserted_window_dims", "input_batching_dims", "scatter_indices_batching_dims",
+    "scatter_dims_to_operand_dims",
+)  # fmt: skip
+_AS_GATHER = dict(zip(_SCATTER_ARRAYS, _ARRAYS[:5]))
+"""Each scatter dimension list and the gather one it corresponds to."""
+
+
+@irdl_op_definition
+class ScatterOp(NNOp):
+    """StableHLO's `scatter` with an `add` or `replace` update computation: `operand`
+    with each window of `updates` combined into it at a start position read from
+    `scatter_indices`.
+
+    The dimensions mirror `nn.gather`'s (`update_window_dims` ~ `offset_dims`,
+    `inserted_window_dims` ~ `collapsed_slice_dims`, `input_batching_dims`,
+    `scatter_indices_batching_dims`, `scatter_dims_to_operand_dims` ~
+    `start_index_map`), with window sizes taken from `updates`. Start indices are not
+    clamped: a window that does not fit in `operand` is dropped (as XLA does). With
+    `replace`, updates that hit one element twice leave an unspecified one of them.
+    """
+
+    name = "nn.scatter"
+
+    operand = operand_def(TensorType)
+    scatter_indices = operand_def(TensorType)
+    updates = operand_def(TensorType)
+    kind = prop_def(StringAttr)
+    update_window_dims = prop_def(DenseArrayBase.constr(i64))
+    inserted_window_dims = prop_def(DenseArrayBase.constr(i64))
+    input_batching_dims = prop_def(DenseArrayBase.constr(i64))
+    scatter_indices_batching_dims = prop_def(DenseArrayBase.constr(i64))
+    scatter_dims_to_operand_dims = prop_def(DenseArrayBase.constr(i64))
+    index_vector_dim = prop_def(IntegerAttr)
+    result = result_def(TensorType)
+    assembly_format = "$operand `,` $scatter_indices `,` $updates attr-dict `:` functional-type(operands, results)"
+
+    def __init__(
+        self,
+        operand: SSAValue,
+        scatter_indices: SSAValue,
+        updates: SSAValue,
+        kind: str,
+        dims: dict[str, Sequence[int]],
+        index_vector_dim: int,
+    ):
+        props: dict = {n: DenseArrayBase.from_list(i64, dims.get(n, ())) for n in _SCATTER_ARRAYS}
+        props["kind"] = StringAttr(kind)
+        props["index_vector_dim"] = IntegerAttr(index_vector_dim, i64)
+        super().__init__(operands=[operand, scatter_indices, updates], result_types=[operand.type], properties=props)
+
+    def gather_dims(self) -> dict[str, tuple[int, ...]]:
+        """The dimensions as `nn.gather` names them, with `slice_sizes` from the update windows."""
+        dims = {_AS_GATHER[n]: tuple(getattr(self, n).get_values()) for n in _SCATTER_ARRAYS}
+        t, u = _static(self.operand.type, "operand"), _static(self.updates.type, "updates")
+        dropped = {*dims["collapsed_slice_dims"], *dims["operand_batching_dims"]}
+        windows = iter(u.get_shape()[d] for d in dims["offset_dims"] if 0 <= d < u.get_num_dims())
+        dims["slice_sizes"] = tuple(1 if k in dropped else next(windows, 0) for k in range(t.get_num_dims()))
+        return dims
+
+    def infer_type(self) -> TensorType:
+        if self.kind.data not in SCATTER_KINDS:
+            raise VerifyException(f"kind must be one of {', '.join(SCATTER_KINDS)}, got '{self.kind.data}'")
+        t, idx = _static(self.operand.type, "operand"), _static(self.scatter_indices.type, "scatter_indices")
+        u = _static(self.updates.type, "updates")
+        e = idx.element_type
+        if not (isinstance(e, IntegerType) and e.signedness.data == Signedness.SIGNLESS and e.width.data > 1):
+            raise VerifyException(f"scatter_indices must be an integer tensor, got {idx}")
+        if u.element_type != t.element_type:
+            raise VerifyException(f"updates element type {u.element_type} is not the operand's {t.element_type}")
+        dims = self.gather_dims()
+        windows = len(dims["offset_dims"])
+        if windows != t.get_num_dims() - len(dims["collapsed_slice_dims"]) - len(dims["operand_batching_dims"]):
+            raise VerifyException(
+                f"update_window_dims has {windows} elements; the operand has "
+                f"{t.get_num_dims() - len(dims['collapsed_slice_dims']) - len(dims['operand_batching_dims'])} window dimensions"
+            )
+        expected = gather_shape(t.get_shape(), idx.get_shape(), dims, self.index_vector_dim.value.data)
+        if list(u.get_shape()) != expected:
+            raise VerifyException(f"updates {u} do not have the shape {expected} the indices and windows give")
+        return t
+
+
+INDEXING_OPS = [GatherOp, ScatterOp]

@@ -13,7 +13,7 @@ def test_op_reference_lists_every_op_with_its_expansion_and_rule():
     text = docgen.op_reference()
     for op in NN.operations:
         assert f"### `{op.name}`" in text
-    assert "| `nn.linear` | yes | yes |" in text
+    assert "| `nn.linear` | - (dot_general, add) | Gemm (transB = 1) | yes | yes |" in text
 
 
 def test_pass_reference_lists_every_project_pass_and_its_options():

@@ -141,8 +141,9 @@ def test_select_broadcasts():
 
 
 CONVERSIONS = [("f32", "f64"), ("f64", "f32"), ("f32", "i32"), ("f64", "i64"), ("i32", "f32"), ("i64", "f64"),
-               ("i32", "i64"), ("i64", "i32"), ("i1", "i32"), ("i1", "f32"), ("i32", "i1"), ("f32", "i1")]
-DTYPES = {"f32": np.float32, "f64": np.float64, "i1": np.bool_, "i32": np.int32, "i64": np.int64}
+               ("i32", "i64"), ("i64", "i32"), ("i1", "i32"), ("i1", "f32"), ("i32", "i1"), ("f32", "i1"),
+               ("f16", "f32"), ("f32", "f16"), ("f16", "i32"), ("i64", "f16"), ("f16", "f64")]
+DTYPES = {"f16": np.float16, "f32": np.float32, "f64": np.float64, "i1": np.bool_, "i32": np.int32, "i64": np.int64}
 
 
 @pytest.mark.parametrize("source,target", CONVERSIONS)
@@ -151,7 +152,8 @@ def test_convert(source, target):
     x = (values != 0) if source == "i1" else values.astype(DTYPES[source])
     if source in ("i32", "i64"):
         x = np.array([[-3, -1, 0, 1], [2, 5, 1 << 20, 0]], dtype=DTYPES[source])
-    expected = x.astype(DTYPES[target])  # numpy: toward zero to integers, != 0 to bool
+    with np.errstate(over="ignore"):  # 1 << 20 is inf in f16, as in the conversion
+        expected = x.astype(DTYPES[target])  # numpy: toward zero to integers, != 0 to bool
     text = _module("nn.convert", [_t([2, 4], source)], _t([2, 4], target))
     check(text, [x], expected)
 
@@ -261,7 +263,7 @@ def test_gradient_through_compare_select_and_convert():
         ("nn.compare", ["f32", "f32"], "i1", '{direction = "LTE"}', "direction must be one of EQ, NE, LT, LE, GT, GE"),
         ("nn.compare", ["f32", "f64"], "i1", '{direction = "LT"}', "operand element types differ: f32 and f64"),
         ("nn.select", ["f32", "f32", "f32"], "f32", "", "pred must be an i1 tensor"),
-        ("nn.convert", ["f32"], "i16", "", "result element type must be f32, f64, i1, i32 or i64, got i16"),
+        ("nn.convert", ["f32"], "i16", "", "result element type must be f16, f32, f64, i1, i32 or i64, got i16"),
         ("nn.power", ["f32", "i32"], "f32", "", "rhs must have a float element type"),
     ],
 )
@@ -322,3 +324,88 @@ def test_a_mask_from_two_comparisons_selects_with_gradient():
     inside = (x > 0) & (x <= 1)
     for (gx,) in _vjp(text, [x], np.ones(6)):
         np.testing.assert_allclose(gx, np.where(inside, 2 * x, 0))
+
+
+def _int_reference(op, a, b):
+    """The result by Python integers, truncating division with XLA's results for
+    division by 0 and by -1 (no traps), wrapped to the dtype."""
+
+    def quotient(x, y):
+        q = abs(x) // abs(y)
+        return q if (x < 0) == (y < 0) else -q
+
+    fns = {
+        "nn.add": lambda x, y: x + y, "nn.sub": lambda x, y: x - y, "nn.mul": lambda x, y: x * y,
+        "nn.div": lambda x, y: -1 if y == 0 else -x if y == -1 else quotient(x, y),
+        "nn.remainder": lambda x, y: x if y == 0 else 0 if y == -1 else x - y * quotient(x, y),
+        "nn.maximum": max, "nn.minimum": min,
+    }  # fmt: skip
+    bits = np.iinfo(a.dtype).bits
+    a, b = np.broadcast_arrays(a, b)
+    wrapped = [(fns[op](int(x), int(y)) + (1 << (bits - 1))) % (1 << bits) - (1 << (bits - 1)) for x, y in zip(a.flat, b.flat)]
+    return np.array(wrapped, dtype=a.dtype).reshape(a.shape)
+
+
+@pytest.mark.parametrize("op", ["nn.add", "nn.sub", "nn.mul", "nn.div", "nn.remainder", "nn.maximum", "nn.minimum"])
+@pytest.mark.parametrize("dtype", ["i32", "i64"])
+def test_integer_arithmetic(op, dtype):
+    np_dtype = {"i32": np.int32, "i64": np.int64}[dtype]
+    info = np.iinfo(np_dtype)
+    a = np.array([[7, -7, 7, -7, 0, info.min], [info.max, info.min, 5, -9, 3, 1]], dtype=np_dtype)
+    b = np.array([2, 2, -2, -2, 0, -1], dtype=np_dtype)
+    check(_module(op, [_t([2, 6], dtype), _t([6], dtype)], _t([2, 6], dtype)), [a, b], _int_reference(op, a, b))
+
+
+def test_integer_clamp_and_index_arithmetic_as_jax_emits_it():
+    """where(i < 0, i + n, i) then clamp to [0, n - 1]: JAX's index normalisation, on i32."""
+    text = """func.func @f(%i: tensor<5xi32>) -> tensor<5xi32> {
+  %zero = nn.full {value = 0 : i32} : tensor<i32>
+  %n = nn.full {value = 4 : i32} : tensor<i32>
+  %top = nn.full {value = 3 : i32} : tensor<i32>
+  %neg = nn.compare %i, %zero {direction = "LT"} : (tensor<5xi32>, tensor<i32>) -> tensor<5xi1>
+  %wrapped = nn.add %i, %n : (tensor<5xi32>, tensor<i32>) -> tensor<5xi32>
+  %s = nn.select %neg, %wrapped, %i : (tensor<5xi1>, tensor<5xi32>, tensor<5xi32>) -> tensor<5xi32>
+  %r = nn.clamp %zero, %s, %top : (tensor<i32>, tensor<5xi32>, tensor<i32>) -> tensor<5xi32>
+  func.return %r : tensor<5xi32>
+}"""
+    i = np.array([-1, 0, 3, -9, 7], dtype=np.int32)
+    check(text, [i], np.clip(np.where(i < 0, i + 4, i), 0, 3).astype(np.int32))
+
+
+def test_integer_operands_of_float_only_ops_are_rejected():
+    with pytest.raises(CompileError, match="'nn.atan2' op lhs must have a float element type, got tensor<4xi32>"):
+        parse_module(_module("nn.atan2", [_t([4], "i32"), _t([4], "i32")], _t([4], "i32")))
+
+
+@pytest.mark.parametrize("op,fn", [("nn.abs", np.abs), ("nn.sign", np.sign)])
+def test_integer_abs_and_sign(op, fn):
+    x = np.array([-5, 0, 3, np.iinfo(np.int32).min, np.iinfo(np.int32).max], dtype=np.int32)
+    with np.errstate(over="ignore"):
+        check(_module(op, [_t([5], "i32")], _t([5], "i32")), [x], fn(x))
+
+
+def _shift_reference(op, x, y):
+    """StableHLO's shifts, by Python integers: an amount outside [0, bits) gives 0 (or the sign fill)."""
+    bits = np.iinfo(x.dtype).bits
+    out = []
+    for a, s in zip(*(v.flat for v in np.broadcast_arrays(x, y))):
+        a, s = int(a), int(s)
+        inside = 0 <= s < bits
+        if op == "nn.shift_left":
+            r = (a << s) if inside else 0
+        elif op == "nn.shift_right_arithmetic":
+            r = (a >> s) if inside else (-1 if a < 0 else 0)
+        else:
+            r = ((a % (1 << bits)) >> s) if inside else 0
+        out.append((r + (1 << (bits - 1))) % (1 << bits) - (1 << (bits - 1)))
+    return np.array(out, dtype=x.dtype).reshape(np.broadcast_shapes(x.shape, y.shape))
+
+
+@pytest.mark.parametrize("op", ["nn.shift_left", "nn.shift_right_arithmetic", "nn.shift_right_logical"])
+@pytest.mark.parametrize("dtype", ["i32", "i64"])
+def test_shifts(op, dtype):
+    np_dtype = {"i32": np.int32, "i64": np.int64}[dtype]
+    bits = np.iinfo(np_dtype).bits
+    x = np.array([[5, -5, 1, -1, np.iinfo(np_dtype).min, 12345]] * 2, dtype=np_dtype)
+    y = np.array([[0, 1, bits - 1, bits, -1, 3], [2, bits + 5, 7, 0, 1, bits - 2]], dtype=np_dtype)
+    check(_module(op, [_t([2, 6], dtype), _t([2, 6], dtype)], _t([2, 6], dtype)), [x, y], _shift_reference(op, x, y))

@@ -96,3 +96,92 @@ def test_gather_gradient(name):
 def test_verifier_messages(dims, ivd, result, message):
     with pytest.raises(CompileError, match=message):
         parse_module(_gather((10, 8), (5, 1), result, dims, ivd))
+
+
+def _scatter(operand, indices, updates, kind, dims, ivd, dtype="f32") -> str:
+    names = ("update_window_dims", "inserted_window_dims", "input_batching_dims", "scatter_indices_batching_dims",
+             "scatter_dims_to_operand_dims")
+    attrs = f'kind = "{kind}", ' + ", ".join(f"{n} = {_arr(dims.get(n, []))}" for n in names)
+    x, i, u = _t(operand, dtype), _t(indices, "i64"), _t(updates, dtype)
+    return f"""func.func @f(%x: {x}, %i: {i}, %u: {u}) -> {x} {{
+  %r = nn.scatter %x, %i, %u {{{attrs}, index_vector_dim = {ivd} : i64}} : ({x}, {i}, {u}) -> {x}
+  func.return %r : {x}
+}}"""
+
+
+def _rows_add(x, i, u):
+    out = x.copy()
+    for row, upd in zip(i[:, 0], u):
+        if 0 <= row < x.shape[0]:
+            out[row] += upd
+    return out
+
+
+def _columns_replace(x, i, u):
+    out = x.copy()
+    out[:, i] = u
+    return out
+
+
+def _put_along_axis_add(x, i, u):
+    out = x.copy()
+    for r in range(x.shape[0]):
+        np.add.at(out[r], i[r], u[r])
+    return out
+
+
+def _windows_add(x, i, u):
+    out = x.copy()
+    for s, upd in zip(i[:, 0], u):
+        if 0 <= s <= x.shape[0] - 2:
+            out[s : s + 2, 0:3] += upd
+    return out
+
+
+# name -> (operand shape, indices, updates shape, kind, dims, index_vector_dim, numpy reference)
+SCATTERS = {
+    "rows_add": ((6, 4), np.array([[3], [0], [3], [-1], [6]]), (5, 4), "add",
+                 {"update_window_dims": [1], "inserted_window_dims": [0], "scatter_dims_to_operand_dims": [0]}, 1,
+                 _rows_add),
+    "columns_replace": ((3, 6), np.array([4, 0, 5]), (3, 3), "replace",
+                        {"update_window_dims": [0], "inserted_window_dims": [1], "scatter_dims_to_operand_dims": [1]}, 1,
+                        _columns_replace),
+    "put_along_axis_add": ((3, 5), np.array([[4, 4], [1, 0], [2, 3]]), (3, 2), "add",
+                           {"inserted_window_dims": [1], "input_batching_dims": [0], "scatter_indices_batching_dims": [0],
+                            "scatter_dims_to_operand_dims": [1]}, 2, _put_along_axis_add),
+    "windows_add": ((5, 6), np.array([[1], [4], [-3], [3]]), (4, 2, 3), "add",
+                    {"update_window_dims": [1, 2], "scatter_dims_to_operand_dims": [0]}, 1, _windows_add),
+}
+
+
+@pytest.mark.parametrize("name", sorted(SCATTERS))
+def test_scatter(name):
+    shape, indices, u_shape, kind, dims, ivd, reference = SCATTERS[name]
+    x, u = RNG.standard_normal(shape).astype(np.float32), RNG.standard_normal(u_shape).astype(np.float32)
+    text = _scatter(shape, indices.shape, u_shape, kind, dims, ivd)
+    check(text, [x, indices.astype(np.int64), u], reference(x, indices, u))
+
+
+@pytest.mark.parametrize("name", sorted(SCATTERS))
+def test_scatter_gradient(name):
+    shape, indices, u_shape, kind, dims, ivd, _ = SCATTERS[name]
+    text = _scatter(shape, indices.shape, u_shape, kind, dims, ivd, dtype="f64")
+    args = [RNG.standard_normal(shape), indices.astype(np.int64), RNG.standard_normal(u_shape)]
+    check_gradient(text, "f", args, [0, 2])
+
+
+def test_scatter_verifier_message():
+    text = _scatter((6, 4), (5, 1), (4, 4), "add",
+                    {"update_window_dims": [1], "inserted_window_dims": [0], "scatter_dims_to_operand_dims": [0]}, 1)
+    with pytest.raises(CompileError, match=r"updates tensor<4x4xf32> do not have the shape \[5, 4\]"):
+        parse_module(text)
+
+
+def test_scatter_replace_with_duplicates_keeps_the_last_update_and_its_gradient():
+    dims = {"update_window_dims": [1], "inserted_window_dims": [0], "scatter_dims_to_operand_dims": [0]}
+    text = _scatter((4, 3), (3, 1), (3, 3), "replace", dims, 1, dtype="f64")
+    x, i, u = RNG.standard_normal((4, 3)), np.array([[2], [0], [2]]), RNG.standard_normal((3, 3))
+    expected = x.copy()
+    expected[2], expected[0] = u[2], u[1]
+    check(text, [x, i, u], expected)
+    check_gradient(text, "f", [x, i, u], [0, 2])

@@ -235,3 +235,20 @@ def test_a_gather_fuses_into_its_elementwise_consumer():
     assert sum(o.name == "df.map" for o in module.walk()) == 1
     x = rand(6, 3)
     check(text, [x], np.exp(x[1:6:2]))
+
+
+def test_edge_cases_empty_and_fully_cropped():
+    """An empty slice, a concatenation with an empty input, padding that crops every operand element."""
+    x = rand(4, 3)
+    empty_slice = _module(
+        "nn.slice", "%a0", [_t([4, 3])], _t([0, 3]),
+        f"{{start_indices = {_arr([2, 0])}, limit_indices = {_arr([2, 3])}, strides = {_arr([1, 1])}}}",
+    )
+    check(empty_slice, [x], x[2:2])
+    concat = _module("nn.concatenate", "%a0, %a1", [_t([4, 3]), _t([0, 3])], _t([4, 3]), "{dimension = 0 : i64}")
+    check(concat, [x, np.zeros((0, 3), np.float32)], x)
+    cropped = _module(
+        "nn.pad", "%a0, %a1", [_t([3]), _t([])], _t([1]),
+        f"{{edge_padding_low = {_arr([-5])}, edge_padding_high = {_arr([3])}, interior_padding = {_arr([0])}}}",
+    )
+    check(cropped, [rand(3), np.asarray(7, np.float32)], np.float32([7]))

@@ -5,7 +5,8 @@
 
 The op reference is read off the op definitions (IRDL operands, properties,
 regions, traits, assembly format and docstrings), the expansion table of
-`dfc.dialects.nn_expand` and the backward-rule registry of autodiff; the pass
+`dfc.dialects.nn_expand`, the StableHLO/ONNX names of `dfc.dialects.nn_names`
+and the backward-rule registry of autodiff; the pass
 reference off the pass registry (docstrings and dataclass options) and the
 named pipelines. A test keeps the committed files equal to this output.
 """
@@ -75,6 +76,7 @@ def _op_section(op: type[IRDLOperation], expansions: set[str], rules: set[str]) 
 def op_reference() -> str:
     from dfc.dialects import blas, df, nn
     from dfc.dialects.nn_expand import EXPANSIONS
+    from dfc.dialects.nn_names import EXTERNAL_NAMES
     from dfc.passes.autodiff.rules import BACKWARD_RULES
 
     expansions = {op.name for op in EXPANSIONS}
@@ -84,9 +86,13 @@ def op_reference() -> str:
     for dialect, module in dialects:
         out.append(f"\n## The `{dialect.name}` dialect\n\n{_doc(module)}\n")
         if dialect.name == "nn":
-            out.append("\n| op | expansion | backward rule |\n|---|---|---|\n")
+            out.append("\n| op | StableHLO | ONNX | expansion | backward rule |\n|---|---|---|---|---|\n")
             for op in dialect.operations:
-                out.append(f"| `{op.name}` | {'yes' if op.name in expansions else 'no'} | {'yes' if op.name in rules else 'no'} |\n")
+                stablehlo, onnx = EXTERNAL_NAMES.get(op.name, ("-", "-"))
+                out.append(
+                    f"| `{op.name}` | {stablehlo} | {onnx} | {'yes' if op.name in expansions else 'no'} "
+                    f"| {'yes' if op.name in rules else 'no'} |\n"
+                )
         for op in dialect.operations:
             out.append("\n" + _op_section(op, expansions, rules))
     return "".join(out)

@@ -264,4 +264,4 @@ for _name in ("nn.constant", "nn.full"):
 
 
 # Rules of the op families in modules of their own register on import.
-from dfc.passes.autodiff import rules_contract, rules_elementwise, rules_shape, rules_window  # noqa: E402, F401
+from dfc.passes.autodiff import rules_contract, rules_elementwise, rules_indexing, rules_shape, rules_window  # noqa: E402, F401

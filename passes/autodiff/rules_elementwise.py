@@ -44,7 +44,11 @@ def _no_gradient(b, op, grads, required):
     return [None] * len(op.operands)
 
 
-for _op in (ew.SignOp, ew.FloorOp, ew.CeilOp, ew.RoundOp, ew.CompareOp, ew.AndOp, ew.OrOp, ew.XorOp, ew.NotOp):
+_PIECEWISE_CONSTANT = (
+    ew.SignOp, ew.FloorOp, ew.CeilOp, ew.RoundOp, ew.CompareOp,
+    ew.AndOp, ew.OrOp, ew.XorOp, ew.NotOp, ew.ShiftLeftOp, ew.ShiftRightArithmeticOp, ew.ShiftRightLogicalOp,
+)  # fmt: skip
+for _op in _PIECEWISE_CONSTANT:
     register_backward(_op.name)(_no_gradient)
 
 

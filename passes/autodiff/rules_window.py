@@ -14,7 +14,8 @@ from xdsl.dialects import arith
 from xdsl.dialects.builtin import IntegerAttr, TensorType, i64
 
 from dfc.dialects.df_builders import REDUCE_IDENTITY, read, splat, tasklet, write
-from dfc.dialects.nn_expand_window import WCR, linear_window_index, padded, window_map
+from dfc.dialects.nn_expand_shape import linear_index
+from dfc.dialects.nn_expand_window import WCR, padded, window_map
 from dfc.dialects.nn_shape import SliceOp
 from dfc.dialects.nn_window import ReduceWindowOp
 from dfc.passes.autodiff.rules import register_backward
@@ -37,7 +38,7 @@ def _reduce_window(b, op, grads, required):
 
         def find(mb, o, w, at, outs) -> None:
             value, y = read(mb, source, at), read(mb, op.result, o)
-            position = linear_window_index(mb, w, window)
+            position = linear_index(mb, w, window)
 
             def body(s, v):
                 hit = s.b.insert(arith.OrIOp(s.eq(v[0], v[1]), s.b.insert(arith.CmpfOp(v[0], v[0], "uno")).result)).result
@@ -54,7 +55,7 @@ def _reduce_window(b, op, grads, required):
             value = gv if scale == 1.0 else tasklet(mb, [gv], gv.type, lambda s, v: s.mul(v[0], s.const(scale, v[0].type)))
         else:
             chosen = read(mb, first, o)
-            position = linear_window_index(mb, w, window)
+            position = linear_index(mb, w, window)
 
             def body(s, v):
                 hit = s.b.insert(arith.CmpiOp(v[1], v[2], "eq")).result

@@ -153,3 +153,55 @@ func.func @embedding(%x: tensor<10x8xf32>, %i: tensor<5x1xi64>) -> tensor<5x8xf3
   %r = nn.gather %x, %i {offset_dims = array<i64: 1>, collapsed_slice_dims = array<i64: 0>, operand_batching_dims = array<i64>, start_indices_batching_dims = array<i64>, start_index_map = array<i64: 0>, index_vector_dim = 1 : i64, slice_sizes = array<i64: 1, 8>} : (tensor<10x8xf32>, tensor<5x1xi64>) -> tensor<5x8xf32>
   func.return %r : tensor<5x8xf32>
 }
+
+// convolution copies the input into zeros (padding 1), then one map over
+// (n, o, y, x, c, ky, kx) reads the padded input at 2 * y + ky and accumulates
+// the product into the output with wcr(add).
+// CLEAN-LABEL: func.func @conv
+// CLEAN:         %[[PAD:.*]] = df.map (%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) in (1, 3, 8, 8) outs(%{{.*}} = %{{.*}} : tensor<1x3x10x10xf32>)
+// CLEAN:         df.map (%[[N:.*]], %[[O:.*]], %[[Y:.*]], %[[X:.*]], %[[C:.*]], %[[KY:.*]], %[[KX:.*]]) in (1, 4, 4, 4, 3, 3, 3)
+// CLEAN-DAG:       df.read %[[PAD]][%[[N]], %[[C]], %{{.*}}, %{{.*}}] : tensor<1x3x10x10xf32>
+// CLEAN-DAG:       df.read %k[%[[O]], %[[C]], %[[KY]], %[[KX]]] : tensor<4x3x3x3xf32>
+// CLEAN:           arith.mulf
+// CLEAN:           df.write %{{.*}}, %{{.*}}[%[[N]], %[[O]], %[[Y]], %[[X]]] wcr(add) : tensor<1x4x4x4xf32>
+// CLEAN-NOT:     nn.
+func.func @conv(%x: tensor<1x3x8x8xf32>, %k: tensor<4x3x3x3xf32>) -> tensor<1x4x4x4xf32> {
+  %r = nn.convolution %x, %k {input_dimensions = array<i64: 0, 1, 2, 3>, kernel_dimensions = array<i64: 0, 1, 2, 3>, output_dimensions = array<i64: 0, 1, 2, 3>, window_strides = array<i64: 2, 2>, padding_low = array<i64: 1, 1>, padding_high = array<i64: 1, 1>, rhs_dilation = array<i64: 1, 1>, feature_group_count = 1 : i64} : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<1x4x4x4xf32>
+  func.return %r : tensor<1x4x4x4xf32>
+}
+
+// scatter-add copies the operand into a tensor one row and column larger, adds
+// each update at its row (a window that does not fit goes to the extra corner),
+// and slices the extra row and column off.
+// CLEAN-LABEL: func.func @scatter_add
+// CLEAN:         %[[EXT:.*]] = df.map (%{{.*}}, %{{.*}}) in (10, 8) outs(%{{.*}} = %{{.*}} : tensor<11x9xf32>)
+// CLEAN:         %[[ADDED:.*]] = df.map (%{{.*}}, %{{.*}}) in (5, 8) outs(%[[O:.*]] = %[[EXT]] : tensor<11x9xf32>)
+// CLEAN:           df.read %i
+// CLEAN:           arith.cmpi sge
+// CLEAN:           arith.cmpi sle
+// CLEAN:           arith.select
+// CLEAN:           df.write %{{.*}}, %[[O]][%{{.*}}, %{{.*}}] wcr(add) : tensor<11x9xf32>
+// CLEAN:         df.map (%{{.*}}, %{{.*}}) in (10, 8)
+// CLEAN:           df.read %[[ADDED]]
+// CLEAN-NOT:     nn.
+func.func @scatter_add(%x: tensor<10x8xf32>, %i: tensor<5x1xi64>, %u: tensor<5x8xf32>) -> tensor<10x8xf32> {
+  %r = nn.scatter %x, %i, %u {kind = "add", update_window_dims = array<i64: 1>, inserted_window_dims = array<i64: 0>, input_batching_dims = array<i64>, scatter_indices_batching_dims = array<i64>, scatter_dims_to_operand_dims = array<i64: 0>, index_vector_dim = 1 : i64} : (tensor<10x8xf32>, tensor<5x1xi64>, tensor<5x8xf32>) -> tensor<10x8xf32>
+  func.return %r : tensor<10x8xf32>
+}
+
+// On integers, add is arith.addi and div a guarded arith.divsi: y = 0 gives -1
+// and y = -1 gives 0 - x (XLA's results), so the division never traps.
+// CLEAN-LABEL: func.func @integer_div
+// CLEAN:           arith.addi
+// CLEAN:         df.map
+// CLEAN:           arith.cmpi eq
+// CLEAN:           arith.cmpi eq
+// CLEAN:           arith.ori
+// CLEAN:           arith.select
+// CLEAN:           arith.divsi
+// CLEAN-NOT:     nn.
+func.func @integer_div(%a: tensor<4xi32>, %b: tensor<4xi32>) -> tensor<4xi32> {
+  %s = nn.add %a, %b : (tensor<4xi32>, tensor<4xi32>) -> tensor<4xi32>
+  %q = nn.div %s, %b : (tensor<4xi32>, tensor<4xi32>) -> tensor<4xi32>
+  func.return %q : tensor<4xi32>
+}

@@ -2,9 +2,17 @@
 
 // One case per verifier message of the elementwise nn ops.
 
-func.func @nn_sign_0(%a: tensor<4xi32>) {
-  // expected-error @+1 {{'nn.sign' op input must have a float element type, got tensor<4xi32>}}
-  %r = nn.sign %a : (tensor<4xi32>) -> tensor<4xi32>
+func.func @nn_sign_0(%a: tensor<4xi1>) {
+  // expected-error @+1 {{'nn.sign' op input must have a float or signless integer element type, got tensor<4xi1>}}
+  %r = nn.sign %a : (tensor<4xi1>) -> tensor<4xi1>
+  func.return
+}
+
+// -----
+
+func.func @nn_tan_15(%a: tensor<4xi32>) {
+  // expected-error @+1 {{'nn.tan' op input must have a float element type, got tensor<4xi32>}}
+  %r = nn.tan %a : (tensor<4xi32>) -> tensor<4xi32>
   func.return
 }
 
@@ -82,9 +90,9 @@ func.func @nn_select_9(%p: tensor<4xi1>, %a: tensor<4xf32>, %b: tensor<4xf64>) {
 
 // -----
 
-func.func @nn_convert_10(%a: tensor<4xf16>) {
-  // expected-error @+1 {{'nn.convert' op input element type must be f32, f64, i1, i32 or i64, got f16}}
-  %r = nn.convert %a : (tensor<4xf16>) -> tensor<4xf32>
+func.func @nn_convert_10(%a: tensor<4xbf16>) {
+  // expected-error @+1 {{'nn.convert' op input element type must be f16, f32, f64, i1, i32 or i64, got bf16}}
+  %r = nn.convert %a : (tensor<4xbf16>) -> tensor<4xf32>
   func.return
 }
 
@@ -109,5 +117,13 @@ func.func @nn_and_12(%a: tensor<4xf32>) {
 func.func @nn_or_13(%a: tensor<4xi1>, %b: tensor<4xi32>) {
   // expected-error @+1 {{'nn.or' op operand element types differ: i1 and i32}}
   %r = nn.or %a, %b : (tensor<4xi1>, tensor<4xi32>) -> tensor<4xi1>
+  func.return
+}
+
+// -----
+
+func.func @nn_add_14(%a: tensor<4xi1>) {
+  // expected-error @+1 {{'nn.add' op lhs must have a float or signless integer element type, got tensor<4xi1>}}
+  %r = nn.add %a, %a : (tensor<4xi1>, tensor<4xi1>) -> tensor<4xi1>
   func.return
 }

@@ -63,10 +63,16 @@ func.func @elementwise(%a: tensor<4x1xf32>, %b: tensor<8xf32>, %s: tensor<f32>, 
 // CHECK-NEXT:    %{{.*}} = nn.or %i, %j : (tensor<8xi32>, tensor<8xi32>) -> tensor<8xi32>
 // CHECK-NEXT:    %{{.*}} = nn.xor %i, %j : (tensor<8xi32>, tensor<8xi32>) -> tensor<8xi32>
 // CHECK-NEXT:    %{{.*}} = nn.not %p : (tensor<4x8xi1>) -> tensor<4x8xi1>
+// CHECK-NEXT:    %{{.*}} = nn.shift_left %i, %j : (tensor<8xi32>, tensor<8xi32>) -> tensor<8xi32>
+// CHECK-NEXT:    %{{.*}} = nn.shift_right_arithmetic %i, %j : (tensor<8xi32>, tensor<8xi32>) -> tensor<8xi32>
+// CHECK-NEXT:    %{{.*}} = nn.shift_right_logical %i, %j : (tensor<8xi32>, tensor<8xi32>) -> tensor<8xi32>
 func.func @bitwise(%p: tensor<4x8xi1>, %q: tensor<8xi1>, %i: tensor<8xi32>, %j: tensor<8xi32>) {
   %0 = nn.and %p, %q : (tensor<4x8xi1>, tensor<8xi1>) -> tensor<4x8xi1>
   %1 = nn.or %i, %j : (tensor<8xi32>, tensor<8xi32>) -> tensor<8xi32>
   %2 = nn.xor %i, %j : (tensor<8xi32>, tensor<8xi32>) -> tensor<8xi32>
   %3 = nn.not %p : (tensor<4x8xi1>) -> tensor<4x8xi1>
+  %4 = nn.shift_left %i, %j : (tensor<8xi32>, tensor<8xi32>) -> tensor<8xi32>
+  %5 = nn.shift_right_arithmetic %i, %j : (tensor<8xi32>, tensor<8xi32>) -> tensor<8xi32>
+  %6 = nn.shift_right_logical %i, %j : (tensor<8xi32>, tensor<8xi32>) -> tensor<8xi32>
   func.return
 }

@@ -31,3 +31,27 @@ func.func @nn_gather_3(%x: tensor<10x8xf32>, %i: tensor<5x1xi64>) {
   %r = nn.gather %x, %i {offset_dims = array<i64: 0, 1>, collapsed_slice_dims = array<i64: 0>, operand_batching_dims = array<i64>, start_indices_batching_dims = array<i64>, start_index_map = array<i64: 0>, index_vector_dim = 1 : i64, slice_sizes = array<i64: 1, 8>} : (tensor<10x8xf32>, tensor<5x1xi64>) -> tensor<5x8xf32>
   func.return
 }
+
+// -----
+
+func.func @nn_scatter_4(%x: tensor<10x8xf32>, %i: tensor<5x1xi64>, %u: tensor<5x8xf32>) {
+  // expected-error @+1 {{'nn.scatter' op kind must be one of add, replace, got 'mul'}}
+  %r = nn.scatter %x, %i, %u {kind = "mul", update_window_dims = array<i64: 1>, inserted_window_dims = array<i64: 0>, input_batching_dims = array<i64>, scatter_indices_batching_dims = array<i64>, scatter_dims_to_operand_dims = array<i64: 0>, index_vector_dim = 1 : i64} : (tensor<10x8xf32>, tensor<5x1xi64>, tensor<5x8xf32>) -> tensor<10x8xf32>
+  func.return
+}
+
+// -----
+
+func.func @nn_scatter_5(%x: tensor<10x8xf32>, %i: tensor<5x1xi64>, %u: tensor<4x8xf32>) {
+  // expected-error @+1 {{'nn.scatter' op updates tensor<4x8xf32> do not have the shape [5, 8] the indices and windows give}}
+  %r = nn.scatter %x, %i, %u {kind = "add", update_window_dims = array<i64: 1>, inserted_window_dims = array<i64: 0>, input_batching_dims = array<i64>, scatter_indices_batching_dims = array<i64>, scatter_dims_to_operand_dims = array<i64: 0>, index_vector_dim = 1 : i64} : (tensor<10x8xf32>, tensor<5x1xi64>, tensor<4x8xf32>) -> tensor<10x8xf32>
+  func.return
+}
+
+// -----
+
+func.func @nn_scatter_6(%x: tensor<10x8xf32>, %i: tensor<5x1xi64>, %u: tensor<5x8xf64>) {
+  // expected-error @+1 {{'nn.scatter' op updates element type f64 is not the operand's f32}}
+  %r = nn.scatter %x, %i, %u {kind = "add", update_window_dims = array<i64: 1>, inserted_window_dims = array<i64: 0>, input_batching_dims = array<i64>, scatter_indices_batching_dims = array<i64>, scatter_dims_to_operand_dims = array<i64: 0>, index_vector_dim = 1 : i64} : (tensor<10x8xf32>, tensor<5x1xi64>, tensor<5x8xf64>) -> tensor<10x8xf32>
+  func.return
+}

@@ -1,0 +1,114 @@
+"""nn.convolution (dialects/nn_conv.py): forward and gradients against PyTorch's
+conv1d/conv2d (NCHW and NHWC layouts, strides, padding, dilation, feature
+groups) through the interpreter and the engine, and float64 finite differences."""
+
+import numpy as np
+import pytest
+import torch
+
+from dfc.compiler import ExecutionEngine, PassManager, parse_module
+from dfc.compiler.diagnostics import CompileError
+from dfc.compiler.interpreter import interpret
+from dfc.dialects.nn_conv import LAYOUTS
+from tests.autodiff_checks import check_gradient
+from tests.test_nn_elementwise import _t, check
+
+RNG = np.random.default_rng(20)
+
+
+def _arr(values) -> str:
+    return f"array<i64: {', '.join(map(str, values))}>"
+
+
+def _conv(x_shape, k_shape, out_shape, layouts, strides, low, high, dilation, groups=1, dtype="f32") -> str:
+    xl, kl, ol = (LAYOUTS[name] for name in layouts)
+    attrs = (
+        f"{{input_dimensions = {_arr(xl)}, kernel_dimensions = {_arr(kl)}, output_dimensions = {_arr(ol)}, "
+        f"window_strides = {_arr(strides)}, padding_low = {_arr(low)}, padding_high = {_arr(high)}, "
+        f"rhs_dilation = {_arr(dilation)}, feature_group_count = {groups} : i64}}"
+    )
+    x, k, r = _t(x_shape, dtype), _t(k_shape, dtype), _t(out_shape, dtype)
+    return f"""func.func @f(%x: {x}, %k: {k}) -> {r} {{
+  %r = nn.convolution %x, %k {attrs} : ({x}, {k}) -> {r}
+  func.return %r : {r}
+}}"""
+
+
+# (input NCHW, kernel OIHW, stride, padding, dilation, groups)
+CASES = {
+    "plain": ([2, 3, 6, 5], [4, 3, 3, 3], 1, 0, 1, 1),
+    "strided_padded": ([1, 2, 7, 7], [3, 2, 3, 3], 2, 1, 1, 1),
+    "dilated": ([1, 2, 8, 7], [2, 2, 2, 3], 1, (2, 1), 2, 1),
+    "grouped": ([2, 4, 5, 5], [6, 2, 3, 3], 1, 1, 1, 2),
+    "depthwise": ([1, 3, 5, 6], [3, 1, 3, 3], (1, 2), 1, 1, 3),
+}
+
+
+def _torch_conv(x, k, stride, padding, dilation, groups):
+    return torch.nn.functional.conv2d(x, k, stride=stride, padding=padding, dilation=dilation, groups=groups)
+
+
+def _pair(v):
+    return (v, v) if isinstance(v, int) else v
+
+
+def _module_for(name, layout="NCHW", dtype="f32"):
+    x_shape, k_shape, stride, padding, dilation, groups = CASES[name]
+    out = _torch_conv(torch.zeros(x_shape), torch.zeros(k_shape), stride, padding, dilation, groups).shape
+    to = {"NCHW": (list(x_shape), list(k_shape), list(out), ("NCHW", "OIHW", "NCHW")),
+          "NHWC": ([x_shape[i] for i in (0, 2, 3, 1)], [k_shape[i] for i in (2, 3, 1, 0)], [out[i] for i in (0, 2, 3, 1)],
+                   ("NHWC", "HWIO", "NHWC"))}[layout]
+    text = _conv(to[0], to[1], to[2], to[3], _pair(stride), _pair(padding), _pair(padding), _pair(dilation), groups, dtype)
+    return text, x_shape, k_shape, (stride, padding, dilation, groups)
+
+
+@pytest.mark.parametrize("layout", ["NCHW", "NHWC"])
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_convolution_matches_torch(name, layout):
+    text, x_shape, k_shape, params = _module_for(name, layout)
+    x, k = RNG.standard_normal(x_shape).astype(np.float32), RNG.standard_normal(k_shape).astype(np.float32)
+    expected = _torch_conv(torch.tensor(x), torch.tensor(k), *params).numpy()
+    if layout == "NHWC":
+        x, k, expected = x.transpose(0, 2, 3, 1), k.transpose(2, 3, 1, 0), expected.transpose(0, 2, 3, 1)
+    check(text, [np.ascontiguousarray(x), np.ascontiguousarray(k)], np.ascontiguousarray(expected), rtol=1e-4)
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_convolution_gradient_matches_torch(name):
+    text, x_shape, k_shape, params = _module_for(name, dtype="f64")
+    x, k = RNG.standard_normal(x_shape), RNG.standard_normal(k_shape)
+    tx, tk = torch.tensor(x, requires_grad=True), torch.tensor(k, requires_grad=True)
+    y = _torch_conv(tx, tk, *params)
+    seed = RNG.standard_normal(tuple(y.shape))
+    y.backward(torch.tensor(seed))
+    module = parse_module(text)
+    PassManager.parse("autodiff,expand-library").run(module)
+    compiled = parse_module(text)
+    PassManager.parse("autodiff").run(compiled)
+    for where, got in (("interpreter", interpret(module, "f_grad", x, k, seed)),
+                       ("engine", ExecutionEngine(compiled).invoke("f_grad", x, k, seed))):
+        np.testing.assert_allclose(got[1], tx.grad.numpy(), rtol=1e-10, atol=1e-12, err_msg=where)
+        np.testing.assert_allclose(got[2], tk.grad.numpy(), rtol=1e-10, atol=1e-12, err_msg=where)
+
+
+def test_conv1d_nwc_finite_differences():
+    text = _conv([2, 7, 3], [3, 3, 2], [2, 2, 2], ("NWC", "WIO", "NWC"), [2], [1], [0], [2], dtype="f64")
+    check_gradient(text, "f", [RNG.standard_normal((2, 7, 3)), RNG.standard_normal((3, 3, 2))], [0, 1])
+
+
+@pytest.mark.parametrize(
+    "args,message",
+    [
+        (([1, 3, 5, 5], [4, 2, 3, 3], [1, 4, 3, 3], ("NCHW", "OIHW", "NCHW"), [1, 1], [0, 0], [0, 0], [1, 1]),
+         r"input features \(3\) must be kernel input features \(2\) times feature_group_count \(1\)"),
+        (([1, 3, 5, 5], [4, 3, 3, 3], [1, 4, 3, 3], ("NCHW", "OIHW", "NCHW"), [1], [0, 0], [0, 0], [1, 1]),
+         "window_strides has 1 elements, expected one per spatial dimension"),
+        (([1, 3, 2, 5], [4, 3, 3, 3], [1, 4, 1, 3], ("NCHW", "OIHW", "NCHW"), [1, 1], [0, 0], [0, 0], [1, 1]),
+         "spatial dimension 0: the kernel spans 3 elements, more than the padded input's 2"),
+        (([1, 3, 5, 5], [4, 3, 3, 3], [1, 4, 4, 3], ("NCHW", "OIHW", "NCHW"), [1, 1], [0, 0], [0, 0], [1, 1]),
+         r"result type tensor<1x4x4x3xf32> does not match the inferred type tensor<1x4x3x3xf32>"),
+    ],
+)
+def test_verifier_messages(args, message):
+    with pytest.raises(CompileError, match=message):
+        parse_module(_conv(*args))
