@@ -137,7 +137,8 @@ def _step(op: Operation) -> _Step:
         return _Step(None, operands, results)
     build = _BUILDERS.get(type(op))
     if build is None:
-        raise NotImplementedError(f"interpret: no semantics for '{op.name}'")
+        hint = "; run expand-library first" if op.dialect_name() == "nn" else ""
+        raise NotImplementedError(f"interpret: no semantics for '{op.name}'{hint}")
     if op.dialect_name() in ("arith", "math") and any(
         isinstance(v.type, ShapedType) for v in op.operands
     ):
@@ -544,18 +545,10 @@ def _argument(callee: func.FuncOp, k: int, value: Any, t: Attribute) -> Any:
 def interpret(module: ModuleOp, name: str, *args: Any) -> Any:
     """Evaluate `@name` of `module` on `args`.
 
-    Library (nn) ops mean their pure expansion (`dialects.nn_expand`): a
-    module that has any is expanded on a copy first. Returns the single
-    result, a tuple of several, or None when there are none. Raises
-    TypeError/ValueError for arguments not matching the signature and
+    Returns the single result, a tuple of several, or None when there are none.
+    Raises TypeError/ValueError for arguments not matching the signature and
     NotImplementedError for an op without semantics here.
     """
-    if any(op.dialect_name() == "nn" for op in module.walk()):
-        from dfc.compiler.context import make_context
-        from dfc.passes.expand_library import ExpandLibraryPass
-
-        module = module.clone()
-        ExpandLibraryPass().apply(make_context(), module)
     callee = _lookup(module, name)
     params = callee.function_type.inputs.data
     if len(args) != len(params):

@@ -494,13 +494,3 @@ def test_softmax_example():
     expected = np.cumsum((p * w).ravel())[-1]
     assert loss.shape == () and loss.dtype == np.float32
     np.testing.assert_allclose(loss, expected, rtol=1e-6)
-
-
-def test_library_ops_mean_their_expansion():
-    """interpret() runs nn ops (the README's snippet on the gemm_sum example)."""
-    import dfc
-
-    module = parse_module((EXAMPLES / "gemm_sum.mlir").read_text())
-    x, y = RNG.standard_normal((5, 4)).astype(np.float32), RNG.standard_normal((4, 3)).astype(np.float32)
-    np.testing.assert_allclose(dfc.interpret(module, "gemm_sum", x, y), (x @ y).sum(), rtol=1e-5)
-    assert any(op.dialect_name() == "nn" for op in module.walk())  # the caller's module is left as it was
