@@ -50,8 +50,13 @@ ENGINE_LIMITS = (
     "bufferize: loop-carried tensors that swap places are not supported",
     "bufferize: a df.map with outputs inside another df.map is not supported",
     "outside a df.map cannot be lowered",
+    "NVPTX emitter: unsupported op",
+    "autodiff: wcr(mul) is not differentiable here",
+    "autodiff: a nested map with its own outputs is not supported",
 )
-"""Engine refusals being fixed elsewhere (issue 12 items 2 and 5): 'unsupported', with the reason."""
+"""Documented refusals (engine, GPU emitter, autodiff; issue 12 items 2 and 5 are being fixed
+elsewhere): the program is 'unsupported', with the reason. Any other clean `CompileError` on a
+valid program is 'refused' (a finding), any other exception a 'crash'."""
 
 PREFIX_END = "bufferize"
 """The interpreter runs tensor-level IR: prefixes up to (not including) this pass."""
@@ -67,8 +72,9 @@ ENGINE_VARIANTS = {
 
 @dataclass
 class Outcome:
-    """What happened to one program: `status` is pass, unsupported, disagree,
-    crash or invalid (a generator bug); `stage` says where."""
+    """What happened to one program: `status` is pass, unsupported (a documented
+    limit), disagree (wrong numbers), refused (a clean error on a valid
+    program), crash (an exception) or invalid (a generator bug); `stage` says where."""
 
     status: str
     stage: str = ""
@@ -124,12 +130,12 @@ def _guard(stage: str, fn, *args, **kwargs):
         return fn(*args, **kwargs)
     except Failure:
         raise
-    except CompileError as err:
+    except Exception as err:  # noqa: BLE001 - every exception is a limit or a finding
         reason = next((known for known in ENGINE_LIMITS if known in str(err)), None)
         if reason is not None:
             raise Failure("unsupported", stage, reason) from None
-        raise Failure("crash", stage, f"CompileError: {err}") from None
-    except Exception as err:  # noqa: BLE001 - every other exception is a finding
+        if isinstance(err, CompileError):
+            raise Failure("refused", stage, str(err).replace("\n", " ")) from None
         where = traceback.extract_tb(err.__traceback__)[-1]
         raise Failure("crash", stage, f"{type(err).__name__}: {err} ({Path(where.filename).name}:{where.lineno})") from None
 
@@ -159,86 +165,135 @@ def check_batch(programs: list[tuple[int, Program]], options: Options) -> dict[i
     """The outcome of each (seed, program), compiled together as `@f<seed>`s."""
     names = {seed: f"f{seed}" for seed, _ in programs}
     text = "".join(render(p, names[seed]) for seed, p in programs)
-    inputs = {seed: _inputs(p, seed) for seed, p in programs}
-    tol = {seed: tolerance(p) for seed, p in programs}
-    reference: dict[int, Any] = {}
     outcomes: dict[int, Outcome] = {}
     try:
         module = parse_module(text)
     except CompileError as err:
         return {seed: Outcome("invalid", "parse", str(err)) for seed, _ in programs}
-    for seed, _ in programs:
+    run = _Run(module, text, programs, names, outcomes)
+    for seed in run.seeds():
         try:
-            reference[seed] = interpret(module, names[seed], *inputs[seed])
+            run.reference[seed] = interpret(module, names[seed], *run.inputs[seed])
         except Exception as err:  # noqa: BLE001
             outcomes[seed] = Outcome("invalid", "interpreter", f"{type(err).__name__}: {err}")
     live = [(seed, p) for seed, p in programs if seed not in outcomes]
-    if not live:
-        return outcomes
-    if len(programs) > 1 and len(live) < len(programs):
+    if len(programs) > 1 and live and len(live) < len(programs):
         return outcomes | check_batch(live, options)
     try:
-        _check_all(module, text, live, names, inputs, reference, tol, options)
+        run.check(options)
     except Failure as failure:
-        if len(live) == 1:
-            return outcomes | {live[0][0]: failure.outcome}
-        for seed, p in live:
+        if len(programs) == 1:
+            return {programs[0][0]: failure.outcome}
+        for seed, p in programs:
             outcomes |= check_batch([(seed, p)], options)
         return outcomes
-    return outcomes | {seed: Outcome("pass") for seed, _ in live}
+    return {seed: outcomes.get(seed) or run.soft.get(seed) or Outcome("pass") for seed, _ in programs}
 
 
-def _check_all(module, text, live, names, inputs, reference, tol, options: Options) -> None:
-    # the interpreter after each tensor-level prefix of `default` that changes the IR
-    passes = PIPELINES["default"].split(",")
-    current, printed = parse_module(text), str(module)
-    for k, name in enumerate(passes[: passes.index(PREFIX_END)]):
-        stage = f"prefix {','.join(passes[: k + 1])}"
-        _guard(stage, PassManager.parse(name).run, current)
-        if str(current) == printed:
-            continue
-        printed = str(current)
-        for seed, _ in live:
-            got = _guard(stage, interpret, current, names[seed], *inputs[seed])
-            _compare(got, reference[seed], tol[seed], stage)
-    # the engine, every variant
-    for label, (without, threads) in ENGINE_VARIANTS.items():
-        engine = _guard(f"engine {label}", ExecutionEngine, parse_module(text), threads=threads,
-                        pipeline=_pipeline(without, threads))
-        for seed, _ in live:
-            got = _guard(f"engine {label}", engine.invoke, names[seed], *inputs[seed])
-            _compare(got, reference[seed], tol[seed], f"engine {label}")
-    if options.gpu:
-        engine = _guard("gpu-sim", _gpu_engine, parse_module(text))
-        for seed, _ in live:
-            got = _guard("gpu-sim", engine.invoke, names[seed], *inputs[seed])
-            _compare(got, reference[seed], tol[seed], "gpu-sim")
-    if options.grad:
-        _check_gradients(module, text, live, names, inputs, reference, tol)
+class _Run:
+    """One batch being checked. A failure of one program's values is its
+    outcome (`outcomes`, it leaves the later stages); a failure to compile the
+    batch raises `Failure` (the caller then checks program by program); a
+    known limit of a later stage (GPU, autodiff) is kept in `soft` while the
+    other stages go on."""
 
+    def __init__(self, module, text, programs, names, outcomes):
+        self.module, self.text, self.programs, self.names = module, text, programs, names
+        self.outcomes = outcomes
+        self.soft: dict[int, Outcome] = {}
+        self.inputs = {seed: _inputs(p, seed) for seed, p in programs}
+        self.tol = {seed: tolerance(p) for seed, p in programs}
+        self.reference: dict[int, Any] = {}
 
-def _check_gradients(module, text, live, names, inputs, reference, tol) -> None:
-    """@f_grad (interpreter and engine) against directional central differences (f64 programs)."""
-    graded = [(seed, p) for seed, p in live if p.dtype == "f64"]
-    if not graded:
-        return
-    differentiated = parse_module(text)
-    for seed, _ in graded:
-        _guard("autodiff", PassManager.parse(f"autodiff{{func={names[seed]}}}").run, differentiated)
-    engine = _guard("engine gradient", ExecutionEngine, parse_module(str(differentiated)))
-    for seed, p in graded:
+    def seeds(self) -> list[int]:
+        return [seed for seed, _ in self.programs if seed not in self.outcomes]
+
+    def compare(self, stage: str, run_one) -> None:
+        """`run_one(name, inputs)` against the reference, for every live program."""
+        for seed in self.seeds():
+            try:
+                got = _guard(stage, run_one, self.names[seed], *self.inputs[seed])
+                _compare(got, self.reference[seed], self.tol[seed], stage)
+            except Failure as failure:
+                self.outcomes[seed] = failure.outcome
+
+    def check(self, options: Options) -> None:
+        # the interpreter after each tensor-level prefix of `default` that changes the IR
+        passes = PIPELINES["default"].split(",")
+        current, printed = parse_module(self.text), str(self.module)
+        for k, name in enumerate(passes[: passes.index(PREFIX_END)]):
+            stage = f"prefix {','.join(passes[: k + 1])}"
+            _guard(stage, PassManager.parse(name).run, current)
+            if str(current) != printed:
+                printed = str(current)
+                self.compare(stage, lambda name, *args: interpret(current, name, *args))
+        for label, (without, threads) in ENGINE_VARIANTS.items():
+            engine = _guard(f"engine {label}", ExecutionEngine, parse_module(self.text), threads=threads,
+                            pipeline=_pipeline(without, threads))
+            self.compare(f"engine {label}", engine.invoke)
+        if options.gpu:
+            try:
+                engine = _guard("gpu-sim", _gpu_engine, parse_module(self.text))
+            except Failure as failure:
+                if failure.outcome.status != "unsupported":
+                    raise
+                self.gpu_one_by_one()
+            else:
+                self.compare("gpu-sim", engine.invoke)
+        if options.grad:
+            self.gradients()
+
+    def gpu_one_by_one(self) -> None:
+        """The GPU check per program, when the batch has a program the GPU target refuses."""
+        programs = dict(self.programs)
+        for seed in self.seeds():
+            try:
+                engine = _guard("gpu-sim", _gpu_engine, parse_module(render(programs[seed], self.names[seed])))
+                got = _guard("gpu-sim", engine.invoke, self.names[seed], *self.inputs[seed])
+                _compare(got, self.reference[seed], self.tol[seed], "gpu-sim")
+            except Failure as failure:
+                (self.soft if failure.outcome.status == "unsupported" else self.outcomes)[seed] = failure.outcome
+
+    def gradients(self) -> None:
+        """@f_grad (interpreter and engine) against directional central differences (f64 programs)."""
+        programs = dict(self.programs)
+        graded = [seed for seed in self.seeds() if programs[seed].dtype == "f64"]
+        if not graded:
+            return
+        module, refused = parse_module(self.text), set()
+        for seed in graded:
+            try:
+                _guard("autodiff", PassManager.parse(f"autodiff{{func={self.names[seed]}}}").run, module)
+            except Failure as failure:
+                (self.soft if failure.outcome.status == "unsupported" else self.outcomes)[seed] = failure.outcome
+                refused.add(seed)
+                module = parse_module(self.text)  # a failed pass may leave its work half done
+                for s in graded[: graded.index(seed)]:
+                    if s not in refused:
+                        PassManager.parse(f"autodiff{{func={self.names[s]}}}").run(module)
+        graded = [s for s in graded if s not in refused]
+        if not graded:
+            return
+        engine = _guard("engine gradient", ExecutionEngine, parse_module(str(module)))
+        for seed in graded:
+            try:
+                self.gradient(seed, module, engine)
+            except Failure as failure:
+                self.outcomes[seed] = failure.outcome
+
+    def gradient(self, seed: int, differentiated, engine) -> None:
+        name, args = self.names[seed], self.inputs[seed]
         rng = np.random.default_rng(seed + 1)
-        seeds = [np.asarray(rng.standard_normal(np.shape(r))) for r in _tuple(reference[seed])]
-        args = inputs[seed]
+        seeds = [np.asarray(rng.standard_normal(np.shape(r))) for r in _tuple(self.reference[seed])]
         n = len(seeds)
-        grads = _tuple(_guard("autodiff interpreter", interpret, differentiated, f"{names[seed]}_grad", *args, *seeds))[n:]
+        grads = _tuple(_guard("autodiff interpreter", interpret, differentiated, f"{name}_grad", *args, *seeds))[n:]
         if len(grads) != len(args):
             raise Failure("disagree", "autodiff", f"{len(grads)} gradients for {len(args)} arguments")
-        compiled = _tuple(_guard("engine gradient", engine.invoke, f"{names[seed]}_grad", *args, *seeds))[n:]
-        _compare(tuple(compiled), tuple(grads), tol[seed] * 16, "engine gradient")
+        compiled = _tuple(_guard("engine gradient", engine.invoke, f"{name}_grad", *args, *seeds))[n:]
+        _compare(tuple(compiled), tuple(grads), self.tol[seed] * 16, "engine gradient")
 
         def objective(values: list[np.ndarray]) -> float:
-            out = _tuple(interpret(module, names[seed], *values))
+            out = _tuple(interpret(self.module, name, *values))
             return float(sum(np.sum(s * o) for s, o in zip(seeds, out)))
 
         for _ in range(2):
@@ -249,10 +304,10 @@ def _check_gradients(module, text, live, names, inputs, reference, tol) -> None:
             fd = (plus - minus) / (2 * h)
             terms = [float(np.sum(g * d)) for g, d in zip(grads, direction)]
             ad = sum(terms)
-            # central differences: O(h^2) truncation plus O(eps |F| / h) rounding
+            # central differences: O(h^2) truncation plus O(eps |F| / h) rounding, both far below 1e-5
             scale = max(abs(fd), sum(abs(t) for t in terms), abs(plus) * 1e-4, 1e-6)
             if not abs(fd - ad) <= 1e-5 * scale:
-                raise Failure("disagree", "autodiff interpreter", f"directional derivative {ad!r}, finite differences {fd!r}")
+                raise Failure("disagree", "autodiff", f"directional derivative {ad!r}, finite differences {fd!r}")
 
 
 # --- shrinking -------------------------------------------------------------------------
@@ -329,7 +384,7 @@ def _work(job: tuple[list[int], frozenset[str], int, Options]) -> list[tuple[int
     for seed, p in programs:
         outcome = outcomes[seed]
         reproducer = None
-        if outcome.status in ("disagree", "crash", "invalid"):
+        if outcome.status in ("disagree", "refused", "crash", "invalid"):
             small, outcome = shrink(seed, p, outcome, options)
             header = f"// difftest seed {seed}: {outcome.status} at {outcome.stage}\n// {outcome.detail}\n"
             header += f"// inputs: numpy default_rng({seed}).standard_normal per argument, sizes {small.sizes}\n"

@@ -20,11 +20,12 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass, field, replace
 
-FEATURES = ("offset", "nested", "wcr", "loop", "inplace", "if", "call", "dynamic", "nn", "f32")
+FEATURES = ("offset", "nested", "wcr", "loop", "inplace", "if", "call", "dynamic", "nn", "f32", "minmax", "sin")
 """Generator switches: shifted/reversed indices, nested maps, wcr reductions
 (add, mul, max, min), scf.for with tensor iter_args, in-place map updates of a
 loop-carried or pre-loop tensor, scf.if on tensors, func.call, dynamic shapes,
-nn library ops, f32 programs (else f64 only)."""
+nn library ops, f32 programs (else f64 only), `arith.maximumf`/`minimumf` and
+`math.sin` in tasklets."""
 
 Kind = tuple[str, ...]
 A: Kind = ("N", "M")
@@ -67,12 +68,14 @@ class Program:
 # --- generation ------------------------------------------------------------------------
 
 
-def _expr(rng: random.Random, n_args: int, depth: int) -> tuple:
+def _expr(rng: random.Random, n_args: int, depth: int, features: frozenset[str]) -> tuple:
     if depth == 0 or rng.random() < 0.3:
         return ("arg", rng.randrange(n_args))
     if rng.random() < 0.4:
-        return (rng.choice(_UNARY), _expr(rng, n_args, depth - 1))
-    return (rng.choice(_BINARY), _expr(rng, n_args, depth - 1), _expr(rng, n_args, depth - 1))
+        unary = [u for u in _UNARY if u != "sin" or "sin" in features]
+        return (rng.choice(unary), _expr(rng, n_args, depth - 1, features))
+    binary = [b for b in _BINARY if "minmax" in features or b not in ("maximumf", "minimumf")]
+    return (rng.choice(binary), _expr(rng, n_args, depth - 1, features), _expr(rng, n_args, depth - 1, features))
 
 
 def _uses_all(expr: tuple, n: int, rng: random.Random) -> tuple:
@@ -150,7 +153,7 @@ class Generator:
             op = "map"
         if op == "reduce":
             return self.reduce(stmts)
-        kinds = list({k for k in [*ARG_KINDS, *(s.kind for s in stmts)] if k != ()})
+        kinds = sorted({k for k in [*ARG_KINDS, *(s.kind for s in stmts)] if k != ()})
         kind = rng.choice(kinds)
         if op == "loop":
             return self.loop(stmts, kind)
@@ -171,7 +174,7 @@ class Generator:
         readable = self.values(stmts, lambda k: _readable(kind, k))
         args = [rng.choice(same)] + [rng.choice(readable) for _ in range(rng.randint(0, 2))]
         n = extra + len(args)
-        params: dict = {"expr": _bounded(_uses_all(_expr(rng, n, 3), n, rng))}
+        params: dict = {"expr": _bounded(_uses_all(_expr(rng, n, 3, self.features), n, rng))}
         if len(kind) == 2 and self.on("nested") and rng.random() < 0.4:
             params["nested"] = True
         if kind and not plain and self.on("offset") and rng.random() < 0.35:
@@ -190,7 +193,7 @@ class Generator:
         kind = () if keep is None else (src_kind[keep],)
         params = {
             "wcr": rng.choice(("add", "mul", "max", "min")),
-            "expr": (rng.choice(("tanh", "sq1", "sin")), ("arg", 0)),
+            "expr": (rng.choice(("tanh", "sq1", "sin") if self.on("sin") else ("tanh", "sq1")), ("arg", 0)),
             "keep": keep,
             "nested": keep is not None and self.on("nested") and rng.random() < 0.4,
         }
