@@ -1,7 +1,7 @@
 """Differential testing: random programs, the interpreter against every other way to run them.
 
     python -m dfc.tools.difftest --seed S --count N [--long] [--jobs J] --out DIR
-        [--features offset,nested,...|all] [--no-gpu] [--no-grad] [--batch B]
+        [--features offset,nested,...|all] [--no-gpu] [--no-grad] [--batch B] [--shrink K]
 
 Each program (`tools.difftest_gen`) runs in the interpreter, which is the
 reference; then
@@ -376,8 +376,8 @@ def shrink(seed: int, p: Program, outcome: Outcome, options: Options, budget: in
 # --- driver ----------------------------------------------------------------------------
 
 
-def _work(job: tuple[list[int], frozenset[str], int, Options]) -> list[tuple[int, Outcome, str | None]]:
-    seeds, features, size, options = job
+def _work(job: tuple[list[int], frozenset[str], int, Options, int]) -> list[tuple[int, Outcome, str | None]]:
+    seeds, features, size, options, budget = job
     programs = [(s, generate(s, features, size)) for s in seeds]
     outcomes = check_batch(programs, options)
     rows = []
@@ -385,7 +385,7 @@ def _work(job: tuple[list[int], frozenset[str], int, Options]) -> list[tuple[int
         outcome = outcomes[seed]
         reproducer = None
         if outcome.status in ("disagree", "refused", "crash", "invalid"):
-            small, outcome = shrink(seed, p, outcome, options)
+            small, outcome = shrink(seed, p, outcome, options, budget)
             header = f"// difftest seed {seed}: {outcome.status} at {outcome.stage}\n// {outcome.detail}\n"
             header += f"// inputs: numpy default_rng({seed}).standard_normal per argument, sizes {small.sizes}\n"
             reproducer = header + render(small, f"f{seed}")
@@ -394,11 +394,11 @@ def _work(job: tuple[list[int], frozenset[str], int, Options]) -> list[tuple[int
 
 
 def run(seed: int, count: int, features: frozenset[str], size: int, options: Options, jobs: int = 1,
-        batch: int = 8, out: Path | None = None, log=None) -> dict:
+        batch: int = 8, out: Path | None = None, log=None, shrink_budget: int = 60) -> dict:
     """Check `count` programs from seed `seed` on; returns the summary."""
     start = time.time()
     seeds = list(range(seed, seed + count))
-    chunks = [(seeds[k : k + batch], features, size, options) for k in range(0, count, batch)]
+    chunks = [(seeds[k : k + batch], features, size, options, shrink_budget) for k in range(0, count, batch)]
     counts: Counter[str] = Counter()
     reasons: Counter[str] = Counter()
     findings: list[dict] = []
@@ -443,6 +443,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--features", default="default", help=f"comma list of {','.join(FEATURES)}, 'all' or 'default'")
     parser.add_argument("--no-gpu", action="store_true")
     parser.add_argument("--no-grad", action="store_true")
+    parser.add_argument("--shrink", type=int, default=60, help="checks spent shrinking each failure (0: none)")
     parser.add_argument("--out", type=Path, required=True)
     args = parser.parse_args(argv)
     if args.features == "all":
@@ -456,7 +457,7 @@ def main(argv: list[str] | None = None) -> int:
             parser.error(f"unknown features: {', '.join(sorted(unknown))}")
     options = Options(gpu=not args.no_gpu, grad=not args.no_grad)
     summary = run(args.seed, args.count, features, 8 if args.long else 4, options, args.jobs, args.batch,
-                  args.out, log=sys.stdout)
+                  args.out, log=sys.stdout, shrink_budget=args.shrink)
     print(json.dumps({k: v for k, v in summary.items() if k != "findings"}))
     return 0 if not summary["findings"] else 1
 
