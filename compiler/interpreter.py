@@ -10,7 +10,9 @@ Scalars are numpy scalars of the type's dtype (`f32` stays float32; `i1` is
 bool; `index` is int64). Integer ops compute on Python ints and wrap to the
 type's width, so signed/unsigned variants follow MLIR; `wcr(max|min)` propagate
 NaN like `arith.maximumf`/`minimumf`. `tensor.empty` yields
-zeros; programs must not rely on that. A df.map body that reads its own output
+zeros; programs must not rely on that. An nn library op means its pure
+expansion (`dialects.nn_expand`): the interpreter builds that df code once per
+op, in a detached block over the op's operands, and runs it. A df.map body that reads its own output
 sees the writes of earlier iterations (one valid serialisation of undefined
 behaviour).
 """
@@ -42,10 +44,14 @@ from xdsl.dialects.builtin import (
     Signedness,
     TensorType,
 )
+from xdsl.builder import Builder
 from xdsl.ir import Attribute, Block, Operation, SSAValue
+from xdsl.rewriter import InsertPoint
 
 from dfc.compiler.xdsl_fixes import RemFOp
 from dfc.dialects import df
+from dfc.dialects.nn import NNOp
+from dfc.dialects.nn_expand import EXPANSIONS, expand
 
 _Eval = Callable[..., Sequence[Any]]
 """Evaluates one op: (frame, *operand values) -> result values."""
@@ -136,9 +142,10 @@ def _step(op: Operation) -> _Step:
     if isinstance(op, _TERMINATORS):
         return _Step(None, operands, results)
     build = _BUILDERS.get(type(op))
+    if build is None and isinstance(op, NNOp):
+        build = _library
     if build is None:
-        hint = "; run expand-library first" if op.dialect_name() == "nn" else ""
-        raise NotImplementedError(f"interpret: no semantics for '{op.name}'{hint}")
+        raise NotImplementedError(f"interpret: no semantics for '{op.name}'")
     if op.dialect_name() in ("arith", "math") and any(
         isinstance(v.type, ShapedType) for v in op.operands
     ):
@@ -415,6 +422,21 @@ def _write(op: df.WriteOp) -> _Eval:
 def _tasklet(op: df.TaskletOp) -> _Eval:
     body = op.body.block
     return lambda frame, *values: _Frame(frame.program).run(body, values)
+
+
+def _library(op: NNOp) -> _Eval:
+    """An nn op as its pure expansion, built in a block of its own whose
+    arguments stand for the op's operands."""
+    if type(op) not in EXPANSIONS:
+        raise NotImplementedError(f"interpret: no semantics for '{op.name}'")
+    block = Block(arg_types=[v.type for v in op.operands])
+    clone = op.clone(value_mapper=dict(zip(op.operands, block.args)))
+    block.add_op(clone)
+    result = expand(Builder(InsertPoint.before(clone)), clone)
+    block.add_op(func.ReturnOp(result))
+    clone.detach()
+    clone.erase()
+    return lambda frame, *values: _Frame(frame.program).run(block, values)
 
 
 _TERMINATORS = (func.ReturnOp, scf.YieldOp, df.YieldOp)

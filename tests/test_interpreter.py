@@ -440,6 +440,73 @@ def test_unknown_function():
         run(IDENTITY, "nope")
 
 
+NN_CASES = [
+    ("nn.matmul %a, %b : (tensor<3x4xf64>, tensor<4x2xf64>) -> tensor<3x2xf64>",
+     [(3, 4), (4, 2)], lambda a, b: a @ b),
+    ("nn.linear %a, %b, %c : (tensor<3x4xf64>, tensor<2x4xf64>, tensor<2xf64>) -> tensor<3x2xf64>",
+     [(3, 4), (2, 4), (2,)], lambda a, b, c: a @ b.T + c),
+    ("nn.add %a, %b : (tensor<3x4xf64>, tensor<3x4xf64>) -> tensor<3x4xf64>",
+     [(3, 4), (3, 4)], np.add),
+    ("nn.relu %a : (tensor<3x4xf64>) -> tensor<3x4xf64>", [(3, 4)], lambda a: np.maximum(a, 0)),
+    ("nn.softmax %a {axis = 0 : i64} : (tensor<3x4xf64>) -> tensor<3x4xf64>",
+     [(3, 4)], lambda a: np.exp(a) / np.exp(a).sum(axis=0)),
+    ("nn.log_softmax %a {axis = -1 : i64} : (tensor<3x4xf64>) -> tensor<3x4xf64>",
+     [(3, 4)], lambda a: a - np.log(np.exp(a).sum(axis=1, keepdims=True))),
+    ('nn.reduce %a {kind = "mean", axes = array<i64: 0, -1>, keepdims} : (tensor<3x4xf64>) -> tensor<1x1xf64>',
+     [(3, 4)], lambda a: a.mean(keepdims=True)),
+    ('nn.reduce %a {kind = "max", axes = array<i64: 1>} : (tensor<3x4xf64>) -> tensor<3xf64>',
+     [(3, 4)], lambda a: a.max(axis=1)),
+    ("nn.transpose %a {permutation = array<i64: 1, 0>} : (tensor<3x4xf64>) -> tensor<4x3xf64>",
+     [(3, 4)], np.transpose),
+    ("nn.broadcast %a : (tensor<4xf64>) -> tensor<2x3x4xf64>",
+     [(4,)], lambda a: np.broadcast_to(a, (2, 3, 4))),
+]
+
+
+@pytest.mark.parametrize("op, shapes, reference", NN_CASES, ids=lambda c: str(c)[:14])
+def test_nn_ops_mean_their_numpy_semantics(op, shapes, reference):
+    """Library-level IR runs as is: an nn op means its pure expansion."""
+    names = "abc"[: len(shapes)]
+    params = ", ".join(f"%{n}: tensor<{'x'.join(map(str, s))}xf64>" for n, s in zip(names, shapes))
+    result_type = op.rsplit("-> ", 1)[1]
+    text = f"""
+    func.func @f({params}) -> {result_type} {{
+      %r = {op}
+      func.return %r : {result_type}
+    }}"""
+    args = [RNG.standard_normal(s) for s in shapes]
+    np.testing.assert_allclose(run(text, "f", *args), reference(*args), rtol=1e-13, atol=1e-15)
+
+
+def test_nn_relu_passes_nan_and_nll_loss_picks_labels():
+    text = """
+    func.func @f(%x: tensor<2x3xf32>, %l: tensor<2xi64>) -> (tensor<2x3xf32>, tensor<f32>) {
+      %r = nn.relu %x : (tensor<2x3xf32>) -> tensor<2x3xf32>
+      %n = nn.nll_loss %x, %l : (tensor<2x3xf32>, tensor<2xi64>) -> tensor<f32>
+      func.return %r, %n : tensor<2x3xf32>, tensor<f32>
+    }"""
+    x = np.array([[np.nan, -1, 2], [3, -4, 0.5]], np.float32)
+    relu, loss = run(text, "f", x, np.array([2, 0], np.int64))
+    np.testing.assert_array_equal(relu, [[np.nan, 0, 2], [3, 0, 0.5]])
+    assert relu.dtype == loss.dtype == np.float32
+    np.testing.assert_allclose(loss, -(2 + 3) / 2, rtol=1e-7)
+
+
+def test_readme_snippet_interprets_library_level_ir_and_its_gradient():
+    """The README's Python embedding, with `interpret` as the reference."""
+    from dfc.compiler import PassManager
+
+    module = parse_module((EXAMPLES / "gemm_sum.mlir").read_text(), "gemm_sum.mlir")
+    x, y = RNG.standard_normal((5, 4)), RNG.standard_normal((4, 3))
+    x, y = x.astype(np.float32), y.astype(np.float32)
+    np.testing.assert_allclose(interpret(module, "gemm_sum", x, y), (x @ y).sum(), rtol=1e-5)
+    PassManager.parse("autodiff,canonicalize,cse").run(module)
+    loss, dx, dy = interpret(module, "gemm_sum_grad", x, y, np.array(1.0, np.float32))
+    np.testing.assert_allclose(loss, (x @ y).sum(), rtol=1e-5)
+    np.testing.assert_allclose(dx, np.broadcast_to(y.sum(axis=1), (5, 4)), rtol=1e-5)
+    np.testing.assert_allclose(dy, np.broadcast_to(x.sum(axis=0)[:, None], (4, 3)), rtol=1e-5)
+
+
 def test_unsupported_op_is_named():
     text = """
     func.func @f(%x: f64) -> f64 {
