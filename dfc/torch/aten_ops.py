@@ -21,7 +21,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from dfc.torch.ir_text import DTYPES, IRWriter, Value
+from dfc.torch.ir_text import DTYPES, IRWriter, Raw, Value
 
 
 class UnsupportedOp(Exception):
@@ -111,7 +111,7 @@ class Builder(IRWriter):
         ]
         props: dict[str, object] = {"kind": kind, "axes": axes}
         if keepdims:
-            props["keepdims"] = True
+            props["keepdims"] = Raw("unit")
         return self.op("nn.reduce", [a], shape, a.dtype, **props)
 
     def along(self, v: Value, rank: int, axis: int) -> Value:
@@ -397,7 +397,7 @@ def _window(b, node, kind, x, kernel, stride, padding, dilation=1):
     n = len(_int_list(kernel, 1)) if not isinstance(kernel, int) else 2
     lead = len(x.shape) - n
     kernel = _int_list(kernel, n)
-    stride = _int_list(stride, n) if stride not in (None, []) else kernel
+    stride = _int_list(stride, n) if stride else kernel
     pad = _int_list(padding, n)
     shape, dtype = b.out(node)
     return b.op(

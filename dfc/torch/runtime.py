@@ -64,6 +64,7 @@ class CompiledGraph:
 
     def __init__(self, captured: Captured, threads: int | None = None):
         self.captured = captured
+        parse_module(captured.text, "<dfc.torch>")  # verified now: a translation bug fails at compile time
         self.threads = threads
         self.n_outputs = len(captured.outputs)
         self._inference: ExecutionEngine | None = None
