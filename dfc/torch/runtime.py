@@ -89,7 +89,10 @@ class CompiledGraph:
 
     def run(self, *tensors: torch.Tensor) -> tuple[torch.Tensor, ...]:
         """All outputs, differentiable through the compiler's own backward."""
-        return DfcFunction.apply(self, *tensors)
+        if torch.is_grad_enabled() and any(t.requires_grad for t in tensors):
+            return DfcFunction.apply(self, *tensors)
+        outputs = _tuple(self.inference().invoke("forward", *(to_numpy(t) for t in tensors)))
+        return tuple(to_torch(o) for o in outputs)
 
 
 def _tuple(r) -> tuple:
@@ -97,22 +100,17 @@ def _tuple(r) -> tuple:
 
 
 class DfcFunction(torch.autograd.Function):
-    """forward: `@forward_fwd` (or `@forward` when no gradient is needed); backward: `@forward_bwd`."""
+    """forward: `@forward_fwd`; backward: `@forward_bwd` (for the inputs that need gradients)."""
 
     @staticmethod
     def forward(ctx, graph: CompiledGraph, *tensors: torch.Tensor):
         arrays = [to_numpy(t) for t in tensors]
         floats = graph.captured.float_inputs
         wrt = tuple(k for k, t in enumerate(tensors) if ctx.needs_input_grad[1 + k] and floats[k])
-        ctx.graph, ctx.n_inputs = graph, len(tensors)
-        if not wrt:
-            ctx.step = None
-            outputs = _tuple(graph.inference().invoke("forward", *arrays))
-        else:
-            step = graph.step(wrt)
-            everything = _tuple(step.engine.invoke("forward_fwd", *arrays))
-            outputs, ctx.saved = everything[: graph.n_outputs], everything[graph.n_outputs :]
-            ctx.step = step
+        ctx.n_inputs = len(tensors)
+        ctx.step = step = graph.step(wrt)
+        everything = _tuple(step.engine.invoke("forward_fwd", *arrays))
+        outputs, ctx.saved = everything[: graph.n_outputs], everything[graph.n_outputs :]
         ctx.out_meta = [(np.shape(o), np.asarray(o).dtype) for o in outputs]
         results = tuple(to_torch(o) for o in outputs)
         ctx.mark_non_differentiable(*(r for r in results if not r.is_floating_point()))
@@ -121,15 +119,12 @@ class DfcFunction(torch.autograd.Function):
     @staticmethod
     @torch.autograd.function.once_differentiable
     def backward(ctx, *grads: torch.Tensor):
-        step: TrainingStep | None = ctx.step
-        if step is None:
-            return (None,) * (1 + ctx.n_inputs)
+        step: TrainingStep = ctx.step
         seeds = []
         for k in step.info.outputs:
             g = grads[k]
             seeds.append(to_numpy(g) if g is not None else np.zeros(*ctx.out_meta[k]))
         gradients = _tuple(step.engine.invoke("forward_bwd", *ctx.saved, *seeds))
-        ctx.saved = None
         result: list[torch.Tensor | None] = [None] * (1 + ctx.n_inputs)
         for k, g in zip(step.wrt, gradients):
             result[1 + k] = to_torch(g)
