@@ -7,7 +7,8 @@ One SGD step (forward, cross-entropy, backward, optimizer step) of the MLP
 transformer encoder block (batch 8, sequence 128, width 256, 4 heads, GELU
 MLP of 1024) in float32 on the CPU; median milliseconds and the ratio to
 eager, then each compiler's compile time (first step minus a warm step).
-`--quick` uses small sizes (a smoke test of the script).
+`--quick` uses small sizes (a smoke test of the script); `--threads N` runs
+torch and dfc on N threads (1 gives comparable numbers on a loaded machine).
 """
 
 from __future__ import annotations
@@ -50,7 +51,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--repeats", type=int, default=7)
+    parser.add_argument("--threads", type=int, default=None, help="threads of torch and of dfc (default: all)")
     args = parser.parse_args()
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    compile_dfc = lambda m: dfc.torch.compile(m, threads=args.threads)  # noqa: E731
     table, g = models(args.quick)
     print(f"torch {torch.__version__}, {torch.get_num_threads()} threads")
     for label, (make, shape) in table.items():
@@ -60,7 +65,7 @@ def main() -> None:
         for name in ("eager", "inductor", "dfc"):
             torch.manual_seed(0)
             model = make()
-            net = {"eager": lambda m: m, "inductor": torch.compile, "dfc": dfc.torch.compile}[name](model)
+            net = {"eager": lambda m: m, "inductor": torch.compile, "dfc": compile_dfc}[name](model)
             step = step_fn(net, list(model.parameters()), x, y)
             start = time.perf_counter()
             step()
