@@ -197,6 +197,29 @@ def test_training_mode_batch_norm_is_a_named_error():
         dfc.torch.compile(model.train(), (x,))
 
 
+class _Branchy(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a, self.b = nn.Linear(8, 8), nn.Linear(8, 4)
+
+    def forward(self, x):
+        h = torch.relu(self.a(x))
+        if h.sum() > 0:  # data-dependent: export refuses, dynamo breaks the graph here
+            h = h * 2
+        return self.b(h)
+
+
+def test_data_dependent_control_flow_is_named_and_the_backend_compiles_around_it():
+    model, x = _Branchy(), torch.randn(3, 8)
+    with pytest.raises(dfc.torch.UnsupportedOpError, match="control flow depends on tensor values"):
+        dfc.torch.compile(model, (x,))
+    reference = copy.deepcopy(model)
+    torch.compile(model, backend="dfc")(x).sum().backward()
+    reference(x).sum().backward()
+    for a, b in zip(model.parameters(), reference.parameters()):
+        torch.testing.assert_close(a.grad, b.grad, **TOL)
+
+
 def test_torch_compile_backend():
     model, x, y = make_mlp()
     reference = copy.deepcopy(model)
