@@ -131,6 +131,14 @@ def test_function_gradients_flow_to_its_inputs():
         torch.testing.assert_close(g, e, **TOL)
 
 
+def test_translation_is_library_level_ir():
+    model, x, _ = MODELS["lenet"]()
+    text = dfc.torch.compile(model, (x,)).compiled_text()[0]
+    ops = [line.split(" = ")[1].split()[0] for line in text.splitlines() if " = nn." in line]
+    assert ops.count("nn.convolution") == 2 and ops.count("nn.reduce_window") == 2 and ops.count("nn.linear") == 3
+    assert "%arg_p_conv1_weight: tensor<6x1x5x5xf32>" in text  # parameters are arguments, by their names
+
+
 def test_only_needed_gradients_are_built():
     model, x, y = make_mlp()
     first = model.net[0]
