@@ -20,6 +20,7 @@ PROJECT_PASSES: dict[str, str] = {
     "contraction-to-blas": "dfc.passes.contraction_to_blas:ContractionToBlasPass",
     "lower-dataflow": "dfc.passes.lower_dataflow:LowerDataflowPass",
     "mem-plan": "dfc.passes.mem_plan:MemPlanPass",
+    "buffer-results-to-out-params": "dfc.passes.buffer_results_to_out_params:BufferResultsToOutParamsPass",
 }
 
 PIPELINES: dict[str, str] = {
