@@ -115,9 +115,8 @@ def test_known_bug_engine_gradient_of_wcr_max():
     np.testing.assert_allclose(ExecutionEngine(module).invoke("f_grad", a, v, w, seed)[3], expected, rtol=1e-12)
 
 
-@pytest.mark.xfail(strict=True, reason="issue 12 (owner autodiff): a loop whose body reads the value its "
-                   "iter_arg starts from gets a wrong gradient (reproducer in /work/findings/difftest)")
-def test_known_bug_loop_gradients():
+def test_loop_body_reading_the_start_of_its_iter_arg():
+    """Once a known bug (issue 12): the body's use of the iter_arg's initial value lost its adjoint."""
     outcome = check_batch([(1, generate(1, frozenset({"loop"})))], Options(gpu=False, grad=True))[1]
     assert outcome.status == "pass", outcome
 

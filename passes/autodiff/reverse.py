@@ -60,6 +60,22 @@ def used_from_outside(op: Operation) -> list[SSAValue]:
     return found
 
 
+def used_in_body(op: Operation) -> list[SSAValue]:
+    """Values the ops inside `op`'s regions use that are defined outside `op`
+    (not `op`'s own operands, unless its body uses them too)."""
+    found: list[SSAValue] = []
+    for region in op.regions:
+        for block in region.blocks:
+            for inner in block.ops:
+                found.extend(v for v in used_from_outside(inner) if v not in found and not _inside(v, op))
+    return found
+
+
+def _inside(value: SSAValue, op: Operation) -> bool:
+    owner = value.owner if isinstance(value.owner, Operation) else value.owner.parent_op()
+    return owner is not None and op.is_ancestor(owner)
+
+
 def mark_varied(ops: Sequence[Operation], varied: set[SSAValue]) -> None:
     """Add to `varied` the float values of `ops` (and nested) that depend on it."""
     for op in ops:
@@ -500,7 +516,7 @@ class MapReverser:
         clone = mapping[loop.results[0]].owner
         assert isinstance(clone, scf.ForOp)
         carried = [j for j, r in enumerate(loop.results) if is_float(r)]
-        captured = [v for v in used_from_outside(loop) if v in self.outer.varied and is_float(v) and v not in loop.iter_args]
+        captured = [v for v in used_in_body(loop) if v in self.outer.varied and is_float(v)]
         inside = [u.operation for v in captured if isinstance(v.type, TensorType) for u in v.uses if loop.is_ancestor(u.operation)]
         if not all(isinstance(u, df.ReadOp) for u in inside):
             raise CompileError.at(loop, "autodiff: a loop in a map body uses a differentiated tensor other than by df.read")
