@@ -8,7 +8,9 @@
 
 // UNKNOWN:  error: unknown pass 'no-such-pass'
 // OPTION:   error: bad options for pass 'cse': Provided arguments ["foo"] not found
-// PIPELINE: error: bad pass pipeline 'cse{'
+// PIPELINE:      error: bad pass pipeline: '{' is not closed
+// PIPELINE-NEXT: {{^}}  cse{{[{]$}}
+// PIPELINE-NEXT: {{^}}     ^{{$}}
 // MISSING:  error: cannot open input file '{{.*}}does-not-exist.mlir'
 // SYNTAX:   syntax-error.mlir:3:23: error: ']' expected
 // SYNTAX-NOT: Traceback
