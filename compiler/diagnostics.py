@@ -6,6 +6,7 @@ that a verifier, a pass or the engine can point back at the source line.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 
 from xdsl.dialects.builtin import FileLineColLoc, Float80Type, Float128Type, IntAttr, ModuleOp, StringAttr
@@ -96,6 +97,13 @@ class LocatingParser(Parser):
         begin = self._current_token.span.start
         try:
             op = super().parse_operation()
+        except ParseError as err:
+            m = re.fullmatch(r"Operation (\S+) is not registered", err.msg)
+            if m is None:
+                raise
+            name = m.group(1)
+            hint = f"dialect '{name.split('.')[0]}' is not loaded; --allow-unregistered-dialect accepts it"
+            raise ParseError(Span(begin, begin + 1, self.lexer.input), f"unregistered operation '{name}' ({hint})") from None
         except (VerifyException, ValueError, OverflowError) as err:  # raised building the op's attributes
             message = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
             raise ParseError(Span(begin, self.pos, self.lexer.input), message) from err

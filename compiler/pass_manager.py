@@ -138,7 +138,7 @@ class PassManager:
                         ) from None
             except CompileError:
                 if self.print_ir_after_failure:
-                    self._dump("Failure", p, module)
+                    self._dump("After", p, module, " Failed")
                 raise
             if counts is not None:
                 self.op_statistics.append((p.name, sum(counts.values()), sum(op_counts(module).values())))
@@ -173,9 +173,9 @@ class PassManager:
     def _out(self) -> TextIO:
         return self.stream or sys.stderr
 
-    def _dump(self, when: str, p: ModulePass, module: ModuleOp) -> None:
+    def _dump(self, when: str, p: ModulePass, module: ModuleOp, failed: str = "") -> None:
         out = self._out()
-        print(f"// -----// IR Dump {when} {type(p).__name__} ({p.name}) //----- //", file=out)
+        print(f"// -----// IR Dump {when} {type(p).__name__}{failed} ({p.name}) //----- //", file=out)
         Printer(stream=out, print_generic_format=self.print_generic, print_debuginfo=self.print_debuginfo).print_op(
             module
         )
