@@ -20,6 +20,7 @@ PROJECT_PASSES: dict[str, str] = {
     "contraction-to-blas": "dfc.passes.contraction_to_blas:ContractionToBlasPass",
     "lower-dataflow": "dfc.passes.lower_dataflow:LowerDataflowPass",
     "mem-plan": "dfc.passes.mem_plan:MemPlanPass",
+    "view-dataflow": "dfc.passes.view_dataflow:ViewDataflowPass",
 }
 
 PASS_SUMMARIES: dict[str, str] = {
@@ -32,6 +33,7 @@ PASS_SUMMARIES: dict[str, str] = {
     "contraction-to-blas": "contraction maps become calls into an optimised BLAS.",
     "lower-dataflow": "buffer-form df maps to scf loops on memrefs.",
     "mem-plan": "liveness-based buffer reuse, one static arena per function.",
+    "view-dataflow": "Graphviz of the maps, memlets and tasklets of each function.",
 }
 """One line per project pass for `opt-tool --help`: the first line of its
 module's docstring (a test keeps them equal), here so that `--help` imports
