@@ -6,8 +6,8 @@
 Like MLIR's `-view-op-graph`, the pass leaves the IR unchanged and writes a
 DOT graph (to stderr by default, or to `output`). Each function is a cluster;
 its arguments are ellipses; a `df.map` is a cluster labelled with its
-iteration space, holding its tasklets (boxes listing their scalar ops) and
-nested maps; each memlet is an edge labelled with its indices (`X[i, j]` for
+iteration space, holding its tasklets (boxes listing their scalar ops; a
+dashed `copy` box where a read is written as it is) and nested maps; each memlet is an edge labelled with its indices (`X[i, j]` for
 a read, `[i] wcr(add)` for a write) into or out of a tasklet; a map's outputs
 are ellipses (its results before bufferize, the buffers it updates after),
 fed by their initial value (dashed). Library ops (`nn.*`) and other ops are
@@ -18,6 +18,7 @@ memlet labels. `func=NAME` draws one function.
 from __future__ import annotations
 
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from xdsl.context import Context
@@ -41,17 +42,19 @@ def _name(value: SSAValue) -> str:
     return f"%{value.name_hint}" if value.name_hint else "%" + ("arg" if isinstance(value, BlockArgument) else "v")
 
 
-def index_text(value: SSAValue) -> str:
-    """An index expression as text: `i`, `i+1`, `2*j` (names without `%`)."""
+def index_text(value: SSAValue, names: dict[SSAValue, str]) -> str:
+    """An index expression as text: `i`, `i+1`, `2*j` (names without `%`;
+    `names` for map variables that have none in the IR)."""
     if isinstance(value, OpResult):
         op = value.op
         if isinstance(op, arith.ConstantOp) and isinstance(op.value, IntegerAttr):
             return str(op.value.value.data)
         if type(op) in _INFIX:
-            return f"{index_text(op.operands[0])}{_INFIX[type(op)]}{index_text(op.operands[1])}"
+            lhs, rhs = (index_text(v, names) for v in op.operands)
+            return f"{lhs}{_INFIX[type(op)]}{rhs}"
         if isinstance(op, arith.IndexCastOp):
-            return index_text(op.input)
-    return value.name_hint or "?"
+            return index_text(op.input, names)
+    return value.name_hint or names.get(value, "?")
 
 
 @dataclass
@@ -59,6 +62,10 @@ class _Graph:
     lines: list[str] = field(default_factory=list)
     nodes: dict[SSAValue, str] = field(default_factory=dict)
     memlets: dict[SSAValue, tuple[str, str]] = field(default_factory=dict)
+    edges: list[str] = field(default_factory=list)
+    """Written after every cluster: an edge inside a cluster would pull its ends into it."""
+    variables: dict[SSAValue, str] = field(default_factory=dict)
+    """Names for map variables unnamed in the IR: d0, d1, ... in order of appearance."""
     count: int = 0
 
     def node(self, label: str, shape: str = "box", **attrs: str) -> str:
@@ -71,7 +78,10 @@ class _Graph:
     def edge(self, src: str, dst: str, label: str | None = None, style: str | None = None) -> None:
         attrs = [f"label={_quote(label)}"] if label else []
         attrs += [f"style={style}"] if style else []
-        self.lines.append(f"{src} -> {dst}" + (f" [{', '.join(attrs)}]" if attrs else "") + ";")
+        self.edges.append(f"{src} -> {dst}" + (f" [{', '.join(attrs)}]" if attrs else "") + ";")
+
+    def indices(self, values: Sequence[SSAValue]) -> str:
+        return ", ".join(index_text(v, self.variables) for v in values)
 
     def source(self, value: SSAValue) -> tuple[str, str | None] | None:
         """The node a value comes from, and the memlet label when it is a read."""
@@ -96,7 +106,7 @@ def _block(graph: _Graph, block: Block) -> None:
         if isinstance(op, MapOp):
             _map(graph, op)
         elif isinstance(op, ReadOp):
-            indices = ", ".join(index_text(i) for i in op.indices)
+            indices = graph.indices(op.indices)
             found = graph.source(op.source)
             if found is not None:
                 graph.memlets[op.res] = (found[0], f"{_name(op.source)[1:]}[{indices}]")
@@ -109,11 +119,15 @@ def _block(graph: _Graph, block: Block) -> None:
                 graph.nodes[r] = node
         elif isinstance(op, WriteOp):
             dest = graph.nodes.get(op.dest)
+            if op.value in graph.memlets:  # a read written as it is: a copy inside the map
+                copy = graph.node("copy", "box", style="dashed")
+                graph.use(op.value, copy)
+                graph.nodes[op.value] = copy
+                del graph.memlets[op.value]
             found = graph.source(op.value)
             if dest is not None and found is not None:
-                indices = ", ".join(index_text(i) for i in op.indices)
                 wcr = f" wcr({op.wcr_kind})" if op.wcr_kind else ""
-                graph.edge(found[0], dest, f"[{indices}]{wcr}")
+                graph.edge(found[0], dest, f"[{graph.indices(op.indices)}]{wcr}")
         elif op.name in ("df.yield", "scf.yield") or _is_index_math(op):
             continue
         else:
@@ -136,7 +150,10 @@ def _map(graph: _Graph, op: MapOp) -> None:
             node = graph.nodes.get(init) or graph.node(f"{_name(init)}: {init.type}", "ellipse")
         graph.nodes[op.out_args[k]] = node
         outs.append(node)
-    space = ", ".join(index_text(v) for v in op.ivs)
+    outer = len(graph.variables)
+    for k, v in enumerate(op.ivs):
+        graph.variables.setdefault(v, f"d{outer + k}")
+    space = graph.indices(op.ivs)
     bounds = ", ".join(str(b) if isinstance(b, int) else _name(b) for b in op.bounds)
     graph.cluster(f"df.map ({space}) in ({bounds})")
     _block(graph, op.body.block)
@@ -169,7 +186,7 @@ def dataflow_dot(module: ModuleOp, function: str = "") -> str:
             graph.nodes[arg] = graph.node(f"{_name(arg)}: {arg.type}", "ellipse", style="bold")
         _block(graph, f.body.block)
         graph.lines.append("}")
-    body = "\n".join("  " + line for line in graph.lines)
+    body = "\n".join("  " + line for line in [*graph.lines, *graph.edges])
     return f"digraph dataflow {{\n  compound=true;\n  node [fontname=monospace];\n{body}\n}}\n"
 
 

@@ -11,14 +11,16 @@
 // CHECK-NEXT: [[X:n[0-9]+]] [label="%x: tensor<4x8xf32>", shape=ellipse, style=bold];
 // CHECK:      [[ZEROS:n[0-9]+]] [label="arith.constant"
 // CHECK:      [[S:n[0-9]+]] [label="%s: tensor<4xf32>", shape=ellipse];
-// CHECK-NEXT: [[ZEROS]] -> [[S]] [style=dashed];
 // CHECK:      label="df.map (i, j) in (4, 7)";
 // CHECK-NEXT: [[T:n[0-9]+]] [label="tasklet\nmulf", shape=box];
+// CHECK-NEXT: }
+// CHECK-NEXT: [[RET:n[0-9]+]] [label="return"
+// CHECK:      label="@other";
+// Edges come after every cluster, so that none pulls a node into a cluster.
+// CHECK:      [[ZEROS]] -> [[S]] [style=dashed];
 // CHECK-NEXT: [[X]] -> [[T]] [label="x[i, j+1]"];
 // CHECK-NEXT: [[T]] -> [[S]] [label="[i] wcr(add)"];
-// CHECK:      [[RET:n[0-9]+]] [label="return"
 // CHECK-NEXT: [[S]] -> [[RET]];
-// CHECK:      label="@other";
 
 // IR: df.map
 // IR: func.func @other
