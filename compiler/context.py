@@ -18,10 +18,12 @@ from dfc.dialects.df import DF
 from dfc.dialects.nn import NN
 
 
-def make_context() -> Context:
+def make_context(allow_unregistered: bool = False) -> Context:
     """A fresh context with builtin, func, arith, math, scf, tensor, memref,
-    vector, llvm, gpu (what `lower-dataflow{target=gpu}` produces), df, nn and blas loaded."""
-    ctx = Context()
+    vector, llvm, gpu (what `lower-dataflow{target=gpu}` produces), df, nn and blas loaded.
+    `allow_unregistered`: ops of other dialects parse as unregistered ops
+    (mlir-opt's `--allow-unregistered-dialect`)."""
+    ctx = Context(allow_unregistered=allow_unregistered)
     for dialect in (Builtin, Func, Arith, Math, Scf, Tensor, MemRef, Vector, LLVM, GPU, DF, NN, BLAS):
         ctx.load_dialect(dialect)
     return ctx
