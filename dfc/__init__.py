@@ -20,6 +20,8 @@ _EXPORTS = {
     "ExecutionEngine": "dfc.compiler.engine",
     "CompileError": "dfc.compiler.diagnostics",
     "interpret": "dfc.compiler.interpreter",
+    "from_jax": "dfc.compiler.stablehlo_import",
+    "import_stablehlo": "dfc.compiler.stablehlo_import",
 }
 
 __all__ = ["__version__", *_EXPORTS]

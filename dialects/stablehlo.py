@@ -238,7 +238,7 @@ def _binary(op_name: str) -> type[BinaryOp]:
 
 
 UNARY_NAMES = (
-    "abs", "cbrt", "ceil", "convert", "cosine", "exponential", "exponential_minus_one", "floor",
+    "abs", "cbrt", "ceil", "cosine", "exponential", "exponential_minus_one", "floor",
     "is_finite", "log", "log_plus_one", "logistic", "negate", "not", "round_nearest_afz",
     "round_nearest_even", "rsqrt", "sign", "sine", "sqrt", "tan", "tanh",
 )
@@ -248,6 +248,13 @@ BINARY_NAMES = (
 )
 UNARY_OPS = {n: _unary(n) for n in UNARY_NAMES}
 BINARY_OPS = {n: _binary(n) for n in BINARY_NAMES}
+
+
+@irdl_op_definition
+class ConvertOp(UnaryOp):
+    """Elementwise conversion to the result's element type."""
+
+    name = "stablehlo.convert"
 
 
 @irdl_op_definition
@@ -731,7 +738,7 @@ StableHLO = Dialect(
     [
         *UNARY_OPS.values(),
         *BINARY_OPS.values(),
-        SelectOp, ClampOp, CompareOp, ConstantOp, IotaOp, BroadcastInDimOp, ReshapeOp, TransposeOp,
+        ConvertOp, SelectOp, ClampOp, CompareOp, ConstantOp, IotaOp, BroadcastInDimOp, ReshapeOp, TransposeOp,
         ReverseOp, SliceOp, DynamicSliceOp, DynamicUpdateSliceOp, ConcatenateOp, PadOp, DotGeneralOp,
         ConvolutionOp, ReduceOp, ReduceWindowOp, GatherOp, ScatterOp, ReturnOp, WhileOp, CaseOp, IfOp,
     ],
