@@ -37,6 +37,7 @@ from xdsl.dialects import arith, func, scf, tensor
 from xdsl.dialects.builtin import (
     AnyFloat,
     DenseIntOrFPElementsAttr,
+    FileLineColLoc,
     FloatAttr,
     IndexType,
     IntegerAttr,
@@ -102,6 +103,15 @@ def splat_value(v: SSAValue) -> float | int | None:
     return None
 
 
+def _locate(first: Operation | None, op: Operation) -> None:
+    """Give the ops from `first` up to `op` (what replaced it) `op`'s location where they have none."""
+    while first is not None and first is not op:
+        for inner in first.walk():
+            if not isinstance(inner.location, FileLineColLoc):
+                inner.location = op.location
+        first = first.next_op
+
+
 class Converter:
     """Rewrites the stablehlo ops of one function, block by block, in order."""
 
@@ -116,7 +126,9 @@ class Converter:
         for op in list(block.ops):
             if op.dialect_name() == "stablehlo" and not isinstance(op, shlo.ReturnOp):
                 self.b = Builder(InsertPoint.before(op))
+                prev = op.prev_op
                 new = self.op(op)
+                _locate(prev.next_op if prev is not None else block.first_op, op)
                 for old, value in zip(op.results, new):
                     old.replace_all_uses_with(value)
                 Rewriter.erase_op(op)
@@ -156,9 +168,10 @@ class Converter:
 
     def on_compare(self, op: shlo.CompareOp) -> Sequence[SSAValue]:
         kind = op.compare_type.data if op.compare_type is not None else None
-        if kind in ("UNSIGNED", "TOTALORDER"):
-            raise CompileError.at(op, f"convert-stablehlo: compare_type {kind} is not supported")
-        return [self.ins(nne.CompareOp(op.lhs, op.rhs, op.comparison_direction.data))]
+        direction = op.comparison_direction.data
+        if kind == "TOTALORDER" or (kind == "UNSIGNED" and direction not in ("EQ", "NE")):
+            raise CompileError.at(op, f"convert-stablehlo: compare {direction} with compare_type {kind} is not supported")
+        return [self.ins(nne.CompareOp(op.lhs, op.rhs, direction))]
 
     # ------------------------------------------------------------ constants and shapes
 
