@@ -475,8 +475,7 @@ class DotGeneralOp(StableHLOOp):
         properties = super()._keyword_properties(parser, items)
         batching = properties.pop("batching_dims", ([], []))
         contracting = properties.pop("contracting_dims", ([], []))
-        properties["dot_dimension_numbers"] = _dot_numbers(batching, contracting)  # type: ignore[arg-type]
-        return properties
+        return {"dot_dimension_numbers": _dot_numbers(batching, contracting), **properties}  # type: ignore[arg-type]
 
 
 @irdl_op_definition

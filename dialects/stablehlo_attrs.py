@@ -17,7 +17,8 @@ from enum import StrEnum
 from typing import ClassVar
 
 from xdsl.dialects.builtin import DenseArrayBase, DictionaryAttr, IntegerAttr, i64
-from xdsl.ir import Attribute, EnumAttribute, ParametrizedAttribute, SpacedOpaqueSyntaxAttribute
+from xdsl.dialects.utils import EnumAttribute
+from xdsl.ir import Attribute, ParametrizedAttribute, SpacedOpaqueSyntaxAttribute
 from xdsl.irdl import irdl_attr_definition
 from xdsl.parser import AttrParser
 from xdsl.printer import Printer
