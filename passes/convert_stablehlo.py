@@ -80,6 +80,7 @@ LOGICAL_REDUCE = {"stablehlo.and": "min", "stablehlo.or": "max"}
 """i1 reduce bodies, computed as f32 min/max of 0/1."""
 COMBINE = {"sum": nn.AddOp, "max": nne.MaximumOp, "min": nne.MinimumOp}
 IDENTITY = {"sum": 0.0, "max": -math.inf, "min": math.inf}
+MAX_INLINE_DEPTH = 16
 
 
 def _tensor(v: SSAValue) -> TensorType:
@@ -472,13 +473,19 @@ def inline_calls(module: ModuleOp) -> None:
     """Replace each `func.call` to a function of the module by a copy of its body;
     erase private functions left without callers."""
     functions = {f.sym_name.data: f for f in module.ops if isinstance(f, func.FuncOp)}
-    changed = True
-    while changed:
-        changed = False
-        for call in [c for c in module.walk() if isinstance(c, func.CallOp)]:
-            callee = functions.get(call.callee.root_reference.data)
-            if callee is None or callee.is_declaration or call.parent_op() is callee:
-                continue
+    for depth in range(MAX_INLINE_DEPTH + 1):
+        calls = [c for c in module.walk() if isinstance(c, func.CallOp)
+                 and (f := functions.get(c.callee.root_reference.data)) is not None and not f.is_declaration]
+        if not calls:
+            break
+        if depth == MAX_INLINE_DEPTH:
+            raise CompileError.at(calls[0], f"convert-stablehlo: calls nest deeper than {MAX_INLINE_DEPTH} "
+                                            "(a recursive function?); they are not inlined")
+        for call in calls:
+            callee = functions[call.callee.root_reference.data]
+            if callee.is_ancestor(call):
+                raise CompileError.at(call, f"convert-stablehlo: @{callee.sym_name.data} calls itself; "
+                                            "recursion is not inlined")
             body = callee.body.clone()
             block = body.block
             for arg, value in zip(block.args, call.arguments):
@@ -494,7 +501,6 @@ def inline_calls(module: ModuleOp) -> None:
             for old, new in zip(call.results, results):
                 old.replace_all_uses_with(new)
             Rewriter.erase_op(call)
-            changed = True
     called = {c.callee.root_reference.data for c in module.walk() if isinstance(c, func.CallOp)}
     for name, f in functions.items():
         if f.sym_visibility is not None and f.sym_visibility.data == "private" and name not in called:

@@ -78,3 +78,15 @@ func.func @inside_a_loop(%x: tensor<4xf32>) -> tensor<4xf32> {
   }
   func.return %0#1 : tensor<4xf32>
 }
+
+// -----
+
+func.func public @main(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = func.call @r(%x) : (tensor<4xf32>) -> tensor<4xf32>
+  func.return %0 : tensor<4xf32>
+}
+func.func private @r(%y: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{convert-stablehlo: @r calls itself; recursion is not inlined}}
+  %0 = func.call @r(%y) : (tensor<4xf32>) -> tensor<4xf32>
+  func.return %0 : tensor<4xf32>
+}
