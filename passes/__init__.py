@@ -12,6 +12,7 @@ from xdsl.transforms import get_all_passes as get_xdsl_passes
 
 PROJECT_PASSES: dict[str, str] = {
     "autodiff": "dfc.passes.autodiff.autodiff:AutodiffPass",
+    "convert-stablehlo": "dfc.passes.convert_stablehlo:ConvertStableHLOPass",
     "expand-library": "dfc.passes.expand_library:ExpandLibraryPass",
     "fuse": "dfc.passes.fuse:FusePass",
     "scatter-to-gather": "dfc.passes.scatter_to_gather:ScatterToGatherPass",

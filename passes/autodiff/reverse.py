@@ -216,6 +216,9 @@ class Reverser:
                 op, f"autodiff: '{op.name}' on floats outside a tasklet is not differentiable; put it in a df.tasklet"
             )
         else:
+            if isinstance(op, scf.WhileOp):
+                raise CompileError.at(op, "autodiff: cannot differentiate 'scf.while': its trip count depends on "
+                                          "the data (a loop with a static trip count, scf.for, is differentiable)")
             raise CompileError.at(op, f"autodiff: cannot differentiate '{op.name}': no backward rule")
 
     def scalar_tasklet(self, op: df.TaskletOp) -> None:
