@@ -107,8 +107,9 @@ class Emitter:
     def static(self, e: Expr, what: str) -> list[int]:
         shape = e.static_shape
         if shape is None:
-            raise self.fail(f"{what} has a size that depends on a loop variable ({e.shape}); "
-                            "data-dependent shapes are not supported")
+            sizes = ", ".join(map(str, e.shape))
+            raise self.fail(f"{what} has shape ({sizes}), which depends on a loop variable: it can be read, "
+                            "reduced or assigned, but not stored in a new array (data-dependent shapes are not supported)")
         return shape
 
     def prepare(self, e: Expr) -> Expr:
