@@ -64,8 +64,10 @@ class Affine:
         return Affine(self.const * k, {s: c * k for s, c in self.terms.items()})
 
     def __repr__(self) -> str:
-        parts = [f"{c}*{s.name_hint or 'v'}" for s, c in self.terms.items()]
-        return " + ".join(parts + [str(self.const)]) if parts else str(self.const)
+        parts = [(f"{c}*" if c != 1 else "") + (s.name_hint or "v") for s, c in self.terms.items()]
+        if self.const or not parts:
+            parts.append(str(self.const))
+        return " + ".join(parts).replace("+ -", "- ")
 
     def emit(self, b: Builder, extra: Mapping[SSAValue, int] | None = None) -> SSAValue:
         """The value as an index SSA value (plus `extra` terms, e.g. map variables)."""

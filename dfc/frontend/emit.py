@@ -27,6 +27,13 @@ from dfc.frontend.affine import Affine
 from dfc.frontend.arrays import IR_TYPES, Const, Expr, Index, Iota, Op, View, is_float, tensor_type
 
 Fail = Callable[[str], Exception]
+PIECEWISE = {"maximum", "minimum", "abs", "where", "sign", "compare", "floor", "ceil"}
+"""Ops whose derivative is piecewise: a tasklet nests at most one level of them,
+since autodiff's symbolic derivative of nested cases has no arith form."""
+
+
+def _has_piecewise(e: Expr) -> bool:
+    return isinstance(e, Op) and (e.name in PIECEWISE or any(_has_piecewise(a) for a in e.args))
 
 
 def bound(b: Builder, size: Affine) -> int | SSAValue:
@@ -100,13 +107,25 @@ class Emitter:
     def static(self, e: Expr, what: str) -> list[int]:
         shape = e.static_shape
         if shape is None:
-            raise self.fail(f"{what} has a size that depends on a loop variable ({e.shape}); "
-                            "data-dependent shapes are not supported")
+            sizes = ", ".join(map(str, e.shape))
+            raise self.fail(f"{what} has shape ({sizes}), which depends on a loop variable: it can be read, "
+                            "reduced or assigned, but not stored in a new array (data-dependent shapes are not supported)")
         return shape
+
+    def prepare(self, e: Expr) -> Expr:
+        """`e` with each piecewise operand of a piecewise op computed by a map of its own."""
+        if not isinstance(e, Op):
+            return e
+        args = [self.prepare(a) for a in e.args]
+        if e.name in PIECEWISE:
+            args = [View.whole(self.materialize(a)) if _has_piecewise(a) and a.static_shape is not None else a
+                    for a in args]
+        return Op(e.name, args, e.shape, e.dtype, e.attr)
 
     def materialize(self, e: Expr, dtype: str | None = None) -> SSAValue:
         """A fresh tensor holding `e` (the viewed tensor itself for a whole view)."""
         dtype = dtype or self.concrete(e)
+        e = self.prepare(e)
         if isinstance(e, View) and e.is_whole and e.dtype == dtype:
             return e.source
         shape = self.static(e, "the array")
@@ -121,6 +140,7 @@ class Emitter:
 
     def assign(self, target: View, e: Expr) -> SSAValue:
         """`target.source` with `e` (broadcast) written at the view: the new value."""
+        e = self.prepare(e)
         if len(e.shape) > len(target.shape):
             raise self.fail(f"cannot assign an array of rank {len(e.shape)} to a view of rank {len(target.shape)}")
         for t, s in zip(target.shape[len(target.shape) - len(e.shape):], e.shape):
@@ -139,6 +159,7 @@ class Emitter:
         return map_op(self.b, bounds, [target.source], build).res[0]
 
     def reduce(self, e: Expr, axes: list[int], kind: str, keepdims: bool) -> Expr:
+        e = self.prepare(e)
         dtype = self.concrete(e)
         if dtype == "i1":
             dtype = "i64"
@@ -163,6 +184,7 @@ class Emitter:
 
     def contract(self, operands: list[Expr], subscripts: list[str], out: str) -> Expr:
         """einsum(subscripts -> out) of the operands."""
+        operands = [self.prepare(e) for e in operands]
         sizes: dict[str, Affine] = {}
         for e, subs in zip(operands, subscripts):
             if len(subs) != e.ndim:

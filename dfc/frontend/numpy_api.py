@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from dfc.dialects import nn
+from dfc.dialects.nn_shape import ConcatenateOp
 from dfc.frontend.affine import Affine
 from dfc.frontend.arrays import Const, Expr, Iota, Op, View, is_float, result_dtype, tensor_type
 from dfc.frontend.dtypes import dtype_from_numpy
@@ -367,7 +368,7 @@ def _concatenate(tr, args, kwargs, node):
     dtype = result_dtype(exprs)
     values = [tr.em.materialize(e, dtype) for e in exprs]
     k = _axes(tr, axis, exprs[0].ndim, node)[0]
-    return View.whole(tr.b.insert(nn.ConcatenateOp(values, k)).result)
+    return View.whole(tr.b.insert(ConcatenateOp(values, k)).result)
 
 
 def _stack(tr, args, kwargs, node):

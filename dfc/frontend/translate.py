@@ -209,6 +209,8 @@ class Translator:
             pass
         elif isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant):
             pass  # a string used as a comment
+        elif isinstance(node, ast.Expr) and isinstance(node.value, ast.Call):
+            self.expr(node.value)  # evaluated for its errors; its value is unused
         elif isinstance(node, ast.Return):
             raise self.fail("return is supported only as the last statement of the function", node)
         else:
@@ -659,6 +661,8 @@ class Translator:
                 cols.append([c * step for c in col])
                 shape.append(count)
                 continue
+            if isinstance(p, Expr) and p.dtype == "i1" and p.ndim:
+                raise self.fail("boolean mask indexing (a data-dependent shape) is not supported; use np.where", node)
             if isinstance(p, Expr) and not (isinstance(p, Const) and not p.shape and isinstance(p.value, int)):
                 raise self.fail("fancy indexing (an array or a float as an index) is not supported", node)
             i = self.integer(p, node)
