@@ -200,7 +200,7 @@ def _narrowed(t: df.TaskletOp, keep: list[int], b: Builder, mapping: dict[SSAVal
         if op in needed:
             block.add_op(op.clone(value_mapper=inner))
     block.add_op(df.YieldOp(*[inner[yielded[r]] for r in keep]))
-    inputs = [mapping[t.inputs[a.index]] for a in used]
+    inputs = [mapping.get(t.inputs[a.index], t.inputs[a.index]) for a in used]
     copy = b.insert(df.TaskletOp(inputs, [t.res[r].type for r in keep], block))
     mapping.update({t.res[r]: res for r, res in zip(keep, copy.res)})
 
