@@ -134,20 +134,23 @@ def _remainder_rhs(s: Scalar, v: Sequence[SSAValue]) -> SSAValue:
 _binary("nn.remainder", lambda s, v: v[0], _remainder_rhs)
 
 
-def _extremum_share(k: int) -> Local:
-    """g where operand k is the result, halved on a tie, else 0."""
+def _extremum_share(k: int, wins: str) -> Local:
+    """g where operand k beats the other (`wins`: ogt for maximum, olt for
+    minimum), half of it on a tie, else 0. The operands are compared with each
+    other, never with the stored result: a recomputed operand need not be
+    bit-equal to what the forward computed, and would then match neither."""
 
     def share(s: Scalar, v: Sequence[SSAValue]) -> SSAValue:
-        g, mine, other, y = v[0], v[1 + k], v[2 - k], v[3]
+        g, mine, other = v[0], v[1 + k], v[2 - k]
         zero = s.const(0.0, g.type)
-        tied = s.select(s.eq(other, y), s.mul(g, s.const(0.5, g.type)), g)
-        return s.select(s.eq(mine, y), tied, zero)
+        tied = s.select(s.eq(mine, other), s.mul(g, s.const(0.5, g.type)), zero)
+        return s.select(_ins(s, arith.CmpfOp(mine, other, wins)), g, tied)
 
     return share
 
 
-_binary("nn.maximum", _extremum_share(0), _extremum_share(1))
-_binary("nn.minimum", _extremum_share(0), _extremum_share(1))
+_binary("nn.maximum", _extremum_share(0, "ogt"), _extremum_share(1, "ogt"))
+_binary("nn.minimum", _extremum_share(0, "olt"), _extremum_share(1, "olt"))
 
 
 @register_backward("nn.clamp")
