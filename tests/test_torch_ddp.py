@@ -4,6 +4,8 @@ of a batch equal the single-process gradients of the whole batch."""
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 import pytest
 
 torch = pytest.importorskip("torch")
@@ -19,7 +21,8 @@ WORLD = 2
 
 def _worker(rank: int, init_file: str, out_file: str) -> None:
     torch.set_num_threads(1)
-    dist.init_process_group("gloo", init_method=f"file://{init_file}", rank=rank, world_size=WORLD)
+    dist.init_process_group("gloo", init_method=f"file://{init_file}", rank=rank, world_size=WORLD,
+                            timeout=timedelta(seconds=300))
     try:
         model, x, y = make_mlp(batch=8)
         if rank == 1:  # DDP broadcasts rank 0's parameters at construction
@@ -31,6 +34,9 @@ def _worker(rank: int, init_file: str, out_file: str) -> None:
         F.cross_entropy(ddp(x[half]), y[half]).backward()
         if rank == 0:
             torch.save({n: p.grad for n, p in model.named_parameters()}, out_file)
+        del ddp
+        dist.barrier()  # gloo's barrier waits for pending work, whose Python callbacks would
+        # otherwise race destroy_process_group for the GIL (a hang seen under heavy load)
     finally:
         dist.destroy_process_group()
 
