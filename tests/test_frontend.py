@@ -169,3 +169,18 @@ def test_readme_example_runs(capsys, tmp_path):
     A, B, dA, dB = scope["A"], scope["B"], scope["dA"], scope["dB"]
     assert dA.shape == A.shape and dB.shape == B.shape
     assert "scf.for" in capsys.readouterr().out
+
+
+def product_of_entries(x):
+    y = x * 2.0
+    return np.prod(y)  # not differentiable: wcr(mul)
+
+
+def test_autodiff_errors_point_at_the_python_line():
+    x = np.random.rand(4) + 0.5
+    np.testing.assert_allclose(dfc.jit(product_of_entries)(x), product_of_entries(x), rtol=1e-12)
+    with pytest.raises(dfc.CompileError, match="wcr\\(mul\\) is not differentiable") as err:
+        dfc.grad(product_of_entries)(x)
+    lines, first = inspect.getsourcelines(product_of_entries)
+    assert err.value.location.rsplit(":", 2)[0].endswith("test_frontend.py")
+    assert int(err.value.location.rsplit(":", 2)[1]) == first + 2

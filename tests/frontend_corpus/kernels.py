@@ -462,6 +462,75 @@ def arange_weights(x):
     return np.sum(w * x ** 2)
 
 
+# --- control flow, aliasing, dynamic programming -------------------------------------------------
+
+
+def alias_update(A):
+    B = A
+    for i in range(3):
+        B[i] += 1.0
+    return np.sum(A * A)
+
+
+def swap_buffers(A, B):
+    for t in range(3):
+        B[1:-1] = 0.5 * (A[:-2] + A[2:])
+        A, B = B, A
+    return np.sum(A * A) + np.sum(B)
+
+
+def parity_branches(x):
+    y = np.zeros_like(x)
+    for i in range(x.shape[0]):
+        if i % 2 == 0:
+            y[i] = x[i] * 2.0
+        else:
+            y[i] = np.sin(x[i])
+    return np.sum(y * y)
+
+
+def index_counter(x):
+    k = 0
+    s = 0
+    for i in range(x.shape[0]):
+        s += x[k] * x[i]
+        k += 1
+    return s
+
+
+def scale_rows(A):
+    for i in range(A.shape[0]):
+        row = A[i]
+        row[:] = row * (i + 1.0)
+    return np.sum(A ** 2)
+
+
+def floyd_warshall(path):
+    n = path.shape[0]
+    for k in range(n):
+        path[:] = np.minimum(path, path[:, k][:, None] + path[k, :][None, :])
+    return path
+
+
+def go_fast(a):
+    trace = 0.0
+    for i in range(a.shape[0]):
+        trace += np.tanh(a[i, i])
+    return a + trace
+
+
+def nussinov_like(score):
+    n = score.shape[0]
+    table = np.zeros((n, n))
+    for i in range(n - 1, -1, -1):
+        for j in range(i + 1, n):
+            table[i, j] = max(table[i, j], table[i, j - 1])
+            if i + 1 < n:
+                table[i, j] = max(table[i, j], table[i + 1, j])
+            table[i, j] = max(table[i, j], table[i + 1, j - 1] + score[i, j])
+    return table[0, n - 1]
+
+
 # --- cases ----------------------------------------------------------------------------------------
 
 
@@ -534,6 +603,14 @@ def _cases():
         "concat_features": lambda g: (g.standard_normal((3, 2)), g.standard_normal((3, 4))),
         "reshape_pool": lambda g: (g.standard_normal((4, 6)),),
         "arange_weights": lambda g: (g.standard_normal(6),),
+        "alias_update": lambda g: (g.random(4),),
+        "swap_buffers": lambda g: (g.random(6), g.random(6)),
+        "parity_branches": lambda g: (g.random(5),),
+        "index_counter": lambda g: (g.random(5),),
+        "scale_rows": lambda g: (g.random((3, 4)),),
+        "floyd_warshall": lambda g: (g.random((4, 4)),),
+        "go_fast": lambda g: (g.random((4, 4)),),
+        "nussinov_like": lambda g: (g.random((5, 5)),),
     }
 
 
