@@ -37,6 +37,7 @@ BINARY = {np.add: "add", np.subtract: "sub", np.multiply: "mul", np.divide: "div
 REDUCTIONS = {np.sum: "add", np.max: "max", np.amax: "max", np.min: "min", np.amin: "min", np.prod: "mul",
               np.mean: "mean"}
 METHOD_REDUCTIONS = {"sum": "add", "max": "max", "min": "min", "prod": "mul", "mean": "mean"}
+METHOD_MOMENTS = ("var", "std")
 
 
 def call(tr, f: Any, args: list, kwargs: dict, node: ast.AST) -> Any:
@@ -431,6 +432,38 @@ def _norm(tr, args, kwargs, node):
     return tr.elementwise("sqrt", [reduce(tr, "add", tr.binop("mul", e, e, node), None, False, node)], node)
 
 
+def _moment(kind: str) -> Handler:
+    """np.var / np.std: the mean of squared deviations (ddof=0), its square root."""
+
+    def handler(tr, args, kwargs, node):
+        _no_kwargs(tr, kwargs, node, ("axis", "keepdims"))
+        e = _expr(tr, args[0], node)
+        axis = args[1] if len(args) > 1 else kwargs.get("axis")
+        keep = kwargs.get("keepdims", False)
+        d = tr.binop("sub", e, reduce(tr, "mean", e, axis, True, node), node)
+        var = reduce(tr, "mean", tr.binop("mul", d, d, node), axis, keep, node)
+        return tr.elementwise("sqrt", [var], node) if kind == "std" else var
+
+    return handler
+
+
+def _scaled_log(base: float) -> Handler:
+    def handler(tr, args, kwargs, node):
+        return tr.binop("div", _unary("log")(tr, args, kwargs, node), Const(math.log(base), "f64"), node)
+
+    return handler
+
+
+def _hyperbolic(kind: str) -> Handler:
+    def handler(tr, args, kwargs, node):
+        e = _expr(tr, args[0], node)
+        up = tr.elementwise("exp", [e], node)
+        down = tr.elementwise("exp", [tr.elementwise("neg", [e], node)], node)
+        return tr.binop("mul", tr.binop("sub" if kind == "sinh" else "add", up, down, node), Const(0.5, "f64"), node)
+
+    return handler
+
+
 def _unsupported(what: str) -> Handler:
     def handler(tr, args, kwargs, node):
         raise tr.fail(what, node)
@@ -451,6 +484,9 @@ HANDLERS: dict[Any, Handler] = {
     np.arange: _arange, np.where: _where, np.clip: _clip, np.square: _square, np.trace: _trace,
     np.diag: _diag, np.diagonal: lambda tr, a, k, n: _diagonal(tr, _expr(tr, a[0], n), n),
     np.concatenate: _concatenate, np.stack: _stack, np.linalg.norm: _norm,
+    np.var: _moment("var"), np.std: _moment("std"), np.log2: _scaled_log(2.0), np.log10: _scaled_log(10.0),
+    np.sinh: _hyperbolic("sinh"), np.cosh: _hyperbolic("cosh"),
+    np.reciprocal: lambda tr, a, k, n: tr.binop("div", Const(1.0, "f64"), a[0], n),
     builtins.len: _len, builtins.min: _minmax("minimum"), builtins.max: _minmax("maximum"),
     builtins.float: _float, builtins.int: _int,
     builtins.range: _unsupported("range() is supported only as the iterable of a for loop"),
@@ -498,6 +534,7 @@ def _method_reduction(kind: str) -> Handler:
 
 METHODS: dict[str, Handler] = {
     **{n: _method_reduction(k) for n, k in METHOD_REDUCTIONS.items()},
+    **{m: (lambda m: lambda tr, e, a, k, n: _moment(m)(tr, [e, *a], k, n))(m) for m in METHOD_MOMENTS},
     "dot": lambda tr, e, a, k, n: _dot(tr, [e, a[0]], k, n),
     "transpose": lambda tr, e, a, k, n: transpose(tr, e, tuple(a[0]) if len(a) == 1 and isinstance(a[0], tuple) else tuple(a), n),
     "reshape": lambda tr, e, a, k, n: reshape(tr, e, a[0] if len(a) == 1 else tuple(a), n),

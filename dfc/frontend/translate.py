@@ -18,6 +18,7 @@ from __future__ import annotations
 import ast
 import builtins
 import itertools
+import re
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -37,6 +38,7 @@ from dfc.frontend.emit import Emitter
 from dfc.frontend.errors import FrontendError
 
 _cell_serial = itertools.count()
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 @dataclass
@@ -252,6 +254,8 @@ class Translator:
                 pass  # a Python number stays one
             else:
                 src = self.em.materialize(value)
+                if src.name_hint is None and isinstance(src.owner, Operation) and _NAME.fullmatch(name):
+                    src.name_hint = name
                 if value.ndim:
                     value = View.whole(src, self.new_cell(src))
                 else:
@@ -420,7 +424,9 @@ class Translator:
         try:
             args = iter(block.args[1:])
             for n in names:
-                self.env[n] = self._from_slot(next(args), kinds[n], weak[n])
+                arg = next(args)
+                arg.name_hint = n if _NAME.fullmatch(n) else None
+                self.env[n] = self._from_slot(arg, kinds[n], weak[n])
             for c in cells:
                 c.value = next(args)
             self.env[node.target.id] = Affine.of(iv) if step > 0 else start - Affine.of(iv).scale(-step)  # type: ignore[attr-defined]

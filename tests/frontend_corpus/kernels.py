@@ -531,6 +531,21 @@ def nussinov_like(score):
     return table[0, n - 1]
 
 
+def cross_entropy_labels(logits, labels):
+    n, c = logits.shape
+    onehot = (labels[:, None] == np.arange(c)[None, :]).astype(logits.dtype)
+    logp = logits - np.log(np.sum(np.exp(logits), axis=1, keepdims=True))
+    return -np.sum(onehot * logp) / n
+
+
+def standardize(x):
+    return np.sum(((x - x.mean(axis=0)) / x.std(axis=0)) ** 3) + np.var(x)
+
+
+def log_cosh_loss(pred, target):
+    return np.mean(np.log10(np.cosh(pred - target))) + np.sum(np.sinh(pred) * np.log2(1.0 + target ** 2))
+
+
 # --- cases ----------------------------------------------------------------------------------------
 
 
@@ -611,6 +626,9 @@ def _cases():
         "floyd_warshall": lambda g: (g.random((4, 4)),),
         "go_fast": lambda g: (g.random((4, 4)),),
         "nussinov_like": lambda g: (g.random((5, 5)),),
+        "cross_entropy_labels": lambda g: (g.standard_normal((4, 5)), g.integers(0, 5, 4)),
+        "standardize": lambda g: (g.standard_normal((5, 3)),),
+        "log_cosh_loss": lambda g: (g.standard_normal(6), g.standard_normal(6)),
     }
 
 
