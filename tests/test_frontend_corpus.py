@@ -16,6 +16,8 @@ from frontend_corpus.check import check
 
 NAMES = sorted(kernels.CASES)
 COMPILED = ["mlp", "jacobi_2d", "lu", "conv2d_bias", "durbin"]
+FLOAT32 = ["gemm", "atax", "covariance", "jacobi_2d", "heat_3d", "cholesky", "mlp", "softmax", "log_softmax_ce",
+           "layernorm", "attention", "conv2d_bias", "rnn", "maxpool2x2"]
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -26,6 +28,12 @@ def test_kernel(name):
 @pytest.mark.parametrize("name", NAMES if os.environ.get("DFC_CORPUS_ENGINE") else COMPILED)
 def test_kernel_compiled(name):
     check(getattr(kernels, name), kernels.CASES[name](np.random.default_rng(0)), engine=True)
+
+
+@pytest.mark.parametrize("name", FLOAT32)
+def test_kernel_float32(name):
+    """float32 inputs stay float32; results and gradients match float64 NumPy at float32 tolerances."""
+    check(getattr(kernels, name), kernels.CASES[name](np.random.default_rng(0)), float32=True)
 
 
 def test_corpus_size():

@@ -70,13 +70,19 @@ def _no_kwargs(tr, kwargs: dict, node: ast.AST, allowed: tuple = ()) -> None:
         raise tr.fail(f"unsupported keyword argument '{extra[0]}'", node)
 
 
-def _unary(name: str) -> Handler:
+def _unary(name: str, function: Callable | None = None) -> Handler:
     def handler(tr, args, kwargs, node):
         _no_kwargs(tr, kwargs, node)
         if len(args) != 1:
             raise tr.fail(f"{name} takes one argument", node)
         if name == "abs" and isinstance(args[0], Affine) and args[0].static is not None:
             return Affine(abs(args[0].static))
+        number = args[0].static if isinstance(args[0], Affine) else (
+            args[0].value if isinstance(args[0], Const) and not args[0].shape and args[0].weak else None)
+        if function is not None and number is not None:  # folded, with NumPy's result type
+            value = function(number)
+            weak = not isinstance(value, np.generic)
+            return Const(float(value), "f64", weak) if isinstance(value, float | np.floating) else Affine(int(value))
         e = _expr(tr, args[0], node)
         floating = name not in ("abs", "neg", "sign") or is_float(e.dtype)
         dtype = result_dtype([e], floating)
@@ -472,7 +478,7 @@ def _unsupported(what: str) -> Handler:
 
 
 HANDLERS: dict[Any, Handler] = {
-    **{f: _unary(n) for f, n in UNARY.items()},
+    **{f: _unary(n, f) for f, n in UNARY.items()},
     **{f: _binary(n) for f, n in BINARY.items()},
     **{f: _reduction(k) for f, k in REDUCTIONS.items()},
     np.dot: _dot, np.matmul: lambda tr, a, k, n: matmul(tr, _expr(tr, a[0], n), _expr(tr, a[1], n), n),
