@@ -33,13 +33,22 @@ from dfc.frontend.errors import FrontendError
 
 __all__ = ["jit", "JitFunction", "FrontendError", "ArrayType", "f16", "f32", "f64", "i32", "i64"]
 
-_taken_names: dict[str, int] = {}
+_names: dict[tuple[Any, tuple], str] = {}
+_used_names: set[str] = set()
 
 
-def _unique(name: str) -> str:
-    k = _taken_names.get(name, 0)
-    _taken_names[name] = k + 1
-    return name if k == 0 else f"{name}_{k}"
+def _unique(fn: Any, params: tuple) -> str:
+    """The symbol of `fn`'s specialisation for `params`: its Python name for the
+    first, then `name_1`, ...; unique in the process, so a module calling several
+    specialisations (or functions of the same name) never mixes them up."""
+    key = (fn, params)
+    if key not in _names:
+        base, k = fn.__name__, 0
+        while (name := base if k == 0 else f"{base}_{k}") in _used_names:
+            k += 1
+        _used_names.add(name)
+        _names[key] = name
+    return _names[key]
 
 
 class JitFunction:
@@ -149,7 +158,7 @@ class JitFunction:
             from dfc.frontend.translate import Translator
 
             module = ModuleOp([])
-            name = _unique(self.fn.__name__)
+            name = _unique(self.fn, key)
 
             def add(f: func.FuncOp) -> None:
                 names = {op.sym_name.data for op in module.ops if isinstance(op, func.FuncOp)}
