@@ -185,3 +185,19 @@ def test_autodiff_errors_point_at_the_python_line():
     lines, first = inspect.getsourcelines(product_of_entries)
     assert err.value.location.rsplit(":", 2)[0].endswith("test_frontend.py")
     assert int(err.value.location.rsplit(":", 2)[1]) == first + 2
+
+
+def twice(x, w):
+    return jitted_inner(x, w) + jitted_inner(x[:3], w[:3] * 2.0)
+
+
+def test_two_specialisations_of_one_callee():
+    x, w = np.random.rand(4), np.random.rand(4)
+    f = dfc.jit(twice)
+    text = f.mlir(x, w)
+    assert text.count("func.func @inner") == 2
+    np.testing.assert_allclose(f(x, w), twice(x, w), rtol=1e-12)
+    gx = dfc.grad(f)(x, w)
+    want = (1 - np.tanh(x) ** 2) * w
+    want[:3] += (1 - np.tanh(x[:3]) ** 2) * 2 * w[:3]
+    np.testing.assert_allclose(gx, want, rtol=1e-10)
