@@ -13,7 +13,6 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import FileLineColLoc
 
 import dfc
-from dfc import parse_module
 from frontend_corpus import kernels, unsupported
 
 

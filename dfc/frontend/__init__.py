@@ -166,7 +166,6 @@ class JitFunction:
                     module.body.block.add_op(f)
 
             translator = Translator(self.source(), name, add, _call_jitted)
-            translator.module_add = add
             f = translator.function(list(params))
             module.body.block.add_op(f)
             _verify(module, self.source())
@@ -196,8 +195,6 @@ class JitFunction:
 
 def _verify(module: ModuleOp, source) -> None:
     from xdsl.utils.exceptions import VerifyException
-
-    from dfc.compiler.diagnostics import location_of
 
     try:
         module.verify()

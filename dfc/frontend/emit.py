@@ -17,7 +17,7 @@ from collections.abc import Callable, Sequence
 
 from xdsl.builder import Builder
 from xdsl.dialects import arith, math
-from xdsl.dialects.builtin import FloatAttr, IntegerAttr, TensorType, i64
+from xdsl.dialects.builtin import FloatAttr, IntegerAttr, i64
 from xdsl.ir import Block, SSAValue
 from xdsl.rewriter import InsertPoint
 
@@ -337,19 +337,27 @@ def _op_value(b: Builder, e: Op, children: list, args: Sequence[SSAValue]) -> SS
         return b.insert(_FLOAT_UNARY[e.name](values[0])).result
     if e.name == "neg":
         return b.insert(arith.SubiOp(_constant(b, 0, e.dtype), values[0])).result
+    if e.name == "abs":
+        negated = b.insert(arith.SubiOp(_constant(b, 0, e.dtype), values[0])).result
+        below = b.insert(arith.CmpiOp(values[0], _constant(b, 0, e.dtype), "slt")).result
+        return b.insert(arith.SelectOp(below, negated, values[0])).result
+    if e.name == "mod":  # Python's sign convention: a - floor(a / b) * b
+        q = b.insert(arith.FloorDivSIOp(values[0], values[1])).result
+        return b.insert(arith.SubiOp(values[0], b.insert(arith.MuliOp(q, values[1])).result)).result
     return b.insert(_INT_BINARY[e.name](values[0], values[1])).result
 
 
 def _integer_power(b: Builder, x: SSAValue, n: int, dtype: str) -> SSAValue:
     if n == 0:
-        return _constant(b, 1.0, dtype)
+        return _constant(b, 1, dtype)
+    mul = arith.MulfOp if is_float(dtype) else arith.MuliOp
     result, base, k = None, x, abs(n)
     while k:
         if k & 1:
-            result = base if result is None else b.insert(arith.MulfOp(result, base)).result
+            result = base if result is None else b.insert(mul(result, base)).result
         k >>= 1
         if k:
-            base = b.insert(arith.MulfOp(base, base)).result
+            base = b.insert(mul(base, base)).result
     assert result is not None
     if n < 0:
         result = b.insert(arith.DivfOp(_constant(b, 1.0, dtype), result)).result

@@ -20,7 +20,7 @@ import numpy as np
 from dfc.dialects import nn
 from dfc.dialects.nn_shape import ConcatenateOp
 from dfc.frontend.affine import Affine
-from dfc.frontend.arrays import Const, Expr, Iota, Op, View, is_float, result_dtype, tensor_type
+from dfc.frontend.arrays import Const, Expr, Iota, View, is_float, result_dtype
 from dfc.frontend.dtypes import dtype_from_numpy
 
 Handler = Callable[..., Any]

@@ -19,7 +19,6 @@ import ast
 import builtins
 import itertools
 import re
-import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -27,7 +26,7 @@ from typing import Any
 import numpy as np
 from xdsl.builder import Builder
 from xdsl.dialects import arith, func, scf, tensor
-from xdsl.dialects.builtin import FileLineColLoc, IndexType, IntAttr, StringAttr, TensorType, UnknownLoc, i1
+from xdsl.dialects.builtin import FileLineColLoc, IndexType, IntAttr, StringAttr, UnknownLoc, i1
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.rewriter import InsertPoint
 
@@ -780,11 +779,8 @@ class Translator:
     def elementwise(self, op: str, args: list[Expr], node: ast.AST, dtype: str | None = None, attr: object = None) -> Op:
         shape = broadcast([a.shape for a in args], lambda m: self.fail(m, node))
         if dtype is None:
-            floating = op in ("div", "exp", "log", "sqrt", "tanh", "sin", "cos", "log1p", "erf") or (
-                op == "pow" and not all(isinstance(a, Const) or not is_float(a.dtype) for a in args[1:]) and False)
+            floating = op in ("div", "exp", "log", "sqrt", "tanh", "sin", "cos", "log1p", "erf")
             dtype = result_dtype(args, floating)
-            if op in ("div", "pow") and not is_float(dtype):
-                dtype = "f64" if op == "div" else dtype
             if op in ("and", "or", "xor") and not all(a.dtype == "i1" for a in args):
                 raise self.fail("&, | and ^ are supported on boolean arrays only", node)
             if all(a.weak for a in args) and is_float(dtype):
@@ -794,6 +790,8 @@ class Translator:
             return self.elementwise("sub", [x, self.elementwise("mul", [self.elementwise("floor", [self.elementwise("div", [x, y], node)], node), y], node)], node)
         if op == "floordiv" and is_float(dtype):
             return self.elementwise("floor", [self.elementwise("div", args, node)], node)
+        if not is_float(dtype) and op not in INTEGER_OPS and not (op == "pow" and _natural(args[1])):
+            raise self.fail(f"'{op}' on integer arrays is not supported (convert with .astype(float))", node)
         r = Op(op, args, shape, dtype, attr)
         r.weak = False
         return r
@@ -860,6 +858,15 @@ class Translator:
         args = [self.expr(a) for a in node.args]
         kwargs = {k.arg: self.expr(k.value) for k in node.keywords}
         return call(self, f, args, kwargs, node)
+
+
+INTEGER_OPS = {"add", "sub", "mul", "floordiv", "mod", "maximum", "minimum", "and", "or", "xor", "neg", "not",
+               "compare", "where", "convert", "abs"}
+
+
+def _natural(e: Expr) -> bool:
+    """A constant non-negative integer exponent."""
+    return isinstance(e, Const) and not e.shape and float(e.value).is_integer() and e.value >= 0
 
 
 def _np_dtype(value: Any) -> str:
