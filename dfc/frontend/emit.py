@@ -17,7 +17,7 @@ from collections.abc import Callable, Sequence
 
 from xdsl.builder import Builder
 from xdsl.dialects import arith, math
-from xdsl.dialects.builtin import FloatAttr, IntegerAttr, i64
+from xdsl.dialects.builtin import FloatAttr, IndexType, IntegerAttr, i64
 from xdsl.ir import Block, SSAValue
 from xdsl.rewriter import InsertPoint
 
@@ -90,6 +90,13 @@ class Emitter:
             for r, off in enumerate(e.offset):
                 extra = {iv: e.coef[r][k] for k, iv in enumerate(ivs) if iv is not None and e.coef[r][k]}
                 index.append(off.emit(mb, extra))
+            for g in e.gathers:
+                at = [ivs[d] if d is not None else None for d in g.dims]
+                value = mb.insert(arith.IndexCastOp(self.scalar(mb, g.index, at, "i64"), IndexType())).result
+                for r, c in enumerate(g.col):
+                    if c:
+                        term = value if c == 1 else mb.insert(arith.MuliOp(value, Affine(c).emit(mb))).result
+                        index[r] = mb.insert(arith.AddiOp(index[r], term)).result
             inputs.append(read(mb, e.source, index))
             return (len(inputs) - 1, e.dtype)
         if isinstance(e, Index | Iota):

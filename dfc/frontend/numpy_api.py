@@ -186,7 +186,7 @@ def _einsum(tr, args, kwargs, node):
 
 
 def _view(tr, e: Expr) -> View:
-    return e if isinstance(e, View) else View.whole(tr.em.materialize(e))
+    return e if isinstance(e, View) and not e.gathers else View.whole(tr.em.materialize(e))
 
 
 def transpose(tr, e: Expr, axes: Any, node: ast.AST) -> Expr:

@@ -32,7 +32,7 @@ from xdsl.rewriter import InsertPoint
 
 from dfc.dialects.df_builders import splat
 from dfc.frontend.affine import Affine, opaque
-from dfc.frontend.arrays import IR_TYPES, Cell, Const, Expr, Index, Op, View, dtype_name, is_float, result_dtype, tensor_type
+from dfc.frontend.arrays import IR_TYPES, Cell, Const, Expr, Gather, Index, Iota, Op, View, dtype_name, is_float, result_dtype, tensor_type
 from dfc.frontend.emit import Emitter
 from dfc.frontend.errors import FrontendError
 
@@ -638,8 +638,9 @@ class Translator:
         return tuple(out)
 
     def index(self, base: Expr, parts: tuple, node: ast.AST, keep_cell: bool = False) -> Expr:
-        """Basic indexing: ints (also loop variables), slices, None, Ellipsis."""
-        if not isinstance(base, View):
+        """Basic indexing (ints, also loop variables; slices, None, Ellipsis) and
+        reads at integer arrays (NumPy's advanced indexing, as gathers)."""
+        if not isinstance(base, View) or base.gathers:
             base = View.whole(self.em.materialize(base))
         consumed = sum(1 for p in parts if p is not None and p is not Ellipsis)
         if any(p is Ellipsis for p in parts):
@@ -649,11 +650,28 @@ class Translator:
             parts = parts + (slice(None),) * (base.ndim - consumed)
         if sum(1 for p in parts if p is not None) > base.ndim:
             raise self.fail(f"too many indices for an array of rank {base.ndim}", node)
+        for p in parts:
+            if isinstance(p, Expr) and p.dtype == "i1" and p.ndim:
+                raise self.fail("boolean mask indexing (a data-dependent shape) is not supported; use np.where", node)
+            if isinstance(p, Expr) and is_float(p.dtype):
+                raise self.fail("an index must be an integer, not a float array", node)
+        advanced = [k for k, p in enumerate(parts) if _data_index(p)]
         offset = list(base.offset)
         cols: list[list[int]] = []
         shape: list[Affine] = []
+        gathers: list[Gather] = []
+        batch: list[Affine] = []
+        if advanced:
+            batch = broadcast([parts[k].shape for k in advanced], lambda m: self.fail(m, node))
+            group = [k for k, p in enumerate(parts) if k in advanced or isinstance(p, Affine | int)]
+            adjacent = group == list(range(group[0], group[-1] + 1))
+            at = group[0] if adjacent else 0
         k = 0
-        for p in parts:
+        for position, p in enumerate(parts):
+            if advanced and position == at and not (adjacent and position != group[0]):
+                first = len(cols)
+                cols += [[0] * len(offset) for _ in batch]
+                shape += batch
             if p is None:
                 cols.append([0] * len(offset))
                 shape.append(Affine(1))
@@ -666,10 +684,17 @@ class Translator:
                 cols.append([c * step for c in col])
                 shape.append(count)
                 continue
-            if isinstance(p, Expr) and p.dtype == "i1" and p.ndim:
-                raise self.fail("boolean mask indexing (a data-dependent shape) is not supported; use np.where", node)
-            if isinstance(p, Expr) and not (isinstance(p, Const) and not p.shape and isinstance(p.value, int)):
-                raise self.fail("fancy indexing (an array or a float as an index) is not supported", node)
+            if _data_index(p):
+                if keep_cell:
+                    raise self.fail("assignment at an array of indices (a scatter) is not supported", node)
+                dims = [first + len(batch) - p.ndim + a for a in range(p.ndim)]
+                if isinstance(p, Iota):  # affine: a slice in disguise
+                    cols[dims[0]] = [x + c * p.step for x, c in zip(cols[dims[0]], col)]
+                    offset = [o + p.start.scale(c) for o, c in zip(offset, col)]
+                    continue
+                dims = [d if not (s.static == 1 and batch[d - first].static != 1) else None for d, s in zip(dims, p.shape)]
+                gathers.append(Gather(col, p, dims))
+                continue
             i = self.integer(p, node)
             if i.static is not None and i.static < 0:
                 i = i + size
@@ -677,7 +702,7 @@ class Translator:
                 raise self.fail(f"index {p} is out of bounds for a dimension of size {size.static}", node)
             offset = [o + i.scale(c) for o, c in zip(offset, col)]
         view = View(base.source, shape, offset, [[col[r] for col in cols] for r in range(len(offset))], base.dtype,
-                    base.cell if (keep_cell or shape) else None)
+                    base.cell if (keep_cell or shape) and not gathers else None, gathers)
         view.weak = base.weak and not shape
         return view
 
@@ -867,6 +892,11 @@ INTEGER_OPS = {"add", "sub", "mul", "floordiv", "mod", "maximum", "minimum", "an
 def _natural(e: Expr) -> bool:
     """A constant non-negative integer exponent."""
     return isinstance(e, Const) and not e.shape and float(e.value).is_integer() and e.value >= 0
+
+
+def _data_index(p: Any) -> bool:
+    """An index that is an integer array or a run-time integer read from data."""
+    return isinstance(p, Expr) and not (isinstance(p, Const) and not p.shape)
 
 
 def _np_dtype(value: Any) -> str:

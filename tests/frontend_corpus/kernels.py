@@ -546,6 +546,33 @@ def log_cosh_loss(pred, target):
     return np.mean(np.log10(np.cosh(pred - target))) + np.sum(np.sinh(pred) * np.log2(1.0 + target ** 2))
 
 
+def cross_entropy_gather(logits, labels):
+    n = logits.shape[0]
+    shifted = logits - logits.max(axis=1, keepdims=True)
+    logp = shifted - np.log(np.exp(shifted).sum(axis=1, keepdims=True))
+    return -np.mean(logp[np.arange(n), labels])
+
+
+def embedding_bag(W, tokens, v):
+    e = W[tokens]
+    return np.sum(np.tanh(e @ v))
+
+
+def permuted_dot(x, perm):
+    s = 0.0
+    for i in range(perm.shape[0]):
+        s += x[perm[i]] * x[i]
+    return s
+
+
+def select_columns(A, idx):
+    return np.sum(A[:, idx] ** 2) + np.sum(A[idx][:, 0])
+
+
+def gather_2d(A, r, c):
+    return np.sum(A[r, c] * A[r[:, None], c[None, :]].sum(axis=0))
+
+
 # --- cases ----------------------------------------------------------------------------------------
 
 
@@ -629,6 +656,11 @@ def _cases():
         "cross_entropy_labels": lambda g: (g.standard_normal((4, 5)), g.integers(0, 5, 4)),
         "standardize": lambda g: (g.standard_normal((5, 3)),),
         "log_cosh_loss": lambda g: (g.standard_normal(6), g.standard_normal(6)),
+        "cross_entropy_gather": lambda g: (g.standard_normal((4, 5)), g.integers(0, 5, 4)),
+        "embedding_bag": lambda g: (g.standard_normal((6, 3)), g.integers(0, 6, 5), g.standard_normal(3)),
+        "permuted_dot": lambda g: (g.standard_normal(6), g.integers(0, 6, 6)),
+        "select_columns": lambda g: (g.standard_normal((4, 5)), g.integers(0, 4, 3)),
+        "gather_2d": lambda g: (g.standard_normal((4, 5)), g.integers(0, 4, 3), g.integers(0, 5, 3)),
     }
 
 

@@ -18,9 +18,10 @@ def loop_break(x):
     return s
 
 
-def fancy_index(x):
-    idx = np.arange(3)
-    return np.sum(x[idx])  # error
+def scatter_assignment(x):
+    idx = np.arange(3) * 2
+    x[idx] = 0.0  # error
+    return np.sum(x)
 
 
 def boolean_mask(x):
@@ -91,7 +92,7 @@ def undefined_name(x):
 EXPECTED = {
     "while_loop": "unsupported statement: while loop",
     "loop_break": "unsupported statement: break",
-    "fancy_index": "fancy indexing",
+    "scatter_assignment": "assignment at an array of indices (a scatter) is not supported",
     "boolean_mask": "boolean mask indexing",
     "data_dependent_shape": "depends on a loop variable",
     "nonzero": "np.nonzero gives a data-dependent shape",
