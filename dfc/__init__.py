@@ -31,6 +31,8 @@ _EXPORTS = {
     "f64": "dfc.frontend",
     "i32": "dfc.frontend",
     "i64": "dfc.frontend",
+    "from_jax": "dfc.compiler.stablehlo_import",
+    "import_stablehlo": "dfc.compiler.stablehlo_import",
 }
 
 __all__ = ["__version__", *_EXPORTS]
