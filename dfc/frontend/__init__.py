@@ -28,6 +28,7 @@ import numpy as np
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 
+from dfc.compiler.diagnostics import CompileError
 from dfc.frontend.dtypes import ArrayType, dtype_from_numpy, f16, f32, f64, i32, i64
 from dfc.frontend.errors import FrontendError
 
@@ -166,7 +167,12 @@ class JitFunction:
                     module.body.block.add_op(f)
 
             translator = Translator(self.source(), name, add, _call_jitted)
-            f = translator.function(list(params))
+            try:
+                f = translator.function(list(params))
+            except CompileError:
+                raise
+            except Exception as err:  # a frontend bug: still located at the user's statement
+                raise translator.fail(f"internal error translating this statement: {type(err).__name__}: {err}") from err
             module.body.block.add_op(f)
             _verify(module, self.source())
             self._modules[key] = (module, name)

@@ -331,9 +331,9 @@ class Translator:
     def for_loop(self, node: ast.For) -> None:
         if node.orelse:
             raise self.fail("for ... else is not supported", node)
+        start, stop, step = self._range(node)
         if not isinstance(node.target, ast.Name):
             raise self.fail("the loop variable must be a name", node.target)
-        start, stop, step = self._range(node)
         if step > 0:
             lb, ub = start, stop
         elif step == -1:
@@ -589,7 +589,7 @@ class Translator:
 
     def _Constant(self, node: ast.Constant) -> Any:
         v = node.value
-        if isinstance(v, bool) or v is None or isinstance(v, str):
+        if isinstance(v, bool) or v is None or isinstance(v, str) or v is Ellipsis:
             return v
         if isinstance(v, int):
             return Affine(v)

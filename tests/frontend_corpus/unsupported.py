@@ -85,6 +85,13 @@ def out_of_bounds(x):
     return x[10]  # error
 
 
+def loop_over_array(x):
+    s = 0.0
+    for v in x:  # error
+        s += v
+    return s
+
+
 def undefined_name(x):
     return x + y_undefined  # error  # noqa: F821
 
@@ -106,4 +113,5 @@ EXPECTED = {
     "with_try": "unsupported statement: try statement",
     "out_of_bounds": "index 10 is out of bounds",
     "undefined_name": "name 'y_undefined' is not defined",
+    "loop_over_array": "only `for ... in range(...)` loops are supported",
 }
