@@ -369,6 +369,17 @@ class Translator:
                                 names[leaf.id] = None
         return names, cells
 
+    def _check_aliases(self, names: dict[str, str | None], cells: dict[Cell, None], node: ast.AST) -> None:
+        """A loop rebinding a name gives it a fresh array per iteration; another
+        name for the same array would miss the updates the loop makes through it."""
+        for n in names:
+            v = self.env.get(n)
+            if isinstance(v, View) and v.cell is not None and v.cell in cells:
+                for other, w in self.env.items():
+                    if other not in names and isinstance(w, View) and w.cell is v.cell:
+                        raise self.fail(f"'{n}' is rebound in this loop while '{other}' names the same array; "
+                                        f"use a copy (np.copy) for one of them", node)
+
     def _slot_value(self, value: Any, kind: str | None, node: ast.AST) -> tuple[SSAValue, str]:
         """A carried value as an SSA value; kind 'index' or a dtype (None: choose)."""
         if isinstance(value, Affine) and kind in (None, "index"):
@@ -403,6 +414,7 @@ class Translator:
         """Translate the loop carrying `names` (with kinds) and `cells`; None when
         that was enough, else the larger sets to try again with."""
         env_before = dict(self.env)
+        self._check_aliases(names, cells, node)
         inits, kinds, weak = [], {}, {}
         for n in names:
             v, kinds[n] = self._slot_value(self.env[n], names[n], node)

@@ -92,6 +92,14 @@ def loop_over_array(x):
     return s
 
 
+def alias_rebound_in_loop(x):
+    y = x
+    for i in range(3):  # error
+        x[0] += 1.0
+        x = x * 2.0
+    return np.sum(y)
+
+
 def undefined_name(x):
     return x + y_undefined  # error  # noqa: F821
 
@@ -114,4 +122,5 @@ EXPECTED = {
     "out_of_bounds": "index 10 is out of bounds",
     "undefined_name": "name 'y_undefined' is not defined",
     "loop_over_array": "only `for ... in range(...)` loops are supported",
+    "alias_rebound_in_loop": "'x' is rebound in this loop while 'y' names the same array",
 }
