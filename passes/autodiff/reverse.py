@@ -211,10 +211,6 @@ class Reverser:
             self.add(op.dest, self.b.insert(tensor.InsertOp(zero, g, op.indices)).result)
         elif isinstance(op, arith.ConstantOp | tensor.EmptyOp | tensor.DimOp):
             return
-        elif op.dialect_name() in ("arith", "math"):
-            raise CompileError.at(
-                op, f"autodiff: '{op.name}' on floats outside a tasklet is not differentiable; put it in a df.tasklet"
-            )
         else:
             raise CompileError.at(op, f"autodiff: cannot differentiate '{op.name}': no backward rule")
 
@@ -567,7 +563,7 @@ class MapReverser:
         elif isinstance(o, arith.ConstantOp):
             return
         elif any(r in adj for r in o.results):
-            raise CompileError.at(o, f"autodiff: '{o.name}' on floats in a map body is not differentiable; put it in a tasklet")
+            raise CompileError.at(o, f"autodiff: cannot differentiate '{o.name}' in a map body")
 
     def scalar_loop(self, loop: scf.ForOp, scope: _Scope) -> None:
         """The adjoint of an scf.for over scalars in a map body: a loop running
