@@ -51,3 +51,37 @@ def test_float_arith_directly_in_a_map_body():
 def test_float_arith_at_function_level():
     args = [RNG.standard_normal(3), 0.4]
     check_gradient(ARITH_AT_FUNCTION_LEVEL, "f", args, [0, 1], pipeline="autodiff{wrt=0,1}")
+
+
+FAN_OUT_DYNAMIC = """func.func @f(%x: tensor<?xf64>) -> tensor<?xf64> {
+  %c0 = arith.constant 0 : index
+  %n = tensor.dim %x, %c0 : tensor<?xf64>
+  %e = tensor.empty(%n) : tensor<?xf64>
+  %t = df.map (%i) in (%n) outs(%o = %e : tensor<?xf64>) {
+    %a = df.read %x[%i] : tensor<?xf64>
+    %r = df.tasklet (%a) : (f64) -> f64 {
+    ^bb0(%u: f64):
+      %y = math.tanh %u : f64
+      df.yield %y : f64
+    }
+    df.write %r, %o[%i] : tensor<?xf64>
+  } -> tensor<?xf64>
+  %e2 = tensor.empty(%n) : tensor<?xf64>
+  %m = df.map (%i) in (%n) outs(%o = %e2 : tensor<?xf64>) {
+    %a = df.read %x[%i] : tensor<?xf64>
+    %b = df.read %t[%i] : tensor<?xf64>
+    %r = df.tasklet (%a, %b) : (f64, f64) -> f64 {
+    ^bb0(%u: f64, %v: f64):
+      %y = arith.mulf %u, %v : f64
+      df.yield %y : f64
+    }
+    df.write %r, %o[%i] : tensor<?xf64>
+  } -> tensor<?xf64>
+  func.return %m : tensor<?xf64>
+}"""
+
+
+def test_fan_out_of_a_dynamic_shape_tensor():
+    """x used twice: its two adjoints are summed by a map over the dynamic shape
+    (nn.add needs static shapes; the pass failed verification, issue 12)."""
+    check_gradient(FAN_OUT_DYNAMIC, "f", [RNG.standard_normal(5)], [0])

@@ -108,10 +108,16 @@ class Reverser:
         if g is None or value not in self.varied:
             return
         if value in self.adj and isinstance(value.type, TensorType):
-            g = self.b.insert(nn.AddOp(self.adj[value], g)).result
+            g = self.sum(self.adj[value], g)
         elif value in self.adj:
             g = tasklet(self.b, [self.adj[value], g], g.type, lambda s, a: s.add(a[0], a[1]))
         self.adj[value] = g
+
+    def sum(self, a: SSAValue, g: SSAValue) -> SSAValue:
+        """a + g, tensors of one type (static or dynamic shape)."""
+        if a.type.has_static_shape():  # type: ignore[union-attr]
+            return self.b.insert(nn.AddOp(a, g)).result
+        return self.pointwise(a, [a, g], lambda s, v: s.add(v[0], v[1]))
 
     def as_tensor(self, g: SSAValue) -> SSAValue:
         """`g`, or the scalar `g` as a 0-d tensor."""
