@@ -85,3 +85,28 @@ def test_fan_out_of_a_dynamic_shape_tensor():
     """x used twice: its two adjoints are summed by a map over the dynamic shape
     (nn.add needs static shapes; the pass failed verification, issue 12)."""
     check_gradient(FAN_OUT_DYNAMIC, "f", [RNG.standard_normal(5)], [0])
+
+
+NESTED_SHIFTED_OVERWRITE = """func.func @f(%x: tensor<4x3xf64>) -> tensor<4x3xf64> {
+  %m = df.map (%i) in (3) outs(%o = %x : tensor<4x3xf64>) {
+    df.map (%j) in (3) {
+      %one = arith.constant 1 : index
+      %k = arith.addi %i, %one : index
+      %a = df.read %x[%i, %j] : tensor<4x3xf64>
+      %r = df.tasklet (%a) : (f64) -> f64 {
+      ^bb0(%u: f64):
+        %y = math.tanh %u : f64
+        df.yield %y : f64
+      }
+      df.write %r, %o[%k, %j] : tensor<4x3xf64>
+    }
+  } -> tensor<4x3xf64>
+  func.return %m : tensor<4x3xf64>
+}"""
+
+
+def test_nested_map_overwriting_its_initial_value_at_computed_indices():
+    """The initial value's gradient is masked where the nested map writes; the
+    mask recomputes the nested map's index arithmetic (it referred to the
+    forward's, which does not dominate: the IR did not verify, issue 12)."""
+    check_gradient(NESTED_SHIFTED_OVERWRITE, "f", [RNG.standard_normal((4, 3))], [0])

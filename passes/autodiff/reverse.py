@@ -408,12 +408,21 @@ class MapReverser:
             return None
         # plain writes: the overwritten elements get no gradient
         mask = self.b.insert(df.MapOp(self.op.bounds, [g]))
-        mapping = self.clone_indices(self.op, mask, {})
-        zero_at = Builder(InsertPoint.at_end(mask.body.block))
-        for w in self.writes[k]:
-            zero = zero_at.insert(arith.ConstantOp(FloatAttr(0.0, w.value.type))).result
-            zero_at.insert(df.WriteOp(zero, mask.out_args[0], [mapping.get(i, i) for i in w.indices]))
+        self.zero_written(self.op, mask, {}, k, mask.out_args[0])
         return mask.res[0]
+
+    def zero_written(self, source: df.MapOp, target: df.MapOp, mapping: dict, k: int, dest: SSAValue) -> None:
+        """Write 0 into `dest` where `source` (and its nested maps) writes output
+        k; `target` runs over `source`'s space."""
+        mapping = self.clone_indices(source, target, dict(mapping))
+        b = Builder(InsertPoint.at_end(target.body.block))
+        for o in source.body.block.ops:
+            if isinstance(o, df.MapOp):
+                nested = b.insert(df.MapOp([x if isinstance(x, int) else mapping.get(x, x) for x in o.bounds], []))
+                self.zero_written(o, nested, mapping, k, dest)
+            elif isinstance(o, df.WriteOp) and o in self.writes[k]:
+                zero = b.insert(arith.ConstantOp(FloatAttr(0.0, o.value.type))).result
+                b.insert(df.WriteOp(zero, dest, [mapping.get(i, i) for i in o.indices]))
 
     def covers(self, k: int) -> bool:
         """Whether the map's plain writes overwrite every element of output k."""
