@@ -110,3 +110,27 @@ def test_nested_map_overwriting_its_initial_value_at_computed_indices():
     mask recomputes the nested map's index arithmetic (it referred to the
     forward's, which does not dominate: the IR did not verify, issue 12)."""
     check_gradient(NESTED_SHIFTED_OVERWRITE, "f", [RNG.standard_normal((4, 3))], [0])
+
+
+def _wcr_mul(init: str) -> str:
+    return f"""func.func @f(%x: tensor<3x4xf64>, %s: tensor<3xf64>) -> tensor<3xf64> {{
+  %m = df.map (%i, %j) in (3, 4) outs(%o = {init} : tensor<3xf64>) {{
+    %a = df.read %x[%i, %j] : tensor<3x4xf64>
+    %r = df.tasklet (%a) : (f64) -> f64 {{
+    ^bb0(%u: f64):
+      %y = math.sin %u : f64
+      df.yield %y : f64
+    }}
+    df.write %r, %o[%i] wcr(mul) : tensor<3xf64>
+  }} -> tensor<3xf64>
+  func.return %m : tensor<3xf64>
+}}"""
+
+
+@pytest.mark.parametrize("zeros", [0, 1, 2])
+def test_wcr_mul(zeros):
+    """Row products of sin(x) times s (the initial value); `zeros` factors of
+    row 0 are exactly 0 (sin(0)): with one, only it gets a gradient; with two, none."""
+    x, s = RNG.standard_normal((3, 4)), RNG.standard_normal(3)
+    x[0, :zeros] = 0.0
+    check_gradient(_wcr_mul("%s"), "f", [x, s], [0, 1])

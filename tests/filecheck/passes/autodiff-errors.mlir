@@ -17,18 +17,6 @@ func.func @no_rule(%x: tensor<4xf32>) -> tensor<4xf32> {
 
 // -----
 
-func.func @wcr_mul(%x: tensor<4xf32>) -> tensor<f32> {
-  %one = arith.constant dense<1.0> : tensor<f32>
-  %p = df.map (%i) in (4) outs(%o = %one : tensor<f32>) {
-    %v = df.read %x[%i] : tensor<4xf32>
-    // expected-error @+1 {{autodiff: wcr(mul) is not differentiable here}}
-    df.write %v, %o[] wcr(mul) : tensor<f32>
-  } -> tensor<f32>
-  func.return %p : tensor<f32>
-}
-
-// -----
-
 func.func @recursive(%x: tensor<4xf64>) -> tensor<4xf64> {
   // expected-error @+1 {{autodiff: cannot differentiate the recursive call to @recursive}}
   %y = func.call @recursive(%x) : (tensor<4xf64>) -> tensor<4xf64>
