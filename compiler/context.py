@@ -16,12 +16,16 @@ import dfc.compiler.xdsl_fixes  # noqa: F401  (parser fixes, applied on import)
 from dfc.dialects.blas import BLAS
 from dfc.dialects.df import DF
 from dfc.dialects.nn import NN
+from dfc.dialects.stablehlo import StableHLO
 
 
-def make_context() -> Context:
+def make_context(allow_unregistered: bool = False) -> Context:
     """A fresh context with builtin, func, arith, math, scf, tensor, memref,
-    vector, llvm, gpu (what `lower-dataflow{target=gpu}` produces), df, nn and blas loaded."""
-    ctx = Context()
-    for dialect in (Builtin, Func, Arith, Math, Scf, Tensor, MemRef, Vector, LLVM, GPU, DF, NN, BLAS):
+    vector, llvm, gpu (what `lower-dataflow{target=gpu}` produces), df, nn, blas and
+    stablehlo (the input of `convert-stablehlo`) loaded. `allow_unregistered`:
+    ops of other dialects parse as unregistered ops (mlir-opt's
+    `--allow-unregistered-dialect`)."""
+    ctx = Context(allow_unregistered=allow_unregistered)
+    for dialect in (Builtin, Func, Arith, Math, Scf, Tensor, MemRef, Vector, LLVM, GPU, DF, NN, BLAS, StableHLO):
         ctx.load_dialect(dialect)
     return ctx

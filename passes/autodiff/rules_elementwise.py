@@ -9,6 +9,7 @@ have derivative 0; ties of `maximum`/`minimum` split the gradient in half;
 
 from __future__ import annotations
 
+import math as pymath
 from collections.abc import Callable, Sequence
 
 from xdsl.builder import Builder
@@ -78,6 +79,7 @@ _unary("nn.expm1", False, lambda s, g, x: s.mul(g, s.exp(x)))
 _unary("nn.log1p", False, lambda s, g, x: s.div(g, s.add(_one(s, x), x)))
 _unary("nn.rsqrt", True, lambda s, g, y: s.mul(s.mul(g, s.const(-0.5, y.type)), s.mul(y, s.mul(y, y))))
 _unary("nn.cbrt", True, lambda s, g, y: s.div(g, s.mul(s.const(3.0, y.type), s.mul(y, y))))
+_unary("nn.erf", False, lambda s, g, x: s.mul(g, s.mul(s.const(2 / pymath.sqrt(pymath.pi), x.type), s.exp(s.neg(s.mul(x, x))))))
 _unary("nn.sine", False, lambda s, g, x: s.mul(g, _ins(s, math.CosOp(x))))
 _unary("nn.cosine", False, lambda s, g, x: s.neg(s.mul(g, _ins(s, math.SinOp(x)))))
 _unary("nn.tan", True, lambda s, g, y: s.mul(g, s.add(_one(s, y), s.mul(y, y))))
