@@ -59,10 +59,11 @@ def _help_epilog() -> str:
         lines.append(f"  --{name:<22}{PASS_SUMMARIES[name]}")
     lines.append("\nnamed pipelines:")
     for name, spec in PIPELINES.items():
-        lines.append(textwrap.fill(spec, width, initial_indent=f"  {name} = ", subsequent_indent=" " * 4))
+        lines.append(textwrap.fill(spec, width, initial_indent=f"  {name} = ", subsequent_indent=" " * 4,
+                                   break_on_hyphens=False))
     xdsl = sorted(set(get_all_passes()) - set(PROJECT_PASSES))
     lines.append("\nxDSL passes (https://xdsl.dev; canonicalize, cse and dce know the df/nn patterns):")
-    lines.append(textwrap.fill(", ".join(xdsl), width, initial_indent="  ", subsequent_indent="  "))
+    lines.append(textwrap.fill(", ".join(xdsl), width, initial_indent="  ", subsequent_indent="  ", break_on_hyphens=False))
     return "\n".join(lines)
 
 
