@@ -19,7 +19,6 @@ import argparse
 import difflib
 import os
 import sys
-import textwrap
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, NoReturn, TextIO
 
@@ -52,18 +51,28 @@ class _ArgumentParser(argparse.ArgumentParser):
         raise CompileError(message, self.prog)
 
 
+def _wrap(first: str, items: list[str], sep: str, width: int = 100) -> list[str]:
+    """`items` joined by `sep` after `first`, broken into lines only after a separator."""
+    lines, line = [], first
+    for k, item in enumerate(items):
+        piece = item + (sep if k + 1 < len(items) else "")
+        if len(line) + len(piece.rstrip()) > width and line.strip():
+            lines.append(line.rstrip())
+            line = "    "
+        line += piece
+    return [*lines, line]
+
+
 def _help_epilog() -> str:
-    width = 100
     lines = ["project passes (each also a flag: --NAME, '--NAME{opt=value}'; docs/passes.md):"]
     for name in PROJECT_PASSES:
         lines.append(f"  --{name:<22}{PASS_SUMMARIES[name]}")
     lines.append("\nnamed pipelines:")
     for name, spec in PIPELINES.items():
-        lines.append(textwrap.fill(spec, width, initial_indent=f"  {name} = ", subsequent_indent=" " * 4,
-                                   break_on_hyphens=False))
+        lines += _wrap(f"  {name} = ", spec.split(","), ",")
     xdsl = sorted(set(get_all_passes()) - set(PROJECT_PASSES))
     lines.append("\nxDSL passes (https://xdsl.dev; canonicalize, cse and dce know the df/nn patterns):")
-    lines.append(textwrap.fill(", ".join(xdsl), width, initial_indent="  ", subsequent_indent="  ", break_on_hyphens=False))
+    lines += _wrap("  ", xdsl, ", ")
     return "\n".join(lines)
 
 
