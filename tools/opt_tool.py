@@ -19,6 +19,7 @@ import argparse
 import difflib
 import os
 import sys
+import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, NoReturn, TextIO
 
@@ -277,6 +278,7 @@ def run(argv: Sequence[str]) -> int:
     dumping = args.print_ir_before_all or args.print_ir_after_all or args.print_ir_before or args.print_ir_after
     if sys.stderr.isatty() and not (args.no_progress or dumping or args.print_ir_after_change):
         progress = Progress(sys.stderr)
+    start = time.perf_counter()
     manager = PassManager.parse(
         ",".join(pipeline),
         print_ir_before_all=args.print_ir_before_all,
@@ -290,6 +292,7 @@ def run(argv: Sequence[str]) -> int:
         statistics=args.pass_statistics,
         progress=progress,
     )
+    manager.timings.append(("load passes", time.perf_counter() - start))
     if args.dump_pass_pipeline:
         print(f"Pass Manager with {len(manager.passes)} passes:\n{manager.pipeline_text()}", file=sys.stderr)
     text, filename = _read(args.input)
