@@ -53,3 +53,14 @@ def test_engine_matches_the_interpreter_bit_for_bit(fast_math):
     for w, g in zip(want, got):
         assert g.dtype == w.dtype
         np.testing.assert_array_equal(g.astype(np.float32), w.astype(np.float32))
+
+
+def test_hexadecimal_bf16_literals_are_bit_patterns_and_round_trip():
+    text = """func.func @f() -> tensor<2xbf16> {
+  %c = arith.constant dense<[0xFF80, 0x3FC0]> : tensor<2xbf16>
+  func.return %c : tensor<2xbf16>
+}"""
+    module = parse_module(text)
+    value = interpret(module, "f")
+    np.testing.assert_array_equal(value.astype(np.float32), [-np.inf, 1.5])
+    np.testing.assert_array_equal(interpret(parse_module(str(module)), "f").astype(np.float32), [-np.inf, 1.5])
