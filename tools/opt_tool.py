@@ -96,7 +96,8 @@ def _parser() -> argparse.ArgumentParser:
     add("--version", action="store_true", help="print the versions of dfc, xDSL and LLVM")
 
     info = parser.add_argument_group("information")
-    info.add_argument("--list-passes", action="store_true", help="list registered passes and pipelines")
+    info.add_argument("--list-passes", action="store_true",
+                      help="list the project's passes (with what they do), named pipelines, then xDSL's")
     info.add_argument("--show-dialects", action="store_true", help="list the dialects opt-tool reads")
     info.add_argument("--dump-pass-pipeline", action="store_true",
                       help="print the pipeline that will run (anchored form) to stderr")
@@ -262,10 +263,7 @@ def run(argv: Sequence[str]) -> int:
         print(_version())
         return 0
     if args.list_passes:
-        for name in sorted(get_all_passes()):
-            print(name)
-        for name, spec in sorted(PIPELINES.items()):
-            print(f"{name} = {spec}")
+        print(_help_epilog())
         return 0
     if args.show_dialects:
         from dfc.compiler.context import make_context
