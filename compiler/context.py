@@ -2,7 +2,8 @@
 
 builtin, func, arith, df and nn are loaded; the others are registered and
 loaded by xDSL when the parser first meets one of their ops or types, so a
-command that never sees `llvm`, `gpu` or `vector` does not import them.
+command that never sees `llvm`, `gpu`, `vector` or `stablehlo` does not
+import them.
 """
 
 from collections.abc import Callable
@@ -27,6 +28,7 @@ _ON_DEMAND = {
     "llvm": "xdsl.dialects.llvm:LLVM",
     "gpu": "xdsl.dialects.gpu:GPU",
     "blas": "dfc.dialects.blas:BLAS",
+    "stablehlo": "dfc.dialects.stablehlo:StableHLO",
 }
 
 
@@ -37,9 +39,10 @@ def _loader(target: str) -> Callable[[], Dialect]:
 
 def make_context(allow_unregistered: bool = False) -> Context:
     """A fresh context with builtin, func, arith, math, scf, tensor, memref,
-    vector, llvm, gpu (what `lower-dataflow{target=gpu}` produces), df, nn and blas.
-    `allow_unregistered`: ops of other dialects parse as unregistered ops
-    (mlir-opt's `--allow-unregistered-dialect`)."""
+    vector, llvm, gpu (what `lower-dataflow{target=gpu}` produces), df, nn, blas
+    and stablehlo (the input of `convert-stablehlo`). `allow_unregistered`:
+    ops of other dialects parse as unregistered ops (mlir-opt's
+    `--allow-unregistered-dialect`)."""
     ctx = Context(allow_unregistered=allow_unregistered)
     for dialect in (Builtin, Func, Arith, DF, NN):
         ctx.load_dialect(dialect)

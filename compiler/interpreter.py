@@ -231,6 +231,19 @@ def _for(op: scf.ForOp) -> _Eval:
     return evaluate
 
 
+def _while(op: scf.WhileOp) -> _Eval:
+    before, after = op.before_region.block, op.after_region.block
+
+    def evaluate(frame: _Frame, *values: Any) -> list[Any]:
+        while True:
+            cond, *values = frame.run(before, list(values))
+            if not cond:
+                return values
+            values = frame.run(after, values)
+
+    return evaluate
+
+
 def _if(op: scf.IfOp) -> _Eval:
     then, otherwise = op.true_region, op.false_region
 
@@ -448,12 +461,13 @@ def _library(op: NNOp) -> _Eval:
     return lambda frame, *values: _Frame(frame.program).run(block, values)
 
 
-_TERMINATORS = (func.ReturnOp, scf.YieldOp, df.YieldOp)
+_TERMINATORS = (func.ReturnOp, scf.YieldOp, scf.ConditionOp, df.YieldOp)
 
 _BUILDERS: dict[type[Operation], _Builder] = {
     func.CallOp: _call,
     scf.ForOp: _for,
     scf.IfOp: _if,
+    scf.WhileOp: _while,
     arith.ConstantOp: _constant,
     arith.AddfOp: _elementwise(operator.add),
     arith.SubfOp: _elementwise(operator.sub),

@@ -20,6 +20,19 @@ _EXPORTS = {
     "ExecutionEngine": "dfc.compiler.engine",
     "CompileError": "dfc.compiler.diagnostics",
     "interpret": "dfc.compiler.interpreter",
+    "Function": "dfc.function",
+    "grad": "dfc.function",
+    "value_and_grad": "dfc.function",
+    "vjp": "dfc.function",
+    "jit": "dfc.frontend",
+    "FrontendError": "dfc.frontend",
+    "f16": "dfc.frontend",
+    "f32": "dfc.frontend",
+    "f64": "dfc.frontend",
+    "i32": "dfc.frontend",
+    "i64": "dfc.frontend",
+    "from_jax": "dfc.compiler.stablehlo_import",
+    "import_stablehlo": "dfc.compiler.stablehlo_import",
 }
 
 __all__ = ["__version__", *_EXPORTS]

@@ -244,6 +244,8 @@ class ReadOfBoxFill(RewritePattern):
         fill = op.source.owner
         if not isinstance(fill, df.MapOp) or fill.is_buffer_form or len(fill.outs) != 1 or not op.source.has_one_use():
             return
+        if not op.indices:  # a 0-d read: nothing to guard (the fill map has no variables either)
+            return
         extents = fill.static_extents
         writes = [o for o in fill.body.block.ops if isinstance(o, df.WriteOp)]
         if None in extents or len(writes) != 1 or writes[0].wcr is not None or not fill.out_args[0].has_one_use():

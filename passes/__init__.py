@@ -12,6 +12,7 @@ from xdsl.transforms import get_all_passes as get_xdsl_passes
 
 PROJECT_PASSES: dict[str, str] = {
     "autodiff": "dfc.passes.autodiff.autodiff:AutodiffPass",
+    "convert-stablehlo": "dfc.passes.convert_stablehlo:ConvertStableHLOPass",
     "expand-library": "dfc.passes.expand_library:ExpandLibraryPass",
     "fuse": "dfc.passes.fuse:FusePass",
     "scatter-to-gather": "dfc.passes.scatter_to_gather:ScatterToGatherPass",
@@ -20,11 +21,13 @@ PROJECT_PASSES: dict[str, str] = {
     "contraction-to-blas": "dfc.passes.contraction_to_blas:ContractionToBlasPass",
     "lower-dataflow": "dfc.passes.lower_dataflow:LowerDataflowPass",
     "mem-plan": "dfc.passes.mem_plan:MemPlanPass",
+    "buffer-results-to-out-params": "dfc.passes.buffer_results_to_out_params:BufferResultsToOutParamsPass",
     "view-dataflow": "dfc.passes.view_dataflow:ViewDataflowPass",
 }
 
 PASS_SUMMARIES: dict[str, str] = {
     "autodiff": "reverse-mode gradients of tensor functions.",
+    "convert-stablehlo": "StableHLO (as JAX emits it) into nn library ops and scf.",
     "expand-library": "replace every nn op by its pure df expansion.",
     "fuse": "producer-consumer and sibling map fusion, and tasklet merging.",
     "scatter-to-gather": "stencil-shaped `wcr(add)` scatters become gathers.",
@@ -33,6 +36,7 @@ PASS_SUMMARIES: dict[str, str] = {
     "contraction-to-blas": "contraction maps become calls into an optimised BLAS.",
     "lower-dataflow": "buffer-form df maps to scf loops on memrefs.",
     "mem-plan": "liveness-based buffer reuse, one static arena per function.",
+    "buffer-results-to-out-params": "returned buffers become caller-provided arguments.",
     "view-dataflow": "Graphviz of the maps, memlets and tasklets of each function.",
 }
 """One line per project pass for `opt-tool --help`: the first line of its

@@ -1,0 +1,519 @@
+"""`convert-stablehlo`: StableHLO (as JAX emits it) into nn library ops and scf.
+
+Most ops map one to one onto the nn op of the same semantics
+(`dialects/nn_names.py` holds the table). The others:
+
+* `reduce` with an add/maximum/minimum body becomes `nn.reduce` (sum/max/min),
+  and/or bodies on i1 go through f32 min/max; an init value that is not the
+  body's identity is combined with the result afterwards. The two-input
+  reduce JAX writes for `argmax`/`argmin` (values and an iota along the reduced
+  dimension, a compare-and-select body) becomes `nn.argmax`/`nn.argmin`.
+* `reduce_window` with a max/min/add body and the identity as init becomes
+  `nn.reduce_window`; `scatter` with a replace or add body `nn.scatter`.
+* `while` whose condition is `counter < N` (or `<=`) on a carried integer
+  that starts at a constant and grows by a constant step in the body (what
+  `lax.fori_loop` and `lax.scan` emit) becomes an `scf.for` with the static trip
+  count, the counter still carried; any other `while` becomes `scf.while`
+  (it does not run on the engine yet, and autodiff refuses it).
+* `case` becomes nested `scf.if`s on `index == k` (an out-of-range index runs
+  the last branch, as StableHLO says), `if` an `scf.if`.
+* Calls to functions of the module are inlined, and callees left without
+  callers are erased, so that fusion and autodiff see one function.
+
+An op, attribute or mode the conversion does not cover is a `CompileError` at
+its location naming it (`round_nearest_even`, a multiply-reduce, a base
+dilation, ...).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from xdsl.builder import Builder
+from xdsl.context import Context
+from xdsl.dialects import arith, func, scf, tensor
+from xdsl.dialects.builtin import (
+    AnyFloat,
+    DenseIntOrFPElementsAttr,
+    FileLineColLoc,
+    FloatAttr,
+    IndexType,
+    IntegerAttr,
+    IntegerType,
+    ModuleOp,
+    TensorType,
+    f32,
+    i1,
+)
+from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.rewriter import InsertPoint, Rewriter
+
+from dfc.compiler.diagnostics import CompileError
+from dfc.dialects import nn
+from dfc.dialects import nn_contract as nnc
+from dfc.dialects import nn_conv as nnconv
+from dfc.dialects import nn_elementwise as nne
+from dfc.dialects import nn_indexing as nni
+from dfc.dialects import nn_shape as nns
+from dfc.dialects import nn_window as nnw
+from dfc.dialects import stablehlo as shlo
+
+UNARY: dict[str, type[Operation]] = {
+    "abs": nne.AbsOp, "cbrt": nne.CbrtOp, "ceil": nne.CeilOp, "cosine": nne.CosineOp,
+    "exponential": nn.ExpOp, "exponential_minus_one": nne.Expm1Op, "floor": nne.FloorOp, "log": nn.LogOp,
+    "log_plus_one": nne.Log1pOp, "logistic": nn.SigmoidOp, "negate": nn.NegOp, "not": nne.NotOp,
+    "round_nearest_afz": nne.RoundOp, "rsqrt": nne.RsqrtOp, "sign": nne.SignOp, "sine": nne.SineOp,
+    "sqrt": nn.SqrtOp, "tan": nne.TanOp, "tanh": nn.TanhOp,
+}
+BINARY: dict[str, type[Operation]] = {
+    "add": nn.AddOp, "subtract": nn.SubOp, "multiply": nn.MulOp, "divide": nn.DivOp,
+    "remainder": nne.RemainderOp, "power": nne.PowerOp, "maximum": nne.MaximumOp, "minimum": nne.MinimumOp,
+    "atan2": nne.Atan2Op, "and": nne.AndOp, "or": nne.OrOp, "xor": nne.XorOp, "shift_left": nne.ShiftLeftOp,
+    "shift_right_arithmetic": nne.ShiftRightArithmeticOp, "shift_right_logical": nne.ShiftRightLogicalOp,
+}
+REDUCE_KIND = {"stablehlo.add": "sum", "stablehlo.maximum": "max", "stablehlo.minimum": "min"}
+"""Reduce bodies nn.reduce/nn.reduce_window compute directly."""
+LOGICAL_REDUCE = {"stablehlo.and": "min", "stablehlo.or": "max"}
+"""i1 reduce bodies, computed as f32 min/max of 0/1."""
+COMBINE = {"sum": nn.AddOp, "max": nne.MaximumOp, "min": nne.MinimumOp}
+IDENTITY = {"sum": 0.0, "max": -math.inf, "min": math.inf}
+MAX_INLINE_DEPTH = 16
+
+
+def _tensor(v: SSAValue) -> TensorType:
+    assert isinstance(v.type, TensorType)
+    return v.type
+
+
+def splat_value(v: SSAValue) -> float | int | None:
+    """The value of every element of `v` when it is a splat constant (before or after conversion)."""
+    op = v.owner
+    if isinstance(op, shlo.ConstantOp | nn.ConstantOp):
+        value = op.value
+        assert isinstance(value, DenseIntOrFPElementsAttr)
+        values = value.get_values()
+        if values and all(x == values[0] for x in values):
+            return values[0]  # type: ignore[return-value]
+    if isinstance(op, nn.FullOp):
+        return op.value.value.data  # type: ignore[union-attr]
+    if isinstance(op, shlo.BroadcastInDimOp | nns.BroadcastInDimOp):
+        return splat_value(op.operand)
+    return None
+
+
+def _locate(first: Operation | None, op: Operation) -> None:
+    """Give the ops from `first` up to `op` (what replaced it) `op`'s location where they have none."""
+    while first is not None and first is not op:
+        for inner in first.walk():
+            if not isinstance(inner.location, FileLineColLoc):
+                inner.location = op.location
+        first = first.next_op
+
+
+class Converter:
+    """Rewrites the stablehlo ops of one function, block by block, in order."""
+
+    def __init__(self) -> None:
+        self.b = Builder(InsertPoint.at_start(Block()))
+
+    def ins(self, op: Operation) -> SSAValue:
+        self.b.insert(op)
+        return op.results[0]
+
+    def block(self, block: Block) -> None:
+        for op in list(block.ops):
+            if op.dialect_name() == "stablehlo" and not isinstance(op, shlo.ReturnOp):
+                self.b = Builder(InsertPoint.before(op))
+                prev = op.prev_op
+                new = self.op(op)
+                _locate(prev.next_op if prev is not None else block.first_op, op)
+                for old, value in zip(op.results, new):
+                    old.replace_all_uses_with(value)
+                Rewriter.erase_op(op)
+
+    def op(self, op: Operation) -> Sequence[SSAValue]:
+        short = op.name.removeprefix("stablehlo.")
+        handler: Callable[[Operation], Sequence[SSAValue]] | None = getattr(self, f"on_{short}", None)
+        if short in UNARY:
+            return [self.unary(op, short)]
+        if short in BINARY:
+            lhs, rhs = op.operands
+            return [self.ins(BINARY[short](lhs, rhs))]
+        if handler is None:
+            raise CompileError.at(op, f"convert-stablehlo: '{op.name}' is not supported")
+        return handler(op)
+
+    # ------------------------------------------------------------ elementwise
+
+    def unary(self, op: Operation, short: str) -> SSAValue:
+        x = op.operands[0]
+        if short == "negate" and isinstance(_tensor(x).element_type, IntegerType):
+            zero = self.ins(nn.FullOp(IntegerAttr(0, _tensor(x).element_type), []))
+            return self.ins(nn.SubOp(zero, x))
+        return self.ins(UNARY[short](x))
+
+    def on_convert(self, op: shlo.ConvertOp) -> Sequence[SSAValue]:
+        t = _tensor(op.result)
+        if op.operand.type == t:
+            return [op.operand]
+        return [self.ins(nne.ConvertOp(op.operand, t.element_type))]
+
+    def on_select(self, op: shlo.SelectOp) -> Sequence[SSAValue]:
+        return [self.ins(nne.SelectOp(op.pred, op.on_true, op.on_false))]
+
+    def on_clamp(self, op: shlo.ClampOp) -> Sequence[SSAValue]:
+        return [self.ins(nne.ClampOp(op.min, op.operand, op.max))]
+
+    def on_compare(self, op: shlo.CompareOp) -> Sequence[SSAValue]:
+        kind = op.compare_type.data if op.compare_type is not None else None
+        direction = op.comparison_direction.data
+        if kind == "TOTALORDER" or (kind == "UNSIGNED" and direction not in ("EQ", "NE")):
+            raise CompileError.at(op, f"convert-stablehlo: compare {direction} with compare_type {kind} is not supported")
+        return [self.ins(nne.CompareOp(op.lhs, op.rhs, direction))]
+
+    # ------------------------------------------------------------ constants and shapes
+
+    def on_constant(self, op: shlo.ConstantOp) -> Sequence[SSAValue]:
+        t = _tensor(op.output)
+        e = t.element_type
+        splat = splat_value(op.output)
+        if splat is not None and isinstance(e, AnyFloat):
+            return [self.ins(nn.FullOp(FloatAttr(float(splat), e), t.get_shape()))]
+        if splat is not None and isinstance(e, IntegerType) and e.width.data > 1:
+            return [self.ins(nn.FullOp(IntegerAttr(int(splat), e), t.get_shape()))]
+        return [self.ins(nn.ConstantOp(op.value))]
+
+    def on_iota(self, op: shlo.IotaOp) -> Sequence[SSAValue]:
+        return [self.ins(nns.IotaOp(_tensor(op.output), op.iota_dimension.value.data))]
+
+    def on_broadcast_in_dim(self, op: shlo.BroadcastInDimOp) -> Sequence[SSAValue]:
+        dims = op.broadcast_dimensions.get_values()
+        return [self.ins(nns.BroadcastInDimOp(op.operand, _tensor(op.result).get_shape(), dims))]
+
+    def on_reshape(self, op: shlo.ReshapeOp) -> Sequence[SSAValue]:
+        return [self.ins(nn.ReshapeOp(op.operand, _tensor(op.result).get_shape()))]
+
+    def on_transpose(self, op: shlo.TransposeOp) -> Sequence[SSAValue]:
+        return [self.ins(nn.TransposeOp(op.operand, op.permutation.get_values()))]
+
+    def on_reverse(self, op: shlo.ReverseOp) -> Sequence[SSAValue]:
+        return [self.ins(nns.ReverseOp(op.operand, op.dimensions.get_values()))]
+
+    def on_slice(self, op: shlo.SliceOp) -> Sequence[SSAValue]:
+        return [self.ins(nns.SliceOp(op.operand, op.start_indices.get_values(), op.limit_indices.get_values(),
+                                     op.strides.get_values()))]
+
+    def on_dynamic_slice(self, op: shlo.DynamicSliceOp) -> Sequence[SSAValue]:
+        return [self.ins(nns.DynamicSliceOp(op.operand, list(op.start_indices), op.slice_sizes.get_values()))]
+
+    def on_dynamic_update_slice(self, op: shlo.DynamicUpdateSliceOp) -> Sequence[SSAValue]:
+        return [self.ins(nns.DynamicUpdateSliceOp(op.operand, op.update, list(op.start_indices)))]
+
+    def on_concatenate(self, op: shlo.ConcatenateOp) -> Sequence[SSAValue]:
+        return [self.ins(nns.ConcatenateOp(list(op.inputs), op.dimension.value.data))]
+
+    def on_pad(self, op: shlo.PadOp) -> Sequence[SSAValue]:
+        return [self.ins(nns.PadOp(op.operand, op.padding_value, op.edge_padding_low.get_values(),
+                                   op.edge_padding_high.get_values(), op.interior_padding.get_values()))]
+
+    # ------------------------------------------------------------ contractions
+
+    def on_dot_general(self, op: shlo.DotGeneralOp) -> Sequence[SSAValue]:
+        d = op.dot_dimension_numbers
+        batching = (d.ints("lhs_batching_dimensions"), d.ints("rhs_batching_dimensions"))
+        contracting = (d.ints("lhs_contracting_dimensions"), d.ints("rhs_contracting_dimensions"))
+        result = self.ins(nnc.DotGeneralOp(op.lhs, op.rhs, batching, contracting))
+        if result.type != op.result.type:
+            raise CompileError.at(op, f"convert-stablehlo: dot_general of mixed or converted element types "
+                                      f"({result.type} vs {op.result.type}) is not supported")
+        return [result]
+
+    def on_convolution(self, op: shlo.ConvolutionOp) -> Sequence[SSAValue]:
+        d = op.dimension_numbers
+        spatial = len(d.ints("input_spatial_dimensions"))
+
+        def per_dim(attr, default: int) -> tuple[int, ...]:
+            return tuple(attr.get_values()) if attr is not None else (default,) * spatial
+
+        if any(per_dim(op.lhs_dilation, 1)[k] != 1 for k in range(spatial)):
+            raise CompileError.at(op, "convert-stablehlo: convolution with lhs_dilation (a transposed convolution) "
+                                      "is not supported")
+        if any(per_dim(op.window_reversal, 0)):
+            raise CompileError.at(op, "convert-stablehlo: convolution with window_reversal is not supported")
+        if op.batch_group_count.value.data != 1:
+            raise CompileError.at(op, "convert-stablehlo: convolution with batch_group_count > 1 is not supported")
+        pad = op.padding.get_values() if op.padding is not None else (0,) * (2 * spatial)
+        low, high = tuple(pad[0::2]), tuple(pad[1::2])
+        if any(p < 0 for p in (*low, *high)):
+            raise CompileError.at(op, "convert-stablehlo: convolution with negative padding is not supported")
+        layout = (
+            (d.int("input_batch_dimension"), d.int("input_feature_dimension"), *d.ints("input_spatial_dimensions")),
+            (d.int("kernel_output_feature_dimension"), d.int("kernel_input_feature_dimension"),
+             *d.ints("kernel_spatial_dimensions")),
+            (d.int("output_batch_dimension"), d.int("output_feature_dimension"), *d.ints("output_spatial_dimensions")),
+        )
+        geometry = (per_dim(op.window_strides, 1), low, high, per_dim(op.rhs_dilation, 1))
+        return [self.ins(nnconv.ConvolutionOp(op.lhs, op.rhs, layout, geometry, op.feature_group_count.value.data))]
+
+    # ------------------------------------------------------------ reductions
+
+    def _body_kind(self, op: Operation, region: Region) -> str:
+        """The name of the single binary op of a reduction body applied to its two arguments."""
+        block = region.block
+        ops = list(block.ops)
+        ret = ops[-1]
+        if (len(ops) == 2 and ops[0].name.removeprefix("stablehlo.") in BINARY
+                and set(ops[0].operands) == set(block.args) and list(ret.operands) == [ops[0].results[0]]):
+            return ops[0].name
+        raise CompileError.at(op, f"convert-stablehlo: '{op.name}' with this body is not supported "
+                                  f"(one add, maximum, minimum, and or or of the two arguments is)")
+
+    def on_reduce(self, op: shlo.ReduceOp) -> Sequence[SSAValue]:
+        dims = op.dimensions.get_values()
+        if len(op.inputs) == 2:
+            return self.arg_reduce(op, dims)
+        if len(op.inputs) != 1:
+            raise CompileError.at(op, f"convert-stablehlo: reduce of {len(op.inputs)} inputs is not supported")
+        body = self._body_kind(op, op.body)
+        x, init = op.inputs[0], op.init_values[0]
+        if body in LOGICAL_REDUCE:
+            as_float = self.ins(nne.ConvertOp(x, f32))
+            kind = LOGICAL_REDUCE[body]
+            r = self.ins(nn.ReduceOp(as_float, kind, dims))
+            r = self.ins(COMBINE[kind](r, self.ins(nne.ConvertOp(init, f32))))
+            return [self.ins(nne.ConvertOp(r, i1))]
+        if body not in REDUCE_KIND:
+            raise CompileError.at(op, f"convert-stablehlo: reduce with a '{body}' body is not supported")
+        kind = REDUCE_KIND[body]
+        if not isinstance(_tensor(x).element_type, AnyFloat):
+            raise CompileError.at(op, f"convert-stablehlo: reduce of {_tensor(x)} (not float) is not supported")
+        r = self.ins(nn.ReduceOp(x, kind, dims))
+        if splat_value(init) != IDENTITY[kind]:
+            r = self.ins(COMBINE[kind](r, init))
+        return [r]
+
+    def arg_reduce(self, op: shlo.ReduceOp, dims: Sequence[int]) -> Sequence[SSAValue]:
+        """JAX's argmax/argmin: reduce (values, iota along the dimension) with a pair body."""
+        x, idx = op.inputs
+        directions = [o.comparison_direction.data for o in op.body.block.ops if isinstance(o, shlo.CompareOp)
+                      and o.lhs.type == o.rhs.type and isinstance(_tensor(o.lhs).element_type, AnyFloat)]
+        kind = "max" if "GT" in directions else "min" if "LT" in directions else None
+        iota = idx.owner
+        if (kind is None or len(dims) != 1 or not isinstance(iota, nns.IotaOp)
+                or iota.iota_dimension.value.data != dims[0] or splat_value(op.init_values[1]) != 0
+                or splat_value(op.init_values[0]) != IDENTITY[kind]):
+            raise CompileError.at(op, "convert-stablehlo: a reduce of two inputs is supported only as JAX's "
+                                      "argmax/argmin (values and an iota along the one reduced dimension)")
+        arg = nnc.ArgMaxOp if kind == "max" else nnc.ArgMinOp
+        index = self.ins(arg(x, dims[0], _tensor(op.results[1]).element_type))
+        value = self.ins(nn.ReduceOp(x, kind, dims)) if op.results[0].uses else op.results[0]
+        return [value, index]
+
+    def on_reduce_window(self, op: shlo.ReduceWindowOp) -> Sequence[SSAValue]:
+        if len(op.inputs_and_inits) != 2:
+            raise CompileError.at(op, "convert-stablehlo: reduce_window of several inputs is not supported")
+        x, init = op.inputs_and_inits
+        body = self._body_kind(op, op.body)
+        kind = REDUCE_KIND.get(body)
+        if kind is None or splat_value(init) != IDENTITY[kind]:
+            raise CompileError.at(op, "convert-stablehlo: reduce_window is supported with an add, maximum or "
+                                      "minimum body whose init value is the identity (0, -inf, +inf)")
+        rank = _tensor(x).get_num_dims()
+
+        def per_dim(attr, default: int) -> tuple[int, ...]:
+            return tuple(attr.get_values()) if attr is not None else (default,) * rank
+
+        if any(v != 1 for v in per_dim(op.base_dilations, 1)):
+            raise CompileError.at(op, "convert-stablehlo: reduce_window with base_dilations is not supported")
+        pad = op.padding.get_values() if op.padding is not None else (0,) * (2 * rank)
+        return [self.ins(nnw.ReduceWindowOp(x, kind, op.window_dimensions.get_values(), per_dim(op.window_strides, 1),
+                                            per_dim(op.window_dilations, 1), pad[0::2], pad[1::2]))]
+
+    # ------------------------------------------------------------ indexing
+
+    def on_gather(self, op: shlo.GatherOp) -> Sequence[SSAValue]:
+        d = op.dimension_numbers
+        dims = {n: d.ints(n) for n in ("offset_dims", "collapsed_slice_dims", "operand_batching_dims",
+                                       "start_indices_batching_dims", "start_index_map")}
+        dims["slice_sizes"] = op.slice_sizes.get_values()
+        return [self.ins(nni.GatherOp(op.operand, op.start_indices, dims, d.int("index_vector_dim")))]
+
+    def on_scatter(self, op: shlo.ScatterOp) -> Sequence[SSAValue]:
+        if len(op.all_operands) != 3:
+            raise CompileError.at(op, "convert-stablehlo: scatter of several inputs is not supported")
+        operand, indices, updates = op.all_operands
+        block = op.update_computation.block
+        ops = list(block.ops)
+        if len(ops) == 1 and list(ops[0].operands) == [block.args[1]]:
+            kind = "replace"
+        elif self._body_kind(op, op.update_computation) == "stablehlo.add":
+            kind = "add"
+        else:
+            raise CompileError.at(op, "convert-stablehlo: scatter with this update computation is not supported")
+        d = op.scatter_dimension_numbers
+        dims = {n: d.ints(n) for n in ("update_window_dims", "inserted_window_dims", "input_batching_dims",
+                                       "scatter_indices_batching_dims", "scatter_dims_to_operand_dims")}
+        return [self.ins(nni.ScatterOp(operand, indices, updates, kind, dims, d.int("index_vector_dim")))]
+
+    # ------------------------------------------------------------ control flow
+
+    def _scalar(self, t: SSAValue) -> SSAValue:
+        return self.ins(tensor.ExtractOp(t, [], _tensor(t).element_type))
+
+    def _region(self, region: Region, terminator: Callable[[Sequence[SSAValue]], Operation]) -> Region:
+        """`region` converted, its `stablehlo.return` replaced by `terminator(values)`, detached."""
+        block = region.block
+        saved = self.b
+        self.block(block)
+        self.b = saved
+        ret = block.last_op
+        assert isinstance(ret, shlo.ReturnOp)
+        values = list(ret.operands)
+        Rewriter.erase_op(ret)
+        block.add_op(terminator(values))
+        return region.parent_op().detach_region(region) if region.parent_op() else region  # type: ignore[union-attr]
+
+    def on_while(self, op: shlo.WhileOp) -> Sequence[SSAValue]:
+        trip = static_trip_count(op)
+        if trip is not None:
+            saved = self.b
+            body = self._region(op.body, lambda vs: scf.YieldOp(*vs))
+            self.b = saved
+            body.block.insert_arg(IndexType(), 0)
+            lb, ub, step = (self.ins(arith.ConstantOp.from_int_and_width(v, IndexType())) for v in (0, trip, 1))
+            loop = scf.ForOp(lb, ub, step, list(op.operand), body)
+            self.b.insert(loop)
+            return list(loop.results)
+        saved = self.b
+        after = self._region(op.body, lambda vs: scf.YieldOp(*vs))
+        before_block = op.cond.block
+        self.b = Builder(InsertPoint.before(before_block.last_op))  # type: ignore[arg-type]
+        self.block(before_block)
+        ret = before_block.last_op
+        assert isinstance(ret, shlo.ReturnOp)
+        self.b = Builder(InsertPoint.before(ret))
+        flag = self._scalar(ret.operands[0])
+        Rewriter.erase_op(ret)
+        before_block.add_op(scf.ConditionOp(flag, *before_block.args))
+        before = op.detach_region(op.cond)
+        self.b = saved
+        loop = scf.WhileOp(list(op.operand), [v.type for v in op.results], before, after)
+        self.b.insert(loop)
+        return list(loop.results)
+
+    def _if(self, flag: SSAValue, then: Region, other: Region, types: Sequence) -> Sequence[SSAValue]:
+        op = scf.IfOp(flag, list(types), then, other)
+        self.b.insert(op)
+        return list(op.results)
+
+    def on_if(self, op: shlo.IfOp) -> Sequence[SSAValue]:
+        saved = self.b
+        then = self._region(op.true_branch, lambda vs: scf.YieldOp(*vs))
+        other = self._region(op.false_branch, lambda vs: scf.YieldOp(*vs))
+        self.b = saved
+        return self._if(self._scalar(op.pred), then, other, [r.type for r in op.results])
+
+    def on_case(self, op: shlo.CaseOp) -> Sequence[SSAValue]:
+        if len(op.branches) < 2:
+            raise CompileError.at(op, "convert-stablehlo: a case with one branch is not supported")
+        saved = self.b
+        branches = [self._region(r, lambda vs: scf.YieldOp(*vs)) for r in list(op.branches)]
+        self.b = saved
+        return self._case_chain(self._scalar(op.index), 0, branches, [r.type for r in op.results])
+
+    def _case_chain(self, index: SSAValue, k: int, branches: list[Region], types: Sequence) -> Sequence[SSAValue]:
+        """`index == k ? branch k : (the chain from k + 1)`; the last branch takes every other index."""
+        key = self.ins(arith.ConstantOp(IntegerAttr(k, index.type)))  # type: ignore[arg-type]
+        flag = self.ins(arith.CmpiOp(index, key, "eq"))
+        if k == len(branches) - 2:
+            other = branches[-1]
+        else:
+            block = Block()
+            saved, self.b = self.b, Builder(InsertPoint.at_end(block))
+            block.add_op(scf.YieldOp(*self._case_chain(index, k + 1, branches, types)))
+            self.b = saved
+            other = Region(block)
+        return self._if(flag, branches[k], other, types)
+
+
+def static_trip_count(op: shlo.WhileOp) -> int | None:
+    """The trip count of `while (counter < N)` with a constant start and step, else None."""
+    cond = list(op.cond.block.ops)
+    ret = cond[-1]
+    cmp = ret.operands[0].owner if ret.operands else None
+    if not isinstance(cmp, shlo.CompareOp) or cmp.comparison_direction.data not in ("LT", "LE"):
+        return None
+    args = list(op.cond.block.args)
+    if cmp.lhs not in args or any(o is not cmp and not isinstance(o, shlo.ConstantOp | shlo.ReturnOp) for o in cond):
+        return None
+    k = args.index(cmp.lhs)
+    bound, start = splat_value(cmp.rhs), splat_value(op.operand[k])
+    if not isinstance(bound, int) or not isinstance(start, int):
+        return None
+    body_ret = op.body.block.last_op
+    assert body_ret is not None
+    step_op = body_ret.operands[k].owner
+    if not isinstance(step_op, shlo.BinaryOp) or step_op.name != "stablehlo.add":
+        return None
+    counter = op.body.block.args[k]
+    if counter not in step_op.operands:
+        return None
+    other = step_op.rhs if step_op.lhs == counter else step_op.lhs
+    step = splat_value(other)
+    if not isinstance(step, int) or step <= 0:
+        return None
+    end = bound + (1 if cmp.comparison_direction.data == "LE" else 0)
+    return max(0, -(-(end - start) // step))
+
+
+def inline_calls(module: ModuleOp) -> None:
+    """Replace each `func.call` to a function of the module by a copy of its body;
+    erase private functions left without callers."""
+    functions = {f.sym_name.data: f for f in module.ops if isinstance(f, func.FuncOp)}
+    for depth in range(MAX_INLINE_DEPTH + 1):
+        calls = [c for c in module.walk() if isinstance(c, func.CallOp)
+                 and (f := functions.get(c.callee.root_reference.data)) is not None and not f.is_declaration]
+        if not calls:
+            break
+        if depth == MAX_INLINE_DEPTH:
+            raise CompileError.at(calls[0], f"convert-stablehlo: calls nest deeper than {MAX_INLINE_DEPTH} "
+                                            "(a recursive function?); they are not inlined")
+        for call in calls:
+            callee = functions[call.callee.root_reference.data]
+            if callee.is_ancestor(call):
+                raise CompileError.at(call, f"convert-stablehlo: @{callee.sym_name.data} calls itself; "
+                                            "recursion is not inlined")
+            body = callee.body.clone()
+            block = body.block
+            for arg, value in zip(block.args, call.arguments):
+                arg.replace_all_uses_with(value)
+            ret = block.last_op
+            assert isinstance(ret, func.ReturnOp)
+            results = list(ret.arguments)
+            for inner in list(block.ops):
+                if inner is ret:
+                    break
+                inner.detach()
+                Rewriter.insert_op(inner, InsertPoint.before(call))
+            for old, new in zip(call.results, results):
+                old.replace_all_uses_with(new)
+            Rewriter.erase_op(call)
+    called = {c.callee.root_reference.data for c in module.walk() if isinstance(c, func.CallOp)}
+    for name, f in functions.items():
+        if f.sym_visibility is not None and f.sym_visibility.data == "private" and name not in called:
+            Rewriter.erase_op(f)
+
+
+@dataclass(frozen=True)
+class ConvertStableHLOPass(ModulePass):
+    """StableHLO ops (as JAX emits them) into nn library ops and scf control flow."""
+
+    name = "convert-stablehlo"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        inline_calls(op)
+        for f in [f for f in op.ops if isinstance(f, func.FuncOp) and not f.is_declaration]:
+            Converter().block(f.body.block)

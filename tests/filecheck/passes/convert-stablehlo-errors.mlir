@@ -1,0 +1,92 @@
+// RUN: opt-tool %s --split-input-file --verify-diagnostics --convert-stablehlo
+
+// What the conversion does not cover is an error at the op, naming it.
+
+func.func @no_nn_op(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{convert-stablehlo: 'stablehlo.round_nearest_even' is not supported}}
+  %0 = stablehlo.round_nearest_even %x : tensor<4xf32>
+  func.return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @product_reduce(%x: tensor<4xf32>) -> tensor<f32> {
+  %one = stablehlo.constant dense<1.0> : tensor<f32>
+  // expected-error @+1 {{convert-stablehlo: reduce with a 'stablehlo.multiply' body is not supported}}
+  %0 = stablehlo.reduce(%x init: %one) applies stablehlo.multiply across dimensions = [0] : (tensor<4xf32>, tensor<f32>) -> tensor<f32>
+  func.return %0 : tensor<f32>
+}
+
+// -----
+
+func.func @window_init(%x: tensor<4xf32>) -> tensor<2xf32> {
+  %one = stablehlo.constant dense<1.0> : tensor<f32>
+  // expected-error @+1 {{convert-stablehlo: reduce_window is supported with an add, maximum or minimum body whose init value is the identity}}
+  %0 = "stablehlo.reduce_window"(%x, %one) <{window_dimensions = array<i64: 2>, window_strides = array<i64: 2>}> ({
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+    %s = stablehlo.add %a, %b : tensor<f32>
+    stablehlo.return %s : tensor<f32>
+  }) : (tensor<4xf32>, tensor<f32>) -> tensor<2xf32>
+  func.return %0 : tensor<2xf32>
+}
+
+// -----
+
+func.func @transposed_conv(%x: tensor<1x1x4xf32>, %w: tensor<1x1x2xf32>) -> tensor<1x1x6xf32> {
+  // expected-error @+1 {{convert-stablehlo: convolution with lhs_dilation (a transposed convolution) is not supported}}
+  %0 = stablehlo.convolution(%x, %w) dim_numbers = [b, f, 0]x[o, i, 0]->[b, f, 0], window = {lhs_dilate = [2]} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x1x4xf32>, tensor<1x1x2xf32>) -> tensor<1x1x6xf32>
+  func.return %0 : tensor<1x1x6xf32>
+}
+
+// -----
+
+func.func @unsigned_order(%a: tensor<4xi32>) -> tensor<4xi1> {
+  // expected-error @+1 {{convert-stablehlo: compare LT with compare_type UNSIGNED is not supported}}
+  %0 = stablehlo.compare LT, %a, %a, UNSIGNED : (tensor<4xi32>, tensor<4xi32>) -> tensor<4xi1>
+  func.return %0 : tensor<4xi1>
+}
+
+// -----
+
+func.func @two_input_reduce(%x: tensor<4xf32>, %y: tensor<4xf32>) -> tensor<f32> {
+  %c = stablehlo.constant dense<0.0> : tensor<f32>
+  // expected-error @+1 {{convert-stablehlo: a reduce of two inputs is supported only as JAX's argmax/argmin}}
+  %0:2 = stablehlo.reduce(%x init: %c), (%y init: %c) across dimensions = [0] : (tensor<4xf32>, tensor<4xf32>, tensor<f32>, tensor<f32>) -> (tensor<f32>, tensor<f32>)
+   reducer(%a: tensor<f32>, %b: tensor<f32>) (%p: tensor<f32>, %q: tensor<f32>)  {
+    %s = stablehlo.add %a, %b : tensor<f32>
+    %t = stablehlo.add %p, %q : tensor<f32>
+    stablehlo.return %s, %t : tensor<f32>, tensor<f32>
+  }
+  func.return %0#0 : tensor<f32>
+}
+
+// -----
+
+func.func @inside_a_loop(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %c = stablehlo.constant dense<0> : tensor<i32>
+  %0:2 = stablehlo.while(%i = %c, %y = %x) : tensor<i32>, tensor<4xf32>
+  cond {
+    %n = stablehlo.constant dense<3> : tensor<i32>
+    %p = stablehlo.compare LT, %i, %n, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>
+    stablehlo.return %p : tensor<i1>
+  } do {
+    %one = stablehlo.constant dense<1> : tensor<i32>
+    %j = stablehlo.add %i, %one : tensor<i32>
+    // expected-error @+1 {{convert-stablehlo: 'stablehlo.is_finite' is not supported}}
+    %f = stablehlo.is_finite %y : (tensor<4xf32>) -> tensor<4xi1>
+    stablehlo.return %j, %y : tensor<i32>, tensor<4xf32>
+  }
+  func.return %0#1 : tensor<4xf32>
+}
+
+// -----
+
+func.func public @main(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = func.call @r(%x) : (tensor<4xf32>) -> tensor<4xf32>
+  func.return %0 : tensor<4xf32>
+}
+func.func private @r(%y: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{convert-stablehlo: @r calls itself; recursion is not inlined}}
+  %0 = func.call @r(%y) : (tensor<4xf32>) -> tensor<4xf32>
+  func.return %0 : tensor<4xf32>
+}
