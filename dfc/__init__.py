@@ -22,6 +22,8 @@ _EXPORTS = {
     "interpret": "dfc.compiler.interpreter",
     "from_jax": "dfc.compiler.stablehlo_import",
     "import_stablehlo": "dfc.compiler.stablehlo_import",
+    "from_onnx": "dfc.compiler.onnx_import",
+    "import_onnx": "dfc.compiler.onnx_import",
 }
 
 __all__ = ["__version__", *_EXPORTS]
