@@ -82,6 +82,12 @@ def element_type(dtype: np.dtype) -> Attribute:
     return _ELEMENT_TYPES[name]
 
 
+def _name_hint(name: str) -> str | None:
+    """An ONNX value name as an SSA name (`l1.weight` -> `l1_weight`)."""
+    cleaned = "".join(c if c.isalnum() or c == "_" else "_" for c in name)
+    return cleaned if cleaned and not cleaned[0].isdigit() else None
+
+
 def _tensor(v: SSAValue) -> TensorType:
     assert isinstance(v.type, TensorType)
     return v.type
@@ -117,6 +123,7 @@ class OnnxImporter:
         names = [i.name for i in graph_inputs] + [n for n, _ in self.parameters]
         for name, arg in zip(names, self.block.args):
             self.values[name] = arg
+            arg.name_hint = _name_hint(name)
         self.input_names = [i.name for i in graph_inputs]
         self.b = Builder(InsertPoint.at_end(self.block))
 

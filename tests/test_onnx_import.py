@@ -93,19 +93,34 @@ def test_forward_equals_onnxruntime_and_gradients_equal_pytorch(name):
         np.testing.assert_allclose(g, torch_grads[pname].grad.numpy(), rtol=1e-4, atol=1e-5, err_msg=pname)
 
 
-def test_call_runs_the_model_with_its_weights():
+def _gemm_relu(w, b):
     from onnx import TensorProto, helper, numpy_helper
 
-    rng = np.random.default_rng(0)
-    w, b = rng.standard_normal((3, 4)).astype(np.float32), rng.standard_normal(3).astype(np.float32)
-    nodes = [helper.make_node("Gemm", ["x", "w", "b"], ["h"], transB=1), helper.make_node("Relu", ["h"], ["y"])]
+    nodes = [helper.make_node("Gemm", ["x", "fc.w", "fc.b"], ["h"], transB=1), helper.make_node("Relu", ["h"], ["y"])]
     graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 4])],
                               [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3])],
-                              [numpy_helper.from_array(w, "w"), numpy_helper.from_array(b, "b")])
-    imported = from_onnx(helper.make_model(graph))
-    assert [n for n, _ in imported.parameters] == ["w", "b"]
+                              [numpy_helper.from_array(w, "fc.w"), numpy_helper.from_array(b, "fc.b")])
+    return helper.make_model(graph)
+
+
+def test_call_runs_the_model_with_its_weights():
+    rng = np.random.default_rng(0)
+    w, b = rng.standard_normal((3, 4)).astype(np.float32), rng.standard_normal(3).astype(np.float32)
+    imported = from_onnx(_gemm_relu(w, b))
+    assert [n for n, _ in imported.parameters] == ["fc.w", "fc.b"]
     x = rng.standard_normal((2, 4))  # float64: converted to the model's f32
     np.testing.assert_allclose(imported(x), np.maximum(x.astype(np.float32) @ w.T + b, 0), rtol=1e-5, atol=1e-6)
+
+
+def test_opt_tool_imports_an_onnx_file(tmp_path, capsys):
+    from dfc.tools.opt_tool import run
+
+    path = tmp_path / "gemm_relu.onnx"
+    onnx.save(_gemm_relu(np.ones((3, 4), np.float32), np.zeros(3, np.float32)), str(path))
+    assert run([str(path), "--import-onnx", "--autodiff"]) == 0
+    out = capsys.readouterr().out
+    assert "func.func @main(%x: tensor<2x4xf32>, %fc_w: tensor<3x4xf32>, %fc_b: tensor<3xf32>)" in out
+    assert "nn.linear %x, %fc_w, %fc_b" in out and "func.func @main_grad" in out
 
 
 def test_unsupported_operator_names_the_node():

@@ -62,6 +62,8 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--print-op-generic", action="store_true", help="print ops in generic form")
     parser.add_argument("--time-passes", action="store_true", help="report each pass's wall time on stderr")
     parser.add_argument("--list-passes", action="store_true", help="list registered passes and pipelines")
+    parser.add_argument("--import-onnx", action="store_true",
+                        help="read the input as an ONNX model (.onnx; needs the 'onnx' package)")
     parser.add_argument("-t", "--target", default="mlir", choices=["mlir", *TARGETS],
                         help="print MLIR (default), optimised LLVM IR, host assembly or PTX")
     return parser
@@ -162,6 +164,11 @@ def run(argv: Sequence[str]) -> int:
         print_generic=args.print_op_generic,
         time_passes=args.time_passes,
     )
+    if args.import_onnx:
+        module = manager.run(_onnx_module(args.input))
+        _write(args.output, _print(module, args.print_op_generic) if args.target == "mlir"
+               else _translate(module, args.target))
+        return 0
     text, filename = _read(args.input)
     outputs: list[str] = []
     failed = False
@@ -186,6 +193,22 @@ def run(argv: Sequence[str]) -> int:
             failed = True
     _write(args.output, f"{SPLIT_MARKER}\n".join(outputs))
     return 1 if failed else 0
+
+
+def _onnx_module(path: str) -> ModuleOp:
+    """The module `import_onnx` builds from the model at `path`."""
+    try:
+        import onnx  # noqa: F401
+    except ImportError:
+        raise CompileError("--import-onnx needs the 'onnx' package (pip install 'dfc[onnx]')") from None
+    from dfc.compiler.onnx_import import import_onnx
+
+    if path == "-":
+        raise CompileError("--import-onnx reads a file, not stdin")
+    try:
+        return import_onnx(path)[0]
+    except OSError as err:
+        raise CompileError(f"cannot open input file '{path}': {err.strerror}") from None
 
 
 def _translate(module: ModuleOp, target: str) -> str:
