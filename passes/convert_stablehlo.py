@@ -14,7 +14,7 @@ Most ops map one to one onto the nn op of the same semantics
   that starts at a constant and grows by a constant step in the body (what
   `lax.fori_loop` and `lax.scan` emit) becomes an `scf.for` with the static trip
   count, the counter still carried; any other `while` becomes `scf.while`
-  (it does not run on the engine yet, and autodiff refuses it).
+  (it runs forward; autodiff refuses it at the loop).
 * `case` becomes nested `scf.if`s on `index == k` (an out-of-range index runs
   the last branch, as StableHLO says), `if` an `scf.if`.
 * Calls to functions of the module are inlined, and callees left without
