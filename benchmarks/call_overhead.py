@@ -1,6 +1,8 @@
 """Call overhead: `ExecutionEngine.invoke` on a function of eight 4-element
 arrays (one tiny map, one result), against the cheapest comparable call in
-numpy, PyTorch and JAX (one elementwise op on the same arrays), in one run.
+numpy, PyTorch and JAX (one elementwise op on the same arrays), in one run;
+`dfc out=` writes the result into a caller array (no allocation; numpy's
+column uses `out=` the same way).
 
     python -m benchmarks.call_overhead
 """
@@ -34,7 +36,9 @@ def main() -> None:
     torch, jax = optional("torch"), optional("jax")
     xs = [np.ones(4, np.float32) for _ in range(8)]
     engine = ExecutionEngine(parse_module(TEXT))
-    times = {"numpy": per_call(lambda: np.add(xs[0], xs[1])), "dfc": per_call(lambda: engine.invoke("f", *xs))}
+    out = np.empty(4, np.float32)
+    times = {"numpy": per_call(lambda: np.add(xs[0], xs[1])), "numpy out=": per_call(lambda: np.add(xs[0], xs[1], out=out)),
+             "dfc": per_call(lambda: engine.invoke("f", *xs)), "dfc out=": per_call(lambda: engine.invoke("f", *xs, out=out))}
     times["torch"] = None
     if torch is not None:
         ts = [torch.from_numpy(x) for x in xs]

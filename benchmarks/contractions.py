@@ -4,7 +4,9 @@
 
 Matrix products at 1024^3 (f32, f64) and at the MLP's skinny shapes (a batch
 of 256 by 784 by 512, with the gradient's transposed products), then the MLP
-256x784 -> 512 -> 10 value and gradient. dfc runs twice: with the default
+256x784 -> 512 -> 10 value and gradient, then 2-D convolutions (NCHW, the
+expansion is an im2col product) forward and value-and-gradient against
+PyTorch. dfc runs twice: with the default
 pipeline (contractions call OpenBLAS through `contraction-to-blas`) and
 without that pass (the generated loop nests), so the gap the pass closes shows.
 Ratios are against numpy (matrix products) or PyTorch (the MLP); GFLOP/s is dfc's.
@@ -132,6 +134,53 @@ def mlp_row(n: int, torch, jax, quick: bool) -> None:
     print(row(f"mlp {n}x784-512-10 grad", times, baseline=baseline, extra=f"compile {compile_s:.2f} s"))
 
 
+CONV = """func.func @conv(%x: tensor<{xs}xf32>, %k: tensor<{ks}xf32>, %w: tensor<{ys}xf32>) -> tensor<f32> {{
+  %y = nn.convolution %x, %k {{input_dimensions = array<i64: 0, 1, 2, 3>, kernel_dimensions = array<i64: 0, 1, 2, 3>,
+      output_dimensions = array<i64: 0, 1, 2, 3>, window_strides = array<i64: 1, 1>, padding_low = array<i64: {p}, {p}>,
+      padding_high = array<i64: {p}, {p}>, rhs_dilation = array<i64: 1, 1>, feature_group_count = 1 : i64}}
+      : (tensor<{xs}xf32>, tensor<{ks}xf32>) -> tensor<{ys}xf32>
+  %m = nn.mul %y, %w : (tensor<{ys}xf32>, tensor<{ys}xf32>) -> tensor<{ys}xf32>
+  %l = nn.reduce %m {{kind = "sum", axes = array<i64: 0, 1, 2, 3>}} : (tensor<{ys}xf32>) -> tensor<f32>
+  func.return %l : tensor<f32>
+}}"""
+
+
+def conv_row(x_shape: tuple, k_shape: tuple, pad: int, torch, quick: bool) -> None:
+    """sum(conv2d(x, k) * w): forward, then value and gradient w.r.t. x and k."""
+    n, c, h, wd = x_shape
+    y_shape = (n, k_shape[0], h + 2 * pad - k_shape[2] + 1, wd + 2 * pad - k_shape[3] + 1)
+    rng = np.random.default_rng(2)
+    x, k, w = (rng.standard_normal(s).astype(np.float32) for s in (x_shape, k_shape, y_shape))
+    text = CONV.format(xs="x".join(map(str, x_shape)), ks="x".join(map(str, k_shape)),
+                       ys="x".join(map(str, y_shape)), p=pad)
+    repeats = 3 if quick else 7
+    label = f"conv {'x'.join(map(str, x_shape))} k{k_shape[0]}x{k_shape[2]}x{k_shape[3]}"
+    for what in ("fwd", "grad"):
+        module = parse_module(text)
+        start = time.perf_counter()
+        if what == "grad":
+            PassManager.parse("autodiff{func=conv}").run(module)
+        engine = ExecutionEngine(module)
+        compile_s = time.perf_counter() - start
+        times: dict[str, float | None] = {"torch": None}
+        if what == "fwd":
+            times["dfc"] = median_time(lambda: engine.invoke("conv", x, k, w), repeats=repeats)
+        else:
+            seed = np.array(1.0, np.float32)
+            times["dfc"] = median_time(lambda: engine.invoke("conv_grad", x, k, w, seed), repeats=repeats)
+        if torch is not None:
+            tx, tk, tw = (torch.from_numpy(a).requires_grad_(what == "grad") for a in (x, k, w))
+
+            def run():
+                loss = (torch.nn.functional.conv2d(tx, tk, padding=pad) * tw).sum()
+                return torch.autograd.grad(loss, (tx, tk)) if what == "grad" else loss
+
+            with torch.set_grad_enabled(what == "grad"):
+                times["torch"] = median_time(run, repeats=repeats)
+        baseline = "torch" if times["torch"] is not None else "dfc"
+        print(row(f"{label} {what}", times, baseline=baseline, extra=f"compile {compile_s:.2f} s"))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--quick", action="store_true", help="smaller sizes (a smoke test)")
@@ -147,6 +196,8 @@ def main() -> None:
     matmul_row(256, 512, 784, np.float32, torch, jax, args.quick)  # dx = dy @ W
     matmul_row(512, 256, 784, np.float32, torch, jax, args.quick, transposed="a")  # dW = dy^T @ x
     mlp_row(256, torch, jax, args.quick)
+    conv_row((8 if args.quick else 64, 3, 32, 32), (32, 3, 5, 5), 0, torch, args.quick)
+    conv_row((8 if args.quick else 64, 32, 16, 16), (64, 32, 3, 3), 1, torch, args.quick)
 
 
 if __name__ == "__main__":

@@ -6,12 +6,16 @@ that a verifier, a pass or the engine can point back at the source line.
 
 from __future__ import annotations
 
-from xdsl.dialects.builtin import FileLineColLoc, Float80Type, Float128Type, IntAttr, StringAttr
-from xdsl.ir import Attribute, Operation
-from xdsl.parser import Parser
+import re
+from collections.abc import Iterable
+
+from xdsl.dialects.builtin import FileLineColLoc, Float80Type, Float128Type, IntAttr, ModuleOp, StringAttr
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+from xdsl.parser import Parser, UnresolvedOperand
 from xdsl.traits import NoTerminator
 from xdsl.utils.exceptions import DiagnosticException, ParseError, VerifyException
 from xdsl.utils.lexer import Location, Span
+from xdsl.utils.mlir_lexer import MLIRTokenKind
 
 from dfc.compiler.dominance import dominance_problem
 
@@ -49,13 +53,57 @@ UNSUPPORTED_TYPES = (Float80Type, Float128Type)
 
 
 class LocatingParser(Parser):
-    """A parser that records each op's position as its `FileLineColLoc`."""
+    """A parser that records each op's position as its `FileLineColLoc`, and
+    says where a region is left open or an undefined value is used."""
+
+    def parse_module(self, allow_implicit_module: bool = True) -> ModuleOp:
+        """The module; a use of a value never defined is reported at that use."""
+        self._first_uses: dict[str, Span] = {}
+        self._open_regions: list[Span] = []
+        try:
+            return super().parse_module(allow_implicit_module)
+        except ParseError as err:
+            undefined = [self._first_uses[n] for n in self.forward_ssa_references if n in self._first_uses]
+            if not err.msg.startswith("values used but not defined") or not undefined:
+                raise
+            span = min(undefined, key=lambda s: s.start)
+            raise ParseError(span, f"use of undeclared SSA value name '{span.text}'") from None
+
+    def resolve_operand(self, operand: UnresolvedOperand, type: Attribute) -> SSAValue:
+        if operand.operand_name not in self.ssa_values:
+            self._first_uses.setdefault(operand.operand_name, operand.span)
+        return super().resolve_operand(operand, type)
+
+    def parse_optional_region(self, arguments: Iterable[Parser.Argument] | None = None) -> Region | None:
+        self._open_regions.append(self._current_token.span)
+        try:
+            return super().parse_optional_region(arguments)
+        finally:
+            self._open_regions.pop()
+
+    def _parse_block(self) -> Block:
+        """A labelled block; anything else where one may start means the region was not closed."""
+        token = self._current_token
+        if token.kind == MLIRTokenKind.EOF:
+            opened = self._open_regions[-1].get_location() if self._open_regions else None
+            where = f" opened at line {opened.line}, column {opened.col}" if opened else ""
+            self.raise_error(f"end of input: expected '}}' closing the region{where}", token.span)
+        if token.kind != MLIRTokenKind.CARET_IDENT:
+            self.raise_error(f"expected an operation, a block label or '}}', got '{token.text}'", token.span)
+        return super()._parse_block()
 
     def parse_operation(self) -> Operation:
         start = self._op_name_location()
         begin = self._current_token.span.start
         try:
             op = super().parse_operation()
+        except ParseError as err:
+            m = re.fullmatch(r"Operation (\S+) is not registered", err.msg)
+            if m is None:
+                raise
+            name = m.group(1)
+            hint = f"dialect '{name.split('.')[0]}' is not loaded; --allow-unregistered-dialect accepts it"
+            raise ParseError(Span(begin, begin + 1, self.lexer.input), f"unregistered operation '{name}' ({hint})") from None
         except (VerifyException, ValueError, OverflowError) as err:  # raised building the op's attributes
             message = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
             raise ParseError(Span(begin, self.pos, self.lexer.input), message) from err
@@ -104,10 +152,10 @@ def verify_located(root: Operation) -> None:
         except (VerifyException, DiagnosticException) as err:
             cause = err.__cause__ if isinstance(err.__cause__, VerifyException) else err
             message = str(cause).strip().splitlines()[0] if str(cause).strip() else type(cause).__name__
-            raise CompileError.at(op, f"'{op.name}' op {message}") from err
+            raise CompileError.at(op, f"'{op.name}' op {message}") from None
         except Exception as err:  # xDSL's memref verifiers raise plain `Exception`
             if type(err) is not Exception:
                 raise
-            raise CompileError.at(op, f"'{op.name}' op {str(err).strip() or 'does not verify'}") from err
+            raise CompileError.at(op, f"'{op.name}' op {str(err).strip() or 'does not verify'}") from None
         if not op.has_trait(NoTerminator) and any(b.first_op is None for r in op.regions for b in r.blocks):
             raise CompileError.at(op, f"'{op.name}' op empty block: expect at least a terminator")

@@ -24,6 +24,12 @@ Compiled code is cached by module text and options in a bounded LRU cache
 on) uses the backend's vectorisable exp/tanh polynomials (within ~2 ulp of
 libm) instead of scalar libm calls; `fast_math=False` gives bit-reproducible
 arithmetic (no reassociation); `pipeline` replaces the lowering pipeline.
+`invoke(name, *args, out=arrays)` writes the function's array results into
+caller-provided arrays (exact dtype and shape, C-contiguous, writeable, not
+overlapping an argument or each other) and returns them: the module is
+compiled once more with `buffer-results-to-out-params`, so a result computed
+into a fresh buffer is computed straight into the caller's array, with no
+allocation and no copy.
 Functions planned by `mem-plan` share a per-function arena owned by the
 compiled module (engines built from the same module and options share it);
 `invoke` therefore serialises calls into such a module across threads.
@@ -43,7 +49,7 @@ from typing import Any
 
 import numpy as np
 from xdsl.dialects import func
-from xdsl.dialects.builtin import MemRefType, ModuleOp, TensorType
+from xdsl.dialects.builtin import FunctionType, MemRefType, ModuleOp, TensorType
 from xdsl.ir import Attribute
 
 from dfc.compiler.codegen import object_cache
@@ -125,9 +131,10 @@ _ENTRY = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
 _UPSTREAM = ("builtin", "func", "scf", "memref", "arith", "math", "llvm", "vector")
 
 
-def lower(module: ModuleOp, threads: int, pipeline: str | None = None) -> ModuleOp:
+def lower(module: ModuleOp, threads: int, pipeline: str | None = None, out_params: bool = False) -> ModuleOp:
     """A copy of `module` lowered to upstream dialects (unchanged if it already is),
-    by `pipeline` (default: the `default` pipeline with `threads` threads).
+    by `pipeline` (default: the `default` pipeline with `threads` threads), then,
+    with `out_params`, by `buffer-results-to-out-params`.
 
     The result is verified once; `DFC_VERIFY_EACH=1` verifies after every pass
     instead (slower; the test suite sets it, so a pass breaking the IR is named)."""
@@ -138,6 +145,8 @@ def lower(module: ModuleOp, threads: int, pipeline: str | None = None) -> Module
         PassManager.parse(pipeline, verify_each=verify_each).run(module)
         if not verify_each:
             verify_located(module)
+    if out_params:
+        PassManager.parse("buffer-results-to-out-params").run(module)
     return module
 
 
@@ -164,14 +173,14 @@ def _access_bounds(module: ModuleOp) -> dict[str, list[AccessBound]]:
 
 def _compile(module: ModuleOp, text: str, options: tuple) -> JitModule:
     """`module` compiled, or loaded from the on-disk cache when it holds it."""
-    opt_level, fast_math, threads, vector_math, pipeline = options
+    opt_level, fast_math, threads, vector_math, pipeline, out_params = options
     disk_key = None
     if object_cache.cache_dir() is not None:
         disk_key = object_cache.cache_key(text, options, host_target_machine(opt_level))
         if (entry := object_cache.load(disk_key)) is not None:
             return JitModule.from_object(entry, opt_level)
     jit = JitModule(
-        lower(module, threads, pipeline),
+        lower(module, threads, pipeline, out_params),
         opt_level=opt_level,
         fast_math=fast_math,
         num_threads=threads,
@@ -205,6 +214,8 @@ class ExecutionEngine:
         threads: int | None = None,
         vector_math: bool = True,
         pipeline: str | None = None,
+        *,
+        _out_params: bool = False,
     ):
         if target != "cpu":
             raise ValueError(f"unknown target '{target}' (the engine runs 'cpu' and 'cuda')")
@@ -212,8 +223,10 @@ class ExecutionEngine:
         self.signatures = {
             op.sym_name.data: op.function_type for op in module.ops if isinstance(op, func.FuncOp)
         }
+        if _out_params:
+            self.signatures = _with_out_params(module, self.signatures)
         text = str(module)
-        options = (opt_level, fast_math, self.threads, vector_math, pipeline)
+        options = (opt_level, fast_math, self.threads, vector_math, pipeline, _out_params)
         self._key = (text, *options)
         jit = _CACHE.get(self._key)
         if jit is None:
@@ -223,10 +236,14 @@ class ExecutionEngine:
         self.jit: JitModule | None = jit
         self._plans: dict[str, _CallPlan] = {}
         self.access_bounds = _access_bounds(module)
+        self._into: ExecutionEngine | None = None
+        """The engine for `out=` calls, compiled on the first one."""
 
     def close(self) -> None:
         """Release the compiled code (when no other open engine shares it);
         calling a function afterwards raises `RuntimeError`. Idempotent."""
+        if self._into is not None:
+            self._into.close()
         jit, self.jit = self.jit, None
         self._plans.clear()
         if jit is None:
@@ -253,8 +270,12 @@ class ExecutionEngine:
             self._plans[name] = _CallPlan.of(signature.inputs.data, signature.outputs.data, entry)
         return self._plans[name]
 
-    def invoke(self, name: str, *args: Any) -> Any:
-        """Call `@name`; returns one numpy array/scalar, or a tuple of them."""
+    def invoke(self, name: str, *args: Any, out: np.ndarray | Sequence[np.ndarray] | None = None) -> Any:
+        """Call `@name`; returns one numpy array/scalar, or a tuple of them.
+        With `out` (one array per array result, in order), the array results
+        are written into those arrays, which are returned in their places."""
+        if out is not None:
+            return self._invoke_into(name, args, (out,) if isinstance(out, np.ndarray) else tuple(out))
         plan = self._plans.get(name) or self._plan(name)
         params = plan.params
         if len(args) != len(params):
@@ -296,6 +317,38 @@ class ExecutionEngine:
             raise IndexError(f"@{name}: {self.jit.bounds_failure_message()}")
         return results[0] if len(results) == 1 else tuple(results)
 
+    def _invoke_into(self, name: str, args: Sequence[Any], outs: tuple[np.ndarray, ...]) -> Any:
+        plan = self._plans.get(name) or self._plan(name)
+        buffers = [r for r in plan.results if r.buffer]
+        if len(outs) != len(buffers):
+            raise TypeError(f"@{name} returns {len(buffers)} array(s), out= gives {len(outs)}")
+        for j, (o, r) in enumerate(zip(outs, buffers)):
+            what = f"@{name} out[{j}]"
+            if not isinstance(o, np.ndarray):
+                raise TypeError(f"{what} must be a numpy array, got {type(o).__name__}")
+            if any(d < 0 for d in r.shape):
+                raise TypeError(f"{what}: the result {r.type} has a dynamic shape (out= needs static shapes)")
+            if o.dtype != r.dtype or o.shape != r.shape:
+                raise TypeError(f"{what} must have dtype {r.dtype} and shape {r.shape}, got {o.dtype} {o.shape}")
+            if not (o.flags.c_contiguous and o.flags.writeable):
+                raise ValueError(f"{what} must be C-contiguous and writeable")
+            others = [a for a in args if isinstance(a, np.ndarray)] + list(outs[:j])
+            if any(np.may_share_memory(o, a) for a in others):
+                raise ValueError(f"{what} overlaps an argument or another out array")
+        if self._into is None:
+            from dfc.compiler.parsing import parse_module
+
+            text, opt_level, fast_math, threads, vector_math, pipeline, _ = self._key
+            self._into = ExecutionEngine(parse_module(text), opt_level=opt_level, fast_math=fast_math,
+                                         threads=threads, vector_math=vector_math, pipeline=pipeline, _out_params=True)
+        if name not in self._into.signatures:
+            raise ValueError(f"out= is not available for @{name}: other functions of the module call it")
+        scalars = self._into.invoke(name, *args, *outs)
+        scalars = iter(() if scalars is None else scalars if isinstance(scalars, tuple) else (scalars,))
+        arrays = iter(outs)
+        results = [next(arrays) if r.buffer else next(scalars) for r in plan.results]
+        return results[0] if len(results) == 1 else tuple(results)
+
     def _argument(self, name: str, k: int, value: Any, t: Attribute, keep: list[np.ndarray]) -> list[int]:
         what = f"@{name} argument #{k}"
         if not _is_buffer(t):
@@ -323,6 +376,22 @@ class ExecutionEngine:
         array = np.ascontiguousarray(value)
         keep.append(array)
         return [array.ctypes.data] + [got for want, got in zip(shape, array.shape) if want < 0]
+
+
+def _with_out_params(module: ModuleOp, signatures: dict[str, FunctionType]) -> dict[str, FunctionType]:
+    """The signatures after `buffer-results-to-out-params` (static-shape array
+    results become trailing arguments); called functions are left out."""
+    called = {op.callee.root_reference.data for op in module.walk() if isinstance(op, func.CallOp)}
+    converted = {}
+    for name, t in signatures.items():
+        if name in called:
+            continue
+        outputs = list(t.outputs.data)
+        moved = [_is_buffer(r) and all(d >= 0 for d in r.get_shape()) for r in outputs]
+        converted[name] = FunctionType.from_lists(
+            [*t.inputs.data, *(r for r, m in zip(outputs, moved) if m)], [r for r, m in zip(outputs, moved) if not m]
+        )
+    return converted
 
 
 def _float_slot(value: Any, dtype: np.dtype) -> int:

@@ -19,14 +19,15 @@ def decode_source(data: bytes, filename: str) -> str:
         raise CompileError(f"invalid UTF-8 byte 0x{data[err.start]:02x}", f"{filename}:{line}:{col}") from None
 
 
-def parse_module(text: str, filename: str = "<string>") -> ModuleOp:
+def parse_module(text: str, filename: str = "<string>", *, allow_unregistered: bool = False) -> ModuleOp:
     """Parse `text` into a verified module with every project dialect loaded.
 
     Each op carries its source position; bad syntax or IR that does not
     verify raises `CompileError` naming `filename:line:col`.
+    `allow_unregistered`: accept ops of dialects dfc does not know.
     """
     try:
-        module = LocatingParser(make_context(), text, filename).parse_module()
+        module = LocatingParser(make_context(allow_unregistered), text, filename).parse_module()
     except ParseError as err:
         raise parse_error(err) from None
     verify_located(module)

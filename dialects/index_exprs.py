@@ -11,21 +11,32 @@ write provably collides, and whether an index tuple is provably injective.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING
 
-import sympy
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import IntegerAttr
 from xdsl.ir import OpResult, SSAValue
+
+if TYPE_CHECKING:
+    import sympy
 
 _BINARY = {
     arith.AddiOp: lambda a, b: a + b,
     arith.SubiOp: lambda a, b: a - b,
     arith.MuliOp: lambda a, b: a * b,
-    arith.FloorDivSIOp: lambda a, b: sympy.floor(a / b),
-    arith.RemSIOp: lambda a, b: sympy.Mod(a, b),
-    arith.MaxSIOp: lambda a, b: sympy.Max(a, b),
-    arith.MinSIOp: lambda a, b: sympy.Min(a, b),
+    arith.FloorDivSIOp: lambda a, b: _sympy().floor(a / b),
+    arith.RemSIOp: lambda a, b: _sympy().Mod(a, b),
+    arith.MaxSIOp: lambda a, b: _sympy().Max(a, b),
+    arith.MinSIOp: lambda a, b: _sympy().Min(a, b),
 }
+
+
+def _sympy():
+    """SymPy, imported on first use: it costs about half a second, which a
+    command that never analyses an index (`opt-tool --help`) should not pay."""
+    import sympy
+
+    return sympy
 
 
 class IndexSymbols:
@@ -37,7 +48,7 @@ class IndexSymbols:
     def symbol(self, value: SSAValue) -> sympy.Symbol:
         if value not in self._symbols:
             name = value.name_hint or f"v{len(self._symbols)}"
-            self._symbols[value] = sympy.Symbol(
+            self._symbols[value] = _sympy().Symbol(
                 f"{name}_{len(self._symbols)}", integer=True
             )
         return self._symbols[value]
@@ -49,7 +60,7 @@ class IndexSymbols:
             if isinstance(op, arith.ConstantOp) and isinstance(
                 op.value, IntegerAttr
             ):
-                return sympy.Integer(op.value.value.data)
+                return _sympy().Integer(op.value.value.data)
             if type(op) in _BINARY:
                 fn = _BINARY[type(op)]
                 return fn(self.to_sympy(op.operands[0]), self.to_sympy(op.operands[1]))
@@ -82,6 +93,7 @@ def simplified(expr: sympy.Expr) -> sympy.Expr:
     clamps of guarded gathers, where `simplify` costs milliseconds and, knowing
     no bounds, proves nothing). The result may keep a symbol a full
     simplification would cancel; callers treat symbols as possible dependences."""
+    sympy = _sympy()
     expanded = sympy.expand(expr)
     if expanded.is_polynomial() or expanded.has(sympy.Max, sympy.Min):
         return expanded
@@ -107,7 +119,7 @@ def translation(indices: Sequence[SSAValue], variables: Sequence[SSAValue]) -> l
     symbols = IndexSymbols()
     offsets = []
     for index, v in zip(indices, variables):
-        c = sympy.expand(symbols.to_sympy(index) - symbols.symbol(v))
+        c = _sympy().expand(symbols.to_sympy(index) - symbols.symbol(v))
         if not c.is_Integer:
             return None
         offsets.append(int(c))
@@ -140,13 +152,13 @@ def is_injective(
     map has a trivial kernel on them.
     """
     symbols = IndexSymbols()
-    exprs = [sympy.expand(symbols.to_sympy(i)) for i in indices]
+    exprs = [_sympy().expand(symbols.to_sympy(i)) for i in indices]
     extent_of = {symbols.symbol(v): e for v, e in zip(variables, extents) if e != 1}
     live = list(extent_of)
     if not live:
         return True
     for expr in exprs:
-        if not expr.is_polynomial(*live) or sympy.Poly(expr, *live).total_degree() > 1:
+        if not expr.is_polynomial(*live) or _sympy().Poly(expr, *live).total_degree() > 1:
             return False
         if any(not expr.coeff(v).is_number for v in live):
             return False
@@ -159,4 +171,4 @@ def is_injective(
     if not rest:
         return True
     rows = [[expr.coeff(v) for v in rest] for expr in exprs]
-    return bool(rows) and sympy.Matrix(rows).rank() == len(rest)
+    return bool(rows) and _sympy().Matrix(rows).rank() == len(rest)

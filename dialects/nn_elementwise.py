@@ -134,6 +134,13 @@ class CbrtOp(ElementwiseUnaryOp):
 
 
 @irdl_op_definition
+class ErfOp(ElementwiseUnaryOp):
+    """Elementwise error function `2/sqrt(pi) * integral_0^input exp(-t^2) dt` (exact GELU uses it)."""
+
+    name = "nn.erf"
+
+
+@irdl_op_definition
 class SineOp(ElementwiseUnaryOp):
     """Elementwise `sin(input)` (radians)."""
 
@@ -436,7 +443,7 @@ class NotOp(NNOp):
 
 
 ELEMENTWISE_OPS = [
-    AbsOp, SignOp, FloorOp, CeilOp, RoundOp, Expm1Op, Log1pOp, RsqrtOp, CbrtOp, SineOp, CosineOp, TanOp,
+    AbsOp, SignOp, FloorOp, CeilOp, RoundOp, Expm1Op, Log1pOp, RsqrtOp, CbrtOp, ErfOp, SineOp, CosineOp, TanOp,
     Atan2Op, PowerOp, RemainderOp, MaximumOp, MinimumOp, ClampOp, CompareOp, SelectOp, ConvertOp,
     AndOp, OrOp, XorOp, NotOp, ShiftLeftOp, ShiftRightArithmeticOp, ShiftRightLogicalOp,
 ]  # fmt: skip

@@ -38,6 +38,7 @@ _UNARY: dict[type[Operation], Callable[[Scalar, SSAValue], SSAValue]] = {
     ew.Log1pOp: lambda s, x: _ins(s, math.Log1pOp(x)),
     ew.RsqrtOp: lambda s, x: _ins(s, math.RsqrtOp(x)),
     ew.CbrtOp: lambda s, x: _ins(s, math.CbrtOp(x)),
+    ew.ErfOp: lambda s, x: _ins(s, math.ErfOp(x)),
     ew.SineOp: lambda s, x: _ins(s, math.SinOp(x)),
     ew.CosineOp: lambda s, x: _ins(s, math.CosOp(x)),
     ew.TanOp: lambda s, x: _ins(s, math.TanOp(x)),

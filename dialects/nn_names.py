@@ -36,6 +36,7 @@ EXTERNAL_NAMES: dict[str, tuple[str, str]] = {
     "nn.log1p": ("log_plus_one", "-"),
     "nn.rsqrt": ("rsqrt", "-"),
     "nn.cbrt": ("cbrt", "-"),
+    "nn.erf": ("- (chlo.erf)", "Erf"),
     "nn.sine": ("sine", "Sin"),
     "nn.cosine": ("cosine", "Cos"),
     "nn.tan": ("tan", "Tan"),

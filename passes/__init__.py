@@ -21,7 +21,26 @@ PROJECT_PASSES: dict[str, str] = {
     "contraction-to-blas": "dfc.passes.contraction_to_blas:ContractionToBlasPass",
     "lower-dataflow": "dfc.passes.lower_dataflow:LowerDataflowPass",
     "mem-plan": "dfc.passes.mem_plan:MemPlanPass",
+    "buffer-results-to-out-params": "dfc.passes.buffer_results_to_out_params:BufferResultsToOutParamsPass",
+    "view-dataflow": "dfc.passes.view_dataflow:ViewDataflowPass",
 }
+
+PASS_SUMMARIES: dict[str, str] = {
+    "autodiff": "reverse-mode gradients of tensor functions.",
+    "expand-library": "replace every nn op by its pure df expansion.",
+    "fuse": "producer-consumer and sibling map fusion, and tasklet merging.",
+    "scatter-to-gather": "stencil-shaped `wcr(add)` scatters become gathers.",
+    "bufferize": "tensors to memrefs, updating dead buffers in place.",
+    "check-bounds": "mark the accesses that need a bounds check at run time.",
+    "contraction-to-blas": "contraction maps become calls into an optimised BLAS.",
+    "lower-dataflow": "buffer-form df maps to scf loops on memrefs.",
+    "mem-plan": "liveness-based buffer reuse, one static arena per function.",
+    "buffer-results-to-out-params": "returned buffers become caller-provided arguments.",
+    "view-dataflow": "Graphviz of the maps, memlets and tasklets of each function.",
+}
+"""One line per project pass for `opt-tool --help`: the first line of its
+module's docstring (a test keeps them equal), here so that `--help` imports
+no pass."""
 
 PIPELINES: dict[str, str] = {
     "default": "expand-library,canonicalize,cse,scatter-to-gather,fuse,canonicalize,cse,fuse,canonicalize,cse,bufferize,check-bounds,contraction-to-blas,lower-dataflow,canonicalize,cse,mem-plan",

@@ -19,9 +19,16 @@ variables in these roles (an access "has" a variable when it indexes with it):
 
 Each access then addresses a row-major matrix whose leading dimension is the
 size of its buffer's last dimension, so M is `blas.gemm` with sizes taken from
-M's bounds, `beta = 1` (M accumulates into the output's contents). When the
-op just before M is a map that only fills exactly the region M writes with
-0.0, the fill is dropped and `beta = 0`.
+M's bounds, `beta = 1` (M accumulates into the output's contents). When an
+earlier op is a map that only fills exactly the region M writes with 0.0,
+and nothing between them touches the output, the fill is dropped and
+`beta = 0`.
+
+A map with several outputs (sibling fusion puts the two products of a
+gradient, dA = dC @ B^T and dB = A^T @ dC, into one map over the same space)
+is first split into one map per output when its body is independent
+contractions, one per output, none reading an output, and each of them then
+matches.
 
 The rewrite is sound because the call reads and writes exactly the elements
 M does (M has no access `check-bounds` marked: all are proven in bounds), and
@@ -38,7 +45,7 @@ from xdsl.builder import Builder
 from xdsl.context import Context
 from xdsl.dialects import arith, memref
 from xdsl.dialects.builtin import AnyFloat, FloatAttr, IndexType, IntegerAttr, MemRefType, ModuleOp
-from xdsl.ir import BlockArgument, Operation, SSAValue
+from xdsl.ir import Block, BlockArgument, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint
 
@@ -167,6 +174,78 @@ class GemmPlan:
     k: int
 
 
+def _slice(block_ops: list[Operation], w: df.WriteOp) -> list[Operation]:
+    """The ops of a map body that `w` depends on, `w` included, in body order."""
+    needed: set[Operation] = {w}
+    for op in reversed(block_ops):
+        if op in needed:
+            needed |= {v.owner for v in op.operands if isinstance(v.owner, Operation) and v.owner in block_ops}
+    return [op for op in block_ops if op in needed]
+
+
+def _narrowed(t: df.TaskletOp, keep: list[int], b: Builder, mapping: dict[SSAValue, SSAValue]) -> None:
+    """A copy of tasklet `t` computing only its results `keep`, inserted by `b`;
+    `mapping` takes `t`'s kept results to the copy's."""
+    body = list(t.body.block.ops)
+    yielded = body[-1].operands
+    needed: set[Operation] = {yielded[r].owner for r in keep if isinstance(yielded[r].owner, Operation)}
+    for op in reversed(body):
+        if op in needed:
+            needed |= {v.owner for v in op.operands if isinstance(v.owner, Operation)}
+    used = [a for a in t.body.block.args
+            if any(a is yielded[r] for r in keep) or any(u.operation in needed for u in a.uses)]
+    block = Block(arg_types=[a.type for a in used])
+    inner: dict[SSAValue, SSAValue] = dict(zip(used, block.args))
+    for op in body[:-1]:
+        if op in needed:
+            block.add_op(op.clone(value_mapper=inner))
+    block.add_op(df.YieldOp(*[inner[yielded[r]] for r in keep]))
+    inputs = [mapping.get(t.inputs[a.index], t.inputs[a.index]) for a in used]
+    copy = b.insert(df.TaskletOp(inputs, [t.res[r].type for r in keep], block))
+    mapping.update({t.res[r]: res for r, res in zip(keep, copy.res)})
+
+
+def _split(m: df.MapOp) -> list[df.MapOp] | None:
+    """`m`, several independent contractions, as one map per output; None
+    (nothing changed) unless each output's part matches `_match`. The parts
+    share no state: each repeats the pure ops (reads, tasklets) it needs."""
+    ops = list(m.body.block.ops)
+    writes = {op.dest: op for op in ops if isinstance(op, df.WriteOp)}
+    if len(m.outs) < 2 or len(writes) != len(m.outs) or set(writes) != set(m.out_args):
+        return None
+    if any(op.regions and not isinstance(op, df.TaskletOp) for op in ops):
+        return None
+    if any(v in m.out_args for op in ops for v in op.operands if not (isinstance(op, df.WriteOp) and v is op.dest)):
+        return None
+    b = Builder(InsertPoint.before(m))
+    parts = []
+    for i, arg in enumerate(m.out_args):
+        part = _slice(ops, writes[arg])
+        new = b.insert(df.MapOp(m.bounds, [m.outs[i]]))
+        mapping: dict[SSAValue, SSAValue] = dict(zip(m.ivs, new.ivs))
+        mapping[arg] = new.out_args[0]
+        inner = Builder(InsertPoint.at_end(new.body.block))
+        for op in part:
+            if isinstance(op, df.TaskletOp):
+                keep = [r for r, res in enumerate(op.res) if any(u.operation in part for u in res.uses)]
+                _narrowed(op, keep, inner, mapping)
+            else:
+                inner.insert(op.clone(value_mapper=mapping))
+        for op in reversed(list(new.body.block.ops)):  # what only the narrowed tasklets' other results needed
+            if not isinstance(op, df.WriteOp) and all(not r.uses for r in op.results):
+                op.detach()
+                op.erase()
+        parts.append(new)
+    if all(_match(p) is not None for p in parts):
+        m.detach()
+        m.erase()
+        return parts
+    for p in parts:
+        p.detach()
+        p.erase()
+    return None
+
+
 class _Emitter:
     """Index arithmetic in front of the map."""
 
@@ -210,26 +289,41 @@ def _batch_stride(e: _Emitter, op: _Operand) -> SSAValue:
     return stride
 
 
-def _zero_fill(prev: Operation | None, plan: GemmPlan, w: df.WriteOp) -> bool:
-    """Whether `prev` is a map that only writes 0.0 to exactly the region `w` covers."""
-    if not isinstance(prev, df.MapOp) or len(prev.outs) != 1 or prev.outs[0] is not plan.map.outs[0]:
+def _is_zero_fill(op: Operation, plan: GemmPlan, w: df.WriteOp) -> bool:
+    """Whether `op` is a map that only writes 0.0 to exactly the region `w` covers."""
+    if not isinstance(op, df.MapOp) or len(op.outs) != 1 or op.outs[0] is not plan.map.outs[0]:
         return False
-    ops = list(prev.body.block.ops)
+    ops = list(op.body.block.ops)
     if len(ops) != 1 or not isinstance(ops[0], df.WriteOp) or ops[0].wcr is not None:
         return False
     fill = ops[0]
-    if fill.dest is not prev.out_args[0] or list(fill.indices) != list(prev.ivs):
+    if fill.dest is not op.out_args[0] or list(fill.indices) != list(op.ivs):
         return False
     c = fill.value.owner
     if not isinstance(c, arith.ConstantOp) or not isinstance(c.value, FloatAttr) or c.value.value.data != 0.0:
         return False
     region = [plan.map.bounds[plan.map.ivs.index(i)] for i in w.indices]
-    return prev.bounds == region
+    return op.bounds == region
+
+
+def _zero_fill(plan: GemmPlan, w: df.WriteOp) -> df.MapOp | None:
+    """The zero fill of the output that the contraction accumulates into:
+    an earlier op of the same block, with no op between them touching the
+    output's buffer (through any view)."""
+    root = _root(plan.map.outs[0])
+    op = plan.map.prev_op
+    while op is not None:
+        if _is_zero_fill(op, plan, w):
+            return op  # type: ignore[return-value]
+        if any(_root(v) is root for inner in op.walk() for v in inner.operands):
+            return None
+        op = op.prev_op
+    return None
 
 
 def _rewrite(plan: GemmPlan, w: df.WriteOp) -> None:
     m = plan.map
-    prev = m.prev_op
+    fill = _zero_fill(plan, w)
     e = _Emitter(m)
     bounds = [e.value(b) for b in m.bounds]
     one = e.const(1)
@@ -243,9 +337,9 @@ def _rewrite(plan: GemmPlan, w: df.WriteOp) -> None:
     ldc = _leading(e, out, one if plan.col is None else None)
     out_op = _Operand(out, False, plan.batch is not None, plan.col is None)
     beta = 1.0
-    if _zero_fill(prev, plan, w):
-        prev.detach()
-        prev.erase()
+    if fill is not None:
+        fill.detach()
+        fill.erase()
         beta = 0.0
     e.b.insert(
         GemmOp(
@@ -286,6 +380,7 @@ class ContractionToBlasPass(ModulePass):
         if not blas_runtime.available():
             return
         for m in _top_level_maps(op):
-            found = _match(m)
-            if found is not None:
-                _rewrite(*found)
+            for part in _split(m) or [m]:
+                found = _match(part)
+                if found is not None:
+                    _rewrite(*found)

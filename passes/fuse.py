@@ -30,6 +30,7 @@ from dataclasses import dataclass
 
 from xdsl.builder import Builder
 from xdsl.context import Context
+from xdsl.dialects import arith
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
@@ -110,9 +111,38 @@ def fuse_producer(c: df.MapOp) -> bool:
             continue
         if not all(_defined_before(v, c) for v in _operands_of(prod.op)):
             continue
+        if _bits_matter(c, reads) and _read_elsewhere(prod.op, c):
+            continue
         _inline_producer(prod, c, reads)
         return True
     return False
+
+
+_EQUALITY = ("oeq", "ueq", "one", "une")  # the predicates for which the last bit decides
+
+
+def _bits_matter(c: df.MapOp, reads: list[Operation]) -> bool:
+    """Whether `c` tests the values it reads for float equality or picks one
+    with wcr(max|min) (max/min gradients find the extremum by equality).
+    A recomputed value need not be bit-equal to the stored one (fast-math
+    contracts and reassociates each copy on its own), so such values are read
+    from memory, where every reader sees the same bits."""
+    reached = {r.results[0] for r in reads}
+    for op in c.walk():
+        if isinstance(op, df.TaskletOp) and reached & set(op.inputs):
+            if any(isinstance(inner, arith.CmpfOp) and arith.CMPF_COMPARISON_OPERATIONS[inner.predicate.value.data] in _EQUALITY
+                   for inner in op.body.walk()):
+                return True
+            reached.update(op.res)
+        elif isinstance(op, df.WriteOp) and op.value in reached and op.wcr_kind in ("max", "min"):
+            return True
+    return False
+
+
+def _read_elsewhere(p: df.MapOp, c: df.MapOp) -> bool:
+    """Whether a result of `p` is used outside `c` (p then stays, and its stored
+    values live on next to c's recomputed ones)."""
+    return any(not c.is_ancestor(u.operation) for r in p.res for u in r.uses)
 
 
 def _operands_of(m: df.MapOp) -> list[SSAValue]:

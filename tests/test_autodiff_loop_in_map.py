@@ -81,3 +81,30 @@ NESTED_LOOPS_IN_MAP = """func.func @f(%x: tensor<2x3xf64>) -> tensor<2xf64> {
 
 def test_nested_scalar_loops_inside_a_map():
     check_gradient(NESTED_LOOPS_IN_MAP, "f", [RNG.standard_normal((2, 3))], [0])
+
+
+START_USED_IN_BODY = """func.func @f(%x: tensor<3xf64>) -> tensor<3xf64> {
+  %e = tensor.empty() : tensor<3xf64>
+  %m = df.map (%i) in (3) outs(%o = %e : tensor<3xf64>) {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %n = arith.constant 3 : index
+    %s = df.read %x[%i] : tensor<3xf64>
+    %r = scf.for %k = %c0 to %n step %c1 iter_args(%acc = %s) -> (f64) {
+      %p = df.tasklet (%acc, %s) : (f64, f64) -> f64 {
+      ^bb0(%a: f64, %q: f64):
+        %u = arith.mulf %a, %q : f64
+        %y = math.sin %u : f64
+        df.yield %y : f64
+      }
+      scf.yield %p : f64
+    }
+    df.write %r, %o[%i] : tensor<3xf64>
+  } -> tensor<3xf64>
+  func.return %m : tensor<3xf64>
+}"""
+
+
+def test_scalar_loop_reading_the_value_its_iter_arg_starts_from():
+    """acc <- sin(acc * s) from acc = s: s's gradient has both parts (the body's was dropped, issue 12)."""
+    check_gradient(START_USED_IN_BODY, "f", [RNG.standard_normal(3)], [0])

@@ -193,3 +193,33 @@ def test_split_with_recompute_composes_to_the_gradient(trips):
     np.testing.assert_array_equal(value, expected[0])
     for g, e in zip(grads, expected[1:], strict=True):
         np.testing.assert_allclose(g, e, rtol=1e-13)
+
+
+BODY_READS_ITS_START = """func.func @f(%w: tensor<2xf64>) -> tensor<2xf64> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %n = arith.constant 3 : index
+  %l = scf.for %t = %c0 to %n step %c1 iter_args(%acc = %w) -> (tensor<2xf64>) {
+    %e = tensor.empty() : tensor<2xf64>
+    %m = df.map (%i) in (2) outs(%o = %e : tensor<2xf64>) {
+      %a = df.read %acc[%i] : tensor<2xf64>
+      %b = df.read %w[%i] : tensor<2xf64>
+      %p = df.tasklet (%a, %b) : (f64, f64) -> f64 {
+      ^bb0(%u: f64, %v: f64):
+        %x = arith.mulf %u, %v : f64
+        %y = math.sin %x : f64
+        df.yield %y : f64
+      }
+      df.write %p, %o[%i] : tensor<2xf64>
+    } -> tensor<2xf64>
+    scf.yield %m : tensor<2xf64>
+  }
+  func.return %l : tensor<2xf64>
+}"""
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_body_reading_the_value_its_iter_arg_starts_from(mode):
+    """%w is both the iter_arg's initial value and read in the body: both
+    contributions reach its gradient (the body's was dropped, issue 12)."""
+    check_gradient(BODY_READS_ITS_START, "f", [RNG.standard_normal(2)], [0], pipeline=mode)

@@ -173,3 +173,44 @@ def test_mlp_gradient_uses_gemm_and_agrees():
     got = ExecutionEngine(parse_module(grad_text)).invoke("mlp_grad", *args)
     for g, e in zip(got, expected, strict=True):
         np.testing.assert_allclose(g, e, rtol=2e-4, atol=1e-6)
+
+
+CONV = """func.func @f(%x: tensor<{xs}xf64>, %k: tensor<{ks}xf64>, %w: tensor<{ys}xf64>) -> tensor<f64> {{
+  %y = nn.convolution %x, %k {{input_dimensions = array<i64: {xl}>, kernel_dimensions = array<i64: 0, 1, 2, 3>,
+      output_dimensions = array<i64: {xl}>, window_strides = array<i64: 2, 1>, padding_low = array<i64: 1, 0>,
+      padding_high = array<i64: 0, 2>, rhs_dilation = array<i64: 1, 2>, feature_group_count = {g} : i64}}
+      : (tensor<{xs}xf64>, tensor<{ks}xf64>) -> tensor<{ys}xf64>
+  %m = nn.mul %y, %w : (tensor<{ys}xf64>, tensor<{ys}xf64>) -> tensor<{ys}xf64>
+  %l = nn.reduce %m {{kind = "sum", axes = array<i64: 0, 1, 2, 3>}} : (tensor<{ys}xf64>) -> tensor<f64>
+  func.return %l : tensor<f64>
+}}"""
+
+
+@pytest.mark.parametrize("groups", [1, 2])
+@pytest.mark.parametrize("layout", ["NCHW", "NHWC"])
+def test_convolution_and_its_gradient_are_gemms(groups, layout):
+    """The im2col expansion turns a convolution (strides, padding, dilation,
+    feature groups) and both products of its gradient into GEMMs; value and
+    gradients equal PyTorch's conv2d."""
+    torch = pytest.importorskip("torch")
+    n, c, h, wd, o = 2, 4, 7, 6, 6
+    x = RNG.standard_normal((n, c, h, wd))
+    k = RNG.standard_normal((o, c // groups, 3, 2))
+    tx, tk = torch.from_numpy(x).requires_grad_(), torch.from_numpy(k).requires_grad_()
+    padded = torch.nn.functional.pad(tx, (0, 2, 1, 0))  # (left, right, top, bottom)
+    y = torch.nn.functional.conv2d(padded, tk, stride=(2, 1), dilation=(1, 2), groups=groups)
+    w = RNG.standard_normal(tuple(y.shape))
+    loss = (y * torch.from_numpy(w)).sum()
+    dx, dk = torch.autograd.grad(loss, (tx, tk))
+    to_layout = (0, 2, 3, 1) if layout == "NHWC" else (0, 1, 2, 3)
+    xs, ys = x.transpose(to_layout), w.transpose(to_layout)
+    text = CONV.format(xs="x".join(map(str, xs.shape)), ks="x".join(map(str, k.shape)), ys="x".join(map(str, ys.shape)),
+                       xl="0, 3, 1, 2" if layout == "NHWC" else "0, 1, 2, 3", g=groups)
+    module = parse_module(text)
+    PassManager.parse("autodiff{func=f}").run(module)
+    assert lowered(str(module)).count("blas.gemm") == 4  # @f: 1, @f_grad: 3
+    value, gx, gk, _ = ExecutionEngine(module).invoke("f_grad", np.ascontiguousarray(xs), k,
+                                                      np.ascontiguousarray(ys), np.array(1.0))
+    np.testing.assert_allclose(value, loss.item(), rtol=1e-12)
+    np.testing.assert_allclose(gx, dx.numpy().transpose(to_layout), rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(gk, dk.numpy(), rtol=1e-10, atol=1e-12)

@@ -68,8 +68,7 @@ def test_forward_batch_agrees_everywhere():
 
 
 def test_gradient_batch_agrees_with_finite_differences():
-    """Autodiff (interpreter and engine) on the features whose gradients are
-    right today; the others are the known bugs below."""
+    """Autodiff (interpreter and engine) against finite differences."""
     features = frozenset({"offset", "nested", "call", "nn"})
     summary = run(8000, 12, features, 4, Options(gpu=False, grad=True), batch=12)
     assert not summary["findings"], summary["findings"]
@@ -95,10 +94,9 @@ func.func @f(%a: tensor<2x2xf64>, %v: tensor<2xf64>, %w: tensor<2xf64>) -> tenso
 }"""
 
 
-@pytest.mark.xfail(strict=True, reason="issue 12 (owner autodiff/codegen): under fast-math the engine's gradient "
-                   "of a wcr(max) reduction is 0 at the maximum (the backward recomputes the value and compares it "
-                   "for equality with the forward maximum); fast_math=False and the interpreter are right")
-def test_known_bug_engine_gradient_of_wcr_max():
+def test_engine_gradient_of_wcr_max():
+    """Once a known bug (issue 12): under fast-math the backward's recomputed candidates
+    matched no maximum, and the gradient was 0."""
     from dfc.compiler import ExecutionEngine, PassManager
 
     module = parse_module(WCR_MAX)
@@ -115,9 +113,8 @@ def test_known_bug_engine_gradient_of_wcr_max():
     np.testing.assert_allclose(ExecutionEngine(module).invoke("f_grad", a, v, w, seed)[3], expected, rtol=1e-12)
 
 
-@pytest.mark.xfail(strict=True, reason="issue 12 (owner autodiff): a loop whose body reads the value its "
-                   "iter_arg starts from gets a wrong gradient (reproducer in /work/findings/difftest)")
-def test_known_bug_loop_gradients():
+def test_loop_body_reading_the_start_of_its_iter_arg():
+    """Once a known bug (issue 12): the body's use of the iter_arg's initial value lost its adjoint."""
     outcome = check_batch([(1, generate(1, frozenset({"loop"})))], Options(gpu=False, grad=True))[1]
     assert outcome.status == "pass", outcome
 

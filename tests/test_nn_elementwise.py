@@ -2,6 +2,8 @@
 through the interpreter and the engine, gradients against float64 finite
 differences, and the verifier's messages."""
 
+import math
+
 import numpy as np
 import pytest
 
@@ -54,6 +56,7 @@ UNARY = {
     "nn.log1p": (np.log1p, lambda *s: np.abs(rand(*s)) * 1e-3),
     "nn.rsqrt": (lambda x: 1 / np.sqrt(x), lambda *s: np.abs(rand(*s)) + 0.1),
     "nn.cbrt": (np.cbrt, lambda *s: rand(*s) * 8),
+    "nn.erf": (np.vectorize(math.erf), lambda *s: rand(*s) * 2),
     "nn.sine": (np.sin, rand),
     "nn.cosine": (np.cos, rand),
     "nn.tan": (np.tan, rand),
@@ -175,6 +178,7 @@ GRAD_UNARY = {
     "nn.log1p": lambda x: np.abs(x),
     "nn.rsqrt": lambda x: np.abs(x) + 0.5,
     "nn.cbrt": lambda x: x + np.where(x > 0, 0.5, -0.5),
+    "nn.erf": lambda x: x,
     "nn.sine": lambda x: x,
     "nn.cosine": lambda x: x,
     "nn.tan": lambda x: x * 0.5,

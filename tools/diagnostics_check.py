@@ -2,6 +2,11 @@
 
 An annotation `// expected-error {{text}}` expects an error containing `text`
 on its own line; `@+N`/`@-N` shift that by N lines, `@above`/`@below` by one.
+`expected-warning`, `-remark` and `-note` expect diagnostics of that kind:
+dfc reports errors only (compilation stops at the first, so a chunk holds at
+most one), so such an annotation is reported as a warning (remark, note)
+that was not produced, never matched by an error. Every annotation of a
+chunk is checked, and every diagnostic: one nobody expected is an error.
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ class Expectation:
     line: int
     text: str
     annotation_line: int
+    kind: str = "error"
     seen: bool = False
 
 
@@ -40,7 +46,7 @@ def expectations(text: str, first_line: int) -> list[Expectation]:
                 target = line + int(shift[1:])
             elif shift:
                 target = int(shift[1:])
-            found.append(Expectation(target, m.group(3), line))
+            found.append(Expectation(target, m.group(3), line, m.group(1)))
     return found
 
 
@@ -52,7 +58,8 @@ def check(
     if error is not None:
         line = _line_of(error.location)
         match = next(
-            (e for e in expected if not e.seen and e.line == line and e.text in error.message), None
+            (e for e in expected if not e.seen and e.kind == "error" and e.line == line and e.text in error.message),
+            None,
         )
         if match is None:
             problems.append(f"{error.location or filename}: error: unexpected error: {error.message}")
@@ -61,7 +68,7 @@ def check(
     for e in expected:
         if not e.seen:
             problems.append(
-                f"{filename}:{e.annotation_line}: error: expected error \"{e.text}\" was not produced"
+                f"{filename}:{e.annotation_line}: error: expected {e.kind} \"{e.text}\" was not produced"
             )
     return problems
 

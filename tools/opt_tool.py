@@ -3,69 +3,126 @@
     opt-tool [file] [--PASS[{opts}] ...] [-p PIPELINE] [-o OUT] [flags]
 
 Every registered pass (xDSL's and the project's) is a flag, and the flags run
-in command-line order, interleaved with `-p` pipelines; `-O1`..`-O3` stand for
-the `default` pipeline (`-O0` for nothing). Errors print as
+in command-line order, interleaved with `-p` pipelines (MLIR's nested form
+`builtin.module(func.func(cse))` included); `-O1`..`-O3` stand for the
+`default` pipeline (`-O0` for nothing). mlir-opt's `--mlir-...` spellings of
+the instrumentation flags are accepted. Errors print as
 `file:line:col: error: message` and exit 1.
+
+Start-up stays cheap: `--help`, `--version` and `--list-passes` import no
+dialect, and the compiler is imported only once the arguments are read.
 """
 
 from __future__ import annotations
 
 import argparse
-import io
+import difflib
 import os
 import sys
+import textwrap
 from collections.abc import Sequence
-from typing import NoReturn
-
-from xdsl.dialects.builtin import ModuleOp
-from xdsl.printer import Printer
+from typing import TYPE_CHECKING, NoReturn, TextIO
 
 from dfc.compiler.diagnostics import CompileError
-from dfc.compiler.targets import TARGETS
-from dfc.compiler.parsing import decode_source, parse_module
-from dfc.compiler.pass_manager import PassManager
-from dfc.passes import PIPELINES, get_all_passes
-from dfc.tools.diagnostics_check import check, expectations
+from dfc.passes import PASS_SUMMARIES, PIPELINES, PROJECT_PASSES, get_all_passes
+
+if TYPE_CHECKING:
+    from xdsl.dialects.builtin import ModuleOp
+
+    from dfc.compiler.pass_manager import PassManager
 
 SPLIT_MARKER = "// -----"
 OPT_LEVELS = {"-O0": "", "-O1": "default", "-O2": "default", "-O3": "default"}
 """`-On` shorthands: -O0 adds nothing, the others the default pipeline to the engine's IR."""
+TARGET_NAMES = ("mlir", "llvm", "asm", "ptx")
 
 
 class _ArgumentParser(argparse.ArgumentParser):
-    """Reports bad arguments as a `CompileError` (exit 1), not argparse's exit 2."""
+    """Reports bad arguments as a `CompileError` (exit 1) with a "did you mean"."""
 
     def error(self, message: str) -> NoReturn:
+        prefix = "unrecognized arguments: "
+        if message.startswith(prefix):
+            flags = [*self._option_string_actions, *(f"--{n}" for n in get_all_passes())]
+            hints = []
+            for arg in message[len(prefix) :].split():
+                close = difflib.get_close_matches(arg.split("=", 1)[0].split("{", 1)[0], flags, n=1)
+                hints.append(f"unknown argument '{arg}'" + (f"; did you mean '{close[0]}'?" if close else ""))
+            message = "; ".join(hints)
         raise CompileError(message, self.prog)
+
+
+def _help_epilog() -> str:
+    width = 100
+    lines = ["project passes (each also a flag: --NAME, '--NAME{opt=value}'; docs/passes.md):"]
+    for name in PROJECT_PASSES:
+        lines.append(f"  --{name:<22}{PASS_SUMMARIES[name]}")
+    lines.append("\nnamed pipelines:")
+    for name, spec in PIPELINES.items():
+        lines.append(textwrap.fill(spec, width, initial_indent=f"  {name} = ", subsequent_indent=" " * 4))
+    xdsl = sorted(set(get_all_passes()) - set(PROJECT_PASSES))
+    lines.append("\nxDSL passes (https://xdsl.dev; canonicalize, cse and dce know the df/nn patterns):")
+    lines.append(textwrap.fill(", ".join(xdsl), width, initial_indent="  ", subsequent_indent="  "))
+    return "\n".join(lines)
 
 
 def _parser() -> argparse.ArgumentParser:
     parser = _ArgumentParser(
         prog="opt-tool",
-        description="Parse, transform and print df/nn MLIR. Each registered pass is also a "
-        "flag (--cse, '--autodiff{wrt=0,1}' or --autodiff=wrt=0,1), run in command-line order; "
-        "see --list-passes.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        allow_abbrev=False,
+        description="Parse, transform and print df/nn MLIR, as mlir-opt does. Each registered pass is "
+        "also a flag, run in command-line order.",
+        epilog=_help_epilog(),
     )
-    parser.add_argument("input", nargs="?", default="-", help="input file (default: stdin)")
-    parser.add_argument("-o", dest="output", default="-", help="output file (default: stdout)")
-    parser.add_argument("-p", "--pass-pipeline", action="append", default=[], metavar="PIPELINE",
-                        help="comma-separated passes, e.g. 'cse,autodiff{wrt=0}'")
-    parser.add_argument("--split-input-file", action="store_true",
-                        help=f"process each '{SPLIT_MARKER}'-separated chunk separately")
-    parser.add_argument("--verify-diagnostics", action="store_true",
-                        help="check errors against '// expected-error {{...}}' annotations")
-    parser.add_argument("--print-ir-after-all", action="store_true", help="dump IR to stderr after every pass")
-    parser.add_argument("--print-ir-after", action="append", default=[], metavar="PASS",
-                        help="dump IR to stderr after the named passes (repeat or comma-separate)")
-    parser.add_argument("--print-ir-after-change", action="store_true",
-                        help="dump IR to stderr after every pass that changed it")
-    parser.add_argument("--print-op-generic", action="store_true", help="print ops in generic form")
-    parser.add_argument("--time-passes", action="store_true", help="report each pass's wall time on stderr")
-    parser.add_argument("--list-passes", action="store_true", help="list registered passes and pipelines")
-    parser.add_argument("--import-onnx", action="store_true",
-                        help="read the input as an ONNX model (.onnx; needs the 'onnx' package)")
-    parser.add_argument("-t", "--target", default="mlir", choices=["mlir", *TARGETS],
-                        help="print MLIR (default), optimised LLVM IR, host assembly or PTX")
+    add = parser.add_argument
+    add("input", nargs="?", default="-", help="input file (default: stdin)")
+    add("-o", dest="output", default="-", help="output file (default: stdout)")
+    add("-p", "--pass-pipeline", action="append", default=[], metavar="PIPELINE",
+        help="passes, e.g. 'cse,autodiff{wrt=0}' or 'builtin.module(func.func(cse))'")
+    add("-t", "--target", default="mlir", choices=TARGET_NAMES,
+        help="print MLIR (default), optimised LLVM IR, host assembly or PTX")
+    add("--version", action="store_true", help="print the versions of dfc, xDSL and LLVM")
+
+    info = parser.add_argument_group("information")
+    info.add_argument("--list-passes", action="store_true", help="list registered passes and pipelines")
+    info.add_argument("--show-dialects", action="store_true", help="list the dialects opt-tool reads")
+    info.add_argument("--dump-pass-pipeline", action="store_true",
+                      help="print the pipeline that will run (anchored form) to stderr")
+
+    inp = parser.add_argument_group("input")
+    inp.add_argument("--split-input-file", action="store_true",
+                     help=f"process each '{SPLIT_MARKER}'-separated chunk separately")
+    inp.add_argument("--verify-diagnostics", action="store_true",
+                     help="check diagnostics against '// expected-error {{...}}' annotations")
+    inp.add_argument("--allow-unregistered-dialect", action="store_true",
+                     help="accept ops of dialects dfc does not know")
+    inp.add_argument("--import-onnx", action="store_true",
+                     help="read the input as an ONNX model (.onnx; needs the 'onnx' package)")
+
+    dump = parser.add_argument_group("instrumentation (also spelt --mlir-...)")
+    dump.add_argument("--print-ir-before-all", "--mlir-print-ir-before-all", action="store_true",
+                      help="dump IR to stderr before every pass")
+    dump.add_argument("--print-ir-before", "--mlir-print-ir-before", action="append", default=[], metavar="PASS",
+                      help="dump IR to stderr before the named passes (repeat or comma-separate)")
+    dump.add_argument("--print-ir-after-all", "--mlir-print-ir-after-all", action="store_true",
+                      help="dump IR to stderr after every pass")
+    dump.add_argument("--print-ir-after", "--mlir-print-ir-after", action="append", default=[], metavar="PASS",
+                      help="dump IR to stderr after the named passes (repeat or comma-separate)")
+    dump.add_argument("--print-ir-after-change", "--mlir-print-ir-after-change", action="store_true",
+                      help="dump IR to stderr after every pass that changed it")
+    dump.add_argument("--print-ir-after-failure", "--mlir-print-ir-after-failure", action="store_true",
+                      help="dump the IR a failing pass left to stderr")
+    dump.add_argument("--print-op-generic", "--mlir-print-op-generic", action="store_true",
+                      help="print ops in generic form")
+    dump.add_argument("--print-debuginfo", "--mlir-print-debuginfo", action="store_true",
+                      help="print each op's source location, loc(\"file\":line:col)")
+    dump.add_argument("--time-passes", "--mlir-timing", action="store_true",
+                      help="report the wall time of every pass and backend stage on stderr")
+    dump.add_argument("--pass-statistics", "--mlir-pass-statistics", action="store_true",
+                      help="report the op count before and after each pass on stderr")
+    dump.add_argument("--no-progress", action="store_true",
+                      help="no progress line on an interactive terminal")
     return parser
 
 
@@ -111,6 +168,8 @@ def _pass_name(flag: str) -> str:
 
 
 def _read(path: str) -> tuple[str, str]:
+    from dfc.compiler.parsing import decode_source
+
     if path == "-":
         stream = getattr(sys.stdin, "buffer", None)
         text = sys.stdin.read() if stream is None else decode_source(stream.read(), "<stdin>")
@@ -140,47 +199,127 @@ def _chunks(text: str, split: bool) -> list[tuple[str, int]]:
     return chunks
 
 
-def _print(module: ModuleOp, generic: bool) -> str:
+def _print(module: ModuleOp, generic: bool, debuginfo: bool) -> str:
+    import io
+
+    from xdsl.printer import Printer
+
     out = io.StringIO()
-    Printer(stream=out, print_generic_format=generic).print_op(module)
+    Printer(stream=out, print_generic_format=generic, print_debuginfo=debuginfo).print_op(module)
     return out.getvalue() + "\n"
+
+
+class Progress:
+    """A one-line `[k/n] pass` display on an interactive terminal, erased when done."""
+
+    def __init__(self, stream: TextIO):
+        self.stream = stream
+        self.shown = False
+
+    def __call__(self, k: int, n: int, name: str) -> None:
+        self.stream.write(f"\r\033[K[{k + 1}/{n}] {name}")
+        self.stream.flush()
+        self.shown = True
+
+    def clear(self) -> None:
+        if self.shown:
+            self.stream.write("\r\033[K")
+            self.stream.flush()
+            self.shown = False
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    import dfc
+
+    def of(package: str) -> str:
+        try:
+            return version(package)
+        except PackageNotFoundError:
+            return "not installed"
+
+    return f"dfc {dfc.__version__} (xDSL {of('xdsl')}, llvmlite {of('llvmlite')})"
+
+
+def _names(items: list[str]) -> frozenset[str]:
+    return frozenset(n for item in items for n in item.split(",") if n)
 
 
 def run(argv: Sequence[str]) -> int:
     pipeline, rest = split_pass_flags(argv)
     args = _parser().parse_args(rest)
+    if args.version:
+        print(_version())
+        return 0
     if args.list_passes:
         for name in sorted(get_all_passes()):
             print(name)
         for name, spec in sorted(PIPELINES.items()):
             print(f"{name} = {spec}")
         return 0
-    after = frozenset(n for item in args.print_ir_after for n in item.split(","))
+    if args.show_dialects:
+        from dfc.compiler.context import make_context
+
+        print("Available Dialects: " + ", ".join(sorted(make_context().registered_dialect_names)))
+        return 0
+    from dfc.compiler.pass_manager import PassManager
+
+    progress = None
+    dumping = args.print_ir_before_all or args.print_ir_after_all or args.print_ir_before or args.print_ir_after
+    if sys.stderr.isatty() and not (args.no_progress or dumping or args.print_ir_after_change):
+        progress = Progress(sys.stderr)
     manager = PassManager.parse(
         ",".join(pipeline),
+        print_ir_before_all=args.print_ir_before_all,
+        print_ir_before=_names(args.print_ir_before),
         print_ir_after_all=args.print_ir_after_all,
-        print_ir_after=after,
+        print_ir_after=_names(args.print_ir_after),
         print_ir_after_change=args.print_ir_after_change,
+        print_ir_after_failure=args.print_ir_after_failure,
         print_generic=args.print_op_generic,
-        time_passes=args.time_passes,
+        print_debuginfo=args.print_debuginfo,
+        statistics=args.pass_statistics,
+        progress=progress,
     )
+    if args.dump_pass_pipeline:
+        print(f"Pass Manager with {len(manager.passes)} passes:\n{manager.pipeline_text()}", file=sys.stderr)
     if args.import_onnx:
         module = manager.run(_onnx_module(args.input))
-        _write(args.output, _print(module, args.print_op_generic) if args.target == "mlir"
-               else _translate(module, args.target))
+        _write(args.output, _print(module, args.print_op_generic, args.print_debuginfo) if args.target == "mlir"
+               else _translate(module, args.target, manager))
         return 0
     text, filename = _read(args.input)
+    try:
+        outputs, failed = _process(args, manager, text, filename)
+    finally:
+        if progress is not None:
+            progress.clear()
+    if args.time_passes:
+        manager.report_timing()
+    _write(args.output, f"{SPLIT_MARKER}\n".join(outputs))
+    return 1 if failed else 0
+
+
+def _process(args: argparse.Namespace, manager: PassManager, text: str, filename: str) -> tuple[list[str], bool]:
+    """Each chunk parsed, run through `manager` and printed; (outputs, whether any failed)."""
+    from dfc.compiler.parsing import parse_module
+    from dfc.tools.diagnostics_check import check, expectations
+
     outputs: list[str] = []
     failed = False
     for chunk, first_line in _chunks(text, args.split_input_file):
         padded = "\n" * (first_line - 1) + chunk  # keeps line numbers those of the file
         error: CompileError | None = None
         try:
-            module = manager.run(parse_module(padded, filename))
+            with manager.stage("parse"):
+                module = parse_module(padded, filename, allow_unregistered=args.allow_unregistered_dialect)
+            manager.run(module)
             if args.target == "mlir":
-                outputs.append(_print(module, args.print_op_generic))
+                with manager.stage("print"):
+                    outputs.append(_print(module, args.print_op_generic, args.print_debuginfo))
             else:
-                outputs.append(_translate(module, args.target))
+                outputs.append(_translate(module, args.target, manager))
         except CompileError as err:
             error = err
         if args.verify_diagnostics:
@@ -191,8 +330,7 @@ def run(argv: Sequence[str]) -> int:
         elif error is not None:
             print(error, file=sys.stderr)
             failed = True
-    _write(args.output, f"{SPLIT_MARKER}\n".join(outputs))
-    return 1 if failed else 0
+    return outputs, failed
 
 
 def _onnx_module(path: str) -> ModuleOp:
@@ -211,10 +349,12 @@ def _onnx_module(path: str) -> ModuleOp:
         raise CompileError(f"cannot open input file '{path}': {err.strerror}") from None
 
 
-def _translate(module: ModuleOp, target: str) -> str:
+def _translate(module: ModuleOp, target: str, manager: PassManager) -> str:
     """`module` printed by a code generator; its failures are compile errors."""
+    from dfc.compiler.targets import TARGETS
+
     try:
-        return TARGETS[target](module)
+        return TARGETS[target](module, manager)
     except NotImplementedError as err:
         raise CompileError(f"cannot generate {target}: {err}") from None
 
@@ -222,6 +362,7 @@ def _translate(module: ModuleOp, target: str) -> str:
 def _write(path: str, text: str) -> None:
     if path == "-":
         sys.stdout.write(text)
+        sys.stdout.flush()
         return
     try:
         with open(path, "w") as f:
@@ -237,6 +378,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except CompileError as err:
         print(err, file=sys.stderr)
         return 1
+    except BrokenPipeError:  # the reader went away (`opt-tool --list-passes | head`)
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())  # so that the exit flush does not fail again
+        return 141
     except KeyboardInterrupt:
         return 130
     except Exception as err:  # a compiler bug: report it briefly, as a crash

@@ -6,7 +6,12 @@
 Parses FILE, optionally runs a pipeline, compiles with the ExecutionEngine
 (which lowers what is still at df/nn level) and calls @NAME. Arguments come
 from .npy files (by argument name or index) or are random (floats standard
-normal, integers in [0, 10)). Results print as `result #K: TYPE = VALUES`.
+normal, integers in [0, 10)). The seeds of a gradient function that autodiff
+generated (`@f_grad`, `@f_bwd`: the last arguments, one per differentiated
+result) are never random: they default to ones, so the gradients are those
+of the sum of the results (of the loss, for a scalar), unless given with
+`--arg`. Results print as `result #K: TYPE = VALUES`; `--save-results DIR`
+writes each as `DIR/result_K.npy`, which `--arg` reads back.
 """
 
 from __future__ import annotations
@@ -18,7 +23,7 @@ from collections.abc import Sequence
 
 import numpy as np
 from xdsl.dialects import func
-from xdsl.dialects.builtin import MemRefType, TensorType
+from xdsl.dialects.builtin import DenseArrayBase, MemRefType, StringAttr, TensorType
 
 from dfc.compiler.diagnostics import CompileError
 from dfc.compiler.engine import ExecutionEngine
@@ -36,12 +41,26 @@ def _parser() -> argparse.ArgumentParser:
                    help="an argument from a .npy file, by name (%%x or x) or index")
     p.add_argument("--random-args", type=int, metavar="SEED", help="random values for arguments not given")
     p.add_argument("--print-results", action="store_true", help="print the results")
+    p.add_argument("--save-results", metavar="DIR", help="save result K as DIR/result_K.npy")
     p.add_argument("--threads", type=int, help="worker threads (default: DFC_NUM_THREADS or CPU count)")
     return p
 
 
+def seed_arguments(f: func.FuncOp) -> range:
+    """Indices of the seed arguments of a gradient function autodiff generated
+    (`@f_grad`, `@f_bwd`: one per differentiated result, last); empty otherwise."""
+    of, outputs = f.attributes.get("autodiff.of"), f.attributes.get("autodiff.outputs")
+    if not isinstance(of, StringAttr) or not isinstance(outputs, DenseArrayBase):
+        return range(0)
+    if f.sym_name.data not in (f"{of.data}_grad", f"{of.data}_bwd"):
+        return range(0)
+    n = len(f.function_type.inputs.data)
+    return range(n - len(outputs.get_values()), n)
+
+
 def _arguments(f: func.FuncOp, given: Sequence[str], seed: int | None) -> list[object]:
     names = [a.name_hint for a in f.body.block.args]
+    seeds = seed_arguments(f)
     values: dict[int, object] = {}
     for item in given:
         if "=" not in item:
@@ -60,6 +79,8 @@ def _arguments(f: func.FuncOp, given: Sequence[str], seed: int | None) -> list[o
     for k, t in enumerate(f.function_type.inputs.data):
         if k in values:
             out.append(values[k])
+        elif k in seeds:
+            out.append(_ones(t))
         elif seed is None:
             raise CompileError(f"argument #{k} (%{names[k]}) of @{f.sym_name.data} is not given (use --arg or --random-args)")
         else:
@@ -79,6 +100,21 @@ def _random(rng: np.random.Generator, t, k: int) -> object:
     else:
         value = rng.integers(0, 10, shape).astype(dtype)
     return value if shaped else value.item()
+
+
+def _ones(t) -> object:
+    if isinstance(t, TensorType | MemRefType):
+        return np.ones(tuple(t.get_shape()), dtype_of(t.element_type))
+    return dtype_of(t).type(1)
+
+
+def _save(directory: str, results: Sequence[object]) -> None:
+    try:
+        os.makedirs(directory, exist_ok=True)
+        for k, r in enumerate(results):
+            np.save(os.path.join(directory, f"result_{k}.npy"), np.asarray(r))
+    except OSError as err:
+        raise CompileError(f"cannot save results to '{directory}': {err.strerror}") from None
 
 
 def run(argv: Sequence[str]) -> int:
@@ -107,6 +143,8 @@ def run(argv: Sequence[str]) -> int:
         for k, (r, t) in enumerate(zip(results, f.function_type.outputs.data)):
             text = np.array2string(np.asarray(r), precision=6, separator=", ", threshold=64)
             print(f"result #{k}: {t} = {text}")
+    if args.save_results:
+        _save(args.save_results, results)
     return 0
 
 

@@ -141,9 +141,8 @@ def gradient_function(
     block = g.body.block
     ret = block.last_op
     assert isinstance(ret, func.ReturnOp)
+    ret.detach()  # kept until the end: the sweep may replace forward ops, and their uses here with them
     results = list(ret.arguments)
-    ret.detach()
-    ret.erase()
     forward = list(block.ops)
     boundary = arith.ConstantOp(IntegerAttr(0, IndexType()))  # kept: tapes may be added before it
     block.add_op(boundary)
@@ -160,6 +159,8 @@ def gradient_function(
         reverser.add(results[k], seed)
     reverser.block(forward)
     grads = [reverser.adj.get(block.args[k]) or reverser.zeros_like(block.args[k]) for k in wrt]
+    results = list(ret.arguments)
+    ret.erase()
     block.add_op(func.ReturnOp(*results, *grads))
     if reverser.placeholders:
         resolve_placeholders(g, reverser.placeholders, recompute, keep=boundary)

@@ -27,7 +27,7 @@ from xdsl.transforms.dead_code_elimination import is_trivially_dead
 
 from dfc.compiler.diagnostics import CompileError
 from dfc.dialects import df, nn
-from dfc.passes.autodiff.reverse import Reverser, is_float, mark_varied, used_from_outside
+from dfc.passes.autodiff.reverse import Reverser, is_float, mark_varied, used_in_body
 
 
 @dataclass
@@ -65,7 +65,7 @@ def reverse_loop(rev: Reverser, op: scf.ForOp) -> None:
     carried = [k for k, v in enumerate(op.iter_args) if isinstance(v.type, TensorType) and is_float(v)]
     if any(not isinstance(v.type, TensorType) and v in rev.varied for v in op.iter_args):
         raise CompileError.at(op, "autodiff: scalar float iter_args are not differentiable; use 0-d tensors")
-    captured = [v for v in used_from_outside(op) if v in rev.varied and is_float(v) and v not in list(op.iter_args)]
+    captured = [v for v in used_in_body(op) if v in rev.varied and is_float(v)]  # (an iter_arg's initial value too)
     seeds = [rev.adj.get(op.results[k]) or rev.zeros_like(op.results[k]) for k in carried]
     acc = [rev.tensor_zeros_like(c) for c in captured]  # a scalar's adjoint is summed in a 0-d tensor
     one = _index(b, 1)

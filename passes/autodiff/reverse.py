@@ -60,6 +60,22 @@ def used_from_outside(op: Operation) -> list[SSAValue]:
     return found
 
 
+def used_in_body(op: Operation) -> list[SSAValue]:
+    """Values the ops inside `op`'s regions use that are defined outside `op`
+    (not `op`'s own operands, unless its body uses them too)."""
+    found: list[SSAValue] = []
+    for region in op.regions:
+        for block in region.blocks:
+            for inner in block.ops:
+                found.extend(v for v in used_from_outside(inner) if v not in found and not _inside(v, op))
+    return found
+
+
+def _inside(value: SSAValue, op: Operation) -> bool:
+    owner = value.owner if isinstance(value.owner, Operation) else value.owner.parent_op()
+    return owner is not None and op.is_ancestor(owner)
+
+
 def mark_varied(ops: Sequence[Operation], varied: set[SSAValue]) -> None:
     """Add to `varied` the float values of `ops` (and nested) that depend on it."""
     for op in ops:
@@ -275,7 +291,11 @@ class MapReverser:
     def run(self) -> None:
         if self.op.is_buffer_form:
             raise CompileError.at(self.op, "autodiff: differentiate before bufferize (this map writes memrefs)")
-        self.ties = {k: self.tie_counts(k) for k in self.writes if self.kind(k) in ("max", "min") and self.grads[k]}
+        extremal = [k for k in self.writes if self.kind(k) in ("max", "min") and self.grads[k]]
+        self.stored: dict[df.WriteOp, tuple[SSAValue, list[SSAValue]]] = {}
+        if extremal:
+            self.store_candidates(extremal)
+        self.ties = {k: self.tie_counts(k) for k in extremal}
         sources = [
             v for v in used_from_outside(self.op)
             if isinstance(v.type, TensorType) and v in self.outer.varied and is_float(v)
@@ -295,7 +315,7 @@ class MapReverser:
                 self.outer.add(s, g)
             for v, g in zip(scalars, bmap.res[len(sources) :]):
                 self.outer.add(v, self.b.insert(tensor.ExtractOp(g, [], v.type)).result)
-        for k, init in enumerate(self.op.outs):
+        for k, init in enumerate(self.op.outs[: len(self.grads)]):
             if self.grads[k] is not None and init in self.outer.varied:
                 self.outer.add(init, self.init_gradient(k, self.ties.get(k)))
 
@@ -310,6 +330,64 @@ class MapReverser:
                 "the written values, which may be zero)"
             )
         return kind
+
+    # -- the candidates of wcr(max|min) outputs --------------------------------
+
+    def store_candidates(self, outputs: list[int]) -> None:
+        """Make the forward map also store every value it writes to `outputs`
+        (one element per iteration, nested maps' iterations included), so that
+        the backward finds the extremum by comparing the very values the
+        reduction took: two separate computations of one value need not be
+        bit-equal (fast-math, fusion), and a recomputed maximum could then
+        match nothing and get no gradient."""
+        op, b = self.op, self.b
+        writes = [w for k in outputs for w in self.writes[k]]
+        b_before = Builder(InsertPoint.before(op))
+        chains: list[list[df.MapOp]] = []
+        for w in writes:  # the nested maps around each write
+            chain: list[df.MapOp] = []
+            m = w.parent_op()
+            while m is not op:
+                assert isinstance(m, df.MapOp)
+                chain.insert(0, m)
+                m = m.parent_op()
+            chains.append(chain)
+        block = op.body.detach_block(0)
+        stores = []
+        for w, chain in zip(writes, chains):
+            bounds = [*op.bounds, *[x for inner in chain for x in inner.bounds]]
+            if any(not isinstance(x, int) and _inside(x, op) for x in bounds):
+                raise CompileError.at(
+                    w, "autodiff: wcr(max|min) in a nested map whose bounds depend on the enclosing map is not "
+                    "differentiable (its candidates cannot be stored)"
+                )
+            shape = [x if isinstance(x, int) else DYNAMIC_INDEX for x in bounds]
+            t = TensorType(w.value.type, shape)
+            empty = b_before.insert(tensor.EmptyOp([x for x in bounds if not isinstance(x, int)], t)).tensor
+            arg = block.insert_arg(t, len(block.args))
+            ivs = [*block.args[: op.rank], *[iv for inner in chain for iv in inner.ivs]]
+            Builder(InsertPoint.after(w)).insert(df.WriteOp(w.value, arg, ivs))
+            stores.append((w, empty, ivs))
+        new = df.MapOp(op.bounds, [*op.outs, *[e for _, e, _ in stores]], Region(block))
+        new.attributes |= op.attributes
+        new.location = op.location
+        b_before.insert(new)
+        for old_r, new_r in zip(op.res, new.res):
+            old_r.replace_all_uses_with(new_r)
+            if old_r in self.outer.adj:
+                self.outer.adj[new_r] = self.outer.adj.pop(old_r)
+            if old_r in self.outer.varied:
+                self.outer.varied.add(new_r)
+        op.detach()
+        op.erase()
+        self.op = new
+        values = new.res[len(new.res) - len(stores) :]
+        self.stored = {w: (v, ivs) for (w, _, ivs), v in zip(stores, values)}
+
+    def stored_value(self, b: Builder, w: df.WriteOp, mapping: dict[SSAValue, SSAValue]) -> SSAValue:
+        """The value `w` wrote in the forward iteration that `mapping` reverses."""
+        values, ivs = self.stored[w]
+        return b.insert(df.ReadOp(values, [mapping[iv] for iv in ivs])).res
 
     # -- the initial values' gradients ----------------------------------------
 
@@ -380,7 +458,7 @@ class MapReverser:
             elif isinstance(o, df.WriteOp) and o in self.writes[k]:
                 idx = [mapping.get(i, i) for i in o.indices]
                 r = mb.insert(df.ReadOp(result, idx)).res
-                hit = tasklet(mb, [mapping.get(o.value, o.value), r], r.type, one_if_equal)
+                hit = tasklet(mb, [self.stored_value(mb, o, mapping), r], r.type, one_if_equal)
                 mb.insert(df.WriteOp(hit, counts, idx, "add"))
 
     def clone_forward(self, source: df.MapOp, target: df.MapOp, mapping: dict[SSAValue, SSAValue]) -> dict:
@@ -450,7 +528,7 @@ class MapReverser:
             self.body(o, nested, mapping)
         elif isinstance(o, df.WriteOp):
             k = list(self.op.out_args).index(o.dest)
-            g = self.grads[k]
+            g = self.grads[k] if k < len(self.grads) else None  # (not the stored candidates)
             if g is None or o.value not in self.outer.varied:
                 return
             idx = [mapping.get(i, i) for i in o.indices]
@@ -464,7 +542,7 @@ class MapReverser:
                 r = b.insert(df.ReadOp(self.op.res[k], idx)).res
                 n = b.insert(df.ReadOp(self.ties[k], idx)).res
                 gv = tasklet(
-                    b, [mapping.get(o.value, o.value), r, gv, n], gv.type,
+                    b, [self.stored_value(b, o, mapping), r, gv, n], gv.type,
                     lambda t, a: t.select(t.eq(a[0], a[1]), t.div(a[2], a[3]), t.const(0.0, a[2].type)),
                 )
             add(o.value, gv)
@@ -503,7 +581,7 @@ class MapReverser:
         clone = mapping[loop.results[0]].owner
         assert isinstance(clone, scf.ForOp)
         carried = [j for j, r in enumerate(loop.results) if is_float(r)]
-        captured = [v for v in used_from_outside(loop) if v in self.outer.varied and is_float(v) and v not in loop.iter_args]
+        captured = [v for v in used_in_body(loop) if v in self.outer.varied and is_float(v)]
         inside = [u.operation for v in captured if isinstance(v.type, TensorType) for u in v.uses if loop.is_ancestor(u.operation)]
         if not all(isinstance(u, df.ReadOp) for u in inside):
             raise CompileError.at(loop, "autodiff: a loop in a map body uses a differentiated tensor other than by df.read")

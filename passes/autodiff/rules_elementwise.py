@@ -9,6 +9,7 @@ have derivative 0; ties of `maximum`/`minimum` split the gradient in half;
 
 from __future__ import annotations
 
+import math as pymath
 from collections.abc import Callable, Sequence
 
 from xdsl.builder import Builder
@@ -78,6 +79,7 @@ _unary("nn.expm1", False, lambda s, g, x: s.mul(g, s.exp(x)))
 _unary("nn.log1p", False, lambda s, g, x: s.div(g, s.add(_one(s, x), x)))
 _unary("nn.rsqrt", True, lambda s, g, y: s.mul(s.mul(g, s.const(-0.5, y.type)), s.mul(y, s.mul(y, y))))
 _unary("nn.cbrt", True, lambda s, g, y: s.div(g, s.mul(s.const(3.0, y.type), s.mul(y, y))))
+_unary("nn.erf", False, lambda s, g, x: s.mul(g, s.mul(s.const(2 / pymath.sqrt(pymath.pi), x.type), s.exp(s.neg(s.mul(x, x))))))
 _unary("nn.sine", False, lambda s, g, x: s.mul(g, _ins(s, math.CosOp(x))))
 _unary("nn.cosine", False, lambda s, g, x: s.neg(s.mul(g, _ins(s, math.SinOp(x)))))
 _unary("nn.tan", True, lambda s, g, y: s.mul(g, s.add(_one(s, y), s.mul(y, y))))
@@ -132,20 +134,23 @@ def _remainder_rhs(s: Scalar, v: Sequence[SSAValue]) -> SSAValue:
 _binary("nn.remainder", lambda s, v: v[0], _remainder_rhs)
 
 
-def _extremum_share(k: int) -> Local:
-    """g where operand k is the result, halved on a tie, else 0."""
+def _extremum_share(k: int, wins: str) -> Local:
+    """g where operand k beats the other (`wins`: ogt for maximum, olt for
+    minimum), half of it on a tie, else 0. The operands are compared with each
+    other, never with the stored result: a recomputed operand need not be
+    bit-equal to what the forward computed, and would then match neither."""
 
     def share(s: Scalar, v: Sequence[SSAValue]) -> SSAValue:
-        g, mine, other, y = v[0], v[1 + k], v[2 - k], v[3]
+        g, mine, other = v[0], v[1 + k], v[2 - k]
         zero = s.const(0.0, g.type)
-        tied = s.select(s.eq(other, y), s.mul(g, s.const(0.5, g.type)), g)
-        return s.select(s.eq(mine, y), tied, zero)
+        tied = s.select(s.eq(mine, other), s.mul(g, s.const(0.5, g.type)), zero)
+        return s.select(_ins(s, arith.CmpfOp(mine, other, wins)), g, tied)
 
     return share
 
 
-_binary("nn.maximum", _extremum_share(0), _extremum_share(1))
-_binary("nn.minimum", _extremum_share(0), _extremum_share(1))
+_binary("nn.maximum", _extremum_share(0, "ogt"), _extremum_share(1, "ogt"))
+_binary("nn.minimum", _extremum_share(0, "olt"), _extremum_share(1, "olt"))
 
 
 @register_backward("nn.clamp")

@@ -14,6 +14,7 @@
 // RUN: opt-tool %s '--autodiff{func=overwrite}' | filecheck %s --check-prefix=OVERWRITE
 // RUN: opt-tool %s '--autodiff{func=loop_in_map}' | filecheck %s --check-prefix=LOOP-IN-MAP
 // RUN: opt-tool %s '--autodiff{func=matmul_sum}' '--autodiff{func=matmul_sum}' --autodiff | filecheck %s --check-prefix=TWICE
+// RUN: opt-tool %s '--autodiff{func=row_max}' | filecheck %s --check-prefix=ROW-MAX
 
 // The gradient of nn.matmul is two matmuls with transposes, not loops; the
 // sum's gradient is the seed broadcast back to the summed shape.
@@ -275,6 +276,35 @@ func.func @loop_in_map(%x: tensor<3x4xf64>) -> tensor<3xf64> {
       scf.yield %p : f64
     }
     df.write %r, %o[%i] : tensor<3xf64>
+  } -> tensor<3xf64>
+  func.return %m : tensor<3xf64>
+}
+
+// The forward max also stores each candidate (one per iteration, the nested
+// map's too); the tie count and the backward compare those stored values with
+// the maximum, never a recomputation of them.
+// ROW-MAX-LABEL: func.func @row_max_grad
+// ROW-MAX:         %[[E:.*]] = tensor.empty() : tensor<3x4xf64>
+// ROW-MAX:         %m, %[[C:.*]] = df.map (%[[I:.*]]) in (3) outs(%o = %{{.*}} : tensor<3xf64>, %[[CA:.*]] = %[[E]] : tensor<3x4xf64>)
+// ROW-MAX:           df.map (%[[J:.*]]) in (4)
+// ROW-MAX:             df.write %[[P:.*]], %o[%[[I]]] wcr(max) : tensor<3xf64>
+// ROW-MAX-NEXT:        df.write %[[P]], %[[CA]][%[[I]], %[[J]]] : tensor<3x4xf64>
+// ROW-MAX:         df.read %[[C]][%{{.*}}, %{{.*}}] : tensor<3x4xf64>
+// ROW-MAX:         arith.cmpf oeq
+// ROW-MAX:         df.read %[[C]][%{{.*}}, %{{.*}}] : tensor<3x4xf64>
+// ROW-MAX:         arith.cmpf oeq
+func.func @row_max(%x: tensor<3x4xf64>) -> tensor<3xf64> {
+  %lo = arith.constant dense<-1.0e+30> : tensor<3xf64>
+  %m = df.map (%i) in (3) outs(%o = %lo : tensor<3xf64>) {
+    df.map (%j) in (4) {
+      %v = df.read %x[%i, %j] : tensor<3x4xf64>
+      %p = df.tasklet (%v) : (f64) -> f64 {
+      ^bb0(%a: f64):
+        %s = math.sin %a : f64
+        df.yield %s : f64
+      }
+      df.write %p, %o[%i] wcr(max) : tensor<3xf64>
+    }
   } -> tensor<3xf64>
   func.return %m : tensor<3xf64>
 }

@@ -93,3 +93,94 @@ func.func @left_alone(%x: memref<4x4xf64>, %y: memref<4x4xf64>, %out: memref<4x4
   }
   func.return
 }
+
+// Sibling fusion puts both products of a gradient (dA = dC @ B^T and
+// dB = A^T @ dC) into one map with a two-result tasklet: it is split into one
+// map per output, each a gemm.
+// CHECK-LABEL: func.func @sibling_products
+// CHECK-NOT:     df.map
+// CHECK:         blas.gemm %dc, %b, %da, %{{.*}} {beta = 1.000000e+00 : f64, transpose_b} : memref<6x5xf64>, memref<4x5xf64>, memref<6x4xf64>
+// CHECK:         blas.gemm %a, %dc, %db, %{{.*}} {beta = 1.000000e+00 : f64, transpose_a} : memref<6x4xf64>, memref<6x5xf64>, memref<4x5xf64>
+// CHECK-NOT:     df.map
+func.func @sibling_products(%a: memref<6x4xf64>, %b: memref<4x5xf64>, %dc: memref<6x5xf64>) -> (memref<6x4xf64>, memref<4x5xf64>) {
+  %da = memref.alloc() {alignment = 64 : i64} : memref<6x4xf64>
+  %db = memref.alloc() {alignment = 64 : i64} : memref<4x5xf64>
+  df.map (%i, %j, %k) in (6, 5, 4) outs(%oa = %da : memref<6x4xf64>, %ob = %db : memref<4x5xf64>) {
+    %x = df.read %a[%i, %k] : memref<6x4xf64>
+    %y = df.read %b[%k, %j] : memref<4x5xf64>
+    %g = df.read %dc[%i, %j] : memref<6x5xf64>
+    %p, %q = df.tasklet (%x, %y, %g) : (f64, f64, f64) -> (f64, f64) {
+    ^bb0(%u: f64, %v: f64, %w: f64):
+      %pa = arith.mulf %w, %v : f64
+      %pb = arith.mulf %u, %w : f64
+      df.yield %pa, %pb : f64, f64
+    }
+    df.write %p, %oa[%i, %k] wcr(add) : memref<6x4xf64>
+    df.write %q, %ob[%k, %j] wcr(add) : memref<4x5xf64>
+  }
+  func.return %da, %db : memref<6x4xf64>, memref<4x5xf64>
+}
+
+// A part that reads another output is not split off (it would see that
+// output's final contents instead of the ones the fused map reads).
+// CHECK-LABEL: func.func @reads_an_output
+// CHECK:         df.map
+// CHECK-NOT:     blas.gemm
+func.func @reads_an_output(%a: memref<6x4xf64>, %b: memref<4x5xf64>) -> (memref<6x5xf64>, memref<6x5xf64>) {
+  %c = memref.alloc() {alignment = 64 : i64} : memref<6x5xf64>
+  %d = memref.alloc() {alignment = 64 : i64} : memref<6x5xf64>
+  df.map (%i, %j, %k) in (6, 5, 4) outs(%oc = %c : memref<6x5xf64>, %od = %d : memref<6x5xf64>) {
+    %x = df.read %a[%i, %k] : memref<6x4xf64>
+    %y = df.read %b[%k, %j] : memref<4x5xf64>
+    %z = df.read %oc[%i, %j] : memref<6x5xf64>
+    %p, %q = df.tasklet (%x, %y, %z) : (f64, f64, f64) -> (f64, f64) {
+    ^bb0(%u: f64, %v: f64, %w: f64):
+      %pa = arith.mulf %u, %v : f64
+      %pb = arith.mulf %w, %v : f64
+      df.yield %pa, %pb : f64, f64
+    }
+    df.write %p, %oc[%i, %j] wcr(add) : memref<6x5xf64>
+    df.write %q, %od[%i, %j] wcr(add) : memref<6x5xf64>
+  }
+  func.return %c, %d : memref<6x5xf64>, memref<6x5xf64>
+}
+
+// The zero fill need not be just before the product: ops between that do not
+// touch the output leave it foldable (beta = 0); one that writes the output
+// keeps it (beta = 1).
+// CHECK-LABEL: func.func @fill_further_up
+// CHECK:         blas.gemm %x, %y, %c, %{{.*}} {beta = 0.000000e+00 : f64}
+// CHECK:         df.map
+// CHECK:         blas.gemm %x, %y, %d, %{{.*}} {beta = 1.000000e+00 : f64}
+func.func @fill_further_up(%x: memref<3x4xf64>, %y: memref<4x2xf64>) -> (memref<3x2xf64>, memref<3x2xf64>, memref<3x4xf64>) {
+  %c = memref.alloc() {alignment = 64 : i64} : memref<3x2xf64>
+  %d = memref.alloc() {alignment = 64 : i64} : memref<3x2xf64>
+  %t = memref.alloc() {alignment = 64 : i64} : memref<3x4xf64>
+  %zero = arith.constant 0.0 : f64
+  %one = arith.constant 1.0 : f64
+  df.map (%i, %j) in (3, 2) outs(%o = %c : memref<3x2xf64>) {
+    df.write %zero, %o[%i, %j] : memref<3x2xf64>
+  }
+  df.map (%i, %j) in (3, 4) outs(%o = %t : memref<3x4xf64>) {
+    df.write %one, %o[%i, %j] : memref<3x4xf64>
+  }
+  df.map (%i, %j, %k) in (3, 2, 4) outs(%o = %c : memref<3x2xf64>) {
+    %a = df.read %x[%i, %k] : memref<3x4xf64>
+    %b = df.read %y[%k, %j] : memref<4x2xf64>
+    %p = arith.mulf %a, %b : f64
+    df.write %p, %o[%i, %j] wcr(add) : memref<3x2xf64>
+  }
+  df.map (%i, %j) in (3, 2) outs(%o = %d : memref<3x2xf64>) {
+    df.write %zero, %o[%i, %j] : memref<3x2xf64>
+  }
+  df.map (%i) in (2) outs(%o = %d : memref<3x2xf64>) {
+    df.write %one, %o[%i, %i] : memref<3x2xf64>
+  }
+  df.map (%i, %j, %k) in (3, 2, 4) outs(%o = %d : memref<3x2xf64>) {
+    %a = df.read %x[%i, %k] : memref<3x4xf64>
+    %b = df.read %y[%k, %j] : memref<4x2xf64>
+    %p = arith.mulf %a, %b : f64
+    df.write %p, %o[%i, %j] wcr(add) : memref<3x2xf64>
+  }
+  func.return %c, %d, %t : memref<3x2xf64>, memref<3x2xf64>, memref<3x4xf64>
+}

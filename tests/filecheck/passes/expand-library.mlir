@@ -154,16 +154,25 @@ func.func @embedding(%x: tensor<10x8xf32>, %i: tensor<5x1xi64>) -> tensor<5x8xf3
   func.return %r : tensor<5x8xf32>
 }
 
-// convolution copies the input into zeros (padding 1), then one map over
-// (n, o, y, x, c, ky, kx) reads the padded input at 2 * y + ky and accumulates
-// the product into the output with wcr(add).
+// convolution copies the input into zeros (padding 1), unfolds it into
+// patches (one row per output position, one column per (c, ky, kx); the row
+// of (y, x) reads the padded input at 2 * y + ky), lays the kernel out as
+// (o, c * 9 + ky * 3 + kx), accumulates their product with wcr(add) (a GEMM
+// for contraction-to-blas), and lays the product out as NCHW.
 // CLEAN-LABEL: func.func @conv
 // CLEAN:         %[[PAD:.*]] = df.map (%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) in (1, 3, 8, 8) outs(%{{.*}} = %{{.*}} : tensor<1x3x10x10xf32>)
-// CLEAN:         df.map (%[[N:.*]], %[[O:.*]], %[[Y:.*]], %[[X:.*]], %[[C:.*]], %[[KY:.*]], %[[KX:.*]]) in (1, 4, 4, 4, 3, 3, 3)
-// CLEAN-DAG:       df.read %[[PAD]][%[[N]], %[[C]], %{{.*}}, %{{.*}}] : tensor<1x3x10x10xf32>
-// CLEAN-DAG:       df.read %k[%[[O]], %[[C]], %[[KY]], %[[KX]]] : tensor<4x3x3x3xf32>
+// CLEAN:         %[[P:.*]] = df.map (%[[N:.*]], %[[Y:.*]], %[[X:.*]], %[[C:.*]], %[[KY:.*]], %[[KX:.*]]) in (1, 4, 4, 3, 3, 3) outs(%[[PO:.*]] = %{{.*}} : tensor<16x27xf32>)
+// CLEAN:           df.read %[[PAD]][%[[N]], %[[C]], %{{.*}}, %{{.*}}] : tensor<1x3x10x10xf32>
+// CLEAN:           df.write %{{.*}}, %[[PO]][%{{.*}}, %{{.*}}] : tensor<16x27xf32>
+// CLEAN:         %[[W:.*]] = df.map (%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) in (4, 3, 3, 3) outs(%{{.*}} = %{{.*}} : tensor<4x27xf32>)
+// CLEAN:           df.read %k
+// CLEAN:         %[[R:.*]] = df.map (%[[M:.*]], %[[O:.*]], %[[K:.*]]) in (16, 4, 27)
+// CLEAN-DAG:       df.read %[[P]][%[[M]], %[[K]]] : tensor<16x27xf32>
+// CLEAN-DAG:       df.read %[[W]][%[[O]], %[[K]]] : tensor<4x27xf32>
 // CLEAN:           arith.mulf
-// CLEAN:           df.write %{{.*}}, %{{.*}}[%[[N]], %[[O]], %[[Y]], %[[X]]] wcr(add) : tensor<1x4x4x4xf32>
+// CLEAN:           df.write %{{.*}}, %{{.*}}[%[[M]], %[[O]]] wcr(add) : tensor<16x4xf32>
+// CLEAN:         df.map (%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) in (1, 4, 4, 4)
+// CLEAN:           df.read %[[R]]
 // CLEAN-NOT:     nn.
 func.func @conv(%x: tensor<1x3x8x8xf32>, %k: tensor<4x3x3x3xf32>) -> tensor<1x4x4x4xf32> {
   %r = nn.convolution %x, %k {input_dimensions = array<i64: 0, 1, 2, 3>, kernel_dimensions = array<i64: 0, 1, 2, 3>, output_dimensions = array<i64: 0, 1, 2, 3>, window_strides = array<i64: 2, 2>, padding_low = array<i64: 1, 1>, padding_high = array<i64: 1, 1>, rhs_dilation = array<i64: 1, 1>, feature_group_count = 1 : i64} : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<1x4x4x4xf32>

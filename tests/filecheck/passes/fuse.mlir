@@ -167,3 +167,49 @@ func.func @library(%x: tensor<16xf32>, %y: tensor<16xf32>) -> tensor<16xf32> {
   %s = nn.mul %e, %y : (tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32>
   func.return %s : tensor<16xf32>
 }
+
+// Refused: the consumer tests the produced value for equality (a max
+// gradient's tie test) and the producer stays for another reader, so the
+// value is read from memory: a recomputation need not be bit-equal.
+// CHECK-LABEL: func.func @equality_reads_stored
+// CHECK:         %e = df.map
+// CHECK:         %m = df.map
+// CHECK-NEXT:      df.read %e[
+// CHECK-NEXT:      df.write {{.*}} wcr(max)
+// CHECK:         %n = df.map
+// CHECK-NEXT:      df.read %e[
+// CHECK:           arith.cmpf oeq
+// CHECK:         func.return
+func.func @equality_reads_stored(%x: tensor<8xf64>) -> (tensor<f64>, tensor<f64>) {
+  %e0 = tensor.empty() : tensor<8xf64>
+  %e = df.map (%i) in (8) outs(%o = %e0 : tensor<8xf64>) {
+    %v = df.read %x[%i] : tensor<8xf64>
+    %r = df.tasklet (%v) : (f64) -> f64 {
+    ^bb0(%a: f64):
+      %y = arith.mulf %a, %a : f64
+      %z = arith.addf %y, %a : f64
+      df.yield %z : f64
+    }
+    df.write %r, %o[%i] : tensor<8xf64>
+  } -> tensor<8xf64>
+  %lo = arith.constant dense<-1.0e+30> : tensor<f64>
+  %m = df.map (%i) in (8) outs(%o = %lo : tensor<f64>) {
+    %v = df.read %e[%i] : tensor<8xf64>
+    df.write %v, %o[] wcr(max) : tensor<f64>
+  } -> tensor<f64>
+  %z = arith.constant dense<0.0> : tensor<f64>
+  %n = df.map (%i) in (8) outs(%o = %z : tensor<f64>) {
+    %v = df.read %e[%i] : tensor<8xf64>
+    %mx = df.read %m[] : tensor<f64>
+    %h = df.tasklet (%v, %mx) : (f64, f64) -> f64 {
+    ^bb0(%a: f64, %b: f64):
+      %q = arith.cmpf oeq, %a, %b : f64
+      %one = arith.constant 1.0 : f64
+      %zero = arith.constant 0.0 : f64
+      %s = arith.select %q, %one, %zero : f64
+      df.yield %s : f64
+    }
+    df.write %h, %o[] wcr(add) : tensor<f64>
+  } -> tensor<f64>
+  func.return %m, %n : tensor<f64>, tensor<f64>
+}

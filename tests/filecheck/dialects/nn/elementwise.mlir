@@ -15,6 +15,7 @@
 // CHECK-NEXT:    %{{.*}} = nn.log1p %b : (tensor<8xf32>) -> tensor<8xf32>
 // CHECK-NEXT:    %{{.*}} = nn.rsqrt %b : (tensor<8xf32>) -> tensor<8xf32>
 // CHECK-NEXT:    %{{.*}} = nn.cbrt %b : (tensor<8xf32>) -> tensor<8xf32>
+// CHECK-NEXT:    %{{.*}} = nn.erf %b : (tensor<8xf32>) -> tensor<8xf32>
 // CHECK-NEXT:    %{{.*}} = nn.sine %b : (tensor<8xf32>) -> tensor<8xf32>
 // CHECK-NEXT:    %{{.*}} = nn.cosine %b : (tensor<8xf32>) -> tensor<8xf32>
 // CHECK-NEXT:    %{{.*}} = nn.tan %b : (tensor<8xf32>) -> tensor<8xf32>
@@ -41,6 +42,7 @@ func.func @elementwise(%a: tensor<4x1xf32>, %b: tensor<8xf32>, %s: tensor<f32>, 
   %6 = nn.log1p %b : (tensor<8xf32>) -> tensor<8xf32>
   %7 = nn.rsqrt %b : (tensor<8xf32>) -> tensor<8xf32>
   %8 = nn.cbrt %b : (tensor<8xf32>) -> tensor<8xf32>
+  %erf = nn.erf %b : (tensor<8xf32>) -> tensor<8xf32>
   %9 = nn.sine %b : (tensor<8xf32>) -> tensor<8xf32>
   %10 = nn.cosine %b : (tensor<8xf32>) -> tensor<8xf32>
   %11 = nn.tan %b : (tensor<8xf32>) -> tensor<8xf32>

@@ -19,8 +19,10 @@
 // TIME:      ... Execution time report ...
 // TIME:      Total Execution Time:
 // TIME:      ----Wall Time----  ----Name----
+// TIME-NEXT: parse
 // TIME-NEXT: expand-library
 // TIME-NEXT: cse
+// TIME-NEXT: print
 // TIME-NEXT: Total
 func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {
   %y = nn.exp %x : (tensor<4xf32>) -> tensor<4xf32>

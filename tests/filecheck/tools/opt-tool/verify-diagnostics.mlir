@@ -6,6 +6,9 @@
 // CHECK: wrong-diagnostics.mlir:3:8: error: unexpected error: 'nn.exp' op input must have a float element type
 // CHECK: wrong-diagnostics.mlir:2: error: expected error "wrong text" was not produced
 // CHECK: wrong-diagnostics.mlir:10: error: expected error "never happens" was not produced
+// An error is never taken for an expected warning:
+// CHECK: wrong-diagnostics.mlir:18:8: error: unexpected error: 'nn.exp' op input must have a float element type
+// CHECK: wrong-diagnostics.mlir:17: error: expected warning "input must have a float element type" was not produced
 
 func.func @same_line(%a: tensor<2xi32>) {
   %b = nn.exp %a : (tensor<2xi32>) -> tensor<2xi32> // expected-error {{input must have a float element type}}

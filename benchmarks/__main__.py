@@ -1,0 +1,41 @@
+"""Every CPU benchmark in one run, side by side with numpy, PyTorch and JAX.
+
+    python -m benchmarks [--quick]
+
+In order: the machine (copy bandwidth, cores), contractions (matmul 1024^3
+f32/f64, the MLP's skinny products, the MLP value and gradient, convolutions),
+gradient cost (mlp, softmax_loss 4096^2, jacobi-2d 512^2 x 200), memory-bound
+kernels against the copy bandwidth, compile times, call overhead, the thread
+runtime, the NumPy frontend, and PyTorch training. Each section is its own
+module (`python -m benchmarks.<name>` runs one); ratios are what count, since
+absolute times move from run to run.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import sys
+import time
+
+from benchmarks.common import copy_bandwidth
+
+SECTIONS = ("contractions", "autodiff_cost", "cpu_kernels", "compile_time", "call_overhead", "thread_runtime",
+            "frontend", "torch_training")
+TAKES_QUICK = {"contractions", "autodiff_cost", "cpu_kernels", "compile_time", "torch_training"}
+
+
+def main() -> None:
+    quick = "--quick" in sys.argv[1:]
+    print(f"machine: {os.cpu_count()} cores, copy bandwidth {copy_bandwidth():.1f} GB/s", flush=True)
+    for name in SECTIONS:
+        module = importlib.import_module(f"benchmarks.{name}")
+        print(f"\n== {name}: {module.__doc__.strip().splitlines()[0]}", flush=True)
+        sys.argv = [name, *(["--quick"] if quick and name in TAKES_QUICK else [])]
+        start = time.perf_counter()
+        module.main()
+        print(f"({name}: {time.perf_counter() - start:.0f} s)", flush=True)
+
+
+if __name__ == "__main__":
+    main()

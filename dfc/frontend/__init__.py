@@ -1,0 +1,242 @@
+"""The NumPy frontend: `@dfc.jit` parses a Python function's AST into
+library-level IR (nn + df maps + scf), specialised per signature.
+
+    @dfc.jit
+    def loss(x: dfc.f64["N"], w: dfc.f64["N"]):
+        return np.sum(np.tanh(x * w) ** 2)
+
+    loss(x, w)                  # compiled on first call, cached per signature
+    dfc.grad(loss, 1)(x, w)     # the autodiff pass on the same IR
+    loss.mlir(x, w)             # the IR right after the frontend
+
+Array parameters are annotated (`dfc.f32[64, 512]`, a string for a size
+name) or specialised on the first call's shapes and dtypes; Python floats
+become 0-d float parameters and Python ints are compile-time constants (a
+new int value compiles a new specialisation). docs/frontend.md lists the
+supported subset and how each construct maps to IR.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import inspect
+import textwrap
+from typing import Any
+
+import numpy as np
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ModuleOp
+
+from dfc.frontend.dtypes import ArrayType, dtype_from_numpy, f16, f32, f64, i32, i64
+from dfc.frontend.errors import FrontendError
+
+__all__ = ["jit", "JitFunction", "FrontendError", "ArrayType", "f16", "f32", "f64", "i32", "i64"]
+
+_taken_names: dict[str, int] = {}
+
+
+def _unique(name: str) -> str:
+    k = _taken_names.get(name, 0)
+    _taken_names[name] = k + 1
+    return name if k == 0 else f"{name}_{k}"
+
+
+class JitFunction:
+    """A Python function compiled per signature (see the module docstring)."""
+
+    def __init__(self, fn: Any, threads: int | None = None):
+        functools.update_wrapper(self, fn)
+        self.fn = fn
+        self.threads = threads
+        self._source = None
+        self._specialisations: dict[tuple, Any] = {}
+        self._modules: dict[tuple, tuple[ModuleOp, str]] = {}
+
+    def __repr__(self) -> str:
+        return f"<dfc.jit {self.fn.__qualname__}>"
+
+    def source(self):
+        from dfc.frontend.translate import Source
+
+        if self._source is None:
+            try:
+                lines, first = inspect.getsourcelines(self.fn)
+                filename = inspect.getsourcefile(self.fn) or "<unknown>"
+            except (OSError, TypeError) as err:
+                raise FrontendError(f"cannot read the source of {self.fn.__qualname__}: {err}") from None
+            text = "".join(lines)
+            dedented = textwrap.dedent(text)
+            indent = len(lines[0]) - len(lines[0].lstrip())
+            tree = ast.parse(dedented)
+            fdef = tree.body[0]
+            if not isinstance(fdef, ast.FunctionDef):
+                raise FrontendError(f"{self.fn.__qualname__} is not a plain function definition", f"{filename}:{first}:1")
+            closure = inspect.getclosurevars(self.fn)
+            scope = {**self.fn.__globals__, **closure.nonlocals}
+            self._source = Source(fdef, filename, first - 1, indent, scope)
+        return self._source
+
+    # -- signatures ---------------------------------------------------------------------
+
+    def _annotations(self) -> list[Any]:
+        sig = inspect.signature(self.fn)
+        out = []
+        for p in sig.parameters.values():
+            a = p.annotation
+            if isinstance(a, str):
+                try:
+                    a = eval(a, self.fn.__globals__)  # noqa: S307 - the user's own annotation
+                except Exception:
+                    a = inspect.Parameter.empty
+            out.append(a if isinstance(a, ArrayType) else None)
+        return out
+
+    def params(self, args: tuple) -> tuple[list[tuple], list[Any], list[int]]:
+        """The translation parameters, the IR arguments and each Python argument's IR position."""
+        annotations = self._annotations()
+        if len(args) != len(annotations):
+            raise TypeError(f"{self.fn.__qualname__}() takes {len(annotations)} arguments, got {len(args)}")
+        sizes: dict[str, int] = {}
+        params: list[tuple] = []
+        ir_args: list[Any] = []
+        positions: list[int] = []
+        for k, (a, ann) in enumerate(zip(args, annotations)):
+            if ann is not None and ann.shape is None:
+                params.append(("float", ann.dtype))
+                ir_args.append(np.asarray(a, ann.numpy))
+            elif isinstance(a, np.ndarray) or ann is not None:
+                array = np.asarray(a)
+                dtype = dtype_from_numpy(array.dtype)
+                if ann is not None:
+                    if dtype != ann.dtype:
+                        raise TypeError(f"argument {k} of {self.fn.__qualname__} must have dtype {ann.numpy}, got {array.dtype}")
+                    if len(ann.shape) != array.ndim:
+                        raise ValueError(f"argument {k} of {self.fn.__qualname__} must have rank {len(ann.shape)}, got shape {array.shape}")
+                    for want, got in zip(ann.shape, array.shape):
+                        if isinstance(want, str):
+                            if sizes.setdefault(want, got) != got:
+                                raise ValueError(f"size '{want}' is {sizes[want]} elsewhere but {got} in argument {k} of {self.fn.__qualname__}")
+                        elif want != got:
+                            raise ValueError(f"argument {k} of {self.fn.__qualname__} must have shape {ann.shape}, got {array.shape}")
+                if dtype is None:
+                    raise TypeError(f"argument {k}: unsupported dtype {array.dtype}")
+                if array.ndim == 0:
+                    params.append(("float", dtype) if dtype.startswith("f") else ("static", array.item()))
+                else:
+                    params.append(("array", dtype, array.shape))
+                if params[-1][0] == "static":
+                    positions.append(-1)
+                    continue
+                ir_args.append(array)
+            elif isinstance(a, bool | int | np.integer):
+                params.append(("static", int(a) if not isinstance(a, bool) else a))
+                positions.append(-1)
+                continue
+            elif isinstance(a, float | np.floating):
+                dtype = "f64" if isinstance(a, float) else dtype_from_numpy(np.asarray(a).dtype)
+                params.append(("float", dtype))
+                ir_args.append(np.asarray(a, np.dtype({"f16": "float16", "f32": "float32", "f64": "float64"}[dtype])))
+            else:
+                raise TypeError(f"argument {k} of {self.fn.__qualname__}: expected an array or a number, got {type(a).__name__}")
+            positions.append(len(ir_args) - 1)
+        return params, ir_args, positions
+
+    def module_for(self, params: list[tuple]) -> tuple[ModuleOp, str]:
+        """The module (this function and its callees) for one signature."""
+        key = tuple(params)
+        if key not in self._modules:
+            from dfc.frontend.translate import Translator
+
+            module = ModuleOp([])
+            name = _unique(self.fn.__name__)
+
+            def add(f: func.FuncOp) -> None:
+                names = {op.sym_name.data for op in module.ops if isinstance(op, func.FuncOp)}
+                if f.sym_name.data not in names:
+                    module.body.block.add_op(f)
+
+            translator = Translator(self.source(), name, add, _call_jitted)
+            translator.module_add = add
+            f = translator.function(list(params))
+            module.body.block.add_op(f)
+            _verify(module, self.source())
+            self._modules[key] = (module, name)
+        return self._modules[key]
+
+    def specialize(self, *args: Any):
+        """(the `Function` for these arguments, its arguments, IR position of each)."""
+        from dfc.function import Function
+
+        params, ir_args, positions = self.params(args)
+        key = tuple(params)
+        if key not in self._specialisations:
+            module, name = self.module_for(params)
+            self._specialisations[key] = Function(module, name, self.threads)
+        return self._specialisations[key], ir_args, positions
+
+    def __call__(self, *args: Any) -> Any:
+        fn, ir_args, _ = self.specialize(*args)
+        return fn(*ir_args)
+
+    def mlir(self, *args: Any, stage: str = "frontend") -> str:
+        """The module for these arguments at `stage` ("frontend", "autodiff", "lowered")."""
+        fn, _, _ = self.specialize(*args)
+        return fn.mlir(stage)
+
+
+def _verify(module: ModuleOp, source) -> None:
+    from xdsl.utils.exceptions import VerifyException
+
+    from dfc.compiler.diagnostics import location_of
+
+    try:
+        module.verify()
+    except VerifyException as err:
+        raise FrontendError(f"internal error: the frontend built invalid IR: {err}",
+                            f"{source.filename}:{source.line_offset + source.tree.lineno}:1") from err
+
+
+def _call_jitted(tr, callee: JitFunction, args: list, kwargs: dict, node) -> Any:
+    """`callee(*args)` inside a function being translated: a `func.call`."""
+    from xdsl.dialects.builtin import TensorType
+
+    from dfc.frontend.affine import Affine
+    from dfc.frontend.arrays import Const, View, dtype_name
+
+    if kwargs:
+        raise tr.fail("keyword arguments to compiled functions are not supported", node)
+    params, values = [], []
+    for a in args:
+        if isinstance(a, Affine) and a.static is not None:
+            params.append(("static", a.static))
+        elif isinstance(a, bool):
+            params.append(("static", a))
+        else:
+            e = tr.as_expr(a, node)
+            if isinstance(e, Const) and not e.shape and isinstance(e.value, int) and not isinstance(e.value, bool):
+                params.append(("static", e.value))
+                continue
+            v = tr.em.materialize(e)
+            t = v.type
+            assert isinstance(t, TensorType)
+            shape = tuple(t.get_shape())
+            params.append(("array", dtype_name(t.element_type), shape) if shape else ("float", dtype_name(t.element_type)))
+            values.append(v)
+    module, name = callee.module_for(params)
+    for op in module.ops:
+        if isinstance(op, func.FuncOp):
+            tr.add_function(op.clone())
+    f = next(op for op in module.ops if isinstance(op, func.FuncOp) and op.sym_name.data == name)
+    call = tr.b.insert(func.CallOp(name, values, f.function_type.outputs.data))
+    results = tuple(View.whole(r) for r in call.results)
+    return results[0] if len(results) == 1 else results
+
+
+def jit(fn: Any = None, *, threads: int | None = None) -> Any:
+    """Compile `fn` (a decorator; `@dfc.jit(threads=2)` also works)."""
+    if fn is None:
+        return lambda f: JitFunction(f, threads)
+    if isinstance(fn, JitFunction):
+        return fn
+    return JitFunction(fn, threads)

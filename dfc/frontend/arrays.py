@@ -1,0 +1,175 @@
+"""Lazy array values of the frontend.
+
+A NumPy expression is kept as a tree until a statement needs its value:
+leaves are affine `View`s of tensors (a plain array, a slice, a transpose, a
+diagonal, an element: base index = offset + coef @ view index), Python
+constants, integers (`Index`) and `np.arange` (`Iota`); inner nodes are
+elementwise `Op`s with NumPy broadcasting. `emit.py` turns a tree into one
+`df.map` whose tasklet computes the whole expression, so slicing and
+broadcasting cost no copies. A `Cell` holds the current SSA value of a named
+array: in-place updates replace it, and views bound to names read through it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from xdsl.dialects.builtin import Float16Type, Float32Type, Float64Type, IntegerType, TensorType, f16, f32, f64, i1, i32, i64
+from xdsl.ir import Attribute, SSAValue
+
+from dfc.frontend.affine import Affine
+
+FLOATS = ("f16", "f32", "f64")
+IR_TYPES: dict[str, Attribute] = {"f16": f16, "f32": f32, "f64": f64, "i32": i32, "i64": i64, "i1": i1}
+NUMPY_NAMES = {"f16": "float16", "f32": "float32", "f64": "float64", "i32": "int32", "i64": "int64", "i1": "bool"}
+
+
+def dtype_name(t: Attribute) -> str:
+    if isinstance(t, Float16Type | Float32Type | Float64Type):
+        return {Float16Type: "f16", Float32Type: "f32", Float64Type: "f64"}[type(t)]
+    if isinstance(t, IntegerType):
+        return f"i{t.width.data}"
+    raise TypeError(f"no frontend dtype for {t}")
+
+
+class Cell:
+    """The current value of a named array (replaced by each in-place update)."""
+
+    def __init__(self, value: SSAValue):
+        self.value = value
+
+    @property
+    def type(self) -> TensorType:
+        t = self.value.type
+        assert isinstance(t, TensorType)
+        return t
+
+
+class Expr:
+    """A lazy array: `shape` (sizes as `Affine`), `dtype` ('f64', 'i64', 'i1', ...),
+    `weak` for Python numbers (they take the other operand's dtype)."""
+
+    shape: list[Affine]
+    dtype: str
+    weak: bool = False
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def static_shape(self) -> list[int] | None:
+        s = [d.static for d in self.shape]
+        return None if any(x is None for x in s) else s  # type: ignore[return-value]
+
+
+@dataclass(eq=False)
+class View(Expr):
+    """`source[offset + coef @ i]` for view index i (coef: base dims x view dims)."""
+
+    source: SSAValue
+    shape: list[Affine]
+    offset: list[Affine]
+    coef: list[list[int]]
+    dtype: str
+    cell: Cell | None = None  # set when the view names a live array (writes go there)
+
+    @staticmethod
+    def whole(value: SSAValue, cell: Cell | None = None) -> View:
+        t = value.type
+        assert isinstance(t, TensorType)
+        n = t.get_num_dims()
+        return View(
+            value, [Affine(d) for d in t.get_shape()], [Affine(0)] * n,
+            [[int(r == c) for c in range(n)] for r in range(n)], dtype_name(t.element_type), cell,
+        )
+
+    @property
+    def is_whole(self) -> bool:
+        t = self.source.type
+        assert isinstance(t, TensorType)
+        n = t.get_num_dims()
+        return (
+            self.ndim == n and all(o.static == 0 for o in self.offset)
+            and all(self.coef[r][c] == int(r == c) for r in range(n) for c in range(n))
+            and [d.static for d in self.shape] == list(t.get_shape())
+        )
+
+    def columns(self, cols: list[list[int]], shape: list[Affine], offset: list[Affine] | None = None) -> View:
+        """A view with new view dimensions (`cols[k]`: base coefficients of dimension k)."""
+        coef = [[col[r] for col in cols] for r in range(len(self.offset))]
+        return View(self.source, shape, offset or self.offset, coef, self.dtype, self.cell)
+
+    def column(self, k: int) -> list[int]:
+        return [row[k] for row in self.coef]
+
+
+@dataclass(eq=False)
+class Const(Expr):
+    """A Python (or NumPy) number; weak unless it had a NumPy dtype."""
+
+    value: float | int | bool
+    dtype: str
+    weak: bool = True
+    shape: list[Affine] = field(default_factory=list)
+
+
+@dataclass(eq=False)
+class Index(Expr):
+    """An integer scalar (a loop variable, a size) used as a number: int64."""
+
+    value: Affine
+    dtype: str = "i64"
+    weak: bool = True
+    shape: list[Affine] = field(default_factory=list)
+
+
+@dataclass(eq=False)
+class Iota(Expr):
+    """`np.arange(start, start + step * size, step)` (int64)."""
+
+    start: Affine
+    step: int
+    size: Affine
+    dtype: str = "i64"
+
+    @property
+    def shape(self) -> list[Affine]:  # type: ignore[override]
+        return [self.size]
+
+
+@dataclass(eq=False)
+class Op(Expr):
+    """Elementwise `name(args)` with broadcasting; `dtype` is the result's."""
+
+    name: str
+    args: list[Expr]
+    shape: list[Affine]
+    dtype: str
+    attr: object = None  # e.g. the comparison direction
+
+
+def result_dtype(args: list[Expr], floating: bool = False) -> str:
+    """NumPy's promotion (NEP 50: Python numbers are weak)."""
+    strong = [a.dtype for a in args if not a.weak]
+    weak = [a.dtype for a in args if a.weak]
+    floats = [d for d in strong if d in FLOATS]
+    ints = [d for d in strong if d not in FLOATS and d != "i1"]
+    if floats:
+        widest = max(floats, key=FLOATS.index)
+        return "f64" if ints and widest != "f64" else widest
+    if ints:
+        return "f64" if floating or any(d in FLOATS for d in weak) else max(ints, key=lambda d: int(d[1:]))
+    if any(d in FLOATS for d in weak) or floating:
+        return "f64" if not strong else "f64"
+    if strong and all(d == "i1" for d in strong) and all(d == "i1" for d in weak):
+        return "i1"
+    return "i64"
+
+
+def is_float(dtype: str) -> bool:
+    return dtype in FLOATS
+
+
+def tensor_type(dtype: str, shape: list[int]) -> TensorType:
+    return TensorType(IR_TYPES[dtype], shape)

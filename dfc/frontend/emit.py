@@ -1,0 +1,353 @@
+"""IR for lazy arrays: each consumer of an expression tree is one `df.map`.
+
+- `materialize`: a map over the expression's shape writing a fresh tensor;
+- `assign`: a map over a view of a named array whose output starts as that
+  array (value semantics: a new SSA value; `bufferize` makes it in place);
+- `reduce`: a map over the operand's shape writing with `wcr(add|mul|max|min)`
+  (an `nn.reduce` when the operand is a whole named array);
+- `contract`: `nn.dot_general` on two statically shaped operands, otherwise a
+  map accumulating the product with `wcr(add)` (einsum, a dot over `x[:i]`).
+The tasklet of a map computes the whole elementwise tree from the leaves'
+`df.read`s; dynamic sizes (`x[:i]` in a loop) become dynamic map bounds.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from xdsl.builder import Builder
+from xdsl.dialects import arith, math
+from xdsl.dialects.builtin import FloatAttr, IntegerAttr, TensorType, i64
+from xdsl.ir import SSAValue
+
+from dfc.dialects import df, nn
+from dfc.dialects.df_builders import REDUCE_IDENTITY, empty, map_op, read, splat, write
+from dfc.dialects.nn_contract import DotGeneralOp
+from dfc.frontend.affine import Affine
+from dfc.frontend.arrays import IR_TYPES, Const, Expr, Index, Iota, Op, View, is_float, tensor_type
+
+Fail = Callable[[str], Exception]
+PIECEWISE = {"maximum", "minimum", "abs", "where", "sign", "compare", "floor", "ceil"}
+"""Ops whose derivative is piecewise: a tasklet nests at most one level of them,
+since autodiff's symbolic derivative of nested cases has no arith form."""
+
+
+def _has_piecewise(e: Expr) -> bool:
+    return isinstance(e, Op) and (e.name in PIECEWISE or any(_has_piecewise(a) for a in e.args))
+
+
+def bound(b: Builder, size: Affine) -> int | SSAValue:
+    return size.static if size.static is not None else size.emit(b)
+
+
+def aligned(ivs: Sequence[SSAValue | None], parent: list[Affine], child: list[Affine]) -> list[SSAValue | None]:
+    """The child's index in a broadcast: trailing dims, 0 (None) where the child has size 1."""
+    out = list(ivs[len(parent) - len(child):])
+    for k, (c, p) in enumerate(zip(child, parent[len(parent) - len(child):])):
+        if c.static == 1 and p.static != 1:
+            out[k] = None
+    return out
+
+
+class Emitter:
+    """Builds the maps for lazy arrays at the builder's insertion point."""
+
+    def __init__(self, b: Builder, default_float: str, fail: Fail):
+        self.b = b
+        self.default_float = default_float
+        self.fail = fail
+
+    def concrete(self, e: Expr) -> str:
+        """The dtype `e` is stored in (weak floats take the default float type)."""
+        return self.default_float if e.weak and is_float(e.dtype) else e.dtype
+
+    # -- scalars inside a map body ------------------------------------------------
+
+    def scalar(self, mb: Builder, e: Expr, ivs: Sequence[SSAValue | None], dtype: str) -> SSAValue:
+        """The element of `e` at `ivs`, as a value of `dtype` (reads + one tasklet)."""
+        inputs: list[SSAValue] = []
+        tree = self._leaves(mb, e, ivs, inputs)
+        if isinstance(tree, tuple) and isinstance(tree[0], int) and isinstance(e, View) and e.dtype == dtype:
+            return inputs[tree[0]]
+        types = [v.type for v in inputs]
+
+        def body(s: Builder, args: Sequence[SSAValue]) -> SSAValue:
+            return _compute(s, tree, args, dtype)
+
+        from xdsl.ir import Block
+        from xdsl.rewriter import InsertPoint
+
+        block = Block(arg_types=types)
+        inner = Builder(InsertPoint.at_end(block))
+        inner.insert(df.YieldOp(body(inner, block.args)))
+        return mb.insert(df.TaskletOp(inputs, [IR_TYPES[dtype]], block)).res[0]
+
+    def _leaves(self, mb: Builder, e: Expr, ivs: Sequence[SSAValue | None], inputs: list[SSAValue]):
+        """Reads the leaves of `e` in the map body; returns the tree with leaves
+        replaced by input positions (ints)."""
+        if isinstance(e, View):
+            index = []
+            for r, off in enumerate(e.offset):
+                extra = {iv: e.coef[r][k] for k, iv in enumerate(ivs) if iv is not None and e.coef[r][k]}
+                index.append(off.emit(mb, extra))
+            inputs.append(read(mb, e.source, index))
+            return (len(inputs) - 1, e)
+        if isinstance(e, Index | Iota):
+            value = e.value if isinstance(e, Index) else e.start + Affine(0)
+            extra = {ivs[0]: e.step} if isinstance(e, Iota) and ivs[0] is not None else {}
+            inputs.append(mb.insert(arith.IndexCastOp(value.emit(mb, extra), i64)).result)
+            return (len(inputs) - 1, e)
+        if isinstance(e, Const):
+            return e
+        assert isinstance(e, Op)
+        return (e, [self._leaves(mb, a, aligned(ivs, e.shape, a.shape), inputs) for a in e.args])
+
+    # -- maps ---------------------------------------------------------------------
+
+    def static(self, e: Expr, what: str) -> list[int]:
+        shape = e.static_shape
+        if shape is None:
+            sizes = ", ".join(map(str, e.shape))
+            raise self.fail(f"{what} has shape ({sizes}), which depends on a loop variable: it can be read, "
+                            "reduced or assigned, but not stored in a new array (data-dependent shapes are not supported)")
+        return shape
+
+    def prepare(self, e: Expr) -> Expr:
+        """`e` with each piecewise operand of a piecewise op computed by a map of its own."""
+        if not isinstance(e, Op):
+            return e
+        args = [self.prepare(a) for a in e.args]
+        if e.name in PIECEWISE:
+            args = [View.whole(self.materialize(a)) if _has_piecewise(a) and a.static_shape is not None else a
+                    for a in args]
+        return Op(e.name, args, e.shape, e.dtype, e.attr)
+
+    def materialize(self, e: Expr, dtype: str | None = None) -> SSAValue:
+        """A fresh tensor holding `e` (the viewed tensor itself for a whole view)."""
+        dtype = dtype or self.concrete(e)
+        e = self.prepare(e)
+        if isinstance(e, View) and e.is_whole and e.dtype == dtype:
+            return e.source
+        shape = self.static(e, "the array")
+        out_t = tensor_type(dtype, shape)
+        if isinstance(e, Const):
+            return splat(self.b, out_t, e.value)
+
+        def build(mb: Builder, ivs, outs) -> None:
+            write(mb, self.scalar(mb, e, list(ivs), dtype), outs[0], list(ivs))
+
+        return map_op(self.b, shape, [empty(self.b, out_t)], build).res[0]
+
+    def assign(self, target: View, e: Expr) -> SSAValue:
+        """`target.source` with `e` (broadcast) written at the view: the new value."""
+        e = self.prepare(e)
+        if len(e.shape) > len(target.shape):
+            raise self.fail(f"cannot assign an array of rank {len(e.shape)} to a view of rank {len(target.shape)}")
+        for t, s in zip(target.shape[len(target.shape) - len(e.shape):], e.shape):
+            if s.static != 1 and t != s:
+                raise self.fail(f"cannot assign an array of shape {e.shape} to a view of shape {target.shape}")
+        bounds = [bound(self.b, d) for d in target.shape]
+
+        def build(mb: Builder, ivs, outs) -> None:
+            value = self.scalar(mb, e, aligned(list(ivs), target.shape, e.shape), target.dtype)
+            index = []
+            for r, off in enumerate(target.offset):
+                extra = {iv: target.coef[r][k] for k, iv in enumerate(ivs) if target.coef[r][k]}
+                index.append(off.emit(mb, extra))
+            write(mb, value, outs[0], index)
+
+        return map_op(self.b, bounds, [target.source], build).res[0]
+
+    def reduce(self, e: Expr, axes: list[int], kind: str, keepdims: bool) -> Expr:
+        e = self.prepare(e)
+        dtype = self.concrete(e)
+        if dtype == "i1":
+            dtype = "i64"
+        out_shape = [Affine(1) if k in axes else d for k, d in enumerate(e.shape) if keepdims or k not in axes]
+        out_static = [d.static for d in out_shape]
+        if any(d is None for d in out_static):
+            raise self.fail("the result of a reduction would have a size that depends on a loop variable")
+        if isinstance(e, View) and e.is_whole and e.dtype == dtype and kind in ("add", "max", "min") and axes:
+            r = self.b.insert(nn.ReduceOp(e.source, {"add": "sum"}.get(kind, kind), axes, keepdims)).result
+            return View.whole(r)
+        out_t = tensor_type(dtype, out_static)  # type: ignore[arg-type]
+        init = splat(self.b, out_t, REDUCE_IDENTITY[kind] if is_float(dtype) else int(kind == "mul"))
+
+        def build(mb: Builder, ivs, outs) -> None:
+            value = self.scalar(mb, e, list(ivs), dtype)
+            zero = Affine(0).emit(mb) if keepdims and axes else None
+            index = [zero if k in axes else iv for k, iv in enumerate(ivs)] if keepdims else [
+                iv for k, iv in enumerate(ivs) if k not in axes]
+            write(mb, value, outs[0], index, kind)
+
+        return View.whole(map_op(self.b, [bound(self.b, d) for d in e.shape], [init], build).res[0])
+
+    def contract(self, operands: list[Expr], subscripts: list[str], out: str) -> Expr:
+        """einsum(subscripts -> out) of the operands."""
+        operands = [self.prepare(e) for e in operands]
+        sizes: dict[str, Affine] = {}
+        for e, subs in zip(operands, subscripts):
+            if len(subs) != e.ndim:
+                raise self.fail(f"einsum subscripts '{subs}' do not match an operand of rank {e.ndim}")
+            for letter, d in zip(subs, e.shape):
+                if letter in sizes and sizes[letter] != d and d.static != 1:
+                    if sizes[letter].static == 1:
+                        sizes[letter] = d
+                        continue
+                    raise self.fail(f"contraction sizes disagree: {sizes[letter]} and {d} (subscript '{letter}')")
+                sizes.setdefault(letter, d)
+        dtype = self._float_dtype(operands)
+        summed = [c for c in dict.fromkeys("".join(subscripts)) if c not in out]
+        if (len(operands) == 2 and all(e.static_shape is not None for e in operands)
+                and all(len(set(s)) == len(s) for s in subscripts) and summed
+                and all(c in subscripts[0] and c in subscripts[1] for c in summed)
+                and all(self.concrete(e) == dtype or e.weak for e in operands)):
+            return self._dot_general(operands, subscripts, out, dtype)
+        out_shape = [sizes[c] for c in out]
+        out_static = [d.static for d in out_shape]
+        if any(d is None for d in out_static):
+            raise self.fail("the result of a contraction would have a size that depends on a loop variable")
+        letters = list(out) + summed
+        out_t = tensor_type(dtype, out_static)  # type: ignore[arg-type]
+        init = splat(self.b, out_t, 0.0) if summed else empty(self.b, out_t)
+        def build(mb: Builder, ivs, outs) -> None:
+            at = dict(zip(letters, ivs))
+            inputs: list[SSAValue] = []
+            trees = [self._leaves(mb, e, [at[c] for c in subs], inputs) for e, subs in zip(operands, subscripts)]
+            block_types = [v.type for v in inputs]
+            from xdsl.ir import Block
+            from xdsl.rewriter import InsertPoint
+
+            block = Block(arg_types=block_types)
+            inner = Builder(InsertPoint.at_end(block))
+            values = [_compute(inner, t, block.args, dtype) for t in trees]
+            p = values[0]
+            for v in values[1:]:
+                p = inner.insert(arith.MulfOp(p, v)).result
+            inner.insert(df.YieldOp(p))
+            value = mb.insert(df.TaskletOp(inputs, [IR_TYPES[dtype]], block)).res[0]
+            write(mb, value, outs[0], [at[c] for c in out], "add" if summed else None)
+
+        return View.whole(map_op(self.b, [bound(self.b, sizes[c]) for c in letters], [init], build).res[0])
+
+    def _float_dtype(self, operands: list[Expr]) -> str:
+        from dfc.frontend.arrays import result_dtype
+
+        dtype = result_dtype(operands)
+        if not is_float(dtype):
+            raise self.fail("contractions (@, dot, einsum) of integer arrays are not supported")
+        return self.default_float if all(e.weak for e in operands) else dtype
+
+    def _dot_general(self, operands: list[Expr], subscripts: list[str], out: str, dtype: str) -> Expr:
+        (a, b), (sa, sb) = operands, subscripts
+        batch = [c for c in sa if c in sb and c in out]
+        contracting = [c for c in sa if c in sb and c not in out]
+        lhs, rhs = self.materialize(a, dtype), self.materialize(b, dtype)
+        op = self.b.insert(DotGeneralOp(
+            lhs, rhs, ([sa.index(c) for c in batch], [sb.index(c) for c in batch]),
+            ([sa.index(c) for c in contracting], [sb.index(c) for c in contracting]),
+        ))
+        order = batch + [c for c in sa if c not in sb] + [c for c in sb if c not in sa]
+        view = View.whole(op.result)
+        if order == list(out):
+            return view
+        perm = [order.index(c) for c in out]
+        return view.columns([view.column(k) for k in perm], [view.shape[k] for k in perm])
+
+
+def _convert(b: Builder, v: SSAValue, src: str, dst: str) -> SSAValue:
+    if src == dst:
+        return v
+    t = IR_TYPES[dst]
+    if is_float(src) and is_float(dst):
+        wider = int(dst[1:]) > int(src[1:])
+        return b.insert((arith.ExtFOp if wider else arith.TruncFOp)(v, t)).result
+    if is_float(dst):
+        return b.insert((arith.UIToFPOp if src == "i1" else arith.SIToFPOp)(v, t)).result
+    if is_float(src):
+        return b.insert(arith.FPToSIOp(v, t)).result
+    if dst == "i1":
+        return b.insert(arith.CmpiOp(v, b.insert(arith.ConstantOp(IntegerAttr(0, IR_TYPES[src]))).result, "ne")).result
+    if src == "i1":
+        return b.insert(arith.ExtUIOp(v, t)).result
+    return b.insert((arith.ExtSIOp if int(dst[1:]) > int(src[1:]) else arith.TruncIOp)(v, t)).result
+
+
+def _constant(b: Builder, value: float | int | bool, dtype: str) -> SSAValue:
+    t = IR_TYPES[dtype]
+    attr = FloatAttr(float(value), t) if is_float(dtype) else IntegerAttr(int(value), t)
+    return b.insert(arith.ConstantOp(attr)).result
+
+
+_FLOAT_BINARY = {"add": arith.AddfOp, "sub": arith.SubfOp, "mul": arith.MulfOp, "div": arith.DivfOp,
+                 "maximum": arith.MaximumfOp, "minimum": arith.MinimumfOp, "pow": math.PowFOp}
+_INT_BINARY = {"add": arith.AddiOp, "sub": arith.SubiOp, "mul": arith.MuliOp, "floordiv": arith.FloorDivSIOp,
+               "maximum": arith.MaxSIOp, "minimum": arith.MinSIOp, "and": arith.AndIOp, "or": arith.OrIOp,
+               "xor": arith.XOrIOp}
+_FLOAT_UNARY = {"exp": math.ExpOp, "log": math.LogOp, "sqrt": math.SqrtOp, "tanh": math.TanhOp, "sin": math.SinOp,
+                "cos": math.CosOp, "abs": math.AbsFOp, "neg": arith.NegfOp, "log1p": math.Log1pOp,
+                "floor": math.FloorOp, "ceil": math.CeilOp, "erf": math.ErfOp}
+_CMPF = {"lt": "olt", "le": "ole", "gt": "ogt", "ge": "oge", "eq": "oeq", "ne": "une"}
+_CMPI = {"lt": "slt", "le": "sle", "gt": "sgt", "ge": "sge", "eq": "eq", "ne": "ne"}
+
+
+def _compute(b: Builder, tree, args: Sequence[SSAValue], want: str) -> SSAValue:
+    """The scalar ops of an expression tree inside a tasklet body, as a `want` value."""
+    if isinstance(tree, tuple) and isinstance(tree[0], int):
+        index, leaf = tree
+        return _convert(b, args[index], "i64" if isinstance(leaf, Index | Iota) else leaf.dtype, want)
+    if isinstance(tree, Const):
+        return _constant(b, tree.value, want)
+    e, children = tree
+    assert isinstance(e, Op)
+    return _convert(b, _op_value(b, e, children, args), e.dtype, want)
+
+
+def _op_value(b: Builder, e: Op, children: list, args: Sequence[SSAValue]) -> SSAValue:
+    if e.name == "convert":
+        return _compute(b, children[0], args, e.dtype)
+    if e.name == "where":
+        c = _compute(b, children[0], args, "i1")
+        x, y = (_compute(b, t, args, e.dtype) for t in children[1:])
+        return b.insert(arith.SelectOp(c, x, y)).result
+    if e.name == "pow" and isinstance(e.args[1], Const) and float(e.args[1].value).is_integer():
+        return _integer_power(b, _compute(b, children[0], args, e.dtype), int(e.args[1].value), e.dtype)
+    operand = e.attr[1] if e.name == "compare" else e.dtype
+    values = [_compute(b, t, args, operand) for t in children]
+    if e.name == "compare":
+        if is_float(operand):
+            return b.insert(arith.CmpfOp(values[0], values[1], _CMPF[e.attr[0]])).result
+        return b.insert(arith.CmpiOp(values[0], values[1], _CMPI[e.attr[0]])).result
+    if e.name == "not":
+        return b.insert(arith.XOrIOp(values[0], _constant(b, 1, "i1"))).result
+    if e.name == "pow" and isinstance(e.args[1], Const) and float(e.args[1].value) == 0.5:
+        return b.insert(math.SqrtOp(values[0])).result
+    if e.name == "sign":
+        zero = _constant(b, 0.0, e.dtype)
+        one, minus = _constant(b, 1.0, e.dtype), _constant(b, -1.0, e.dtype)
+        pos = b.insert(arith.SelectOp(b.insert(arith.CmpfOp(values[0], zero, "ogt")).result, one, zero)).result
+        return b.insert(arith.SelectOp(b.insert(arith.CmpfOp(values[0], zero, "olt")).result, minus, pos)).result
+    if is_float(e.dtype):
+        if e.name in _FLOAT_BINARY:
+            return b.insert(_FLOAT_BINARY[e.name](values[0], values[1])).result
+        return b.insert(_FLOAT_UNARY[e.name](values[0])).result
+    if e.name == "neg":
+        return b.insert(arith.SubiOp(_constant(b, 0, e.dtype), values[0])).result
+    return b.insert(_INT_BINARY[e.name](values[0], values[1])).result
+
+
+def _integer_power(b: Builder, x: SSAValue, n: int, dtype: str) -> SSAValue:
+    if n == 0:
+        return _constant(b, 1.0, dtype)
+    result, base, k = None, x, abs(n)
+    while k:
+        if k & 1:
+            result = base if result is None else b.insert(arith.MulfOp(result, base)).result
+        k >>= 1
+        if k:
+            base = b.insert(arith.MulfOp(base, base)).result
+    assert result is not None
+    if n < 0:
+        result = b.insert(arith.DivfOp(_constant(b, 1.0, dtype), result)).result
+    return result
+

@@ -1,0 +1,893 @@
+"""The Python AST of one function to a `func.func` on tensors (nn + df + scf).
+
+Names hold lazy arrays (`arrays.py`), integers (`Affine`) or Python objects.
+A named array lives in a `Cell`; slice assignment and augmented assignment
+replace the cell's value by a `df.map` whose output starts as the old value
+(value semantics; `bufferize` turns it into an in-place write), so every name
+and view of that array sees the update, as in NumPy. `for i in range(...)`
+becomes `scf.for`: the arrays a loop updates and the names it rebinds are its
+`iter_args` (found by translating the body; a second translation adds what the
+first one discovered). `if` on a run-time condition becomes `scf.if` yielding
+what either branch changed. Every op carries the `file:line:col` of the
+Python statement it comes from; anything outside the subset raises
+`FrontendError` there.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import itertools
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from xdsl.builder import Builder
+from xdsl.dialects import arith, func, scf, tensor
+from xdsl.dialects.builtin import FileLineColLoc, IndexType, IntAttr, StringAttr, TensorType, UnknownLoc, i1
+from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.rewriter import InsertPoint
+
+from dfc.dialects.df_builders import splat
+from dfc.frontend.affine import Affine, opaque
+from dfc.frontend.arrays import IR_TYPES, Cell, Const, Expr, Index, Op, View, dtype_name, is_float, result_dtype, tensor_type
+from dfc.frontend.emit import Emitter
+from dfc.frontend.errors import FrontendError
+
+_cell_serial = itertools.count()
+
+
+@dataclass
+class Source:
+    """A parsed Python function and where its text lives."""
+
+    tree: ast.FunctionDef
+    filename: str
+    line_offset: int
+    col_offset: int
+    scope: dict[str, Any]
+
+
+@dataclass
+class Cond:
+    """A run-time boolean (i1) outside maps."""
+
+    value: SSAValue
+
+
+@dataclass
+class Method:
+    """`x.name` of an array, waiting for its call."""
+
+    value: Expr
+    name: str
+
+
+class _Scope:
+    """What a loop or branch body changed: cells it updated and names it rebound."""
+
+    def __init__(self, first_cell: int):
+        self.first_cell = first_cell
+        self.cells: dict[Cell, None] = {}
+        self.before: dict[Cell, SSAValue] = {}
+        self.names: dict[str, None] = {}
+
+
+BINOPS = {ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.Div: "div", ast.Pow: "pow", ast.FloorDiv: "floordiv",
+          ast.Mod: "mod", ast.BitAnd: "and", ast.BitOr: "or", ast.BitXor: "xor", ast.MatMult: "matmul"}
+CMPOPS = {ast.Lt: "lt", ast.LtE: "le", ast.Gt: "gt", ast.GtE: "ge", ast.Eq: "eq", ast.NotEq: "ne"}
+_PY_CMP = {"lt": lambda a, b: a < b, "le": lambda a, b: a <= b, "gt": lambda a, b: a > b,
+           "ge": lambda a, b: a >= b, "eq": lambda a, b: a == b, "ne": lambda a, b: a != b}
+_CMPI = {"lt": "slt", "le": "sle", "gt": "sgt", "ge": "sge", "eq": "eq", "ne": "ne"}
+
+
+def broadcast(shapes: list[list[Affine]], fail: Callable[[str], Exception]) -> list[Affine]:
+    n = max((len(s) for s in shapes), default=0)
+    out: list[Affine] = []
+    for k in range(n):
+        dims = [s[len(s) - n + k] for s in shapes if len(s) - n + k >= 0]
+        chosen = Affine(1)
+        for d in dims:
+            if d.static == 1:
+                continue
+            if chosen.static == 1:
+                chosen = d
+            elif d != chosen:
+                raise fail(f"shapes {[list(map(str, s)) for s in shapes]} do not broadcast")
+        out.append(chosen)
+    return out
+
+
+class Translator:
+    """Translates one `Source` for one signature into `func.func @name`."""
+
+    def __init__(self, source: Source, name: str, module_add: Callable[[func.FuncOp], None], callee: Callable):
+        self.src = source
+        self.name = name
+        self.add_function = module_add
+        self.callee = callee
+        self.env: dict[str, Any] = {}
+        self.node: ast.AST = source.tree
+        self.scopes: list[_Scope] = []
+        self.default_float = "f64"
+        self.b: Builder
+        self.em: Emitter
+
+    # -- errors and locations ---------------------------------------------------------
+
+    def loc(self, node: ast.AST) -> tuple[int, int]:
+        return getattr(node, "lineno", 1) + self.src.line_offset, getattr(node, "col_offset", 0) + self.src.col_offset + 1
+
+    def fail(self, message: str, node: ast.AST | None = None) -> FrontendError:
+        line, col = self.loc(node or self.node)
+        return FrontendError(message, f"{self.src.filename}:{line}:{col}")
+
+    def _locate(self, root: Operation, node: ast.AST) -> None:
+        line, col = self.loc(node)
+        loc = FileLineColLoc(StringAttr(self.src.filename), IntAttr(line), IntAttr(col))
+        for op in root.walk():
+            if isinstance(op.location, UnknownLoc):
+                op.location = loc
+
+    # -- the function -------------------------------------------------------------------
+
+    def function(self, params: list[tuple[str, Any]]) -> func.FuncOp:
+        """`params`: per Python parameter ('array', dtype, shape) | ('float', dtype) | ('static', value)."""
+        tree = self.src.tree
+        names = [a.arg for a in tree.args.args]
+        if tree.args.vararg or tree.args.kwarg or tree.args.kwonlyargs or tree.args.posonlyargs:
+            raise self.fail("only plain positional parameters are supported", tree)
+        floats = [p[1] for p in params if p[0] == "array" and is_float(p[1])]
+        self.default_float = max(floats, key=lambda d: int(d[1:])) if floats else "f64"
+        types = []
+        for p in params:
+            if p[0] == "array":
+                types.append(tensor_type(p[1], list(p[2])))
+            elif p[0] == "float":
+                types.append(tensor_type(p[1], []))
+        block = Block(arg_types=types)
+        self.b = Builder(InsertPoint.at_end(block))
+        self.em = Emitter(self.b, self.default_float, lambda m: self.fail(m))
+        args = iter(block.args)
+        for name, p in zip(names, params):
+            if p[0] == "static":
+                self.env[name] = Affine(p[1]) if isinstance(p[1], int) and not isinstance(p[1], bool) else p[1]
+                continue
+            arg = next(args)
+            arg.name_hint = name
+            if p[0] == "array":
+                self.env[name] = View.whole(arg, Cell(arg))
+            else:
+                v = View.whole(arg)
+                v.weak = True  # a Python float: NumPy keeps the array's precision
+                self.env[name] = v
+        body = list(tree.body)
+        if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+            body = body[1:]  # the docstring
+        if not body or not isinstance(body[-1], ast.Return):
+            raise self.fail("the function must end with a return statement", body[-1] if body else tree)
+        self.statements(body[:-1])
+        results = self.returned(body[-1])
+        f = func.FuncOp(self.name, (types, [r.type for r in results]), Region(block))
+        self.b.insert(func.ReturnOp(*results))
+        self._locate(f, body[-1])
+        f.location = FileLineColLoc(StringAttr(self.src.filename), IntAttr(self.loc(tree)[0]), IntAttr(self.loc(tree)[1]))
+        return f
+
+    def returned(self, node: ast.Return) -> list[SSAValue]:
+        self.node = node
+        if node.value is None:
+            raise self.fail("the function must return a value", node)
+        value = self.expr(node.value)
+        values = list(value) if isinstance(value, tuple) else [value]
+        return [self.em.materialize(self.as_expr(v, node)) for v in values]
+
+    # -- statements ---------------------------------------------------------------------
+
+    def statements(self, body: list[ast.stmt]) -> None:
+        for stmt in body:
+            self.statement(stmt)
+
+    def statement(self, node: ast.stmt) -> None:
+        self.node = node
+        start = self._mark()
+        if isinstance(node, ast.Assign):
+            value = self.expr(node.value)
+            for target in node.targets:
+                self.assign(target, value)
+        elif isinstance(node, ast.AnnAssign) and node.value is not None:
+            self.assign(node.target, self.expr(node.value))
+        elif isinstance(node, ast.AugAssign):
+            self.aug_assign(node)
+        elif isinstance(node, ast.For):
+            self.for_loop(node)
+        elif isinstance(node, ast.If):
+            self.if_statement(node)
+        elif isinstance(node, ast.Pass):
+            pass
+        elif isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant):
+            pass  # a string used as a comment
+        elif isinstance(node, ast.Expr) and isinstance(node.value, ast.Call):
+            self.expr(node.value)  # evaluated for its errors; its value is unused
+        elif isinstance(node, ast.Return):
+            raise self.fail("return is supported only as the last statement of the function", node)
+        else:
+            raise self.fail(f"unsupported statement: {_describe(node)}", node)
+        self._locate_since(start, node)
+
+    def _mark(self) -> Operation | None:
+        return self.b.insertion_point.block.last_op
+
+    def _locate_since(self, start: Operation | None, node: ast.AST) -> None:
+        block = self.b.insertion_point.block
+        op = start.next_op if start is not None and start.parent is block else (block.first_op if start is None else None)
+        while op is not None:
+            self._locate(op, node)
+            op = op.next_op
+
+    def assign(self, target: ast.expr, value: Any) -> None:
+        if isinstance(target, ast.Name):
+            self.bind(target.id, value, target)
+        elif isinstance(target, ast.Tuple | ast.List):
+            if not isinstance(value, tuple):
+                if isinstance(value, Expr) and value.ndim >= 1 and value.shape[0].static == len(target.elts):
+                    value = tuple(self.index(value, (Affine(k),), target) for k in range(len(target.elts)))
+                else:
+                    raise self.fail("tuple assignment needs a tuple (or a matching array) on the right", target)
+            if len(value) != len(target.elts):
+                raise self.fail(f"cannot unpack {len(value)} values into {len(target.elts)} names", target)
+            for t, v in zip(target.elts, value):
+                self.assign(t, v)
+        elif isinstance(target, ast.Subscript):
+            view = self.target_view(target)
+            self.write(view, self.as_expr(value, target), target)
+        else:
+            raise self.fail(f"cannot assign to {_describe(target)}", target)
+
+    def bind(self, name: str, value: Any, node: ast.AST) -> None:
+        if isinstance(value, Expr) and not (isinstance(value, View) and value.cell is not None):
+            if isinstance(value, Const) and not value.shape:
+                pass  # a Python number stays one
+            else:
+                src = self.em.materialize(value)
+                if value.ndim:
+                    value = View.whole(src, self.new_cell(src))
+                else:
+                    weak = value.weak
+                    value = View.whole(src)
+                    value.weak = weak
+        for scope in self.scopes:
+            scope.names[name] = None
+        self.env[name] = value
+
+    def new_cell(self, value: SSAValue) -> Cell:
+        cell = Cell(value)
+        cell.serial = next(_cell_serial)  # type: ignore[attr-defined]
+        return cell
+
+    def update(self, cell: Cell, value: SSAValue) -> None:
+        for scope in self.scopes:
+            if getattr(cell, "serial", -1) < scope.first_cell and cell not in scope.cells:
+                scope.cells[cell] = None
+                scope.before[cell] = cell.value
+        cell.value = value
+
+    def write(self, view: View, value: Expr, node: ast.AST) -> None:
+        if view.cell is None:
+            raise self.fail("cannot assign into a temporary array (only into named arrays and their views)", node)
+        current = View(view.cell.value, view.shape, view.offset, view.coef, view.dtype, view.cell)
+        self.update(view.cell, self.em.assign(current, value))
+
+    def target_view(self, target: ast.Subscript) -> View:
+        base = self.expr(target.value)
+        if not isinstance(base, View) or base.cell is None:
+            raise self.fail("cannot assign into a temporary array (only into named arrays and their views)", target)
+        view = self.index(base, self.subscript(target.slice), target, keep_cell=True)
+        assert isinstance(view, View)
+        return view
+
+    def aug_assign(self, node: ast.AugAssign) -> None:
+        op = BINOPS.get(type(node.op))
+        if op is None:
+            raise self.fail(f"unsupported operator {type(node.op).__name__}", node)
+        rhs = self.expr(node.value)
+        if isinstance(node.target, ast.Subscript):
+            view = self.target_view(node.target)
+            snapshot = View(view.cell.value, view.shape, view.offset, view.coef, view.dtype)  # type: ignore[union-attr]
+            self.write(view, self.as_expr(self.binop(op, snapshot, rhs, node), node), node)
+        elif isinstance(node.target, ast.Name):
+            current = self.lookup(node.target.id, node.target)
+            new = self.binop(op, current, rhs, node)
+            if isinstance(current, View) and current.cell is not None and current.ndim:
+                if isinstance(new, Expr) and new.dtype != current.dtype and is_float(new.dtype) and not is_float(current.dtype):
+                    raise self.fail(f"cannot cast the {new.dtype} result into an {current.dtype} array in place", node)
+                self.write(current, self.as_expr(new, node), node)  # in place, as NumPy
+            else:
+                self.bind(node.target.id, new, node)
+        else:
+            raise self.fail(f"cannot assign to {_describe(node.target)}", node)
+
+    # -- loops and branches ---------------------------------------------------------------
+
+    def _range(self, node: ast.For) -> tuple[Affine, Affine, int]:
+        it = node.iter
+        if not (isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id == "range"
+                and self.lookup("range", it.func) is builtins.range):
+            raise self.fail("only `for ... in range(...)` loops are supported", it)
+        if it.keywords or not 1 <= len(it.args) <= 3:
+            raise self.fail("range takes one to three positional arguments", it)
+        args = [self.integer(self.expr(a), a) for a in it.args]
+        start, stop = (Affine(0), args[0]) if len(args) == 1 else (args[0], args[1])
+        step = args[2] if len(args) == 3 else Affine(1)
+        if step.static is None or step.static == 0:
+            raise self.fail("the step of range must be a nonzero constant", it)
+        return start, stop, step.static
+
+    def for_loop(self, node: ast.For) -> None:
+        if node.orelse:
+            raise self.fail("for ... else is not supported", node)
+        if not isinstance(node.target, ast.Name):
+            raise self.fail("the loop variable must be a name", node.target)
+        start, stop, step = self._range(node)
+        if step > 0:
+            lb, ub = start, stop
+        elif step == -1:
+            lb, ub = Affine(0), start - stop
+        else:
+            lb, ub = Affine(0), opaque(self.b, arith.FloorDivSIOp, start - stop - step - 1, Affine(-step))
+        count = (ub - lb).static
+        if count is not None and count <= 0:
+            return
+        names, cells = self._guess_carried(node.body)
+        for _ in range(4):
+            attempt = self._loop_attempt(node, lb, ub, start, step, names, cells)
+            if attempt is None:
+                return
+            names, cells = attempt
+        raise self.fail("could not determine the values this loop carries", node)
+
+    def _guess_carried(self, body: list[ast.stmt]) -> tuple[dict[str, str | None], dict[Cell, None]]:
+        names: dict[str, str | None] = {}
+        cells: dict[Cell, None] = {}
+        for stmt in body:
+            for n in ast.walk(stmt):
+                targets = n.targets if isinstance(n, ast.Assign) else [n.target] if isinstance(n, ast.AugAssign | ast.AnnAssign) else []
+                for t in targets:
+                    for leaf in ast.walk(t):
+                        if isinstance(leaf, ast.Name) and leaf.id in self.env:
+                            v = self.env[leaf.id]
+                            mutated = t is not leaf and isinstance(t, ast.Subscript) or (
+                                isinstance(n, ast.AugAssign) and isinstance(v, View) and v.ndim > 0)
+                            if mutated and isinstance(v, View) and v.cell is not None:
+                                cells[v.cell] = None
+                            elif isinstance(t, ast.Name | ast.Tuple | ast.List):
+                                names[leaf.id] = None
+        return names, cells
+
+    def _slot_value(self, value: Any, kind: str | None, node: ast.AST) -> tuple[SSAValue, str]:
+        """A carried value as an SSA value; kind 'index' or a dtype (None: choose)."""
+        if isinstance(value, Affine) and kind in (None, "index"):
+            return value.emit(self.b), "index"
+        if isinstance(value, Cond):
+            return value.value, "cond"
+        if isinstance(value, bool):
+            return self.b.insert(arith.ConstantOp.from_int_and_width(int(value), 1)).result, "cond"
+        if isinstance(value, View) and value.cell is not None and value.ndim:
+            if not value.is_whole:
+                raise self.fail("a view of another array is carried by a loop or branch; bind a copy (np.copy)", node)
+            return value.cell.value, "array"
+        e = self.as_expr(value, node)
+        if e.ndim:
+            return self.em.materialize(e), "array"
+        dtype = kind if kind not in (None, "index", "array", "cond") else self.em.concrete(e)
+        return self.em.materialize(e, dtype), dtype  # type: ignore[arg-type]
+
+    def _from_slot(self, value: SSAValue, kind: str, weak: bool) -> Any:
+        if kind == "index":
+            return Affine.of(value)
+        if kind == "cond":
+            return Cond(value)
+        if kind == "array":
+            return View.whole(value, self.new_cell(value))
+        v = View.whole(value)
+        v.weak = weak
+        return v
+
+    def _loop_attempt(self, node: ast.For, lb: Affine, ub: Affine, start: Affine, step: int,
+                      names: dict[str, str | None], cells: dict[Cell, None]):
+        """Translate the loop carrying `names` (with kinds) and `cells`; None when
+        that was enough, else the larger sets to try again with."""
+        env_before = dict(self.env)
+        inits, kinds, weak = [], {}, {}
+        for n in names:
+            v, kinds[n] = self._slot_value(self.env[n], names[n], node)
+            weak[n] = getattr(self.env[n], "weak", False)
+            inits.append(v)
+        inits += [c.value for c in cells]
+        lb_v, ub_v = lb.emit(self.b), ub.emit(self.b)
+        step_v = Affine(step if step > 0 else 1).emit(self.b)
+        block = Block(arg_types=[IndexType(), *[v.type for v in inits]])
+        outer_b, outer_em = self.b, self.em
+        self.b = Builder(InsertPoint.at_end(block))
+        self.em = Emitter(self.b, self.default_float, outer_em.fail)
+        iv = block.args[0]
+        iv.name_hint = node.target.id  # type: ignore[attr-defined]
+        scope = _Scope(next(_cell_serial))
+        outer_scopes, self.scopes = self.scopes, [scope]  # outer scopes see the loop's results only
+        values_before = {c: c.value for c in cells}
+        try:
+            args = iter(block.args[1:])
+            for n in names:
+                self.env[n] = self._from_slot(next(args), kinds[n], weak[n])
+            for c in cells:
+                c.value = next(args)
+            self.env[node.target.id] = Affine.of(iv) if step > 0 else start - Affine.of(iv).scale(-step)  # type: ignore[attr-defined]
+            self.statements(node.body)
+            self.node = node
+            more_names = {n: names.get(n) for n in scope.names if n in env_before and n != node.target.id}  # type: ignore[attr-defined]
+            yields, retry = [], False
+            for k, n in enumerate(names):
+                value, kind = self._slot_value(self.env[n], kinds[n] if kinds[n] != "index" else None, node)
+                if kind != kinds[n] or value.type != inits[k].type:
+                    if kinds[n] == "index" and kind != "index":
+                        more_names[n] = kind
+                        retry = True
+                        continue
+                    raise self.fail(f"'{n}' changes its type or shape in the loop ({inits[k].type} -> {value.type})", node)
+                yields.append(value)
+            yields += [c.value for c in cells]
+        finally:
+            self.scopes = outer_scopes
+            self.b, self.em = outer_b, outer_em
+            for c, v in {**scope.before, **values_before}.items():
+                c.value = v
+            self.env = env_before
+        if retry or any(n not in names for n in more_names) or any(c not in cells for c in scope.cells):
+            for n, k in names.items():
+                more_names.setdefault(n, k)
+            return more_names, {**cells, **dict.fromkeys(scope.cells)}
+        Builder(InsertPoint.at_end(block)).insert(scf.YieldOp(*yields))
+        loop = self.b.insert(scf.ForOp(lb_v, ub_v, step_v, inits, block))
+        results = iter(loop.results)
+        for n in names:
+            self.env[n] = self._from_slot(next(results), kinds[n], weak[n])
+            for s in self.scopes:
+                s.names[n] = None
+        for c in cells:
+            self.update(c, next(results))
+        return None
+
+    def condition(self, value: Any, node: ast.AST) -> bool | SSAValue:
+        if isinstance(value, bool | np.bool_):
+            return bool(value)
+        if isinstance(value, Affine):
+            if value.static is not None:
+                return value.static != 0
+            return self.b.insert(arith.CmpiOp(value.emit(self.b), Affine(0).emit(self.b), "ne")).result
+        if isinstance(value, Cond):
+            return value.value
+        if isinstance(value, Expr):
+            if value.ndim:
+                raise self.fail("the truth value of an array is ambiguous; use np.any/np.all or a scalar", node)
+            t = self.em.materialize(value, "i1")
+            return self.b.insert(tensor.ExtractOp(t, [], i1)).result
+        if isinstance(value, int | float):
+            return bool(value)
+        raise self.fail(f"cannot use {type(value).__name__} as a condition", node)
+
+    def if_statement(self, node: ast.If) -> None:
+        cond = self.condition(self.expr(node.test), node.test)
+        if isinstance(cond, bool):
+            self.statements(node.body if cond else node.orelse)
+            return
+        env_before = dict(self.env)
+        scope = _Scope(next(_cell_serial))
+        branches = []
+        for body in (node.body, node.orelse):
+            block = Block()
+            outer_b, outer_em = self.b, self.em
+            self.b = Builder(InsertPoint.at_end(block))
+            self.em = Emitter(self.b, self.default_float, outer_em.fail)
+            self.scopes.append(scope)
+            try:
+                self.statements(body)
+            finally:
+                self.scopes.pop()
+                self.b, self.em = outer_b, outer_em
+            branches.append((block, dict(self.env), {c: c.value for c in scope.cells}))
+            for c, v in scope.before.items():
+                c.value = v
+            self.env = dict(env_before)
+        self.node = node
+        names = [n for n in scope.names if n in env_before or all(n in env for _, env, _ in branches)]
+        cells = list(scope.cells)
+        yields: list[list[SSAValue]] = []
+        kinds: dict[str, str] = {}
+        for block, env, values in branches:
+            outer_b, outer_em = self.b, self.em
+            self.b = Builder(InsertPoint.at_end(block))
+            self.em = Emitter(self.b, self.default_float, outer_em.fail)
+            try:
+                out = []
+                for n in names:
+                    want = kinds.get(n)
+                    v, kinds[n] = self._slot_value(env[n], want if want not in ("index", "cond", "array") else None, node)
+                    out.append(v)
+                out += [values.get(c, scope.before[c]) for c in cells]
+            finally:
+                self.b, self.em = outer_b, outer_em
+            yields.append(out)
+        for a, c in zip(*yields):
+            if a.type != c.type:
+                raise self.fail(f"the branches of this if give a value different types ({a.type}, {c.type})", node)
+        for (block, _, _), out in zip(branches, yields):
+            Builder(InsertPoint.at_end(block)).insert(scf.YieldOp(*out))
+        op = self.b.insert(scf.IfOp(cond, [v.type for v in yields[0]], Region(branches[0][0]), Region(branches[1][0])))
+        results = iter(op.results)
+        for n in names:
+            self.env[n] = self._from_slot(next(results), kinds[n], getattr(branches[0][1][n], "weak", False))
+            for s in self.scopes:
+                s.names[n] = None
+        for c in cells:
+            self.update(c, next(results))
+
+    # -- expressions ------------------------------------------------------------------------
+
+    def lookup(self, name: str, node: ast.AST) -> Any:
+        if name in self.env:
+            v = self.env[name]
+            if isinstance(v, View) and v.cell is not None:
+                return View(v.cell.value, v.shape, v.offset, v.coef, v.dtype, v.cell)
+            return v
+        if name in self.src.scope:
+            return self.src.scope[name]
+        if hasattr(builtins, name):
+            return getattr(builtins, name)
+        raise self.fail(f"name '{name}' is not defined here", node)
+
+    def integer(self, value: Any, node: ast.AST) -> Affine:
+        if isinstance(value, Affine):
+            return value
+        if isinstance(value, bool | np.bool_):
+            return Affine(int(value))
+        if isinstance(value, int | np.integer):
+            return Affine(int(value))
+        if isinstance(value, Const) and not value.shape and isinstance(value.value, int | np.integer):
+            return Affine(int(value.value))
+        raise self.fail(f"expected an integer here, got {_kind(value)}", node)
+
+    def as_expr(self, value: Any, node: ast.AST) -> Expr:
+        if isinstance(value, Expr):
+            return value
+        if isinstance(value, Affine):
+            return Const(value.static, "i64") if value.static is not None else Index(value)
+        if isinstance(value, bool | np.bool_):
+            return Const(bool(value), "i1")
+        if isinstance(value, int | float | np.integer | np.floating):
+            weak = isinstance(value, int | float)
+            return Const(value.item() if isinstance(value, np.generic) else value,
+                         "f64" if isinstance(value, float) else dtype_name(IR_TYPES[_np_dtype(value)]), weak)
+        if isinstance(value, Cond):
+            t = splat(self.b, tensor_type("i1", []), 0)
+            return View.whole(self.b.insert(tensor.InsertOp(value.value, t, [])).result)
+        if isinstance(value, np.ndarray):
+            raise self.fail("NumPy arrays from outside the function are not supported; pass them as arguments", node)
+        raise self.fail(f"expected an array or a number, got {_kind(value)}", node)
+
+    def expr(self, node: ast.expr) -> Any:
+        method = getattr(self, f"_{type(node).__name__}", None)
+        if method is None:
+            raise self.fail(f"unsupported expression: {_describe(node)}", node)
+        return method(node)
+
+    def _Constant(self, node: ast.Constant) -> Any:
+        v = node.value
+        if isinstance(v, bool) or v is None or isinstance(v, str):
+            return v
+        if isinstance(v, int):
+            return Affine(v)
+        if isinstance(v, float):
+            return Const(v, "f64")
+        raise self.fail(f"unsupported constant {v!r}", node)
+
+    def _Name(self, node: ast.Name) -> Any:
+        return self.lookup(node.id, node)
+
+    def _Tuple(self, node: ast.Tuple) -> tuple:
+        return tuple(self.expr(e) for e in node.elts)
+
+    _List = _Tuple
+
+    def _Attribute(self, node: ast.Attribute) -> Any:
+        base = self.expr(node.value)
+        if isinstance(base, Expr):
+            from dfc.frontend.numpy_api import array_attribute
+
+            return array_attribute(self, base, node.attr, node)
+        try:
+            return getattr(base, node.attr)
+        except AttributeError:
+            raise self.fail(f"{_kind(base)} has no attribute '{node.attr}'", node) from None
+
+    def _Subscript(self, node: ast.Subscript) -> Any:
+        base = self.expr(node.value)
+        if isinstance(base, tuple):
+            k = self.integer(self.expr(node.slice), node.slice)
+            if k.static is None:
+                raise self.fail("a tuple index must be a constant", node)
+            return base[k.static]
+        if not isinstance(base, Expr):
+            raise self.fail(f"cannot index {_kind(base)}", node)
+        return self.index(base, self.subscript(node.slice), node)
+
+    def subscript(self, node: ast.expr) -> tuple:
+        parts = node.elts if isinstance(node, ast.Tuple) else [node]
+        out: list[Any] = []
+        for p in parts:
+            if isinstance(p, ast.Slice):
+                out.append(slice(*(None if x is None else self.expr(x) for x in (p.lower, p.upper, p.step))))
+            else:
+                out.append(self.expr(p))
+        return tuple(out)
+
+    def index(self, base: Expr, parts: tuple, node: ast.AST, keep_cell: bool = False) -> Expr:
+        """Basic indexing: ints (also loop variables), slices, None, Ellipsis."""
+        if not isinstance(base, View):
+            base = View.whole(self.em.materialize(base))
+        consumed = sum(1 for p in parts if p is not None and p is not Ellipsis)
+        if any(p is Ellipsis for p in parts):
+            k = next(i for i, p in enumerate(parts) if p is Ellipsis)
+            parts = parts[:k] + (slice(None),) * (base.ndim - consumed) + parts[k + 1:]
+        elif consumed < base.ndim:
+            parts = parts + (slice(None),) * (base.ndim - consumed)
+        if sum(1 for p in parts if p is not None) > base.ndim:
+            raise self.fail(f"too many indices for an array of rank {base.ndim}", node)
+        offset = list(base.offset)
+        cols: list[list[int]] = []
+        shape: list[Affine] = []
+        k = 0
+        for p in parts:
+            if p is None:
+                cols.append([0] * len(offset))
+                shape.append(Affine(1))
+                continue
+            col, size = base.column(k), base.shape[k]
+            k += 1
+            if isinstance(p, slice):
+                start, count, step = self._slice(p, size, node)
+                offset = [o + start.scale(c) for o, c in zip(offset, col)]
+                cols.append([c * step for c in col])
+                shape.append(count)
+                continue
+            if isinstance(p, Expr) and p.dtype == "i1" and p.ndim:
+                raise self.fail("boolean mask indexing (a data-dependent shape) is not supported; use np.where", node)
+            if isinstance(p, Expr) and not (isinstance(p, Const) and not p.shape and isinstance(p.value, int)):
+                raise self.fail("fancy indexing (an array or a float as an index) is not supported", node)
+            i = self.integer(p, node)
+            if i.static is not None and i.static < 0:
+                i = i + size
+            if i.static is not None and size.static is not None and not 0 <= i.static < size.static:
+                raise self.fail(f"index {p} is out of bounds for a dimension of size {size.static}", node)
+            offset = [o + i.scale(c) for o, c in zip(offset, col)]
+        view = View(base.source, shape, offset, [[col[r] for col in cols] for r in range(len(offset))], base.dtype,
+                    base.cell if (keep_cell or shape) else None)
+        view.weak = base.weak and not shape
+        return view
+
+    def _slice(self, p: slice, size: Affine, node: ast.AST) -> tuple[Affine, Affine, int]:
+        step = 1 if p.step is None else self.integer(p.step, node).static
+        if step is None or step == 0:
+            raise self.fail("a slice step must be a nonzero constant", node)
+        start = None if p.start is None else self.integer(p.start, node)
+        stop = None if p.stop is None else self.integer(p.stop, node)
+        known = [x.static for x in (start, stop) if x is not None]
+        if size.static is not None and all(x is not None for x in known):
+            s = slice(None if start is None else start.static, None if stop is None else stop.static, step)
+            a, z, st = s.indices(size.static)
+            return Affine(a), Affine(len(range(a, z, st))), st
+        if step < 0:
+            if step == -1 and stop is None:
+                start = start if start is not None else size - 1
+                return start, start + 1, -1
+            raise self.fail("a reversed slice with loop-dependent bounds is not supported; use np.flip", node)
+        start = start if start is not None else Affine(0)
+        if start.static is not None and start.static < 0:
+            start = start + size
+        stop = stop if stop is not None else size
+        if stop.static is not None and stop.static < 0:
+            stop = stop + size
+        count = stop - start
+        if step != 1:
+            count = opaque(self.b, arith.CeilDivSIOp, count, Affine(step))
+        return start, count, step
+
+    def _UnaryOp(self, node: ast.UnaryOp) -> Any:
+        v = self.expr(node.operand)
+        if isinstance(node.op, ast.UAdd):
+            return v
+        if isinstance(node.op, ast.USub):
+            if isinstance(v, Affine):
+                return -v
+            if isinstance(v, Const) and not v.shape:
+                return Const(-v.value, v.dtype, v.weak)
+            e = self.as_expr(v, node)
+            return Op("neg", [e], e.shape, e.dtype)
+        if isinstance(node.op, ast.Not):
+            c = self.condition(v, node)
+            if isinstance(c, bool):
+                return not c
+            return Cond(self.b.insert(arith.XOrIOp(c, self.b.insert(arith.ConstantOp.from_int_and_width(1, 1)).result)).result)
+        if isinstance(node.op, ast.Invert):
+            e = self.as_expr(v, node)
+            if e.dtype != "i1":
+                raise self.fail("~ is supported on boolean arrays only", node)
+            return Op("not", [e], e.shape, "i1")
+        raise self.fail(f"unsupported operator {type(node.op).__name__}", node)
+
+    def _BinOp(self, node: ast.BinOp) -> Any:
+        op = BINOPS.get(type(node.op))
+        if op is None:
+            raise self.fail(f"unsupported operator {type(node.op).__name__}", node)
+        return self.binop(op, self.expr(node.left), self.expr(node.right), node)
+
+    def binop(self, op: str, a: Any, b: Any, node: ast.AST) -> Any:
+        if op == "matmul":
+            from dfc.frontend.numpy_api import matmul
+
+            return matmul(self, self.as_expr(a, node), self.as_expr(b, node), node)
+        if isinstance(a, Affine) and isinstance(b, Affine) and op not in ("div", "pow"):
+            return self.int_binop(op, a, b, node)
+        if _number(a) is not None and _number(b) is not None:
+            x, y = _number(a), _number(b)
+            value = {"add": lambda: x + y, "sub": lambda: x - y, "mul": lambda: x * y, "div": lambda: x / y,
+                     "pow": lambda: x ** y, "floordiv": lambda: x // y, "mod": lambda: x % y}.get(op)
+            if value is not None:
+                r = value()
+                return Affine(r) if isinstance(r, int) else Const(float(r), "f64")
+        return self.elementwise(op, [self.as_expr(a, node), self.as_expr(b, node)], node)
+
+    def int_binop(self, op: str, a: Affine, b: Affine, node: ast.AST) -> Affine:
+        if op == "add":
+            return a + b
+        if op == "sub":
+            return a - b
+        if a.static is not None and b.static is not None:
+            x, y = a.static, b.static
+            table = {"mul": x * y, "floordiv": x // y if y else None, "mod": x % y if y else None}
+            if op in table and table[op] is not None:
+                return Affine(table[op])
+        if op == "mul":
+            if a.static is not None:
+                return b.scale(a.static)
+            if b.static is not None:
+                return a.scale(b.static)
+            return opaque(self.b, arith.MuliOp, a, b)
+        if op == "floordiv":
+            return opaque(self.b, arith.FloorDivSIOp, a, b)
+        if op == "mod":
+            q = opaque(self.b, arith.FloorDivSIOp, a, b)
+            return a - opaque(self.b, arith.MuliOp, q, b)
+        raise self.fail(f"unsupported integer operation '{op}'", node)
+
+    def elementwise(self, op: str, args: list[Expr], node: ast.AST, dtype: str | None = None, attr: object = None) -> Op:
+        shape = broadcast([a.shape for a in args], lambda m: self.fail(m, node))
+        if dtype is None:
+            floating = op in ("div", "exp", "log", "sqrt", "tanh", "sin", "cos", "log1p", "erf") or (
+                op == "pow" and not all(isinstance(a, Const) or not is_float(a.dtype) for a in args[1:]) and False)
+            dtype = result_dtype(args, floating)
+            if op in ("div", "pow") and not is_float(dtype):
+                dtype = "f64" if op == "div" else dtype
+            if op in ("and", "or", "xor") and not all(a.dtype == "i1" for a in args):
+                raise self.fail("&, | and ^ are supported on boolean arrays only", node)
+            if all(a.weak for a in args) and is_float(dtype):
+                dtype = self.default_float
+        if op == "mod" and is_float(dtype):
+            x, y = args
+            return self.elementwise("sub", [x, self.elementwise("mul", [self.elementwise("floor", [self.elementwise("div", [x, y], node)], node), y], node)], node)
+        if op == "floordiv" and is_float(dtype):
+            return self.elementwise("floor", [self.elementwise("div", args, node)], node)
+        r = Op(op, args, shape, dtype, attr)
+        r.weak = False
+        return r
+
+    def _Compare(self, node: ast.Compare) -> Any:
+        result: Any = None
+        left = self.expr(node.left)
+        for op, comp in zip(node.ops, node.comparators):
+            name = CMPOPS.get(type(op))
+            if name is None:
+                raise self.fail(f"unsupported comparison {type(op).__name__}", node)
+            right = self.expr(comp)
+            value = self.compare(name, left, right, node)
+            result = value if result is None else self.logical("and", result, value, node)
+            left = right
+        return result
+
+    def compare(self, name: str, a: Any, b: Any, node: ast.AST) -> Any:
+        if isinstance(a, Affine | int) and isinstance(b, Affine | int):
+            a, b = Affine.of(a), Affine.of(b)
+            d = a - b
+            if d.static is not None:
+                return _PY_CMP[name](d.static, 0)
+            return Cond(self.b.insert(arith.CmpiOp(a.emit(self.b), b.emit(self.b), _CMPI[name])).result)
+        if _number(a) is not None and _number(b) is not None:
+            return _PY_CMP[name](_number(a), _number(b))
+        x, y = self.as_expr(a, node), self.as_expr(b, node)
+        operand = result_dtype([x, y])
+        if all(v.weak for v in (x, y)) and is_float(operand):
+            operand = self.default_float
+        return self.elementwise("compare", [x, y], node, "i1", (name, operand))
+
+    def _BoolOp(self, node: ast.BoolOp) -> Any:
+        result = self.expr(node.values[0])
+        for v in node.values[1:]:
+            result = self.logical("and" if isinstance(node.op, ast.And) else "or", result, self.expr(v), node)
+        return result
+
+    def logical(self, op: str, a: Any, b: Any, node: ast.AST) -> Any:
+        if isinstance(a, Expr) and a.ndim or isinstance(b, Expr) and b.ndim:
+            raise self.fail("'and'/'or' on arrays is ambiguous; use & and |", node)
+        x, y = self.condition(a, node), self.condition(b, node)
+        if isinstance(x, bool) and isinstance(y, bool):
+            return x and y if op == "and" else x or y
+        if isinstance(x, bool):
+            return (y if x else False) if op == "and" else (True if x else y)
+        if isinstance(y, bool):
+            return (x if y else False) if op == "and" else (True if y else x)
+        return Cond(self.b.insert((arith.AndIOp if op == "and" else arith.OrIOp)(x, y)).result)
+
+    def _IfExp(self, node: ast.IfExp) -> Any:
+        c = self.condition(self.expr(node.test), node.test)
+        if isinstance(c, bool):
+            return self.expr(node.body if c else node.orelse)
+        x, y = self.as_expr(self.expr(node.body), node), self.as_expr(self.expr(node.orelse), node)
+        return self.elementwise("where", [self.as_expr(Cond(c), node), x, y], node, result_dtype([x, y]))
+
+    def _Call(self, node: ast.Call) -> Any:
+        from dfc.frontend.numpy_api import call
+
+        f = self.expr(node.func)
+        if any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords):
+            raise self.fail("*args and **kwargs in calls are not supported", node)
+        args = [self.expr(a) for a in node.args]
+        kwargs = {k.arg: self.expr(k.value) for k in node.keywords}
+        return call(self, f, args, kwargs, node)
+
+
+def _np_dtype(value: Any) -> str:
+    from dfc.frontend.dtypes import dtype_from_numpy
+
+    return dtype_from_numpy(np.asarray(value).dtype) or "f64"
+
+
+def _number(v: Any) -> float | int | None:
+    if isinstance(v, Affine):
+        return v.static
+    if isinstance(v, Const) and not v.shape and v.weak:
+        return v.value  # type: ignore[return-value]
+    if isinstance(v, int | float) and not isinstance(v, bool):
+        return v
+    return None
+
+
+def _kind(value: Any) -> str:
+    if isinstance(value, Expr):
+        return f"an array of rank {value.ndim}"
+    if isinstance(value, Affine):
+        return "an integer"
+    return f"a {type(value).__name__}"
+
+
+def _describe(node: ast.AST) -> str:
+    names = {
+        ast.While: "while loop", ast.Break: "break", ast.Continue: "continue", ast.With: "with statement",
+        ast.Try: "try statement", ast.Raise: "raise", ast.FunctionDef: "nested function", ast.Lambda: "lambda",
+        ast.ListComp: "list comprehension", ast.GeneratorExp: "generator expression", ast.DictComp: "dict comprehension",
+        ast.Dict: "dict", ast.Set: "set", ast.Global: "global statement", ast.Nonlocal: "nonlocal statement",
+        ast.Delete: "del statement", ast.Assert: "assert", ast.Import: "import", ast.ImportFrom: "import",
+        ast.Starred: "starred expression", ast.JoinedStr: "f-string", ast.Await: "await", ast.Yield: "yield",
+        ast.ClassDef: "class definition", ast.NamedExpr: "assignment expression (:=)", ast.Match: "match statement",
+    }
+    return names.get(type(node), type(node).__name__)

@@ -1,0 +1,223 @@
+"""`Function`: a library-level module and the name of its entry function, callable.
+
+Every way into the compiler (the NumPy frontend, the StableHLO and PyTorch
+importers) produces one: `Function(module, name)` where `module` is an xDSL
+`ModuleOp` at library level (func + nn + df + scf on tensors) and `name` the
+function to call. Calling it compiles the module once with `ExecutionEngine`
+(the `default` pipeline) and runs `@name` on numpy arrays; Python floats and
+ints are accepted for 0-d tensor parameters, and 0-d results come back as
+numpy scalars. `mlir(stage)` prints the module at a stage of the pipeline.
+
+`grad`, `value_and_grad` and `vjp` (exported as `dfc.grad`, ...) differentiate
+a `Function` or anything with a `specialize(*args) -> (Function, arguments)`
+method (what `dfc.jit` returns) with the `autodiff` pass: the gradient
+function `@name_grad` is added to a copy of the module, compiled once per
+`argnums` and cached on the `Function`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+from xdsl.dialects import func
+from xdsl.dialects.builtin import AnyFloat, FunctionType, ModuleOp, TensorType
+
+STAGES = ("frontend", "autodiff", "lowered")
+
+
+class Function:
+    """`@name` of a library-level `module`, compiled on first call."""
+
+    def __init__(self, module: ModuleOp, name: str, threads: int | None = None):
+        entry = next((op for op in module.ops if isinstance(op, func.FuncOp) and op.sym_name.data == name), None)
+        if entry is None:
+            raise ValueError(f"no function @{name} in the module")
+        self.module = module
+        self.name = name
+        self.threads = threads
+        self.signature: FunctionType = entry.function_type
+        self._engine = None
+        self._gradients: dict[tuple[tuple[int, ...], bool], Any] = {}
+
+    def __repr__(self) -> str:
+        return f"<dfc.Function @{self.name}: {self.signature}>"
+
+    @property
+    def inputs(self) -> list:
+        return list(self.signature.inputs.data)
+
+    @property
+    def outputs(self) -> list:
+        return list(self.signature.outputs.data)
+
+    def _engine_for(self, module: ModuleOp):
+        from dfc.compiler.engine import ExecutionEngine
+
+        return ExecutionEngine(module, threads=self.threads)
+
+    def __call__(self, *args: Any) -> Any:
+        if self._engine is None:
+            self._engine = self._engine_for(self.module)
+        result = self._engine.invoke(self.name, *_arguments(self.inputs, args))
+        return _results(result, len(self.outputs))
+
+    def mlir(self, stage: str = "frontend", wrt: Sequence[int] | None = None) -> str:
+        """The module as text: as built ("frontend"), after `autodiff`
+        ("autodiff"; gradients of `wrt`, default every float tensor argument),
+        or lowered by the `default` pipeline ("lowered"). `opt-tool` reads it."""
+        if stage not in STAGES:
+            raise ValueError(f"unknown stage '{stage}': one of {', '.join(STAGES)}")
+        if stage == "frontend":
+            return str(self.module)
+        if stage == "autodiff":
+            return str(self.autodiff_module(tuple(wrt) if wrt is not None else ()))
+        from dfc.compiler.engine import lower
+        from dfc.passes.lower_dataflow import default_threads
+
+        return str(lower(self.module, self.threads or default_threads()))
+
+    def autodiff_module(self, wrt: tuple[int, ...] = ()) -> ModuleOp:
+        """A copy of the module with `@name_grad` (gradients of `wrt`) added."""
+        from dfc.compiler.pass_manager import PassManager
+
+        module = self.module.clone()
+        options = f"func={self.name}" + (f" wrt={','.join(map(str, wrt))}" if wrt else "")
+        PassManager.parse(f"autodiff{{{options}}}").run(module)
+        return module
+
+    def float_arguments(self) -> list[int]:
+        return [k for k, t in enumerate(self.inputs) if _is_float(t)]
+
+    def gradient(self, wrt: Sequence[int]) -> Callable[..., tuple]:
+        """A callable `(args..., seeds...) -> (results..., grads...)` for `wrt`."""
+        key = tuple(wrt)
+        if key not in self._gradients:
+            for k in key:
+                if not 0 <= k < len(self.inputs):
+                    raise ValueError(f"@{self.name} has no argument #{k}")
+                if not _is_float(self.inputs[k]):
+                    raise TypeError(f"argument #{k} of @{self.name} has type {self.inputs[k]}: gradients exist only for floats")
+            engine = self._engine_for(self.autodiff_module(key))
+            n_outputs = sum(1 for t in self.outputs if _is_float(t))
+            types = self.inputs + [t for t in self.outputs if _is_float(t)]
+            name = f"{self.name}_grad"
+
+            def call(*args: Any) -> tuple:
+                out = engine.invoke(name, *_arguments(types, args))
+                out = out if isinstance(out, tuple) else (out,)
+                return tuple(_scalar(x) for x in out)
+
+            call.n_outputs = n_outputs  # type: ignore[attr-defined]
+            self._gradients[key] = call
+        return self._gradients[key]
+
+
+def _is_float(t) -> bool:
+    return isinstance(t, AnyFloat) or isinstance(t, TensorType) and isinstance(t.element_type, AnyFloat)
+
+
+def _arguments(types: Sequence, args: Sequence[Any]) -> list[Any]:
+    """Python numbers for 0-d tensor parameters become 0-d arrays of their dtype."""
+    from dfc.compiler.interpreter import dtype_of
+
+    out = []
+    for t, a in zip(types, args):
+        if isinstance(t, TensorType) and not isinstance(a, np.ndarray) and isinstance(a, int | float | np.number):
+            if t.get_shape():
+                raise TypeError(f"expected an array of type {t}, got {type(a).__name__}")
+            a = np.array(a, dtype_of(t.element_type))
+        elif isinstance(a, np.ndarray) and isinstance(t, TensorType) and a.dtype != dtype_of(t.element_type):
+            pass  # the engine names the mismatch
+        out.append(a)
+    return out + list(args[len(types):])
+
+
+def _scalar(x: Any) -> Any:
+    return x[()] if isinstance(x, np.ndarray) and x.ndim == 0 else x
+
+
+def _results(result: Any, n: int) -> Any:
+    if n == 1:
+        return _scalar(result)
+    return tuple(_scalar(x) for x in result)
+
+
+def _specialize(f: Any, args: Sequence[Any]) -> tuple[Function, list[Any], list[int]]:
+    """(the Function, its IR arguments, IR index of each Python argument or -1)."""
+    if isinstance(f, Function):
+        return f, list(args), list(range(len(args)))
+    if hasattr(f, "specialize"):
+        return f.specialize(*args)
+    if callable(f):
+        from dfc.frontend import jit
+
+        return jit(f).specialize(*args)
+    raise TypeError(f"expected a dfc.Function or a Python function, got {type(f).__name__}")
+
+
+def _wrt(fn: Function, argnums: int | Sequence[int], positions: list[int], what: str = "argnums") -> list[int]:
+    nums = [argnums] if isinstance(argnums, int) else list(argnums)
+    wrt = []
+    for k in nums:
+        if not -len(positions) <= k < len(positions):
+            raise ValueError(f"{what} {k} out of range for {len(positions)} arguments")
+        ir = positions[k]
+        if ir < 0 or not _is_float(fn.inputs[ir]):
+            raise TypeError(f"argument {k} of @{fn.name} is not a float array: it has no gradient")
+        wrt.append(ir)
+    return wrt
+
+
+def _value_and_grads(f: Any, argnums: int | Sequence[int], args: Sequence[Any]) -> tuple[Any, Any]:
+    fn, ir_args, positions = _specialize(f, args)
+    wrt = _wrt(fn, argnums, positions)
+    float_outputs = [t for t in fn.outputs if _is_float(t)]
+    if len(fn.outputs) != 1 or len(float_outputs) != 1 or (isinstance(float_outputs[0], TensorType) and float_outputs[0].get_shape()):
+        raise TypeError(f"grad needs a function with one scalar float result; @{fn.name} returns {fn.outputs}")
+    from dfc.compiler.interpreter import dtype_of
+
+    t = float_outputs[0]
+    seed = np.array(1.0, dtype_of(t.element_type if isinstance(t, TensorType) else t))
+    value, *grads = fn.gradient(wrt)(*ir_args, seed if isinstance(t, TensorType) else seed[()])
+    return value, grads[0] if isinstance(argnums, int) else tuple(grads)
+
+
+def grad(f: Any, argnums: int | Sequence[int] = 0) -> Callable[..., Any]:
+    """The gradient of scalar-valued `f` (a `Function` or a Python function,
+    jitted) with respect to argument `argnums` (an int, or a tuple: a tuple of gradients)."""
+
+    def gradient(*args: Any) -> Any:
+        return _value_and_grads(f, argnums, args)[1]
+
+    return gradient
+
+
+def value_and_grad(f: Any, argnums: int | Sequence[int] = 0) -> Callable[..., tuple[Any, Any]]:
+    """Like `grad`, returning `(f(*args), gradient)`."""
+
+    def both(*args: Any) -> tuple[Any, Any]:
+        return _value_and_grads(f, argnums, args)
+
+    return both
+
+
+def vjp(f: Any, *args: Any) -> tuple[Any, Callable[[Any], tuple]]:
+    """`(f(*args), pullback)`: `pullback(cotangent)` returns the vector-Jacobian
+    product for every float argument of `f`, in order (None for the others)."""
+    fn, ir_args, positions = _specialize(f, args)
+    floats = [k for k, ir in enumerate(positions) if ir >= 0 and _is_float(fn.inputs[ir])]
+    if len(fn.outputs) != 1 or not _is_float(fn.outputs[0]):
+        raise TypeError(f"vjp needs a function with one float result; @{fn.name} returns {fn.outputs}")
+    gradient = fn.gradient([positions[k] for k in floats])
+    value = fn(*ir_args)
+
+    def pullback(cotangent: Any) -> tuple:
+        _, *grads = gradient(*ir_args, cotangent)
+        by_arg: list[Any] = [None] * len(args)
+        for k, g in zip(floats, grads):
+            by_arg[k] = g
+        return tuple(by_arg)
+
+    return value, pullback

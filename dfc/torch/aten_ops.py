@@ -1,0 +1,513 @@
+"""How each aten op becomes nn library ops.
+
+`HANDLERS` maps an aten overload's name (`"aten.relu.default"`) to a function
+`(b: Builder, node, *args, **kwargs)` whose tensor arguments are already
+`Value`s; it returns a `Value`, or a tuple of them for ops with several
+results (None for a result it does not compute). The node's fake tensor
+(`node.meta["val"]`) gives the shape and dtype torch expects; the translator
+checks every handler's result against it.
+
+Ops the export keeps (see `capture.KEPT`) map to one library op where the
+library has it (`linear`, `softmax`, `nll_loss`); the rest are the core aten
+set, mostly one op each. Layer norm and eval-mode batch norm are written out as
+reductions and elementwise ops, so autodiff differentiates them like any
+other program. Anything else raises `UnsupportedOp`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+from dfc.torch.ir_text import DTYPES, IRWriter, Raw, Value
+
+
+class UnsupportedOp(Exception):
+    """An aten op (or a form of one) that has no translation; the translator adds where it came from."""
+
+
+Handler = Callable[..., "Value | tuple[Value | None, ...]"]
+HANDLERS: dict[str, Handler] = {}
+
+
+def handles(*names: str) -> Callable[[Handler], Handler]:
+    def register(fn: Handler) -> Handler:
+        for n in names:
+            HANDLERS[f"aten.{n}"] = fn
+        return fn
+
+    return register
+
+
+def meta_type(val) -> tuple[tuple[int, ...], str]:
+    """Shape and MLIR element type of a fake tensor."""
+    dtype = str(val.dtype).removeprefix("torch.")
+    if dtype not in DTYPES:
+        raise UnsupportedOp(f"dtype {val.dtype}")
+    return tuple(int(d) for d in val.shape), DTYPES[dtype]
+
+
+class Builder(IRWriter):
+    """`IRWriter` with the helpers the handlers share."""
+
+    def out(self, node) -> tuple[tuple[int, ...], str]:
+        val = node.meta["val"]
+        return meta_type(val[0] if isinstance(val, tuple | list) else val)
+
+    def convert(self, a: Value, dtype: str) -> Value:
+        return a if a.dtype == dtype else self.op("nn.convert", [a], a.shape, dtype)
+
+    def tensor(self, x: Value | float | int | bool, dtype: str) -> Value:
+        """`x` as a tensor of `dtype` (a Python number becomes a 0-d `nn.full`)."""
+        if isinstance(x, Value):
+            return self.convert(x, dtype)
+        return self.full(x, (), dtype)
+
+    def binary(self, name: str, a, b, dtype: str | None = None) -> Value:
+        """Elementwise `name` with numpy broadcasting, both operands in `dtype`
+        (default: the float one's, else the first tensor's)."""
+        if dtype is None:
+            tensors = [x for x in (a, b) if isinstance(x, Value)]
+            floats = [t.dtype for t in tensors if t.is_float]
+            dtype = floats[0] if floats else tensors[0].dtype
+            if not floats and any(isinstance(x, float) for x in (a, b)):
+                dtype = "f32"
+        a, b = self.tensor(a, dtype), self.tensor(b, dtype)
+        shape = np.broadcast_shapes(a.shape, b.shape)
+        result = "i1" if name == "nn.compare" else dtype
+        return self.op(name, [a, b], shape, result)
+
+    def compare(self, direction: str, a, b) -> Value:
+        tensors = [x for x in (a, b) if isinstance(x, Value)]
+        floats = [t.dtype for t in tensors if t.is_float]
+        dtype = floats[0] if floats else ("f32" if any(isinstance(x, float) for x in (a, b)) else tensors[0].dtype)
+        a, b = self.tensor(a, dtype), self.tensor(b, dtype)
+        return self.op("nn.compare", [a, b], np.broadcast_shapes(a.shape, b.shape), "i1", direction=direction)
+
+    def unary(self, name: str, a: Value) -> Value:
+        return self.op(name, [a], a.shape, a.dtype)
+
+    def reshape(self, a: Value, shape: Sequence[int]) -> Value:
+        return a if tuple(shape) == a.shape else self.op("nn.reshape", [a], shape, a.dtype)
+
+    def transpose(self, a: Value, perm: Sequence[int]) -> Value:
+        perm = [p % len(a.shape) for p in perm] if a.shape else []
+        if perm == sorted(perm):
+            return a
+        return self.op("nn.transpose", [a], [a.shape[p] for p in perm], a.dtype, permutation=perm)
+
+    def broadcast(self, a: Value, shape: Sequence[int]) -> Value:
+        return a if tuple(shape) == a.shape else self.op("nn.broadcast", [a], shape, a.dtype)
+
+    def reduce(self, kind: str, a: Value, axes: Sequence[int] | None, keepdims: bool = False) -> Value:
+        rank = len(a.shape)
+        axes = sorted({d % rank for d in axes}) if axes else list(range(rank))
+        if not axes:
+            return a
+        shape = [1 if d in axes else n for d, n in enumerate(a.shape)] if keepdims else [
+            n for d, n in enumerate(a.shape) if d not in axes
+        ]
+        props: dict[str, object] = {"kind": kind, "axes": axes}
+        if keepdims:
+            props["keepdims"] = Raw("unit")
+        return self.op("nn.reduce", [a], shape, a.dtype, **props)
+
+    def along(self, v: Value, rank: int, axis: int) -> Value:
+        """A 1-d `v` reshaped to broadcast along `axis` of a rank-`rank` tensor."""
+        return self.reshape(v, [v.shape[0] if d == axis else 1 for d in range(rank)])
+
+
+def _int_list(x, n: int) -> list[int]:
+    if isinstance(x, int):
+        return [x] * n
+    x = list(x)
+    return x * n if len(x) == 1 else x
+
+
+# --- elementwise ---------------------------------------------------------------
+
+for _aten, _nn in {
+    "relu": "nn.relu", "tanh": "nn.tanh", "sigmoid": "nn.sigmoid", "exp": "nn.exp", "log": "nn.log",
+    "sqrt": "nn.sqrt", "rsqrt": "nn.rsqrt", "neg": "nn.neg", "abs": "nn.abs", "erf": "nn.erf",
+    "sin": "nn.sine", "cos": "nn.cosine", "expm1": "nn.expm1", "log1p": "nn.log1p",
+}.items():
+    handles(f"{_aten}.default")(lambda b, node, x, _nn=_nn: b.unary(_nn, x))
+
+
+@handles("logical_not.default")
+def _logical_not(b, node, x):
+    return b.unary("nn.not", b.convert(x, "i1") if x.dtype != "i1" else x)
+
+
+def _arith(name: str, scaled: bool):
+    def handler(b, node, x, y, alpha=1):
+        dtype = b.out(node)[1]
+        if scaled and alpha != 1:
+            y = b.binary("nn.mul", y, alpha, dtype) if isinstance(y, Value) else y * alpha
+        return b.binary(name, x, y, dtype)
+
+    return handler
+
+
+for _aten, _nn in {"add": "nn.add", "sub": "nn.sub", "mul": "nn.mul", "div": "nn.div"}.items():
+    handles(f"{_aten}.Tensor", f"{_aten}.Scalar")(_arith(_nn, _aten in ("add", "sub")))
+
+
+@handles("div.Tensor_mode")
+def _div_mode(b, node, x, y, rounding_mode=None):
+    if rounding_mode is not None:
+        raise UnsupportedOp(f"div with rounding_mode={rounding_mode!r}")
+    return b.binary("nn.div", x, y, b.out(node)[1])
+
+
+@handles("rsub.Scalar", "rsub.Tensor")
+def _rsub(b, node, x, y, alpha=1):
+    dtype = b.out(node)[1]
+    x = b.binary("nn.mul", x, alpha, dtype) if alpha != 1 else x
+    return b.binary("nn.sub", y, x, dtype)
+
+
+@handles("maximum.default")
+def _maximum(b, node, x, y):
+    return b.binary("nn.maximum", x, y, b.out(node)[1])
+
+
+@handles("minimum.default")
+def _minimum(b, node, x, y):
+    return b.binary("nn.minimum", x, y, b.out(node)[1])
+
+
+@handles("pow.Tensor_Scalar")
+def _pow_scalar(b, node, x, p):
+    if p == 2:
+        return b.binary("nn.mul", x, x)
+    if p == 1:
+        return x
+    if p == 0.5:
+        return b.unary("nn.sqrt", x)
+    return b.binary("nn.power", x, p, b.out(node)[1])
+
+
+@handles("pow.Tensor_Tensor")
+def _pow(b, node, x, p):
+    return b.binary("nn.power", x, p, b.out(node)[1])
+
+
+@handles("hardtanh.default", "clamp.default")
+def _clamp(b, node, x, lo=-1.0, hi=1.0):
+    if node.target.__name__.startswith("clamp"):
+        if lo is None and hi is None:
+            return x
+        if lo is None or hi is None:
+            return b.binary("nn.maximum" if hi is None else "nn.minimum", x, lo if hi is None else hi, x.dtype)
+    return b.op("nn.clamp", [b.tensor(lo, x.dtype), x, b.tensor(hi, x.dtype)], x.shape, x.dtype)
+
+
+@handles("gelu.default")
+def _gelu(b, node, x, approximate="none"):
+    half_x = b.binary("nn.mul", x, 0.5)
+    if approximate == "tanh":  # 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
+        cube = b.binary("nn.mul", b.binary("nn.mul", x, x), x)
+        inner = b.binary("nn.mul", b.binary("nn.add", x, b.binary("nn.mul", cube, 0.044715)), math.sqrt(2 / math.pi))
+        return b.binary("nn.mul", half_x, b.binary("nn.add", b.unary("nn.tanh", inner), 1.0))
+    if approximate != "none":
+        raise UnsupportedOp(f"gelu with approximate={approximate!r}")
+    erf = b.unary("nn.erf", b.binary("nn.mul", x, 1 / math.sqrt(2)))
+    return b.binary("nn.mul", half_x, b.binary("nn.add", erf, 1.0))
+
+
+@handles("silu.default")
+def _silu(b, node, x):
+    return b.binary("nn.mul", x, b.unary("nn.sigmoid", x))
+
+
+for _aten, _dir in {"eq": "EQ", "ne": "NE", "lt": "LT", "le": "LE", "gt": "GT", "ge": "GE"}.items():
+    handles(f"{_aten}.Tensor", f"{_aten}.Scalar")(lambda b, node, x, y, _dir=_dir: b.compare(_dir, x, y))
+
+
+@handles("where.self")
+def _where(b, node, cond, x, y):
+    shape, dtype = b.out(node)
+    x, y = b.tensor(x, dtype), b.tensor(y, dtype)
+    return b.op("nn.select", [cond, x, y], shape, dtype)
+
+
+@handles("full.default", "zeros.default", "ones.default", "full_like.default", "zeros_like.default",
+         "ones_like.default", "scalar_tensor.default", "new_zeros.default", "new_ones.default", "new_full.default")
+def _full(b, node, *args, **kwargs):
+    shape, dtype = b.out(node)
+    name = node.target.__name__.split(".")[0]
+    value = {"zeros": 0, "ones": 1}.get(name.removeprefix("new_").removesuffix("_like"))
+    if value is None:
+        value = args[0] if name == "scalar_tensor" else args[1] if name != "new_full" else args[2]
+    return b.full(value, shape, dtype)
+
+
+# --- data movement -----------------------------------------------------------------
+
+@handles("view.default", "_unsafe_view.default", "reshape.default", "view_copy.default", "squeeze.dim",
+         "squeeze.dims", "squeeze.default", "unsqueeze.default", "flatten.using_ints", "unflatten.int")
+def _reshape(b, node, x, *args):
+    return b.reshape(x, b.out(node)[0])
+
+
+@handles("clone.default", "contiguous.default", "alias.default", "detach.default", "lift_fresh_copy.default",
+         "_to_copy.default", "to.dtype", "type_as.default")
+def _copy(b, node, x, *args, **kwargs):
+    return b.convert(x, b.out(node)[1])
+
+
+@handles("dropout.default")
+def _dropout(b, node, x, p, train):
+    if train and p > 0:
+        raise UnsupportedOp("dropout in training mode (call model.eval(), or set p=0)")
+    return x
+
+
+@handles("permute.default")
+def _permute(b, node, x, dims):
+    return b.transpose(x, dims)
+
+
+@handles("t.default", "numpy_T.default")
+def _t(b, node, x):
+    return b.transpose(x, list(reversed(range(len(x.shape)))))
+
+
+@handles("transpose.int")
+def _transpose(b, node, x, d0, d1):
+    perm = list(range(len(x.shape)))
+    perm[d0], perm[d1] = perm[d1], perm[d0]
+    return b.transpose(x, perm)
+
+
+@handles("expand.default", "expand_copy.default")
+def _expand(b, node, x, sizes, implicit=False):
+    return b.broadcast(x, b.out(node)[0])
+
+
+def _slice(b, x, dim, start, end, step):
+    rank = len(x.shape)
+    dim %= rank
+    starts, limits, strides = [0] * rank, list(x.shape), [1] * rank
+    starts[dim], limits[dim], strides[dim] = start, end, step
+    shape = [(lim - s + st - 1) // st for s, lim, st in zip(starts, limits, strides)]
+    return b.op("nn.slice", [x], shape, x.dtype, start_indices=starts, limit_indices=limits, strides=strides)
+
+
+@handles("slice.Tensor")
+def _slice_tensor(b, node, x, dim=0, start=None, end=None, step=1):
+    size = x.shape[dim]
+    start, stop, step = slice(start, end, step).indices(size)
+    if step < 1:
+        raise UnsupportedOp("slice with a negative step")
+    return _slice(b, x, dim, start, max(start, stop), step)
+
+
+@handles("select.int")
+def _select(b, node, x, dim, index):
+    index %= x.shape[dim]
+    return b.reshape(_slice(b, x, dim, index, index + 1, 1), b.out(node)[0])
+
+
+@handles("cat.default")
+def _cat(b, node, tensors, dim=0):
+    shape, dtype = b.out(node)
+    tensors = [b.convert(t, dtype) for t in tensors if t.shape != (0,)]
+    if len(tensors) == 1:
+        return tensors[0]
+    return b.op("nn.concatenate", tensors, shape, dtype, dimension=dim % len(shape))
+
+
+@handles("embedding.default")
+def _embedding(b, node, weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=False):
+    if padding_idx not in (-1, None) or scale_grad_by_freq or sparse:
+        raise UnsupportedOp("embedding with padding_idx, scale_grad_by_freq or sparse")
+    shape, dtype = b.out(node)
+    rank = len(indices.shape)
+    return b.op(
+        "nn.gather", [weight, indices], shape, dtype,
+        offset_dims=[rank], collapsed_slice_dims=[0], operand_batching_dims=[], start_indices_batching_dims=[],
+        start_index_map=[0], index_vector_dim=rank, slice_sizes=[1, weight.shape[1]],
+    )
+
+
+# --- contractions and convolution ------------------------------------------------
+
+@handles("mm.default")
+def _mm(b, node, x, y):
+    return b.op("nn.matmul", [x, y], b.out(node)[0], x.dtype)
+
+
+@handles("addmm.default")
+def _addmm(b, node, bias, x, y, beta=1, alpha=1):
+    product = _mm(b, node, x, y)
+    if alpha != 1:
+        product = b.binary("nn.mul", product, alpha)
+    if beta != 1:
+        bias = b.binary("nn.mul", bias, beta)
+    return b.binary("nn.add", product, bias)
+
+
+@handles("bmm.default")
+def _bmm(b, node, x, y):
+    return b.op(
+        "nn.dot_general", [x, y], b.out(node)[0], x.dtype, lhs_batching_dimensions=[0], rhs_batching_dimensions=[0],
+        lhs_contracting_dimensions=[2], rhs_contracting_dimensions=[1],
+    )
+
+
+@handles("linear.default")
+def _linear(b, node, x, w, bias=None):
+    shape = b.out(node)[0]
+    flat = b.reshape(x, [int(np.prod(x.shape[:-1])), x.shape[-1]])
+    if bias is None:
+        wt = b.transpose(w, [1, 0])
+        y = b.op("nn.matmul", [flat, wt], [flat.shape[0], w.shape[0]], x.dtype)
+    else:
+        y = b.op("nn.linear", [flat, w, bias], [flat.shape[0], w.shape[0]], x.dtype)
+    return b.reshape(y, shape)
+
+
+@handles("convolution.default", "conv2d.default")
+def _convolution(b, node, x, w, bias, stride=1, padding=0, dilation=1, transposed=False, output_padding=0, groups=1):
+    if node.target.__name__.startswith("conv2d"):  # (input, weight, bias, stride, padding, dilation, groups)
+        groups, transposed = transposed if transposed is not False else 1, False
+    if transposed:
+        raise UnsupportedOp("transposed convolution")
+    n = len(w.shape) - 2
+    if isinstance(padding, str):
+        raise UnsupportedOp(f"convolution with padding={padding!r}")
+    pad = _int_list(padding, n)
+    dims = list(range(n + 2))
+    shape, dtype = b.out(node)
+    y = b.op(
+        "nn.convolution", [x, w], shape, dtype, input_dimensions=dims, kernel_dimensions=dims,
+        output_dimensions=dims, window_strides=_int_list(stride, n), padding_low=pad, padding_high=pad,
+        rhs_dilation=_int_list(dilation, n), feature_group_count=groups,
+    )
+    return y if bias is None else b.binary("nn.add", y, b.along(bias, len(shape), 1))
+
+
+# --- pooling ---------------------------------------------------------------------
+
+def _window(b, node, kind, x, kernel, stride, padding, dilation=1):
+    n = len(_int_list(kernel, 1)) if not isinstance(kernel, int) else 2
+    lead = len(x.shape) - n
+    kernel = _int_list(kernel, n)
+    stride = _int_list(stride, n) if stride else kernel
+    pad = _int_list(padding, n)
+    shape, dtype = b.out(node)
+    return b.op(
+        "nn.reduce_window", [x], shape, dtype, kind=kind, window_dimensions=[1] * lead + kernel,
+        window_strides=[1] * lead + stride, window_dilations=[1] * lead + _int_list(dilation, n),
+        padding_low=[0] * lead + pad, padding_high=[0] * lead + pad,
+    )
+
+
+@handles("max_pool2d_with_indices.default", "max_pool2d.default")
+def _max_pool(b, node, x, kernel, stride=(), padding=0, dilation=1, ceil_mode=False):
+    y = _window(b, node, "max", x, kernel, stride, padding, dilation)
+    return (y, None) if "indices" in node.target.__name__ else y
+
+
+@handles("avg_pool2d.default")
+def _avg_pool(b, node, x, kernel, stride=(), padding=0, ceil_mode=False, count_include_pad=True, divisor=None):
+    if divisor is not None or (not count_include_pad and any(_int_list(padding, 2))):
+        raise UnsupportedOp("avg_pool2d with divisor_override or count_include_pad=False and padding")
+    return _window(b, node, "mean", x, kernel, stride, padding)
+
+
+@handles("_adaptive_avg_pool2d.default", "adaptive_avg_pool2d.default")
+def _adaptive_avg_pool(b, node, x, size):
+    h, w = x.shape[-2:]
+    oh, ow = _int_list(size, 2)
+    if (oh, ow) == (1, 1):
+        return b.reduce("mean", x, [-2, -1], keepdims=True)
+    if h % oh or w % ow:
+        raise UnsupportedOp(f"adaptive_avg_pool2d from {h}x{w} to {oh}x{ow} (sizes must divide)")
+    return _window(b, node, "mean", x, [h // oh, w // ow], [h // oh, w // ow], 0)
+
+
+# --- reductions and normalisation --------------------------------------------------
+
+@handles("sum.dim_IntList", "sum.default", "mean.dim", "mean.default", "amax.default", "amin.default")
+def _reduce(b, node, x, dims=None, keepdim=False, dtype=None):
+    kind = {"sum": "sum", "mean": "mean", "amax": "max", "amin": "min"}[node.target.__name__.split(".")[0]]
+    x = b.convert(x, b.out(node)[1])
+    return b.reduce(kind, x, dims, keepdim)
+
+
+@handles("_softmax.default", "_safe_softmax.default", "softmax.int")
+def _softmax(b, node, x, dim, *rest):
+    return b.op("nn.softmax", [x], x.shape, x.dtype, axis=dim)
+
+
+@handles("_log_softmax.default", "log_softmax.int")
+def _log_softmax(b, node, x, dim, *rest):
+    return b.op("nn.log_softmax", [x], x.shape, x.dtype, axis=dim)
+
+
+def _normalize(b, x, axes, eps):
+    """(x - mean) * rsqrt(var + eps) over `axes` (biased variance), with the mean and rstd kept."""
+    mean = b.reduce("mean", x, axes, keepdims=True)
+    centered = b.binary("nn.sub", x, mean)
+    var = b.reduce("mean", b.binary("nn.mul", centered, centered), axes, keepdims=True)
+    rstd = b.unary("nn.rsqrt", b.binary("nn.add", var, eps))
+    return b.binary("nn.mul", centered, rstd), mean, rstd
+
+
+@handles("native_layer_norm.default")
+def _layer_norm(b, node, x, normalized_shape, weight, bias, eps):
+    k = len(normalized_shape)
+    axes = list(range(len(x.shape) - k, len(x.shape)))
+    y, mean, rstd = _normalize(b, x, axes, eps)
+    if weight is not None:
+        y = b.binary("nn.mul", y, weight)
+    if bias is not None:
+        y = b.binary("nn.add", y, bias)
+    return y, mean, rstd
+
+
+@handles("_native_batch_norm_legit_no_training.default")
+def _batch_norm_eval(b, node, x, weight, bias, running_mean, running_var, momentum, eps):
+    rank = len(x.shape)
+    scale = b.unary("nn.rsqrt", b.binary("nn.add", running_var, eps))
+    if weight is not None:
+        scale = b.binary("nn.mul", scale, weight)
+    y = b.binary("nn.mul", b.binary("nn.sub", x, b.along(running_mean, rank, 1)), b.along(scale, rank, 1))
+    if bias is not None:
+        y = b.binary("nn.add", y, b.along(bias, rank, 1))
+    return y, None, None
+
+
+@handles("_native_batch_norm_legit.default", "_native_batch_norm_legit_functional.default",
+         "native_batch_norm.default", "batch_norm.default")
+def _batch_norm_train(b, node, *args):
+    raise UnsupportedOp("batch_norm in training mode (call model.eval(); the compiled module does not update "
+                        "running statistics)")
+
+
+# --- losses ----------------------------------------------------------------------
+
+@handles("nll_loss_forward.default", "nll_loss.default")
+def _nll_loss(b, node, x, target, weight=None, reduction=1, ignore_index=-100):
+    if weight is not None or len(x.shape) != 2 or reduction not in (1, 2):
+        raise UnsupportedOp("nll_loss other than mean or sum over N x C inputs without class weights")
+    loss = b.op("nn.nll_loss", [x, b.convert(target, "i64")], (), x.dtype)
+    n = x.shape[0]
+    if reduction == 2:
+        loss = b.binary("nn.mul", loss, float(n))
+    return (loss, b.full(n, (), x.dtype)) if "forward" in node.target.__name__ else loss
+
+
+@handles("mse_loss.default")
+def _mse_loss(b, node, x, y, reduction=1):
+    d = b.binary("nn.sub", x, y)
+    sq = b.binary("nn.mul", d, d)
+    if reduction == 0:
+        return sq
+    return b.reduce("mean" if reduction == 1 else "sum", sq, None)
+

@@ -1,0 +1,149 @@
+"""Capture a PyTorch module with `torch.export` and translate it to nn-dialect IR.
+
+`capture(module, args, kwargs)` exports the module for the given example
+inputs, decomposes it to core aten (keeping the ops in `KEPT`, which the nn
+library has as one op each), and writes one `func.func @forward` whose
+arguments are the exported program's placeholders in order: parameters,
+buffers, lifted constants, then the flattened user inputs. `Captured` records
+which placeholder is which, so that each call passes the module's live
+tensors (shared, not copied), and how to rebuild the outputs' structure.
+
+An aten op without a handler in `aten_ops.HANDLERS` is an `UnsupportedOpError`
+naming the op and the path of the submodule it came from
+(`model.layers.2.attn`), raised here, at compile time.
+"""
+
+from __future__ import annotations
+
+import operator
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+from torch.export import ExportedProgram
+from torch.export.graph_signature import InputKind, OutputKind
+
+from dfc.torch.aten_ops import HANDLERS, Builder, UnsupportedOp, meta_type
+from dfc.torch.ir_text import Value
+
+KEPT = (
+    torch.ops.aten.linear.default,
+    torch.ops.aten._safe_softmax.default,
+    torch.ops.aten.nll_loss_forward.default,
+)
+"""Ops left undecomposed: each is one nn op (`nn.linear`, `nn.softmax`, `nn.nll_loss`)."""
+
+
+class UnsupportedOpError(NotImplementedError):
+    """An aten op the translation does not cover, with the submodule it came from."""
+
+
+@dataclass(frozen=True)
+class Captured:
+    """A translated program and how to call it."""
+
+    text: str
+    """The MLIR module: one `func.func @forward` of nn ops."""
+    inputs: list[tuple[InputKind, str | None]]
+    """Per function argument: its kind and, for parameters, buffers and constants, its name."""
+    float_inputs: list[bool]
+    outputs: list[str]
+    """Element type of each result."""
+    out_spec: Any
+    constants: dict[str, torch.Tensor]
+
+
+def _decompositions() -> dict:
+    table = torch.export.default_decompositions()
+    for op in KEPT:
+        table.pop(op, None)
+    return table
+
+
+def export(module: torch.nn.Module, args: tuple, kwargs: dict | None = None) -> ExportedProgram:
+    """The module as core aten (but `KEPT`), for inputs like `args`/`kwargs`."""
+    program = torch.export.export(module, tuple(args), kwargs or {}, strict=False)
+    return program.run_decompositions(_decompositions())
+
+
+def module_path(node: torch.fx.Node, root: str) -> str:
+    """`root.layers.2.attn`: where in the module tree `node` was traced."""
+    stack = node.meta.get("nn_module_stack") or {}
+    if not stack:
+        return root
+    path, cls = list(stack.values())[-1]
+    cls_name = cls if isinstance(cls, str) else getattr(cls, "__name__", str(cls))
+    where = f"{root}.{path}" if path else root
+    return f"{where} ({cls_name.rsplit('.', 1)[-1]})"
+
+
+def capture(module: torch.nn.Module, args: tuple, kwargs: dict | None = None, root: str = "model") -> Captured:
+    program = export(module, args, kwargs)
+    signature = program.graph_signature
+    for spec in signature.output_specs:
+        if spec.kind != OutputKind.USER_OUTPUT:
+            raise UnsupportedOpError(f"{root}: the module mutates {spec.target} ({spec.kind.name}); dfc.torch compiles "
+                                     "functional forward passes (use eval mode for batch norm)")
+    b = Builder()
+    env: dict[torch.fx.Node, Any] = {}
+    params: list[Value] = []
+    inputs: list[tuple[InputKind, str | None]] = []
+    placeholders = [n for n in program.graph.nodes if n.op == "placeholder"]
+    for node, spec in zip(placeholders, signature.input_specs):
+        val = node.meta.get("val")
+        if not isinstance(val, torch.Tensor):
+            raise UnsupportedOpError(f"{root}: input {node.name} is not a tensor ({type(val).__name__})")
+        shape, dtype = _typed(node, val, root)
+        env[node] = Value(f"%arg_{node.name}", shape, dtype)
+        params.append(env[node])
+        inputs.append((spec.kind, spec.target))
+    results: list[Value] = []
+    for node in program.graph.nodes:
+        if node.op == "call_function":
+            env[node] = _translate(b, node, env, root)
+        elif node.op == "output":
+            results = [env[o] for o in node.args[0]]
+            if not all(isinstance(r, Value) for r in results):
+                raise UnsupportedOpError(f"{root}: every output must be a tensor")
+        elif node.op != "placeholder":
+            raise UnsupportedOpError(f"{root}: graph node {node.op} {node.target}")
+    text = b.function("forward", params, results)
+    return Captured(
+        text=text, inputs=inputs, float_inputs=[p.is_float for p in params], outputs=[r.dtype for r in results],
+        out_spec=program.call_spec.out_spec, constants=dict(program.constants),
+    )
+
+
+def _typed(node: torch.fx.Node, val, root: str) -> tuple[tuple[int, ...], str]:
+    try:
+        return meta_type(val)
+    except UnsupportedOp as err:
+        raise UnsupportedOpError(f"{module_path(node, root)}: {node.name} has unsupported {err}") from None
+
+
+def _translate(b: Builder, node: torch.fx.Node, env: dict, root: str) -> Any:
+    args = torch.fx.node.map_arg(node.args, lambda n: env[n])
+    kwargs = torch.fx.node.map_arg(node.kwargs, lambda n: env[n])
+    if node.target is operator.getitem:
+        value = args[0][args[1]]
+        if value is None:
+            raise UnsupportedOpError(
+                f"{module_path(node, root)}: result {args[1]} of {node.args[0].target} is not supported"
+            )
+        return value
+    name = str(node.target)
+    handler = HANDLERS.get(name)
+    if handler is None:
+        raise UnsupportedOpError(f"unsupported aten op {name} in {module_path(node, root)}")
+    try:
+        result = handler(b, node, *args, **kwargs)
+    except UnsupportedOp as err:
+        raise UnsupportedOpError(f"unsupported {name} in {module_path(node, root)}: {err}") from None
+    first = result[0] if isinstance(result, tuple) else result
+    expected = b.out(node)
+    if (first.shape, first.dtype) != expected:
+        raise UnsupportedOpError(
+            f"{name} in {module_path(node, root)}: dfc computes {first.type}, torch expects "
+            f"shape {list(expected[0])} of {expected[1]} (a form of the op the translation does not cover)"
+        )
+    return result

@@ -1,0 +1,95 @@
+"""`CompiledModule`: an nn.Module that runs its wrapped module through dfc.
+
+The wrapped module is registered as the submodule `module`, so `parameters()`
+are the original tensors (optimizers, `DistributedDataParallel` and gradient
+clipping see the same objects) and `state_dict`/`load_state_dict` are the
+original module's, without a prefix. Each call captures the module once per
+input signature (shapes, dtypes, the structure of the arguments and
+`training`), then passes the module's live parameters and buffers with the
+user's tensors to the compiled program.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import torch
+from torch.export.graph_signature import InputKind
+from torch.utils import _pytree as pytree
+
+from dfc.torch.capture import capture
+from dfc.torch.runtime import CompiledGraph
+
+
+class FunctionModule(torch.nn.Module):
+    """A plain function as a module without parameters (what `torch.export` takes)."""
+
+    def __init__(self, fn: Callable[..., Any]):
+        super().__init__()
+        self.fn = fn
+
+    def forward(self, *args: Any, **kwargs: Any) -> Any:
+        return self.fn(*args, **kwargs)
+
+
+def _signature(leaf: Any) -> Any:
+    if isinstance(leaf, torch.Tensor):
+        return ("tensor", tuple(leaf.shape), leaf.dtype)
+    raise TypeError(f"dfc.torch.compile: inputs must be tensors, got {type(leaf).__name__}")
+
+
+class CompiledModule(torch.nn.Module):
+    """The module (or function), its forward and backward compiled by dfc."""
+
+    def __init__(self, module: torch.nn.Module, example_inputs: tuple | None = None, threads: int | None = None,
+                 name: str = "model"):
+        super().__init__()
+        self.module = module
+        self._name = name
+        self._threads = threads
+        self._graphs: dict[Any, tuple[CompiledGraph, list[Callable[[list], torch.Tensor]]]] = {}
+        if example_inputs is not None:
+            self._graph_for(tuple(example_inputs), {})
+
+    def state_dict(self, *args: Any, **kwargs: Any) -> dict:
+        return self.module.state_dict(*args, **kwargs)
+
+    def load_state_dict(self, *args: Any, **kwargs: Any) -> Any:
+        return self.module.load_state_dict(*args, **kwargs)
+
+    def _graph_for(self, args: tuple, kwargs: dict) -> tuple[CompiledGraph, list]:
+        leaves, spec = pytree.tree_flatten((args, kwargs))
+        key = (spec, tuple(_signature(x) for x in leaves), self.module.training)
+        if key not in self._graphs:
+            captured = capture(self.module, args, kwargs, root=self._name)
+            self._graphs[key] = (CompiledGraph(captured, self._threads), self._getters(captured))
+        return self._graphs[key]
+
+    def _getters(self, captured) -> list[Callable[[list], torch.Tensor]]:
+        """Per function argument: how to fetch it from the module or the user's inputs."""
+        getters = []
+        user = 0
+        for kind, target in captured.inputs:
+            if kind == InputKind.PARAMETER:
+                getters.append(lambda leaves, t=target: self.module.get_parameter(t))
+            elif kind == InputKind.BUFFER:
+                getters.append(lambda leaves, t=target: self.module.get_buffer(t))
+            elif kind == InputKind.CONSTANT_TENSOR:
+                getters.append(lambda leaves, c=captured.constants[target]: c)
+            elif kind == InputKind.USER_INPUT:
+                getters.append(lambda leaves, k=user: leaves[k])
+                user += 1
+            else:
+                raise NotImplementedError(f"dfc.torch: exported input of kind {kind.name}")
+        return getters
+
+    def forward(self, *args: Any, **kwargs: Any) -> Any:
+        graph, getters = self._graph_for(args, kwargs)
+        leaves = pytree.tree_leaves((args, kwargs))
+        outputs = graph.run(*(get(leaves) for get in getters))
+        return pytree.tree_unflatten(list(outputs), graph.captured.out_spec)
+
+    def compiled_text(self) -> list[str]:
+        """The nn-level IR of every captured signature (for reading, and for opt-tool)."""
+        return [graph.text for graph, _ in self._graphs.values()]

@@ -1,0 +1,74 @@
+"""Runs one corpus kernel: forward against NumPy, gradients against float64
+central differences of the NumPy function.
+
+`engine=False` runs the frontend's module and its `autodiff` gradient with the
+reference interpreter (`dfc.interpret`, the semantics; fast to start);
+`engine=True` goes through `dfc.jit` and `dfc.vjp` (compiled code).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+import dfc
+
+
+def copies(args):
+    return [a.copy() if isinstance(a, np.ndarray) else a for a in args]
+
+
+def float_positions(args):
+    return [k for k, a in enumerate(args) if isinstance(a, float) or isinstance(a, np.ndarray) and a.dtype.kind == "f"]
+
+
+def numeric_gradient(loss, args, k, h):
+    """d loss / d args[k] by central differences, element by element."""
+    x = np.asarray(args[k], np.float64)
+    grad = np.zeros(x.shape)
+    for idx in np.ndindex(*x.shape):
+        hi, lo = copies(args), copies(args)
+        if x.ndim:
+            for a, d in ((hi, h), (lo, -h)):
+                moved = x.copy()
+                moved[idx] += d
+                a[k] = moved.astype(args[k].dtype)
+        else:
+            hi[k], lo[k] = args[k] + h, args[k] - h
+        grad[idx] = (loss(*hi) - loss(*lo)) / (2 * h)
+    return grad
+
+
+def run(fn, args, engine: bool):
+    """(forward value, gradients of every float argument) for cotangent `w` of the result."""
+    jf = dfc.jit(fn)
+    want = fn(*copies(args))
+    w = np.random.default_rng(1).standard_normal(np.shape(want)) if np.ndim(want) else 1.0
+    cotangent = np.asarray(w, np.asarray(want).dtype)
+    floats = float_positions(args)
+    if engine:
+        value = jf(*copies(args))
+        _, pullback = dfc.vjp(jf, *copies(args))
+        grads = pullback(cotangent)
+        return want, w, value, [grads[k] for k in floats]
+    f, ir_args, positions = jf.specialize(*copies(args))
+    value = dfc.interpret(f.module, f.name, *ir_args)
+    module = f.autodiff_module(tuple(positions[k] for k in floats))
+    out = dfc.interpret(module, f.name + "_grad", *ir_args, cotangent)
+    return want, w, value, list(out[1:])
+
+
+def check(fn, args, engine: bool = False):
+    """Raises AssertionError on a wrong value or gradient."""
+    want, w, value, grads = run(fn, args, engine)
+    f32 = any(isinstance(a, np.ndarray) and a.dtype == np.float32 for a in args)
+    rtol = 1e-5 if f32 else 1e-10
+    np.testing.assert_allclose(np.asarray(value), want, rtol=rtol, atol=rtol * 1e-2, err_msg="forward")
+
+    def loss(*a):
+        return float(np.sum(np.asarray(fn(*copies(a)), np.float64) * w))
+
+    for k, g in zip(float_positions(args), grads):
+        fd = numeric_gradient(loss, args, k, 1e-3 if f32 else 1e-6)
+        scale = max(1.0, float(np.max(np.abs(fd))))
+        rtol, atol = (2e-2, 1e-3 * scale) if f32 else (1e-6, 1e-8 * scale)
+        np.testing.assert_allclose(np.asarray(g), fd, rtol=rtol, atol=atol, err_msg=f"gradient of argument {k}")

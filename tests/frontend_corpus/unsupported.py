@@ -1,0 +1,108 @@
+"""Functions outside the frontend's subset; each line marked `# error` is
+where `dfc.FrontendError` must point, with the message in `EXPECTED`."""
+
+import numpy as np
+
+
+def while_loop(x):
+    s = 0.0
+    while s < 3:  # error
+        s += 1.0
+    return s
+
+
+def loop_break(x):
+    s = 0.0
+    for i in range(3):
+        break  # error
+    return s
+
+
+def fancy_index(x):
+    idx = np.arange(3)
+    return np.sum(x[idx])  # error
+
+
+def boolean_mask(x):
+    return np.sum(x[x > 0])  # error
+
+
+def data_dependent_shape(x):
+    s = 0.0
+    for i in range(x.shape[0]):
+        y = x[:i] * 2.0  # error
+        s += np.sum(y)
+    return s
+
+
+def nonzero(x):
+    return np.nonzero(x)  # error
+
+
+def calls_print(x):
+    print(x)  # error
+    return np.sum(x)
+
+
+def comprehension(x):
+    return sum([v for v in x])  # error
+
+
+def early_return(x):
+    if x[0] > 0:
+        return x[0]  # error
+    return x[1]
+
+
+def data_index(x):
+    return x[int(x[0])]  # error
+
+
+def broadcast_mismatch(x):
+    return np.sum(x + x[:2])  # error
+
+
+def array_condition(x):
+    if x > 0:  # error
+        return np.sum(x)
+    return 0.0
+
+
+def unknown_function(x):
+    return np.sum(np.fft.fft(x))  # error
+
+
+def with_try(x):
+    try:  # error
+        y = x
+    except ValueError:
+        y = x
+    return np.sum(y)
+
+
+def out_of_bounds(x):
+    return x[10]  # error
+
+
+def undefined_name(x):
+    return x + y_undefined  # error  # noqa: F821
+
+
+EXPECTED = {
+    "while_loop": "unsupported statement: while loop",
+    "loop_break": "unsupported statement: break",
+    "fancy_index": "fancy indexing",
+    "boolean_mask": "boolean mask indexing",
+    "data_dependent_shape": "depends on a loop variable",
+    "nonzero": "np.nonzero gives a data-dependent shape",
+    "calls_print": "print() is not supported",
+    "comprehension": "unsupported expression: list comprehension",
+    "early_return": "return is supported only as the last statement",
+    "data_index": "int() of a run-time float",
+    "broadcast_mismatch": "do not broadcast",
+    "array_condition": "truth value of an array is ambiguous",
+    "unknown_function": "call of unsupported function numpy.fft.fft",
+    "with_try": "unsupported statement: try statement",
+    "out_of_bounds": "index 10 is out of bounds",
+    "undefined_name": "name 'y_undefined' is not defined",
+}
