@@ -60,6 +60,7 @@ from dfc.dialects import nn_elementwise as nne
 from dfc.dialects import nn_indexing as nni
 from dfc.dialects import nn_shape as nns
 from dfc.dialects import nn_window as nnw
+from dfc.function import Function
 
 _ELEMENT_TYPES: dict[str, Attribute] = {
     "float32": f32, "float64": f64, "float16": f16, "int64": i64, "int32": i32, "bool": i1,
@@ -605,30 +606,28 @@ def import_onnx(model: Any) -> tuple[ModuleOp, list[str], list[tuple[str, np.nda
     return module, importer.input_names, importer.parameters
 
 
-class OnnxFunction:
-    """An imported ONNX model: calling it with the graph inputs runs `@main` with the model's weights."""
+class OnnxFunction(Function):
+    """An imported ONNX model, a `dfc.Function` of `@main(inputs..., parameters...)`.
+
+    Calling it with the graph inputs (converted to the model's dtypes) runs the
+    model with its own weights; `dfc.grad`/`dfc.value_and_grad` take every
+    argument, weights included (`*f.parameter_values()`), so that gradients
+    of the weights are available."""
 
     def __init__(self, module: ModuleOp, inputs: list[str], parameters: list[tuple[str, np.ndarray]]):
-        self.module = module
-        self.name = "main"
-        self.inputs = inputs
+        super().__init__(module, "main")
+        self.input_names = inputs
         self.parameters = parameters
-        self._engine: Any = None
 
-    def mlir(self) -> str:
-        return str(self.module)
+    def parameter_values(self) -> list[np.ndarray]:
+        return [v for _, v in self.parameters]
 
     def __call__(self, *inputs: Any) -> Any:
-        if len(inputs) != len(self.inputs):
-            raise TypeError(f"the model takes {len(self.inputs)} inputs ({', '.join(self.inputs)}), got {len(inputs)}")
-        if self._engine is None:
-            from dfc.compiler.engine import ExecutionEngine
-
-            self._engine = ExecutionEngine(self.module.clone())
-        f = next(op for op in self.module.ops if isinstance(op, func.FuncOp))
-        types = f.function_type.inputs.data
-        args = [np.asarray(x, dtype_of(t.element_type)) for x, t in zip(inputs, types)]  # type: ignore[attr-defined]
-        return self._engine.invoke(self.name, *args, *(v for _, v in self.parameters))
+        if len(inputs) != len(self.input_names):
+            raise TypeError(f"the model takes {len(self.input_names)} inputs ({', '.join(self.input_names)}), "
+                            f"got {len(inputs)}")
+        args = [np.asarray(x, dtype_of(t.element_type)) for x, t in zip(inputs, self.inputs)]
+        return super().__call__(*args, *self.parameter_values())
 
 
 def from_onnx(model: Any) -> OnnxFunction:

@@ -5,13 +5,14 @@
 and `dce`; the result holds func + nn + scf, ready for `autodiff` and the
 engine. `from_jax(f, *example_args)` lowers `f` with JAX for the example
 arguments' shapes and dtypes, imports it under the function's own name, and
-returns a `JaxFunction` that compiles on its first call. JAX is imported only
-by `from_jax`.
+returns a `JaxFunction`, a `dfc.Function` that compiles on its first call and
+that `dfc.grad`/`dfc.value_and_grad` differentiate with the `autodiff` pass.
+JAX is imported only by `from_jax`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -21,6 +22,7 @@ from xdsl.dialects.builtin import ModuleOp, StringAttr
 from dfc.compiler.interpreter import dtype_of
 from dfc.compiler.parsing import parse_module
 from dfc.compiler.pass_manager import PassManager
+from dfc.function import Function
 
 
 def import_stablehlo(text: str, filename: str = "<stablehlo>") -> ModuleOp:
@@ -30,33 +32,30 @@ def import_stablehlo(text: str, filename: str = "<stablehlo>") -> ModuleOp:
     return module
 
 
-class JaxFunction:
-    """A JAX function imported as `module`'s `@name`; calling it runs the compiled code."""
-
-    def __init__(self, module: ModuleOp, name: str):
-        self.module = module
-        self.name = name
-        self._engine: Any = None
-
-    def mlir(self) -> str:
-        """The imported module (func + nn + scf) as MLIR text."""
-        return str(self.module)
+class JaxFunction(Function):
+    """A JAX function imported as `module`'s `@name`: a `dfc.Function` (callable,
+    accepted by `dfc.grad`/`dfc.value_and_grad`) whose arguments are first
+    converted to the dtypes JAX lowered them to, as JAX does (float64 arrays
+    and Python floats become f32)."""
 
     def arguments(self, *args: Any) -> list[np.ndarray]:
-        """`args` as numpy arrays of the dtypes JAX lowered them to (a Python
-        float becomes an f32 0-d array, as in JAX)."""
-        f = next(op for op in self.module.ops if isinstance(op, func.FuncOp) and op.sym_name.data == self.name)
-        types = f.function_type.inputs.data
-        if len(args) != len(types):
-            raise TypeError(f"@{self.name} takes {len(types)} arguments, got {len(args)}")
-        return [np.asarray(a, dtype=dtype_of(t.element_type)) for a, t in zip(args, types)]  # type: ignore[attr-defined]
+        """`args` as numpy arrays of the function's parameter dtypes."""
+        if len(args) != len(self.inputs):
+            raise TypeError(f"@{self.name} takes {len(self.inputs)} arguments, got {len(args)}")
+        return [np.asarray(a, dtype=dtype_of(t.element_type)) for a, t in zip(args, self.inputs)]
 
     def __call__(self, *args: Any) -> Any:
-        if self._engine is None:
-            from dfc.compiler.engine import ExecutionEngine
+        return super().__call__(*self.arguments(*args))
 
-            self._engine = ExecutionEngine(self.module.clone())
-        return self._engine.invoke(self.name, *self.arguments(*args))
+    def gradient(self, wrt: Sequence[int]) -> Callable[..., tuple]:
+        call = super().gradient(wrt)
+        n = len(self.inputs)
+
+        def converted(*args: Any) -> tuple:
+            return call(*self.arguments(*args[:n]), *args[n:])
+
+        converted.n_outputs = call.n_outputs  # type: ignore[attr-defined]
+        return converted
 
 
 def _symbol(name: str) -> str:
