@@ -76,8 +76,25 @@ def test_static_while_runs_its_trip_count():
     np.testing.assert_allclose(interpret(module, "f", np.array(1.5, np.float32)), 1.5 * 2**trips)
 
 
-def test_unsupported_op_is_located():
-    text = 'func.func @f(%x: tensor<2xf32>) -> tensor<2xf32> {\n  %0 = stablehlo.round_nearest_even %x : tensor<2xf32>\n  func.return %0 : tensor<2xf32>\n}'
+def test_round_nearest_even_and_is_finite():
+    text = """
+    func.func @f(%x: tensor<12xf32>) -> (tensor<12xf32>, tensor<12xi1>) {
+      %0 = stablehlo.round_nearest_even %x : tensor<12xf32>
+      %1 = stablehlo.is_finite %x : (tensor<12xf32>) -> tensor<12xi1>
+      func.return %0, %1 : tensor<12xf32>, tensor<12xi1>
+    }"""
+    module = import_stablehlo(text)
+    x = np.array([-2.5, -1.5, -0.5, 0.5, 1.5, 2.5, 0.4, -0.6, 7.0, np.inf, -np.inf, np.nan], np.float32)
+    rounded, finite = interpret(module, "f", x)
+    np.testing.assert_array_equal(rounded, np.round(x))  # numpy rounds half to even
+    np.testing.assert_array_equal(finite, np.isfinite(x))
+
+
+def test_unsupported_mode_is_located():
+    text = """func.func @f(%x: tensor<2xi32>) -> tensor<2xi1> {
+  %0 = stablehlo.compare LT, %x, %x, UNSIGNED : (tensor<2xi32>, tensor<2xi32>) -> tensor<2xi1>
+  func.return %0 : tensor<2xi1>
+}"""
     with pytest.raises(CompileError) as err:
         import_stablehlo(text, "prog.mlir")
-    assert str(err.value).startswith("prog.mlir:2:8: error: convert-stablehlo: 'stablehlo.round_nearest_even'")
+    assert str(err.value) == "prog.mlir:2:8: error: convert-stablehlo: compare LT with compare_type UNSIGNED is not supported"

@@ -18,7 +18,7 @@ from jax_programs import programs
 
 jax = pytest.importorskip("jax")
 
-DIFFERENTIABLE = ["mlp", "softmax_xent", "attention", "convnet", "jacobi2d", "lstm", "branch_argmax"]
+DIFFERENTIABLE = ["mlp", "softmax_xent", "attention", "convnet", "jacobi2d", "lstm", "branch_argmax", "library"]
 ON_ENGINE = set(DIFFERENTIABLE) if os.environ.get("DFC_IMPORT_ENGINE") else {"mlp"}
 
 
