@@ -622,12 +622,14 @@ class OnnxFunction(Function):
     def parameter_values(self) -> list[np.ndarray]:
         return [v for _, v in self.parameters]
 
-    def __call__(self, *inputs: Any) -> Any:
-        if len(inputs) != len(self.input_names):
+    def __call__(self, *args: Any) -> Any:
+        """The model on its graph inputs (its own weights appended), or on every argument."""
+        if len(args) == len(self.input_names):
+            args = (*args, *self.parameter_values())
+        elif len(args) != len(self.inputs):
             raise TypeError(f"the model takes {len(self.input_names)} inputs ({', '.join(self.input_names)}), "
-                            f"got {len(inputs)}")
-        args = [np.asarray(x, dtype_of(t.element_type)) for x, t in zip(inputs, self.inputs)]
-        return super().__call__(*args, *self.parameter_values())
+                            f"or those and its {len(self.parameters)} parameters; got {len(args)} arguments")
+        return super().__call__(*(np.asarray(x, dtype_of(t.element_type)) for x, t in zip(args, self.inputs)))
 
 
 def from_onnx(model: Any) -> OnnxFunction:
