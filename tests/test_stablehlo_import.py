@@ -9,7 +9,7 @@ import pytest
 
 from dfc import CompileError, interpret
 from dfc.compiler.parsing import parse_module
-from dfc.compiler.stablehlo_import import import_stablehlo
+from dfc.compiler.stablehlo_import import import_stablehlo, resolve_locations
 
 TEXTS = sorted((pathlib.Path(__file__).parent / "data" / "stablehlo").glob("*.mlir"))
 
@@ -98,3 +98,27 @@ def test_unsupported_mode_is_located():
     with pytest.raises(CompileError) as err:
         import_stablehlo(text, "prog.mlir")
     assert str(err.value) == "prog.mlir:2:8: error: convert-stablehlo: compare LT with compare_type UNSIGNED is not supported"
+
+
+def test_debug_locations_resolve_to_the_innermost_source_position():
+    text = """#loc1 = loc("x")
+func.func @f(%x: tensor<2xf32> loc("x")) -> tensor<2xf32> {
+  %0 = stablehlo.sine %x : tensor<2xf32> loc(#loc5)
+  %1 = stablehlo.multiply %0, %0 : tensor<2xf32> loc(#loc6)
+  func.return %1 : tensor<2xf32> loc(#loc)
+} loc(#loc)
+#loc = loc(unknown)
+#loc2 = loc("model.py":4:8 to :18)
+#loc3 = loc("main.py":9:1 to :20)
+#loc4 = loc(callsite(#loc2 at #loc3))
+#loc5 = loc("jit(f)/sin"(#loc4))
+#loc6 = loc("jit(f)"(#loc3))
+"""
+    resolved = resolve_locations(text)
+    assert len(resolved.splitlines()) == len(text.splitlines())
+    assert 'stablehlo.sine %x : tensor<2xf32> loc("model.py":4:8)' in resolved
+    assert 'loc("main.py":9:1)' in resolved and "#loc" not in resolved
+    module = import_stablehlo(text)
+    sine, mul = [op for op in module.walk() if op.name in ("nn.sine", "nn.mul")]
+    assert (sine.location.filename.data, sine.location.line.data) == ("model.py", 4)
+    assert (mul.location.filename.data, mul.location.line.data) == ("main.py", 9)

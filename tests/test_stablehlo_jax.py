@@ -66,3 +66,16 @@ def test_data_dependent_while_runs_forward_and_autodiff_refuses_it():
     np.testing.assert_allclose(imported(*args), want, rtol=1e-6)
     with pytest.raises(CompileError, match=r"scf.while.*trip count depends on the data"):
         PassManager.parse("autodiff").run(imported.module.clone())
+
+
+def test_conversion_errors_point_at_the_python_source():
+    import inspect
+
+    def product(x):
+        return jax.numpy.prod(jax.numpy.sin(x))
+
+    line = inspect.getsourcelines(product)[1] + 1
+    with pytest.raises(CompileError) as err:
+        from_jax(product, np.ones(3, np.float32))
+    assert str(err.value).startswith(f"{__file__}:{line}:")
+    assert "reduce with a 'stablehlo.multiply' body is not supported" in str(err.value)
