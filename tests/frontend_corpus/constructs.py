@@ -58,5 +58,5 @@ CASES = {
     "triangular_slices": lambda g: (g.standard_normal((5, 5)), g.standard_normal(5)),
     "strides": lambda g: (g.standard_normal(10), g.standard_normal((4, 6))),
     "reductions_with_axes": lambda g: (g.standard_normal((3, 4)),),
+    "prod_axis": lambda g: (g.random((3, 4)) + 0.5,),
 }
-"""Differentiable constructs; `prod_axis` (wcr(mul) has no gradient) is checked forward only."""
