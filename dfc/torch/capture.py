@@ -22,6 +22,7 @@ from typing import Any
 import torch
 from torch.export import ExportedProgram
 from torch.export.graph_signature import InputKind, OutputKind
+from torch.fx.experimental.symbolic_shapes import GuardOnDataDependentSymNode
 
 from dfc.torch.aten_ops import HANDLERS, Builder, UnsupportedOp, meta_type
 from dfc.torch.ir_text import Value
@@ -62,7 +63,13 @@ def _decompositions() -> dict:
 
 def export(module: torch.nn.Module, args: tuple, kwargs: dict | None = None) -> ExportedProgram:
     """The module as core aten (but `KEPT`), for inputs like `args`/`kwargs`."""
-    program = torch.export.export(module, tuple(args), kwargs or {}, strict=False)
+    try:
+        program = torch.export.export(module, tuple(args), kwargs or {}, strict=False)
+    except GuardOnDataDependentSymNode as err:
+        raise UnsupportedOpError(
+            f"torch.export cannot capture {type(module).__name__}: its Python control flow depends on tensor "
+            "values; torch.compile(model, backend='dfc') compiles the pieces between such branches"
+        ) from err
     return program.run_decompositions(_decompositions())
 
 

@@ -37,7 +37,7 @@ from functools import partial
 from math import isfinite
 
 import sympy
-from sympy.logic.boolalg import Boolean, BooleanAtom, BooleanFunction
+from sympy.logic.boolalg import ITE, Boolean, BooleanAtom, BooleanFunction, Xor
 from xdsl.builder import Builder
 from xdsl.dialects import arith, math
 from xdsl.dialects.builtin import AnyFloat, FloatAttr, IntegerAttr, i1
@@ -377,6 +377,11 @@ class _Emitter:
             return self._op(math.CopySignOp(self.emit(sympy.S.One, t), self.emit(e.args[0], t)))
         if isinstance(e, _Step):
             return self._op(e.op(self.emit(e.args[0], t)))
+        if isinstance(e, ITE):  # conditions of nested max/min: a select on i1
+            c, x, y = (self.emit(a, i1) for a in e.args)
+            return self._op(arith.SelectOp(c, x, y))
+        if isinstance(e, Xor):
+            return self._fold(arith.XOrIOp, e.args, i1)
         if isinstance(e, sympy.Not):
             return self._op(arith.XOrIOp(self.emit(e.args[0], i1), self.emit(sympy.true, i1)))
         raise _NoForm(e)
