@@ -13,7 +13,8 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import FileLineColLoc
 
 import dfc
-from frontend_corpus import kernels, unsupported
+from frontend_corpus import constructs, kernels, unsupported
+from frontend_corpus.check import check
 
 
 def _sum_sq(x):
@@ -200,3 +201,13 @@ def test_two_specialisations_of_one_callee():
     want = (1 - np.tanh(x) ** 2) * w
     want[:3] += (1 - np.tanh(x[:3]) ** 2) * 2 * w[:3]
     np.testing.assert_allclose(gx, want, rtol=1e-10)
+
+
+@pytest.mark.parametrize("name", sorted(constructs.CASES))
+def test_listed_construct(name):
+    check(getattr(constructs, name), constructs.CASES[name](np.random.default_rng(0)))
+
+
+def test_prod_with_axis_and_keepdims():
+    A = np.random.default_rng(0).random((3, 4)) + 0.5
+    np.testing.assert_allclose(dfc.jit(constructs.prod_axis)(A), constructs.prod_axis(A), rtol=1e-12)

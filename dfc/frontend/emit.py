@@ -68,7 +68,7 @@ class Emitter:
         """The element of `e` at `ivs`, as a value of `dtype` (reads + one tasklet)."""
         inputs: list[SSAValue] = []
         tree = self._leaves(mb, e, ivs, inputs, dtype)
-        if isinstance(tree, tuple) and isinstance(tree[0], int) and isinstance(e, View) and e.dtype == dtype:
+        if isinstance(tree, tuple) and isinstance(tree[0], int) and tree[1] == dtype:
             return inputs[tree[0]]
         types = [v.type for v in inputs]
 
@@ -83,8 +83,12 @@ class Emitter:
     def _leaves(self, mb: Builder, e: Expr, ivs: Sequence[SSAValue | None], inputs: list[SSAValue], context: str):
         """Reads the leaves of `e` in the map body; returns the tree with each leaf
         replaced by (its input position, its dtype). `context` is the dtype the
-        parent computes in: an integer used as a float is converted by a tasklet
-        of its own (never differentiated: autodiff has no rule for `sitofp`)."""
+        parent computes in: an integer or boolean used as a float is computed and
+        converted by tasklets of their own (their result is not a float, so autodiff
+        never differentiates them; it has no rule for `sitofp`/`uitofp`)."""
+        if is_float(context) and not is_float(e.dtype) and not isinstance(e, Const):
+            inputs.append(self._as_float(mb, self.scalar(mb, e, ivs, e.dtype), e.dtype, context))
+            return (len(inputs) - 1, context)
         if isinstance(e, View):
             index = []
             for r, off in enumerate(e.offset):
@@ -102,19 +106,20 @@ class Emitter:
         if isinstance(e, Index | Iota):
             value = e.value if isinstance(e, Index) else e.start + Affine(0)
             extra = {ivs[0]: e.step} if isinstance(e, Iota) and ivs[0] is not None else {}
-            number = mb.insert(arith.IndexCastOp(value.emit(mb, extra), i64)).result
-            if is_float(context):
-                block = Block(arg_types=[i64])
-                inner = Builder(InsertPoint.at_end(block))
-                inner.insert(df.YieldOp(_convert(inner, block.args[0], "i64", context)))
-                number = mb.insert(df.TaskletOp([number], [IR_TYPES[context]], block)).res[0]
-            inputs.append(number)
-            return (len(inputs) - 1, context if is_float(context) else "i64")
+            inputs.append(mb.insert(arith.IndexCastOp(value.emit(mb, extra), i64)).result)
+            return (len(inputs) - 1, "i64")
         if isinstance(e, Const):
             return e
         assert isinstance(e, Op)
         contexts = {"compare": [e.attr[1]] * 2 if e.attr else [], "where": ["i1", e.dtype, e.dtype]}.get(e.name, [e.dtype] * len(e.args))
         return (e, [self._leaves(mb, a, aligned(ivs, e.shape, a.shape), inputs, c) for a, c in zip(e.args, contexts)])
+
+    def _as_float(self, mb: Builder, value: SSAValue, src: str, dst: str) -> SSAValue:
+        """`value` converted by a one-op tasklet."""
+        block = Block(arg_types=[IR_TYPES[src]])
+        inner = Builder(InsertPoint.at_end(block))
+        inner.insert(df.YieldOp(_convert(inner, block.args[0], src, dst)))
+        return mb.insert(df.TaskletOp([value], [IR_TYPES[dst]], block)).res[0]
 
     # -- maps ---------------------------------------------------------------------
 

@@ -261,8 +261,18 @@ def _filled(value: float | None) -> Handler:
     def handler(tr, args, kwargs, node):
         _no_kwargs(tr, kwargs, node, ("dtype",))
         shape = [Affine(d) for d in _shape_arg(tr, args[0], node)]
-        fill = value if value is not None else _fill_value(tr, args[1], node)
-        return Const(fill, _dtype_kw(tr, kwargs, node, "f64"), False, shape)
+        if value is not None:
+            return Const(value, _dtype_kw(tr, kwargs, node, "f64"), False, shape)
+        fill = args[1]
+        if isinstance(fill, Affine) and fill.static is not None or isinstance(fill, Const) and not fill.shape:
+            number = fill.static if isinstance(fill, Affine) else fill.value
+            default = "i1" if isinstance(number, bool) else "i64" if isinstance(number, int) else "f64"
+            return Const(number, _dtype_kw(tr, kwargs, node, default), False, shape)
+        e = _expr(tr, fill, node)  # a run-time scalar, broadcast
+        if e.ndim:
+            raise tr.fail("np.full needs a scalar fill value", node)
+        dtype = _dtype_kw(tr, kwargs, node, tr.em.concrete(e))
+        return tr.elementwise("add", [Const(0, dtype, False, shape), e], node, dtype)
 
     return handler
 

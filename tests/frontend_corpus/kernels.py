@@ -573,6 +573,10 @@ def gather_2d(A, r, c):
     return np.sum(A[r, c] * A[r[:, None], c[None, :]].sum(axis=0))
 
 
+def masked_relu_loss(x, y):
+    return np.sum((x > 0) * x * y) + np.sum(np.full((2, 3), x[0]) * np.full((3,), 2))
+
+
 # --- cases ----------------------------------------------------------------------------------------
 
 
@@ -661,6 +665,7 @@ def _cases():
         "permuted_dot": lambda g: (g.standard_normal(6), g.integers(0, 6, 6)),
         "select_columns": lambda g: (g.standard_normal((4, 5)), g.integers(0, 4, 3)),
         "gather_2d": lambda g: (g.standard_normal((4, 5)), g.integers(0, 4, 3), g.integers(0, 5, 3)),
+        "masked_relu_loss": lambda g: (g.standard_normal(6), g.standard_normal(6)),
     }
 
 
