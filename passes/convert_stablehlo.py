@@ -22,9 +22,10 @@ Most ops map one to one onto the nn op of the same semantics
 
 `is_finite` is `x - x == 0`; `round_nearest_even` is composed of floor,
 remainder and selects; `dot` is a `dot_general` contracting lhs's last and
-rhs's first dimension; `optimization_barrier` passes its operands on. An op, attribute or mode the conversion does not
-cover is a `CompileError` at its location naming it (`popcnt`, a
-multiply-reduce, a base dilation, ...).
+rhs's first dimension; `optimization_barrier` passes its operands on. A mode
+the conversion does not cover is a `CompileError` at the op naming it (a
+multiply-reduce, a base dilation, an unsigned order, ...); ops and attributes
+the `stablehlo` dialect does not define are parse errors naming them.
 """
 
 from __future__ import annotations
