@@ -31,8 +31,11 @@ zero, the `arg_attrs` claims (a write through an `llvm.readonly` argument, an
 and the PTX declaring each kernel the engine asks for. An op it does not know
 raises SimulationError naming it.
 
-Not modelled: timing, the PTX code itself (math runs in numpy, not the
-emitter's polynomial exp/log), warp-level behaviour (threads run in lockstep,
+Math ops the NVPTX emitter inlines (exp, log, sin, erf, powf, remf, ...:
+`gpu_math`) run the emitter's own IR compiled for the host (`device_math`),
+so results carry the kernel's rounding; other arithmetic runs in numpy.
+
+Not modelled: timing, the PTX code itself, warp-level behaviour (threads run in lockstep,
 op by op, so a store is visible to every later op of every thread) and
 memory ordering between threads.
 """
@@ -48,6 +51,7 @@ from typing import Any
 
 import llvmlite.ir as ir
 import numpy as np
+from device_math import DEVICE_MATH_OPS, device_math
 from xdsl.dialects import arith, gpu
 from xdsl.dialects.builtin import DYNAMIC_INDEX, FloatAttr, IntegerAttr, MemRefType, ModuleOp
 from xdsl.ir import Block, Operation, SSAValue
@@ -403,6 +407,8 @@ class _Launch:
             if not isinstance(value, IntegerAttr | FloatAttr):
                 raise self.error(f"unsupported constant {value}")
             return [_converter(t)(value.value.data)]
+        if name in DEVICE_MATH_OPS:
+            return [_out(device_math(name, dtype_of(t))(*args), dtype_of(t))]
         if name in _FLOAT_BINARY:
             return [_out(_FLOAT_BINARY[name](*args), dtype_of(t))]
         if name in _INT_BINARY:

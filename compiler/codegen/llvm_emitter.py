@@ -1158,6 +1158,7 @@ def _emit_tanh_poly(e: _FnEmitter, x: ir.Value, flags) -> ir.Value:
     for k in reversed(coeffs[:-1]):
         p = e.call_intrinsic("fma", ty, [p, x2, c(k)])
     small = e.call_intrinsic("fma", ty, [b.fmul(p, x2), x, x])
+    small = e.call_intrinsic("copysign", ty, [small, x])  # tanh(-0) = -0
     return b.select(b.fcmp_ordered("<", ax, c(0.625)), small, big)
 
 

@@ -25,11 +25,13 @@ Kernels are translated op by op with the CPU emitter's handlers (same
   issues one atomic; otherwise each lane issues its own. add, integer max/min
   are `atom.global` instructions, float max/min (`fmaximum`, NaN-propagating
   like `arith.maximumf`) LLVM expands to a CAS loop, mul is a CAS loop here.
-* Math without libm: exp and tanh are the CPU emitter's inline polynomials,
-  log (and log2, log10 from it) an inline series (`_emit_log`), all to a few
-  ulp; sqrt, fma, fabs, floor, ceil, trunc, round(even), copysign, min/max
-  are native instructions. Other math ops (sin, erf, pow, ...) are rejected
-  with NotImplementedError, as are allocation, copies and calls in kernels.
+* Math without libm or libdevice: exp, log, log2, log10, expm1, log1p, tanh,
+  sin, cos, tan, atan, atan2, cbrt, erf, powf and `arith.remf` (exact fmod)
+  are inline range reduction + polynomials (`gpu_math`, with its accuracy
+  table); sqrt, fma, fabs, floor, ceil, trunc, round(even), copysign, min/max
+  are native instructions; f16 computes in f32. Other math ops (asin, sinh,
+  erfc, ...) are rejected with NotImplementedError, as are allocation, copies
+  and calls in kernels.
 """
 
 from __future__ import annotations
@@ -44,11 +46,10 @@ from xdsl.dialects import gpu
 from xdsl.dialects.builtin import DYNAMIC_INDEX, MemRefType, ModuleOp, ShapedType, TensorType
 from xdsl.ir import Attribute, Block, Operation
 
+from dfc.compiler.codegen.gpu_math import MATH1, MATH2
 from dfc.compiler.codegen.llvm_emitter import (
     _HANDLERS,
     _TERMINATORS,
-    _emit_exp_poly,
-    _emit_tanh_poly,
     _FnEmitter,
     _MemRef,
     _ModuleEmitter,
@@ -312,60 +313,14 @@ def _atomic_rmw(e: _KernelEmitter, op: Operation) -> None:
     e.values[op.results[0]] = ir.Constant(v.type, ir.Undefined)
 
 
-def _emit_log(e: _KernelEmitter, x: ir.Value) -> ir.Value:
-    """log(x) inline: x = m * 2^k with m in [sqrt(1/2), sqrt(2)), s = (m-1)/(m+1),
-    log(m) = 2 atanh(s) as an odd series in s (|s| < 0.172), k*ln2 split in two
-    parts. Subnormals are scaled first; 0 -> -inf, x < 0 -> NaN, inf -> inf,
-    NaN -> NaN. Within 1-2 ulp (f32 and f64)."""
-    b = e.b
-    ty = x.type
-    f64 = isinstance(ty, ir.DoubleType)
-    ity = _I64 if f64 else _I32
-    mant, bias, terms = (52, 1023, 11) if f64 else (23, 127, 5)
-    ln2_hi, ln2_lo = (6.93147180369123816490e-01, 1.90821492927058770002e-10) if f64 else (0.693145751953125, 1.428606765330187e-06)  # fmt: skip
-    c = lambda v: ir.Constant(ty, v)  # noqa: E731
-    ci = lambda v: ir.Constant(ity, v)  # noqa: E731
-    tiny = b.fcmp_ordered("<", x, c(2.0 ** (-1022 if f64 else -126)))
-    xs = b.select(tiny, b.fmul(x, c(2.0**mant)), x)
-    bits = b.bitcast(xs, ity)
-    k = b.sub(b.lshr(bits, ci(mant)), b.select(tiny, ci(bias + mant), ci(bias)))
-    m = b.bitcast(b.or_(b.and_(bits, ci((1 << mant) - 1)), ci(bias << mant)), ty)
-    big = b.fcmp_ordered(">", m, c(2.0**0.5))
-    m = b.select(big, b.fmul(m, c(0.5)), m)
-    k = b.select(big, b.add(k, ci(1)), k)
-    s = b.fdiv(b.fsub(m, c(1.0)), b.fadd(m, c(1.0)))
-    z = b.fmul(s, s)
-    p = c(2.0 / (2 * terms + 1))
-    for j in reversed(range(1, terms)):
-        p = e.call_intrinsic("fma", ty, [p, z, c(2.0 / (2 * j + 1))])
-    log_m = e.call_intrinsic("fma", ty, [b.fmul(s, z), p, b.fmul(s, c(2.0))])
-    kf = b.sitofp(k, ty)
-    r = e.call_intrinsic("fma", ty, [kf, c(ln2_hi), e.call_intrinsic("fma", ty, [kf, c(ln2_lo), log_m])])
-    r = b.select(b.fcmp_ordered("==", x, c(float("inf"))), x, r)
-    r = b.select(b.fcmp_ordered("<", x, c(0.0)), c(float("nan")), r)
-    r = b.select(b.fcmp_ordered("==", x, c(0.0)), c(float("-inf")), r)
-    return b.select(b.fcmp_unordered("uno", x, x), x, r)
-
-
-_LOG2E = 1.4426950408889634
-_LOG10E = 0.4342944819032518
-_MATH: dict[str, Callable[[_KernelEmitter, ir.Value], ir.Value]] = {
-    "math.exp": lambda e, x: _emit_exp_poly(e, x, ()),
-    "math.tanh": lambda e, x: _emit_tanh_poly(e, x, ()),
-    "math.log": _emit_log,
-    "math.log2": lambda e, x: e.b.fmul(_emit_log(e, x), ir.Constant(x.type, _LOG2E)),
-    "math.log10": lambda e, x: e.b.fmul(_emit_log(e, x), ir.Constant(x.type, _LOG10E)),
-}
-
-
-@_handles(*_MATH)
+@_handles(*MATH1, *MATH2)
 def _math(e: _KernelEmitter, op: Operation) -> None:
-    x = e.getv(op.operands[0])
-    fn = _MATH[op.name]
-    if isinstance(x.type, ir.HalfType):  # computed in f32
-        r = e.b.fptrunc(fn(e, e.b.fpext(x, ir.FloatType())), x.type)
+    args = [e.getv(v) for v in op.operands]
+    fn = MATH1.get(op.name) or MATH2[op.name]
+    if isinstance(args[0].type, ir.HalfType):  # computed in f32
+        r = e.b.fptrunc(fn(e, *(e.b.fpext(x, ir.FloatType()) for x in args)), args[0].type)
     else:
-        r = fn(e, x)
+        r = fn(e, *args)
     e.values[op.results[0]] = r
 
 
