@@ -50,17 +50,21 @@ from dfc.compiler.codegen.gpu_math import MATH1, MATH2
 from dfc.compiler.codegen.llvm_emitter import (
     _HANDLERS,
     _TERMINATORS,
+    BOUNDS_FAILURES,
+    BOUNDS_SITE,
+    _bounds_guard,
     _FnEmitter,
     _MemRef,
     _ModuleEmitter,
     _scalar_type,
 )
 
-__all__ = ["emit_ptx", "emit_llvm", "compile_ptx", "lower_for_gpu", "kernel_params", "GPU_PIPELINE", "DEFAULT_ARCH"]
+__all__ = ["emit_ptx", "emit_llvm", "compile_ptx", "lower_for_gpu", "kernel_params", "bounds_sites", "GPU_PIPELINE",
+           "DEFAULT_ARCH"]  # fmt: skip
 
 DEFAULT_ARCH = "sm_90"
 TRIPLE = "nvptx64-nvidia-cuda"
-GPU_PIPELINE = "expand-library,canonicalize,cse,bufferize,lower-dataflow{target=gpu},canonicalize,cse"
+GPU_PIPELINE = "expand-library,canonicalize,cse,bufferize,check-bounds,lower-dataflow{target=gpu},canonicalize,cse"
 
 _GLOBAL_PTR = ir.PointerType(addrspace=1)
 _I1 = ir.IntType(1)
@@ -123,6 +127,14 @@ class _KernelEmitter(_FnEmitter):
     """Emits one kernel body: GPU handlers first, then an allowed CPU handler."""
 
     known_block: tuple[int, ...] | None = None
+    sites: dict[Operation, int]
+
+    def report_out_of_bounds(self, op: Operation) -> None:
+        """Count a failed check in the device global BOUNDS_FAILURES and store
+        the access's number (`bounds_sites`) in BOUNDS_SITE."""
+        failures, site = (_device_global(self.m.ir, name) for name in (BOUNDS_FAILURES, BOUNDS_SITE))
+        self.b.atomic_rmw("add", failures, ir.Constant(_I64, 1), _DEVICE)
+        self.b.store_atomic(ir.Constant(_I64, self.sites[op]), site, "monotonic", align=8)
 
     def emit_ops(self, block: Block) -> Operation | None:
         for op in block.ops:
@@ -145,13 +157,35 @@ class _KernelEmitter(_FnEmitter):
         return self.b.call(fn, args)
 
 
-def _emit_kernel(m: _ModuleEmitter, op: gpu.FuncOp) -> None:
+def bounds_sites(module: ModuleOp) -> list[Operation]:
+    """The accesses in `module`'s kernels that `check-bounds` marked, numbered by
+    their position here (what a failed check stores in BOUNDS_SITE)."""
+    return [
+        access
+        for k in module.walk()
+        if isinstance(k, gpu.FuncOp) and k.kernel is not None
+        for access in k.walk()
+        if "check_bounds" in access.attributes
+    ]
+
+
+def _device_global(module: ir.Module, name: str) -> ir.GlobalVariable:
+    """The i64 `name` in global memory (0 at load; the engine reads it with cuModuleGetGlobal)."""
+    if name not in module.globals:
+        g = ir.GlobalVariable(module, _I64, name, addrspace=1)
+        g.initializer = ir.Constant(_I64, 0)
+        g.align = 8
+    return module.globals[name]
+
+
+def _emit_kernel(m: _ModuleEmitter, op: gpu.FuncOp, sites: dict[Operation, int]) -> None:
     name = op.sym_name.data
     inputs = op.function_type.inputs.data
     fn = ir.Function(m.ir, ir.FunctionType(_VOID, [p for t in inputs for p in kernel_params(t)]), name)
     fn.calling_convention = "ptx_kernel"
     attrs = op.attributes.get("arg_attrs")
     e = _KernelEmitter(m, fn, op, in_parallel=True)
+    e.sites = sites
     if op.known_block_size is not None:
         e.known_block = op.known_block_size.get_values()
         set.add(fn.attributes, f'"nvvm.reqntid"="{",".join(map(str, e.known_block))}"')  # PTX .reqntid
@@ -278,14 +312,32 @@ def _atomic_rmw(e: _KernelEmitter, op: Operation) -> None:
     kind = op.properties["kind"].value.data
     if kind not in _ATOMIC_WCR:
         raise _unsupported(f"memref.atomic_rmw kind {kind}")
-    wcr = _ATOMIC_WCR[kind]
     v = e.getv(op.operands[0])
     if _bits(v.type) not in (16, 32, 64):
         raise _unsupported(f"atomic on {v.type}")
-    addr = e.address(e.getm(op.operands[1]), op.operands[2:])
-    if op.results[0].uses:  # the old value is wanted: no aggregation
-        e.values[op.results[0]] = _atomic(e, wcr, addr, v)
+    m = e.getm(op.operands[1])
+    ok = _bounds_guard(e, op, m, op.operands[2:])
+    if ok is None:
+        e.values[op.results[0]] = _atomic_update(e, op, _ATOMIC_WCR[kind], v, e.address(m, op.operands[2:]))
         return
+    with e.b.if_else(ok) as (inside, outside):
+        with inside:
+            old = _atomic_update(e, op, _ATOMIC_WCR[kind], v, e.address(m, op.operands[2:]))
+            inside_bb = e.b.block
+        with outside:
+            e.report_out_of_bounds(op)
+            outside_bb = e.b.block
+    phi = e.b.phi(v.type)
+    phi.add_incoming(old, inside_bb)
+    phi.add_incoming(ir.Constant(v.type, 0), outside_bb)
+    e.values[op.results[0]] = phi
+
+
+def _atomic_update(e: _KernelEmitter, op: Operation, wcr: str, v: ir.Value, addr: ir.Value) -> ir.Value:
+    """The atomic update of `op`; its old value (undefined where it has no uses:
+    the warp's lanes then combine first when they all target one element)."""
+    if op.results[0].uses:  # the old value is wanted: no aggregation
+        return _atomic(e, wcr, addr, v)
     b = e.b
     mask = e.nvvm("activemask", _I32, [])
     peers = e.nvvm("match.any.sync.i64", _I32, [mask, b.ptrtoint(addr, _I64)])
@@ -310,7 +362,7 @@ def _atomic_rmw(e: _KernelEmitter, op: Operation) -> None:
     _atomic(e, wcr, addr, x)
     b.branch(done_bb)
     b.position_at_end(done_bb)
-    e.values[op.results[0]] = ir.Constant(v.type, ir.Undefined)
+    return ir.Constant(v.type, ir.Undefined)
 
 
 @_handles(*MATH1, *MATH2)
@@ -343,12 +395,13 @@ def emit_llvm(module: ModuleOp, arch: str = DEFAULT_ARCH, *, fast_math: bool = T
     m.ir.triple = TRIPLE
     m.ir.data_layout = str(_target(arch, 3).target_data)
     names: set[str] = set()
+    sites = {access: k for k, access in enumerate(bounds_sites(module))}
     for op in module.walk():
         if isinstance(op, gpu.FuncOp) and op.kernel is not None:
             if op.sym_name.data in names:
                 raise _unsupported(f"two kernels named @{op.sym_name.data}")
             names.add(op.sym_name.data)
-            _emit_kernel(m, op)
+            _emit_kernel(m, op, sites)
     for g in m.ir.globals.values():
         if isinstance(g, ir.Function) and not g.blocks and not _INTRINSICS.fullmatch(g.name):
             raise _unsupported(f"call to '{g.name}' in a kernel (no libm or libc on the GPU)")
