@@ -20,9 +20,9 @@ for relative error, or fdlibm's where noted), with IEEE special values
 | tan | sin(r)/cos(r) of the same reduction | 3 ulp, same range |
 | atan, atan2 | 1/x for abs(x) > 1, (t-1)/(t+1) above tan(pi/8), odd polynomial | 2 ulp |
 | expm1 | polynomial for abs(x) < 1/2, exp(x) - 1 beyond | 2 ulp |
-| log1p | log(1+x) + (x - ((1+x) - 1))/(1+x) | 2 ulp |
+| log1p | log(1+x) + (x - ((1+x) - 1))/(1+x) | 3 ulp (f32), 2 ulp (f64) |
 | cbrt | exponent/3 bit estimate, 3 Halley steps (f32 in f64) | 1 ulp (f32), 3 ulp (f64) |
-| erf | odd polynomial below 1, 1 - exp(-x^2) Q(x) beyond (3 pieces in f64) | 2 ulp (f32), 3 ulp (f64) |
+| erf | odd polynomial below 1, 1 - exp(-x^2) Q(x) beyond (3 pieces in f64) | 3 ulp |
 | powf | exp(y log x); f32 in f64 | 1 ulp (f32); f64 about (1 + abs(y ln x)) ulp: up to ~10^3 near overflow |
 | remf | exact fmod: mantissa reduction 21 (f32) / 50 (f64) bits per step | exact |
 
