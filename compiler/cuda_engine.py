@@ -501,6 +501,9 @@ class CudaEngine(ExecutionEngine):
         """A host memref.load/store: one element copied from/to the device."""
         store = op.name == "memref.store"
         value, array, *indices = args if store else [None, *args]
+        if any(not 0 <= int(i) < n for i, n in zip(indices, array.shape)):
+            where = bounds_message(op) if "check_bounds" in op.attributes else f"'{op.name}' index out of bounds"
+            raise IndexError(f"{where}: {[int(i) for i in indices]} in shape {array.shape}")
         offset = int(np.ravel_multi_index([int(i) for i in indices], array.shape)) if indices else 0
         address = array.ptr + offset * array.dtype.itemsize
         host = np.array([value if store else 0], array.dtype)

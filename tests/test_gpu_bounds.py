@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 from gpu_sim import simulated_engine
 from test_gpu import cuda_or_skip, example_inputs, example_module
+from test_memory_safety import CASES as MEMORY_SAFETY_CASES
 from test_memory_safety import GATHER, SCATTER
 
 from dfc.compiler import ExecutionEngine, parse_module
@@ -39,6 +40,23 @@ def test_data_dependent_access_on_the_simulated_gpu(program, x, idx, error):
         with pytest.raises(IndexError, match=f"^@f: {error}$"):
             engine.invoke("f", x, idx)
     assert engine.driver.live == {}  # arguments and results freed, also after the error
+
+
+@pytest.mark.parametrize("name, program, threads, args, expected", MEMORY_SAFETY_CASES,
+                         ids=[c[0] for c in MEMORY_SAFETY_CASES])  # fmt: skip
+def test_every_memory_safety_case_on_the_simulated_gpu(name, program, threads, args, expected):
+    values = [v if dtype == "index" else np.array(v, dtype) for dtype, v in args]
+    engine = simulated_engine(parse_module(program))
+    if expected == "ok":
+        got = np.asarray(engine.invoke("f", *values))
+        want = np.asarray(ExecutionEngine(parse_module(program)).invoke("f", *values))
+        written = ~np.isnan(got)  # fresh simulated memory is NaN: the elements a program leaves unwritten
+        assert written.any()
+        np.testing.assert_array_equal(got[written], want[written])
+    else:
+        with pytest.raises(IndexError, match="index out of bounds"):
+            engine.invoke("f", *values)
+    assert engine.driver.live == {}
 
 
 def test_a_failure_does_not_leak_into_the_next_call():
