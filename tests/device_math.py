@@ -83,9 +83,10 @@ def device_math(name: str, dtype) -> Callable[..., np.ndarray]:
     fn = _compiled(name, compute)
 
     def apply(*args: np.ndarray) -> np.ndarray:
-        xs = [np.ascontiguousarray(a, dtype=compute) for a in np.broadcast_arrays(*args)]
+        arrays = np.broadcast_arrays(*args)
+        xs = [np.ascontiguousarray(a, dtype=compute).reshape(-1) for a in arrays]  # 0-d: one element
         out = np.empty(xs[0].shape, compute)
         fn(*[x.ctypes.data for x in xs], out.ctypes.data, out.size)
-        return out.astype(dtype)
+        return out.reshape(arrays[0].shape).astype(dtype)
 
     return apply

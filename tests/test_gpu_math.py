@@ -201,3 +201,8 @@ def test_every_op_assembles_with_ptxas(dtype, tmp_path):
     result = subprocess.run(["ptxas", "-arch=sm_90", str(tmp_path / "m.ptx"), "-o", str(tmp_path / "m.cubin")],
                             capture_output=True, text=True)  # fmt: skip
     assert result.returncode == 0, result.stderr
+
+
+def test_device_math_keeps_zero_d_values():  # uniform values in the simulator are 0-d
+    r = device_math("math.tanh", np.float32)(np.float32(0.5))
+    assert r.shape == () and r == device_math("math.tanh", np.float32)(np.array([0.5], np.float32))[0]
