@@ -467,16 +467,8 @@ class _Launch:
             return [self.cast(op, _as_unsigned(args[0]), dtype_of(t))]
         if name == "arith.bitcast":
             return [_out(np.asarray(args[0]).view(dtype_of(t)), dtype_of(t))]
-        if name in ("memref.load", "memref.store", "memref.atomic_rmw") and "check_bounds" in op.attributes:
-            return self.guarded(op, frame, args)
-        if name == "memref.load":
-            mem, *indices = args
-            return [mem.flat[self.flat(op, frame, mem, indices)]]
-        if name == "memref.store":
-            self.store(op, frame, args)
-            return []
-        if name == "memref.atomic_rmw":
-            return [self.atomic(op, frame, args)]
+        if name in ("memref.load", "memref.store", "memref.atomic_rmw"):
+            return self.guarded(op, frame, args) if "check_bounds" in op.attributes else self.unguarded(op, frame, args)
         if name == "memref.dim":
             mem, index = args
             if isinstance(index, np.ndarray) or not 0 <= index < mem.array.ndim:
@@ -558,6 +550,16 @@ class _Launch:
             flat = flat * n + i
         return flat
 
+    def unguarded(self, op: Operation, frame: _Frame, args: list[Any]) -> list[Any]:
+        """memref.load, store or atomic_rmw."""
+        if op.name == "memref.load":
+            mem, *indices = args
+            return [mem.flat[self.flat(op, frame, mem, indices)]]
+        if op.name == "memref.store":
+            self.store(op, frame, args)
+            return []
+        return [self.atomic(op, frame, args)]
+
     def guarded(self, op: Operation, frame: _Frame, args: list[Any]) -> list[Any]:
         """A marked access (`check_bounds`): threads whose indices leave the buffer
         skip it (a load yields 0) and are counted in the module's failure global."""
@@ -567,10 +569,13 @@ class _Launch:
         ok = np.ones(n, np.bool_)
         for i, size in zip(indices, mem.array.shape):
             ok &= np.broadcast_to((np.asarray(i) >= 0) & (np.asarray(i) < size), (n,))
-        if not ok.all():
-            if op not in self.driver.sites():
-                raise self.error(f"'{op.name}' is marked check_bounds but is not in the module's bounds sites")
-            self.driver.bounds_failure(self.handle, self.driver.sites()[op], int(n - ok.sum()))
+        if ok.all():  # the plain access, keeping uniform values uniform
+            return self.unguarded(op, frame, args)
+        if op not in self.driver.sites():
+            raise self.error(f"'{op.name}' is marked check_bounds but is not in the module's bounds sites")
+        self.driver.bounds_failure(self.handle, self.driver.sites()[op], int(n - ok.sum()))
+        if not any(isinstance(i, np.ndarray) for i in indices):  # uniform indices: every thread fails alike
+            return [] if op.name == "memref.store" else [dtype_of(op.results[0].type).type(0)]
         sel = np.flatnonzero(ok)
         inner = _Frame(frame, sel)
         picked = [a[sel] if isinstance(a, np.ndarray) and a.shape == (n,) else a for a in args]
