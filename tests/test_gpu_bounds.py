@@ -116,3 +116,28 @@ def test_data_dependent_access_on_a_real_gpu(program, x, idx, error):
     else:
         with pytest.raises(IndexError, match=f"^@f: {error}$"):
             engine.invoke("f", x, idx)
+
+
+UNIFORM = """func.func @f(%v: tensor<?xf64>) -> tensor<?xf64> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %r = scf.for %t = %c0 to %c1 step %c1 iter_args(%acc = %v) -> (tensor<?xf64>) {
+    %m = df.map (%q) in (1) outs(%o = %v : tensor<?xf64>) {
+      %x = df.read %acc[%t] : tensor<?xf64>
+      %y = math.tanh %x : f64
+      df.write %y, %o[%t] : tensor<?xf64>
+    } -> tensor<?xf64>
+    scf.yield %m : tensor<?xf64>
+  }
+  func.return %r : tensor<?xf64>
+}"""
+
+
+def test_guarded_access_at_a_uniform_index():  # every thread reads the same checked element
+    module = parse_module(UNIFORM)
+    v = np.array([0.5, 2.0])
+    lowered = lower_for_gpu(module)
+    assert bounds_sites(lowered)  # the loop variable is not related to the dynamic size
+    np.testing.assert_allclose(simulated_engine(module).invoke("f", v), ExecutionEngine(module).invoke("f", v), rtol=1e-15)
+    with pytest.raises(IndexError):
+        simulated_engine(module).invoke("f", np.zeros(0))
