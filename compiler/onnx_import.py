@@ -3,9 +3,10 @@
 `import_onnx(model)` reads a `ModelProto` (or a path to a `.onnx` file) and
 builds one function, `@main(inputs..., parameters...) -> outputs...`, of nn
 ops (and an elementwise df map for `Erf`). The graph inputs come first, then
-every float initializer of rank >= 1 (the model's weights) as a parameter
-argument, so that `autodiff` gives the gradient of each weight; other
-initializers (shapes, axes, indices, scalar constants) are constants. Whatever can be computed at import
+every float initializer of more than one element (the model's weights; or
+those named by `parameters`) as a parameter argument, so that `autodiff`
+gives the gradient of each weight; other initializers (shapes, axes,
+indices, the one-element constants exporters emit) are constants. Whatever can be computed at import
 time is: `Shape` of a static shape, and arithmetic, `Gather`, `Concat`,
 `Slice`, `Unsqueeze`, `Cast`, ... on constants (numpy), so the shape
 computations exporters emit fold away. Shapes must be static.
@@ -101,7 +102,7 @@ class NodeError(Exception):
 class OnnxImporter:
     """Builds `@main` node by node; `consts` holds the values known at import time."""
 
-    def __init__(self, model: Any, filename: str):
+    def __init__(self, model: Any, filename: str, parameters: Sequence[str] | None = None):
         from onnx import numpy_helper
 
         self.model = model
@@ -112,9 +113,13 @@ class OnnxImporter:
         self.values: dict[str, SSAValue] = {}
         self.parameters: list[tuple[str, np.ndarray]] = []
         initializers = {t.name: numpy_helper.to_array(t) for t in self.graph.initializer}
+        chosen = set(parameters or ())
+        if unknown := chosen - set(initializers):
+            raise CompileError(f"{filename}: no initializer named {sorted(unknown)[0]!r} to make a parameter")
         graph_inputs = [i for i in self.graph.input if i.name not in initializers]
         for name, value in initializers.items():
-            if value.dtype.kind == "f" and value.ndim > 0:
+            weight = value.dtype.kind == "f" and value.size > 1
+            if name in chosen if parameters is not None else weight:
                 self.parameters.append((name, value))
             else:
                 self.consts[name] = value
@@ -597,11 +602,12 @@ def _load(model: Any) -> tuple[Any, str]:
     return onnx.load(str(model)), str(model)
 
 
-def import_onnx(model: Any) -> tuple[ModuleOp, list[str], list[tuple[str, np.ndarray]]]:
+def import_onnx(model: Any, parameters: Sequence[str] | None = None
+                ) -> tuple[ModuleOp, list[str], list[tuple[str, np.ndarray]]]:
     """(`@main`'s module, the graph input names, the (name, value) parameters that
     follow them as arguments) of an ONNX model or `.onnx` path."""
     proto, filename = _load(model)
-    importer = OnnxImporter(proto, filename)
+    importer = OnnxImporter(proto, filename, parameters)
     module = importer.run()
     return module, importer.input_names, importer.parameters
 
@@ -632,7 +638,9 @@ class OnnxFunction(Function):
         return super().__call__(*(np.asarray(x, dtype_of(t.element_type)) for x, t in zip(args, self.inputs)))
 
 
-def from_onnx(model: Any) -> OnnxFunction:
-    """An ONNX model (`ModelProto` or path) imported and ready to call."""
-    return OnnxFunction(*import_onnx(model))
+def from_onnx(model: Any, parameters: Sequence[str] | None = None) -> OnnxFunction:
+    """An ONNX model (`ModelProto` or path) imported and ready to call;
+    `parameters` names the initializers that become arguments (default: every
+    float initializer of more than one element)."""
+    return OnnxFunction(*import_onnx(model, parameters))
 

@@ -21,9 +21,11 @@ Most ops map one to one onto the nn op of the same semantics
   callers are erased, so that fusion and autodiff see one function.
 
 `is_finite` is `x - x == 0`; `round_nearest_even` is composed of floor,
-remainder and selects. An op, attribute or mode the conversion does not
-cover is a `CompileError` at its location naming it (`popcnt`, a
-multiply-reduce, a base dilation, ...).
+remainder and selects; `dot` is a `dot_general` contracting lhs's last and
+rhs's first dimension; `optimization_barrier` passes its operands on. A mode
+the conversion does not cover is a `CompileError` at the op naming it (a
+multiply-reduce, a base dilation, an unsigned order, ...); ops and attributes
+the `stablehlo` dialect does not define are parse errors naming them.
 """
 
 from __future__ import annotations
@@ -256,6 +258,13 @@ class Converter:
             raise CompileError.at(op, f"convert-stablehlo: dot_general of mixed or converted element types "
                                       f"({result.type} vs {op.result.type}) is not supported")
         return [result]
+
+    def on_dot(self, op: shlo.DotOp) -> Sequence[SSAValue]:
+        contracting = ((_tensor(op.lhs).get_num_dims() - 1,), (0,))
+        return [self.ins(nnc.DotGeneralOp(op.lhs, op.rhs, ((), ()), contracting))]
+
+    def on_optimization_barrier(self, op: shlo.OptimizationBarrierOp) -> Sequence[SSAValue]:
+        return list(op.operand)
 
     def on_convolution(self, op: shlo.ConvolutionOp) -> Sequence[SSAValue]:
         d = op.dimension_numbers

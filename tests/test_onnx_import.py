@@ -3,7 +3,10 @@ equals onnxruntime's, and dfc's `autodiff` of the imported model gives the
 gradients PyTorch computes for the original model's parameters.
 
 The gradients run on the interpreter except for the embedding model (the
-engine); `DFC_IMPORT_ENGINE=1` runs every model on the engine."""
+engine); `DFC_IMPORT_ENGINE=1` runs every model on the engine. Weights are
+matched to PyTorch's parameters by value (the exporters rename some and store
+some transposed), so they are drawn at random first: an exporter merges equal
+initializers (LayerNorm's ones), whose gradients would then be sums."""
 
 import io
 import os
@@ -60,10 +63,21 @@ def _export(model, args, dynamo):
     return buffer.getvalue()
 
 
+class Encoder(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.layer = torch.nn.TransformerEncoderLayer(d_model=8, nhead=2, dim_feedforward=16, dropout=0.0,
+                                                      batch_first=True)
+
+    def forward(self, x):
+        return self.layer(x)
+
+
 CASES = {
     "mlp": (MLP, lambda: (torch.randn(3, 8),), True),
     "convnet": (ConvNet, lambda: (torch.randn(2, 3, 8, 8),), False),
     "embedding": (Embed, lambda: (torch.tensor([1, 7, 3, 0]), torch.randn(4, 4)), False),
+    "encoder": (Encoder, lambda: (torch.randn(2, 5, 8),), True),
 }
 ON_ENGINE = set(CASES) if os.environ.get("DFC_IMPORT_ENGINE") else {"embedding"}
 
@@ -72,7 +86,10 @@ ON_ENGINE = set(CASES) if os.environ.get("DFC_IMPORT_ENGINE") else {"embedding"}
 def test_forward_equals_onnxruntime_and_gradients_equal_pytorch(name):
     torch.manual_seed(0)
     cls, make_args, dynamo = CASES[name]
-    model, args = cls(), make_args()
+    model, args = cls().eval(), make_args()
+    with torch.no_grad():  # distinct random weights: an exporter merges equal ones (LayerNorm's ones)
+        for p in model.parameters():
+            p.normal_(0.0, 0.5)
     data = _export(model, args, dynamo)
     imported = from_onnx(onnx.load_from_string(data))
     inputs = [a.numpy() for a in args]
@@ -88,12 +105,26 @@ def test_forward_equals_onnxruntime_and_gradients_equal_pytorch(name):
 
     model.zero_grad()
     model(*args).backward(torch.from_numpy(seed))
-    torch_grads = dict(model.named_parameters())
     floats = [k for k, x in enumerate(inputs) if x.dtype.kind == "f"]
     param_grads = grads[len(floats):]
-    assert [n for n, _ in imported.parameters] and len(param_grads) == len(imported.parameters)
-    for (pname, _), g in zip(imported.parameters, param_grads):
-        np.testing.assert_allclose(g, torch_grads[pname].grad.numpy(), rtol=1e-4, atol=1e-5, err_msg=pname)
+    assert imported.parameters and len(param_grads) == len(imported.parameters)
+    for (pname, value), g in zip(imported.parameters, param_grads):
+        torch_param, transposed = _counterpart(model, value)
+        want_grad = torch_param.grad.numpy()
+        np.testing.assert_allclose(g, want_grad.T if transposed else want_grad, rtol=1e-4, atol=1e-5, err_msg=pname)
+
+
+def _counterpart(model, value):
+    """The PyTorch parameter an ONNX weight holds, and whether the exporter stored
+    it transposed (it names some weights `val_N`); every parameter is random, so
+    the value identifies it."""
+    for p in model.parameters():
+        w = p.detach().numpy()
+        if w.shape == value.shape and np.array_equal(w, value):
+            return p, False
+        if w.ndim == 2 and w.T.shape == value.shape and np.array_equal(w.T, value):
+            return p, True
+    raise AssertionError(f"no PyTorch parameter holds the ONNX weight of shape {value.shape}")
 
 
 def _gemm_relu(w, b):
@@ -113,6 +144,9 @@ def test_call_runs_the_model_with_its_weights():
     assert [n for n, _ in imported.parameters] == ["fc.w", "fc.b"]
     x = rng.standard_normal((2, 4))  # float64: converted to the model's f32
     np.testing.assert_allclose(imported(x), np.maximum(x.astype(np.float32) @ w.T + b, 0), rtol=1e-5, atol=1e-6)
+    assert [n for n, _ in from_onnx(_gemm_relu(w, b), parameters=["fc.b"]).parameters] == ["fc.b"]
+    with pytest.raises(CompileError, match="no initializer named 'fc.c'"):
+        from_onnx(_gemm_relu(w, b), parameters=["fc.c"])
 
 
 def test_opt_tool_imports_an_onnx_file(tmp_path, capsys):

@@ -30,9 +30,9 @@ def _as_tuple(value):
 def test_forward_and_gradient_equal_jax(name):
     f, args = programs()[name]
     imported = from_jax(f, *args)
-    want = _as_tuple(f(*args))
+    want = _as_tuple(jax.jit(f)(*args))
     floats = tuple(k for k, a in enumerate(args) if a.dtype.kind == "f")
-    jax_grads = jax.grad(lambda *a: _as_tuple(f(*a))[0], argnums=floats)(*args)
+    jax_grads = jax.jit(jax.grad(lambda *a: _as_tuple(f(*a))[0], argnums=floats))(*args)
     if name in ON_ENGINE and len(want) == 1:
         value, grads = dfc.value_and_grad(imported, argnums=floats)(*args)
         got = (value,)

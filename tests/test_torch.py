@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import copy
 import os
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -247,6 +248,8 @@ def test_torch_compile_backend():
     F.cross_entropy(reference(x), y).backward()
     for a, b in zip(model.parameters(), reference.parameters()):
         torch.testing.assert_close(a.grad, b.grad, **TOL)
+    x2 = torch.randn(5, 32)  # a second shape: dynamo marks the batch dynamic and passes its size as an int
+    torch.testing.assert_close(fast(x2), model(x2), **TOL)
 
 
 class _Zoo(nn.Module):
@@ -282,3 +285,13 @@ def test_aten_op_coverage():
     torch.testing.assert_close(got, expected, **TOL)
     for a, b in zip(g, e):
         torch.testing.assert_close(a, b, **TOL)
+
+
+def test_the_documented_example_trains():
+    """docs/torch.md's first example, run as written (with x and y supplied)."""
+    doc = (Path(__file__).parent.parent / "docs" / "torch.md").read_text()
+    code = doc.split("```python\n", 1)[1].split("```", 1)[0]
+    scope = {"x": torch.randn(16, 784), "y": torch.randint(0, 10, (16,))}
+    exec(code, scope)
+    assert all(p.grad is not None for p in scope["model"].parameters())
+    assert scope["loss"].item() > 0

@@ -302,7 +302,7 @@ def run(argv: Sequence[str]) -> int:
         return 0
     text, filename = _read(args.input)
     try:
-        outputs, failed = _process(args, manager, text, filename)
+        outputs, failed = _process(args, manager, text, filename, progress)
     finally:
         if progress is not None:
             progress.clear()
@@ -312,7 +312,9 @@ def run(argv: Sequence[str]) -> int:
     return 1 if failed else 0
 
 
-def _process(args: argparse.Namespace, manager: PassManager, text: str, filename: str) -> tuple[list[str], bool]:
+def _process(
+    args: argparse.Namespace, manager: PassManager, text: str, filename: str, progress: Progress | None
+) -> tuple[list[str], bool]:
     """Each chunk parsed, run through `manager` and printed; (outputs, whether any failed)."""
     from dfc.compiler.parsing import parse_module
     from dfc.tools.diagnostics_check import check, expectations
@@ -333,6 +335,8 @@ def _process(args: argparse.Namespace, manager: PassManager, text: str, filename
                 outputs.append(_translate(module, args.target, manager))
         except CompileError as err:
             error = err
+        if progress is not None:
+            progress.clear()  # messages start on a clean line
         if args.verify_diagnostics:
             problems = check(expectations(chunk, first_line), error, filename)
             for problem in problems:

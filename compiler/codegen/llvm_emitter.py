@@ -840,6 +840,12 @@ class _FnEmitter:
 
     # -- calls
 
+    def report_out_of_bounds(self, op: Operation) -> None:
+        """Count a failed bounds check of `op` and record where it happened (see `BOUNDS_FAILURES`)."""
+        failures, site = self.m.bounds_state()
+        self.b.atomic_rmw("add", failures, ir.Constant(_I64, 1), "monotonic")
+        self.b.store(self.m.message(bounds_message(op)), site, align=8)  # any one failure's message
+
     def call_intrinsic(self, base: str, ty: ir.Type, args: list[ir.Value], flags=()) -> ir.Value:
         fn = self.m.intrinsic(base, [ty], ty, [a.type for a in args])
         return self.b.call(fn, args, fastmath=flags if _is_float(ty) else ())
@@ -1158,6 +1164,7 @@ def _emit_tanh_poly(e: _FnEmitter, x: ir.Value, flags) -> ir.Value:
     for k in reversed(coeffs[:-1]):
         p = e.call_intrinsic("fma", ty, [p, x2, c(k)])
     small = e.call_intrinsic("fma", ty, [b.fmul(p, x2), x, x])
+    small = e.call_intrinsic("copysign", ty, [small, x])  # tanh(-0) = -0
     return b.select(b.fcmp_ordered("<", ax, c(0.625)), small, big)
 
 
@@ -1192,13 +1199,11 @@ def _bounds_guard(e: _FnEmitter, op: Operation, m: _MemRef, indices: Sequence[SS
     return ok
 
 
-def _report_out_of_bounds(e: _FnEmitter, op: Operation) -> None:
-    """Count a failed bounds check and record where it happened (see `BOUNDS_FAILURES`)."""
-    failures, site = e.m.bounds_state()
-    e.b.atomic_rmw("add", failures, ir.Constant(_I64, 1), "monotonic")
+def bounds_message(op: Operation) -> str:
+    """What a failed check of the marked access `op` reports."""
     where = location_of(op) or "<unknown location>"
     what = op.attributes["check_bounds"].data  # type: ignore[attr-defined]
-    e.b.store(e.m.message(f"{where}: '{what}' index out of bounds"), site, align=8)  # any one failure's message
+    return f"{where}: '{what}' index out of bounds"
 
 
 @_handles("memref.load")
@@ -1220,7 +1225,7 @@ def _load(e: _FnEmitter, op: Operation) -> None:
             value = load()
             inside_bb = e.b.block
         with outside:
-            _report_out_of_bounds(e, op)
+            e.report_out_of_bounds(op)
             outside_bb = e.b.block
     phi = e.b.phi(m.elem)
     phi.add_incoming(value, inside_bb)
@@ -1246,7 +1251,7 @@ def _store(e: _FnEmitter, op: Operation) -> None:
         with inside:
             store()
         with outside:
-            _report_out_of_bounds(e, op)
+            e.report_out_of_bounds(op)
 
 
 def _alloc_sizes(e: _FnEmitter, op: Operation) -> tuple[MemRefType, list[ir.Value]]:

@@ -45,8 +45,9 @@ class Captured:
 
     text: str
     """The MLIR module: one `func.func @forward` of nn ops."""
-    inputs: list[tuple[InputKind, str | None]]
-    """Per function argument: its kind and, for parameters, buffers and constants, its name."""
+    inputs: list[tuple[InputKind, str | int]]
+    """Per function argument: its kind and its name (parameters, buffers, constants) or the
+    index of the user's input among the flattened inputs."""
     float_inputs: list[bool]
     outputs: list[str]
     """Element type of each result."""
@@ -94,16 +95,22 @@ def capture(module: torch.nn.Module, args: tuple, kwargs: dict | None = None, ro
     b = Builder()
     env: dict[torch.fx.Node, Any] = {}
     params: list[Value] = []
-    inputs: list[tuple[InputKind, str | None]] = []
+    inputs: list[tuple[InputKind, str | int]] = []
     placeholders = [n for n in program.graph.nodes if n.op == "placeholder"]
+    user_leaf = 0
     for node, spec in zip(placeholders, signature.input_specs):
         val = node.meta.get("val")
+        leaf = user_leaf
+        user_leaf += spec.kind == InputKind.USER_INPUT
+        if isinstance(val, int | float | bool) and spec.kind == InputKind.USER_INPUT:
+            env[node] = val  # a Python number: export specialised the program to its value
+            continue
         if not isinstance(val, torch.Tensor):
             raise UnsupportedOpError(f"{root}: input {node.name} is not a tensor ({type(val).__name__})")
         shape, dtype = _typed(node, val, root)
         env[node] = Value(f"%arg_{node.name}", shape, dtype)
         params.append(env[node])
-        inputs.append((spec.kind, spec.target))
+        inputs.append((spec.kind, leaf if spec.kind == InputKind.USER_INPUT else spec.target))
     results: list[Value] = []
     for node in program.graph.nodes:
         if node.op == "call_function":
