@@ -12,7 +12,6 @@ JAX is imported only by `from_jax`.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -26,63 +25,10 @@ from dfc.compiler.pass_manager import PassManager
 from dfc.function import Function
 
 
-_LOCATION_ALIAS = re.compile(r"^(#loc\d*) = loc\((.*)\)[ \t]*$", re.MULTILINE)
-_FILE_OR_ALIAS = re.compile(r'"[^"\n]*":\d+:\d+|#loc\d*\b')
-
-
-def _closing_paren(text: str, start: int) -> int:
-    """The index of the `)` closing the `(` at `start`, skipping string literals."""
-    depth, k = 0, start
-    while k < len(text):
-        c = text[k]
-        if c == '"':
-            k = text.index('"', k + 1)
-        elif c == "(":
-            depth += 1
-        elif c == ")":
-            depth -= 1
-            if depth == 0:
-                return k
-        k += 1
-    raise ValueError("unbalanced location")
-
-
-def resolve_locations(text: str) -> str:
-    """`text` with JAX's debug locations made plain: each `loc(...)` becomes
-    the first file position it leads to through the `#loc` aliases (the
-    innermost frame of a call site, as `as_text(debug_info=True)` nests them),
-    `loc("file":line:col)`; locations without one, and the alias definitions
-    (which xDSL cannot read after their uses), are removed, keeping line numbers."""
-    aliases = {m.group(1): m.group(2) for m in _LOCATION_ALIAS.finditer(text)}
-
-    def position(body: str, seen: frozenset[str]) -> str | None:
-        for m in _FILE_OR_ALIAS.finditer(body):
-            token = m.group(0)
-            if not token.startswith("#"):
-                return token
-            if token in aliases and token not in seen and (found := position(aliases[token], seen | {token})):
-                return found
-        return None
-
-    text = _LOCATION_ALIAS.sub("", text)
-    out: list[str] = []
-    done = 0
-    for m in re.finditer(r"(?<![\w#.])loc\(", text):
-        if m.start() < done:
-            continue
-        end = _closing_paren(text, m.end() - 1)
-        found = position(text[m.end():end], frozenset())
-        out.append(text[done:m.start()].rstrip(" \t"))
-        out.append(f" loc({found})" if found else "")
-        done = end + 1
-    out.append(text[done:])
-    return "".join(out)
-
-
 def import_stablehlo(text: str, filename: str = "<stablehlo>") -> ModuleOp:
     """The library-level module of a StableHLO module's text (debug locations
-    resolved to the source positions they name, see `resolve_locations`)."""
-    module = parse_module(resolve_locations(text), filename)
+    become the source positions they name, see `compiler.location_aliases`)."""
+    module = parse_module(text, filename)
     PassManager.parse("convert-stablehlo,dce").run(module)
     return module
 

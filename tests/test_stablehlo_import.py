@@ -9,7 +9,8 @@ import pytest
 
 from dfc import CompileError, interpret
 from dfc.compiler.parsing import parse_module
-from dfc.compiler.stablehlo_import import import_stablehlo, resolve_locations
+from dfc.compiler.location_aliases import resolve_locations
+from dfc.compiler.stablehlo_import import import_stablehlo
 
 TEXTS = sorted((pathlib.Path(__file__).parent / "data" / "stablehlo").glob("*.mlir"))
 
