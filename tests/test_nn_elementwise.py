@@ -274,7 +274,7 @@ def test_gradient_through_compare_select_and_convert():
         ("nn.compare", ["f32", "f32"], "i1", '{direction = "LTE"}', "direction must be one of EQ, NE, LT, LE, GT, GE"),
         ("nn.compare", ["f32", "f64"], "i1", '{direction = "LT"}', "operand element types differ: f32 and f64"),
         ("nn.select", ["f32", "f32", "f32"], "f32", "", "pred must be an i1 tensor"),
-        ("nn.convert", ["f32"], "i16", "", "result element type must be f16, f32, f64, i1, i32 or i64, got i16"),
+        ("nn.convert", ["f32"], "i16", "", "result element type must be f16, bf16, f32, f64, i1, i32 or i64, got i16"),
         ("nn.power", ["f32", "i32"], "f32", "", "rhs must have a float element type"),
     ],
 )

@@ -120,6 +120,24 @@ CASES = {
         %d = arith.addf %one, %e : f64
         %r = arith.divf %one, %d : f64""",
     **{op: f"%m = arith.mulf %x, %y : f64\n %r = math.{op} %m : f64" for op in UNARY},
+    # nested max/min: the derivative's conditions nest (SymPy's ITE), once refused (issue 12)
+    "nested-extrema": """%s = arith.addf %x, %y : f64
+        %t = math.tanh %s : f64
+        %m = arith.maximumf %y, %x : f64
+        %n = arith.negf %m : f64
+        %r = arith.minimumf %t, %n : f64""",
+    # SymPy recursed without bound on these as nested Piecewise (found by difftest, issue 12)
+    "deep-extrema": """%a = arith.maximumf %x, %y : f64
+        %b = arith.maximumf %y, %a : f64
+        %c = arith.minimumf %y, %x : f64
+        %d = arith.negf %c : f64
+        %e = arith.maximumf %b, %d : f64
+        %f = arith.minimumf %e, %x : f64
+        %r = arith.maximumf %f, %c : f64""",
+    "extremum-of-extrema": """%a = arith.minimumf %x, %y : f64
+        %b = arith.mulf %x, %y : f64
+        %c = arith.maximumf %b, %x : f64
+        %r = arith.maximumf %a, %c : f64""",
 }
 
 

@@ -51,8 +51,8 @@ ENGINE_LIMITS = (
     "bufferize: a df.map with outputs inside another df.map is not supported",
     "outside a df.map cannot be lowered",
     "NVPTX emitter: unsupported op",
-    "autodiff: wcr(mul) is not differentiable here",
     "autodiff: a nested map with its own outputs is not supported",
+    "autodiff: wcr(max|min) in a nested map whose bounds depend on the enclosing map",
 )
 """Documented refusals (engine, GPU emitter, autodiff; issue 12 items 2 and 5 are being fixed
 elsewhere): the program is 'unsupported', with the reason. Any other clean `CompileError` on a

@@ -43,13 +43,14 @@ from xdsl.dialects.builtin import (
     IntegerAttr,
     i64,
 )
-from xdsl.ir import Operation, SSAValue
+from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint
 
 from dfc.compiler.diagnostics import CompileError
+from dfc.dialects import df
 from dfc.passes.autodiff.loops import resolve_placeholders
-from dfc.passes.autodiff.reverse import Reverser, mark_varied
+from dfc.passes.autodiff.reverse import Reverser, is_float, mark_varied
 
 
 def _selected(module: ModuleOp, name: str) -> list[func.FuncOp]:
@@ -129,6 +130,34 @@ def _indices(f: func.FuncOp, given: tuple[int, ...], types, what: str) -> list[i
     return list(given)
 
 
+def _in_tasklets(f: func.FuncOp) -> None:
+    """Put each float arith/math op of `f` that is not in a tasklet (directly in
+    a map body, a loop or the function) into a one-op tasklet of its own: the
+    form the reverse sweep differentiates. Float constants stay as they are."""
+    for op in list(f.walk()):
+        if op.dialect_name() not in ("arith", "math") or isinstance(op, arith.ConstantOp):
+            continue
+        if not any(is_float(v) for v in (*op.operands, *op.results)):
+            continue
+        parent = op.parent_op()
+        while parent is not None and not isinstance(parent, df.TaskletOp | func.FuncOp):
+            parent = parent.parent_op()
+        if isinstance(parent, df.TaskletOp):
+            continue
+        inputs = list(dict.fromkeys(op.operands))
+        block = Block(arg_types=[v.type for v in inputs])
+        clone = op.clone(value_mapper=dict(zip(inputs, block.args)))
+        block.add_op(clone)
+        block.add_op(df.YieldOp(*clone.results))
+        wrapped = df.TaskletOp(inputs, [r.type for r in op.results], block)
+        wrapped.location = op.location
+        op.parent_block().insert_op_before(wrapped, op)
+        for old, new in zip(op.results, wrapped.res):
+            old.replace_all_uses_with(new)
+        op.detach()
+        op.erase()
+
+
 def gradient_function(
     f: func.FuncOp, wrt: list[int], outputs: list[int], module: ModuleOp, recompute: bool = False,
     in_progress: frozenset[str] = frozenset(),
@@ -138,6 +167,7 @@ def gradient_function(
     Also returns how many of its first ops are the forward computation."""
     g = f.clone()
     g.sym_name = StringAttr(f"{f.sym_name.data}_grad")
+    _in_tasklets(g)
     block = g.body.block
     ret = block.last_op
     assert isinstance(ret, func.ReturnOp)

@@ -26,7 +26,7 @@ from xdsl.rewriter import InsertPoint
 from xdsl.transforms.dead_code_elimination import is_trivially_dead
 
 from dfc.compiler.diagnostics import CompileError
-from dfc.dialects import df, nn
+from dfc.dialects import df
 from dfc.passes.autodiff.reverse import Reverser, is_float, mark_varied, used_in_body
 
 
@@ -106,7 +106,7 @@ def reverse_loop(rev: Reverser, op: scf.ForOp) -> None:
     new_acc = []
     for c, a in zip(captured, block.args[1 + len(carried) :]):
         g = inner.adj.get(c)
-        new_acc.append(a if g is None else inner_b.insert(nn.AddOp(a, inner.as_tensor(g))).result)
+        new_acc.append(a if g is None else inner.sum(a, inner.as_tensor(g)))
     inner_b.insert(scf.YieldOp(*new_seeds, *new_acc))
     for j, g in zip(carried, back.results[: len(carried)]):
         rev.add(op.iter_args[j], g)

@@ -108,10 +108,16 @@ class Reverser:
         if g is None or value not in self.varied:
             return
         if value in self.adj and isinstance(value.type, TensorType):
-            g = self.b.insert(nn.AddOp(self.adj[value], g)).result
+            g = self.sum(self.adj[value], g)
         elif value in self.adj:
             g = tasklet(self.b, [self.adj[value], g], g.type, lambda s, a: s.add(a[0], a[1]))
         self.adj[value] = g
+
+    def sum(self, a: SSAValue, g: SSAValue) -> SSAValue:
+        """a + g, tensors of one type (static or dynamic shape)."""
+        if a.type.has_static_shape():  # type: ignore[union-attr]
+            return self.b.insert(nn.AddOp(a, g)).result
+        return self.pointwise(a, [a, g], lambda s, v: s.add(v[0], v[1]))
 
     def as_tensor(self, g: SSAValue) -> SSAValue:
         """`g`, or the scalar `g` as a 0-d tensor."""
@@ -211,10 +217,6 @@ class Reverser:
             self.add(op.dest, self.b.insert(tensor.InsertOp(zero, g, op.indices)).result)
         elif isinstance(op, arith.ConstantOp | tensor.EmptyOp | tensor.DimOp):
             return
-        elif op.dialect_name() in ("arith", "math"):
-            raise CompileError.at(
-                op, f"autodiff: '{op.name}' on floats outside a tasklet is not differentiable; put it in a df.tasklet"
-            )
         else:
             if isinstance(op, scf.WhileOp):
                 raise CompileError.at(op, "autodiff: cannot differentiate 'scf.while': its trip count depends on "
@@ -258,6 +260,18 @@ def _same_element(a: df.WriteOp, b: df.WriteOp) -> bool | None:
     return True if all(d == 0 for d in diffs) else None
 
 
+def _product_share(s: Scalar, a: Sequence[SSAValue]) -> SSAValue:
+    """g times the product of the other factors of a wcr(mul) element, from
+    (factor, g, number of zero factors, product of the nonzero ones): the
+    product over the factor where none is 0; where exactly one is, that one
+    gets the product of the others and the rest get 0."""
+    x, g, zeros, product = a
+    zero, one = s.const(0.0, x.type), s.const(1.0, x.type)
+    only_zero = s.select(s.eq(zeros, one), product, zero)
+    others = s.select(s.eq(zeros, zero), s.div(product, x), s.select(s.eq(x, zero), only_zero, zero))
+    return s.mul(g, others)
+
+
 class _Scope:
     """Where a map body's adjoints are built: the builder, the forward values'
     clones (`mapping`) and the adjoints of the body's scalars."""
@@ -291,11 +305,12 @@ class MapReverser:
     def run(self) -> None:
         if self.op.is_buffer_form:
             raise CompileError.at(self.op, "autodiff: differentiate before bufferize (this map writes memrefs)")
-        extremal = [k for k in self.writes if self.kind(k) in ("max", "min") and self.grads[k]]
+        kinds = {k: self.kind(k) for k in self.writes if self.grads[k]}
         self.stored: dict[df.WriteOp, tuple[SSAValue, list[SSAValue]]] = {}
-        if extremal:
-            self.store_candidates(extremal)
-        self.ties = {k: self.tie_counts(k) for k in extremal}
+        if any(kind in ("max", "min", "mul") for kind in kinds.values()):
+            self.store_candidates([k for k, kind in kinds.items() if kind in ("max", "min", "mul")])
+        self.ties = {k: self.tie_counts(k) for k, kind in kinds.items() if kind in ("max", "min")}
+        self.products = {k: self.zeros_and_product(k) for k, kind in kinds.items() if kind == "mul"}
         sources = [
             v for v in used_from_outside(self.op)
             if isinstance(v.type, TensorType) and v in self.outer.varied and is_float(v)
@@ -323,13 +338,7 @@ class MapReverser:
         kinds = {w.wcr_kind for w in self.writes[k]}
         if len(kinds) > 1:
             raise CompileError.at(self.op, "autodiff: an output written with different wcr kinds")
-        kind = kinds.pop()
-        if kind == "mul":
-            raise CompileError.at(
-                self.writes[k][0], "autodiff: wcr(mul) is not differentiable here (its gradient divides by "
-                "the written values, which may be zero)"
-            )
-        return kind
+        return kinds.pop()
 
     # -- the candidates of wcr(max|min) outputs --------------------------------
 
@@ -405,16 +414,28 @@ class MapReverser:
                 result, [init, result, g, ties],
                 lambda s, a: s.select(s.eq(a[0], a[1]), s.div(a[2], a[3]), s.const(0.0, a[2].type)),
             )
+        if kind == "mul":
+            zeros, product = self.products[k]
+            return self.outer.pointwise(result, [self.op.outs[k], g, zeros, product], _product_share)
         if self.covers(k):
             return None
         # plain writes: the overwritten elements get no gradient
         mask = self.b.insert(df.MapOp(self.op.bounds, [g]))
-        mapping = self.clone_indices(self.op, mask, {})
-        zero_at = Builder(InsertPoint.at_end(mask.body.block))
-        for w in self.writes[k]:
-            zero = zero_at.insert(arith.ConstantOp(FloatAttr(0.0, w.value.type))).result
-            zero_at.insert(df.WriteOp(zero, mask.out_args[0], [mapping.get(i, i) for i in w.indices]))
+        self.zero_written(self.op, mask, {}, k, mask.out_args[0])
         return mask.res[0]
+
+    def zero_written(self, source: df.MapOp, target: df.MapOp, mapping: dict, k: int, dest: SSAValue) -> None:
+        """Write 0 into `dest` where `source` (and its nested maps) writes output
+        k; `target` runs over `source`'s space."""
+        mapping = self.clone_indices(source, target, dict(mapping))
+        b = Builder(InsertPoint.at_end(target.body.block))
+        for o in source.body.block.ops:
+            if isinstance(o, df.MapOp):
+                nested = b.insert(df.MapOp([x if isinstance(x, int) else mapping.get(x, x) for x in o.bounds], []))
+                self.zero_written(o, nested, mapping, k, dest)
+            elif isinstance(o, df.WriteOp) and o in self.writes[k]:
+                zero = b.insert(arith.ConstantOp(FloatAttr(0.0, o.value.type))).result
+                b.insert(df.WriteOp(zero, dest, [mapping.get(i, i) for i in o.indices]))
 
     def covers(self, k: int) -> bool:
         """Whether the map's plain writes overwrite every element of output k."""
@@ -440,26 +461,43 @@ class MapReverser:
         one_if_equal = lambda s, a: s.select(s.eq(a[0], a[1]), s.const(1.0, a[0].type), s.const(0.0, a[0].type))  # noqa: E731
         start = self.outer.pointwise(result, [init, result], one_if_equal)
         counts = self.b.insert(df.MapOp(self.op.bounds, [start]))
-        self.count_hits(self.op, counts, {}, counts.out_args[0], k, one_if_equal)
+
+        def hit(mb: Builder, value: SSAValue, idx: list[SSAValue]) -> None:
+            r = mb.insert(df.ReadOp(result, idx)).res
+            mb.insert(df.WriteOp(tasklet(mb, [value, r], r.type, one_if_equal), counts.out_args[0], idx, "add"))
+
+        self.each_candidate(self.op, counts, {}, k, hit)
         return counts.res[0]
 
-    def count_hits(
-        self, source: df.MapOp, target: df.MapOp, outer_mapping: dict, counts: SSAValue, k: int, one_if_equal
-    ) -> None:
-        """Add 1 to `counts` where a write to output k of `source` (or of its
-        nested maps) equals the result; `target` recomputes `source`."""
+    def zeros_and_product(self, k: int) -> tuple[SSAValue, SSAValue]:
+        """For each element of the wcr(mul) output k: how many of its factors
+        (the initial value and the written values) are 0, and the product of
+        the others."""
+        result, init = self.op.res[k], self.op.outs[k]
+        is_zero = lambda s, a: s.select(s.eq(a[0], s.const(0.0, a[0].type)), s.const(1.0, a[0].type), s.const(0.0, a[0].type))  # noqa: E731
+        or_one = lambda s, a: s.select(s.eq(a[0], s.const(0.0, a[0].type)), s.const(1.0, a[0].type), a[0])  # noqa: E731
+        start = [self.outer.pointwise(result, [init], is_zero), self.outer.pointwise(result, [init], or_one)]
+        acc = self.b.insert(df.MapOp(self.op.bounds, start))
+
+        def factor(mb: Builder, value: SSAValue, idx: list[SSAValue]) -> None:
+            mb.insert(df.WriteOp(tasklet(mb, [value], value.type, is_zero), acc.out_args[0], idx, "add"))
+            mb.insert(df.WriteOp(tasklet(mb, [value], value.type, or_one), acc.out_args[1], idx, "mul"))
+
+        self.each_candidate(self.op, acc, {}, k, factor)
+        return acc.res[0], acc.res[1]
+
+    def each_candidate(self, source: df.MapOp, target: df.MapOp, outer_mapping: dict, k: int, emit) -> None:
+        """`emit(builder, value, indices)` for each write to output k of `source`
+        (or of its nested maps), with the stored value it wrote; `target`
+        runs over `source`'s space."""
         mapping = self.clone_forward(source, target, dict(outer_mapping))
         mb = Builder(InsertPoint.at_end(target.body.block))
-        result = self.op.res[k]
         for o in source.body.block.ops:
             if isinstance(o, df.MapOp):
                 nested = mb.insert(df.MapOp([x if isinstance(x, int) else mapping.get(x, x) for x in o.bounds], []))
-                self.count_hits(o, nested, mapping, counts, k, one_if_equal)
+                self.each_candidate(o, nested, mapping, k, emit)
             elif isinstance(o, df.WriteOp) and o in self.writes[k]:
-                idx = [mapping.get(i, i) for i in o.indices]
-                r = mb.insert(df.ReadOp(result, idx)).res
-                hit = tasklet(mb, [self.stored_value(mb, o, mapping), r], r.type, one_if_equal)
-                mb.insert(df.WriteOp(hit, counts, idx, "add"))
+                emit(mb, self.stored_value(mb, o, mapping), [mapping.get(i, i) for i in o.indices])
 
     def clone_forward(self, source: df.MapOp, target: df.MapOp, mapping: dict[SSAValue, SSAValue]) -> dict:
         """Recompute `source`'s body (all but its writes) inside `target`'s body."""
@@ -545,6 +583,9 @@ class MapReverser:
                     b, [self.stored_value(b, o, mapping), r, gv, n], gv.type,
                     lambda t, a: t.select(t.eq(a[0], a[1]), t.div(a[2], a[3]), t.const(0.0, a[2].type)),
                 )
+            elif o.wcr_kind == "mul":
+                zeros, product = (b.insert(df.ReadOp(x, idx)).res for x in self.products[k])
+                gv = tasklet(b, [self.stored_value(b, o, mapping), gv, zeros, product], gv.type, _product_share)
             add(o.value, gv)
         elif isinstance(o, df.TaskletOp):
             if not any(r in adj for r in o.res):
@@ -570,7 +611,7 @@ class MapReverser:
         elif isinstance(o, arith.ConstantOp):
             return
         elif any(r in adj for r in o.results):
-            raise CompileError.at(o, f"autodiff: '{o.name}' on floats in a map body is not differentiable; put it in a tasklet")
+            raise CompileError.at(o, f"autodiff: cannot differentiate '{o.name}' in a map body")
 
     def scalar_loop(self, loop: scf.ForOp, scope: _Scope) -> None:
         """The adjoint of an scf.for over scalars in a map body: a loop running
