@@ -66,7 +66,10 @@ def test_sgd_loss_curve_matches_eager(name):
 
 
 def _train(net, params, x, y):
-    opt = torch.optim.SGD(params, lr=0.05)
+    # lr 0.02 keeps training out of the chaotic regime: at lr 0.05, LeNet-5 trained in eager
+    # from parameters perturbed by 1e-7 (relative) departs by 6 % at step 33, so no two
+    # correct implementations with different rounding could agree to 1e-3 there.
+    opt = torch.optim.SGD(params, lr=0.02)
     losses = []
     for _ in range(STEPS):
         opt.zero_grad()
