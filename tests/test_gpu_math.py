@@ -38,6 +38,8 @@ UNARY = {  # op -> (numpy reference, max ulp f32, max ulp f64)
     "math.sinh": (np.sinh, 4, 3),
     "math.cosh": (np.cosh, 3, 3),
     "math.exp2": (np.exp2, 1, 2),
+    "math.asinh": (np.arcsinh, 4, 3),
+    "math.acosh": (np.arccosh, 4, 4),
 }
 BINARY = {"math.atan2": (np.arctan2, 2, 2), "math.powf": (np.power, 1, None), "arith.remf": (np.fmod, 0, 0)}
 SPECIAL = [0.0, -0.0, np.inf, -np.inf, np.nan, 1.0, -1.0, 0.5, -0.5, 2.0, -2.0, 3.0, -3.0, 1e-30, -1e-30,
@@ -77,6 +79,8 @@ def inputs(op: str, dtype) -> np.ndarray:
         return np.concatenate([wide(40000, -10, 1.9 if f32 else 2.8), RNG.uniform(-3, 3, 20000)])
     if op == "math.exp2":
         return np.concatenate([wide(40000, -10, 2.1 if f32 else 3.0), RNG.uniform(-3, 3, 20000)])
+    if op == "math.acosh":
+        return np.concatenate([np.abs(wide(30000, 0, 30)), 1 + np.abs(wide(30000, -10, 0)), RNG.uniform(0.5, 3, 20000)])
     if op == "math.erf":
         return np.concatenate([wide(20000, -10, 0.5), RNG.uniform(-7, 7, 40000)])
     return np.concatenate([wide(60000, -30, 30), RNG.uniform(-3, 3, 20000)])

@@ -26,6 +26,8 @@ for relative error, or fdlibm's where noted), with IEEE special values
 | powf | exp(y log x), log in double-double (about 2^-57); f32 in f64 | 1 ulp (f32), 1 + abs(y ln x)/16 ulp (f64) |
 | asin, acos | atan2(x, sqrt((1-x)(1+x))) and its mirror | 3 ulp |
 | atanh | log1p(2a/(1-a))/2 | 4 ulp (f32), 3 ulp (f64) |
+| asinh | log1p(a + a^2/(1 + sqrt(1 + a^2))), log(a) + ln2 above 2^28 | 4 ulp (f32), 3 ulp (f64) |
+| acosh | log1p(t + sqrt(2t + t^2)) below 2, log(2x - 1/(x + sqrt(x^2-1))), log(x) + ln2 | 4 ulp |
 | sinh, cosh | expm1 below 1 (sinh), e^(a/2) (e^(a/2)/2) +- its reciprocal above | 4 ulp (f32), 3 ulp (f64) |
 | exp2 | 2^round(x) e^(r ln2), r = x - round(x) exact | 1 ulp (f32), 2 ulp (f64) |
 | remf | exact fmod: mantissa reduction 21 (f32) / 50 (f64) bits per step | exact |
@@ -350,6 +352,33 @@ def emit_atanh(e, x: ir.Value) -> ir.Value:
     return b.select(_is_nan(e, x), x, e.call_intrinsic("copysign", ty, [r, x]))
 
 
+def emit_asinh(e, x: ir.Value) -> ir.Value:
+    """asinh: log1p(a + a^2/(1 + sqrt(1 + a^2))), log(a) + ln2 above 2^28; the sign of x."""
+    b = e.b
+    ty = x.type
+    a = _fabs(e, x)
+    a2 = b.fmul(a, a)
+    root = e.call_intrinsic("sqrt", ty, [b.fadd(_c(ty, 1.0), a2)])
+    r = emit_log1p(e, b.fadd(a, b.fdiv(a2, b.fadd(_c(ty, 1.0), root))))
+    huge = b.fadd(emit_log(e, a), _c(ty, 0.6931471805599453))
+    r = b.select(b.fcmp_ordered(">", a, _c(ty, 2.0**28)), huge, r)
+    return b.select(_is_nan(e, x), x, e.call_intrinsic("copysign", ty, [r, x]))
+
+
+def emit_acosh(e, x: ir.Value) -> ir.Value:
+    """acosh: log1p(t + sqrt(2t + t^2)), t = x - 1, below 2; log(2x - 1/(x + sqrt(x^2 - 1)))
+    up to 2^28, log(x) + ln2 above; NaN below 1."""
+    b = e.b
+    ty = x.type
+    t = b.fsub(x, _c(ty, 1.0))
+    near = emit_log1p(e, b.fadd(t, e.call_intrinsic("sqrt", ty, [_fma(e, t, t, b.fadd(t, t))])))
+    root = e.call_intrinsic("sqrt", ty, [_fma(e, x, x, _c(ty, -1.0))])
+    mid = emit_log(e, b.fsub(b.fadd(x, x), b.fdiv(_c(ty, 1.0), b.fadd(x, root))))
+    huge = b.fadd(emit_log(e, x), _c(ty, 0.6931471805599453))
+    r = b.select(b.fcmp_ordered("<", x, _c(ty, 2.0)), near, b.select(b.fcmp_ordered(">", x, _c(ty, 2.0**28)), huge, mid))
+    return b.select(b.fcmp_unordered("<", x, _c(ty, 1.0)), _c(ty, float("nan")), r)
+
+
 def _half_exp(e, a: ir.Value) -> tuple[ir.Value, ir.Value]:
     """(e^a / 2, e^-a / 2) for a >= 0, from h = e^(a/2) (e^a/2 = h (h/2) stays finite up to
     the largest a whose sinh/cosh is finite)."""
@@ -619,6 +648,8 @@ MATH1: dict[str, Callable] = {
     "math.sinh": emit_sinh,
     "math.cosh": emit_cosh,
     "math.exp2": emit_exp2,
+    "math.asinh": emit_asinh,
+    "math.acosh": emit_acosh,
 }
 """Unary math ops: name -> emitter (f32 or f64 operand)."""
 

@@ -26,12 +26,12 @@ Kernels are translated op by op with the CPU emitter's handlers (same
   are `atom.global` instructions, float max/min (`fmaximum`, NaN-propagating
   like `arith.maximumf`) LLVM expands to a CAS loop, mul is a CAS loop here.
 * Math without libm or libdevice: exp, exp2, log, log2, log10, expm1, log1p,
-  sin, cos, tan, asin, acos, atan, atan2, sinh, cosh, tanh, atanh, cbrt, erf,
-  powf and `arith.remf` (exact fmod) are inline range reduction + polynomials
-  (`gpu_math`, with its accuracy table); sqrt, fma, fabs, floor, ceil, trunc,
-  round(even), copysign, min/max are native instructions; f16 computes in
-  f32. Other math ops (asinh, acosh, erfc, ...) are rejected with
-  NotImplementedError, as are allocation, copies and calls in kernels.
+  sin, cos, tan, asin, acos, atan, atan2, sinh, cosh, tanh, asinh, acosh,
+  atanh, cbrt, erf, powf and `arith.remf` (exact fmod) are inline range
+  reduction + polynomials (`gpu_math`, with its accuracy table); sqrt, fma,
+  fabs, floor, ceil, trunc, round(even), copysign, min/max are native
+  instructions; f16 computes in f32. Other math ops (erfc, ...) are rejected
+  with NotImplementedError, as are allocation, copies and calls in kernels.
 """
 
 from __future__ import annotations
