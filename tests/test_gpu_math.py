@@ -72,7 +72,8 @@ def inputs(op: str, dtype) -> np.ndarray:
     if op in ("math.expm1", "math.exp"):
         return np.concatenate([wide(40000, -10, 1.9 if f32 else 2.8), RNG.uniform(-2, 2, 20000)])
     if op in ("math.log1p", "math.log"):
-        return np.concatenate([np.abs(wide(40000, -40 if f32 else -300, 38 if f32 else 300)), RNG.uniform(-1, 3, 20000)])
+        magnitudes = np.abs(wide(40000, -40 if f32 else -300, 38 if f32 else 300))
+        return np.concatenate([magnitudes, RNG.uniform(-1, 3, 20000)])
     if op in ("math.asin", "math.acos", "math.atanh"):
         return np.concatenate([wide(40000, -10, 0), RNG.uniform(-1, 1, 40000)])
     if op in ("math.sinh", "math.cosh"):

@@ -16,7 +16,7 @@ for relative error, or fdlibm's where noted), with IEEE special values
 
 | op | method | max error |
 |---|---|---|
-| sin, cos | x = k*pi/2 + r, 3-part Cody-Waite with fma; r in [-pi/4, pi/4] | 1 ulp for abs(x) < 2^20 (f32), 2^47 (f64), 2 ulp up to 2^21 (f32); NaN beyond SINCOS_LIMIT |
+| sin, cos | x = k pi/2 + r, 3-part Cody-Waite with fma | 1 ulp below 2^20 (f32), 2^47 (f64); NaN beyond SINCOS_LIMIT |
 | tan | sin(r)/cos(r) of the same reduction | 3 ulp, same range |
 | atan, atan2 | 1/x for abs(x) > 1, (t-1)/(t+1) above tan(pi/8), odd polynomial | 3 ulp (f32), 2 ulp (f64) |
 | expm1 | polynomial for abs(x) < 1/2, exp(x) - 1 beyond | 2 ulp |
@@ -375,7 +375,8 @@ def emit_acosh(e, x: ir.Value) -> ir.Value:
     root = e.call_intrinsic("sqrt", ty, [_fma(e, x, x, _c(ty, -1.0))])
     mid = emit_log(e, b.fsub(b.fadd(x, x), b.fdiv(_c(ty, 1.0), b.fadd(x, root))))
     huge = b.fadd(emit_log(e, x), _c(ty, 0.6931471805599453))
-    r = b.select(b.fcmp_ordered("<", x, _c(ty, 2.0)), near, b.select(b.fcmp_ordered(">", x, _c(ty, 2.0**28)), huge, mid))
+    r = b.select(b.fcmp_ordered(">", x, _c(ty, 2.0**28)), huge, mid)
+    r = b.select(b.fcmp_ordered("<", x, _c(ty, 2.0)), near, r)
     return b.select(b.fcmp_unordered("<", x, _c(ty, 1.0)), _c(ty, float("nan")), r)
 
 
@@ -564,7 +565,8 @@ def _split(e, a: ir.Value) -> tuple[ir.Value, ir.Value]:
     tiny = b.fcmp_ordered("<", a, _c(ty, 2.0 ** (1 - bias)))
     s = b.select(tiny, b.fmul(a, _c(ty, 2.0**mant)), a)
     bits = b.bitcast(s, ity)
-    k = b.sub(b.lshr(bits, ir.Constant(ity, mant)), b.select(tiny, ir.Constant(ity, bias + mant), ir.Constant(ity, bias)))
+    offset = b.select(tiny, ir.Constant(ity, bias + mant), ir.Constant(ity, bias))
+    k = b.sub(b.lshr(bits, ir.Constant(ity, mant)), offset)
     m = b.bitcast(b.or_(b.and_(bits, ir.Constant(ity, (1 << mant) - 1)), ir.Constant(ity, bias << mant)), ty)
     return m, k
 
