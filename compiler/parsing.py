@@ -5,6 +5,7 @@ from xdsl.utils.exceptions import ParseError
 
 from dfc.compiler.context import make_context
 from dfc.compiler.diagnostics import CompileError, LocatingParser, parse_error, verify_located
+from dfc.compiler.location_aliases import has_location_aliases, resolve_locations
 
 
 def decode_source(data: bytes, filename: str) -> str:
@@ -22,10 +23,14 @@ def decode_source(data: bytes, filename: str) -> str:
 def parse_module(text: str, filename: str = "<string>", *, allow_unregistered: bool = False) -> ModuleOp:
     """Parse `text` into a verified module with every project dialect loaded.
 
-    Each op carries its source position; bad syntax or IR that does not
-    verify raises `CompileError` naming `filename:line:col`.
+    Each op carries its source position (or the `"file":line:col` its
+    debug location names: `#loc` aliases are resolved, see
+    `compiler.location_aliases`); bad syntax or IR that does not verify raises
+    `CompileError` naming `filename:line:col`.
     `allow_unregistered`: accept ops of dialects dfc does not know.
     """
+    if has_location_aliases(text):
+        text = resolve_locations(text)
     try:
         module = LocatingParser(make_context(allow_unregistered), text, filename).parse_module()
     except ParseError as err:

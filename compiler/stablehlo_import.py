@@ -5,13 +5,14 @@
 and `dce`; the result holds func + nn + scf, ready for `autodiff` and the
 engine. `from_jax(f, *example_args)` lowers `f` with JAX for the example
 arguments' shapes and dtypes, imports it under the function's own name, and
-returns a `JaxFunction` that compiles on its first call. JAX is imported only
-by `from_jax`.
+returns a `JaxFunction`, a `dfc.Function` that compiles on its first call and
+that `dfc.grad`/`dfc.value_and_grad` differentiate with the `autodiff` pass.
+JAX is imported only by `from_jax`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -21,42 +22,41 @@ from xdsl.dialects.builtin import ModuleOp, StringAttr
 from dfc.compiler.interpreter import dtype_of
 from dfc.compiler.parsing import parse_module
 from dfc.compiler.pass_manager import PassManager
+from dfc.function import Function
 
 
 def import_stablehlo(text: str, filename: str = "<stablehlo>") -> ModuleOp:
-    """The library-level module of a StableHLO module's text."""
+    """The library-level module of a StableHLO module's text (debug locations
+    become the source positions they name, see `compiler.location_aliases`)."""
     module = parse_module(text, filename)
     PassManager.parse("convert-stablehlo,dce").run(module)
     return module
 
 
-class JaxFunction:
-    """A JAX function imported as `module`'s `@name`; calling it runs the compiled code."""
-
-    def __init__(self, module: ModuleOp, name: str):
-        self.module = module
-        self.name = name
-        self._engine: Any = None
-
-    def mlir(self) -> str:
-        """The imported module (func + nn + scf) as MLIR text."""
-        return str(self.module)
+class JaxFunction(Function):
+    """A JAX function imported as `module`'s `@name`: a `dfc.Function` (callable,
+    accepted by `dfc.grad`/`dfc.value_and_grad`) whose arguments are first
+    converted to the dtypes JAX lowered them to, as JAX does (float64 arrays
+    and Python floats become f32)."""
 
     def arguments(self, *args: Any) -> list[np.ndarray]:
-        """`args` as numpy arrays of the dtypes JAX lowered them to (a Python
-        float becomes an f32 0-d array, as in JAX)."""
-        f = next(op for op in self.module.ops if isinstance(op, func.FuncOp) and op.sym_name.data == self.name)
-        types = f.function_type.inputs.data
-        if len(args) != len(types):
-            raise TypeError(f"@{self.name} takes {len(types)} arguments, got {len(args)}")
-        return [np.asarray(a, dtype=dtype_of(t.element_type)) for a, t in zip(args, types)]  # type: ignore[attr-defined]
+        """`args` as numpy arrays of the function's parameter dtypes."""
+        if len(args) != len(self.inputs):
+            raise TypeError(f"@{self.name} takes {len(self.inputs)} arguments, got {len(args)}")
+        return [np.asarray(a, dtype=dtype_of(t.element_type)) for a, t in zip(args, self.inputs)]
 
     def __call__(self, *args: Any) -> Any:
-        if self._engine is None:
-            from dfc.compiler.engine import ExecutionEngine
+        return super().__call__(*self.arguments(*args))
 
-            self._engine = ExecutionEngine(self.module.clone())
-        return self._engine.invoke(self.name, *self.arguments(*args))
+    def gradient(self, wrt: Sequence[int]) -> Callable[..., tuple]:
+        call = super().gradient(wrt)
+        n = len(self.inputs)
+
+        def converted(*args: Any) -> tuple:
+            return call(*self.arguments(*args[:n]), *args[n:])
+
+        converted.n_outputs = call.n_outputs  # type: ignore[attr-defined]
+        return converted
 
 
 def _symbol(name: str) -> str:
@@ -67,11 +67,13 @@ def _symbol(name: str) -> str:
 def from_jax(f: Callable[..., Any], *example_args: Any) -> JaxFunction:
     """`f` lowered by `jax.jit` for arguments shaped like `example_args`, imported.
 
-    The module's entry function (JAX's `@main`) is renamed after `f`.
+    The module's entry function (JAX's `@main`) is renamed after `f`; each op
+    carries the position in the Python source of the JAX call it comes from,
+    so errors point there.
     """
     import jax
 
-    text = jax.jit(f).lower(*example_args).as_text()
+    text = jax.jit(f).lower(*example_args).as_text(debug_info=True)
     name = _symbol(getattr(f, "__name__", "main"))
     module = import_stablehlo(text, f"<jax:{name}>")
     for op in module.ops:

@@ -9,6 +9,10 @@ Tensor-level df maps (before `bufferize`) are fused when provably legal:
   disappears once nothing reads it, so an intermediate read by two consumers
   is recomputed in both rather than stored. This also fuses an elementwise map
   into a following reduction (softmax's exp and sum), since C may write with wcr.
+  Not when C tests the value for float equality or reduces it with
+  wcr(max|min) while P stays for another reader: a recomputation need not be
+  bit-equal to the stored value (fast-math), and max/min gradients find the
+  extremum by equality, so every reader must see the same stored bits.
 - *Siblings*: maps over the same space, reading a common input and
   independent of each other, become one map with both sets of outputs (the
   ops between them must not use the first's results; the merged map takes

@@ -1,5 +1,5 @@
-"""Gradients of max/min pick the extremal element by float equality or
-comparison; under fast-math (the engine's default) two computations of one
+"""Gradients of max/min (wcr, nn.reduce, nn.reduce_window, nn.maximum and
+nn.minimum) pick the extremal element by float equality or comparison; under fast-math (the engine's default) two computations of one
 value need not be bit-equal, so the backward must compare the very values the
 forward reduced (issue 12). Each program's candidates are computed (a
 division, a product plus a sum) so that a recomputation may round
@@ -65,10 +65,13 @@ def _library(op: str) -> str:
     """An nn max/min over computed values (fusion may recompute them)."""
     body = {
         "reduce": 'nn.reduce %q {kind = "KIND", axes = array<i64: 1>} : (tensor<3x8xf64>) -> tensor<3xf64>',
+        "window": 'nn.reduce_window %q {kind = "KIND", window_dimensions = array<i64: 1, 3>, window_strides = '
+                  'array<i64: 1, 2>, window_dilations = array<i64: 1, 1>, padding_low = array<i64: 0, 1>, '
+                  'padding_high = array<i64: 0, 1>} : (tensor<3x8xf64>) -> tensor<3x4xf64>',
         "maximum": "nn.maximum %q, %d : (tensor<3x8xf64>, tensor<3x8xf64>) -> tensor<3x8xf64>",
         "minimum": "nn.minimum %q, %d : (tensor<3x8xf64>, tensor<3x8xf64>) -> tensor<3x8xf64>",
     }[op]
-    out = "tensor<3xf64>" if op == "reduce" else "tensor<3x8xf64>"
+    out = {"reduce": "tensor<3xf64>", "window": "tensor<3x4xf64>"}.get(op, "tensor<3x8xf64>")
     return f"""
 func.func @f(%w: tensor<3x8xf64>, %c: tensor<3x8xf64>) -> {out} {{
   %sq = nn.mul %w, %w : (tensor<3x8xf64>, tensor<3x8xf64>) -> tensor<3x8xf64>
@@ -111,8 +114,8 @@ def test_nested_wcr_extremum_gradient_on_the_engine(kind):
     _check(_nested_reduce(kind), [(3, 4), (3, 4)], (3,))
 
 
-@pytest.mark.parametrize("op", ["reduce-max", "reduce-min", "maximum", "minimum"])
+@pytest.mark.parametrize("op", ["reduce-max", "reduce-min", "window-max", "window-min", "maximum", "minimum"])
 def test_library_extremum_gradient_on_the_engine(op):
     name, _, kind = op.partition("-")
     text = _library(name).replace("KIND", kind)
-    _check(text, [(3, 8), (3, 8)], (3,) if name == "reduce" else (3, 8))
+    _check(text, [(3, 8), (3, 8)], {"reduce": (3,), "window": (3, 4)}.get(name, (3, 8)))

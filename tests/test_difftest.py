@@ -69,7 +69,7 @@ def test_forward_batch_agrees_everywhere():
 
 def test_gradient_batch_agrees_with_finite_differences():
     """Autodiff (interpreter and engine) against finite differences."""
-    features = frozenset({"offset", "nested", "call", "nn"})
+    features = frozenset({"offset", "nested", "call", "nn", "wcr", "loop", "minmax"})
     summary = run(8000, 12, features, 4, Options(gpu=False, grad=True), batch=12)
     assert not summary["findings"], summary["findings"]
     assert summary["outcomes"].get("pass", 0) >= 10

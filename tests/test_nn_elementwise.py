@@ -71,6 +71,13 @@ def test_unary(op):
     check(_module(op, [_t([3, 4])], _t([3, 4])), [x], expected.astype(np.float32))
 
 
+def test_f32_erf_is_within_5e_7_of_erf_everywhere():
+    x = np.concatenate([np.linspace(-7, 7, 4001, dtype=np.float32), np.float32([0.0, -0.0, np.inf, -np.inf, np.nan])])
+    expected = np.array([math.erf(v) for v in x.astype(np.float64)])
+    for got in run_both(_module("nn.erf", [_t([x.size])], _t([x.size])), [x]):
+        np.testing.assert_allclose(got, expected, rtol=0, atol=5e-7)
+
+
 def test_round_is_half_away_from_zero():
     x = np.float32([-2.5, -1.5, -0.5, 0.5, 1.5, 2.5])
     for got in run_both(_module("nn.round", [_t([6])], _t([6])), [x]):

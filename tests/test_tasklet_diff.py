@@ -126,6 +126,14 @@ CASES = {
         %m = arith.maximumf %y, %x : f64
         %n = arith.negf %m : f64
         %r = arith.minimumf %t, %n : f64""",
+    # SymPy recursed without bound on these as nested Piecewise (found by difftest, issue 12)
+    "deep-extrema": """%a = arith.maximumf %x, %y : f64
+        %b = arith.maximumf %y, %a : f64
+        %c = arith.minimumf %y, %x : f64
+        %d = arith.negf %c : f64
+        %e = arith.maximumf %b, %d : f64
+        %f = arith.minimumf %e, %x : f64
+        %r = arith.maximumf %f, %c : f64""",
     "extremum-of-extrema": """%a = arith.minimumf %x, %y : f64
         %b = arith.mulf %x, %y : f64
         %c = arith.maximumf %b, %x : f64

@@ -109,6 +109,8 @@ def _parser() -> argparse.ArgumentParser:
                      help="check diagnostics against '// expected-error {{...}}' annotations")
     inp.add_argument("--allow-unregistered-dialect", action="store_true",
                      help="accept ops of dialects dfc does not know")
+    inp.add_argument("--import-onnx", action="store_true",
+                     help="read the input as an ONNX model (.onnx; needs the 'onnx' package)")
 
     dump = parser.add_argument_group("instrumentation (also spelt --mlir-...)")
     dump.add_argument("--print-ir-before-all", "--mlir-print-ir-before-all", action="store_true",
@@ -293,9 +295,14 @@ def run(argv: Sequence[str]) -> int:
     manager.timings.append(("load passes", time.perf_counter() - start))
     if args.dump_pass_pipeline:
         print(f"Pass Manager with {len(manager.passes)} passes:\n{manager.pipeline_text()}", file=sys.stderr)
+    if args.import_onnx:
+        module = manager.run(_onnx_module(args.input))
+        _write(args.output, _print(module, args.print_op_generic, args.print_debuginfo) if args.target == "mlir"
+               else _translate(module, args.target, manager))
+        return 0
     text, filename = _read(args.input)
     try:
-        outputs, failed = _process(args, manager, text, filename)
+        outputs, failed = _process(args, manager, text, filename, progress)
     finally:
         if progress is not None:
             progress.clear()
@@ -305,7 +312,9 @@ def run(argv: Sequence[str]) -> int:
     return 1 if failed else 0
 
 
-def _process(args: argparse.Namespace, manager: PassManager, text: str, filename: str) -> tuple[list[str], bool]:
+def _process(
+    args: argparse.Namespace, manager: PassManager, text: str, filename: str, progress: Progress | None
+) -> tuple[list[str], bool]:
     """Each chunk parsed, run through `manager` and printed; (outputs, whether any failed)."""
     from dfc.compiler.parsing import parse_module
     from dfc.tools.diagnostics_check import check, expectations
@@ -326,6 +335,8 @@ def _process(args: argparse.Namespace, manager: PassManager, text: str, filename
                 outputs.append(_translate(module, args.target, manager))
         except CompileError as err:
             error = err
+        if progress is not None:
+            progress.clear()  # messages start on a clean line
         if args.verify_diagnostics:
             problems = check(expectations(chunk, first_line), error, filename)
             for problem in problems:
@@ -335,6 +346,22 @@ def _process(args: argparse.Namespace, manager: PassManager, text: str, filename
             print(error, file=sys.stderr)
             failed = True
     return outputs, failed
+
+
+def _onnx_module(path: str) -> ModuleOp:
+    """The module `import_onnx` builds from the model at `path`."""
+    try:
+        import onnx  # noqa: F401
+    except ImportError:
+        raise CompileError("--import-onnx needs the 'onnx' package (pip install 'dfc[onnx]')") from None
+    from dfc.compiler.onnx_import import import_onnx
+
+    if path == "-":
+        raise CompileError("--import-onnx reads a file, not stdin")
+    try:
+        return import_onnx(path)[0]
+    except OSError as err:
+        raise CompileError(f"cannot open input file '{path}': {err.strerror}") from None
 
 
 def _translate(module: ModuleOp, target: str, manager: PassManager) -> str:

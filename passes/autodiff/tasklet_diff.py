@@ -77,13 +77,30 @@ def _cast(t: Attribute, x: sympy.Expr) -> sympy.Expr:
     return _CASTS[t](x)
 
 
-def _extremum(a: sympy.Expr, b: sympy.Expr, wins: Callable) -> sympy.Expr:
-    """max (wins=gt) or min (wins=lt): a tie goes to a constant operand, else half each."""
-    if a.is_number:
-        a, b = b, a
-    if b.is_number:
-        return sympy.Piecewise((a, wins(a, b)), (b, True))
-    return sympy.Piecewise((a, wins(a, b)), (b, wins(b, a)), ((a + b) / 2, True))
+class _Extremum(sympy.Function):
+    """max (`wins` = gt) or min (lt) of two operands, kept whole (emitted as
+    `op`): as nested Piecewise, deep max/min chains sent SymPy into unbounded
+    recursion. Its derivative: 1 for the winner, half each on a tie between
+    two variables, and a tie with a constant goes to the constant (relu'(0) = 0)."""
+
+    wins: Callable
+    op: type[Operation]
+
+    @classmethod
+    def eval(cls, a: sympy.Expr, b: sympy.Expr) -> sympy.Expr | None:
+        if a.is_number and b.is_number and sympy.nan not in (a, b):
+            return a if cls.wins(a, b) == sympy.true else b
+        return None
+
+    def fdiff(self, argindex: int = 1) -> sympy.Expr:
+        mine, other = self.args if argindex == 1 else reversed(self.args)
+        if other.is_number:
+            return sympy.Piecewise((1, type(self).wins(mine, other)), (0, True))
+        return sympy.Piecewise((1, type(self).wins(mine, other)), (0, type(self).wins(other, mine)), (sympy.S.Half, True))
+
+
+def _extremum_kind(name: str, wins: Callable, op: type[Operation]) -> type[_Extremum]:
+    return type(name, (_Extremum,), {"wins": staticmethod(wins), "op": op})
 
 
 class _Unordered(BooleanFunction):
@@ -116,8 +133,6 @@ _STEPS: dict[str, type[_Step]] = {
 }
 
 
-_max = partial(_extremum, wins=operator.gt)
-_min = partial(_extremum, wins=operator.lt)
 
 _RULES: dict[str, Callable[..., sympy.Basic]] = {
     "arith.addf": operator.add,
@@ -125,10 +140,10 @@ _RULES: dict[str, Callable[..., sympy.Basic]] = {
     "arith.mulf": operator.mul,
     "arith.divf": operator.truediv,
     "arith.negf": operator.neg,
-    "arith.maximumf": _max,
-    "arith.maxnumf": _max,
-    "arith.minimumf": _min,
-    "arith.minnumf": _min,
+    "arith.maximumf": _extremum_kind("maximumf", operator.gt, arith.MaximumfOp),
+    "arith.maxnumf": _extremum_kind("maxnumf", operator.gt, arith.MaxnumfOp),
+    "arith.minimumf": _extremum_kind("minimumf", operator.lt, arith.MinimumfOp),
+    "arith.minnumf": _extremum_kind("minnumf", operator.lt, arith.MinnumfOp),
     "arith.select": lambda c, a, b: sympy.Piecewise((a, c), (b, True)),
     "math.fma": lambda a, b, c: a * b + c,
     "math.absf": lambda a: sympy.Piecewise((a, a > 0), (-a, a < 0), (0, True)),
@@ -375,6 +390,8 @@ class _Emitter:
             return self._op(arith.CmpfOp(lhs, rhs, "uno"))
         if isinstance(e, _SignBit):
             return self._op(math.CopySignOp(self.emit(sympy.S.One, t), self.emit(e.args[0], t)))
+        if isinstance(e, _Extremum):
+            return self._op(e.op(*(self.emit(a, t) for a in e.args)))
         if isinstance(e, _Step):
             return self._op(e.op(self.emit(e.args[0], t)))
         if isinstance(e, ITE):  # conditions of nested max/min: a select on i1
