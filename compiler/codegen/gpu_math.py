@@ -1,6 +1,6 @@
 """Math for GPU kernels without libdevice: inline LLVM IR for f32 and f64.
 
-    MATH1[name](e, x) -> value        sin, cos, tan, atan, cbrt, expm1, log1p, erf, log, ...
+    MATH1[name](e, x) -> value        sin, cos, tan, atan, asin, sinh, cbrt, expm1, log1p, erf, log, ...
     MATH2[name](e, x, y) -> value     atan2, powf, remf (arith.remf)
 
 `e` is the emitter: `e.b` an llvmlite IRBuilder, `e.call_intrinsic(base, ty,
@@ -16,14 +16,20 @@ for relative error, or fdlibm's where noted), with IEEE special values
 
 | op | method | max error |
 |---|---|---|
-| sin, cos | x = k*pi/2 + r, 3-part Cody-Waite with fma; r in [-pi/4, pi/4] | 1 ulp for abs(x) < 2^20 (f32), 2^47 (f64), 2 ulp up to 2^21 (f32); NaN beyond SINCOS_LIMIT |
+| sin, cos | x = k pi/2 + r, 3-part Cody-Waite with fma | 1 ulp below 2^20 (f32), 2^47 (f64); NaN beyond SINCOS_LIMIT |
 | tan | sin(r)/cos(r) of the same reduction | 3 ulp, same range |
-| atan, atan2 | 1/x for abs(x) > 1, (t-1)/(t+1) above tan(pi/8), odd polynomial | 2 ulp |
+| atan, atan2 | 1/x for abs(x) > 1, (t-1)/(t+1) above tan(pi/8), odd polynomial | 3 ulp (f32), 2 ulp (f64) |
 | expm1 | polynomial for abs(x) < 1/2, exp(x) - 1 beyond | 2 ulp |
 | log1p | log(1+x) + (x - ((1+x) - 1))/(1+x) | 3 ulp (f32), 2 ulp (f64) |
 | cbrt | exponent/3 bit estimate, 3 Halley steps (f32 in f64) | 1 ulp (f32), 3 ulp (f64) |
 | erf | odd polynomial below 1, 1 - exp(-x^2) Q(x) beyond (3 pieces in f64) | 3 ulp |
 | powf | exp(y log x), log in double-double (about 2^-57); f32 in f64 | 1 ulp (f32), 1 + abs(y ln x)/16 ulp (f64) |
+| asin, acos | atan2(x, sqrt((1-x)(1+x))) and its mirror | 3 ulp |
+| atanh | log1p(2a/(1-a))/2 | 4 ulp (f32), 3 ulp (f64) |
+| asinh | log1p(a + a^2/(1 + sqrt(1 + a^2))), log(a) + ln2 above 2^28 | 4 ulp (f32), 3 ulp (f64) |
+| acosh | log1p(t + sqrt(2t + t^2)) below 2, log(2x - 1/(x + sqrt(x^2-1))), log(x) + ln2 | 4 ulp |
+| sinh, cosh | expm1 below 1 (sinh), e^(a/2) (e^(a/2)/2) +- its reciprocal above | 4 ulp (f32), 3 ulp (f64) |
+| exp2 | 2^round(x) e^(r ln2), r = x - round(x) exact | 1 ulp (f32), 2 ulp (f64) |
 | remf | exact fmod: mantissa reduction 21 (f32) / 50 (f64) bits per step | exact |
 
 sin, cos and tan of arguments beyond SINCOS_LIMIT, where the 3-part reduction
@@ -321,6 +327,101 @@ def emit_atan2(e, y: ir.Value, x: ir.Value) -> ir.Value:
     return b.select(b.or_(_is_nan(e, x), _is_nan(e, y)), b.fadd(x, y), r)
 
 
+def emit_asin(e, x: ir.Value) -> ir.Value:
+    """asin x = atan2(x, sqrt((1-x)(1+x))) (1 - x exact where it matters; NaN beyond 1)."""
+    return emit_atan2(e, x, _sqrt_one_minus_sq(e, x))
+
+
+def emit_acos(e, x: ir.Value) -> ir.Value:
+    """acos x = atan2(sqrt((1-x)(1+x)), x)."""
+    return emit_atan2(e, _sqrt_one_minus_sq(e, x), x)
+
+
+def _sqrt_one_minus_sq(e, x: ir.Value) -> ir.Value:
+    b = e.b
+    one = _c(x.type, 1.0)
+    return e.call_intrinsic("sqrt", x.type, [b.fmul(b.fsub(one, x), b.fadd(one, x))])
+
+
+def emit_atanh(e, x: ir.Value) -> ir.Value:
+    """atanh x = log1p(2a/(1-a))/2 with a = |x|, the sign of x."""
+    b = e.b
+    ty = x.type
+    a = _fabs(e, x)
+    r = b.fmul(emit_log1p(e, b.fdiv(b.fadd(a, a), b.fsub(_c(ty, 1.0), a))), _c(ty, 0.5))
+    return b.select(_is_nan(e, x), x, e.call_intrinsic("copysign", ty, [r, x]))
+
+
+def emit_asinh(e, x: ir.Value) -> ir.Value:
+    """asinh: log1p(a + a^2/(1 + sqrt(1 + a^2))), log(a) + ln2 above 2^28; the sign of x."""
+    b = e.b
+    ty = x.type
+    a = _fabs(e, x)
+    a2 = b.fmul(a, a)
+    root = e.call_intrinsic("sqrt", ty, [b.fadd(_c(ty, 1.0), a2)])
+    r = emit_log1p(e, b.fadd(a, b.fdiv(a2, b.fadd(_c(ty, 1.0), root))))
+    huge = b.fadd(emit_log(e, a), _c(ty, 0.6931471805599453))
+    r = b.select(b.fcmp_ordered(">", a, _c(ty, 2.0**28)), huge, r)
+    return b.select(_is_nan(e, x), x, e.call_intrinsic("copysign", ty, [r, x]))
+
+
+def emit_acosh(e, x: ir.Value) -> ir.Value:
+    """acosh: log1p(t + sqrt(2t + t^2)), t = x - 1, below 2; log(2x - 1/(x + sqrt(x^2 - 1)))
+    up to 2^28, log(x) + ln2 above; NaN below 1."""
+    b = e.b
+    ty = x.type
+    t = b.fsub(x, _c(ty, 1.0))
+    near = emit_log1p(e, b.fadd(t, e.call_intrinsic("sqrt", ty, [_fma(e, t, t, b.fadd(t, t))])))
+    root = e.call_intrinsic("sqrt", ty, [_fma(e, x, x, _c(ty, -1.0))])
+    mid = emit_log(e, b.fsub(b.fadd(x, x), b.fdiv(_c(ty, 1.0), b.fadd(x, root))))
+    huge = b.fadd(emit_log(e, x), _c(ty, 0.6931471805599453))
+    r = b.select(b.fcmp_ordered(">", x, _c(ty, 2.0**28)), huge, mid)
+    r = b.select(b.fcmp_ordered("<", x, _c(ty, 2.0)), near, r)
+    return b.select(b.fcmp_unordered("<", x, _c(ty, 1.0)), _c(ty, float("nan")), r)
+
+
+def _half_exp(e, a: ir.Value) -> tuple[ir.Value, ir.Value]:
+    """(e^a / 2, e^-a / 2) for a >= 0, from h = e^(a/2) (e^a/2 = h (h/2) stays finite up to
+    the largest a whose sinh/cosh is finite)."""
+    b = e.b
+    h = emit_exp(e, b.fmul(a, _c(a.type, 0.5)))
+    return b.fmul(h, b.fmul(h, _c(a.type, 0.5))), b.fdiv(_c(a.type, 0.5), b.fmul(h, h))
+
+
+def emit_sinh(e, x: ir.Value) -> ir.Value:
+    """sinh: (m + m/(m+1))/2 with m = expm1|x| below 1 (no cancellation), e^a/2 - e^-a/2 above."""
+    b = e.b
+    ty = x.type
+    a = _fabs(e, x)
+    m = emit_expm1(e, a)
+    small = b.fmul(b.fadd(m, b.fdiv(m, b.fadd(m, _c(ty, 1.0)))), _c(ty, 0.5))
+    up, down = _half_exp(e, a)
+    r = b.select(b.fcmp_ordered("<", a, _c(ty, 1.0)), small, b.fsub(up, down))
+    return b.select(_is_nan(e, x), x, e.call_intrinsic("copysign", ty, [r, x]))
+
+
+def emit_cosh(e, x: ir.Value) -> ir.Value:
+    """cosh = e^a/2 + e^-a/2."""
+    up, down = _half_exp(e, _fabs(e, x))
+    return e.b.fadd(up, down)
+
+
+def emit_exp2(e, x: ir.Value) -> ir.Value:
+    """2^x = 2^n e^(r ln2) with n = round(x), r = x - n exact; 2^n in two normal factors."""
+    b = e.b
+    ty = x.type
+    f64 = isinstance(ty, ir.DoubleType)
+    ity = _I64 if f64 else _I32
+    limit = 2000.0 if f64 else 250.0
+    xc = e.call_intrinsic("minnum", ty, [e.call_intrinsic("maxnum", ty, [x, _c(ty, -limit)]), _c(ty, limit)])
+    n = e.call_intrinsic("roundeven", ty, [xc])
+    p = emit_exp(e, b.fmul(b.fsub(xc, n), _c(ty, 0.6931471805599453)))
+    ni = b.fptosi(n, ity)
+    n1 = b.ashr(ni, ir.Constant(ity, 1))
+    r = b.fmul(b.fmul(p, _pow2(e, ty, n1)), _pow2(e, ty, b.sub(ni, n1)))
+    return b.select(_is_nan(e, x), x, r)
+
+
 # -- cbrt, erf, pow
 
 
@@ -464,7 +565,8 @@ def _split(e, a: ir.Value) -> tuple[ir.Value, ir.Value]:
     tiny = b.fcmp_ordered("<", a, _c(ty, 2.0 ** (1 - bias)))
     s = b.select(tiny, b.fmul(a, _c(ty, 2.0**mant)), a)
     bits = b.bitcast(s, ity)
-    k = b.sub(b.lshr(bits, ir.Constant(ity, mant)), b.select(tiny, ir.Constant(ity, bias + mant), ir.Constant(ity, bias)))
+    offset = b.select(tiny, ir.Constant(ity, bias + mant), ir.Constant(ity, bias))
+    k = b.sub(b.lshr(bits, ir.Constant(ity, mant)), offset)
     m = b.bitcast(b.or_(b.and_(bits, ir.Constant(ity, (1 << mant) - 1)), ir.Constant(ity, bias << mant)), ty)
     return m, k
 
@@ -542,6 +644,14 @@ MATH1: dict[str, Callable] = {
     "math.atan": emit_atan,
     "math.cbrt": emit_cbrt,
     "math.erf": emit_erf,
+    "math.asin": emit_asin,
+    "math.acos": emit_acos,
+    "math.atanh": emit_atanh,
+    "math.sinh": emit_sinh,
+    "math.cosh": emit_cosh,
+    "math.exp2": emit_exp2,
+    "math.asinh": emit_asinh,
+    "math.acosh": emit_acosh,
 }
 """Unary math ops: name -> emitter (f32 or f64 operand)."""
 

@@ -25,13 +25,13 @@ Kernels are translated op by op with the CPU emitter's handlers (same
   issues one atomic; otherwise each lane issues its own. add, integer max/min
   are `atom.global` instructions, float max/min (`fmaximum`, NaN-propagating
   like `arith.maximumf`) LLVM expands to a CAS loop, mul is a CAS loop here.
-* Math without libm or libdevice: exp, log, log2, log10, expm1, log1p, tanh,
-  sin, cos, tan, atan, atan2, cbrt, erf, powf and `arith.remf` (exact fmod)
-  are inline range reduction + polynomials (`gpu_math`, with its accuracy
-  table); sqrt, fma, fabs, floor, ceil, trunc, round(even), copysign, min/max
-  are native instructions; f16 computes in f32. Other math ops (asin, sinh,
-  erfc, ...) are rejected with NotImplementedError, as are allocation, copies
-  and calls in kernels.
+* Math without libm or libdevice: exp, exp2, log, log2, log10, expm1, log1p,
+  sin, cos, tan, asin, acos, atan, atan2, sinh, cosh, tanh, asinh, acosh,
+  atanh, cbrt, erf, powf and `arith.remf` (exact fmod) are inline range
+  reduction + polynomials (`gpu_math`, with its accuracy table); sqrt, fma,
+  fabs, floor, ceil, trunc, round(even), copysign, min/max are native
+  instructions; f16 computes in f32. Other math ops (erfc, ...) are rejected
+  with NotImplementedError, as are allocation, copies and calls in kernels.
 """
 
 from __future__ import annotations
