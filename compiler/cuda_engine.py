@@ -12,7 +12,15 @@ scalars in, checked against the signature (the CPU engine's checks), copied
 into device buffers; results copied back as numpy arrays/scalars; every
 buffer freed. `run(name, *args)` is the device-resident variant (for
 benchmarks): `DeviceArray` or numpy arguments, `DeviceArray` results the
-caller frees with `free`; it does not wait for the GPU.
+caller frees with `free`; it does not wait for the GPU, unless a kernel
+checks bounds.
+
+Bounds checks: a kernel access that `check-bounds` marked (an index read
+from data) is guarded by the NVPTX emitter; a failing one is skipped and
+counted in the PTX module's global `__dfc_bounds_failures`, with the access's
+number (`nvptx.bounds_sites`) in `__dfc_bounds_site`. The engine zeroes the
+counter before a call and reads both after it (`cuModuleGetGlobal`), and
+raises `IndexError` with the access's source location, as the CPU engine does.
 
 Device memory comes from a process-wide caching pool: a freed buffer is kept
 for the next allocation of its (rounded) size. All work runs on the legacy
@@ -40,7 +48,8 @@ from xdsl.dialects.builtin import DYNAMIC_INDEX, DenseIntOrFPElementsAttr, MemRe
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 
 from dfc.compiler import interpreter
-from dfc.compiler.codegen.nvptx import DEFAULT_ARCH, emit_llvm, compile_ptx, kernel_params, lower_for_gpu
+from dfc.compiler.codegen.llvm_emitter import BOUNDS_FAILURES, BOUNDS_SITE, bounds_message
+from dfc.compiler.codegen.nvptx import DEFAULT_ARCH, bounds_sites, compile_ptx, emit_llvm, kernel_params, lower_for_gpu
 from dfc.compiler.engine import ExecutionEngine
 
 __all__ = ["CudaEngine", "CudaError", "DeviceArray", "Driver", "cuda_driver"]
@@ -55,6 +64,7 @@ _CU = {  # argument types of the driver calls used (all return CUresult)
     "cuModuleLoadDataEx": [POINTER(c_void_p), c_char_p, c_uint, POINTER(c_int), POINTER(c_void_p)],
     "cuModuleUnload": [c_void_p],
     "cuModuleGetFunction": [POINTER(c_void_p), c_void_p, c_char_p],
+    "cuModuleGetGlobal_v2": [POINTER(c_uint64), POINTER(c_size_t), c_void_p, c_char_p],
     "cuMemAlloc_v2": [POINTER(c_uint64), c_size_t],
     "cuMemFree_v2": [c_uint64],
     "cuMemcpyHtoD_v2": [c_uint64, c_void_p, c_size_t],
@@ -152,6 +162,12 @@ class Driver:
         fn = c_void_p()
         self.call("cuModuleGetFunction", byref(fn), module, name.encode())
         return fn
+
+    def global_address(self, module: c_void_p, name: str) -> int:
+        """The device address of the module's global variable `name`."""
+        ptr, size = c_uint64(), c_size_t()
+        self.call("cuModuleGetGlobal_v2", byref(ptr), byref(size), module, name.encode())
+        return ptr.value
 
     def launch(self, fn: Any, grid: Sequence[int], block: Sequence[int], params: Sequence[ctypes._SimpleCData]) -> None:
         """Launch `fn` on the default stream; `params` are the kernel's parameter values."""
@@ -278,6 +294,10 @@ class CudaEngine(ExecutionEngine):
         self.module, self.ptx = _CACHE[key]
         self.functions = {op.sym_name.data: op for op in self.module.ops if isinstance(op, func.FuncOp)}
         self.kernels = self._load_kernels()
+        self._sites = [bounds_message(op) for op in bounds_sites(self.module)]
+        self._bounds = None  # the device addresses of the failure counter and site, where kernels check
+        if self._sites:
+            self._bounds = tuple(self.driver.global_address(self._cu_module, n) for n in (BOUNDS_FAILURES, BOUNDS_SITE))
         self._globals: dict[str, DeviceArray] = {}
         self._evaluators: dict[Operation, Callable[..., Sequence[Any]]] = {}
         self._live: set[int] = set()
@@ -322,9 +342,11 @@ class CudaEngine(ExecutionEngine):
         uploaded: list[DeviceArray] = []
         self._live.clear()
         try:
+            self._reset_bounds()
             results = self._run(name, args, uploaded)
             self.driver.synchronize()
             out = [self.to_host(r) if isinstance(r, DeviceArray) else r for r in results]
+            self._check_bounds(name)
         finally:  # arguments, results, and whatever an error left allocated
             for ptr in self._live | {d.ptr for d in uploaded}:
                 self.driver.free(ptr)
@@ -337,7 +359,9 @@ class CudaEngine(ExecutionEngine):
         uploaded: list[DeviceArray] = []
         self._live.clear()
         try:
+            self._reset_bounds()
             results = self._run(name, args, uploaded)
+            self._check_bounds(name)
         except BaseException:  # as invoke: nothing stays allocated on an error
             for ptr in self._live | {d.ptr for d in uploaded}:
                 self.driver.free(ptr)
@@ -371,6 +395,21 @@ class CudaEngine(ExecutionEngine):
                 values.append(interpreter._converter(t)(value))
         self.driver.activate()
         return self._call(self.functions[name], values)
+
+    def _reset_bounds(self) -> None:
+        if self._bounds is not None:
+            zero = np.zeros(1, np.int64)
+            self.driver.htod(self._bounds[0], zero.ctypes.data, 8)
+
+    def _check_bounds(self, name: str) -> None:
+        """IndexError naming a failed check's access if a kernel counted one (waits for the GPU)."""
+        if self._bounds is None:
+            return
+        counts = np.zeros(2, np.int64)
+        for k, address in enumerate(self._bounds):
+            self.driver.dtoh(counts[k:].ctypes.data, address, 8)
+        if counts[0]:
+            raise IndexError(f"@{name}: {self._sites[int(counts[1])]}")
 
     def _check_device(self, name: str, k: int, d: DeviceArray, t: Attribute) -> None:
         what = f"@{name} argument #{k}"
@@ -462,6 +501,9 @@ class CudaEngine(ExecutionEngine):
         """A host memref.load/store: one element copied from/to the device."""
         store = op.name == "memref.store"
         value, array, *indices = args if store else [None, *args]
+        if any(not 0 <= int(i) < n for i, n in zip(indices, array.shape)):
+            where = bounds_message(op) if "check_bounds" in op.attributes else f"'{op.name}' index out of bounds"
+            raise IndexError(f"{where}: {[int(i) for i in indices]} in shape {array.shape}")
         offset = int(np.ravel_multi_index([int(i) for i in indices], array.shape)) if indices else 0
         address = array.ptr + offset * array.dtype.itemsize
         host = np.array([value if store else 0], array.dtype)

@@ -102,7 +102,11 @@ class LocatingParser(Parser):
             if m is None:
                 raise
             name = m.group(1)
-            hint = f"dialect '{name.split('.')[0]}' is not loaded; --allow-unregistered-dialect accepts it"
+            dialect = name.split(".")[0]
+            if dialect in self.ctx.registered_dialect_names or dialect in {d.name for d in self.ctx.loaded_dialects}:
+                hint = f"the {dialect} dialect has no such op"
+            else:
+                hint = f"dialect '{dialect}' is not loaded; --allow-unregistered-dialect accepts it"
             raise ParseError(Span(begin, begin + 1, self.lexer.input), f"unregistered operation '{name}' ({hint})") from None
         except (VerifyException, ValueError, OverflowError) as err:  # raised building the op's attributes
             message = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__

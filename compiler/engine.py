@@ -57,7 +57,7 @@ from dfc.compiler.codegen.llvm_emitter import JitModule
 from dfc.compiler.codegen.runtime import free_function
 from dfc.compiler.codegen.target import host_target_machine
 from dfc.compiler.diagnostics import verify_located
-from dfc.compiler.interpreter import dtype_of
+from dfc.compiler.interpreter import dtype_of, is_float_dtype
 from dfc.compiler.pass_manager import PassManager
 from dfc.compiler.shape_checks import AccessBound, access_bounds, check_access, has_dynamic_arguments
 from dfc.passes import PIPELINES
@@ -355,7 +355,7 @@ class ExecutionEngine:
             dtype = dtype_of(t)
             if isinstance(value, np.ndarray) and value.ndim != 0:
                 raise TypeError(f"{what} must be a scalar of type {t}, got an array of shape {value.shape}")
-            if np.dtype(dtype).kind == "f":
+            if is_float_dtype(dtype):
                 if not isinstance(value, int | float | np.floating | np.integer):
                     raise TypeError(f"{what} must be a float, got {type(value).__name__}")
                 return [_float_slot(value, dtype)]
@@ -401,7 +401,7 @@ def _float_slot(value: Any, dtype: np.dtype) -> int:
 
 def _scalar_from_slot(slot: int, dtype: np.dtype) -> Any:
     """The scalar of type `dtype` held by an i64 slot (see `_float_slot`)."""
-    if dtype.kind == "f":
+    if is_float_dtype(dtype):
         raw = (slot & ((1 << 64) - 1)).to_bytes(8, "little")[: dtype.itemsize]
         return np.frombuffer(raw, dtype)[0]
     return dtype.type(slot)
@@ -427,9 +427,10 @@ class _Param:
         buffer = _is_buffer(t)
         dtype = np.dtype(dtype_of(t.element_type if buffer else t))
         shape = tuple(t.get_shape()) if buffer else ()
-        fast = buffer and all(d > 0 for d in shape)
+        # ml_dtypes' bfloat16 (kind "V") has no buffer-protocol format for `from_buffer`
+        fast = buffer and dtype.kind != "V" and all(d > 0 for d in shape)
         slot, scalar_types = None, ()
-        if not buffer and dtype.kind == "f":
+        if not buffer and is_float_dtype(dtype):
             slot, scalar_types = functools.partial(_float_slot, dtype=dtype), (float, int)
         elif not buffer and dtype.kind in "iu":
             slot, scalar_types = int, (int,)

@@ -25,6 +25,7 @@ import operator
 from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
+import ml_dtypes
 import numpy as np
 from xdsl.dialects import arith, func, scf
 from xdsl.dialects import math as xmath
@@ -32,6 +33,7 @@ from xdsl.dialects import tensor
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
     DenseIntOrFPElementsAttr,
+    BFloat16Type,
     Float16Type,
     Float32Type,
     Float64Type,
@@ -60,6 +62,7 @@ _Builder = Callable[[Any], _Eval]
 
 _FLOAT_DTYPES = {
     Float16Type: np.float16,
+    BFloat16Type: ml_dtypes.bfloat16,
     Float32Type: np.float32,
     Float64Type: np.float64,
 }
@@ -71,6 +74,12 @@ def _width(t: Attribute) -> int:
         return 64
     assert isinstance(t, IntegerType)
     return t.width.data
+
+
+def is_float_dtype(dtype: Any) -> bool:
+    """Whether `dtype` holds floats (numpy's kinds, and ml_dtypes' bfloat16)."""
+    dtype = np.dtype(dtype)
+    return dtype.kind == "f" or dtype == ml_dtypes.bfloat16
 
 
 def dtype_of(t: Attribute) -> np.dtype:
@@ -101,7 +110,7 @@ def _unsigned(v: Any, w: int) -> int:
 def _converter(t: Attribute) -> Callable[[Any], Any]:
     """Makes a numpy scalar of type `t` from a number; integers wrap to its width."""
     dtype = dtype_of(t)
-    if dtype.kind == "f":
+    if is_float_dtype(dtype):
         return dtype.type
     w = _width(t)
     read = _unsigned if dtype.kind == "u" else _signed
@@ -330,7 +339,7 @@ def _cast(read: Callable[[Any, int], int] | None = None) -> _Builder:
         if read is not None:
             w = _width(source.type)
             return lambda frame, value: [make(read(value, w))]
-        if dtype_of(op.results[0].type).kind == "f":
+        if is_float_dtype(dtype_of(op.results[0].type)):
             return lambda frame, value: [make(value)]
 
         def truncate(frame: _Frame, value: Any) -> list[Any]:
@@ -570,7 +579,7 @@ def _argument(callee: func.FuncOp, k: int, value: Any, t: Attribute) -> Any:
         raise NotImplementedError(
             f"{where}: {t} arguments are not supported (tensors only)"
         )
-    kind = dtype_of(t).kind
+    kind = "f" if is_float_dtype(dtype_of(t)) else dtype_of(t).kind
     if isinstance(value, bool | np.bool_) != (kind == "b") or not isinstance(
         value, _ACCEPTED[kind]
     ):

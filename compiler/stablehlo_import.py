@@ -5,13 +5,15 @@
 and `dce`; the result holds func + nn + scf, ready for `autodiff` and the
 engine. `from_jax(f, *example_args)` lowers `f` with JAX for the example
 arguments' shapes and dtypes, imports it under the function's own name, and
-returns a `JaxFunction` that compiles on its first call. JAX is imported only
-by `from_jax`.
+returns a `JaxFunction`, a `dfc.Function` that compiles on its first call and
+that `dfc.grad`/`dfc.value_and_grad` differentiate with the `autodiff` pass.
+JAX is imported only by `from_jax`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import re
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -21,42 +23,94 @@ from xdsl.dialects.builtin import ModuleOp, StringAttr
 from dfc.compiler.interpreter import dtype_of
 from dfc.compiler.parsing import parse_module
 from dfc.compiler.pass_manager import PassManager
+from dfc.function import Function
+
+
+_LOCATION_ALIAS = re.compile(r"^(#loc\d*) = loc\((.*)\)[ \t]*$", re.MULTILINE)
+_FILE_OR_ALIAS = re.compile(r'"[^"\n]*":\d+:\d+|#loc\d*\b')
+
+
+def _closing_paren(text: str, start: int) -> int:
+    """The index of the `)` closing the `(` at `start`, skipping string literals."""
+    depth, k = 0, start
+    while k < len(text):
+        c = text[k]
+        if c == '"':
+            k = text.index('"', k + 1)
+        elif c == "(":
+            depth += 1
+        elif c == ")":
+            depth -= 1
+            if depth == 0:
+                return k
+        k += 1
+    raise ValueError("unbalanced location")
+
+
+def resolve_locations(text: str) -> str:
+    """`text` with JAX's debug locations made plain: each `loc(...)` becomes
+    the first file position it leads to through the `#loc` aliases (the
+    innermost frame of a call site, as `as_text(debug_info=True)` nests them),
+    `loc("file":line:col)`; locations without one, and the alias definitions
+    (which xDSL cannot read after their uses), are removed, keeping line numbers."""
+    aliases = {m.group(1): m.group(2) for m in _LOCATION_ALIAS.finditer(text)}
+
+    def position(body: str, seen: frozenset[str]) -> str | None:
+        for m in _FILE_OR_ALIAS.finditer(body):
+            token = m.group(0)
+            if not token.startswith("#"):
+                return token
+            if token in aliases and token not in seen and (found := position(aliases[token], seen | {token})):
+                return found
+        return None
+
+    text = _LOCATION_ALIAS.sub("", text)
+    out: list[str] = []
+    done = 0
+    for m in re.finditer(r"(?<![\w#.])loc\(", text):
+        if m.start() < done:
+            continue
+        end = _closing_paren(text, m.end() - 1)
+        found = position(text[m.end():end], frozenset())
+        out.append(text[done:m.start()].rstrip(" \t"))
+        out.append(f" loc({found})" if found else "")
+        done = end + 1
+    out.append(text[done:])
+    return "".join(out)
 
 
 def import_stablehlo(text: str, filename: str = "<stablehlo>") -> ModuleOp:
-    """The library-level module of a StableHLO module's text."""
-    module = parse_module(text, filename)
+    """The library-level module of a StableHLO module's text (debug locations
+    resolved to the source positions they name, see `resolve_locations`)."""
+    module = parse_module(resolve_locations(text), filename)
     PassManager.parse("convert-stablehlo,dce").run(module)
     return module
 
 
-class JaxFunction:
-    """A JAX function imported as `module`'s `@name`; calling it runs the compiled code."""
-
-    def __init__(self, module: ModuleOp, name: str):
-        self.module = module
-        self.name = name
-        self._engine: Any = None
-
-    def mlir(self) -> str:
-        """The imported module (func + nn + scf) as MLIR text."""
-        return str(self.module)
+class JaxFunction(Function):
+    """A JAX function imported as `module`'s `@name`: a `dfc.Function` (callable,
+    accepted by `dfc.grad`/`dfc.value_and_grad`) whose arguments are first
+    converted to the dtypes JAX lowered them to, as JAX does (float64 arrays
+    and Python floats become f32)."""
 
     def arguments(self, *args: Any) -> list[np.ndarray]:
-        """`args` as numpy arrays of the dtypes JAX lowered them to (a Python
-        float becomes an f32 0-d array, as in JAX)."""
-        f = next(op for op in self.module.ops if isinstance(op, func.FuncOp) and op.sym_name.data == self.name)
-        types = f.function_type.inputs.data
-        if len(args) != len(types):
-            raise TypeError(f"@{self.name} takes {len(types)} arguments, got {len(args)}")
-        return [np.asarray(a, dtype=dtype_of(t.element_type)) for a, t in zip(args, types)]  # type: ignore[attr-defined]
+        """`args` as numpy arrays of the function's parameter dtypes."""
+        if len(args) != len(self.inputs):
+            raise TypeError(f"@{self.name} takes {len(self.inputs)} arguments, got {len(args)}")
+        return [np.asarray(a, dtype=dtype_of(t.element_type)) for a, t in zip(args, self.inputs)]
 
     def __call__(self, *args: Any) -> Any:
-        if self._engine is None:
-            from dfc.compiler.engine import ExecutionEngine
+        return super().__call__(*self.arguments(*args))
 
-            self._engine = ExecutionEngine(self.module.clone())
-        return self._engine.invoke(self.name, *self.arguments(*args))
+    def gradient(self, wrt: Sequence[int]) -> Callable[..., tuple]:
+        call = super().gradient(wrt)
+        n = len(self.inputs)
+
+        def converted(*args: Any) -> tuple:
+            return call(*self.arguments(*args[:n]), *args[n:])
+
+        converted.n_outputs = call.n_outputs  # type: ignore[attr-defined]
+        return converted
 
 
 def _symbol(name: str) -> str:
@@ -67,11 +121,13 @@ def _symbol(name: str) -> str:
 def from_jax(f: Callable[..., Any], *example_args: Any) -> JaxFunction:
     """`f` lowered by `jax.jit` for arguments shaped like `example_args`, imported.
 
-    The module's entry function (JAX's `@main`) is renamed after `f`.
+    The module's entry function (JAX's `@main`) is renamed after `f`; each op
+    carries the position in the Python source of the JAX call it comes from,
+    so errors point there.
     """
     import jax
 
-    text = jax.jit(f).lower(*example_args).as_text()
+    text = jax.jit(f).lower(*example_args).as_text(debug_info=True)
     name = _symbol(getattr(f, "__name__", "main"))
     module = import_stablehlo(text, f"<jax:{name}>")
     for op in module.ops:

@@ -1,5 +1,5 @@
 """The `xdsl.universe` plugin: makes xDSL's own tools (`xdsl-opt`, ...) know
-the df and nn dialects and the project's passes.
+the df, nn, blas and stablehlo dialects and the project's passes.
 
 Registered in pyproject.toml under `[project.entry-points."xdsl.universe"]`;
 xDSL's `Multiverse` discovers it, so `xdsl-opt -p fuse in.mlir` works once
@@ -29,7 +29,13 @@ def _blas():
     return BLAS
 
 
+def _stablehlo():
+    from dfc.dialects.stablehlo import StableHLO
+
+    return StableHLO
+
+
 DFC_UNIVERSE = Universe(
-    all_dialects={"df": _df, "nn": _nn, "blas": _blas},
+    all_dialects={"df": _df, "nn": _nn, "blas": _blas, "stablehlo": _stablehlo},
     all_passes={name: pass_loader(target) for name, target in PROJECT_PASSES.items()},
 )

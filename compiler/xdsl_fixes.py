@@ -4,7 +4,8 @@
   float dense literal as the bit pattern of the float (here -inf), and xDSL
   prints non-finite splats that way, but xDSL 0.74 parses it as the integer
   4286578688 converted to float, so a printed -inf does not round-trip. The
-  fix reinterprets hexadecimal float elements as bits, as MLIR does.
+  fix reinterprets hexadecimal float elements as bits, as MLIR does (bf16
+  included: the upper half of an f32).
 * `DenseIntOrFPElementsAttr.is_splat` unpacks every element into a Python
   object (seconds for a 2048x2048 zero tensor, which autodiff creates); the
   replacement compares the raw bytes shifted by one element.
@@ -38,6 +39,7 @@ import struct
 
 from xdsl.dialects.arith import Arith, FloatingPointLikeBinaryOperation
 from xdsl.dialects.builtin import (
+    BFloat16Type,
     ComplexType,
     DenseIntOrFPElementsAttr,
     Float16Type,
@@ -58,7 +60,12 @@ MLIRLexer._unescaped_characters_regex = re.compile(  # pyright: ignore[reportPri
     r'"(?:[^"\\\n\v\f]|\\(?:["nt\\]|[0-9A-Fa-f]{2}))*+"'
 )
 
-_BIT_FORMATS = {Float16Type: ("<H", "<e"), Float32Type: ("<I", "<f"), Float64Type: ("<Q", "<d")}
+_BIT_FORMATS = {
+    Float16Type: ("<H", "<e"),
+    BFloat16Type: ("<H", ""),
+    Float32Type: ("<I", "<f"),
+    Float64Type: ("<Q", "<d"),
+}
 
 _Element = AttrParser._TensorLiteralElement  # pyright: ignore[reportPrivateUsage]
 _original_to_type = _Element.to_type
@@ -72,6 +79,8 @@ def _to_type(self: _Element, parser: AttrParser, type):  # type: ignore[no-untyp
             parser.raise_error("hexadecimal float literal cannot be negative", at_position=self.span)
         int_format, float_format = formats
         try:
+            if isinstance(type, BFloat16Type):  # the upper half of an f32
+                return struct.unpack("<f", b"\0\0" + struct.pack("<H", self.value))[0]
             return struct.unpack(float_format, struct.pack(int_format, self.value))[0]
         except struct.error:
             parser.raise_error(f"hexadecimal literal does not fit {type}", at_position=self.span)

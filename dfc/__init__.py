@@ -33,6 +33,8 @@ _EXPORTS = {
     "i64": "dfc.frontend",
     "from_jax": "dfc.compiler.stablehlo_import",
     "import_stablehlo": "dfc.compiler.stablehlo_import",
+    "from_onnx": "dfc.compiler.onnx_import",
+    "import_onnx": "dfc.compiler.onnx_import",
 }
 
 __all__ = ["__version__", *_EXPORTS]

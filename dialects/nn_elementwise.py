@@ -17,6 +17,7 @@ from collections.abc import Sequence
 
 from xdsl.dialects.builtin import (
     AnyFloat,
+    BFloat16Type,
     Float16Type,
     Float32Type,
     Float64Type,
@@ -135,7 +136,9 @@ class CbrtOp(ElementwiseUnaryOp):
 
 @irdl_op_definition
 class ErfOp(ElementwiseUnaryOp):
-    """Elementwise error function `2/sqrt(pi) * integral_0^input exp(-t^2) dt` (exact GELU uses it)."""
+    """Elementwise error function `2/sqrt(pi) * integral_0^input exp(-t^2) dt` (exact GELU uses it).
+
+    For f32 the expansion is a rational approximation within 5e-7 of erf (vectorised); other widths call libm."""
 
     name = "nn.erf"
 
@@ -320,14 +323,14 @@ def _select_type(pred: Attribute, on_true: Attribute, on_false: Attribute) -> Te
 
 def convertible(t: Attribute) -> bool:
     """Whether `nn.convert` takes or produces the element type `t`."""
-    if isinstance(t, Float16Type | Float32Type | Float64Type):
+    if isinstance(t, Float16Type | BFloat16Type | Float32Type | Float64Type):
         return True
     return _is_integer(t) and t.width.data in CONVERT_WIDTHS
 
 
 @irdl_op_definition
 class ConvertOp(NNOp):
-    """Elementwise conversion to the result's element type (f16, f32, f64, i1, i32, i64; integers signed).
+    """Elementwise conversion to the result's element type (f16, bf16, f32, f64, i1, i32, i64; integers signed).
 
     float -> float rounds to nearest; float -> integer rounds toward zero (undefined
     out of range); integer -> integer wraps or sign-extends; i1 converts as 0/1,
@@ -348,7 +351,7 @@ class ConvertOp(NNOp):
         t, out = _static(self.input.type, "input"), _static(self.result.type, "result")
         for what, x in (("input", t), ("result", out)):
             if not convertible(x.element_type):
-                raise VerifyException(f"{what} element type must be f16, f32, f64, i1, i32 or i64, got {x.element_type}")
+                raise VerifyException(f"{what} element type must be f16, bf16, f32, f64, i1, i32 or i64, got {x.element_type}")
         return TensorType(out.element_type, t.get_shape())
 
 

@@ -7,7 +7,7 @@ from collections.abc import Callable, Sequence
 
 from xdsl.builder import Builder
 from xdsl.dialects import arith, math
-from xdsl.dialects.builtin import AnyFloat, IntegerAttr, IntegerType, TensorType
+from xdsl.dialects.builtin import AnyFloat, Float32Type, IntegerAttr, IntegerType, TensorType
 from xdsl.ir import Attribute, Operation, SSAValue
 
 from dfc.compiler.xdsl_fixes import RemFOp
@@ -28,6 +28,32 @@ def _sign(s: Scalar, x: SSAValue) -> SSAValue:
     return s.select(s.gt(x, zero), s.const(1.0, x.type), negative)
 
 
+ERF_F32_NUMERATOR = (-2.72614225801306e-10, 2.77068142495902e-08, -2.10102402082508e-06, -5.69250639462346e-05,
+                     -7.34990630326855e-04, -2.95459980854025e-03, -1.60960333262415e-02)
+ERF_F32_DENOMINATOR = (-1.45660718464996e-05, -2.13374055278905e-04, -1.68282697438203e-03, -7.37332916720468e-03,
+                       -1.42647390514189e-02)
+"""erf(x) = x P(x^2) / Q(x^2) on [-4, 4] (Eigen's and XLA's float32 erf; within 5e-7 of erf, and +-1 in
+float32 beyond): arithmetic that vectorises, where a libm call per element costs about 50 ns."""
+
+
+def _erf(s: Scalar, x: SSAValue) -> SSAValue:
+    """erf: the rational approximation for f32, libm's `erf` (math.erf) for other widths. NaN stays NaN."""
+    if x.type != Float32Type():
+        return _ins(s, math.ErfOp(x))
+    four = s.const(4.0, x.type)
+    x = s.select(s.gt(x, four), four, x)
+    x = s.select(s.gt(s.neg(four), x), s.neg(four), x)
+    x2 = s.mul(x, x)
+
+    def poly(coefficients: Sequence[float]) -> SSAValue:
+        acc = s.const(coefficients[0], x.type)
+        for c in coefficients[1:]:
+            acc = s.add(s.mul(acc, x2), s.const(c, x.type))
+        return acc
+
+    return s.div(s.mul(x, poly(ERF_F32_NUMERATOR)), poly(ERF_F32_DENOMINATOR))
+
+
 _UNARY: dict[type[Operation], Callable[[Scalar, SSAValue], SSAValue]] = {
     ew.AbsOp: lambda s, x: _ins(s, math.AbsFOp(x)),
     ew.SignOp: _sign,
@@ -38,7 +64,7 @@ _UNARY: dict[type[Operation], Callable[[Scalar, SSAValue], SSAValue]] = {
     ew.Log1pOp: lambda s, x: _ins(s, math.Log1pOp(x)),
     ew.RsqrtOp: lambda s, x: _ins(s, math.RsqrtOp(x)),
     ew.CbrtOp: lambda s, x: _ins(s, math.CbrtOp(x)),
-    ew.ErfOp: lambda s, x: _ins(s, math.ErfOp(x)),
+    ew.ErfOp: _erf,
     ew.SineOp: lambda s, x: _ins(s, math.SinOp(x)),
     ew.CosineOp: lambda s, x: _ins(s, math.CosOp(x)),
     ew.TanOp: lambda s, x: _ins(s, math.TanOp(x)),

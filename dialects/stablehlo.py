@@ -479,6 +479,19 @@ class DotGeneralOp(StableHLOOp):
 
 
 @irdl_op_definition
+class DotOp(StableHLOOp):
+    """Pretty form: `stablehlo.dot %a, %b, precision = [...] : (...) -> ...`: a
+    matrix/vector product contracting lhs's last and rhs's first dimension."""
+
+    name = "stablehlo.dot"
+    lhs = operand_def(TensorType)
+    rhs = operand_def(TensorType)
+    precision_config = opt_prop_def(ArrayAttr)
+    result = result_def(TensorType)
+    KEYWORDS: ClassVar[dict[str, Any]] = {"precision": ("precision_config", _precision)}
+
+
+@irdl_op_definition
 class ConvolutionOp(StableHLOOp):
     """Pretty form: `stablehlo.convolution(%x, %w) dim_numbers = [b, f, 0, 1]x[o, i, 0,
     1]->[b, f, 0, 1], window = {stride = [..], pad = [[..], ..], lhs_dilate = [..],
@@ -671,6 +684,27 @@ class ReturnOp(StableHLOOp):
 
 
 @irdl_op_definition
+class OptimizationBarrierOp(StableHLOOp):
+    """`stablehlo.optimization_barrier %a, %b : T, U`: its operands, unchanged
+    (a scheduling hint to XLA)."""
+
+    name = "stablehlo.optimization_barrier"
+    operand = var_operand_def(TensorType)
+    results_ = var_result_def(TensorType)
+
+    @classmethod
+    def parse(cls, parser: Parser):
+        operands, _ = _parse_operand_list(parser)
+        extra = parser.parse_optional_attr_dict()
+        parser.parse_punctuation(":")
+        types = [parser.parse_type()]
+        while parser.parse_optional_punctuation(",") is not None:
+            types.append(parser.parse_type())
+        values = _resolve(parser, operands, types)
+        return cls.build(operands=[values], result_types=[types], attributes=extra)
+
+
+@irdl_op_definition
 class WhileOp(StableHLOOp):
     """Pretty form: `stablehlo.while(%i = %c, %x = %a) : tensor<i32>, tensor<..>
     cond { ... stablehlo.return %p : tensor<i1> } do { ... stablehlo.return %i2, %x2 : ... }`."""
@@ -738,8 +772,8 @@ StableHLO = Dialect(
         *UNARY_OPS.values(),
         *BINARY_OPS.values(),
         ConvertOp, SelectOp, ClampOp, CompareOp, ConstantOp, IotaOp, BroadcastInDimOp, ReshapeOp, TransposeOp,
-        ReverseOp, SliceOp, DynamicSliceOp, DynamicUpdateSliceOp, ConcatenateOp, PadOp, DotGeneralOp,
-        ConvolutionOp, ReduceOp, ReduceWindowOp, GatherOp, ScatterOp, ReturnOp, WhileOp, CaseOp, IfOp,
+        ReverseOp, SliceOp, DynamicSliceOp, DynamicUpdateSliceOp, ConcatenateOp, PadOp, DotGeneralOp, DotOp,
+        ConvolutionOp, OptimizationBarrierOp, ReduceOp, ReduceWindowOp, GatherOp, ScatterOp, ReturnOp, WhileOp, CaseOp, IfOp,
     ],
     STABLEHLO_ATTRIBUTES,
 )

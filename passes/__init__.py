@@ -37,6 +37,7 @@ PASS_SUMMARIES: dict[str, str] = {
     "lower-dataflow": "buffer-form df maps to scf loops on memrefs.",
     "mem-plan": "liveness-based buffer reuse, one static arena per function.",
     "buffer-results-to-out-params": "returned buffers become caller-provided arguments.",
+    "convert-stablehlo": "StableHLO (as JAX emits it) into nn library ops and scf.",
     "view-dataflow": "Graphviz of the maps, memlets and tasklets of each function.",
 }
 """One line per project pass for `opt-tool --help`: the first line of its

@@ -9,7 +9,8 @@ not the iter_arg itself is copied back into it; the buffer of another
 iter_arg, as when two swap places, is copied aside first). An `scf.if` with tensor
 results gets memref results: each branch yields a buffer it owns (one it
 made, or a copy of a value from outside the branch), which the if's result
-then owns. Results are fresh buffers
+then owns. An `scf.while` carries its tensors the same way as `scf.for`
+(its condition must pass them on unchanged). Results are fresh buffers
 (`memref.alloc` with 64-byte alignment) that the caller owns; every other
 buffer the function allocates is freed before it returns.
 
@@ -294,6 +295,8 @@ class _Bufferizer:
                 self.ret(b, op, scope)
             elif isinstance(op, scf.YieldOp) and not is_function and self.on_yield is not None:
                 self.on_yield(b, op, scope)
+            elif isinstance(op, scf.ConditionOp):
+                self.condition(b, op, scope)
             else:
                 self.op(b, op, scope)
             _locate(last.next_op if last is not None else new.first_op, op.location)
@@ -327,6 +330,8 @@ class _Bufferizer:
             self.for_loop(b, op, scope)
         elif isinstance(op, scf.IfOp):
             self.if_op(b, op, scope)
+        elif isinstance(op, scf.WhileOp):
+            self.while_loop(b, op, scope)
         elif isinstance(op, func.CallOp):
             call = b.insert(
                 func.CallOp(op.callee, [self.v(a) for a in op.arguments], [memref_of(t) for t in op.res.types])
@@ -410,6 +415,53 @@ class _Bufferizer:
         results = iter(loop.results)
         for r, buf in zip(op.results, buffers):
             self.map[r] = buf if buf is not None else next(results)
+
+    def while_loop(self, b: Builder, op: scf.WhileOp, scope: _Scope) -> None:
+        """scf.while: as scf.for, each tensor carried in one buffer, the before
+        and after regions and the results all reading it; the condition must
+        pass its tensor arguments on unchanged."""
+        before_old, after_old = op.before_region.block, op.after_region.block
+        cond = before_old.last_op
+        assert isinstance(cond, scf.ConditionOp)
+        for k, (arg, passed) in enumerate(zip(before_old.args, cond.args)):
+            if isinstance(arg.type, TensorType) and passed is not arg:
+                raise CompileError.at(op, f"bufferize: an scf.while whose condition passes on another tensor than "
+                                          f"its argument #{k} is not supported")
+        taken: set[SSAValue] = set()
+        buffers: list[SSAValue | None] = []
+        scalars: list[SSAValue] = []
+        for init in op.arguments:
+            if isinstance(init.type, TensorType):
+                buffers.append(self.writable(b, init, op, scope, taken))
+            else:
+                buffers.append(None)
+                scalars.append(self.v(init))
+        regions = []
+        outer, self.loop_buffers = self.loop_buffers, buffers
+        outer_yield, self.on_yield = self.on_yield, self.loop_yield
+        for old in (before_old, after_old):
+            new = Block(arg_types=[s.type for s in scalars])
+            scalar_args = iter(new.args)
+            for arg, buf in zip(old.args, buffers):
+                if buf is None:
+                    self.map[arg] = scalar = next(scalar_args)
+                    scalar.name_hint = arg.name_hint
+                else:
+                    self.map[arg] = buf
+            self.block(old, new, _Scope())
+            regions.append(Region(new))
+        self.loop_buffers, self.on_yield = outer, outer_yield
+        loop = b.insert(scf.WhileOp(scalars, [s.type for s in scalars], regions[0], regions[1]))
+        results = iter(loop.results)
+        for r, buf in zip(op.results, buffers):
+            self.map[r] = buf if buf is not None else next(results)
+
+    def condition(self, b: Builder, op: scf.ConditionOp, scope: _Scope) -> None:
+        """The end of an scf.while's before region: its scalars go on (the tensors stay in their buffers)."""
+        assert self.loop_buffers is not None
+        flag = self.v(op.condition)
+        self.free(b, scope, keep=())
+        b.insert(scf.ConditionOp(flag, *(self.v(v) for v, buf in zip(op.args, self.loop_buffers) if buf is None)))
 
     def if_op(self, b: Builder, op: scf.IfOp, scope: _Scope) -> None:
         """scf.if with memref results: each branch yields a buffer it owns (a

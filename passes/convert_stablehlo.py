@@ -14,15 +14,18 @@ Most ops map one to one onto the nn op of the same semantics
   that starts at a constant and grows by a constant step in the body (what
   `lax.fori_loop` and `lax.scan` emit) becomes an `scf.for` with the static trip
   count, the counter still carried; any other `while` becomes `scf.while`
-  (it does not run on the engine yet, and autodiff refuses it).
+  (it runs forward; autodiff refuses it at the loop).
 * `case` becomes nested `scf.if`s on `index == k` (an out-of-range index runs
   the last branch, as StableHLO says), `if` an `scf.if`.
 * Calls to functions of the module are inlined, and callees left without
   callers are erased, so that fusion and autodiff see one function.
 
-An op, attribute or mode the conversion does not cover is a `CompileError` at
-its location naming it (`round_nearest_even`, a multiply-reduce, a base
-dilation, ...).
+`is_finite` is `x - x == 0`; `round_nearest_even` is composed of floor,
+remainder and selects; `dot` is a `dot_general` contracting lhs's last and
+rhs's first dimension; `optimization_barrier` passes its operands on. A mode
+the conversion does not cover is a `CompileError` at the op naming it (a
+multiply-reduce, a base dilation, an unsigned order, ...); ops and attributes
+the `stablehlo` dialect does not define are parse errors naming them.
 """
 
 from __future__ import annotations
@@ -155,6 +158,31 @@ class Converter:
             return self.ins(nn.SubOp(zero, x))
         return self.ins(UNARY[short](x))
 
+    def _finite(self, x: SSAValue) -> SSAValue:
+        """`x - x == 0`: true where `x` is neither infinite nor NaN."""
+        zero = self.ins(nn.FullOp(FloatAttr(0.0, _tensor(x).element_type), []))  # type: ignore[arg-type]
+        return self.ins(nne.CompareOp(self.ins(nn.SubOp(x, x)), zero, "EQ"))
+
+    def on_is_finite(self, op: shlo.UnaryOp) -> Sequence[SSAValue]:
+        return [self._finite(op.operand)]
+
+    def on_round_nearest_even(self, op: shlo.UnaryOp) -> Sequence[SSAValue]:
+        """floor(x), or floor(x) + 1 above the half, or the even one of the two at a tie."""
+        x = op.operand
+        e = _tensor(x).element_type
+
+        def const(v: float) -> SSAValue:
+            return self.ins(nn.FullOp(FloatAttr(v, e), []))  # type: ignore[arg-type]
+
+        f = self.ins(nne.FloorOp(x))
+        d = self.ins(nn.SubOp(x, f))
+        half = const(0.5)
+        up = self.ins(nn.AddOp(f, const(1.0)))
+        even = self.ins(nn.AddOp(f, self.ins(nne.AbsOp(self.ins(nne.RemainderOp(f, const(2.0)))))))
+        below = self.ins(nne.SelectOp(self.ins(nne.CompareOp(d, half, "LT")), f, even))
+        rounded = self.ins(nne.SelectOp(self.ins(nne.CompareOp(d, half, "GT")), up, below))
+        return [self.ins(nne.SelectOp(self._finite(x), rounded, x))]
+
     def on_convert(self, op: shlo.ConvertOp) -> Sequence[SSAValue]:
         t = _tensor(op.result)
         if op.operand.type == t:
@@ -230,6 +258,13 @@ class Converter:
             raise CompileError.at(op, f"convert-stablehlo: dot_general of mixed or converted element types "
                                       f"({result.type} vs {op.result.type}) is not supported")
         return [result]
+
+    def on_dot(self, op: shlo.DotOp) -> Sequence[SSAValue]:
+        contracting = ((_tensor(op.lhs).get_num_dims() - 1,), (0,))
+        return [self.ins(nnc.DotGeneralOp(op.lhs, op.rhs, ((), ()), contracting))]
+
+    def on_optimization_barrier(self, op: shlo.OptimizationBarrierOp) -> Sequence[SSAValue]:
+        return list(op.operand)
 
     def on_convolution(self, op: shlo.ConvolutionOp) -> Sequence[SSAValue]:
         d = op.dimension_numbers

@@ -16,7 +16,8 @@ in `gpu.module @dfc_kernels` (the top module gets `gpu.container_module`):
 * Bodies: reads are `memref.load`, plain writes `memref.store`, tasklets are
   inlined, nested maps are `scf.for` nests run by the thread; a wcr write is a
   `memref.atomic_rmw` (addf/addi, mulf/muli, maximumf/maxs, minimumf/mins),
-  which the NVPTX emitter aggregates per warp.
+  which the NVPTX emitter aggregates per warp. An access `check-bounds` marked
+  keeps its mark, and the NVPTX emitter guards it (see `codegen.nvptx`).
 
 Host. The map is replaced by `gpu.launch_func @dfc_kernels::@k blocks in
 (ceil(total / block), 1, 1) threads in (block, 1, 1) args(...)`; loops around
@@ -52,7 +53,7 @@ from xdsl.rewriter import InsertPoint, Rewriter
 
 from dfc.compiler.diagnostics import CompileError
 from dfc.dialects import df
-from dfc.passes.lower_dataflow import for_loop
+from dfc.passes.lower_dataflow import _checked, for_loop
 
 KERNEL_MODULE = "dfc_kernels"
 BLOCK_SIZE = 256
@@ -178,7 +179,7 @@ class _Kernel:
     def body(self, b: Builder, block: Block) -> None:
         for op in block.ops:
             if isinstance(op, df.ReadOp):
-                load = memref.LoadOp.get(self.v(op.source), [self.v(i) for i in op.indices])
+                load = _checked(op, memref.LoadOp.get(self.v(op.source), [self.v(i) for i in op.indices]))
                 self.values[op.res] = b.insert(load).res
             elif isinstance(op, df.WriteOp):
                 self.write(b, op)
@@ -211,11 +212,11 @@ class _Kernel:
         indices = [self.v(i) for i in op.indices]
         self.written.add(dest)
         if op.wcr_kind is None:
-            b.insert(memref.StoreOp.get(value, dest, indices))
+            b.insert(_checked(op, memref.StoreOp.get(value, dest, indices)))
             return
         kind = ATOMIC_KINDS[(op.wcr_kind, isinstance(value.type, AnyFloat))]
-        b.insert(memref.AtomicRMWOp(operands=[value, dest, indices], result_types=[value.type],
-                                    properties={"kind": IntegerAttr(kind, i64)}))  # fmt: skip
+        b.insert(_checked(op, memref.AtomicRMWOp(operands=[value, dest, indices], result_types=[value.type],
+                                                 properties={"kind": IntegerAttr(kind, i64)})))  # fmt: skip
 
     def inline(self, b: Builder, op: df.TaskletOp) -> None:
         mapping: dict[SSAValue, SSAValue] = {a: self.v(x) for a, x in zip(op.body.block.args, op.inputs)}

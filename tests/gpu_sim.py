@@ -21,6 +21,11 @@ threads); `memref.load` gathers, `memref.store` scatters and
 from the ctypes values the engine passes, by `kernel_params` of the
 `gpu.func` argument types.
 
+Accesses marked `check_bounds` are guarded as the NVPTX emitter guards them:
+threads whose indices leave the buffer skip the access (a load yields 0), and
+the failures are counted in the module's globals `__dfc_bounds_failures` and
+`__dfc_bounds_site` (`global_address`, which the engine reads after a call).
+
 Besides the values, a launch checks what a GPU would trip over or hide:
 parameter count and sizes, block size against `gpu.known_block_size`
 (`.reqntid`), launch limits, accesses outside a memref's dimensions or
@@ -31,8 +36,11 @@ zero, the `arg_attrs` claims (a write through an `llvm.readonly` argument, an
 and the PTX declaring each kernel the engine asks for. An op it does not know
 raises SimulationError naming it.
 
-Not modelled: timing, the PTX code itself (math runs in numpy, not the
-emitter's polynomial exp/log), warp-level behaviour (threads run in lockstep,
+Math ops the NVPTX emitter inlines (exp, log, sin, erf, powf, remf, ...:
+`gpu_math`) run the emitter's own IR compiled for the host (`device_math`),
+so results carry the kernel's rounding; other arithmetic runs in numpy.
+
+Not modelled: timing, the PTX code itself, warp-level behaviour (threads run in lockstep,
 op by op, so a store is visible to every later op of every thread) and
 memory ordering between threads.
 """
@@ -48,12 +56,14 @@ from typing import Any
 
 import llvmlite.ir as ir
 import numpy as np
+from device_math import DEVICE_MATH_OPS, device_math
 from xdsl.dialects import arith, gpu
 from xdsl.dialects.builtin import DYNAMIC_INDEX, FloatAttr, IntegerAttr, MemRefType, ModuleOp
 from xdsl.ir import Block, Operation, SSAValue
 
 from dfc.compiler import ExecutionEngine
-from dfc.compiler.codegen.nvptx import kernel_params
+from dfc.compiler.codegen.llvm_emitter import BOUNDS_FAILURES, BOUNDS_SITE
+from dfc.compiler.codegen.nvptx import bounds_sites, kernel_params
 from dfc.compiler.cuda_engine import CudaEngine
 from dfc.compiler.interpreter import _converter, dtype_of
 
@@ -63,6 +73,7 @@ _BASE = 1 << 40  # the first fake device address
 _GRANULE = 256
 _GAP = 1 << 12  # unmapped bytes after each allocation
 _GARBAGE = 0xFF
+_BOUNDS = (BOUNDS_FAILURES, BOUNDS_SITE)
 
 
 class SimulationError(RuntimeError):
@@ -89,6 +100,8 @@ class SimulatedDriver:
         self._freed: dict[int, int] = {}  # base -> size of freed buffers (for messages)
         self._next = _BASE
         self._modules: dict[int, str] = {}
+        self._globals: dict[tuple[int, str], int] = {}  # (module, name) -> address
+        self._sites: tuple[ModuleOp | None, dict[Operation, int]] = (None, {})
         self.launches: list[tuple[str, tuple[int, ...], tuple[int, ...]]] = []
         """(kernel, grid, block) of every launch, in order."""
 
@@ -121,6 +134,30 @@ class SimulatedDriver:
     def unload_module(self, handle: int) -> None:
         if self._modules.pop(handle, None) is None:
             raise SimulationError(f"unload of module {handle}, which is not loaded")
+        for key in [k for k in self._globals if k[0] == handle]:
+            self.free(self._globals.pop(key))
+
+    def global_address(self, handle: int, name: str) -> int:
+        """The module's i64 global `name` (0 at load), which the PTX must declare."""
+        if not re.search(rf"\.global \.align 8 \.u64 {re.escape(name)}\b", self._modules[handle]):
+            raise SimulationError(f"the PTX has no global '.u64 {name}'")
+        if (handle, name) not in self._globals:
+            address = self.alloc(8)
+            self._buffers[address][:8] = 0
+            self._globals[handle, name] = address
+        return self._globals[handle, name]
+
+    def bounds_failure(self, handle: int, site: int, count: int) -> None:
+        """Kernel code of module `handle` counts `count` failed checks of access `site`."""
+        failures, where = (self.resolve(self._globals[handle, n], 8)[0][:8].view(np.int64) for n in _BOUNDS)
+        failures[0] += count
+        where[0] = site
+
+    def sites(self) -> dict[Operation, int]:
+        """Marked kernel access -> its number (`nvptx.bounds_sites` of `module`)."""
+        if self._sites[0] is not self.module:
+            self._sites = (self.module, {op: k for k, op in enumerate(bounds_sites(self.module))})
+        return self._sites[1]
 
     def function(self, handle: int, name: str) -> tuple[int, str]:
         if not re.search(rf"\.entry\s+{re.escape(name)}\s*\(", self._modules[handle]):
@@ -142,14 +179,15 @@ class SimulatedDriver:
         if handle not in self._modules:
             raise SimulationError(f"launch of @{name} from an unloaded module")
         self.launches.append((name, tuple(grid), tuple(block)))
-        _Launch(self, self.kernel(name), tuple(grid), tuple(block), params).run()
+        _Launch(self, handle, self.kernel(name), tuple(grid), tuple(block), params).run()
 
     # -- memory
 
     @property
     def live(self) -> dict[int, int]:
-        """Base address -> size of every allocated buffer."""
-        return {base: buf.size for base, buf in self._buffers.items()}
+        """Base address -> size of every allocated buffer (not the modules' globals)."""
+        globals_ = set(self._globals.values())
+        return {base: buf.size for base, buf in self._buffers.items() if base not in globals_}
 
     def alloc(self, nbytes: int) -> int:
         size = max(_GRANULE, -(-nbytes // _GRANULE) * _GRANULE)
@@ -309,9 +347,9 @@ def _param_size(t: ir.Type) -> int:
 class _Launch:
     """One kernel launch, interpreted over all its threads at once."""
 
-    def __init__(self, driver: SimulatedDriver, kernel: gpu.FuncOp, grid: tuple[int, ...], block: tuple[int, ...],
-                 params: Sequence[ctypes._SimpleCData]):  # fmt: skip
-        self.driver, self.kernel, self.grid, self.block = driver, kernel, grid, block
+    def __init__(self, driver: SimulatedDriver, handle: int, kernel: gpu.FuncOp, grid: tuple[int, ...],
+                 block: tuple[int, ...], params: Sequence[ctypes._SimpleCData]):  # fmt: skip
+        self.driver, self.handle, self.kernel, self.grid, self.block = driver, handle, kernel, grid, block
         self.name = kernel.sym_name.data
         if len(grid) != 3 or len(block) != 3 or min(grid + block) < 1:
             raise self.error(f"invalid launch grid {grid} block {block}")
@@ -403,6 +441,8 @@ class _Launch:
             if not isinstance(value, IntegerAttr | FloatAttr):
                 raise self.error(f"unsupported constant {value}")
             return [_converter(t)(value.value.data)]
+        if name in DEVICE_MATH_OPS:
+            return [_out(device_math(name, dtype_of(t))(*args), dtype_of(t))]
         if name in _FLOAT_BINARY:
             return [_out(_FLOAT_BINARY[name](*args), dtype_of(t))]
         if name in _INT_BINARY:
@@ -427,14 +467,8 @@ class _Launch:
             return [self.cast(op, _as_unsigned(args[0]), dtype_of(t))]
         if name == "arith.bitcast":
             return [_out(np.asarray(args[0]).view(dtype_of(t)), dtype_of(t))]
-        if name == "memref.load":
-            mem, *indices = args
-            return [mem.flat[self.flat(op, frame, mem, indices)]]
-        if name == "memref.store":
-            self.store(op, frame, args)
-            return []
-        if name == "memref.atomic_rmw":
-            return [self.atomic(op, frame, args)]
+        if name in ("memref.load", "memref.store", "memref.atomic_rmw"):
+            return self.guarded(op, frame, args) if "check_bounds" in op.attributes else self.unguarded(op, frame, args)
         if name == "memref.dim":
             mem, index = args
             if isinstance(index, np.ndarray) or not 0 <= index < mem.array.ndim:
@@ -515,6 +549,49 @@ class _Launch:
                 )
             flat = flat * n + i
         return flat
+
+    def unguarded(self, op: Operation, frame: _Frame, args: list[Any]) -> list[Any]:
+        """memref.load, store or atomic_rmw."""
+        if op.name == "memref.load":
+            mem, *indices = args
+            return [mem.flat[self.flat(op, frame, mem, indices)]]
+        if op.name == "memref.store":
+            self.store(op, frame, args)
+            return []
+        return [self.atomic(op, frame, args)]
+
+    def guarded(self, op: Operation, frame: _Frame, args: list[Any]) -> list[Any]:
+        """A marked access (`check_bounds`): threads whose indices leave the buffer
+        skip it (a load yields 0) and are counted in the module's failure global."""
+        first = 0 if op.name == "memref.load" else 1
+        mem, indices = args[first], args[first + 1 :]
+        n = frame.threads.size
+        ok = np.ones(n, np.bool_)
+        for i, size in zip(indices, mem.array.shape):
+            ok &= np.broadcast_to((np.asarray(i) >= 0) & (np.asarray(i) < size), (n,))
+        if ok.all():  # the plain access, keeping uniform values uniform
+            return self.unguarded(op, frame, args)
+        if op not in self.driver.sites():
+            raise self.error(f"'{op.name}' is marked check_bounds but is not in the module's bounds sites")
+        self.driver.bounds_failure(self.handle, self.driver.sites()[op], int(n - ok.sum()))
+        if not any(isinstance(i, np.ndarray) for i in indices):  # uniform indices: every thread fails alike
+            return [] if op.name == "memref.store" else [dtype_of(op.results[0].type).type(0)]
+        sel = np.flatnonzero(ok)
+        inner = _Frame(frame, sel)
+        picked = [a[sel] if isinstance(a, np.ndarray) and a.shape == (n,) else a for a in args]
+        if op.name == "memref.store":
+            if sel.size:
+                self.store(op, inner, picked)
+            return []
+        if op.name == "memref.atomic_rmw" and not op.results[0].uses:
+            if sel.size:
+                self.atomic(op, inner, picked)
+            return [None]
+        result = np.zeros(n, dtype_of(op.results[0].type))
+        if sel.size:
+            result[sel] = (mem.flat[self.flat(op, inner, mem, picked[1:])] if op.name == "memref.load"
+                           else self.atomic(op, inner, picked))  # fmt: skip
+        return [result]
 
     def writable(self, op: Operation, mem: _Mem) -> None:
         if mem.readonly:

@@ -72,6 +72,17 @@ def programs():
         y = lax.cond(p > 0, jnp.sin, jnp.cos, x)
         return jnp.sum(y * y), jnp.argmax(x)
 
+    def library(x, y, ids):
+        """jax.nn and jnp functions that lower to is_finite, reduce_window (cumsum), iota
+        (one_hot), clamp, select, round_nearest_even, log_plus_one."""
+        a = jax.nn.logsumexp(x, axis=-1)
+        b = jnp.cumsum(y, axis=0)
+        c = jax.nn.one_hot(ids, x.shape[1]) * x
+        d = jnp.clip(x, -0.5, 0.5) + jnp.where(x > 0, x, 0.1 * x)
+        e = jax.nn.gelu(x) + jax.nn.softplus(x) + jax.nn.silu(x) + jnp.round(3 * x)
+        f = jnp.maximum(x, 0).max(axis=0) + jnp.abs(y).min()
+        return jnp.sum(a) + jnp.sum(b) + jnp.sum(c) + jnp.sum(d) + jnp.sum(e) + jnp.sum(f) + jnp.mean(x.T @ y[:, :5])
+
     def newton_sqrt(x):
         def cond(c):
             y, i = c
@@ -92,6 +103,7 @@ def programs():
         "jacobi2d": (jacobi2d, [normal(8, 8)]),
         "lstm": (lstm, [normal(5, 2, 3), normal(2, 4), normal(2, 4), normal(3, 16), normal(4, 16), normal(16)]),
         "branch_argmax": (branch_argmax, [normal(6), np.array(0.5, np.float32)]),
+        "library": (library, [normal(4, 5), normal(4, 6), rng.integers(0, 5, 4).astype(np.int32)]),
         "newton_sqrt": (newton_sqrt, [rng.uniform(1, 4, 4).astype(np.float32)]),
     }
 

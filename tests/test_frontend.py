@@ -13,8 +13,8 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import FileLineColLoc
 
 import dfc
-from dfc import parse_module
-from frontend_corpus import kernels, unsupported
+from frontend_corpus import constructs, kernels, unsupported
+from frontend_corpus.check import check
 
 
 def _sum_sq(x):
@@ -112,15 +112,16 @@ def test_stages_print_what_opt_tool_reads(tmp_path):
     f = dfc.jit(kernels.mlp)
     args = kernels.CASES["mlp"](np.random.default_rng(0))
     frontend = f.mlir(*args)
+    name = f.specialize(*args)[0].name  # "mlp", or "mlp_1", ... for a later signature
     assert "scf" not in frontend and "nn.dot_general" in frontend
-    assert "@mlp_grad" in f.mlir(*args, stage="autodiff")
+    assert f"@{name}_grad" in f.mlir(*args, stage="autodiff")
     assert "df." not in f.mlir(*args, stage="lowered")
     path = tmp_path / "mlp.mlir"
     path.write_text(frontend)
     out = subprocess.run([sys.executable, "-m", "dfc.tools.opt_tool", str(path), "--autodiff", "--fuse"],
                          capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
-    assert "@mlp_grad" in out.stdout
+    assert f"@{name}_grad" in out.stdout
 
 
 def test_ops_carry_the_python_source_location():
@@ -154,3 +155,59 @@ def test_unsupported_constructs_are_located_errors(name):
 def test_gradient_of_an_integer_argument_is_an_error():
     with pytest.raises(TypeError, match="not a float array"):
         dfc.grad(kernels.jacobi_1d, 0)(3, np.ones(5), np.ones(5))
+
+
+def test_readme_example_runs(capsys, tmp_path):
+    """The README's first example, as written (its block after the install command)."""
+    import runpy
+    from pathlib import Path
+
+    readme = (Path(__file__).parent.parent / "README.md").read_text()
+    section = readme[readme.index("## NumPy in, gradients out"):]
+    script = tmp_path / "readme_example.py"
+    script.write_text(section.split("```python\n", 1)[1].split("```", 1)[0])
+    scope = runpy.run_path(str(script))
+    A, B, dA, dB = scope["A"], scope["B"], scope["dA"], scope["dB"]
+    assert dA.shape == A.shape and dB.shape == B.shape
+    assert "scf.for" in capsys.readouterr().out
+
+
+def product_of_entries(x):
+    y = x * 2.0
+    return np.prod(y)  # not differentiable: wcr(mul)
+
+
+def test_autodiff_errors_point_at_the_python_line():
+    x = np.random.rand(4) + 0.5
+    np.testing.assert_allclose(dfc.jit(product_of_entries)(x), product_of_entries(x), rtol=1e-12)
+    with pytest.raises(dfc.CompileError, match="wcr\\(mul\\) is not differentiable") as err:
+        dfc.grad(product_of_entries)(x)
+    lines, first = inspect.getsourcelines(product_of_entries)
+    assert err.value.location.rsplit(":", 2)[0].endswith("test_frontend.py")
+    assert int(err.value.location.rsplit(":", 2)[1]) == first + 2
+
+
+def twice(x, w):
+    return jitted_inner(x, w) + jitted_inner(x[:3], w[:3] * 2.0)
+
+
+def test_two_specialisations_of_one_callee():
+    x, w = np.random.rand(4), np.random.rand(4)
+    f = dfc.jit(twice)
+    text = f.mlir(x, w)
+    assert text.count("func.func @inner") == 2
+    np.testing.assert_allclose(f(x, w), twice(x, w), rtol=1e-12)
+    gx = dfc.grad(f)(x, w)
+    want = (1 - np.tanh(x) ** 2) * w
+    want[:3] += (1 - np.tanh(x[:3]) ** 2) * 2 * w[:3]
+    np.testing.assert_allclose(gx, want, rtol=1e-10)
+
+
+@pytest.mark.parametrize("name", sorted(constructs.CASES))
+def test_listed_construct(name):
+    check(getattr(constructs, name), constructs.CASES[name](np.random.default_rng(0)))
+
+
+def test_prod_with_axis_and_keepdims():
+    A = np.random.default_rng(0).random((3, 4)) + 0.5
+    np.testing.assert_allclose(dfc.jit(constructs.prod_axis)(A), constructs.prod_axis(A), rtol=1e-12)

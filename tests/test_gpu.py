@@ -4,8 +4,8 @@ ptxas, the CUDA driver wrapper's error mapping on a fake libcuda, and, where a G
 present, the examples on it.
 
 The simulator runs the lowered kernels' IR with numpy, so it checks the lowering (thread
-indexing, bounds guards, atomics, launches, parameters, host code) but not the emitted PTX:
-the GPU's exp/log are the emitter's inline polynomials, the simulator's numpy's.
+indexing, bounds guards, atomics, launches, parameters, host code) but not the emitted PTX;
+its math ops run the NVPTX emitter's inline math compiled for the host (tests/device_math.py).
 """
 
 import ctypes

@@ -71,6 +71,13 @@ def test_unary(op):
     check(_module(op, [_t([3, 4])], _t([3, 4])), [x], expected.astype(np.float32))
 
 
+def test_f32_erf_is_within_5e_7_of_erf_everywhere():
+    x = np.concatenate([np.linspace(-7, 7, 4001, dtype=np.float32), np.float32([0.0, -0.0, np.inf, -np.inf, np.nan])])
+    expected = np.array([math.erf(v) for v in x.astype(np.float64)])
+    for got in run_both(_module("nn.erf", [_t([x.size])], _t([x.size])), [x]):
+        np.testing.assert_allclose(got, expected, rtol=0, atol=5e-7)
+
+
 def test_round_is_half_away_from_zero():
     x = np.float32([-2.5, -1.5, -0.5, 0.5, 1.5, 2.5])
     for got in run_both(_module("nn.round", [_t([6])], _t([6])), [x]):
@@ -267,7 +274,7 @@ def test_gradient_through_compare_select_and_convert():
         ("nn.compare", ["f32", "f32"], "i1", '{direction = "LTE"}', "direction must be one of EQ, NE, LT, LE, GT, GE"),
         ("nn.compare", ["f32", "f64"], "i1", '{direction = "LT"}', "operand element types differ: f32 and f64"),
         ("nn.select", ["f32", "f32", "f32"], "f32", "", "pred must be an i1 tensor"),
-        ("nn.convert", ["f32"], "i16", "", "result element type must be f16, f32, f64, i1, i32 or i64, got i16"),
+        ("nn.convert", ["f32"], "i16", "", "result element type must be f16, bf16, f32, f64, i1, i32 or i64, got i16"),
         ("nn.power", ["f32", "i32"], "f32", "", "rhs must have a float element type"),
     ],
 )

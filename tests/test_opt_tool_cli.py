@@ -13,7 +13,7 @@ import pytest
 from dfc.compiler import PassManager, parse_module
 from dfc.compiler.diagnostics import CompileError
 from dfc.passes import PASS_SUMMARIES, PROJECT_PASSES
-from dfc.tools.opt_tool import Progress
+from dfc.tools.opt_tool import Progress, main
 
 NN_ONLY = """func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {
   %y = nn.exp %x : (tensor<4xf32>) -> tensor<4xf32>
@@ -85,3 +85,18 @@ def test_help_summaries_are_the_pass_modules_first_lines():
     for name, target in PROJECT_PASSES.items():
         doc = importlib.import_module(target.split(":")[0]).__doc__
         assert doc.splitlines()[0] == f"`{name}`: {PASS_SUMMARIES[name]}", name
+
+
+def test_on_a_terminal_progress_is_shown_and_erased_before_an_error(tmp_path, monkeypatch):
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    src = tmp_path / "f.mlir"
+    src.write_text(NN_ONLY)
+    err = Terminal()
+    monkeypatch.setattr(sys, "stderr", err)
+    assert main([str(src), "--cse", "--autodiff=wrt=9", "-o", str(tmp_path / "out.mlir")]) == 1
+    shown, _, message = err.getvalue().rpartition("\r\033[K")
+    assert "[1/2] cse" in shown and "[2/2] autodiff" in shown
+    assert message == f"{src}:1:1: error: autodiff: @f has no argument #9\n"

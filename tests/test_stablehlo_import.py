@@ -9,7 +9,7 @@ import pytest
 
 from dfc import CompileError, interpret
 from dfc.compiler.parsing import parse_module
-from dfc.compiler.stablehlo_import import import_stablehlo
+from dfc.compiler.stablehlo_import import import_stablehlo, resolve_locations
 
 TEXTS = sorted((pathlib.Path(__file__).parent / "data" / "stablehlo").glob("*.mlir"))
 
@@ -76,8 +76,49 @@ def test_static_while_runs_its_trip_count():
     np.testing.assert_allclose(interpret(module, "f", np.array(1.5, np.float32)), 1.5 * 2**trips)
 
 
-def test_unsupported_op_is_located():
-    text = 'func.func @f(%x: tensor<2xf32>) -> tensor<2xf32> {\n  %0 = stablehlo.round_nearest_even %x : tensor<2xf32>\n  func.return %0 : tensor<2xf32>\n}'
+def test_round_nearest_even_and_is_finite():
+    text = """
+    func.func @f(%x: tensor<12xf32>) -> (tensor<12xf32>, tensor<12xi1>) {
+      %0 = stablehlo.round_nearest_even %x : tensor<12xf32>
+      %1 = stablehlo.is_finite %x : (tensor<12xf32>) -> tensor<12xi1>
+      func.return %0, %1 : tensor<12xf32>, tensor<12xi1>
+    }"""
+    module = import_stablehlo(text)
+    x = np.array([-2.5, -1.5, -0.5, 0.5, 1.5, 2.5, 0.4, -0.6, 7.0, np.inf, -np.inf, np.nan], np.float32)
+    rounded, finite = interpret(module, "f", x)
+    np.testing.assert_array_equal(rounded, np.round(x))  # numpy rounds half to even
+    np.testing.assert_array_equal(finite, np.isfinite(x))
+
+
+def test_unsupported_mode_is_located():
+    text = """func.func @f(%x: tensor<2xi32>) -> tensor<2xi1> {
+  %0 = stablehlo.compare LT, %x, %x, UNSIGNED : (tensor<2xi32>, tensor<2xi32>) -> tensor<2xi1>
+  func.return %0 : tensor<2xi1>
+}"""
     with pytest.raises(CompileError) as err:
         import_stablehlo(text, "prog.mlir")
-    assert str(err.value).startswith("prog.mlir:2:8: error: convert-stablehlo: 'stablehlo.round_nearest_even'")
+    assert str(err.value) == "prog.mlir:2:8: error: convert-stablehlo: compare LT with compare_type UNSIGNED is not supported"
+
+
+def test_debug_locations_resolve_to_the_innermost_source_position():
+    text = """#loc1 = loc("x")
+func.func @f(%x: tensor<2xf32> loc("x")) -> tensor<2xf32> {
+  %0 = stablehlo.sine %x : tensor<2xf32> loc(#loc5)
+  %1 = stablehlo.multiply %0, %0 : tensor<2xf32> loc(#loc6)
+  func.return %1 : tensor<2xf32> loc(#loc)
+} loc(#loc)
+#loc = loc(unknown)
+#loc2 = loc("model.py":4:8 to :18)
+#loc3 = loc("main.py":9:1 to :20)
+#loc4 = loc(callsite(#loc2 at #loc3))
+#loc5 = loc("jit(f)/sin"(#loc4))
+#loc6 = loc("jit(f)"(#loc3))
+"""
+    resolved = resolve_locations(text)
+    assert len(resolved.splitlines()) == len(text.splitlines())
+    assert 'stablehlo.sine %x : tensor<2xf32> loc("model.py":4:8)' in resolved
+    assert 'loc("main.py":9:1)' in resolved and "#loc" not in resolved
+    module = import_stablehlo(text)
+    sine, mul = [op for op in module.walk() if op.name in ("nn.sine", "nn.mul")]
+    assert (sine.location.filename.data, sine.location.line.data) == ("model.py", 4)
+    assert (mul.location.filename.data, mul.location.line.data) == ("main.py", 9)

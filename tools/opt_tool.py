@@ -19,7 +19,7 @@ import argparse
 import difflib
 import os
 import sys
-import textwrap
+import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, NoReturn, TextIO
 
@@ -52,17 +52,28 @@ class _ArgumentParser(argparse.ArgumentParser):
         raise CompileError(message, self.prog)
 
 
+def _wrap(first: str, items: list[str], sep: str, width: int = 100) -> list[str]:
+    """`items` joined by `sep` after `first`, broken into lines only after a separator."""
+    lines, line = [], first
+    for k, item in enumerate(items):
+        piece = item + (sep if k + 1 < len(items) else "")
+        if len(line) + len(piece.rstrip()) > width and line.strip():
+            lines.append(line.rstrip())
+            line = "    "
+        line += piece
+    return [*lines, line]
+
+
 def _help_epilog() -> str:
-    width = 100
     lines = ["project passes (each also a flag: --NAME, '--NAME{opt=value}'; docs/passes.md):"]
     for name in PROJECT_PASSES:
         lines.append(f"  --{name:<22}{PASS_SUMMARIES[name]}")
     lines.append("\nnamed pipelines:")
     for name, spec in PIPELINES.items():
-        lines.append(textwrap.fill(spec, width, initial_indent=f"  {name} = ", subsequent_indent=" " * 4))
+        lines += _wrap(f"  {name} = ", spec.split(","), ",")
     xdsl = sorted(set(get_all_passes()) - set(PROJECT_PASSES))
     lines.append("\nxDSL passes (https://xdsl.dev; canonicalize, cse and dce know the df/nn patterns):")
-    lines.append(textwrap.fill(", ".join(xdsl), width, initial_indent="  ", subsequent_indent="  "))
+    lines += _wrap("  ", xdsl, ", ")
     return "\n".join(lines)
 
 
@@ -85,7 +96,8 @@ def _parser() -> argparse.ArgumentParser:
     add("--version", action="store_true", help="print the versions of dfc, xDSL and LLVM")
 
     info = parser.add_argument_group("information")
-    info.add_argument("--list-passes", action="store_true", help="list registered passes and pipelines")
+    info.add_argument("--list-passes", action="store_true",
+                      help="list the project's passes (with what they do), named pipelines, then xDSL's")
     info.add_argument("--show-dialects", action="store_true", help="list the dialects opt-tool reads")
     info.add_argument("--dump-pass-pipeline", action="store_true",
                       help="print the pipeline that will run (anchored form) to stderr")
@@ -97,6 +109,8 @@ def _parser() -> argparse.ArgumentParser:
                      help="check diagnostics against '// expected-error {{...}}' annotations")
     inp.add_argument("--allow-unregistered-dialect", action="store_true",
                      help="accept ops of dialects dfc does not know")
+    inp.add_argument("--import-onnx", action="store_true",
+                     help="read the input as an ONNX model (.onnx; needs the 'onnx' package)")
 
     dump = parser.add_argument_group("instrumentation (also spelt --mlir-...)")
     dump.add_argument("--print-ir-before-all", "--mlir-print-ir-before-all", action="store_true",
@@ -251,10 +265,7 @@ def run(argv: Sequence[str]) -> int:
         print(_version())
         return 0
     if args.list_passes:
-        for name in sorted(get_all_passes()):
-            print(name)
-        for name, spec in sorted(PIPELINES.items()):
-            print(f"{name} = {spec}")
+        print(_help_epilog())
         return 0
     if args.show_dialects:
         from dfc.compiler.context import make_context
@@ -267,6 +278,7 @@ def run(argv: Sequence[str]) -> int:
     dumping = args.print_ir_before_all or args.print_ir_after_all or args.print_ir_before or args.print_ir_after
     if sys.stderr.isatty() and not (args.no_progress or dumping or args.print_ir_after_change):
         progress = Progress(sys.stderr)
+    start = time.perf_counter()
     manager = PassManager.parse(
         ",".join(pipeline),
         print_ir_before_all=args.print_ir_before_all,
@@ -280,11 +292,17 @@ def run(argv: Sequence[str]) -> int:
         statistics=args.pass_statistics,
         progress=progress,
     )
+    manager.timings.append(("load passes", time.perf_counter() - start))
     if args.dump_pass_pipeline:
         print(f"Pass Manager with {len(manager.passes)} passes:\n{manager.pipeline_text()}", file=sys.stderr)
+    if args.import_onnx:
+        module = manager.run(_onnx_module(args.input))
+        _write(args.output, _print(module, args.print_op_generic, args.print_debuginfo) if args.target == "mlir"
+               else _translate(module, args.target, manager))
+        return 0
     text, filename = _read(args.input)
     try:
-        outputs, failed = _process(args, manager, text, filename)
+        outputs, failed = _process(args, manager, text, filename, progress)
     finally:
         if progress is not None:
             progress.clear()
@@ -294,7 +312,9 @@ def run(argv: Sequence[str]) -> int:
     return 1 if failed else 0
 
 
-def _process(args: argparse.Namespace, manager: PassManager, text: str, filename: str) -> tuple[list[str], bool]:
+def _process(
+    args: argparse.Namespace, manager: PassManager, text: str, filename: str, progress: Progress | None
+) -> tuple[list[str], bool]:
     """Each chunk parsed, run through `manager` and printed; (outputs, whether any failed)."""
     from dfc.compiler.parsing import parse_module
     from dfc.tools.diagnostics_check import check, expectations
@@ -315,6 +335,8 @@ def _process(args: argparse.Namespace, manager: PassManager, text: str, filename
                 outputs.append(_translate(module, args.target, manager))
         except CompileError as err:
             error = err
+        if progress is not None:
+            progress.clear()  # messages start on a clean line
         if args.verify_diagnostics:
             problems = check(expectations(chunk, first_line), error, filename)
             for problem in problems:
@@ -324,6 +346,22 @@ def _process(args: argparse.Namespace, manager: PassManager, text: str, filename
             print(error, file=sys.stderr)
             failed = True
     return outputs, failed
+
+
+def _onnx_module(path: str) -> ModuleOp:
+    """The module `import_onnx` builds from the model at `path`."""
+    try:
+        import onnx  # noqa: F401
+    except ImportError:
+        raise CompileError("--import-onnx needs the 'onnx' package (pip install 'dfc[onnx]')") from None
+    from dfc.compiler.onnx_import import import_onnx
+
+    if path == "-":
+        raise CompileError("--import-onnx reads a file, not stdin")
+    try:
+        return import_onnx(path)[0]
+    except OSError as err:
+        raise CompileError(f"cannot open input file '{path}': {err.strerror}") from None
 
 
 def _translate(module: ModuleOp, target: str, manager: PassManager) -> str:

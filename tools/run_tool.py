@@ -27,7 +27,7 @@ from xdsl.dialects.builtin import DenseArrayBase, MemRefType, StringAttr, Tensor
 
 from dfc.compiler.diagnostics import CompileError
 from dfc.compiler.engine import ExecutionEngine
-from dfc.compiler.interpreter import dtype_of
+from dfc.compiler.interpreter import dtype_of, is_float_dtype
 from dfc.compiler.parsing import parse_module
 from dfc.compiler.pass_manager import PassManager
 
@@ -95,7 +95,7 @@ def _random(rng: np.random.Generator, t, k: int) -> object:
     if any(d < 0 for d in shape):
         raise CompileError(f"argument #{k} has dynamic shape {t}: pass it with --arg")
     dtype = dtype_of(element)
-    if dtype.kind == "f":
+    if is_float_dtype(dtype):
         value = rng.standard_normal(shape).astype(dtype)
     else:
         value = rng.integers(0, 10, shape).astype(dtype)

@@ -96,10 +96,12 @@ from dataclasses import dataclass
 
 import llvmlite.binding as llvm
 import llvmlite.ir as ir
+import ml_dtypes
 import numpy as np
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
     AffineMapAttr,
+    BFloat16Type,
     DenseIntOrFPElementsAttr,
     Float16Type,
     Float32Type,
@@ -146,7 +148,29 @@ _I32 = ir.IntType(32)
 _I64 = ir.IntType(64)
 _VOID = ir.VoidType()
 _ALLOC_ALIGN = 64
-_FLOAT_IR = {Float16Type: ir.HalfType, Float32Type: ir.FloatType, Float64Type: ir.DoubleType}
+
+
+class BFloatType(ir.types._BaseFloatType):
+    """LLVM's `bfloat` (llvmlite has no class for it): bf16 storage; LLVM
+    computes each operation in f32 and rounds, as ml_dtypes does."""
+
+    null = "0.0"
+    intrinsic_name = "bf16"
+
+    def __str__(self) -> str:
+        return "bfloat"
+
+    def format_constant(self, value: float) -> str:
+        bits = int(np.asarray(value, ml_dtypes.bfloat16).view(np.uint16))
+        return f"0xR{bits:04X}"
+
+
+BFloatType._create_instance()
+
+
+_FLOAT_IR = {Float16Type: ir.HalfType, BFloat16Type: BFloatType, Float32Type: ir.FloatType, Float64Type: ir.DoubleType}
+_NARROW_FLOATS = (ir.HalfType, BFloatType)
+"""Types whose libm calls go through f32."""
 _TERMINATORS = frozenset({"scf.yield", "scf.condition", "scf.reduce", "func.return"})
 
 
@@ -170,12 +194,14 @@ def _scalar_type(t: Attribute) -> ir.Type:
 
 
 def _is_float(ty: ir.Type) -> bool:
-    return isinstance(ty, (ir.HalfType, ir.FloatType, ir.DoubleType))
+    return isinstance(ty, (ir.HalfType, BFloatType, ir.FloatType, ir.DoubleType))
 
 
 def _type_suffix(ty: ir.Type) -> str:
     if isinstance(ty, ir.HalfType):
         return "f16"
+    if isinstance(ty, BFloatType):
+        return "bf16"
     if isinstance(ty, ir.FloatType):
         return "f32"
     if isinstance(ty, ir.DoubleType):
@@ -186,7 +212,7 @@ def _type_suffix(ty: ir.Type) -> str:
 
 
 def _byte_size(ty: ir.Type) -> int:
-    if isinstance(ty, ir.HalfType):
+    if isinstance(ty, _NARROW_FLOATS):
         return 2
     if isinstance(ty, ir.FloatType):
         return 4
@@ -593,6 +619,8 @@ def _pack(values: Sequence, elem: ir.Type, n: int) -> bytes:
         mask = (1 << (8 * size)) - 1
         dtype = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}[size]
         return np.asarray([int(v) & mask for v in values], dtype=dtype).astype(np.dtype(dtype).newbyteorder("<")).tobytes()
+    if isinstance(elem, BFloatType):
+        return np.asarray(values, dtype=ml_dtypes.bfloat16).tobytes()
     dtype = {ir.HalfType: "<f2", ir.FloatType: "<f4", ir.DoubleType: "<f8"}[type(elem)]
     return np.asarray(values, dtype=dtype).tobytes()
 
@@ -812,6 +840,12 @@ class _FnEmitter:
 
     # -- calls
 
+    def report_out_of_bounds(self, op: Operation) -> None:
+        """Count a failed bounds check of `op` and record where it happened (see `BOUNDS_FAILURES`)."""
+        failures, site = self.m.bounds_state()
+        self.b.atomic_rmw("add", failures, ir.Constant(_I64, 1), "monotonic")
+        self.b.store(self.m.message(bounds_message(op)), site, align=8)  # any one failure's message
+
     def call_intrinsic(self, base: str, ty: ir.Type, args: list[ir.Value], flags=()) -> ir.Value:
         fn = self.m.intrinsic(base, [ty], ty, [a.type for a in args])
         return self.b.call(fn, args, fastmath=flags if _is_float(ty) else ())
@@ -819,7 +853,7 @@ class _FnEmitter:
     def call_libm(self, base: str, args: list[ir.Value], flags=()) -> ir.Value:
         ty = args[0].type
         b = self.b
-        if isinstance(ty, ir.HalfType):
+        if isinstance(ty, _NARROW_FLOATS):
             wide = [b.fpext(a, ir.FloatType()) for a in args]
             return b.fptrunc(self.call_libm(base, wide, flags), ty)
         name = base + ("f" if isinstance(ty, ir.FloatType) else "")
@@ -1130,6 +1164,7 @@ def _emit_tanh_poly(e: _FnEmitter, x: ir.Value, flags) -> ir.Value:
     for k in reversed(coeffs[:-1]):
         p = e.call_intrinsic("fma", ty, [p, x2, c(k)])
     small = e.call_intrinsic("fma", ty, [b.fmul(p, x2), x, x])
+    small = e.call_intrinsic("copysign", ty, [small, x])  # tanh(-0) = -0
     return b.select(b.fcmp_ordered("<", ax, c(0.625)), small, big)
 
 
@@ -1164,13 +1199,11 @@ def _bounds_guard(e: _FnEmitter, op: Operation, m: _MemRef, indices: Sequence[SS
     return ok
 
 
-def _report_out_of_bounds(e: _FnEmitter, op: Operation) -> None:
-    """Count a failed bounds check and record where it happened (see `BOUNDS_FAILURES`)."""
-    failures, site = e.m.bounds_state()
-    e.b.atomic_rmw("add", failures, ir.Constant(_I64, 1), "monotonic")
+def bounds_message(op: Operation) -> str:
+    """What a failed check of the marked access `op` reports."""
     where = location_of(op) or "<unknown location>"
     what = op.attributes["check_bounds"].data  # type: ignore[attr-defined]
-    e.b.store(e.m.message(f"{where}: '{what}' index out of bounds"), site, align=8)  # any one failure's message
+    return f"{where}: '{what}' index out of bounds"
 
 
 @_handles("memref.load")
@@ -1192,7 +1225,7 @@ def _load(e: _FnEmitter, op: Operation) -> None:
             value = load()
             inside_bb = e.b.block
         with outside:
-            _report_out_of_bounds(e, op)
+            e.report_out_of_bounds(op)
             outside_bb = e.b.block
     phi = e.b.phi(m.elem)
     phi.add_incoming(value, inside_bb)
@@ -1218,7 +1251,7 @@ def _store(e: _FnEmitter, op: Operation) -> None:
         with inside:
             store()
         with outside:
-            _report_out_of_bounds(e, op)
+            e.report_out_of_bounds(op)
 
 
 def _alloc_sizes(e: _FnEmitter, op: Operation) -> tuple[MemRefType, list[ir.Value]]:

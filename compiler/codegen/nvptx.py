@@ -25,11 +25,13 @@ Kernels are translated op by op with the CPU emitter's handlers (same
   issues one atomic; otherwise each lane issues its own. add, integer max/min
   are `atom.global` instructions, float max/min (`fmaximum`, NaN-propagating
   like `arith.maximumf`) LLVM expands to a CAS loop, mul is a CAS loop here.
-* Math without libm: exp and tanh are the CPU emitter's inline polynomials,
-  log (and log2, log10 from it) an inline series (`_emit_log`), all to a few
-  ulp; sqrt, fma, fabs, floor, ceil, trunc, round(even), copysign, min/max
-  are native instructions. Other math ops (sin, erf, pow, ...) are rejected
-  with NotImplementedError, as are allocation, copies and calls in kernels.
+* Math without libm or libdevice: exp, log, log2, log10, expm1, log1p, tanh,
+  sin, cos, tan, atan, atan2, cbrt, erf, powf and `arith.remf` (exact fmod)
+  are inline range reduction + polynomials (`gpu_math`, with its accuracy
+  table); sqrt, fma, fabs, floor, ceil, trunc, round(even), copysign, min/max
+  are native instructions; f16 computes in f32. Other math ops (asin, sinh,
+  erfc, ...) are rejected with NotImplementedError, as are allocation, copies
+  and calls in kernels.
 """
 
 from __future__ import annotations
@@ -44,22 +46,25 @@ from xdsl.dialects import gpu
 from xdsl.dialects.builtin import DYNAMIC_INDEX, MemRefType, ModuleOp, ShapedType, TensorType
 from xdsl.ir import Attribute, Block, Operation
 
+from dfc.compiler.codegen.gpu_math import MATH1, MATH2
 from dfc.compiler.codegen.llvm_emitter import (
     _HANDLERS,
     _TERMINATORS,
-    _emit_exp_poly,
-    _emit_tanh_poly,
+    BOUNDS_FAILURES,
+    BOUNDS_SITE,
+    _bounds_guard,
     _FnEmitter,
     _MemRef,
     _ModuleEmitter,
     _scalar_type,
 )
 
-__all__ = ["emit_ptx", "emit_llvm", "compile_ptx", "lower_for_gpu", "kernel_params", "GPU_PIPELINE", "DEFAULT_ARCH"]
+__all__ = ["emit_ptx", "emit_llvm", "compile_ptx", "lower_for_gpu", "kernel_params", "bounds_sites", "GPU_PIPELINE",
+           "DEFAULT_ARCH"]  # fmt: skip
 
 DEFAULT_ARCH = "sm_90"
 TRIPLE = "nvptx64-nvidia-cuda"
-GPU_PIPELINE = "expand-library,canonicalize,cse,bufferize,lower-dataflow{target=gpu},canonicalize,cse"
+GPU_PIPELINE = "expand-library,canonicalize,cse,bufferize,check-bounds,lower-dataflow{target=gpu},canonicalize,cse"
 
 _GLOBAL_PTR = ir.PointerType(addrspace=1)
 _I1 = ir.IntType(1)
@@ -122,6 +127,14 @@ class _KernelEmitter(_FnEmitter):
     """Emits one kernel body: GPU handlers first, then an allowed CPU handler."""
 
     known_block: tuple[int, ...] | None = None
+    sites: dict[Operation, int]
+
+    def report_out_of_bounds(self, op: Operation) -> None:
+        """Count a failed check in the device global BOUNDS_FAILURES and store
+        the access's number (`bounds_sites`) in BOUNDS_SITE."""
+        failures, site = (_device_global(self.m.ir, name) for name in (BOUNDS_FAILURES, BOUNDS_SITE))
+        self.b.atomic_rmw("add", failures, ir.Constant(_I64, 1), _DEVICE)
+        self.b.store_atomic(ir.Constant(_I64, self.sites[op]), site, "monotonic", align=8)
 
     def emit_ops(self, block: Block) -> Operation | None:
         for op in block.ops:
@@ -144,13 +157,35 @@ class _KernelEmitter(_FnEmitter):
         return self.b.call(fn, args)
 
 
-def _emit_kernel(m: _ModuleEmitter, op: gpu.FuncOp) -> None:
+def bounds_sites(module: ModuleOp) -> list[Operation]:
+    """The accesses in `module`'s kernels that `check-bounds` marked, numbered by
+    their position here (what a failed check stores in BOUNDS_SITE)."""
+    return [
+        access
+        for k in module.walk()
+        if isinstance(k, gpu.FuncOp) and k.kernel is not None
+        for access in k.walk()
+        if "check_bounds" in access.attributes
+    ]
+
+
+def _device_global(module: ir.Module, name: str) -> ir.GlobalVariable:
+    """The i64 `name` in global memory (0 at load; the engine reads it with cuModuleGetGlobal)."""
+    if name not in module.globals:
+        g = ir.GlobalVariable(module, _I64, name, addrspace=1)
+        g.initializer = ir.Constant(_I64, 0)
+        g.align = 8
+    return module.globals[name]
+
+
+def _emit_kernel(m: _ModuleEmitter, op: gpu.FuncOp, sites: dict[Operation, int]) -> None:
     name = op.sym_name.data
     inputs = op.function_type.inputs.data
     fn = ir.Function(m.ir, ir.FunctionType(_VOID, [p for t in inputs for p in kernel_params(t)]), name)
     fn.calling_convention = "ptx_kernel"
     attrs = op.attributes.get("arg_attrs")
     e = _KernelEmitter(m, fn, op, in_parallel=True)
+    e.sites = sites
     if op.known_block_size is not None:
         e.known_block = op.known_block_size.get_values()
         set.add(fn.attributes, f'"nvvm.reqntid"="{",".join(map(str, e.known_block))}"')  # PTX .reqntid
@@ -277,14 +312,32 @@ def _atomic_rmw(e: _KernelEmitter, op: Operation) -> None:
     kind = op.properties["kind"].value.data
     if kind not in _ATOMIC_WCR:
         raise _unsupported(f"memref.atomic_rmw kind {kind}")
-    wcr = _ATOMIC_WCR[kind]
     v = e.getv(op.operands[0])
     if _bits(v.type) not in (16, 32, 64):
         raise _unsupported(f"atomic on {v.type}")
-    addr = e.address(e.getm(op.operands[1]), op.operands[2:])
-    if op.results[0].uses:  # the old value is wanted: no aggregation
-        e.values[op.results[0]] = _atomic(e, wcr, addr, v)
+    m = e.getm(op.operands[1])
+    ok = _bounds_guard(e, op, m, op.operands[2:])
+    if ok is None:
+        e.values[op.results[0]] = _atomic_update(e, op, _ATOMIC_WCR[kind], v, e.address(m, op.operands[2:]))
         return
+    with e.b.if_else(ok) as (inside, outside):
+        with inside:
+            old = _atomic_update(e, op, _ATOMIC_WCR[kind], v, e.address(m, op.operands[2:]))
+            inside_bb = e.b.block
+        with outside:
+            e.report_out_of_bounds(op)
+            outside_bb = e.b.block
+    phi = e.b.phi(v.type)
+    phi.add_incoming(old, inside_bb)
+    phi.add_incoming(ir.Constant(v.type, 0), outside_bb)
+    e.values[op.results[0]] = phi
+
+
+def _atomic_update(e: _KernelEmitter, op: Operation, wcr: str, v: ir.Value, addr: ir.Value) -> ir.Value:
+    """The atomic update of `op`; its old value (undefined where it has no uses:
+    the warp's lanes then combine first when they all target one element)."""
+    if op.results[0].uses:  # the old value is wanted: no aggregation
+        return _atomic(e, wcr, addr, v)
     b = e.b
     mask = e.nvvm("activemask", _I32, [])
     peers = e.nvvm("match.any.sync.i64", _I32, [mask, b.ptrtoint(addr, _I64)])
@@ -309,63 +362,17 @@ def _atomic_rmw(e: _KernelEmitter, op: Operation) -> None:
     _atomic(e, wcr, addr, x)
     b.branch(done_bb)
     b.position_at_end(done_bb)
-    e.values[op.results[0]] = ir.Constant(v.type, ir.Undefined)
+    return ir.Constant(v.type, ir.Undefined)
 
 
-def _emit_log(e: _KernelEmitter, x: ir.Value) -> ir.Value:
-    """log(x) inline: x = m * 2^k with m in [sqrt(1/2), sqrt(2)), s = (m-1)/(m+1),
-    log(m) = 2 atanh(s) as an odd series in s (|s| < 0.172), k*ln2 split in two
-    parts. Subnormals are scaled first; 0 -> -inf, x < 0 -> NaN, inf -> inf,
-    NaN -> NaN. Within 1-2 ulp (f32 and f64)."""
-    b = e.b
-    ty = x.type
-    f64 = isinstance(ty, ir.DoubleType)
-    ity = _I64 if f64 else _I32
-    mant, bias, terms = (52, 1023, 11) if f64 else (23, 127, 5)
-    ln2_hi, ln2_lo = (6.93147180369123816490e-01, 1.90821492927058770002e-10) if f64 else (0.693145751953125, 1.428606765330187e-06)  # fmt: skip
-    c = lambda v: ir.Constant(ty, v)  # noqa: E731
-    ci = lambda v: ir.Constant(ity, v)  # noqa: E731
-    tiny = b.fcmp_ordered("<", x, c(2.0 ** (-1022 if f64 else -126)))
-    xs = b.select(tiny, b.fmul(x, c(2.0**mant)), x)
-    bits = b.bitcast(xs, ity)
-    k = b.sub(b.lshr(bits, ci(mant)), b.select(tiny, ci(bias + mant), ci(bias)))
-    m = b.bitcast(b.or_(b.and_(bits, ci((1 << mant) - 1)), ci(bias << mant)), ty)
-    big = b.fcmp_ordered(">", m, c(2.0**0.5))
-    m = b.select(big, b.fmul(m, c(0.5)), m)
-    k = b.select(big, b.add(k, ci(1)), k)
-    s = b.fdiv(b.fsub(m, c(1.0)), b.fadd(m, c(1.0)))
-    z = b.fmul(s, s)
-    p = c(2.0 / (2 * terms + 1))
-    for j in reversed(range(1, terms)):
-        p = e.call_intrinsic("fma", ty, [p, z, c(2.0 / (2 * j + 1))])
-    log_m = e.call_intrinsic("fma", ty, [b.fmul(s, z), p, b.fmul(s, c(2.0))])
-    kf = b.sitofp(k, ty)
-    r = e.call_intrinsic("fma", ty, [kf, c(ln2_hi), e.call_intrinsic("fma", ty, [kf, c(ln2_lo), log_m])])
-    r = b.select(b.fcmp_ordered("==", x, c(float("inf"))), x, r)
-    r = b.select(b.fcmp_ordered("<", x, c(0.0)), c(float("nan")), r)
-    r = b.select(b.fcmp_ordered("==", x, c(0.0)), c(float("-inf")), r)
-    return b.select(b.fcmp_unordered("uno", x, x), x, r)
-
-
-_LOG2E = 1.4426950408889634
-_LOG10E = 0.4342944819032518
-_MATH: dict[str, Callable[[_KernelEmitter, ir.Value], ir.Value]] = {
-    "math.exp": lambda e, x: _emit_exp_poly(e, x, ()),
-    "math.tanh": lambda e, x: _emit_tanh_poly(e, x, ()),
-    "math.log": _emit_log,
-    "math.log2": lambda e, x: e.b.fmul(_emit_log(e, x), ir.Constant(x.type, _LOG2E)),
-    "math.log10": lambda e, x: e.b.fmul(_emit_log(e, x), ir.Constant(x.type, _LOG10E)),
-}
-
-
-@_handles(*_MATH)
+@_handles(*MATH1, *MATH2)
 def _math(e: _KernelEmitter, op: Operation) -> None:
-    x = e.getv(op.operands[0])
-    fn = _MATH[op.name]
-    if isinstance(x.type, ir.HalfType):  # computed in f32
-        r = e.b.fptrunc(fn(e, e.b.fpext(x, ir.FloatType())), x.type)
+    args = [e.getv(v) for v in op.operands]
+    fn = MATH1.get(op.name) or MATH2[op.name]
+    if isinstance(args[0].type, ir.HalfType):  # computed in f32
+        r = e.b.fptrunc(fn(e, *(e.b.fpext(x, ir.FloatType()) for x in args)), args[0].type)
     else:
-        r = fn(e, x)
+        r = fn(e, *args)
     e.values[op.results[0]] = r
 
 
@@ -388,12 +395,13 @@ def emit_llvm(module: ModuleOp, arch: str = DEFAULT_ARCH, *, fast_math: bool = T
     m.ir.triple = TRIPLE
     m.ir.data_layout = str(_target(arch, 3).target_data)
     names: set[str] = set()
+    sites = {access: k for k, access in enumerate(bounds_sites(module))}
     for op in module.walk():
         if isinstance(op, gpu.FuncOp) and op.kernel is not None:
             if op.sym_name.data in names:
                 raise _unsupported(f"two kernels named @{op.sym_name.data}")
             names.add(op.sym_name.data)
-            _emit_kernel(m, op)
+            _emit_kernel(m, op, sites)
     for g in m.ir.globals.values():
         if isinstance(g, ir.Function) and not g.blocks and not _INTRINSICS.fullmatch(g.name):
             raise _unsupported(f"call to '{g.name}' in a kernel (no libm or libc on the GPU)")

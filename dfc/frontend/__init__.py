@@ -28,18 +28,28 @@ import numpy as np
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 
+from dfc.compiler.diagnostics import CompileError
 from dfc.frontend.dtypes import ArrayType, dtype_from_numpy, f16, f32, f64, i32, i64
 from dfc.frontend.errors import FrontendError
 
 __all__ = ["jit", "JitFunction", "FrontendError", "ArrayType", "f16", "f32", "f64", "i32", "i64"]
 
-_taken_names: dict[str, int] = {}
+_names: dict[tuple[Any, tuple], str] = {}
+_used_names: set[str] = set()
 
 
-def _unique(name: str) -> str:
-    k = _taken_names.get(name, 0)
-    _taken_names[name] = k + 1
-    return name if k == 0 else f"{name}_{k}"
+def _unique(fn: Any, params: tuple) -> str:
+    """The symbol of `fn`'s specialisation for `params`: its Python name for the
+    first, then `name_1`, ...; unique in the process, so a module calling several
+    specialisations (or functions of the same name) never mixes them up."""
+    key = (fn, params)
+    if key not in _names:
+        base, k = fn.__name__, 0
+        while (name := base if k == 0 else f"{base}_{k}") in _used_names:
+            k += 1
+        _used_names.add(name)
+        _names[key] = name
+    return _names[key]
 
 
 class JitFunction:
@@ -149,7 +159,7 @@ class JitFunction:
             from dfc.frontend.translate import Translator
 
             module = ModuleOp([])
-            name = _unique(self.fn.__name__)
+            name = _unique(self.fn, key)
 
             def add(f: func.FuncOp) -> None:
                 names = {op.sym_name.data for op in module.ops if isinstance(op, func.FuncOp)}
@@ -157,8 +167,12 @@ class JitFunction:
                     module.body.block.add_op(f)
 
             translator = Translator(self.source(), name, add, _call_jitted)
-            translator.module_add = add
-            f = translator.function(list(params))
+            try:
+                f = translator.function(list(params))
+            except CompileError:
+                raise
+            except Exception as err:  # a frontend bug: still located at the user's statement
+                raise translator.fail(f"internal error translating this statement: {type(err).__name__}: {err}") from err
             module.body.block.add_op(f)
             _verify(module, self.source())
             self._modules[key] = (module, name)
@@ -187,8 +201,6 @@ class JitFunction:
 
 def _verify(module: ModuleOp, source) -> None:
     from xdsl.utils.exceptions import VerifyException
-
-    from dfc.compiler.diagnostics import location_of
 
     try:
         module.verify()

@@ -63,9 +63,21 @@ class Expr:
         return None if any(x is None for x in s) else s  # type: ignore[return-value]
 
 
+@dataclass(frozen=True)
+class Gather:
+    """An index read from data: `col * index[i at dims]` added to the base index
+    (`col`: base dims; `dims`: the view dimension of each index axis, None where
+    the index has size 1)."""
+
+    col: list[int]
+    index: Expr
+    dims: list[int | None]
+
+
 @dataclass(eq=False)
 class View(Expr):
-    """`source[offset + coef @ i]` for view index i (coef: base dims x view dims)."""
+    """`source[offset + coef @ i + gathers]` for view index i (coef: base dims x
+    view dims; gathers: indices read from integer arrays, NumPy's advanced indexing)."""
 
     source: SSAValue
     shape: list[Affine]
@@ -73,6 +85,7 @@ class View(Expr):
     coef: list[list[int]]
     dtype: str
     cell: Cell | None = None  # set when the view names a live array (writes go there)
+    gathers: list[Gather] = field(default_factory=list)
 
     @staticmethod
     def whole(value: SSAValue, cell: Cell | None = None) -> View:
@@ -90,13 +103,14 @@ class View(Expr):
         assert isinstance(t, TensorType)
         n = t.get_num_dims()
         return (
-            self.ndim == n and all(o.static == 0 for o in self.offset)
+            not self.gathers and self.ndim == n and all(o.static == 0 for o in self.offset)
             and all(self.coef[r][c] == int(r == c) for r in range(n) for c in range(n))
             and [d.static for d in self.shape] == list(t.get_shape())
         )
 
     def columns(self, cols: list[list[int]], shape: list[Affine], offset: list[Affine] | None = None) -> View:
         """A view with new view dimensions (`cols[k]`: base coefficients of dimension k)."""
+        assert not self.gathers, "materialize a gathered view before reshaping its dimensions"
         coef = [[col[r] for col in cols] for r in range(len(self.offset))]
         return View(self.source, shape, offset or self.offset, coef, self.dtype, self.cell)
 

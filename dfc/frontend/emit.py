@@ -17,8 +17,9 @@ from collections.abc import Callable, Sequence
 
 from xdsl.builder import Builder
 from xdsl.dialects import arith, math
-from xdsl.dialects.builtin import FloatAttr, IntegerAttr, TensorType, i64
-from xdsl.ir import SSAValue
+from xdsl.dialects.builtin import FloatAttr, IndexType, IntegerAttr, i64
+from xdsl.ir import Block, SSAValue
+from xdsl.rewriter import InsertPoint
 
 from dfc.dialects import df, nn
 from dfc.dialects.df_builders import REDUCE_IDENTITY, empty, map_op, read, splat, write
@@ -66,41 +67,59 @@ class Emitter:
     def scalar(self, mb: Builder, e: Expr, ivs: Sequence[SSAValue | None], dtype: str) -> SSAValue:
         """The element of `e` at `ivs`, as a value of `dtype` (reads + one tasklet)."""
         inputs: list[SSAValue] = []
-        tree = self._leaves(mb, e, ivs, inputs)
-        if isinstance(tree, tuple) and isinstance(tree[0], int) and isinstance(e, View) and e.dtype == dtype:
+        tree = self._leaves(mb, e, ivs, inputs, dtype)
+        if isinstance(tree, tuple) and isinstance(tree[0], int) and tree[1] == dtype:
             return inputs[tree[0]]
         types = [v.type for v in inputs]
 
         def body(s: Builder, args: Sequence[SSAValue]) -> SSAValue:
             return _compute(s, tree, args, dtype)
 
-        from xdsl.ir import Block
-        from xdsl.rewriter import InsertPoint
-
         block = Block(arg_types=types)
         inner = Builder(InsertPoint.at_end(block))
         inner.insert(df.YieldOp(body(inner, block.args)))
         return mb.insert(df.TaskletOp(inputs, [IR_TYPES[dtype]], block)).res[0]
 
-    def _leaves(self, mb: Builder, e: Expr, ivs: Sequence[SSAValue | None], inputs: list[SSAValue]):
-        """Reads the leaves of `e` in the map body; returns the tree with leaves
-        replaced by input positions (ints)."""
+    def _leaves(self, mb: Builder, e: Expr, ivs: Sequence[SSAValue | None], inputs: list[SSAValue], context: str):
+        """Reads the leaves of `e` in the map body; returns the tree with each leaf
+        replaced by (its input position, its dtype). `context` is the dtype the
+        parent computes in: an integer or boolean used as a float is computed and
+        converted by tasklets of their own (their result is not a float, so autodiff
+        never differentiates them; it has no rule for `sitofp`/`uitofp`)."""
+        if is_float(context) and not is_float(e.dtype) and not isinstance(e, Const):
+            inputs.append(self._as_float(mb, self.scalar(mb, e, ivs, e.dtype), e.dtype, context))
+            return (len(inputs) - 1, context)
         if isinstance(e, View):
             index = []
             for r, off in enumerate(e.offset):
                 extra = {iv: e.coef[r][k] for k, iv in enumerate(ivs) if iv is not None and e.coef[r][k]}
                 index.append(off.emit(mb, extra))
+            for g in e.gathers:
+                at = [ivs[d] if d is not None else None for d in g.dims]
+                value = mb.insert(arith.IndexCastOp(self.scalar(mb, g.index, at, "i64"), IndexType())).result
+                for r, c in enumerate(g.col):
+                    if c:
+                        term = value if c == 1 else mb.insert(arith.MuliOp(value, Affine(c).emit(mb))).result
+                        index[r] = mb.insert(arith.AddiOp(index[r], term)).result
             inputs.append(read(mb, e.source, index))
-            return (len(inputs) - 1, e)
+            return (len(inputs) - 1, e.dtype)
         if isinstance(e, Index | Iota):
             value = e.value if isinstance(e, Index) else e.start + Affine(0)
             extra = {ivs[0]: e.step} if isinstance(e, Iota) and ivs[0] is not None else {}
             inputs.append(mb.insert(arith.IndexCastOp(value.emit(mb, extra), i64)).result)
-            return (len(inputs) - 1, e)
+            return (len(inputs) - 1, "i64")
         if isinstance(e, Const):
             return e
         assert isinstance(e, Op)
-        return (e, [self._leaves(mb, a, aligned(ivs, e.shape, a.shape), inputs) for a in e.args])
+        contexts = {"compare": [e.attr[1]] * 2 if e.attr else [], "where": ["i1", e.dtype, e.dtype]}.get(e.name, [e.dtype] * len(e.args))
+        return (e, [self._leaves(mb, a, aligned(ivs, e.shape, a.shape), inputs, c) for a, c in zip(e.args, contexts)])
+
+    def _as_float(self, mb: Builder, value: SSAValue, src: str, dst: str) -> SSAValue:
+        """`value` converted by a one-op tasklet."""
+        block = Block(arg_types=[IR_TYPES[src]])
+        inner = Builder(InsertPoint.at_end(block))
+        inner.insert(df.YieldOp(_convert(inner, block.args[0], src, dst)))
+        return mb.insert(df.TaskletOp([value], [IR_TYPES[dst]], block)).res[0]
 
     # -- maps ---------------------------------------------------------------------
 
@@ -213,11 +232,8 @@ class Emitter:
         def build(mb: Builder, ivs, outs) -> None:
             at = dict(zip(letters, ivs))
             inputs: list[SSAValue] = []
-            trees = [self._leaves(mb, e, [at[c] for c in subs], inputs) for e, subs in zip(operands, subscripts)]
+            trees = [self._leaves(mb, e, [at[c] for c in subs], inputs, dtype) for e, subs in zip(operands, subscripts)]
             block_types = [v.type for v in inputs]
-            from xdsl.ir import Block
-            from xdsl.rewriter import InsertPoint
-
             block = Block(arg_types=block_types)
             inner = Builder(InsertPoint.at_end(block))
             values = [_compute(inner, t, block.args, dtype) for t in trees]
@@ -294,8 +310,8 @@ _CMPI = {"lt": "slt", "le": "sle", "gt": "sgt", "ge": "sge", "eq": "eq", "ne": "
 def _compute(b: Builder, tree, args: Sequence[SSAValue], want: str) -> SSAValue:
     """The scalar ops of an expression tree inside a tasklet body, as a `want` value."""
     if isinstance(tree, tuple) and isinstance(tree[0], int):
-        index, leaf = tree
-        return _convert(b, args[index], "i64" if isinstance(leaf, Index | Iota) else leaf.dtype, want)
+        index, dtype = tree
+        return _convert(b, args[index], dtype, want)
     if isinstance(tree, Const):
         return _constant(b, tree.value, want)
     e, children = tree
@@ -333,19 +349,27 @@ def _op_value(b: Builder, e: Op, children: list, args: Sequence[SSAValue]) -> SS
         return b.insert(_FLOAT_UNARY[e.name](values[0])).result
     if e.name == "neg":
         return b.insert(arith.SubiOp(_constant(b, 0, e.dtype), values[0])).result
+    if e.name == "abs":
+        negated = b.insert(arith.SubiOp(_constant(b, 0, e.dtype), values[0])).result
+        below = b.insert(arith.CmpiOp(values[0], _constant(b, 0, e.dtype), "slt")).result
+        return b.insert(arith.SelectOp(below, negated, values[0])).result
+    if e.name == "mod":  # Python's sign convention: a - floor(a / b) * b
+        q = b.insert(arith.FloorDivSIOp(values[0], values[1])).result
+        return b.insert(arith.SubiOp(values[0], b.insert(arith.MuliOp(q, values[1])).result)).result
     return b.insert(_INT_BINARY[e.name](values[0], values[1])).result
 
 
 def _integer_power(b: Builder, x: SSAValue, n: int, dtype: str) -> SSAValue:
     if n == 0:
-        return _constant(b, 1.0, dtype)
+        return _constant(b, 1, dtype)
+    mul = arith.MulfOp if is_float(dtype) else arith.MuliOp
     result, base, k = None, x, abs(n)
     while k:
         if k & 1:
-            result = base if result is None else b.insert(arith.MulfOp(result, base)).result
+            result = base if result is None else b.insert(mul(result, base)).result
         k >>= 1
         if k:
-            base = b.insert(arith.MulfOp(base, base)).result
+            base = b.insert(mul(base, base)).result
     assert result is not None
     if n < 0:
         result = b.insert(arith.DivfOp(_constant(b, 1.0, dtype), result)).result

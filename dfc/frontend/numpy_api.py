@@ -20,7 +20,7 @@ import numpy as np
 from dfc.dialects import nn
 from dfc.dialects.nn_shape import ConcatenateOp
 from dfc.frontend.affine import Affine
-from dfc.frontend.arrays import Const, Expr, Iota, Op, View, is_float, result_dtype, tensor_type
+from dfc.frontend.arrays import Const, Expr, Iota, View, is_float, result_dtype
 from dfc.frontend.dtypes import dtype_from_numpy
 
 Handler = Callable[..., Any]
@@ -37,6 +37,7 @@ BINARY = {np.add: "add", np.subtract: "sub", np.multiply: "mul", np.divide: "div
 REDUCTIONS = {np.sum: "add", np.max: "max", np.amax: "max", np.min: "min", np.amin: "min", np.prod: "mul",
               np.mean: "mean"}
 METHOD_REDUCTIONS = {"sum": "add", "max": "max", "min": "min", "prod": "mul", "mean": "mean"}
+METHOD_MOMENTS = ("var", "std")
 
 
 def call(tr, f: Any, args: list, kwargs: dict, node: ast.AST) -> Any:
@@ -69,13 +70,19 @@ def _no_kwargs(tr, kwargs: dict, node: ast.AST, allowed: tuple = ()) -> None:
         raise tr.fail(f"unsupported keyword argument '{extra[0]}'", node)
 
 
-def _unary(name: str) -> Handler:
+def _unary(name: str, function: Callable | None = None) -> Handler:
     def handler(tr, args, kwargs, node):
         _no_kwargs(tr, kwargs, node)
         if len(args) != 1:
             raise tr.fail(f"{name} takes one argument", node)
         if name == "abs" and isinstance(args[0], Affine) and args[0].static is not None:
             return Affine(abs(args[0].static))
+        number = args[0].static if isinstance(args[0], Affine) else (
+            args[0].value if isinstance(args[0], Const) and not args[0].shape and args[0].weak else None)
+        if function is not None and number is not None:  # folded, with NumPy's result type
+            value = function(number)
+            weak = not isinstance(value, np.generic)
+            return Const(float(value), "f64", weak) if isinstance(value, float | np.floating) else Affine(int(value))
         e = _expr(tr, args[0], node)
         floating = name not in ("abs", "neg", "sign") or is_float(e.dtype)
         dtype = result_dtype([e], floating)
@@ -179,7 +186,7 @@ def _einsum(tr, args, kwargs, node):
 
 
 def _view(tr, e: Expr) -> View:
-    return e if isinstance(e, View) else View.whole(tr.em.materialize(e))
+    return e if isinstance(e, View) and not e.gathers else View.whole(tr.em.materialize(e))
 
 
 def transpose(tr, e: Expr, axes: Any, node: ast.AST) -> Expr:
@@ -254,8 +261,18 @@ def _filled(value: float | None) -> Handler:
     def handler(tr, args, kwargs, node):
         _no_kwargs(tr, kwargs, node, ("dtype",))
         shape = [Affine(d) for d in _shape_arg(tr, args[0], node)]
-        fill = value if value is not None else _fill_value(tr, args[1], node)
-        return Const(fill, _dtype_kw(tr, kwargs, node, "f64"), False, shape)
+        if value is not None:
+            return Const(value, _dtype_kw(tr, kwargs, node, "f64"), False, shape)
+        fill = args[1]
+        if isinstance(fill, Affine) and fill.static is not None or isinstance(fill, Const) and not fill.shape:
+            number = fill.static if isinstance(fill, Affine) else fill.value
+            default = "i1" if isinstance(number, bool) else "i64" if isinstance(number, int) else "f64"
+            return Const(number, _dtype_kw(tr, kwargs, node, default), False, shape)
+        e = _expr(tr, fill, node)  # a run-time scalar, broadcast
+        if e.ndim:
+            raise tr.fail("np.full needs a scalar fill value", node)
+        dtype = _dtype_kw(tr, kwargs, node, tr.em.concrete(e))
+        return tr.elementwise("add", [Const(0, dtype, False, shape), e], node, dtype)
 
     return handler
 
@@ -431,6 +448,38 @@ def _norm(tr, args, kwargs, node):
     return tr.elementwise("sqrt", [reduce(tr, "add", tr.binop("mul", e, e, node), None, False, node)], node)
 
 
+def _moment(kind: str) -> Handler:
+    """np.var / np.std: the mean of squared deviations (ddof=0), its square root."""
+
+    def handler(tr, args, kwargs, node):
+        _no_kwargs(tr, kwargs, node, ("axis", "keepdims"))
+        e = _expr(tr, args[0], node)
+        axis = args[1] if len(args) > 1 else kwargs.get("axis")
+        keep = kwargs.get("keepdims", False)
+        d = tr.binop("sub", e, reduce(tr, "mean", e, axis, True, node), node)
+        var = reduce(tr, "mean", tr.binop("mul", d, d, node), axis, keep, node)
+        return tr.elementwise("sqrt", [var], node) if kind == "std" else var
+
+    return handler
+
+
+def _scaled_log(base: float) -> Handler:
+    def handler(tr, args, kwargs, node):
+        return tr.binop("div", _unary("log")(tr, args, kwargs, node), Const(math.log(base), "f64"), node)
+
+    return handler
+
+
+def _hyperbolic(kind: str) -> Handler:
+    def handler(tr, args, kwargs, node):
+        e = _expr(tr, args[0], node)
+        up = tr.elementwise("exp", [e], node)
+        down = tr.elementwise("exp", [tr.elementwise("neg", [e], node)], node)
+        return tr.binop("mul", tr.binop("sub" if kind == "sinh" else "add", up, down, node), Const(0.5, "f64"), node)
+
+    return handler
+
+
 def _unsupported(what: str) -> Handler:
     def handler(tr, args, kwargs, node):
         raise tr.fail(what, node)
@@ -439,7 +488,7 @@ def _unsupported(what: str) -> Handler:
 
 
 HANDLERS: dict[Any, Handler] = {
-    **{f: _unary(n) for f, n in UNARY.items()},
+    **{f: _unary(n, f) for f, n in UNARY.items()},
     **{f: _binary(n) for f, n in BINARY.items()},
     **{f: _reduction(k) for f, k in REDUCTIONS.items()},
     np.dot: _dot, np.matmul: lambda tr, a, k, n: matmul(tr, _expr(tr, a[0], n), _expr(tr, a[1], n), n),
@@ -451,6 +500,9 @@ HANDLERS: dict[Any, Handler] = {
     np.arange: _arange, np.where: _where, np.clip: _clip, np.square: _square, np.trace: _trace,
     np.diag: _diag, np.diagonal: lambda tr, a, k, n: _diagonal(tr, _expr(tr, a[0], n), n),
     np.concatenate: _concatenate, np.stack: _stack, np.linalg.norm: _norm,
+    np.var: _moment("var"), np.std: _moment("std"), np.log2: _scaled_log(2.0), np.log10: _scaled_log(10.0),
+    np.sinh: _hyperbolic("sinh"), np.cosh: _hyperbolic("cosh"),
+    np.reciprocal: lambda tr, a, k, n: tr.binop("div", Const(1.0, "f64"), a[0], n),
     builtins.len: _len, builtins.min: _minmax("minimum"), builtins.max: _minmax("maximum"),
     builtins.float: _float, builtins.int: _int,
     builtins.range: _unsupported("range() is supported only as the iterable of a for loop"),
@@ -498,6 +550,7 @@ def _method_reduction(kind: str) -> Handler:
 
 METHODS: dict[str, Handler] = {
     **{n: _method_reduction(k) for n, k in METHOD_REDUCTIONS.items()},
+    **{m: (lambda m: lambda tr, e, a, k, n: _moment(m)(tr, [e, *a], k, n))(m) for m in METHOD_MOMENTS},
     "dot": lambda tr, e, a, k, n: _dot(tr, [e, a[0]], k, n),
     "transpose": lambda tr, e, a, k, n: transpose(tr, e, tuple(a[0]) if len(a) == 1 and isinstance(a[0], tuple) else tuple(a), n),
     "reshape": lambda tr, e, a, k, n: reshape(tr, e, a[0] if len(a) == 1 else tuple(a), n),

@@ -18,7 +18,7 @@ from __future__ import annotations
 import ast
 import builtins
 import itertools
-import math
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -26,17 +26,18 @@ from typing import Any
 import numpy as np
 from xdsl.builder import Builder
 from xdsl.dialects import arith, func, scf, tensor
-from xdsl.dialects.builtin import FileLineColLoc, IndexType, IntAttr, StringAttr, TensorType, UnknownLoc, i1
+from xdsl.dialects.builtin import FileLineColLoc, IndexType, IntAttr, StringAttr, UnknownLoc, i1
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.rewriter import InsertPoint
 
 from dfc.dialects.df_builders import splat
 from dfc.frontend.affine import Affine, opaque
-from dfc.frontend.arrays import IR_TYPES, Cell, Const, Expr, Index, Op, View, dtype_name, is_float, result_dtype, tensor_type
+from dfc.frontend.arrays import IR_TYPES, Cell, Const, Expr, Gather, Index, Iota, Op, View, dtype_name, is_float, result_dtype, tensor_type
 from dfc.frontend.emit import Emitter
 from dfc.frontend.errors import FrontendError
 
 _cell_serial = itertools.count()
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 @dataclass
@@ -252,6 +253,8 @@ class Translator:
                 pass  # a Python number stays one
             else:
                 src = self.em.materialize(value)
+                if src.name_hint is None and isinstance(src.owner, Operation) and _NAME.fullmatch(name):
+                    src.name_hint = name
                 if value.ndim:
                     value = View.whole(src, self.new_cell(src))
                 else:
@@ -328,9 +331,9 @@ class Translator:
     def for_loop(self, node: ast.For) -> None:
         if node.orelse:
             raise self.fail("for ... else is not supported", node)
+        start, stop, step = self._range(node)
         if not isinstance(node.target, ast.Name):
             raise self.fail("the loop variable must be a name", node.target)
-        start, stop, step = self._range(node)
         if step > 0:
             lb, ub = start, stop
         elif step == -1:
@@ -366,6 +369,17 @@ class Translator:
                                 names[leaf.id] = None
         return names, cells
 
+    def _check_aliases(self, names: dict[str, str | None], cells: dict[Cell, None], node: ast.AST) -> None:
+        """A loop rebinding a name gives it a fresh array per iteration; another
+        name for the same array would miss the updates the loop makes through it."""
+        for n in names:
+            v = self.env.get(n)
+            if isinstance(v, View) and v.cell is not None and v.cell in cells:
+                for other, w in self.env.items():
+                    if other not in names and isinstance(w, View) and w.cell is v.cell:
+                        raise self.fail(f"'{n}' is rebound in this loop while '{other}' names the same array; "
+                                        f"use a copy (np.copy) for one of them", node)
+
     def _slot_value(self, value: Any, kind: str | None, node: ast.AST) -> tuple[SSAValue, str]:
         """A carried value as an SSA value; kind 'index' or a dtype (None: choose)."""
         if isinstance(value, Affine) and kind in (None, "index"):
@@ -400,6 +414,7 @@ class Translator:
         """Translate the loop carrying `names` (with kinds) and `cells`; None when
         that was enough, else the larger sets to try again with."""
         env_before = dict(self.env)
+        self._check_aliases(names, cells, node)
         inits, kinds, weak = [], {}, {}
         for n in names:
             v, kinds[n] = self._slot_value(self.env[n], names[n], node)
@@ -420,7 +435,9 @@ class Translator:
         try:
             args = iter(block.args[1:])
             for n in names:
-                self.env[n] = self._from_slot(next(args), kinds[n], weak[n])
+                arg = next(args)
+                arg.name_hint = n if _NAME.fullmatch(n) else None
+                self.env[n] = self._from_slot(arg, kinds[n], weak[n])
             for c in cells:
                 c.value = next(args)
             self.env[node.target.id] = Affine.of(iv) if step > 0 else start - Affine.of(iv).scale(-step)  # type: ignore[attr-defined]
@@ -584,7 +601,7 @@ class Translator:
 
     def _Constant(self, node: ast.Constant) -> Any:
         v = node.value
-        if isinstance(v, bool) or v is None or isinstance(v, str):
+        if isinstance(v, bool) or v is None or isinstance(v, str) or v is Ellipsis:
             return v
         if isinstance(v, int):
             return Affine(v)
@@ -633,8 +650,9 @@ class Translator:
         return tuple(out)
 
     def index(self, base: Expr, parts: tuple, node: ast.AST, keep_cell: bool = False) -> Expr:
-        """Basic indexing: ints (also loop variables), slices, None, Ellipsis."""
-        if not isinstance(base, View):
+        """Basic indexing (ints, also loop variables; slices, None, Ellipsis) and
+        reads at integer arrays (NumPy's advanced indexing, as gathers)."""
+        if not isinstance(base, View) or base.gathers:
             base = View.whole(self.em.materialize(base))
         consumed = sum(1 for p in parts if p is not None and p is not Ellipsis)
         if any(p is Ellipsis for p in parts):
@@ -644,11 +662,28 @@ class Translator:
             parts = parts + (slice(None),) * (base.ndim - consumed)
         if sum(1 for p in parts if p is not None) > base.ndim:
             raise self.fail(f"too many indices for an array of rank {base.ndim}", node)
+        for p in parts:
+            if isinstance(p, Expr) and p.dtype == "i1" and p.ndim:
+                raise self.fail("boolean mask indexing (a data-dependent shape) is not supported; use np.where", node)
+            if isinstance(p, Expr) and is_float(p.dtype):
+                raise self.fail("an index must be an integer, not a float array", node)
+        advanced = [k for k, p in enumerate(parts) if _data_index(p)]
         offset = list(base.offset)
         cols: list[list[int]] = []
         shape: list[Affine] = []
+        gathers: list[Gather] = []
+        batch: list[Affine] = []
+        if advanced:
+            batch = broadcast([parts[k].shape for k in advanced], lambda m: self.fail(m, node))
+            group = [k for k, p in enumerate(parts) if k in advanced or isinstance(p, Affine | int)]
+            adjacent = group == list(range(group[0], group[-1] + 1))
+            at = group[0] if adjacent else 0
         k = 0
-        for p in parts:
+        for position, p in enumerate(parts):
+            if advanced and position == at and not (adjacent and position != group[0]):
+                first = len(cols)
+                cols += [[0] * len(offset) for _ in batch]
+                shape += batch
             if p is None:
                 cols.append([0] * len(offset))
                 shape.append(Affine(1))
@@ -661,10 +696,17 @@ class Translator:
                 cols.append([c * step for c in col])
                 shape.append(count)
                 continue
-            if isinstance(p, Expr) and p.dtype == "i1" and p.ndim:
-                raise self.fail("boolean mask indexing (a data-dependent shape) is not supported; use np.where", node)
-            if isinstance(p, Expr) and not (isinstance(p, Const) and not p.shape and isinstance(p.value, int)):
-                raise self.fail("fancy indexing (an array or a float as an index) is not supported", node)
+            if _data_index(p):
+                if keep_cell:
+                    raise self.fail("assignment at an array of indices (a scatter) is not supported", node)
+                dims = [first + len(batch) - p.ndim + a for a in range(p.ndim)]
+                if isinstance(p, Iota):  # affine: a slice in disguise
+                    cols[dims[0]] = [x + c * p.step for x, c in zip(cols[dims[0]], col)]
+                    offset = [o + p.start.scale(c) for o, c in zip(offset, col)]
+                    continue
+                dims = [d if not (s.static == 1 and batch[d - first].static != 1) else None for d, s in zip(dims, p.shape)]
+                gathers.append(Gather(col, p, dims))
+                continue
             i = self.integer(p, node)
             if i.static is not None and i.static < 0:
                 i = i + size
@@ -672,7 +714,7 @@ class Translator:
                 raise self.fail(f"index {p} is out of bounds for a dimension of size {size.static}", node)
             offset = [o + i.scale(c) for o, c in zip(offset, col)]
         view = View(base.source, shape, offset, [[col[r] for col in cols] for r in range(len(offset))], base.dtype,
-                    base.cell if (keep_cell or shape) else None)
+                    base.cell if (keep_cell or shape) and not gathers else None, gathers)
         view.weak = base.weak and not shape
         return view
 
@@ -774,11 +816,8 @@ class Translator:
     def elementwise(self, op: str, args: list[Expr], node: ast.AST, dtype: str | None = None, attr: object = None) -> Op:
         shape = broadcast([a.shape for a in args], lambda m: self.fail(m, node))
         if dtype is None:
-            floating = op in ("div", "exp", "log", "sqrt", "tanh", "sin", "cos", "log1p", "erf") or (
-                op == "pow" and not all(isinstance(a, Const) or not is_float(a.dtype) for a in args[1:]) and False)
+            floating = op in ("div", "exp", "log", "sqrt", "tanh", "sin", "cos", "log1p", "erf")
             dtype = result_dtype(args, floating)
-            if op in ("div", "pow") and not is_float(dtype):
-                dtype = "f64" if op == "div" else dtype
             if op in ("and", "or", "xor") and not all(a.dtype == "i1" for a in args):
                 raise self.fail("&, | and ^ are supported on boolean arrays only", node)
             if all(a.weak for a in args) and is_float(dtype):
@@ -788,6 +827,8 @@ class Translator:
             return self.elementwise("sub", [x, self.elementwise("mul", [self.elementwise("floor", [self.elementwise("div", [x, y], node)], node), y], node)], node)
         if op == "floordiv" and is_float(dtype):
             return self.elementwise("floor", [self.elementwise("div", args, node)], node)
+        if not is_float(dtype) and op not in INTEGER_OPS and not (op == "pow" and _natural(args[1])):
+            raise self.fail(f"'{op}' on integer arrays is not supported (convert with .astype(float))", node)
         r = Op(op, args, shape, dtype, attr)
         r.weak = False
         return r
@@ -854,6 +895,20 @@ class Translator:
         args = [self.expr(a) for a in node.args]
         kwargs = {k.arg: self.expr(k.value) for k in node.keywords}
         return call(self, f, args, kwargs, node)
+
+
+INTEGER_OPS = {"add", "sub", "mul", "floordiv", "mod", "maximum", "minimum", "and", "or", "xor", "neg", "not",
+               "compare", "where", "convert", "abs"}
+
+
+def _natural(e: Expr) -> bool:
+    """A constant non-negative integer exponent."""
+    return isinstance(e, Const) and not e.shape and float(e.value).is_integer() and e.value >= 0
+
+
+def _data_index(p: Any) -> bool:
+    """An index that is an integer array or a run-time integer read from data."""
+    return isinstance(p, Expr) and not (isinstance(p, Const) and not p.shape)
 
 
 def _np_dtype(value: Any) -> str:

@@ -22,6 +22,7 @@ from typing import Any
 import torch
 from torch.export import ExportedProgram
 from torch.export.graph_signature import InputKind, OutputKind
+from torch.fx.experimental.symbolic_shapes import GuardOnDataDependentSymNode
 
 from dfc.torch.aten_ops import HANDLERS, Builder, UnsupportedOp, meta_type
 from dfc.torch.ir_text import Value
@@ -44,8 +45,9 @@ class Captured:
 
     text: str
     """The MLIR module: one `func.func @forward` of nn ops."""
-    inputs: list[tuple[InputKind, str | None]]
-    """Per function argument: its kind and, for parameters, buffers and constants, its name."""
+    inputs: list[tuple[InputKind, str | int]]
+    """Per function argument: its kind and its name (parameters, buffers, constants) or the
+    index of the user's input among the flattened inputs."""
     float_inputs: list[bool]
     outputs: list[str]
     """Element type of each result."""
@@ -62,7 +64,13 @@ def _decompositions() -> dict:
 
 def export(module: torch.nn.Module, args: tuple, kwargs: dict | None = None) -> ExportedProgram:
     """The module as core aten (but `KEPT`), for inputs like `args`/`kwargs`."""
-    program = torch.export.export(module, tuple(args), kwargs or {}, strict=False)
+    try:
+        program = torch.export.export(module, tuple(args), kwargs or {}, strict=False)
+    except GuardOnDataDependentSymNode as err:
+        raise UnsupportedOpError(
+            f"torch.export cannot capture {type(module).__name__}: its Python control flow depends on tensor "
+            "values; torch.compile(model, backend='dfc') compiles the pieces between such branches"
+        ) from err
     return program.run_decompositions(_decompositions())
 
 
@@ -87,16 +95,22 @@ def capture(module: torch.nn.Module, args: tuple, kwargs: dict | None = None, ro
     b = Builder()
     env: dict[torch.fx.Node, Any] = {}
     params: list[Value] = []
-    inputs: list[tuple[InputKind, str | None]] = []
+    inputs: list[tuple[InputKind, str | int]] = []
     placeholders = [n for n in program.graph.nodes if n.op == "placeholder"]
+    user_leaf = 0
     for node, spec in zip(placeholders, signature.input_specs):
         val = node.meta.get("val")
+        leaf = user_leaf
+        user_leaf += spec.kind == InputKind.USER_INPUT
+        if isinstance(val, int | float | bool) and spec.kind == InputKind.USER_INPUT:
+            env[node] = val  # a Python number: export specialised the program to its value
+            continue
         if not isinstance(val, torch.Tensor):
             raise UnsupportedOpError(f"{root}: input {node.name} is not a tensor ({type(val).__name__})")
         shape, dtype = _typed(node, val, root)
         env[node] = Value(f"%arg_{node.name}", shape, dtype)
         params.append(env[node])
-        inputs.append((spec.kind, spec.target))
+        inputs.append((spec.kind, leaf if spec.kind == InputKind.USER_INPUT else spec.target))
     results: list[Value] = []
     for node in program.graph.nodes:
         if node.op == "call_function":

@@ -34,9 +34,12 @@ class FunctionModule(torch.nn.Module):
 
 
 def _signature(leaf: Any) -> Any:
+    """What a capture depends on: a tensor's shape and dtype, a number's value (export specialises it)."""
     if isinstance(leaf, torch.Tensor):
         return ("tensor", tuple(leaf.shape), leaf.dtype)
-    raise TypeError(f"dfc.torch.compile: inputs must be tensors, got {type(leaf).__name__}")
+    if isinstance(leaf, int | float | bool):
+        return (type(leaf), leaf)
+    raise TypeError(f"dfc.torch.compile: inputs must be tensors or numbers, got {type(leaf).__name__}")
 
 
 class CompiledModule(torch.nn.Module):
@@ -69,7 +72,6 @@ class CompiledModule(torch.nn.Module):
     def _getters(self, captured) -> list[Callable[[list], torch.Tensor]]:
         """Per function argument: how to fetch it from the module or the user's inputs."""
         getters = []
-        user = 0
         for kind, target in captured.inputs:
             if kind == InputKind.PARAMETER:
                 getters.append(lambda leaves, t=target: self.module.get_parameter(t))
@@ -78,8 +80,7 @@ class CompiledModule(torch.nn.Module):
             elif kind == InputKind.CONSTANT_TENSOR:
                 getters.append(lambda leaves, c=captured.constants[target]: c)
             elif kind == InputKind.USER_INPUT:
-                getters.append(lambda leaves, k=user: leaves[k])
-                user += 1
+                getters.append(lambda leaves, k=target: leaves[k])
             else:
                 raise NotImplementedError(f"dfc.torch: exported input of kind {kind.name}")
         return getters

@@ -29,7 +29,7 @@ import torch
 from dfc.compiler.engine import ExecutionEngine
 from dfc.compiler.parsing import parse_module
 from dfc.compiler.pass_manager import PassManager
-from dfc.passes.autodiff.autodiff import split_info
+from dfc.passes.autodiff.autodiff import function_named, split_info
 from dfc.torch.capture import Captured
 
 
@@ -51,9 +51,9 @@ class TrainingStep:
         module = parse_module(text, "<dfc.torch>")
         options = f"func=forward split=true wrt={','.join(map(str, wrt))}"
         PassManager.parse(f"autodiff{{{options}}}").run(module)
-        for op in list(module.ops):
-            if getattr(op, "sym_name", None) is not None and op.sym_name.data == "forward":
-                module.body.block.erase_op(op)
+        forward = function_named(module, "forward")  # only @forward_fwd and @forward_bwd are compiled
+        assert forward is not None
+        module.body.block.erase_op(forward)
         self.info = split_info(module, "forward")
         self.engine = ExecutionEngine(module, threads=threads)
         self.wrt = wrt

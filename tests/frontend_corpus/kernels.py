@@ -462,6 +462,121 @@ def arange_weights(x):
     return np.sum(w * x ** 2)
 
 
+# --- control flow, aliasing, dynamic programming -------------------------------------------------
+
+
+def alias_update(A):
+    B = A
+    for i in range(3):
+        B[i] += 1.0
+    return np.sum(A * A)
+
+
+def swap_buffers(A, B):
+    for t in range(3):
+        B[1:-1] = 0.5 * (A[:-2] + A[2:])
+        A, B = B, A
+    return np.sum(A * A) + np.sum(B)
+
+
+def parity_branches(x):
+    y = np.zeros_like(x)
+    for i in range(x.shape[0]):
+        if i % 2 == 0:
+            y[i] = x[i] * 2.0
+        else:
+            y[i] = np.sin(x[i])
+    return np.sum(y * y)
+
+
+def index_counter(x):
+    k = 0
+    s = 0
+    for i in range(x.shape[0]):
+        s += x[k] * x[i]
+        k += 1
+    return s
+
+
+def scale_rows(A):
+    for i in range(A.shape[0]):
+        row = A[i]
+        row[:] = row * (i + 1.0)
+    return np.sum(A ** 2)
+
+
+def floyd_warshall(path):
+    n = path.shape[0]
+    for k in range(n):
+        path[:] = np.minimum(path, path[:, k][:, None] + path[k, :][None, :])
+    return path
+
+
+def go_fast(a):
+    trace = 0.0
+    for i in range(a.shape[0]):
+        trace += np.tanh(a[i, i])
+    return a + trace
+
+
+def nussinov_like(score):
+    n = score.shape[0]
+    table = np.zeros((n, n))
+    for i in range(n - 1, -1, -1):
+        for j in range(i + 1, n):
+            table[i, j] = max(table[i, j], table[i, j - 1])
+            if i + 1 < n:
+                table[i, j] = max(table[i, j], table[i + 1, j])
+            table[i, j] = max(table[i, j], table[i + 1, j - 1] + score[i, j])
+    return table[0, n - 1]
+
+
+def cross_entropy_labels(logits, labels):
+    n, c = logits.shape
+    onehot = (labels[:, None] == np.arange(c)[None, :]).astype(logits.dtype)
+    logp = logits - np.log(np.sum(np.exp(logits), axis=1, keepdims=True))
+    return -np.sum(onehot * logp) / n
+
+
+def standardize(x):
+    return np.sum(((x - x.mean(axis=0)) / x.std(axis=0)) ** 3) + np.var(x)
+
+
+def log_cosh_loss(pred, target):
+    return np.mean(np.log10(np.cosh(pred - target))) + np.sum(np.sinh(pred) * np.log2(1.0 + target ** 2))
+
+
+def cross_entropy_gather(logits, labels):
+    n = logits.shape[0]
+    shifted = logits - logits.max(axis=1, keepdims=True)
+    logp = shifted - np.log(np.exp(shifted).sum(axis=1, keepdims=True))
+    return -np.mean(logp[np.arange(n), labels])
+
+
+def embedding_bag(W, tokens, v):
+    e = W[tokens]
+    return np.sum(np.tanh(e @ v))
+
+
+def permuted_dot(x, perm):
+    s = 0.0
+    for i in range(perm.shape[0]):
+        s += x[perm[i]] * x[i]
+    return s
+
+
+def select_columns(A, idx):
+    return np.sum(A[:, idx] ** 2) + np.sum(A[idx][:, 0])
+
+
+def gather_2d(A, r, c):
+    return np.sum(A[r, c] * A[r[:, None], c[None, :]].sum(axis=0))
+
+
+def masked_relu_loss(x, y):
+    return np.sum((x > 0) * x * y) + np.sum(np.full((2, 3), x[0]) * np.full((3,), 2))
+
+
 # --- cases ----------------------------------------------------------------------------------------
 
 
@@ -534,6 +649,23 @@ def _cases():
         "concat_features": lambda g: (g.standard_normal((3, 2)), g.standard_normal((3, 4))),
         "reshape_pool": lambda g: (g.standard_normal((4, 6)),),
         "arange_weights": lambda g: (g.standard_normal(6),),
+        "alias_update": lambda g: (g.random(4),),
+        "swap_buffers": lambda g: (g.random(6), g.random(6)),
+        "parity_branches": lambda g: (g.random(5),),
+        "index_counter": lambda g: (g.random(5),),
+        "scale_rows": lambda g: (g.random((3, 4)),),
+        "floyd_warshall": lambda g: (g.random((4, 4)),),
+        "go_fast": lambda g: (g.random((4, 4)),),
+        "nussinov_like": lambda g: (g.random((5, 5)),),
+        "cross_entropy_labels": lambda g: (g.standard_normal((4, 5)), g.integers(0, 5, 4)),
+        "standardize": lambda g: (g.standard_normal((5, 3)),),
+        "log_cosh_loss": lambda g: (g.standard_normal(6), g.standard_normal(6)),
+        "cross_entropy_gather": lambda g: (g.standard_normal((4, 5)), g.integers(0, 5, 4)),
+        "embedding_bag": lambda g: (g.standard_normal((6, 3)), g.integers(0, 6, 5), g.standard_normal(3)),
+        "permuted_dot": lambda g: (g.standard_normal(6), g.integers(0, 6, 6)),
+        "select_columns": lambda g: (g.standard_normal((4, 5)), g.integers(0, 4, 3)),
+        "gather_2d": lambda g: (g.standard_normal((4, 5)), g.integers(0, 4, 3), g.integers(0, 5, 3)),
+        "masked_relu_loss": lambda g: (g.standard_normal(6), g.standard_normal(6)),
     }
 
 

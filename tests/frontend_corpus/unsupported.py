@@ -18,9 +18,10 @@ def loop_break(x):
     return s
 
 
-def fancy_index(x):
-    idx = np.arange(3)
-    return np.sum(x[idx])  # error
+def scatter_assignment(x):
+    idx = np.arange(3) * 2
+    x[idx] = 0.0  # error
+    return np.sum(x)
 
 
 def boolean_mask(x):
@@ -84,6 +85,21 @@ def out_of_bounds(x):
     return x[10]  # error
 
 
+def loop_over_array(x):
+    s = 0.0
+    for v in x:  # error
+        s += v
+    return s
+
+
+def alias_rebound_in_loop(x):
+    y = x
+    for i in range(3):  # error
+        x[0] += 1.0
+        x = x * 2.0
+    return np.sum(y)
+
+
 def undefined_name(x):
     return x + y_undefined  # error  # noqa: F821
 
@@ -91,7 +107,7 @@ def undefined_name(x):
 EXPECTED = {
     "while_loop": "unsupported statement: while loop",
     "loop_break": "unsupported statement: break",
-    "fancy_index": "fancy indexing",
+    "scatter_assignment": "assignment at an array of indices (a scatter) is not supported",
     "boolean_mask": "boolean mask indexing",
     "data_dependent_shape": "depends on a loop variable",
     "nonzero": "np.nonzero gives a data-dependent shape",
@@ -105,4 +121,6 @@ EXPECTED = {
     "with_try": "unsupported statement: try statement",
     "out_of_bounds": "index 10 is out of bounds",
     "undefined_name": "name 'y_undefined' is not defined",
+    "loop_over_array": "only `for ... in range(...)` loops are supported",
+    "alias_rebound_in_loop": "'x' is rebound in this loop while 'y' names the same array",
 }

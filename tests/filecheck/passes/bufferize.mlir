@@ -283,3 +283,44 @@ func.func @swap(%x: tensor<4xf64>, %y: tensor<4xf64>, %n: index) -> tensor<4xf64
   }
   func.return %a : tensor<4xf64>
 }
+
+// scf.while: a carried tensor lives in one buffer (a copy of the argument),
+// both regions and the result read it, the after region's value is copied
+// back into it; scalars stay carried.
+func.func @while_loop(%x: tensor<4xf32>, %n: i32) -> tensor<4xf32> {
+  %c0 = arith.constant 0 : i32
+  %r:2 = scf.while (%k = %c0, %y = %x) : (i32, tensor<4xf32>) -> (i32, tensor<4xf32>) {
+    %go = arith.cmpi slt, %k, %n : i32
+    scf.condition(%go) %k, %y : i32, tensor<4xf32>
+  } do {
+  ^bb0(%k2: i32, %y2: tensor<4xf32>):
+    %e = tensor.empty() : tensor<4xf32>
+    %z = df.map (%i) in (4) outs(%o = %e : tensor<4xf32>) {
+      %v = df.read %y2[%i] : tensor<4xf32>
+      %w = df.tasklet (%v) : (f32) -> f32 {
+      ^bb0(%a: f32):
+        %s = math.sin %a : f32
+        df.yield %s : f32
+      }
+      df.write %w, %o[%i] : tensor<4xf32>
+    } -> tensor<4xf32>
+    %c1 = arith.constant 1 : i32
+    %k3 = arith.addi %k2, %c1 : i32
+    scf.yield %k3, %z : i32, tensor<4xf32>
+  }
+  func.return %r#1 : tensor<4xf32>
+}
+// CHECK-LABEL: func.func @while_loop(%x: memref<4xf32>, %n: i32) -> memref<4xf32> {
+// CHECK:         %[[BUF:.*]] = memref.alloc() {alignment = 64 : i64} : memref<4xf32>
+// CHECK-NEXT:    "memref.copy"(%x, %[[BUF]])
+// CHECK-NEXT:    %{{.*}} = scf.while (%k = %c0) : (i32) -> i32 {
+// CHECK-NEXT:      %go = arith.cmpi slt, %k, %n : i32
+// CHECK-NEXT:      scf.condition(%go) %k : i32
+// CHECK-NEXT:    } do {
+// CHECK-NEXT:    ^bb{{.*}}(%k2: i32):
+// CHECK-NEXT:      df.map (%i) in (4) outs(%o = %[[BUF]] : memref<4xf32>) {
+// CHECK-NEXT:        %{{.*}} = df.read %[[BUF]][%i] : memref<4xf32>
+// CHECK:           %k3 = arith.addi %k2, %c1 : i32
+// CHECK-NEXT:      scf.yield %k3 : i32
+// CHECK-NEXT:    }
+// CHECK-NEXT:    func.return %[[BUF]] : memref<4xf32>

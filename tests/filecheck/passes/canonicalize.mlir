@@ -169,6 +169,28 @@ func.func @box_fill_read_twice(%g: tensor<6x5xf32>) -> tensor<6x5xf32> {
   func.return %r : tensor<6x5xf32>
 }
 
+// A 0-d read of a 0-d fill map stays (the box-fill rewrite has no index to
+// guard; it asserted on this).
+// CHECK-LABEL: func.func @zero_d_fill_read
+// CHECK:         %[[F:.*]] = df.map () in () outs(%{{.*}} = %g : tensor<f32>) {
+// CHECK:           df.read %[[F]][] : tensor<f32>
+func.func @zero_d_fill_read(%g: tensor<f32>, %v: f32) -> tensor<f32> {
+  %empty = tensor.empty() : tensor<f32>
+  %filled = df.map () in () outs(%o = %g : tensor<f32>) {
+    df.write %v, %o[] : tensor<f32>
+  } -> tensor<f32>
+  %r = df.map () in () outs(%o = %empty : tensor<f32>) {
+    %a = df.read %filled[] : tensor<f32>
+    %s = df.tasklet (%a) : (f32) -> f32 {
+    ^bb0(%p: f32):
+      %t = arith.addf %p, %p : f32
+      df.yield %t : f32
+    }
+    df.write %s, %o[] : tensor<f32>
+  } -> tensor<f32>
+  func.return %r : tensor<f32>
+}
+
 // A wcr write inside a loop of the map body runs once per loop iteration: it
 // stays a reduction even though its index is injective over the map.
 // CHECK-LABEL: func.func @reduction_in_a_loop

@@ -2,10 +2,11 @@
 
 // What the conversion does not cover is an error at the op, naming it.
 
-func.func @no_nn_op(%x: tensor<4xf32>) -> tensor<4xf32> {
-  // expected-error @+1 {{convert-stablehlo: 'stablehlo.round_nearest_even' is not supported}}
-  %0 = stablehlo.round_nearest_even %x : tensor<4xf32>
-  func.return %0 : tensor<4xf32>
+func.func @integer_reduce(%x: tensor<4xi32>) -> tensor<i32> {
+  %zero = stablehlo.constant dense<0> : tensor<i32>
+  // expected-error @+1 {{convert-stablehlo: reduce of tensor<4xi32> (not float) is not supported}}
+  %0 = stablehlo.reduce(%x init: %zero) applies stablehlo.add across dimensions = [0] : (tensor<4xi32>, tensor<i32>) -> tensor<i32>
+  func.return %0 : tensor<i32>
 }
 
 // -----
@@ -72,8 +73,8 @@ func.func @inside_a_loop(%x: tensor<4xf32>) -> tensor<4xf32> {
   } do {
     %one = stablehlo.constant dense<1> : tensor<i32>
     %j = stablehlo.add %i, %one : tensor<i32>
-    // expected-error @+1 {{convert-stablehlo: 'stablehlo.is_finite' is not supported}}
-    %f = stablehlo.is_finite %y : (tensor<4xf32>) -> tensor<4xi1>
+    // expected-error @+1 {{convert-stablehlo: compare GE with compare_type UNSIGNED is not supported}}
+    %f = stablehlo.compare GE, %j, %one, UNSIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>
     stablehlo.return %j, %y : tensor<i32>, tensor<4xf32>
   }
   func.return %0#1 : tensor<4xf32>

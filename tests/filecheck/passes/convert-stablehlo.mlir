@@ -169,6 +169,18 @@ func.func @case(%k: tensor<i32>, %x: tensor<4xf32>) -> tensor<4xf32> {
 
 // -----
 
+// dot contracts lhs's last and rhs's first dimension; optimization_barrier passes its operands on.
+func.func @dot_and_barrier(%m: tensor<3x4xf32>, %v: tensor<4xf32>) -> (tensor<3xf32>, tensor<4xf32>) {
+  %0 = stablehlo.dot %m, %v, precision = [DEFAULT, DEFAULT] : (tensor<3x4xf32>, tensor<4xf32>) -> tensor<3xf32>
+  %1:2 = stablehlo.optimization_barrier %0, %v : tensor<3xf32>, tensor<4xf32>
+  func.return %1#0, %1#1 : tensor<3xf32>, tensor<4xf32>
+}
+// CHECK-LABEL: func.func @dot_and_barrier
+// CHECK-NEXT:    %[[D:.*]] = nn.dot_general %m, %v {lhs_batching_dimensions = array<i64>, rhs_batching_dimensions = array<i64>, lhs_contracting_dimensions = array<i64: 1>, rhs_contracting_dimensions = array<i64: 0>} : (tensor<3x4xf32>, tensor<4xf32>) -> tensor<3xf32>
+// CHECK-NEXT:    func.return %[[D]], %v
+
+// -----
+
 // Calls into the module are inlined and the private callee goes.
 func.func public @main(%x: tensor<4xf32>) -> tensor<4xf32> {
   %0 = func.call @twice(%x) : (tensor<4xf32>) -> tensor<4xf32>

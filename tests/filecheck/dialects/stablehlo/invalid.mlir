@@ -3,7 +3,7 @@
 // Unknown ops, keywords, attribute fields and properties are errors naming them.
 
 func.func @unknown_op(%x: tensor<4xf32>) {
-  // expected-error @+1 {{stablehlo.cholesky}}
+  // expected-error @+1 {{unregistered operation 'stablehlo.cholesky' (the stablehlo dialect has no such op)}}
   %0 = stablehlo.cholesky %x : tensor<4xf32>
   func.return
 }

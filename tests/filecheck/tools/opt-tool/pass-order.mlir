@@ -19,6 +19,7 @@
 // TIME:      ... Execution time report ...
 // TIME:      Total Execution Time:
 // TIME:      ----Wall Time----  ----Name----
+// TIME-NEXT: load passes
 // TIME-NEXT: parse
 // TIME-NEXT: expand-library
 // TIME-NEXT: cse

@@ -18,7 +18,13 @@
 
 // O0: nn.exp %x
 
-// LIST: default = expand-library,canonicalize,cse,scatter-to-gather,fuse
+// LIST:      project passes
+// LIST-NEXT:   --autodiff  {{ *}}reverse-mode gradients of tensor functions.
+// LIST:        --fuse  {{ *}}producer-consumer and sibling map fusion, and tasklet merging.
+// LIST:      named pipelines:
+// LIST-NEXT: default = expand-library,canonicalize,cse,scatter-to-gather,fuse
+// LIST:      xDSL passes
+// LIST-NEXT: apply-eqsat-pdl,
 func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {
   %y = nn.exp %x : (tensor<4xf32>) -> tensor<4xf32>
   func.return %y : tensor<4xf32>

@@ -1,0 +1,646 @@
+"""Importing ONNX models (the `onnx` package, extra `onnx`) into library-level IR.
+
+`import_onnx(model)` reads a `ModelProto` (or a path to a `.onnx` file) and
+builds one function, `@main(inputs..., parameters...) -> outputs...`, of nn
+ops (and an elementwise df map for `Erf`). The graph inputs come first, then
+every float initializer of more than one element (the model's weights; or
+those named by `parameters`) as a parameter argument, so that `autodiff`
+gives the gradient of each weight; other initializers (shapes, axes,
+indices, the one-element constants exporters emit) are constants. Whatever can be computed at import
+time is: `Shape` of a static shape, and arithmetic, `Gather`, `Concat`,
+`Slice`, `Unsqueeze`, `Cast`, ... on constants (numpy), so the shape
+computations exporters emit fold away. Shapes must be static.
+
+`from_onnx(model)` returns an `OnnxFunction`: calling it with the graph inputs
+runs the compiled function with the model's own weights.
+
+An operator or attribute outside what is covered is a `CompileError` naming
+the node (`model.onnx: node 'Conv_3' (Conv): ...`). Covered: Abs, Add,
+AveragePool, BatchNormalization (inference), Cast, Concat, Constant,
+ConstantOfShape, Conv, Div, Dropout (inference), Equal, Erf, Exp, Expand,
+Flatten, Gather, Gelu, Gemm, GlobalAveragePool, Greater, Identity,
+LayerNormalization, Less, Log, LogSoftmax, MatMul, Max, MaxPool, Min, Mul, Neg,
+Pow, Range, ReduceMax, ReduceMean, ReduceMin, ReduceSum, Relu, Reshape,
+Shape, Sigmoid, Slice, Softmax, Sqrt, Squeeze, Sub, Tanh, Transpose,
+Unsqueeze, Where.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+from xdsl.builder import Builder
+from xdsl.dialects import func
+from xdsl.dialects import math as xmath
+from xdsl.dialects.builtin import (
+    DenseIntOrFPElementsAttr,
+    FloatAttr,
+    IntegerAttr,
+    ModuleOp,
+    TensorType,
+    f16,
+    f32,
+    f64,
+    i1,
+    i32,
+    i64,
+)
+from xdsl.ir import Attribute, Block, Region, SSAValue
+from xdsl.rewriter import InsertPoint
+
+from dfc.compiler.diagnostics import CompileError
+from dfc.compiler.interpreter import dtype_of
+from dfc.dialects import df_builders as dfb
+from dfc.dialects import nn
+from dfc.dialects import nn_contract as nnc
+from dfc.dialects import nn_conv as nnconv
+from dfc.dialects import nn_elementwise as nne
+from dfc.dialects import nn_indexing as nni
+from dfc.dialects import nn_shape as nns
+from dfc.dialects import nn_window as nnw
+from dfc.function import Function
+
+_ELEMENT_TYPES: dict[str, Attribute] = {
+    "float32": f32, "float64": f64, "float16": f16, "int64": i64, "int32": i32, "bool": i1,
+}
+_BINARY = {"Add": nn.AddOp, "Sub": nn.SubOp, "Mul": nn.MulOp, "Div": nn.DivOp, "Pow": nne.PowerOp,
+           "Max": nne.MaximumOp, "Min": nne.MinimumOp}
+_UNARY = {"Relu": nn.ReluOp, "Tanh": nn.TanhOp, "Sigmoid": nn.SigmoidOp, "Sqrt": nn.SqrtOp, "Exp": nn.ExpOp,
+          "Log": nn.LogOp, "Neg": nn.NegOp, "Abs": nne.AbsOp}
+_COMPARE = {"Equal": "EQ", "Less": "LT", "Greater": "GT", "LessOrEqual": "LE", "GreaterOrEqual": "GE"}
+_NUMPY_BINARY: dict[str, Callable[[Any, Any], Any]] = {
+    "Add": np.add, "Sub": np.subtract, "Mul": np.multiply, "Equal": np.equal, "Less": np.less,
+    "Greater": np.greater, "Max": np.maximum, "Min": np.minimum,
+}
+
+
+def element_type(dtype: np.dtype) -> Attribute:
+    name = np.dtype(dtype).name
+    if name not in _ELEMENT_TYPES:
+        raise CompileError(f"ONNX element type {name} is not supported")
+    return _ELEMENT_TYPES[name]
+
+
+def _name_hint(name: str) -> str | None:
+    """An ONNX value name as an SSA name (`l1.weight` -> `l1_weight`)."""
+    cleaned = "".join(c if c.isalnum() or c == "_" else "_" for c in name)
+    return cleaned if cleaned and not cleaned[0].isdigit() else None
+
+
+def _tensor(v: SSAValue) -> TensorType:
+    assert isinstance(v.type, TensorType)
+    return v.type
+
+
+class NodeError(Exception):
+    """An unsupported node feature; becomes a `CompileError` naming the node."""
+
+
+class OnnxImporter:
+    """Builds `@main` node by node; `consts` holds the values known at import time."""
+
+    def __init__(self, model: Any, filename: str, parameters: Sequence[str] | None = None):
+        from onnx import numpy_helper
+
+        self.model = model
+        self.filename = filename
+        self.graph = model.graph
+        self.opset = next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), 13)
+        self.consts: dict[str, np.ndarray] = {}
+        self.values: dict[str, SSAValue] = {}
+        self.parameters: list[tuple[str, np.ndarray]] = []
+        initializers = {t.name: numpy_helper.to_array(t) for t in self.graph.initializer}
+        chosen = set(parameters or ())
+        if unknown := chosen - set(initializers):
+            raise CompileError(f"{filename}: no initializer named {sorted(unknown)[0]!r} to make a parameter")
+        graph_inputs = [i for i in self.graph.input if i.name not in initializers]
+        for name, value in initializers.items():
+            weight = value.dtype.kind == "f" and value.size > 1
+            if name in chosen if parameters is not None else weight:
+                self.parameters.append((name, value))
+            else:
+                self.consts[name] = value
+        arg_types = [self._input_type(i) for i in graph_inputs]
+        arg_types += [TensorType(element_type(v.dtype), v.shape) for _, v in self.parameters]
+        self.block = Block(arg_types=arg_types)
+        names = [i.name for i in graph_inputs] + [n for n, _ in self.parameters]
+        for name, arg in zip(names, self.block.args):
+            self.values[name] = arg
+            arg.name_hint = _name_hint(name)
+        self.input_names = [i.name for i in graph_inputs]
+        self.b = Builder(InsertPoint.at_end(self.block))
+
+    def _input_type(self, value_info: Any) -> TensorType:
+        from onnx import helper
+
+        t = value_info.type.tensor_type
+        dims = []
+        for d in t.shape.dim:
+            if not d.HasField("dim_value"):
+                raise CompileError(f"ONNX input '{value_info.name}' has a dynamic dimension "
+                                   f"'{d.dim_param or '?'}'; dfc needs static shapes", self.filename)
+            dims.append(d.dim_value)
+        return TensorType(element_type(helper.tensor_dtype_to_np_dtype(t.elem_type)), dims)
+
+    # ------------------------------------------------------------ values
+
+    def ins(self, op: Any) -> SSAValue:
+        self.b.insert(op)
+        return op.results[0]
+
+    def value(self, name: str) -> SSAValue:
+        """The SSA value of `name`, materialising a known constant on first use."""
+        if name not in self.values:
+            if name not in self.consts:
+                raise NodeError(f"input '{name}' is not defined")
+            self.values[name] = self.constant(self.consts[name])
+        return self.values[name]
+
+    def constant(self, array: np.ndarray) -> SSAValue:
+        e = element_type(array.dtype)
+        flat = array.reshape(-1)
+        if flat.size and (flat == flat[0]).all() and e != i1:
+            attr = FloatAttr(float(flat[0]), e) if array.dtype.kind == "f" else IntegerAttr(int(flat[0]), e)
+            return self.ins(nn.FullOp(attr, array.shape))  # type: ignore[arg-type]
+        values = [bool(v) for v in flat] if e == i1 else flat.tolist()
+        dense = DenseIntOrFPElementsAttr.from_list(TensorType(e, array.shape), values)  # type: ignore[arg-type]
+        return self.ins(nn.ConstantOp(dense))
+
+    def scalar(self, value: float, like: SSAValue) -> SSAValue:
+        return self.ins(nn.FullOp(FloatAttr(value, _tensor(like).element_type), []))  # type: ignore[arg-type]
+
+    def known(self, name: str) -> np.ndarray:
+        if name not in self.consts:
+            raise NodeError(f"input '{name}' must be a constant (it sets a shape, axis or index)")
+        return self.consts[name]
+
+    # ------------------------------------------------------------ driver
+
+    def run(self) -> ModuleOp:
+        from onnx import helper
+
+        for index, node in enumerate(self.graph.node):
+            attrs = {a.name: helper.get_attribute_value(a) for a in node.attribute}
+            where = f"{self.filename}: node '{node.name or index}' ({node.op_type})"
+            try:
+                if node.domain not in ("", "ai.onnx"):
+                    raise NodeError(f"operator domain '{node.domain}' is not supported")
+                folded = self.fold(node, attrs)
+                if folded is None:
+                    handler = getattr(self, f"op_{node.op_type}", None)
+                    if handler is None:
+                        raise NodeError("operator is not supported")
+                    outputs = handler(node, attrs)
+                    for name, v in zip(node.output, outputs):
+                        if name:
+                            self.values[name] = v
+                else:
+                    for name, v in zip(node.output, folded):
+                        self.consts[name] = v
+            except NodeError as err:
+                raise CompileError(f"{where}: {err}") from None
+        results = [self.value(o.name) for o in self.graph.output]
+        self.b.insert(func.ReturnOp(*results))
+        f = func.FuncOp("main", (list(self.block.arg_types), [r.type for r in results]), Region(self.block))
+        return ModuleOp([f])
+
+    # ------------------------------------------------------------ constant folding (numpy)
+
+    def fold(self, node: Any, attrs: dict[str, Any]) -> list[np.ndarray] | None:
+        op = node.op_type
+        if op == "Constant":
+            return [self._constant_attr(attrs)]
+        if op == "Shape":
+            shape = np.array(_tensor(self.value(node.input[0])).get_shape(), np.int64)
+            return [shape[attrs.get("start", 0): attrs.get("end", len(shape))]]
+        inputs = [n for n in node.input if n]
+        if not inputs or not all(n in self.consts for n in inputs):
+            return None
+        c = [self.consts[n] if n else None for n in node.input]
+        if op in _NUMPY_BINARY:
+            return [np.asarray(_NUMPY_BINARY[op](c[0], c[1]))]
+        if op == "Div":
+            return [np.asarray(c[0] // c[1] if c[0].dtype.kind in "iu" else c[0] / c[1])]
+        if op in ("Identity", "Dropout"):
+            return [c[0]]
+        if op == "Cast":
+            from onnx import helper
+
+            return [c[0].astype(helper.tensor_dtype_to_np_dtype(attrs["to"]))]
+        if op == "Gather":
+            return [np.take(c[0], c[1], axis=attrs.get("axis", 0))]
+        if op == "Concat":
+            return [np.concatenate([x for x in c if x is not None], axis=attrs["axis"])]
+        if op == "Unsqueeze":
+            axes = attrs["axes"] if "axes" in attrs else c[1].tolist()
+            out = c[0]
+            for a in sorted(a % (out.ndim + len(axes)) for a in axes):
+                out = np.expand_dims(out, a)
+            return [out]
+        if op == "Squeeze":
+            axes = attrs.get("axes", c[1].tolist() if len(c) > 1 and c[1] is not None else None)
+            return [np.squeeze(c[0], axis=tuple(axes) if axes is not None else None)]
+        if op == "Reshape":
+            return [c[0].reshape(self._reshape_target(c[0].shape, c[1]))]
+        if op == "Slice":
+            return [c[0][self._slices(c[0].shape, node, attrs)]]
+        if op == "ConstantOfShape":
+            value = attrs.get("value")
+            fill = np.zeros(1, np.float32) if value is None else self._tensor_attr(value)
+            return [np.full(tuple(c[0].tolist()), fill.reshape(-1)[0], dtype=fill.dtype)]
+        if op == "Range":
+            return [np.arange(c[0], c[1], c[2]).astype(c[0].dtype)]
+        if op == "Where":
+            return [np.where(c[0], c[1], c[2])]
+        if op == "Neg":
+            return [-c[0]]
+        if op == "Expand":
+            return [c[0] * np.ones(tuple(c[1].tolist()), c[0].dtype)]
+        return None
+
+    def _tensor_attr(self, value: Any) -> np.ndarray:
+        from onnx import numpy_helper
+
+        return numpy_helper.to_array(value)
+
+    def _constant_attr(self, attrs: dict[str, Any]) -> np.ndarray:
+        if "value" in attrs:
+            return self._tensor_attr(attrs["value"])
+        for key, dtype in (("value_float", np.float32), ("value_int", np.int64)):
+            if key in attrs:
+                return np.array(attrs[key], dtype)
+        for key, dtype in (("value_floats", np.float32), ("value_ints", np.int64)):
+            if key in attrs:
+                return np.array(list(attrs[key]), dtype)
+        raise NodeError(f"Constant with attributes {sorted(attrs)} is not supported")
+
+    @staticmethod
+    def _reshape_target(shape: Sequence[int], target: np.ndarray) -> list[int]:
+        out = [shape[k] if d == 0 else int(d) for k, d in enumerate(target.tolist())]
+        if -1 in out:
+            known = math.prod(d for d in out if d != -1)
+            out[out.index(-1)] = math.prod(shape) // known if known else 0
+        return out
+
+    def _slices(self, shape: Sequence[int], node: Any, attrs: dict[str, Any]) -> tuple[slice, ...]:
+        if "starts" in attrs:
+            starts, ends = list(attrs["starts"]), list(attrs["ends"])
+            axes = list(attrs.get("axes", range(len(starts))))
+            steps = [1] * len(starts)
+        else:
+            n = node.input
+            starts, ends = self.known(n[1]).tolist(), self.known(n[2]).tolist()
+            axes = self.known(n[3]).tolist() if len(n) > 3 and n[3] else list(range(len(starts)))
+            steps = self.known(n[4]).tolist() if len(n) > 4 and n[4] else [1] * len(starts)
+        index = [slice(None)] * len(shape)
+        for a, s, e, st in zip(axes, starts, ends, steps):
+            index[a % len(shape)] = slice(s, e, st)
+        return tuple(index)
+
+    # ------------------------------------------------------------ elementwise
+
+    def _binary(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
+        a, b = (self.value(n) for n in node.input)
+        return [self.ins(_BINARY[node.op_type](a, b))]
+
+    op_Add = op_Sub = op_Mul = op_Div = op_Pow = _binary
+
+    def op_Max(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
+        values = [self.value(n) for n in node.input]
+        out = values[0]
+        for v in values[1:]:
+            out = self.ins(_BINARY[node.op_type](out, v))
+        return [out]
+
+    op_Min = op_Max
+
+    def _unary(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
+        return [self.ins(_UNARY[node.op_type](self.value(node.input[0])))]
+
+    op_Relu = op_Tanh = op_Sigmoid = op_Sqrt = op_Exp = op_Log = op_Neg = op_Abs = _unary
+
+    def _erf(self, x: SSAValue) -> SSAValue:
+        return dfb.elementwise(self.b, _tensor(x), [x], lambda t, a: t.b.insert(xmath.ErfOp(a[0])).result)
+
+    def op_Erf(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
+        return [self._erf(self.value(node.input[0]))]
+
+    def op_Gelu(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
+        x = self.value(node.input[0])
+        if attrs.get("approximate", b"none") not in (b"none", "none"):
+            raise NodeError("Gelu with approximate='tanh' is not supported")
+        inner = self._erf(self.ins(nn.MulOp(x, self.scalar(1 / math.sqrt(2), x))))
+        one_plus = self.ins(nn.AddOp(inner, self.scalar(1.0, x)))
+        return [self.ins(nn.MulOp(self.ins(nn.MulOp(x, one_plus)), self.scalar(0.5, x)))]
+
+    def _compare(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
+        a, b = (self.value(n) for n in node.input)
+        return [self.ins(nne.CompareOp(a, b, _COMPARE[node.op_type]))]
+
+    op_Equal = op_Less = op_Greater = op_LessOrEqual = op_GreaterOrEqual = _compare
+
+    def op_Where(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
+        return [self.ins(nne.SelectOp(*(self.value(n) for n in node.input)))]
+
+    def op_Cast(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
+        from onnx import helper
+
+        x = self.value(node.input[0])
+        e = element_type(helper.tensor_dtype_to_np_dtype(attrs["to"]))
+        return [x if _tensor(x).element_type == e else self.ins(nne.ConvertOp(x, e))]
+
+    def op_Identity(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
+        return [self.value(node.input[0])]
+
+    def op_Dropout(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
+        if len(node.input) > 2 and node.input[2] and bool(self.known(node.input[2])):
+            raise NodeError("Dropout in training mode is not supported")
+        if len(node.output) > 1 and node.output[1]:
+            raise NodeError("Dropout's mask output is not supported")
+        return [self.value(node.input[0])]
+
+    # ------------------------------------------------------------ shapes
+
+    def _reshape(self, x: SSAValue, shape: Sequence[int]) -> SSAValue:
+        return x if list(_tensor(x).get_shape()) == list(shape) else self.ins(nn.ReshapeOp(x, shape))
+
+    def op_Reshape(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
+        x, target = self.value(node.input[0]), self.known(node.input[1])
+        if attrs.get("allowzero", 0) and 0 in target.tolist():
+            raise NodeError("Reshape with allowzero = 1 to a shape with a 0 is not supported")
+        return [self._reshape(x, self._reshape_target(_tensor(x).get_shape(), target))]
+
+    def op_Flatten(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
+        x = self.value(node.input[0])
+        shape = _tensor(x).get_shape()
+        axis = attrs.get("axis", 1) % (len(shape) + 1) if shape else 0
+        return [self._reshape(x, [math.prod(shape[:axis]), math.prod(shape[axis:])])]
+
+    def op_Unsqueeze(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
+        x = self.value(node.input[0])
+        axes = attrs["axes"] if "axes" in attrs else self.known(node.input[1]).tolist()
+        shape = list(_tensor(x).get_shape())
+        for a in sorted(a % (len(shape) + len(axes)) for a in axes):
+            shape.insert(a, 1)
+        return [self._reshape(x, shape)]
+
+    def op_Squeeze(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
+        x = self.value(node.input[0])
+        shape = list(_tensor(x).get_shape())
+        if "axes" in attrs:
+            axes = list(attrs["axes"])
+        elif len(node.input) > 1 and node.input[1]:
+            axes = self.known(node.input[1]).tolist()
+        else:
+            axes = [k for k, d in enumerate(shape) if d == 1]
+        drop = {a % len(shape) for a in axes}
+        return [self._reshape(x, [d for k, d in enumerate(shape) if k not in drop])]
+
+    def op_Transpose(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
+        x = self.value(node.input[0])
+        rank = _tensor(x).get_num_dims()
+        return [self.ins(nn.TransposeOp(x, list(attrs.get("perm", range(rank - 1, -1, -1)))))]
+
+    def op_Expand(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
+        x = self.value(node.input[0])
+        shape = np.broadcast_shapes(tuple(_tensor(x).get_shape()), tuple(self.known(node.input[1]).tolist()))
+        return [x if tuple(_tensor(x).get_shape()) == shape else self.ins(nn.BroadcastOp(x, shape))]
+
+    def op_Concat(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
+        values = [self.value(n) for n in node.input if n]
+        return [self.ins(nns.ConcatenateOp(values, attrs["axis"] % _tensor(values[0]).get_num_dims()))]
+
+    def op_Slice(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
+        x = self.value(node.input[0])
+        shape = _tensor(x).get_shape()
+        starts, limits, strides, reverse = [], [], [], []
+        for k, (s, d) in enumerate(zip(self._slices(shape, node, attrs), shape)):
+            start, stop, step = s.indices(d)
+            if step < 0:  # a reversed slice: reverse, then slice forward
+                reverse.append(k)
+                start, stop, step = d - 1 - start, d - 1 - stop, -step
+            starts.append(start)
+            limits.append(max(start, stop))
+            strides.append(step)
+        if reverse:
+            x = self.ins(nns.ReverseOp(x, reverse))
+        return [self.ins(nns.SliceOp(x, starts, limits, strides))]
+
+    def op_Gather(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
+        """numpy's `take(data, indices, axis)`: a gather of size-1 slices along `axis`."""
+        data = self.value(node.input[0])
+        shape = _tensor(data).get_shape()
+        axis = attrs.get("axis", 0) % len(shape)
+        if node.input[1] in self.consts:  # negative constant indices count from the end
+            known = self.consts[node.input[1]]
+            indices = self.constant(np.where(known < 0, known + shape[axis], known).astype(np.int64))
+        else:
+            indices = self.value(node.input[1])
+        rank = _tensor(indices).get_num_dims()
+        dims = {
+            "offset_dims": [*range(axis), *range(axis + rank, len(shape) - 1 + rank)],
+            "collapsed_slice_dims": [axis],
+            "start_index_map": [axis],
+            "slice_sizes": [1 if k == axis else d for k, d in enumerate(shape)],
+        }
+        return [self.ins(nni.GatherOp(data, indices, dims, rank))]
+
+    # ------------------------------------------------------------ contractions
+
+    def op_MatMul(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
+        a, b = (self.value(n) for n in node.input)
+        ra, rb = _tensor(a).get_num_dims(), _tensor(b).get_num_dims()
+        if ra == 2 and rb == 2:
+            return [self.ins(nn.MatmulOp(a, b))]
+        if rb == 2:
+            return [self.ins(nnc.DotGeneralOp(a, b, ((), ()), ((ra - 1,), (0,))))]
+        if ra == rb and _tensor(a).get_shape()[:-2] == _tensor(b).get_shape()[:-2]:
+            batch = tuple(range(ra - 2))
+            return [self.ins(nnc.DotGeneralOp(a, b, (batch, batch), ((ra - 1,), (rb - 2,))))]
+        raise NodeError(f"MatMul of {_tensor(a)} and {_tensor(b)} (broadcast batches) is not supported")
+
+    def op_Gemm(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
+        a, b = self.value(node.input[0]), self.value(node.input[1])
+        alpha, beta = attrs.get("alpha", 1.0), attrs.get("beta", 1.0)
+        ta, tb = attrs.get("transA", 0), attrs.get("transB", 0)
+        c = self.value(node.input[2]) if len(node.input) > 2 and node.input[2] else None
+        if not ta and tb and alpha == 1.0 and beta == 1.0 and c is not None and _tensor(c).get_num_dims() == 1:
+            return [self.ins(nn.LinearOp(a, b, c))]
+        y = self.ins(nnc.DotGeneralOp(a, b, ((), ()), ((0 if ta else 1,), (1 if tb else 0,))))
+        if alpha != 1.0:
+            y = self.ins(nn.MulOp(y, self.scalar(alpha, y)))
+        if c is not None:
+            if beta != 1.0:
+                c = self.ins(nn.MulOp(c, self.scalar(beta, c)))
+            y = self.ins(nn.AddOp(y, c))
+        return [y]
+
+    def _spatial(self, attrs: dict[str, Any], spatial: int) -> tuple[list[int], ...]:
+        """(strides, low pads, high pads, dilations) of a convolution or pooling node."""
+        if attrs.get("auto_pad", b"NOTSET") not in (b"NOTSET", "NOTSET"):
+            raise NodeError(f"auto_pad = {attrs['auto_pad']!r} is not supported (explicit pads are)")
+        pads = list(attrs.get("pads", [0] * (2 * spatial)))
+        strides = list(attrs.get("strides", [1] * spatial))
+        dilations = list(attrs.get("dilations", [1] * spatial))
+        return strides, pads[:spatial], pads[spatial:], dilations
+
+    def op_Conv(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
+        x, w = self.value(node.input[0]), self.value(node.input[1])
+        spatial = _tensor(x).get_num_dims() - 2
+        strides, low, high, dilations = self._spatial(attrs, spatial)
+        layout = tuple(range(spatial + 2))
+        y = self.ins(nnconv.ConvolutionOp(x, w, (layout, layout, layout), (strides, low, high, dilations),
+                                          attrs.get("group", 1)))
+        if len(node.input) > 2 and node.input[2]:
+            bias = self.value(node.input[2])
+            y = self.ins(nn.AddOp(y, self._reshape(bias, [_tensor(bias).get_shape()[0]] + [1] * spatial)))
+        return [y]
+
+    # ------------------------------------------------------------ pooling and reductions
+
+    def _pool(self, node: Any, attrs: dict[str, Any], kind: str) -> list[SSAValue]:
+        if attrs.get("ceil_mode", 0):
+            raise NodeError("ceil_mode = 1 is not supported")
+        if len(node.output) > 1 and node.output[1]:
+            raise NodeError("the Indices output is not supported")
+        x = self.value(node.input[0])
+        spatial = _tensor(x).get_num_dims() - 2
+        kernel = list(attrs["kernel_shape"])
+        strides, low, high, dilations = self._spatial(attrs, spatial)
+        if kind == "mean" and any(low + high) and not attrs.get("count_include_pad", 0):
+            raise NodeError("AveragePool with padding and count_include_pad = 0 is not supported")
+        return [self.ins(nnw.ReduceWindowOp(x, kind, [1, 1, *kernel], [1, 1, *strides], [1, 1, *dilations],
+                                            [0, 0, *low], [0, 0, *high]))]
+
+    def op_MaxPool(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
+        return self._pool(node, attrs, "max")
+
+    def op_AveragePool(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
+        return self._pool(node, attrs, "mean")
+
+    def op_GlobalAveragePool(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
+        x = self.value(node.input[0])
+        return [self.ins(nn.ReduceOp(x, "mean", list(range(2, _tensor(x).get_num_dims())), keepdims=True))]
+
+    def _reduce(self, node: Any, attrs: dict[str, Any], kind: str) -> list[SSAValue]:
+        x = self.value(node.input[0])
+        rank = _tensor(x).get_num_dims()
+        if "axes" in attrs:
+            axes = list(attrs["axes"])
+        elif len(node.input) > 1 and node.input[1]:
+            axes = self.known(node.input[1]).tolist()
+        elif attrs.get("noop_with_empty_axes", 0):
+            return [x]
+        else:
+            axes = list(range(rank))
+        return [self.ins(nn.ReduceOp(x, kind, [a % rank for a in axes], keepdims=bool(attrs.get("keepdims", 1))))]
+
+    def op_ReduceMean(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
+        return self._reduce(node, attrs, "mean")
+
+    def op_ReduceSum(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
+        return self._reduce(node, attrs, "sum")
+
+    def op_ReduceMax(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
+        return self._reduce(node, attrs, "max")
+
+    def op_ReduceMin(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
+        return self._reduce(node, attrs, "min")
+
+    def _softmax(self, node: Any, attrs: dict[str, Any], op: type) -> list[SSAValue]:
+        x = self.value(node.input[0])
+        if self.opset < 13 and _tensor(x).get_num_dims() > 2:
+            raise NodeError(f"{node.op_type} before opset 13 (coerced to 2-D) is not supported")
+        return [self.ins(op(x, attrs.get("axis", -1 if self.opset >= 13 else 1)))]
+
+    def op_Softmax(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
+        return self._softmax(node, attrs, nn.SoftmaxOp)
+
+    def op_LogSoftmax(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
+        return self._softmax(node, attrs, nn.LogSoftmaxOp)
+
+    # ------------------------------------------------------------ normalisation
+
+    def _normalize(self, x: SSAValue, mean: SSAValue, var: SSAValue, eps: float) -> SSAValue:
+        centred = self.ins(nn.SubOp(x, mean))
+        std = self.ins(nn.SqrtOp(self.ins(nn.AddOp(var, self.scalar(eps, var)))))
+        return self.ins(nn.DivOp(centred, std))
+
+    def op_LayerNormalization(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
+        if any(node.output[1:]):
+            raise NodeError("the Mean and InvStdDev outputs are not supported")
+        x = self.value(node.input[0])
+        rank = _tensor(x).get_num_dims()
+        axes = list(range(attrs.get("axis", -1) % rank, rank))
+        mean = self.ins(nn.ReduceOp(x, "mean", axes, keepdims=True))
+        centred = self.ins(nn.SubOp(x, mean))
+        var = self.ins(nn.ReduceOp(self.ins(nn.MulOp(centred, centred)), "mean", axes, keepdims=True))
+        std = self.ins(nn.SqrtOp(self.ins(nn.AddOp(var, self.scalar(attrs.get("epsilon", 1e-5), var)))))
+        y = self.ins(nn.MulOp(self.ins(nn.DivOp(centred, std)), self.value(node.input[1])))
+        if len(node.input) > 2 and node.input[2]:
+            y = self.ins(nn.AddOp(y, self.value(node.input[2])))
+        return [y]
+
+    def op_BatchNormalization(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
+        if attrs.get("training_mode", 0) or any(node.output[1:]):
+            raise NodeError("BatchNormalization in training mode is not supported (export the model in eval mode)")
+        x, scale, bias, mean, var = (self.value(n) for n in node.input)
+        per_channel = [_tensor(scale).get_shape()[0]] + [1] * (_tensor(x).get_num_dims() - 2)
+        scale, bias, mean, var = (self._reshape(v, per_channel) for v in (scale, bias, mean, var))
+        y = self._normalize(x, mean, var, attrs.get("epsilon", 1e-5))
+        return [self.ins(nn.AddOp(self.ins(nn.MulOp(y, scale)), bias))]
+
+
+def _load(model: Any) -> tuple[Any, str]:
+    import onnx
+
+    if isinstance(model, onnx.ModelProto):
+        return model, model.graph.name or "<onnx>"
+    return onnx.load(str(model)), str(model)
+
+
+def import_onnx(model: Any, parameters: Sequence[str] | None = None
+                ) -> tuple[ModuleOp, list[str], list[tuple[str, np.ndarray]]]:
+    """(`@main`'s module, the graph input names, the (name, value) parameters that
+    follow them as arguments) of an ONNX model or `.onnx` path."""
+    proto, filename = _load(model)
+    importer = OnnxImporter(proto, filename, parameters)
+    module = importer.run()
+    return module, importer.input_names, importer.parameters
+
+
+class OnnxFunction(Function):
+    """An imported ONNX model, a `dfc.Function` of `@main(inputs..., parameters...)`.
+
+    Calling it with the graph inputs (converted to the model's dtypes) runs the
+    model with its own weights; `dfc.grad`/`dfc.value_and_grad` take every
+    argument, weights included (`*f.parameter_values()`), so that gradients
+    of the weights are available."""
+
+    def __init__(self, module: ModuleOp, inputs: list[str], parameters: list[tuple[str, np.ndarray]]):
+        super().__init__(module, "main")
+        self.input_names = inputs
+        self.parameters = parameters
+
+    def parameter_values(self) -> list[np.ndarray]:
+        return [v for _, v in self.parameters]
+
+    def __call__(self, *args: Any) -> Any:
+        """The model on its graph inputs (its own weights appended), or on every argument."""
+        if len(args) == len(self.input_names):
+            args = (*args, *self.parameter_values())
+        elif len(args) != len(self.inputs):
+            raise TypeError(f"the model takes {len(self.input_names)} inputs ({', '.join(self.input_names)}), "
+                            f"or those and its {len(self.parameters)} parameters; got {len(args)} arguments")
+        return super().__call__(*(np.asarray(x, dtype_of(t.element_type)) for x, t in zip(args, self.inputs)))
+
+
+def from_onnx(model: Any, parameters: Sequence[str] | None = None) -> OnnxFunction:
+    """An ONNX model (`ModelProto` or path) imported and ready to call;
+    `parameters` names the initializers that become arguments (default: every
+    float initializer of more than one element)."""
+    return OnnxFunction(*import_onnx(model, parameters))
+
