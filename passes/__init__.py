@@ -27,7 +27,6 @@ PROJECT_PASSES: dict[str, str] = {
 
 PASS_SUMMARIES: dict[str, str] = {
     "autodiff": "reverse-mode gradients of tensor functions.",
-    "convert-stablehlo": "StableHLO (as JAX emits it) into nn library ops and scf.",
     "expand-library": "replace every nn op by its pure df expansion.",
     "fuse": "producer-consumer and sibling map fusion, and tasklet merging.",
     "scatter-to-gather": "stencil-shaped `wcr(add)` scatters become gathers.",

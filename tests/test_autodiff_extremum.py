@@ -1,9 +1,10 @@
 """Gradients of max/min (wcr, nn.reduce, nn.reduce_window, nn.maximum and
-nn.minimum) pick the extremal element by float equality or comparison; under fast-math (the engine's default) two computations of one
-value need not be bit-equal, so the backward must compare the very values the
-forward reduced (issue 12). Each program's candidates are computed (a
-division, a product plus a sum) so that a recomputation may round
-differently; the engine's gradient, default flags, must equal the exact one."""
+nn.minimum) pick the extremal element by float equality or comparison;
+under fast-math (the engine's default) two computations of one value need
+not be bit-equal, so the backward must compare the very values the forward
+reduced (issue 12). Each program's candidates are computed (a division, a
+product plus a sum) so that a recomputation may round differently; the
+engine's gradient, default flags, must equal the exact one."""
 
 import numpy as np
 import pytest

@@ -174,7 +174,16 @@ def test_readme_example_runs(capsys, tmp_path):
 
 def product_of_entries(x):
     y = x * 2.0
-    return np.prod(y)
+    return np.prod(y)  # a wcr(mul) reduction
+
+
+def test_gradient_of_a_product():
+    """np.prod's gradient (wcr(mul), refused until issue 12): each entry gets the product of the others."""
+    x = np.random.rand(4) + 0.5
+    np.testing.assert_allclose(dfc.jit(product_of_entries)(x), product_of_entries(x), rtol=1e-12)
+    y = 2.0 * x
+    want = np.array([2.0 * np.prod(np.delete(y, k)) for k in range(4)])
+    np.testing.assert_allclose(dfc.grad(product_of_entries)(x), want, rtol=1e-12)
 
 
 def test_gradient_ops_carry_the_python_lines():
