@@ -61,6 +61,7 @@ from dfc.compiler.interpreter import dtype_of, is_float_dtype
 from dfc.compiler.pass_manager import PassManager
 from dfc.compiler.shape_checks import AccessBound, access_bounds, check_access, has_dynamic_arguments
 from dfc.passes import PIPELINES
+from dfc.passes.buffer_results_to_out_params import called_functions
 from dfc.passes.lower_dataflow import default_threads
 
 DEFAULT_JIT_CACHE_SIZE = 16
@@ -381,7 +382,7 @@ class ExecutionEngine:
 def _with_out_params(module: ModuleOp, signatures: dict[str, FunctionType]) -> dict[str, FunctionType]:
     """The signatures after `buffer-results-to-out-params` (static-shape array
     results become trailing arguments); called functions are left out."""
-    called = {op.callee.root_reference.data for op in module.walk() if isinstance(op, func.CallOp)}
+    called = called_functions(module)
     converted = {}
     for name, t in signatures.items():
         if name in called:

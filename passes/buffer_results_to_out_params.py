@@ -30,7 +30,9 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
 
-def _called(module: ModuleOp) -> set[str]:
+def called_functions(module: ModuleOp) -> set[str]:
+    """The names of the functions some `func.call` in `module` calls (their
+    signatures stay)."""
     return {op.callee.root_reference.data for op in module.walk() if isinstance(op, func.CallOp)}
 
 
@@ -90,7 +92,7 @@ class BufferResultsToOutParamsPass(ModulePass):
     name = "buffer-results-to-out-params"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        called = _called(op)
+        called = called_functions(op)
         for f in op.ops:
             if isinstance(f, func.FuncOp) and f.sym_name.data not in called and not f.is_declaration:
                 _convert(f)

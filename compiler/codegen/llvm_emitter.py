@@ -1199,6 +1199,25 @@ def _bounds_guard(e: _FnEmitter, op: Operation, m: _MemRef, indices: Sequence[SS
     return ok
 
 
+def guarded_value(e: _FnEmitter, op: Operation, ok: ir.Value | None, compute: Callable[[], ir.Value],
+                  ty: ir.Type) -> ir.Value:
+    """`compute()` where the bounds check `ok` holds (always when None); where
+    it fails, the failure is reported and the value is 0."""
+    if ok is None:
+        return compute()
+    with e.b.if_else(ok) as (inside, outside):
+        with inside:
+            value = compute()
+            inside_bb = e.b.block
+        with outside:
+            e.report_out_of_bounds(op)
+            outside_bb = e.b.block
+    phi = e.b.phi(ty)
+    phi.add_incoming(value, inside_bb)
+    phi.add_incoming(ir.Constant(ty, 0), outside_bb)
+    return phi
+
+
 def bounds_message(op: Operation) -> str:
     """What a failed check of the marked access `op` reports."""
     where = location_of(op) or "<unknown location>"
@@ -1217,20 +1236,7 @@ def _load(e: _FnEmitter, op: Operation) -> None:
         _scoped(e, op.operands[0], inst)
         return inst
 
-    if ok is None:
-        e.values[op.results[0]] = load()
-        return
-    with e.b.if_else(ok) as (inside, outside):
-        with inside:
-            value = load()
-            inside_bb = e.b.block
-        with outside:
-            e.report_out_of_bounds(op)
-            outside_bb = e.b.block
-    phi = e.b.phi(m.elem)
-    phi.add_incoming(value, inside_bb)
-    phi.add_incoming(ir.Constant(m.elem, 0), outside_bb)
-    e.values[op.results[0]] = phi
+    e.values[op.results[0]] = guarded_value(e, op, ok, load, m.elem)
 
 
 @_handles("memref.store")

@@ -57,6 +57,7 @@ from dfc.compiler.codegen.llvm_emitter import (
     _MemRef,
     _ModuleEmitter,
     _scalar_type,
+    guarded_value,
 )
 
 __all__ = ["emit_ptx", "emit_llvm", "compile_ptx", "lower_for_gpu", "kernel_params", "bounds_sites", "GPU_PIPELINE",
@@ -317,20 +318,8 @@ def _atomic_rmw(e: _KernelEmitter, op: Operation) -> None:
         raise _unsupported(f"atomic on {v.type}")
     m = e.getm(op.operands[1])
     ok = _bounds_guard(e, op, m, op.operands[2:])
-    if ok is None:
-        e.values[op.results[0]] = _atomic_update(e, op, _ATOMIC_WCR[kind], v, e.address(m, op.operands[2:]))
-        return
-    with e.b.if_else(ok) as (inside, outside):
-        with inside:
-            old = _atomic_update(e, op, _ATOMIC_WCR[kind], v, e.address(m, op.operands[2:]))
-            inside_bb = e.b.block
-        with outside:
-            e.report_out_of_bounds(op)
-            outside_bb = e.b.block
-    phi = e.b.phi(v.type)
-    phi.add_incoming(old, inside_bb)
-    phi.add_incoming(ir.Constant(v.type, 0), outside_bb)
-    e.values[op.results[0]] = phi
+    update = lambda: _atomic_update(e, op, _ATOMIC_WCR[kind], v, e.address(m, op.operands[2:]))  # noqa: E731
+    e.values[op.results[0]] = guarded_value(e, op, ok, update, v.type)
 
 
 def _atomic_update(e: _KernelEmitter, op: Operation, wcr: str, v: ir.Value, addr: ir.Value) -> ir.Value:

@@ -427,15 +427,26 @@ class MapReverser:
     def zero_written(self, source: df.MapOp, target: df.MapOp, mapping: dict, k: int, dest: SSAValue) -> None:
         """Write 0 into `dest` where `source` (and its nested maps) writes output
         k; `target` runs over `source`'s space."""
-        mapping = self.clone_indices(source, target, dict(mapping))
+
+        def zero(b: Builder, o: df.WriteOp, mapping: dict) -> None:
+            value = b.insert(arith.ConstantOp(FloatAttr(0.0, o.value.type))).result
+            b.insert(df.WriteOp(value, dest, [mapping.get(i, i) for i in o.indices]))
+
+        self.each_write(source, target, mapping, k, self.clone_indices, zero)
+
+    def each_write(self, source: df.MapOp, target: df.MapOp, mapping: dict, k: int, clone, visit) -> None:
+        """`visit(builder, write, mapping)` for each write to output k of `source`
+        or of its nested maps, rebuilt as maps nested in `target` (which runs
+        over `source`'s space); `clone(source, target, mapping)` first copies
+        into each the part of the body the visit needs."""
+        mapping = clone(source, target, dict(mapping))
         b = Builder(InsertPoint.at_end(target.body.block))
         for o in source.body.block.ops:
             if isinstance(o, df.MapOp):
                 nested = b.insert(df.MapOp([x if isinstance(x, int) else mapping.get(x, x) for x in o.bounds], []))
-                self.zero_written(o, nested, mapping, k, dest)
+                self.each_write(o, nested, mapping, k, clone, visit)
             elif isinstance(o, df.WriteOp) and o in self.writes[k]:
-                zero = b.insert(arith.ConstantOp(FloatAttr(0.0, o.value.type))).result
-                b.insert(df.WriteOp(zero, dest, [mapping.get(i, i) for i in o.indices]))
+                visit(b, o, mapping)
 
     def covers(self, k: int) -> bool:
         """Whether the map's plain writes overwrite every element of output k."""
@@ -490,14 +501,11 @@ class MapReverser:
         """`emit(builder, value, indices)` for each write to output k of `source`
         (or of its nested maps), with the stored value it wrote; `target`
         runs over `source`'s space."""
-        mapping = self.clone_forward(source, target, dict(outer_mapping))
-        mb = Builder(InsertPoint.at_end(target.body.block))
-        for o in source.body.block.ops:
-            if isinstance(o, df.MapOp):
-                nested = mb.insert(df.MapOp([x if isinstance(x, int) else mapping.get(x, x) for x in o.bounds], []))
-                self.each_candidate(o, nested, mapping, k, emit)
-            elif isinstance(o, df.WriteOp) and o in self.writes[k]:
-                emit(mb, self.stored_value(mb, o, mapping), [mapping.get(i, i) for i in o.indices])
+
+        def candidate(b: Builder, o: df.WriteOp, mapping: dict) -> None:
+            emit(b, self.stored_value(b, o, mapping), [mapping.get(i, i) for i in o.indices])
+
+        self.each_write(source, target, outer_mapping, k, self.clone_forward, candidate)
 
     def clone_forward(self, source: df.MapOp, target: df.MapOp, mapping: dict[SSAValue, SSAValue]) -> dict:
         """Recompute `source`'s body (all but its writes) inside `target`'s body."""
