@@ -40,7 +40,7 @@ from typing import Any
 import numpy as np
 
 from dfc.compiler import ExecutionEngine, PassManager, parse_module
-from dfc.compiler.diagnostics import CompileError
+from dfc.compiler.diagnostics import CompileError, verify_located
 from dfc.compiler.interpreter import interpret
 from dfc.passes import PIPELINES
 from dfc.tools.difftest_gen import ARG_KINDS, FEATURES, Program, Stmt, generate, render
@@ -143,6 +143,12 @@ def _guard(stage: str, fn, *args, **kwargs):
 def _pipeline(without: str | None, threads: int) -> str:
     passes = [p for p in PIPELINES["default"].split(",") if p != without]
     return ",".join(f"lower-dataflow{{threads={threads}}}" if p == "lower-dataflow" else p for p in passes)
+
+
+def _autodiff(name: str) -> PassManager:
+    """`autodiff` of @name, unverified: the batch's module is verified once after all of them
+    (a failure there fails the batch, and the program-by-program rerun names the culprit)."""
+    return PassManager.parse(f"autodiff{{func={name}}}", verify_each=False)
 
 
 def _gpu_engine(module):
@@ -263,17 +269,18 @@ class _Run:
         module, refused = parse_module(self.text), set()
         for seed in graded:
             try:
-                _guard("autodiff", PassManager.parse(f"autodiff{{func={self.names[seed]}}}").run, module)
+                _guard("autodiff", _autodiff(self.names[seed]).run, module)
             except Failure as failure:
                 (self.soft if failure.outcome.status == "unsupported" else self.outcomes)[seed] = failure.outcome
                 refused.add(seed)
                 module = parse_module(self.text)  # a failed pass may leave its work half done
                 for s in graded[: graded.index(seed)]:
                     if s not in refused:
-                        PassManager.parse(f"autodiff{{func={self.names[s]}}}").run(module)
+                        _autodiff(self.names[s]).run(module)
         graded = [s for s in graded if s not in refused]
         if not graded:
             return
+        _guard("autodiff", verify_located, module)  # once: verifying after each function is quadratic
         engine = _guard("engine gradient", ExecutionEngine, parse_module(str(module)))
         for seed in graded:
             try:
