@@ -23,6 +23,7 @@ from xdsl.dialects.builtin import (
     DenseArrayBase,
     DenseIntOrFPElementsAttr,
     IntegerAttr,
+    IntegerType,
     TensorType,
     i1,
     i64,
@@ -45,6 +46,7 @@ from xdsl.irdl import (
 )
 from xdsl.parser import Parser, UnresolvedOperand
 from xdsl.traits import IsTerminator, Pure, RecursiveMemoryEffect
+from xdsl.utils.exceptions import VerifyException
 from xdsl.utils.mlir_lexer import MLIRTokenKind
 
 from dfc.dialects.stablehlo_attrs import (
@@ -59,11 +61,8 @@ from dfc.dialects.stablehlo_attrs import (
     Precision,
     PrecisionAttr,
     ScatterAttr,
+    int_array,
 )
-
-
-def _ints(values: Sequence[int]) -> DenseArrayBase:
-    return DenseArrayBase.from_list(i64, list(values))
 
 
 # ---------------------------------------------------------------- pretty syntax
@@ -338,7 +337,7 @@ class BroadcastInDimOp(StableHLOOp):
     operand = operand_def(TensorType)
     broadcast_dimensions = prop_def(DenseArrayBase)
     result = result_def(TensorType)
-    KEYWORDS: ClassVar[dict[str, Any]] = {"dims": ("broadcast_dimensions", _ints)}
+    KEYWORDS: ClassVar[dict[str, Any]] = {"dims": ("broadcast_dimensions", int_array)}
 
 
 @irdl_op_definition
@@ -354,7 +353,7 @@ class TransposeOp(StableHLOOp):
     operand = operand_def(TensorType)
     permutation = prop_def(DenseArrayBase)
     result = result_def(TensorType)
-    KEYWORDS: ClassVar[dict[str, Any]] = {"dims": ("permutation", _ints)}
+    KEYWORDS: ClassVar[dict[str, Any]] = {"dims": ("permutation", int_array)}
 
 
 @irdl_op_definition
@@ -363,7 +362,7 @@ class ReverseOp(StableHLOOp):
     operand = operand_def(TensorType)
     dimensions = prop_def(DenseArrayBase)
     result = result_def(TensorType)
-    KEYWORDS: ClassVar[dict[str, Any]] = {"dims": ("dimensions", _ints)}
+    KEYWORDS: ClassVar[dict[str, Any]] = {"dims": ("dimensions", int_array)}
 
 
 @irdl_op_definition
@@ -391,7 +390,7 @@ class SliceOp(StableHLOOp):
             strides.append(parser.parse_integer() if parser.parse_optional_punctuation(":") is not None else 1)
 
         parser.parse_comma_separated_list(parser.Delimiter.SQUARE, dim)
-        properties = {"start_indices": _ints(starts), "limit_indices": _ints(limits), "strides": _ints(strides)}
+        properties = {"start_indices": int_array(starts), "limit_indices": int_array(limits), "strides": int_array(strides)}
         return cls._finish(parser, [operand], properties)
 
 
@@ -402,7 +401,7 @@ class DynamicSliceOp(StableHLOOp):
     start_indices = var_operand_def(TensorType)
     slice_sizes = prop_def(DenseArrayBase)
     result = result_def(TensorType)
-    KEYWORDS: ClassVar[dict[str, Any]] = {"sizes": ("slice_sizes", _ints)}
+    KEYWORDS: ClassVar[dict[str, Any]] = {"sizes": ("slice_sizes", int_array)}
 
 
 @irdl_op_definition
@@ -433,9 +432,9 @@ class PadOp(StableHLOOp):
     interior_padding = prop_def(DenseArrayBase)
     result = result_def(TensorType)
     KEYWORDS: ClassVar[dict[str, Any]] = {
-        "low": ("edge_padding_low", _ints),
-        "high": ("edge_padding_high", _ints),
-        "interior": ("interior_padding", _ints),
+        "low": ("edge_padding_low", int_array),
+        "high": ("edge_padding_high", int_array),
+        "interior": ("interior_padding", int_array),
     }
 
 
@@ -533,12 +532,15 @@ class ConvolutionOp(StableHLOOp):
                 if key not in cls.WINDOW:
                     parser.raise_error(f"'stablehlo.convolution' window has no field '{key}'", start, parser.pos)
                 if key == "pad":
-                    flat = [x for pair in value for x in pair]
+                    if not isinstance(value, list) or not all(isinstance(p, list) and len(p) == 2 for p in value):
+                        parser.raise_error("'stablehlo.convolution' window pad must be a list of [low, high] pairs",
+                                           start, parser.pos)
+                    flat = list(int_array([x for pair in value for x in pair]).get_values())
                     properties["padding"] = DenseIntOrFPElementsAttr.from_list(TensorType(i64, [len(value), 2]), flat)
                 elif key == "reverse":
                     properties["window_reversal"] = DenseArrayBase.from_list(i1, [int(bool(v)) for v in value])
                 else:
-                    properties[cls.WINDOW[key]] = _ints(value)
+                    properties[cls.WINDOW[key]] = int_array(value)
         return cls._finish(parser, [lhs, rhs], properties)
 
 
@@ -612,7 +614,7 @@ class ReduceOp(StableHLOOp):
                 rhs_args.append(parser.parse_argument())
                 parser.parse_punctuation(")")
             region = parser.parse_region(lhs_args + rhs_args)
-        return cls.build(operands=[values], result_types=[result_types], properties={"dimensions": _ints(dims)},
+        return cls.build(operands=[values], result_types=[result_types], properties={"dimensions": int_array(dims)},
                          attributes=extra, regions=[region])
 
 
@@ -753,6 +755,11 @@ class CaseOp(StableHLOOp):
     branches = var_region_def("single_block")
     results_ = var_result_def(TensorType)
 
+    def verify_(self) -> None:
+        t = self.index.type
+        if not (isinstance(t, TensorType) and not t.get_shape() and isinstance(t.element_type, IntegerType)):
+            raise VerifyException(f"index must be a 0-d tensor of integers, got {t}")
+
 
 @irdl_op_definition
 class IfOp(StableHLOOp):
@@ -764,6 +771,11 @@ class IfOp(StableHLOOp):
     true_branch = region_def("single_block")
     false_branch = region_def("single_block")
     results_ = var_result_def(TensorType)
+
+    def verify_(self) -> None:
+        t = self.pred.type
+        if not (isinstance(t, TensorType) and not t.get_shape() and t.element_type == i1):
+            raise VerifyException(f"pred must be a 0-d tensor of i1, got {t}")
 
 
 StableHLO = Dialect(

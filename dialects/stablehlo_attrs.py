@@ -62,8 +62,13 @@ class ComparisonTypeAttr(EnumAttribute[ComparisonType], SpacedOpaqueSyntaxAttrib
     name = "stablehlo.comparison_type"
 
 
-def _ints(values: Sequence[int]) -> DenseArrayBase:
-    return DenseArrayBase.from_list(i64, list(values))
+def int_array(values: Sequence[int]) -> DenseArrayBase:
+    """`values` as an i64 array; ValueError (a located parse error) when one is not an integer."""
+    items = list(values)
+    for v in items:
+        if not isinstance(v, int) or isinstance(v, bool):
+            raise ValueError(f"expected an integer, got '{v}'")
+    return DenseArrayBase.from_list(i64, items)
 
 
 class DimensionNumbersAttr(ParametrizedAttribute):
@@ -77,7 +82,7 @@ class DimensionNumbersAttr(ParametrizedAttribute):
         unknown = [k for k in values if k not in cls.FIELDS]
         if unknown:
             raise ValueError(f"#{cls.name} has no field '{unknown[0]}'")
-        data = {k: IntegerAttr(v, i64) if isinstance(v, int) else _ints(v) for k, v in values.items()}
+        data = {k: IntegerAttr(v, i64) if isinstance(v, int) else int_array(v) for k, v in values.items()}
         return cls(DictionaryAttr(data))
 
     def ints(self, field: str) -> tuple[int, ...]:

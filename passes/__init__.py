@@ -19,6 +19,7 @@ PROJECT_PASSES: dict[str, str] = {
     "bufferize": "dfc.passes.bufferize:BufferizePass",
     "check-bounds": "dfc.passes.check_bounds:CheckBoundsPass",
     "contraction-to-blas": "dfc.passes.contraction_to_blas:ContractionToBlasPass",
+    "fuse-outer": "dfc.passes.fuse_outer:FuseOuterPass",
     "lower-dataflow": "dfc.passes.lower_dataflow:LowerDataflowPass",
     "mem-plan": "dfc.passes.mem_plan:MemPlanPass",
     "buffer-results-to-out-params": "dfc.passes.buffer_results_to_out_params:BufferResultsToOutParamsPass",
@@ -33,6 +34,7 @@ PASS_SUMMARIES: dict[str, str] = {
     "bufferize": "tensors to memrefs, updating dead buffers in place.",
     "check-bounds": "mark the accesses that need a bounds check at run time.",
     "contraction-to-blas": "contraction maps become calls into an optimised BLAS.",
+    "fuse-outer": "consecutive buffer maps over one outer dimension become one map.",
     "lower-dataflow": "buffer-form df maps to scf loops on memrefs.",
     "mem-plan": "liveness-based buffer reuse, one static arena per function.",
     "buffer-results-to-out-params": "returned buffers become caller-provided arguments.",
@@ -44,7 +46,7 @@ module's docstring (a test keeps them equal), here so that `--help` imports
 no pass."""
 
 PIPELINES: dict[str, str] = {
-    "default": "expand-library,canonicalize,cse,scatter-to-gather,fuse,canonicalize,cse,fuse,canonicalize,cse,bufferize,check-bounds,contraction-to-blas,lower-dataflow,canonicalize,cse,mem-plan",
+    "default": "expand-library,canonicalize,cse,scatter-to-gather,fuse,canonicalize,cse,fuse,canonicalize,cse,bufferize,check-bounds,contraction-to-blas,fuse-outer,lower-dataflow,canonicalize,cse,mem-plan",
 }
 """Named pipelines, usable wherever a pass name is (`-p default`)."""
 

@@ -1,12 +1,15 @@
 """`lower-dataflow`: buffer-form df maps to scf loops on memrefs.
 
 Reads and writes become `memref.load`/`memref.store`, tasklets are inlined.
-A top-level map with at least `parallel-threshold` iterations runs its outer
+A top-level map with at least `parallel-threshold` iterations (counting
+those of the maps nested in its body, as `fuse-outer` builds) runs its outer
 dimension as an `scf.parallel` over `threads` contiguous chunks; a wcr write
-whose index does not depend on that dimension goes to a per-chunk private
-buffer (filled with the reduction's identity) and the chunks are combined in
-order after the parallel loop, so the result equals the serial one up to
-reassociation. Where a wcr write's index does not depend on the innermost
+(in its body or in a nested map) whose index does not depend on that
+dimension goes to a per-chunk private buffer (filled with the reduction's
+identity) and the chunks are combined in order after the parallel loop, so
+the result equals the serial one up to reassociation. A map that reads an
+output it would privatise, or reduces one output with two wcr kinds, stays
+serial. Where a wcr write's index does not depend on the innermost
 loop, that loop accumulates in a register (`scf.for` iter_arg) and combines
 once, which is what lets LLVM vectorise sums, maxima and dot products.
 Otherwise an innermost loop of static extent whose body compares its
@@ -82,6 +85,27 @@ def for_loop(b: Builder, lb: SSAValue, ub: SSAValue, inits: Sequence[SSAValue] =
     body = Block(arg_types=[IndexType()] + [v.type for v in inits])
     loop = b.insert(scf.ForOp(lb, ub, _index(b, 1), list(inits), Region(body)))
     return loop, Builder(InsertPoint.at_end(body))
+
+
+def _work(op: df.MapOp, dynamic: int) -> int:
+    """Iterations of `op` and of the maps nested in its body (a dynamic extent counts as `dynamic`)."""
+    work = 1
+    for e in op.static_extents:
+        work *= e if e is not None else dynamic
+    nested = sum(_work(m, dynamic) for m in op.body.block.ops if isinstance(m, df.MapOp))
+    return work * max(nested, 1)
+
+
+def _output_of(dest: SSAValue, op: df.MapOp) -> SSAValue | None:
+    """The output argument of `op` that `dest` (an output argument of `op` or
+    of a map nested in it) writes into, or None."""
+    while dest not in op.out_args:
+        owner = dest.owner if isinstance(dest, BlockArgument) else None
+        inner = owner.parent_op() if owner is not None else None
+        if not isinstance(inner, df.MapOp) or dest not in inner.out_args or inner is op:
+            return None
+        dest = inner.outs[inner.out_args.index(dest)]
+    return dest
 
 
 def _chunk_disjoint(writes: Sequence[df.WriteOp], outer: SSAValue) -> bool:
@@ -175,11 +199,13 @@ class _Lowering:
         b = Builder(InsertPoint.before(op))
         for arg, buf in zip(op.out_args, op.outs):
             self.targets[arg] = _Target(buf)
-        extents = op.static_extents
-        work = 1
-        for e in extents:
-            work *= e if e is not None else self.threshold
-        if self.threads > 1 and op.rank >= 1 and work >= self.threshold and extents[0] != 1:
+        if (
+            self.threads > 1
+            and op.rank >= 1
+            and _work(op, self.threshold) >= self.threshold
+            and op.static_extents[0] != 1
+            and self.chunkable(op)
+        ):
             self.parallel(b, op)
         else:
             self.nest(b, op, list(op.ivs), op.bounds)
@@ -221,8 +247,18 @@ class _Lowering:
             self.combine_chunks(b, buffers[arg], self.targets[arg].buffer, kind, arg.type)
             b.insert(memref.DeallocOp.get(buffers[arg]))
 
-    def privatized(self, op: df.MapOp, outer: SSAValue) -> dict[SSAValue, str]:
-        """Outputs whose wcr writes two chunks might both update, with their wcr kind.
+    def chunkable(self, op: df.MapOp) -> bool:
+        """Whether `op` may run in chunks: no output it would privatise is read
+        in it (each chunk would see its own partial values) or reduced with
+        two wcr kinds (the private copies would need two identities)."""
+        private = self.privatized(op, op.ivs[0])
+        return None not in private.values() and not any(
+            isinstance(r, df.ReadOp) and _output_of(r.source, op) in private for r in op.walk()
+        )
+
+    def privatized(self, op: df.MapOp, outer: SSAValue) -> dict[SSAValue, str | None]:
+        """Outputs whose wcr writes two chunks might both update, with their wcr
+        kind (None: several kinds).
 
         An output needs no private copies only when some dimension of it is
         indexed by every wcr write with the same `a*outer + c` (a != 0): then
@@ -230,14 +266,13 @@ class _Lowering:
         """
         writes: dict[SSAValue, list[df.WriteOp]] = {}
         for w in op.walk():
-            if isinstance(w, df.WriteOp) and w.wcr_kind and w.dest in op.out_args:
-                writes.setdefault(w.dest, []).append(w)
-        found: dict[SSAValue, str] = {}
+            if isinstance(w, df.WriteOp) and w.wcr_kind and (dest := _output_of(w.dest, op)) is not None:
+                writes.setdefault(dest, []).append(w)
+        found: dict[SSAValue, str | None] = {}
         for dest, ws in writes.items():
-            if len({w.wcr_kind for w in ws}) > 1:
-                raise CompileError.at(ws[0], "lower-dataflow: different wcr kinds on one output")
             if not _chunk_disjoint(ws, outer):
-                found[dest] = ws[0].wcr_kind  # type: ignore[assignment]
+                kinds = {w.wcr_kind for w in ws}
+                found[dest] = kinds.pop() if len(kinds) == 1 else None
         return found
 
     def dim(self, b: Builder, buf: SSAValue, k: int) -> SSAValue:
@@ -360,10 +395,7 @@ class _Lowering:
             if isinstance(op, df.ReadOp):
                 source = self.v(op.source)
                 if op.source in self.targets:
-                    if self.targets[op.source].prefix:
-                        raise CompileError.at(
-                            op, "lower-dataflow: a parallel map cannot read an output it reduces into"
-                        )
+                    assert not self.targets[op.source].prefix, "reads_private keeps such maps serial"
                     source = self.targets[op.source].buffer
                 self.values[op.res] = b.insert(_checked(op, memref.LoadOp.get(source, [self.v(i) for i in op.indices]))).res
             elif isinstance(op, df.WriteOp):
