@@ -102,7 +102,7 @@ def mlp_row(n: int, torch, jax, quick: bool) -> None:
     for label, pipeline in (("dfc", None), ("dfc loops", LOOPS)):
         module = parse_module(MLP.format(n=n))
         start = time.perf_counter()
-        PassManager.parse("autodiff{func=mlp}").run(module)
+        PassManager.parse("autodiff{func=mlp wrt=2,3,4,5}").run(module)  # the parameters, as torch and jax
         engine = ExecutionEngine(module, pipeline=pipeline)
         if label == "dfc":
             compile_s = time.perf_counter() - start

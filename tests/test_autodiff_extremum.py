@@ -91,10 +91,17 @@ def _exact_gradient(text: str, args: list, seed) -> list:
     return list(interpret(module, "f_grad", *args, seed))[1:]
 
 
-def _check(text: str, shapes, out_shape, trials: int = 8) -> None:
+def _gpu(module):
+    """The CUDA engine on the simulated device (tests/gpu_sim.py), which runs the kernels' own arithmetic."""
+    from gpu_sim import simulated_engine
+
+    return simulated_engine(module)
+
+
+def _check(text: str, shapes, out_shape, trials: int = 8, make=ExecutionEngine) -> None:
     module = parse_module(text)
     PassManager.parse("autodiff").run(module)
-    engine = ExecutionEngine(module)
+    engine = make(module)
     for _ in range(trials):
         args = [RNG.standard_normal(s) for s in shapes]
         seed = np.asarray(RNG.standard_normal(out_shape) if out_shape else 0.7)
@@ -120,3 +127,17 @@ def test_library_extremum_gradient_on_the_engine(op):
     name, _, kind = op.partition("-")
     text = _library(name).replace("KIND", kind)
     _check(text, [(3, 8), (3, 8)], {"reduce": (3,), "window": (3, 4)}.get(name, (3, 8)))
+
+
+@pytest.mark.parametrize("case", ["wcr-max", "wcr-min", "nested-max", "reduce-max", "window-min", "maximum"])
+def test_extremum_gradient_on_the_gpu_lowering(case):
+    """The same programs through the GPU pipeline (kernels with atomics for the
+    candidates' tie counts), on the simulated device."""
+    name, _, kind = case.partition("-")
+    if name == "wcr":
+        _check(_map_reduce(kind, 16), [(16,), (16,)], (), trials=3, make=_gpu)
+    elif name == "nested":
+        _check(_nested_reduce(kind), [(3, 4), (3, 4)], (3,), trials=3, make=_gpu)
+    else:
+        text = _library(name).replace("KIND", kind or "max")
+        _check(text, [(3, 8), (3, 8)], {"reduce": (3,), "window": (3, 4)}.get(name, (3, 8)), trials=3, make=_gpu)
