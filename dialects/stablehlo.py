@@ -62,6 +62,7 @@ from dfc.dialects.stablehlo_attrs import (
     PrecisionAttr,
     ScatterAttr,
     int_array,
+    int_attr,
 )
 
 
@@ -174,7 +175,7 @@ class StableHLOOp(IRDLOperation):
             prop, build = cls.KEYWORDS[key]
             try:
                 properties[prop] = build(value)
-            except (TypeError, ValueError, KeyError) as err:
+            except (TypeError, ValueError, KeyError, AttributeError) as err:  # a word or list where an integer belongs
                 parser.raise_error(f"'{cls.name}': bad value for '{key}' ({err})", start, parser.pos)
         return properties
 
@@ -323,7 +324,7 @@ class IotaOp(StableHLOOp):
     name = "stablehlo.iota"
     iota_dimension = prop_def(IntegerAttr)
     output = result_def(TensorType)
-    KEYWORDS: ClassVar[dict[str, Any]] = {"dim": ("iota_dimension", lambda v: IntegerAttr(v, i64))}
+    KEYWORDS: ClassVar[dict[str, Any]] = {"dim": ("iota_dimension", int_attr)}
 
     @classmethod
     def parse(cls, parser: Parser):
@@ -419,7 +420,7 @@ class ConcatenateOp(StableHLOOp):
     inputs = var_operand_def(TensorType)
     dimension = prop_def(IntegerAttr)
     result = result_def(TensorType)
-    KEYWORDS: ClassVar[dict[str, Any]] = {"dim": ("dimension", lambda v: IntegerAttr(v, i64))}
+    KEYWORDS: ClassVar[dict[str, Any]] = {"dim": ("dimension", int_attr)}
 
 
 @irdl_op_definition
@@ -445,6 +446,13 @@ def _precision(values: Sequence[str]) -> ArrayAttr:
     return ArrayAttr([PrecisionAttr(Precision(v)) for v in values])
 
 
+def _dims_pair(value: Any) -> tuple[list[int], list[int]]:
+    """`[..] x [..]`: the lhs and rhs dimension lists; ValueError otherwise."""
+    if not (isinstance(value, tuple) and len(value) == 2 and all(isinstance(v, list) for v in value)):
+        raise ValueError(f"expected '[dims] x [dims]', got '{value}'")
+    return value
+
+
 def _dot_numbers(batching: Any = ([], []), contracting: Any = ([], [])) -> DotAttr:
     return DotAttr.from_fields(
         lhs_batching_dimensions=batching[0], rhs_batching_dimensions=batching[1],
@@ -464,8 +472,8 @@ class DotGeneralOp(StableHLOOp):
     precision_config = opt_prop_def(ArrayAttr)
     result = result_def(TensorType)
     KEYWORDS: ClassVar[dict[str, Any]] = {
-        "batching_dims": ("batching_dims", lambda v: v),
-        "contracting_dims": ("contracting_dims", lambda v: v),
+        "batching_dims": ("batching_dims", _dims_pair),
+        "contracting_dims": ("contracting_dims", _dims_pair),
         "precision": ("precision_config", _precision),
     }
 
@@ -528,6 +536,9 @@ class ConvolutionOp(StableHLOOp):
             parser.parse_punctuation("=")
             start = parser.pos
             window = _parse_value(parser)
+            if not isinstance(window, dict):
+                parser.raise_error("'stablehlo.convolution' window must be a {key = value, ...} dictionary", start,
+                                   parser.pos)
             for key, value in window.items():
                 if key not in cls.WINDOW:
                     parser.raise_error(f"'stablehlo.convolution' window has no field '{key}'", start, parser.pos)
@@ -538,6 +549,8 @@ class ConvolutionOp(StableHLOOp):
                     flat = list(int_array([x for pair in value for x in pair]).get_values())
                     properties["padding"] = DenseIntOrFPElementsAttr.from_list(TensorType(i64, [len(value), 2]), flat)
                 elif key == "reverse":
+                    if not isinstance(value, list):
+                        parser.raise_error("'stablehlo.convolution' window reverse must be a list", start, parser.pos)
                     properties["window_reversal"] = DenseArrayBase.from_list(i1, [int(bool(v)) for v in value])
                 else:
                     properties[cls.WINDOW[key]] = int_array(value)
@@ -590,7 +603,10 @@ class ReduceOp(StableHLOOp):
         parser.parse_keyword("across")
         parser.parse_keyword("dimensions")
         parser.parse_punctuation("=")
+        start = parser.pos
         dims = _parse_value(parser)
+        if not isinstance(dims, list):
+            parser.raise_error("'stablehlo.reduce' dimensions must be a list", start, parser.pos)
         extra = parser.parse_optional_attr_dict()
         operands = [x for x, _ in pairs] + [c for _, c in pairs]
         operand_types, result_types = _parse_types(parser, len(operands))

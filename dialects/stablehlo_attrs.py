@@ -62,6 +62,13 @@ class ComparisonTypeAttr(EnumAttribute[ComparisonType], SpacedOpaqueSyntaxAttrib
     name = "stablehlo.comparison_type"
 
 
+def int_attr(value: int) -> IntegerAttr:
+    """`value` as an i64 attribute; ValueError when it is not an integer."""
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise ValueError(f"expected an integer, got '{value}'")
+    return IntegerAttr(value, i64)
+
+
 def int_array(values: Sequence[int]) -> DenseArrayBase:
     """`values` as an i64 array; ValueError (a located parse error) when one is not an integer."""
     items = list(values)

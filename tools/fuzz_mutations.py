@@ -108,10 +108,26 @@ def unterminated_string(text: str, rng: random.Random) -> str:
     return text[:at] + '"' + body + text[at:]
 
 
+KEYWORD_ITEM = re.compile(r"(?<![%#^@\w.])[a-z_]\w* = (\[[^\]\n]*\](?: ?x ?\[[^\]\n]*\])?|\{[^}\n]*\}|-?\d+|[A-Za-z_]\w*)")
+ODD_VALUES = ("5", "-1", "nan", "true", "[]", "[x]", "[[1]]", "[1, 2] x [3]", "[1] x 2", "{a = 1}", "{}",
+              "[[1, 2], [3]]", "[true]", "99999999999999999999", "1.5", "\"s\"", "[1.5]", "[{a = 1}]", "unit")
+
+
+def swap_keyword_value(text: str, rng: random.Random) -> str:
+    """The value of a `key = value` item (custom op syntax such as StableHLO's
+    `dims = [..]`, attribute and property fields) replaced by a value of
+    another shape: a word, a list, a pair, a dictionary, a float."""
+    found = list(KEYWORD_ITEM.finditer(text))
+    if not found:
+        return text
+    m = rng.choice(found)
+    return text[: m.start(1)] + rng.choice(ODD_VALUES) + text[m.end(1) :]
+
+
 MUTATIONS: tuple[Callable[[str, random.Random], str], ...] = (
     swap_tokens, delete_token, duplicate_token, delete_line, duplicate_line, move_line,
     perturb_number, perturb_number, swap_type, swap_type, truncate, insert_punctuation,
-    unterminated_string,
+    unterminated_string, swap_keyword_value,
 )
 
 
@@ -138,7 +154,7 @@ def resize_everywhere(text: str, rng: random.Random) -> str:
 
 SEMANTIC: tuple[Callable[[str, random.Random], str], ...] = (
     perturb_number, swap_type, move_line, delete_line, retype_everywhere, retype_everywhere,
-    resize_everywhere, resize_everywhere,
+    resize_everywhere, resize_everywhere, swap_keyword_value,
 )
 """Mutations that mostly keep the syntax, so that the result reaches the verifiers and passes."""
 
@@ -165,7 +181,8 @@ PASS_OPTIONS: dict[str, tuple[str, ...]] = {
     "fuse": ("", "{expand=false}"),
 }
 PASSES = ("expand-library", "canonicalize", "cse", "dce", "licm", "scatter-to-gather", "fuse", "bufferize",
-          "check-bounds", "contraction-to-blas", "lower-dataflow", "mem-plan", "autodiff", "default")
+          "check-bounds", "contraction-to-blas", "fuse-outer", "lower-dataflow", "mem-plan", "autodiff",
+          "convert-stablehlo", "default")
 
 
 def random_pass(rng: random.Random) -> str:

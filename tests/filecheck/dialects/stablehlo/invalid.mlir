@@ -98,3 +98,19 @@ func.func @integer_if_predicate(%p: tensor<i32>, %x: tensor<4xf32>) -> tensor<4x
   }) : (tensor<i32>) -> tensor<4xf32>
   func.return %0 : tensor<4xf32>
 }
+
+// -----
+
+func.func @word_for_dimension() {
+  // expected-error @+1 {{'stablehlo.iota': bad value for 'dim' (expected an integer, got 'nan')}}
+  %1 = stablehlo.iota dim = nan : tensor<2x3xi32>
+  func.return
+}
+
+// -----
+
+func.func @reverse_not_a_list(%x: tensor<1x2x6x6xf32>, %w: tensor<3x2x3x3xf32>) {
+  // expected-error @+1 {{'stablehlo.convolution' window reverse must be a list}}
+  %1 = stablehlo.convolution(%x, %w) dim_numbers = [b, f, 0, 1]x[o, i, 0, 1]->[b, f, 0, 1], window = {stride = [1, 1], reverse = 3} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x2x6x6xf32>, tensor<3x2x3x3xf32>) -> tensor<1x3x6x6xf32>
+  func.return
+}
