@@ -134,6 +134,14 @@ CASES = {
         %e = arith.maximumf %b, %d : f64
         %f = arith.minimumf %e, %x : f64
         %r = arith.maximumf %f, %c : f64""",
+    # the derivative's tie weights as Piecewise: SymPy collapsed their conditions without end
+    "function-of-extremum": """%t = math.tanh %x : f64
+        %d = arith.subf %t, %x : f64
+        %q = arith.mulf %x, %x : f64
+        %s = arith.addf %t, %q : f64
+        %m = arith.minimumf %d, %s : f64
+        %w = math.tanh %m : f64
+        %r = arith.mulf %w, %y : f64""",
     "extremum-of-extrema": """%a = arith.minimumf %x, %y : f64
         %b = arith.mulf %x, %y : f64
         %c = arith.maximumf %b, %x : f64

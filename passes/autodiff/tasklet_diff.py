@@ -77,14 +77,36 @@ def _cast(t: Attribute, x: sympy.Expr) -> sympy.Expr:
     return _CASTS[t](x)
 
 
+class _Share(sympy.Function):
+    """d max(a, b)/d a (`wins` = gt) or d min(a, b)/d a (lt): 1 where `a`
+    wins, 0 where `b` does, and on a tie 1/2 (0 when `b` is a constant:
+    relu'(0) = 0). Kept whole and emitted as two compares and selects: as a
+    Piecewise, SymPy's collapsing of its conditions can recurse without end
+    (tanh(min(tanh(u) - u, tanh(u) + u**2)) did)."""
+
+    wins: Callable
+    predicate: str
+
+    @classmethod
+    def eval(cls, a: sympy.Expr, b: sympy.Expr) -> sympy.Expr | None:
+        if a.is_number and b.is_number and sympy.nan not in (a, b):
+            if cls.wins(a, b) == sympy.true:
+                return sympy.S.One
+            return sympy.S.Zero if cls.wins(b, a) == sympy.true or b.is_number else sympy.S.Half
+        return None
+
+    def fdiff(self, argindex: int = 1) -> sympy.Expr:
+        return sympy.S.Zero
+
+
 class _Extremum(sympy.Function):
     """max (`wins` = gt) or min (lt) of two operands, kept whole (emitted as
     `op`): as nested Piecewise, deep max/min chains sent SymPy into unbounded
-    recursion. Its derivative: 1 for the winner, half each on a tie between
-    two variables, and a tie with a constant goes to the constant (relu'(0) = 0)."""
+    recursion. Its derivative is `share`."""
 
     wins: Callable
     op: type[Operation]
+    share: type[_Share]
 
     @classmethod
     def eval(cls, a: sympy.Expr, b: sympy.Expr) -> sympy.Expr | None:
@@ -94,13 +116,13 @@ class _Extremum(sympy.Function):
 
     def fdiff(self, argindex: int = 1) -> sympy.Expr:
         mine, other = self.args if argindex == 1 else reversed(self.args)
-        if other.is_number:
-            return sympy.Piecewise((1, type(self).wins(mine, other)), (0, True))
-        return sympy.Piecewise((1, type(self).wins(mine, other)), (0, type(self).wins(other, mine)), (sympy.S.Half, True))
+        return type(self).share(mine, other)
 
 
 def _extremum_kind(name: str, wins: Callable, op: type[Operation]) -> type[_Extremum]:
-    return type(name, (_Extremum,), {"wins": staticmethod(wins), "op": op})
+    predicate = "ogt" if wins is operator.gt else "olt"
+    share = type(f"d_{name}", (_Share,), {"wins": staticmethod(wins), "predicate": predicate})
+    return type(name, (_Extremum,), {"wins": staticmethod(wins), "op": op, "share": share})
 
 
 class _Unordered(BooleanFunction):
@@ -392,6 +414,8 @@ class _Emitter:
             return self._op(math.CopySignOp(self.emit(sympy.S.One, t), self.emit(e.args[0], t)))
         if isinstance(e, _Extremum):
             return self._op(e.op(*(self.emit(a, t) for a in e.args)))
+        if isinstance(e, _Share):
+            return self._share(e, t)
         if isinstance(e, _Step):
             return self._op(e.op(self.emit(e.args[0], t)))
         if isinstance(e, ITE):  # conditions of nested max/min: a select on i1
@@ -402,6 +426,17 @@ class _Emitter:
         if isinstance(e, sympy.Not):
             return self._op(arith.XOrIOp(self.emit(e.args[0], i1), self.emit(sympy.true, i1)))
         raise _NoForm(e)
+
+    def _share(self, e: _Share, t: Attribute) -> SSAValue:
+        """select(a wins, 1, select(b wins, 0, tie)) (see `_Share`)."""
+        mine, other = e.args
+        compared = _widest([self.type(a) for a in e.args]) or self.default
+        a, b = self.emit(mine, compared), self.emit(other, compared)
+        wins = self._op(arith.CmpfOp(a, b, e.predicate))
+        loses = self._op(arith.CmpfOp(b, a, e.predicate))
+        tie = sympy.S.Zero if other.is_number else sympy.S.Half
+        rest = self._op(arith.SelectOp(loses, self.emit(sympy.S.Zero, t), self.emit(tie, t)))
+        return self._op(arith.SelectOp(wins, self.emit(sympy.S.One, t), rest))
 
     def _add(self, e: sympy.Add, t: Attribute) -> SSAValue:
         """Positive terms summed, then negative ones subtracted."""
