@@ -14,6 +14,7 @@ absolute times move from run to run.
 
 from __future__ import annotations
 
+import argparse
 import importlib
 import os
 import sys
@@ -27,7 +28,9 @@ TAKES_QUICK = {"contractions", "autodiff_cost", "roofline", "cpu_kernels", "comp
 
 
 def main() -> None:
-    quick = "--quick" in sys.argv[1:]
+    parser = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__.strip().splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="small sizes and fewer repeats (a smoke test)")
+    quick = parser.parse_args().quick
     print(f"machine: {os.cpu_count()} cores, copy bandwidth {copy_bandwidth():.1f} GB/s", flush=True)
     for name in SECTIONS:
         module = importlib.import_module(f"benchmarks.{name}")

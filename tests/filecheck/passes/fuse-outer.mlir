@@ -119,3 +119,32 @@ func.func @unsafe(%x: memref<4xf32>, %y: memref<4xf32>) -> memref<4xf32> {
   }
   func.return %b : memref<4xf32>
 }
+
+// A copy between two row maps (bufferize copies a shared zero fill into a
+// second accumulator) joins the group as a map copying row by row; a copy
+// that joins nothing stays a memref.copy.
+// CHECK-LABEL: func.func @copy_between
+// CHECK-NOT:     memref.copy
+// CHECK:         df.map (%[[I:.*]]) in (4) outs(
+// CHECK:           df.map (%{{.*}}) in (3) outs(
+// CHECK:           df.map (%[[J:.*]]) in (3) outs(%[[O:.*]] = %{{.*}} : memref<4x3xf32>) {
+// CHECK-NEXT:        %[[V:.*]] = df.read %[[Z:.*]][%[[I]], %[[J]]] : memref<4x3xf32>
+// CHECK-NEXT:        df.write %[[V]], %[[O]][%[[I]], %[[J]]] : memref<4x3xf32>
+// CHECK:           df.map (%{{.*}}) in (3) outs(
+// CHECK:         "memref.copy"(%{{.*}}, %{{.*}}) : (memref<5xf32>, memref<5xf32>) -> ()
+func.func @copy_between(%x: memref<4x3xf32>, %v: memref<5xf32>) -> (memref<4x3xf32>, memref<5xf32>) {
+  %z = memref.alloc() : memref<4x3xf32>
+  df.map (%i, %j) in (4, 3) outs(%o = %z : memref<4x3xf32>) {
+    %v0 = df.read %x[%i, %j] : memref<4x3xf32>
+    df.write %v0, %o[%i, %j] : memref<4x3xf32>
+  }
+  %c = memref.alloc() : memref<4x3xf32>
+  "memref.copy"(%z, %c) : (memref<4x3xf32>, memref<4x3xf32>) -> ()
+  df.map (%i, %j) in (4, 3) outs(%o = %c : memref<4x3xf32>) {
+    %v0 = df.read %x[%i, %j] : memref<4x3xf32>
+    df.write %v0, %o[%i, %j] wcr(add) : memref<4x3xf32>
+  }
+  %w = memref.alloc() : memref<5xf32>
+  "memref.copy"(%v, %w) : (memref<5xf32>, memref<5xf32>) -> ()
+  func.return %c, %w : memref<4x3xf32>, memref<5xf32>
+}
