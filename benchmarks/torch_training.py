@@ -9,7 +9,8 @@ MLP of 1024) in float32 on the CPU; the best over interleaved rounds of the
 median milliseconds, the ratio to eager, then each compiler's compile time
 (first step minus a warm step; inductor's on-disk cache may make it small).
 `--quick` uses small sizes (a smoke test of the script); `--threads N` runs
-torch and dfc on N threads (1 gives comparable numbers on a loaded machine).
+torch on N threads (default: all cores); `--dfc-threads M` runs dfc's kernels
+on M (default: dfc.torch's default, 1, see `dfc.torch.module.DEFAULT_THREADS`).
 """
 
 from __future__ import annotations
@@ -53,13 +54,14 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--threads", type=int, default=None, help="threads of torch and of dfc (default: all)")
+    parser.add_argument("--threads", type=int, default=None, help="threads of torch (default: all)")
+    parser.add_argument("--dfc-threads", type=int, default=None, help="threads of dfc's kernels (default: 1)")
     args = parser.parse_args()
     if args.threads:
         torch.set_num_threads(args.threads)
-    compile_dfc = lambda m: dfc.torch.compile(m, threads=args.threads)  # noqa: E731
+    compile_dfc = lambda m: dfc.torch.compile(m, threads=args.dfc_threads)  # noqa: E731
     table, g = models(args.quick)
-    print(f"torch {torch.__version__}, {torch.get_num_threads()} threads")
+    print(f"torch {torch.__version__}, {torch.get_num_threads()} threads; dfc {args.dfc_threads or 'default'} threads")
     for label, (make, shape) in table.items():
         torch.manual_seed(0)
         x, y = torch.randn(*shape, generator=g), torch.randint(0, 10, (shape[0],), generator=g)

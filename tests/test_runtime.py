@@ -41,6 +41,17 @@ def test_pool_splits_into_contiguous_chunks_on_several_threads():
     assert len({t for *_, t in chunks}) > 1, "every chunk ran on one thread"
 
 
+def test_parked_pool_still_runs_every_chunk():
+    """`__dfc_pool_park` (called before BLAS calls) only sends idle workers to
+    sleep; the next loop wakes them and they take chunks again."""
+    park = ctypes.CFUNCTYPE(None)(runtime.install().addresses["__dfc_pool_park"])
+    for _ in range(3):
+        park()
+        chunks = _record_chunks(0, 1000, 1, 1, 4, pause=0.05)
+        assert [(lo, hi) for lo, hi, _ in chunks] == [(0, 250), (250, 500), (500, 750), (750, 1000)]
+        assert len({t for *_, t in chunks}) > 1, "every chunk ran on one thread"
+
+
 def test_pool_respects_step_and_min_iters():
     # 10 iterations by step 3 from 5: induction values 5, 8, ..., 32
     chunks = _record_chunks(5, 35, 3, 4, 8)

@@ -1446,6 +1446,8 @@ def _gemm(e: _FnEmitter, op: Operation) -> None:
     lds = [at_least_one(v) for v in (lda, ldb, ldc)]
     empty = bld.or_(bld.icmp_signed("==", m, ir.Constant(_I64, 0)), bld.icmp_signed("==", n, ir.Constant(_I64, 0)))
     with bld.if_then(bld.not_(empty)):
+        if e.m.num_threads > 1:  # the pool's idle workers would spin on the cores OpenBLAS is about to use
+            bld.call(declare_runtime(e.m.ir, "__dfc_pool_park"), [])
         want = ir.Constant(_I32, e.m.num_threads)
         old = bld.call(get_threads, [])
         differ = bld.icmp_signed("!=", old, want)

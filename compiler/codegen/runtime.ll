@@ -15,6 +15,7 @@
 @__dfc_pool_workers = global i64 0
 @__dfc_pool_generation = global i64 0
 @__dfc_pool_active = global i64 0
+@__dfc_pool_parked = global i64 0        ; nonzero: idle threads sleep instead of spinning
 @__dfc_job_body = global ptr null
 @__dfc_job_ctx = global ptr null
 @__dfc_job_lb = global i64 0
@@ -130,6 +131,7 @@ signal:
 ; Spin (for about 0.1 ms at most) while (*%p == %v) == %same. Waking a
 ; sleeping thread takes long on virtual machines; between the back-to-back
 ; parallel loops of a time-step loop, workers and caller stay awake this way.
+; The spin ends early once the pool is parked (`__dfc_pool_park`).
 define internal void @spin_while(ptr %p, i64 %v, i1 %same) nounwind {
 entry:
   br label %poll
@@ -139,7 +141,10 @@ poll:
   %eq = icmp eq i64 %x, %v
   %holds = icmp eq i1 %eq, %same
   %more = icmp ult i64 %i, 4096
-  %go = and i1 %holds, %more
+  %parked = load atomic i64, ptr @__dfc_pool_parked monotonic, align 8
+  %awake = icmp eq i64 %parked, 0
+  %spin = and i1 %holds, %more
+  %go = and i1 %spin, %awake
   br i1 %go, label %pause, label %done
 pause:
   call void @llvm.x86.sse2.pause()
@@ -170,6 +175,15 @@ sleep:
   call i32 @pthread_cond_wait(ptr @__dfc_pool_idle, ptr @__dfc_pool_mu)
   br label %check
 done:
+  ret void
+}
+
+; Make idle workers sleep now instead of spinning: called before handing the
+; cores to another library's threads (a BLAS call), which spinning workers
+; would slow down. The next parallel loop wakes them (and they spin again).
+define void @__dfc_pool_park() nounwind {
+entry:
+  store atomic i64 1, ptr @__dfc_pool_parked monotonic, align 8
   ret void
 }
 
@@ -237,6 +251,7 @@ post:
   store i64 %span, ptr @__dfc_job_span
   store i64 %nchunks, ptr @__dfc_job_nchunks
   store atomic i64 0, ptr @__dfc_job_next seq_cst, align 8
+  store atomic i64 0, ptr @__dfc_pool_parked monotonic, align 8
   %g1 = add i64 %g, 1
   store atomic i64 %g1, ptr @__dfc_pool_generation seq_cst, align 8
   call i32 @pthread_cond_broadcast(ptr @__dfc_pool_work)

@@ -15,6 +15,10 @@ same pool and cache. Emitted modules only declare them (`declare_runtime`):
   that starts while the pool runs another job (a concurrent call, or a
   parallel loop reached inside a parallel body), runs serially on its caller.
   No Python is involved: ctypes releases the GIL around calls into JIT code.
+* `void __dfc_pool_park()` makes idle workers sleep at once instead of
+  spinning for their usual ~0.1 ms; the next parallel loop wakes them. The
+  code before a BLAS call parks the pool, so that OpenBLAS's threads get the
+  cores (on 2 cores, spinning workers made the MLP's gradient 12% slower).
 * `ptr __dfc_alloc(i64 align, i64 size)` / `void __dfc_free(ptr, i64 size)`:
   `aligned_alloc`/`free`, except that buffers of 4 MiB or more are
   2 MiB-aligned, advised to use huge pages (as numpy does), and on release
@@ -50,6 +54,7 @@ _SIGNATURES = {
     "__dfc_parallel_for": ir.FunctionType(ir.VoidType(), [_PTR, _PTR, _I64, _I64, _I64, _I64, _I64]),
     "__dfc_alloc": ir.FunctionType(_PTR, [_I64, _I64]),
     "__dfc_free": ir.FunctionType(ir.VoidType(), [_PTR, _I64]),
+    "__dfc_pool_park": ir.FunctionType(ir.VoidType(), []),
 }
 _EXPORTS = (*_SIGNATURES, "__dfc_set_cache_limit", "__dfc_runtime_init")
 _PAUSE = "void @llvm.x86.sse2.pause()"

@@ -42,6 +42,15 @@ def _signature(leaf: Any) -> Any:
     raise TypeError(f"dfc.torch.compile: inputs must be tensors or numbers, got {type(leaf).__name__}")
 
 
+DEFAULT_THREADS = 1
+"""Threads of the compiled kernels unless `threads` says otherwise. Inside a
+PyTorch program three spin-waiting pools would share the cores: torch's
+OpenMP workers (which spin for milliseconds after each parallel op, such as
+the optimizer's updates), dfc's pool and OpenBLAS's. On 2 cores with torch
+on 2 threads, an MLP training step took 16 ms with dfc on 2 threads and
+4.5 ms on 1 (docs/torch.md, "Speed")."""
+
+
 class CompiledModule(torch.nn.Module):
     """The module (or function), its forward and backward compiled by dfc."""
 
@@ -50,7 +59,7 @@ class CompiledModule(torch.nn.Module):
         super().__init__()
         self.module = module
         self._name = name
-        self._threads = threads
+        self._threads = DEFAULT_THREADS if threads is None else threads
         self._graphs: dict[Any, tuple[CompiledGraph, list[Callable[[list], torch.Tensor]]]] = {}
         if example_inputs is not None:
             self._graph_for(tuple(example_inputs), {})
