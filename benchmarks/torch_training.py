@@ -10,7 +10,8 @@ median milliseconds, the ratio to eager, then each compiler's compile time
 (first step minus a warm step; inductor's on-disk cache may make it small).
 `--quick` uses small sizes (a smoke test of the script); `--threads N` runs
 torch on N threads (default: all cores); `--dfc-threads M` runs dfc's kernels
-on M (default: dfc.torch's default, 1, see `dfc.torch.module.DEFAULT_THREADS`).
+on M (default: `dfc.torch.module.default_threads()`: 1, or all cores when
+`OMP_WAIT_POLICY=PASSIVE`, under which torch's OpenMP workers do not spin).
 """
 
 from __future__ import annotations
@@ -55,7 +56,7 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--threads", type=int, default=None, help="threads of torch (default: all)")
-    parser.add_argument("--dfc-threads", type=int, default=None, help="threads of dfc's kernels (default: 1)")
+    parser.add_argument("--dfc-threads", type=int, default=None, help="threads of dfc's kernels")
     args = parser.parse_args()
     if args.threads:
         torch.set_num_threads(args.threads)

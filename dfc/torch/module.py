@@ -11,6 +11,8 @@ user's tensors to the compiled program.
 
 from __future__ import annotations
 
+import os
+
 from collections.abc import Callable
 from typing import Any
 
@@ -42,13 +44,16 @@ def _signature(leaf: Any) -> Any:
     raise TypeError(f"dfc.torch.compile: inputs must be tensors or numbers, got {type(leaf).__name__}")
 
 
-DEFAULT_THREADS = 1
-"""Threads of the compiled kernels unless `threads` says otherwise. Inside a
-PyTorch program three spin-waiting pools would share the cores: torch's
-OpenMP workers (which spin for milliseconds after each parallel op, such as
-the optimizer's updates), dfc's pool and OpenBLAS's. On 2 cores with torch
-on 2 threads, an MLP training step took 16 ms with dfc on 2 threads and
-4.5 ms on 1 (docs/torch.md, "Speed")."""
+def default_threads() -> int | None:
+    """Threads of the compiled kernels unless `threads` says otherwise: all
+    cores (None) when `OMP_WAIT_POLICY=PASSIVE`, else 1. Inside a PyTorch
+    program three thread pools share the cores: torch's OpenMP workers, which
+    by default spin for milliseconds after each parallel op (the optimizer's
+    updates), dfc's pool and OpenBLAS's. On 2 cores with torch on 2 threads,
+    an MLP training step took 16 ms with dfc on 2 threads and 4.4 ms on 1;
+    with passive OpenMP workers, 3.5 ms on 2 (eager: 2.3 ms, 4.1 ms passive).
+    docs/torch.md ("Speed") has the measurements."""
+    return None if os.environ.get("OMP_WAIT_POLICY", "").strip().upper() == "PASSIVE" else 1
 
 
 class CompiledModule(torch.nn.Module):
@@ -59,7 +64,7 @@ class CompiledModule(torch.nn.Module):
         super().__init__()
         self.module = module
         self._name = name
-        self._threads = DEFAULT_THREADS if threads is None else threads
+        self._threads = default_threads() if threads is None else threads
         self._graphs: dict[Any, tuple[CompiledGraph, list[Callable[[list], torch.Tensor]]]] = {}
         if example_inputs is not None:
             self._graph_for(tuple(example_inputs), {})
