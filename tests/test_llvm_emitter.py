@@ -317,6 +317,45 @@ def test_vector_exp_special_values(t, dtype):
     assert np.isnan(y[2]) and y[0] == 0 and y[1] == np.inf
 
 
+@pytest.mark.parametrize("t, dtype", [("f32", np.float32), ("f64", np.float64)])
+def test_vector_log_special_values_and_range(t, dtype):
+    """The inline log (fdlibm's reduction and polynomial): no libm call, within
+    2 ulp of a correctly rounded log from normal numbers down to subnormals,
+    and IEEE's special values."""
+    src = f"""
+    func.func @l(%x: memref<?x{t}>, %y: memref<?x{t}>) {{
+      %c0 = arith.constant 0 : index
+      %c1 = arith.constant 1 : index
+      %n = memref.dim %x, %c0 : memref<?x{t}>
+      scf.for %i = %c0 to %n step %c1 {{
+        %v = memref.load %x[%i] : memref<?x{t}>
+        %e = math.log %v : {t}
+        memref.store %e, %y[%i] : memref<?x{t}>
+      }}
+      func.return
+    }}
+    """
+    j = jit(src, vector_math=True)
+    assert not re.search(r"llvm\.log\.|@logf?\b", j.llvm_ir)
+    info = np.finfo(dtype)
+    rng = np.random.default_rng(5)
+    special = np.array([0.0, -0.0, -1.0, np.inf, -np.inf, np.nan, 1.0], dtype)
+    x = np.concatenate([
+        special,
+        np.exp(rng.uniform(np.log(float(info.smallest_subnormal)), np.log(float(info.max)), 40000)).astype(dtype),
+        rng.uniform(1 - 1e-3, 1 + 1e-3, 10000).astype(dtype),  # near 1, where cancellation would show
+        rng.uniform(0.5, 2.0, 10000).astype(dtype),
+    ])
+    y = np.zeros_like(x)
+    call(j, "l", [x.ctypes.data, x.size, y.ctypes.data, y.size])
+    with np.errstate(divide="ignore", invalid="ignore"):
+        exact = np.log(x[7:].astype(np.float64))  # f32: correctly rounded; f64: numpy's libm
+    ulps = np.abs(y[7:] - exact) / np.spacing(np.abs(exact.astype(dtype))).astype(np.float64)
+    assert ulps.max() <= 2, ulps.max()
+    assert y[0] == -np.inf and y[1] == -np.inf and np.isnan(y[2]) and y[3] == np.inf
+    assert np.isnan(y[4]) and np.isnan(y[5]) and y[6] == 0.0
+
+
 def test_global_constant():
     src = """
     "memref.global"() <{sym_name = "w", type = memref<2x3xf32>, initial_value = dense<[[1.0, 2.0, 3.0], [4.0, 5.0, -6.5]]> : tensor<2x3xf32>, sym_visibility = "private", constant}> : () -> ()

@@ -80,9 +80,9 @@ libm calls for the rest (tanh, erf, erfc, log1p, expm1, tan, atan, atan2,
 asin, acos, sinh, cosh, asinh, acosh, atanh, cbrt). LLVM vectorises the
 surrounding loop around intrinsic calls but scalarises the calls themselves
 (this LLVM build maps no vector math library), and libm calls keep their
-loop scalar. `vector_math=True` replaces f32/f64 `math.exp` and `math.tanh`
-by inline, vectorisable polynomials instead (`_emit_exp_poly`,
-`_emit_tanh_poly`; within a few ulp).
+loop scalar. `vector_math=True` replaces f32/f64 `math.exp`, `math.log` and
+`math.tanh` by inline, vectorisable polynomials instead (`_emit_exp_poly`,
+`_emit_log_poly`, `_emit_tanh_poly`; within a few ulp).
 """
 
 from __future__ import annotations
@@ -1018,8 +1018,8 @@ for _name, _intr in _MATH_INTRINSIC1.items():
 
     def _mintr(e: _FnEmitter, op: Operation, _intr=_intr) -> None:
         x = e.getv(op.operands[0])
-        if _intr == "exp" and e.m.vector_math and isinstance(x.type, (ir.FloatType, ir.DoubleType)):
-            e.values[op.results[0]] = _emit_exp_poly(e, x, e.fflags(op))
+        if _intr in _POLYNOMIALS and e.m.vector_math and isinstance(x.type, (ir.FloatType, ir.DoubleType)):
+            e.values[op.results[0]] = _POLYNOMIALS[_intr](e, x, e.fflags(op))
             return
         e.values[op.results[0]] = e.call_intrinsic(_intr, x.type, [x], e.fflags(op))
 
@@ -1141,6 +1141,14 @@ def _emit_exp_poly(e: _FnEmitter, x: ir.Value, flags) -> ir.Value:
     return b.select(b.fcmp_unordered("uno", x, x), x, y)
 
 
+def _emit_log_poly(e: _FnEmitter, x: ir.Value, flags) -> ir.Value:
+    """log(x) inline, vectorisable: the GPU kernels' `gpu_math.emit_log`
+    (exponent bits, an atanh series, IEEE special values; within 1-2 ulp)."""
+    from dfc.compiler.codegen.gpu_math import emit_log  # gpu_math builds on this module's exp
+
+    return emit_log(e, x)
+
+
 def _emit_tanh_poly(e: _FnEmitter, x: ir.Value, flags) -> ir.Value:
     """tanh(x) from the inline exp: for |x| >= 0.625, sign(x)*(1 - 2/(e^(2|x|)+1));
     below, an odd minimax polynomial (no cancellation near 0)."""
@@ -1166,6 +1174,10 @@ def _emit_tanh_poly(e: _FnEmitter, x: ir.Value, flags) -> ir.Value:
     small = e.call_intrinsic("fma", ty, [b.fmul(p, x2), x, x])
     small = e.call_intrinsic("copysign", ty, [small, x])  # tanh(-0) = -0
     return b.select(b.fcmp_ordered("<", ax, c(0.625)), small, big)
+
+
+_POLYNOMIALS = {"exp": _emit_exp_poly, "log": _emit_log_poly}
+"""The LLVM intrinsics that `vector_math` replaces by inline polynomials."""
 
 
 # -- memref
