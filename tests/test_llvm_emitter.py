@@ -283,22 +283,26 @@ def test_math_ops_match_numpy(vector_math):
     np.testing.assert_allclose(o, want, rtol=1e-6 if not vector_math else 2e-6, atol=1e-7)
 
 
-@pytest.mark.parametrize("t, dtype", [("f32", np.float32), ("f64", np.float64)])
-def test_vector_exp_special_values(t, dtype):
-    src = f"""
-    func.func @e(%x: memref<?x{t}>, %y: memref<?x{t}>) {{
+def _elementwise(name: str, op: str, t: str) -> str:
+    """@name(x, y): y[i] = op(x[i]) over memrefs of dynamic size."""
+    return f"""
+    func.func @{name}(%x: memref<?x{t}>, %y: memref<?x{t}>) {{
       %c0 = arith.constant 0 : index
       %c1 = arith.constant 1 : index
       %n = memref.dim %x, %c0 : memref<?x{t}>
       scf.for %i = %c0 to %n step %c1 {{
         %v = memref.load %x[%i] : memref<?x{t}>
-        %e = math.exp %v : {t}
+        %e = {op} %v : {t}
         memref.store %e, %y[%i] : memref<?x{t}>
       }}
       func.return
     }}
     """
-    j = jit(src, vector_math=True)
+
+
+@pytest.mark.parametrize("t, dtype", [("f32", np.float32), ("f64", np.float64)])
+def test_vector_exp_special_values(t, dtype):
+    j = jit(_elementwise("e", "math.exp", t), vector_math=True)
     assert not re.search(r"llvm\.exp\.|@expf?\b", j.llvm_ir)
     info = np.finfo(dtype)
     x = np.concatenate(
@@ -322,20 +326,7 @@ def test_vector_log_special_values_and_range(t, dtype):
     """The inline log (fdlibm's reduction and polynomial): no libm call, within
     2 ulp of a correctly rounded log from normal numbers down to subnormals,
     and IEEE's special values."""
-    src = f"""
-    func.func @l(%x: memref<?x{t}>, %y: memref<?x{t}>) {{
-      %c0 = arith.constant 0 : index
-      %c1 = arith.constant 1 : index
-      %n = memref.dim %x, %c0 : memref<?x{t}>
-      scf.for %i = %c0 to %n step %c1 {{
-        %v = memref.load %x[%i] : memref<?x{t}>
-        %e = math.log %v : {t}
-        memref.store %e, %y[%i] : memref<?x{t}>
-      }}
-      func.return
-    }}
-    """
-    j = jit(src, vector_math=True)
+    j = jit(_elementwise("l", "math.log", t), vector_math=True)
     assert not re.search(r"llvm\.log\.|@logf?\b", j.llvm_ir)
     info = np.finfo(dtype)
     rng = np.random.default_rng(5)
