@@ -183,15 +183,15 @@ def _groups(block: Block) -> Iterator[_Group]:
             k += 1
             continue
         group = _Group(maps.get(ops[k], ops[k]), found)  # type: ignore[arg-type]
-        last = k
+        last, kept = k, 0
         for j in range(k + 1, len(ops)):
             op = ops[j]
             accesses = _candidate(maps.get(op, op))
             if accesses is not None and group.admit(maps.get(op, op), accesses):  # type: ignore[arg-type]
-                last = j
+                last, kept = j, len(group.moved)
             elif not group.move(op):
                 break
-        group.moved = [op for op in group.moved if ops.index(op) < last]
+        group.moved = group.moved[:kept]  # ops after the last map stay where they are
         if len(group.maps) > 1:
             for copy in ops[k : last + 1]:
                 if copy in maps and maps[copy] in group.maps:

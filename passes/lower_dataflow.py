@@ -108,6 +108,15 @@ def _output_of(dest: SSAValue, op: df.MapOp) -> SSAValue | None:
     return dest
 
 
+def _chunkable(op: df.MapOp, private: dict[SSAValue, str | None]) -> bool:
+    """Whether `op` may run in chunks, given the outputs it would privatise: none
+    of them is read in it (each chunk would see its own partial values) or
+    reduced with two wcr kinds (the private copies would need two identities)."""
+    return None not in private.values() and not any(
+        isinstance(r, df.ReadOp) and _output_of(r.source, op) in private for r in op.walk()
+    )
+
+
 def _chunk_disjoint(writes: Sequence[df.WriteOp], outer: SSAValue) -> bool:
     """Whether one dimension of every write's index is the same `a*outer + c`, a != 0."""
     symbols = IndexSymbols()
@@ -199,22 +208,22 @@ class _Lowering:
         b = Builder(InsertPoint.before(op))
         for arg, buf in zip(op.out_args, op.outs):
             self.targets[arg] = _Target(buf)
-        if (
-            self.threads > 1
-            and op.rank >= 1
+        private = (
+            self.privatized(op, op.ivs[0])
+            if self.threads > 1 and op.rank >= 1 and op.static_extents[0] != 1
             and _work(op, self.threshold) >= self.threshold
-            and op.static_extents[0] != 1
-            and self.chunkable(op)
-        ):
-            self.parallel(b, op)
+            else None
+        )
+        if private is not None and _chunkable(op, private):
+            self.parallel(b, op, private)  # type: ignore[arg-type]
         else:
             self.nest(b, op, list(op.ivs), op.bounds)
         op.detach()
         op.erase(safe_erase=False)
 
-    def parallel(self, b: Builder, op: df.MapOp) -> None:
+    def parallel(self, b: Builder, op: df.MapOp, private: dict[SSAValue, str]) -> None:
+        """`op` in chunks of its first dimension; `private`: `privatized(op)`, checked `_chunkable`."""
         outer = op.ivs[0]
-        private = self.privatized(op, outer)
         n = self.bound(b, op.bounds[0])
         chunks = _index(b, self.threads)
         one = _index(b, 1)
@@ -246,15 +255,6 @@ class _Lowering:
         for arg, kind in private.items():
             self.combine_chunks(b, buffers[arg], self.targets[arg].buffer, kind, arg.type)
             b.insert(memref.DeallocOp.get(buffers[arg]))
-
-    def chunkable(self, op: df.MapOp) -> bool:
-        """Whether `op` may run in chunks: no output it would privatise is read
-        in it (each chunk would see its own partial values) or reduced with
-        two wcr kinds (the private copies would need two identities)."""
-        private = self.privatized(op, op.ivs[0])
-        return None not in private.values() and not any(
-            isinstance(r, df.ReadOp) and _output_of(r.source, op) in private for r in op.walk()
-        )
 
     def privatized(self, op: df.MapOp, outer: SSAValue) -> dict[SSAValue, str | None]:
         """Outputs whose wcr writes two chunks might both update, with their wcr

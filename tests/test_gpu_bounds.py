@@ -29,16 +29,21 @@ CASES = [  # (program, x, idx, error location or None)
 ]
 
 
-@pytest.mark.parametrize("program, x, idx, error", CASES)
-def test_data_dependent_access_on_the_simulated_gpu(program, x, idx, error):
-    module = parse_module(program.format(n=len(idx)))
-    engine = simulated_engine(module)
+def _check_access(engine, module, x, idx, error) -> None:
+    """`engine` agrees with the CPU engine, or raises the IndexError naming `error`."""
     idx = np.array(idx, np.int64)
     if error is None:
         np.testing.assert_array_equal(engine.invoke("f", x, idx), ExecutionEngine(module).invoke("f", x, idx))
     else:
         with pytest.raises(IndexError, match=f"^@f: {error}$"):
             engine.invoke("f", x, idx)
+
+
+@pytest.mark.parametrize("program, x, idx, error", CASES)
+def test_data_dependent_access_on_the_simulated_gpu(program, x, idx, error):
+    module = parse_module(program.format(n=len(idx)))
+    engine = simulated_engine(module)
+    _check_access(engine, module, x, idx, error)
     assert engine.driver.live == {}  # arguments and results freed, also after the error
 
 
@@ -98,13 +103,7 @@ def test_guarded_ptx_assembles(program, tmp_path):
 def test_data_dependent_access_on_a_real_gpu(program, x, idx, error):
     cuda_or_skip()
     module = parse_module(program.format(n=len(idx)))
-    engine = ExecutionEngine(module, target="cuda")
-    idx = np.array(idx, np.int64)
-    if error is None:
-        np.testing.assert_array_equal(engine.invoke("f", x, idx), ExecutionEngine(module).invoke("f", x, idx))
-    else:
-        with pytest.raises(IndexError, match=f"^@f: {error}$"):
-            engine.invoke("f", x, idx)
+    _check_access(ExecutionEngine(module, target="cuda"), module, x, idx, error)
 
 
 UNIFORM = """func.func @f(%v: tensor<?xf64>) -> tensor<?xf64> {
