@@ -125,6 +125,16 @@ def test_large_results_are_reused_after_release(cache_limit):
     np.testing.assert_array_equal(second, 2 * x)
 
 
+def test_a_view_keeps_a_result_alive(cache_limit):
+    engine, x = _big_result_engine()
+    cache_limit(64 << 20)
+    view = engine.invoke("twice", x)[1:]
+    assert runtime.cached_bytes() == 0
+    np.testing.assert_array_equal(view, 2 * x[1:])
+    del view
+    assert runtime.cached_bytes() == 12 << 20
+
+
 def test_cache_limit_bounds_what_is_kept(cache_limit):
     engine, x = _big_result_engine()
     cache_limit(64 << 20)
