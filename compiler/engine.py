@@ -166,13 +166,24 @@ def _needs_lowering(module: ModuleOp) -> bool:
     return False
 
 
-def _access_bounds(module: ModuleOp) -> dict[str, list[AccessBound]]:
-    """What `check_access` verifies before each call (functions with dynamic shapes)."""
+def _access_bounds(module: ModuleOp, text: str) -> dict[str, list[AccessBound]]:
+    """What `check_access` verifies before each call (functions with dynamic
+    shapes), kept for the last modules by text (engines of one module with
+    other options share it)."""
     if not has_dynamic_arguments(module):
         return {}
+    if text in _ACCESS_BOUNDS:
+        _ACCESS_BOUNDS.move_to_end(text)
+        return _ACCESS_BOUNDS[text]
     module = module.clone()
     PassManager.parse("expand-library,canonicalize").run(module)
-    return access_bounds(module)
+    bounds = _ACCESS_BOUNDS[text] = access_bounds(module)
+    if len(_ACCESS_BOUNDS) > DEFAULT_JIT_CACHE_SIZE:
+        _ACCESS_BOUNDS.popitem(last=False)
+    return bounds
+
+
+_ACCESS_BOUNDS: OrderedDict[str, dict[str, list[AccessBound]]] = OrderedDict()
 
 
 def _compile(module: ModuleOp, text: str, options: tuple) -> JitModule:
@@ -239,7 +250,7 @@ class ExecutionEngine:
         jit.users.add(self)
         self.jit: JitModule | None = jit
         self._plans: dict[str, _CallPlan] = {}
-        self.access_bounds = _access_bounds(module)
+        self.access_bounds = _access_bounds(module, text)
         self._into: ExecutionEngine | None = None
         """The engine for `out=` calls, compiled on the first one."""
 

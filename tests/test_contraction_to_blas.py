@@ -9,6 +9,7 @@ import pytest
 from dfc.compiler import ExecutionEngine, PassManager, parse_module
 from dfc.compiler.interpreter import interpret
 from dfc.passes import PIPELINES
+from tests.openmp_team import openmp_team
 
 pytestmark = pytest.mark.skipif(
     not __import__("dfc.compiler.codegen.blas_runtime", fromlist=["available"]).available(),
@@ -114,6 +115,28 @@ def _args(x: str, y: str, sizes: dict[str, int], dtype) -> list[np.ndarray]:
 def test_contractions_become_gemm_and_agree(out, x, y, dtype):
     np_dtype = np.float64 if dtype == "f64" else np.float32
     check(contraction(out, x, y, SIZES, dtype), _args(x, y, SIZES, np_dtype), gemm=True)
+
+
+BLOCKED = {  # sizes at which two threads split the calls by rows, by columns and by batch entries
+    "rows": {"b": 1, "i": 256, "j": 64, "k": 64},
+    "columns": {"b": 1, "i": 8, "j": 1024, "k": 64},
+    "batch": {"b": 4, "i": 64, "j": 64, "k": 32},
+}
+
+
+@pytest.mark.parametrize("split", BLOCKED)
+@pytest.mark.parametrize("out,x,y", [("bij", "bik", "bkj"), ("bij", "bki", "bkj"), ("bij", "bik", "bjk"),
+                                     ("bij", "bki", "bjk")])
+def test_gemm_blocks_on_an_openmp_team(split, out, x, y):
+    """On a shared OpenMP team with two threads, the calls run on blocks of C
+    (or of the batch), one single-threaded call each; every layout gives
+    numpy's product."""
+    sizes = BLOCKED[split]
+    args = _args(x, y, sizes, np.float64)
+    engine = ExecutionEngine(parse_module(contraction(out, x, y, sizes)), threads=2)
+    with openmp_team():
+        got = engine.invoke("f", *args)
+    np.testing.assert_allclose(got, np.einsum(f"{x},{y}->{out}", *args), rtol=1e-12, atol=1e-12)
 
 
 @pytest.mark.parametrize("out,x,y", [("ij", "ik", "kj"), ("bij", "bik", "kj"), ("i", "ki", "k")])

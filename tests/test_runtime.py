@@ -11,6 +11,7 @@ import pytest
 
 from dfc.compiler import ExecutionEngine, parse_module
 from dfc.compiler.codegen import runtime
+from tests.openmp_team import openmp_team
 
 _BODY = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64)
 _PARALLEL_FOR = ctypes.CFUNCTYPE(
@@ -22,12 +23,12 @@ def _parallel_for():
     return _PARALLEL_FOR(runtime.install().addresses["__dfc_parallel_for"])
 
 
-def _record_chunks(lb, ub, step, min_iters, max_threads, pause=0.0):
-    """Run the pool with a Python body; the (lo, hi, thread) of every chunk."""
+def _record_chunks(lb, ub, step, min_iters, max_threads, pause=0.0, probe=threading.get_ident):
+    """Run the pool with a Python body; the (lo, hi, probe()) of every chunk."""
     chunks = []
 
     def body(ctx, lo, hi):
-        chunks.append((lo, hi, threading.get_ident()))
+        chunks.append((lo, hi, probe()))
         time.sleep(pause)  # releases the GIL, so another thread can claim a chunk
 
     callback = _BODY(body)
@@ -35,10 +36,28 @@ def _record_chunks(lb, ub, step, min_iters, max_threads, pause=0.0):
     return sorted(chunks)
 
 
-def test_pool_splits_into_contiguous_chunks_on_several_threads():
+@pytest.fixture(params=["dfc", "openmp"])
+def pool(request):
+    """Each test with dfc's own pool, and with the chunks run on an OpenMP team."""
+    if request.param == "dfc":
+        yield request.param
+        return
+    with openmp_team():
+        yield request.param
+
+
+def test_openmp_is_found_once_loaded():
+    with openmp_team():
+        assert "libgomp" in runtime.loaded_openmp()
+
+
+def test_pool_splits_into_contiguous_chunks_on_several_threads(pool):
     chunks = _record_chunks(0, 1000, 1, 1, 4, pause=0.05)
     assert [(lo, hi) for lo, hi, _ in chunks] == [(0, 250), (250, 500), (500, 750), (750, 1000)]
     assert len({t for *_, t in chunks}) > 1, "every chunk ran on one thread"
+    if pool == "openmp":
+        in_parallel = ctypes.CDLL(runtime.loaded_openmp()).omp_in_parallel
+        assert {inside for *_, inside in _record_chunks(0, 1000, 1, 1, 4, probe=in_parallel)} == {1}
 
 
 def test_parked_pool_still_runs_every_chunk():
@@ -52,7 +71,7 @@ def test_parked_pool_still_runs_every_chunk():
         assert len({t for *_, t in chunks}) > 1, "every chunk ran on one thread"
 
 
-def test_pool_respects_step_and_min_iters():
+def test_pool_respects_step_and_min_iters(pool):
     # 10 iterations by step 3 from 5: induction values 5, 8, ..., 32
     chunks = _record_chunks(5, 35, 3, 4, 8)
     assert [(lo, hi) for lo, hi, _ in chunks] == [(5, 20), (20, 35)]
@@ -61,7 +80,7 @@ def test_pool_respects_step_and_min_iters():
     assert _record_chunks(7, 7, 1, 1, 8) == []
 
 
-def test_pool_reused_by_concurrent_callers():
+def test_pool_reused_by_concurrent_callers(pool):
     """Calls from several Python threads into a parallel module: whichever
     finds the pool busy runs serially, and every result is right."""
     text = """func.func @f(%x: tensor<100000xf32>) -> tensor<100000xf32> {

@@ -225,7 +225,7 @@ class _Run:
     def check(self, options: Options) -> None:
         # the interpreter after each tensor-level prefix of `default` that changes the IR
         passes = PIPELINES["default"].split(",")
-        current, printed = parse_module(self.text), str(self.module)
+        current, printed = self.module.clone(), str(self.module)
         for k, name in enumerate(passes[: passes.index(PREFIX_END)]):
             stage = f"prefix {','.join(passes[: k + 1])}"
             _guard(stage, PassManager.parse(name).run, current)
@@ -233,12 +233,12 @@ class _Run:
                 printed = str(current)
                 self.compare(stage, lambda name, *args: interpret(current, name, *args))
         for label, (without, threads) in ENGINE_VARIANTS.items():
-            engine = _guard(f"engine {label}", ExecutionEngine, parse_module(self.text), threads=threads,
+            engine = _guard(f"engine {label}", ExecutionEngine, self.module.clone(), threads=threads,
                             pipeline=_pipeline(without, threads))
             self.compare(f"engine {label}", engine.invoke)
         if options.gpu:
             try:
-                engine = _guard("gpu-sim", _gpu_engine, parse_module(self.text))
+                engine = _guard("gpu-sim", _gpu_engine, self.module.clone())
             except Failure as failure:
                 if failure.outcome.status != "unsupported":
                     raise
@@ -265,14 +265,14 @@ class _Run:
         graded = [seed for seed in self.seeds() if programs[seed].dtype == "f64"]
         if not graded:
             return
-        module, refused = parse_module(self.text), set()
+        module, refused = self.module.clone(), set()
         for seed in graded:
             try:
                 _guard("autodiff", _autodiff(self.names[seed]).run, module)
             except Failure as failure:
                 (self.soft if failure.outcome.status == "unsupported" else self.outcomes)[seed] = failure.outcome
                 refused.add(seed)
-                module = parse_module(self.text)  # a failed pass may leave its work half done
+                module = self.module.clone()  # a failed pass may leave its work half done
                 for s in graded[: graded.index(seed)]:
                     if s not in refused:
                         _autodiff(self.names[s]).run(module)
@@ -280,7 +280,7 @@ class _Run:
         if not graded:
             return
         _guard("autodiff", verify_located, module)  # once: verifying after each function is quadratic
-        engine = _guard("engine gradient", ExecutionEngine, parse_module(str(module)))
+        engine = _guard("engine gradient", ExecutionEngine, module.clone())
         for seed in graded:
             try:
                 self.gradient(seed, module, engine)

@@ -1433,48 +1433,139 @@ _CBLAS_ROW_MAJOR, _CBLAS_NO_TRANS, _CBLAS_TRANS = 101, 111, 112
 
 @_handles("blas.gemm")
 def _gemm(e: _FnEmitter, op: Operation) -> None:
-    """`blas.gemm` as one CBLAS gemm call per batch entry (none when a size is
-    0), with the library's thread count set to the module's for the calls."""
+    """`blas.gemm` as CBLAS gemm calls (none when a size is 0) on the module's
+    threads. On dfc's own pool, the library's threads do the work: the pool is
+    parked and OpenBLAS set to the module's thread count for the calls (beside
+    numpy, whose products use the same OpenBLAS threads, a second pool made a
+    1024^3 f32 product 2x slower). When the parallel loops run on a shared
+    OpenMP team (torch's, `runtime.use_openmp`), OpenBLAS runs single-threaded
+    and the team runs the calls on blocks of batch entries, else of the rows or
+    the columns of C, whichever are more: OpenBLAS's threads spinning beside
+    the team made an MLP training step 7-10x slower."""
     a, b, c = (e.getm(v) for v in op.operands[:3])
-    batch, m, n, k, lda, ldb, ldc, sa, sb, sc = (e.getv(v) for v in op.operands[3:])
-    elem = c.elem
+    sizes = [e.getv(v) for v in op.operands[3:]]
+    batch, m, n, k = sizes[:4]
+    get_threads = e.m.declare(blas_runtime.GET_NUM_THREADS, _I32, [])
+    set_threads = e.m.declare(blas_runtime.SET_NUM_THREADS, _VOID, [_I32])
+    ranged = _gemm_range(e.m, op, c.elem)
+    bld = e.b
+    zero, one = ir.Constant(_I64, 0), ir.Constant(_I64, 1)
+
+    def with_blas_threads(count: int, emit: Callable[[], None]) -> None:
+        old = bld.call(get_threads, [])
+        differ = bld.icmp_signed("!=", old, ir.Constant(_I32, count))
+        with bld.if_then(differ):
+            bld.call(set_threads, [ir.Constant(_I32, count)])
+        emit()
+        with bld.if_then(differ):
+            bld.call(set_threads, [old])
+
+    def whole() -> None:
+        bld.call(ranged, [a.ptr, b.ptr, c.ptr, *sizes, ir.Constant(_I64, _GEMM_BY_BATCH), zero, batch])
+
+    def blocks() -> None:
+        threads = ir.Constant(_I64, e.m.num_threads)
+        by_batch = bld.icmp_signed(">=", batch, threads)
+        by_cols = bld.icmp_signed(">", n, m)
+        axis = bld.select(by_batch, ir.Constant(_I64, _GEMM_BY_BATCH),
+                          bld.select(by_cols, ir.Constant(_I64, _GEMM_BY_COLS), ir.Constant(_I64, _GEMM_BY_ROWS)))
+        extent = bld.select(by_batch, batch, bld.select(by_cols, n, m))
+        # multiply-adds per unit of the split axis
+        work = bld.select(by_batch, bld.mul(bld.mul(m, n), k), bld.mul(bld.mul(bld.select(by_cols, m, n), k), batch))
+        work = e.call_intrinsic("umax", _I64, [work, one])
+        min_iters = bld.add(bld.udiv(ir.Constant(_I64, e.m.parallel_min_work), work), one)
+        fields = [a.ptr, b.ptr, c.ptr, *sizes, axis]
+        ctx_ty = ir.LiteralStructType([x.type for x in fields])
+        ctx = e.entry_alloca(ctx_ty, 8, name="gemm.ctx")
+        for i, x in enumerate(fields):
+            bld.store(x, bld.gep(ctx, [ir.Constant(_I32, 0), ir.Constant(_I32, i)], inbounds=True, source_etype=ctx_ty))
+        body = _gemm_body(e.m, ranged, ctx_ty)
+        bld.call(declare_runtime(e.m.ir, "__dfc_parallel_for"), [body, ctx, zero, extent, one, min_iters, threads])
+
+    empty = bld.or_(bld.icmp_signed("==", m, zero), bld.icmp_signed("==", n, zero))
+    with bld.if_then(bld.not_(empty)):
+        if e.in_parallel or e.m.num_threads <= 1:
+            with_blas_threads(1, whole)
+            return
+        shared = bld.call(declare_runtime(e.m.ir, "__dfc_openmp_shared"), [])
+        with bld.if_else(bld.icmp_signed("!=", shared, zero)) as (on_team, on_blas):
+            with on_team:
+                with_blas_threads(1, blocks)
+            with on_blas:  # the pool's idle workers would spin on the cores OpenBLAS is about to use
+                bld.call(declare_runtime(e.m.ir, "__dfc_pool_park"), [])
+                with_blas_threads(e.m.num_threads, whole)
+
+
+_CBLAS_ROW_MAJOR, _CBLAS_NO_TRANS, _CBLAS_TRANS = 101, 111, 112
+_GEMM_BY_ROWS, _GEMM_BY_COLS, _GEMM_BY_BATCH = 0, 1, 2
+
+
+def _gemm_range(m: _ModuleEmitter, op: Operation, elem: ir.Type) -> ir.Function:
+    """`void (ptr a, ptr b, ptr c, i64 batch, m, n, k, lda, ldb, ldc, sa, sb, sc,
+    i64 axis, i64 lo, i64 hi)`: the CBLAS calls of `op` for batch entries
+    [lo, hi) (axis 2), or for rows (0) or columns (1) [lo, hi) of C in every
+    batch entry."""
     routine = "sgemm" if isinstance(elem, ir.FloatType) else "dgemm"
-    gemm = e.m.declare(
+    gemm = m.declare(
         blas_runtime.symbol(routine),
         _VOID,
         [_I32, _I32, _I32, _I64, _I64, _I64, elem, _PTR, _I64, _PTR, _I64, elem, _PTR, _I64],
     )
-    get_threads = e.m.declare(blas_runtime.GET_NUM_THREADS, _I32, [])
-    set_threads = e.m.declare(blas_runtime.SET_NUM_THREADS, _VOID, [_I32])
-    bld = e.b
-    one = ir.Constant(_I64, 1)
+    fn = ir.Function(m.ir, ir.FunctionType(_VOID, [_PTR] * 3 + [_I64] * 13), m.fresh_name("gemm.range"))
+    fn.linkage = "internal"
+    fn.attributes.add("nounwind")
+    pa, pb, pc, batch, rows, cols, k, lda, ldb, ldc, sa, sb, sc, axis, lo, hi = fn.args
+    trans_a, trans_b = (op.properties.get(p) is not None for p in ("transpose_a", "transpose_b"))
+    bld = ir.IRBuilder(fn.append_basic_block("entry"))
+    zero, one = ir.Constant(_I64, 0), ir.Constant(_I64, 1)
 
     def at_least_one(v: ir.Value) -> ir.Value:
         return bld.select(bld.icmp_signed("<", v, one), one, v)
 
-    trans = [ir.Constant(_I32, _CBLAS_TRANS if op.properties.get(p) is not None else _CBLAS_NO_TRANS)
-             for p in ("transpose_a", "transpose_b")]
-    beta = ir.Constant(elem, op.properties["beta"].value.data)
     lds = [at_least_one(v) for v in (lda, ldb, ldc)]
-    empty = bld.or_(bld.icmp_signed("==", m, ir.Constant(_I64, 0)), bld.icmp_signed("==", n, ir.Constant(_I64, 0)))
-    with bld.if_then(bld.not_(empty)):
-        if e.m.num_threads > 1:  # the pool's idle workers would spin on the cores OpenBLAS is about to use
-            bld.call(declare_runtime(e.m.ir, "__dfc_pool_park"), [])
-        want = ir.Constant(_I32, e.m.num_threads)
-        old = bld.call(get_threads, [])
-        differ = bld.icmp_signed("!=", old, want)
-        with bld.if_then(differ):
-            bld.call(set_threads, [want])
+    on = [bld.icmp_signed("==", axis, ir.Constant(_I64, x)) for x in (_GEMM_BY_ROWS, _GEMM_BY_COLS, _GEMM_BY_BATCH)]
+    t_lo, t_hi = bld.select(on[2], lo, zero), bld.select(on[2], hi, batch)
+    r0, c0 = bld.select(on[0], lo, zero), bld.select(on[1], lo, zero)
+    m_block = bld.select(on[0], bld.sub(hi, lo), rows)
+    n_block = bld.select(on[1], bld.sub(hi, lo), cols)
+    a_off = r0 if trans_a else bld.mul(r0, lds[0])
+    b_off = bld.mul(c0, lds[1]) if trans_b else c0
+    c_off = bld.add(bld.mul(r0, lds[2]), c0)
+    beta = ir.Constant(elem, op.properties["beta"].value.data)
+    trans = [ir.Constant(_I32, _CBLAS_TRANS if t else _CBLAS_NO_TRANS) for t in (trans_a, trans_b)]
+    head = fn.append_basic_block("batch")
+    step = fn.append_basic_block("batch.entry")
+    done = fn.append_basic_block("done")
+    entry = bld.block
+    bld.branch(head)
+    bld.position_at_end(head)
+    t = bld.phi(_I64)
+    t.add_incoming(t_lo, entry)
+    bld.cbranch(bld.icmp_signed("<", t, t_hi), step, done)
+    bld.position_at_end(step)
+    ptrs = [bld.gep(x, [bld.add(bld.mul(t, s), off)], inbounds=True, source_etype=elem)
+            for x, s, off in ((pa, sa, a_off), (pb, sb, b_off), (pc, sc, c_off))]
+    bld.call(gemm, [ir.Constant(_I32, _CBLAS_ROW_MAJOR), *trans, m_block, n_block, k, ir.Constant(elem, 1.0),
+                    ptrs[0], lds[0], ptrs[1], lds[1], beta, ptrs[2], lds[2]])
+    t.add_incoming(bld.add(t, one), step)
+    bld.branch(head)
+    bld.position_at_end(done)
+    bld.ret_void()
+    return fn
 
-        def body(t: ir.Value, _: list[ir.Value]) -> list[ir.Value]:
-            ptrs = [bld.gep(x.ptr, [bld.mul(t, s)], inbounds=True, source_etype=elem) for x, s in ((a, sa), (b, sb), (c, sc))]
-            bld.call(gemm, [ir.Constant(_I32, _CBLAS_ROW_MAJOR), *trans, m, n, k, ir.Constant(elem, 1.0),
-                            ptrs[0], lds[0], ptrs[1], lds[1], beta, ptrs[2], lds[2]])
-            return []
 
-        e.loop(ir.Constant(_I64, 0), batch, one, [], body, name="gemm")
-        with bld.if_then(differ):
-            bld.call(set_threads, [old])
+def _gemm_body(m: _ModuleEmitter, ranged: ir.Function, ctx_ty: ir.LiteralStructType) -> ir.Function:
+    """The parallel loop's `void body(ptr ctx, i64 lo, i64 hi)` calling
+    `ranged` with the fields of the context struct."""
+    fn = ir.Function(m.ir, BODY_TYPE, m.fresh_name("gemm.body"))
+    fn.linkage = "internal"
+    fn.attributes.add("nounwind")
+    bld = ir.IRBuilder(fn.append_basic_block("entry"))
+    fields = [bld.load(bld.gep(fn.args[0], [ir.Constant(_I32, 0), ir.Constant(_I32, i)], inbounds=True,
+                               source_etype=ctx_ty), typ=x) for i, x in enumerate(ctx_ty.elements)]
+    bld.call(ranged, [*fields, fn.args[1], fn.args[2]])
+    bld.ret_void()
+    return fn
 
 
 # -- scf

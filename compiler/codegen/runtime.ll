@@ -23,6 +23,7 @@
 @__dfc_job_span = global i64 0
 @__dfc_job_nchunks = global i64 0
 @__dfc_job_next = global i64 0, align 64
+@__dfc_gomp_parallel = global ptr null   ; GOMP_parallel of an OpenMP runtime the process shares (runtime.use_openmp)
 
 @__dfc_cache_mu = global [64 x i8] zeroinitializer, align 16
 @__dfc_cache_ptr = global [8 x ptr] zeroinitializer
@@ -57,13 +58,14 @@ entry:
 ; ---------------------------------------------------------------------------
 ; Thread pool
 
-; Run chunks of the current job until none is left: chunk k covers
-; [lb + k*span, min(lb + (k+1)*span, ub)). Chunks are claimed atomically.
-define internal void @run_chunks(ptr %body, ptr %ctx, i64 %lb, i64 %ub, i64 %span, i64 %nchunks) nounwind {
+; Run chunks of a job until none is left: chunk k covers
+; [lb + k*span, min(lb + (k+1)*span, ub)). Chunks are claimed atomically
+; from the counter at %next.
+define internal void @run_chunks(ptr %body, ptr %ctx, i64 %lb, i64 %ub, i64 %span, i64 %nchunks, ptr %next) nounwind {
 entry:
   br label %claim
 claim:
-  %k = atomicrmw add ptr @__dfc_job_next, i64 1 seq_cst
+  %k = atomicrmw add ptr %next, i64 1 seq_cst
   %more = icmp ult i64 %k, %nchunks
   br i1 %more, label %run, label %done
 run:
@@ -116,7 +118,7 @@ take:
   %span = load i64, ptr @__dfc_job_span
   %nchunks = load i64, ptr @__dfc_job_nchunks
   call i32 @pthread_mutex_unlock(ptr @__dfc_pool_mu)
-  call void @run_chunks(ptr %body, ptr %ctx, i64 %lb, i64 %ub, i64 %span, i64 %nchunks)
+  call void @run_chunks(ptr %body, ptr %ctx, i64 %lb, i64 %ub, i64 %span, i64 %nchunks, ptr @__dfc_job_next)
   call i32 @pthread_mutex_lock(ptr @__dfc_pool_mu)
   %b = load i64, ptr @__dfc_pool_active
   %b1 = sub i64 %b, 1
@@ -187,14 +189,45 @@ entry:
   ret void
 }
 
+; Nonzero when parallel loops run on a shared OpenMP team (`__dfc_gomp_parallel`).
+define i64 @__dfc_openmp_shared() nounwind {
+entry:
+  %gomp = load atomic ptr, ptr @__dfc_gomp_parallel monotonic, align 8
+  %set = icmp ne ptr %gomp, null
+  %r = zext i1 %set to i64
+  ret i64 %r
+}
+
+; The function each thread of an OpenMP team runs (`GOMP_parallel`'s fn):
+; the chunks of the job at %job, { body, ctx, lb, ub, span, nchunks, next }.
+define internal void @omp_chunks(ptr %job) nounwind {
+entry:
+  %body = load ptr, ptr %job
+  %f.ctx = getelementptr i64, ptr %job, i64 1
+  %ctx = load ptr, ptr %f.ctx
+  %f.lb = getelementptr i64, ptr %job, i64 2
+  %lb = load i64, ptr %f.lb
+  %f.ub = getelementptr i64, ptr %job, i64 3
+  %ub = load i64, ptr %f.ub
+  %f.span = getelementptr i64, ptr %job, i64 4
+  %span = load i64, ptr %f.span
+  %f.n = getelementptr i64, ptr %job, i64 5
+  %nchunks = load i64, ptr %f.n
+  %next = getelementptr i64, ptr %job, i64 6
+  call void @run_chunks(ptr %body, ptr %ctx, i64 %lb, i64 %ub, i64 %span, i64 %nchunks, ptr %next)
+  ret void
+}
+
 ; body(ctx, lo, hi) over [lb, ub) by `step`, in chunks of at least
 ; `min_iters` iterations on at most
 ; `max_threads` threads, the caller's included. Serial on the caller when one
 ; chunk suffices, or when the pool is running another job (a concurrent
-; caller, or a parallel loop inside a parallel body).
+; caller, or a parallel loop inside a parallel body). With an OpenMP runtime
+; shared (`__dfc_gomp_parallel` set), the chunks run on its team instead.
 define void @__dfc_parallel_for(ptr %body, ptr %ctx, i64 %lb, i64 %ub, i64 %step, i64 %min_iters, i64 %max_threads) nounwind {
 entry:
   %tid = alloca i64
+  %job = alloca [7 x i64], align 8
   %nonempty = icmp slt i64 %lb, %ub
   br i1 %nonempty, label %size, label %done
 size:
@@ -208,7 +241,35 @@ size:
   %capped = icmp ult i64 %want, %max_threads
   %nt = select i1 %capped, i64 %want, i64 %max_threads
   %one = icmp ule i64 %nt, 1
-  br i1 %one, label %serial, label %try
+  br i1 %one, label %serial, label %split
+split:
+  %nt1 = sub i64 %nt, 1
+  %t1 = add i64 %trip, %nt1
+  %chunk = udiv i64 %t1, %nt
+  %chunk1 = sub i64 %chunk, 1
+  %t2 = add i64 %trip, %chunk1
+  %nchunks = udiv i64 %t2, %chunk
+  %span = mul i64 %chunk, %step
+  %gomp = load atomic ptr, ptr @__dfc_gomp_parallel monotonic, align 8
+  %own = icmp eq ptr %gomp, null
+  br i1 %own, label %try, label %omp
+omp:
+  store ptr %body, ptr %job
+  %f.ctx = getelementptr i64, ptr %job, i64 1
+  store ptr %ctx, ptr %f.ctx
+  %f.lb = getelementptr i64, ptr %job, i64 2
+  store i64 %lb, ptr %f.lb
+  %f.ub = getelementptr i64, ptr %job, i64 3
+  store i64 %ub, ptr %f.ub
+  %f.span = getelementptr i64, ptr %job, i64 4
+  store i64 %span, ptr %f.span
+  %f.n = getelementptr i64, ptr %job, i64 5
+  store i64 %nchunks, ptr %f.n
+  %f.next = getelementptr i64, ptr %job, i64 6
+  store i64 0, ptr %f.next
+  %nt32 = trunc i64 %nt to i32
+  call void %gomp(ptr @omp_chunks, ptr %job, i32 %nt32, i32 0)
+  br label %done
 try:
   %busy = call i32 @pthread_mutex_trylock(ptr @__dfc_pool_submit)
   %got = icmp eq i32 %busy, 0
@@ -217,13 +278,6 @@ serial:
   call void %body(ptr %ctx, i64 %lb, i64 %ub)
   br label %done
 submit:
-  %nt1 = sub i64 %nt, 1
-  %t1 = add i64 %trip, %nt1
-  %chunk = udiv i64 %t1, %nt
-  %chunk1 = sub i64 %chunk, 1
-  %t2 = add i64 %trip, %chunk1
-  %nchunks = udiv i64 %t2, %chunk
-  %span = mul i64 %chunk, %step
   call i32 @pthread_mutex_lock(ptr @__dfc_pool_mu)
   %g = load i64, ptr @__dfc_pool_generation
   %g.arg = inttoptr i64 %g to ptr
@@ -256,7 +310,7 @@ post:
   store atomic i64 %g1, ptr @__dfc_pool_generation seq_cst, align 8
   call i32 @pthread_cond_broadcast(ptr @__dfc_pool_work)
   call i32 @pthread_mutex_unlock(ptr @__dfc_pool_mu)
-  call void @run_chunks(ptr %body, ptr %ctx, i64 %lb, i64 %ub, i64 %span, i64 %nchunks)
+  call void @run_chunks(ptr %body, ptr %ctx, i64 %lb, i64 %ub, i64 %span, i64 %nchunks, ptr @__dfc_job_next)
   call i32 @pthread_mutex_lock(ptr @__dfc_pool_mu)
   call void @wait_idle()
   call i32 @pthread_mutex_unlock(ptr @__dfc_pool_mu)

@@ -20,6 +20,7 @@ import torch
 from torch.export.graph_signature import InputKind
 from torch.utils import _pytree as pytree
 
+from dfc.compiler.codegen import runtime
 from dfc.torch.capture import capture
 from dfc.torch.runtime import CompiledGraph
 
@@ -44,15 +45,25 @@ def _signature(leaf: Any) -> Any:
     raise TypeError(f"dfc.torch.compile: inputs must be tensors or numbers, got {type(leaf).__name__}")
 
 
+def share_openmp() -> bool:
+    """Run the compiled kernels' parallel loops on the OpenMP runtime torch
+    loaded (`runtime.use_openmp`), so that one pool owns the cores; False when
+    there is none, or `DFC_TORCH_OPENMP=0` asks for dfc's own pool."""
+    library = None if os.environ.get("DFC_TORCH_OPENMP", "1").strip() == "0" else runtime.loaded_openmp()
+    runtime.use_openmp(library)
+    return library is not None
+
+
 def default_threads() -> int | None:
-    """Threads of the compiled kernels unless `threads` says otherwise: all
-    cores (None) when `OMP_WAIT_POLICY=PASSIVE`, else 1. Inside a PyTorch
-    program three thread pools share the cores: torch's OpenMP workers, which
-    by default spin for milliseconds after each parallel op (the optimizer's
-    updates), dfc's pool and OpenBLAS's. On 2 cores with torch on 2 threads,
-    an MLP training step took 16 ms with dfc on 2 threads and 4.4 ms on 1;
-    with passive OpenMP workers, 3.5 ms on 2 (eager: 2.3 ms, 4.1 ms passive).
+    """Threads of the compiled kernels unless `threads` says otherwise: as many
+    as torch's operators use (`torch.get_num_threads()`) when they share
+    torch's OpenMP team (`share_openmp`). On dfc's own pool: all cores (None)
+    when `OMP_WAIT_POLICY=PASSIVE`, else 1, because two pools of spinning
+    threads on the same cores slow each other down (on 2 cores, an MLP
+    training step took 16 ms with both on 2 threads, 4.4 ms with dfc on 1).
     docs/torch.md ("Speed") has the measurements."""
+    if share_openmp():
+        return torch.get_num_threads()
     return None if os.environ.get("OMP_WAIT_POLICY", "").strip().upper() == "PASSIVE" else 1
 
 
@@ -64,7 +75,9 @@ class CompiledModule(torch.nn.Module):
         super().__init__()
         self.module = module
         self._name = name
-        self._threads = default_threads() if threads is None else threads
+        self._threads = default_threads()
+        if threads is not None:
+            self._threads = threads
         self._graphs: dict[Any, tuple[CompiledGraph, list[Callable[[list], torch.Tensor]]]] = {}
         if example_inputs is not None:
             self._graph_for(tuple(example_inputs), {})
