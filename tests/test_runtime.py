@@ -40,6 +40,7 @@ def _record_chunks(lb, ub, step, min_iters, max_threads, pause=0.0, probe=thread
 def pool(request):
     """Each test with dfc's own pool, and with the chunks run on an OpenMP team."""
     if request.param == "dfc":
+        runtime.use_openmp(None)
         yield request.param
         return
     with openmp_team():

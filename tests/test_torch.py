@@ -172,6 +172,35 @@ def test_only_needed_gradients_are_built():
     torch.testing.assert_close(first.bias.grad, reference.net[0].bias.grad, **TOL)
 
 
+def test_kernels_run_on_torchs_openmp_team(monkeypatch):
+    """By default the kernels' parallel loops and products run on the team of
+    the libgomp torch loaded, on torch's thread count, and agree with eager
+    (sizes at which the products split into blocks); `DFC_TORCH_OPENMP=0`
+    keeps dfc's own pool."""
+    from dfc.compiler.codegen import runtime
+
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(256, 512), nn.Tanh(), nn.Linear(512, 256))
+    x = torch.randn(256, 256)
+    fast = dfc.torch.compile(model, threads=2)
+    assert runtime.install().gomp_parallel.value is not None
+    assert runtime.loaded_openmp() is not None and "gomp" in runtime.loaded_openmp()
+    assert dfc.torch.compile(model)._threads == torch.get_num_threads()
+    fast(x).square().sum().backward()
+    got = [p.grad.clone() for p in model.parameters()]
+    model.zero_grad()
+    model(x).square().sum().backward()
+    for g, p in zip(got, model.parameters()):
+        torch.testing.assert_close(g, p.grad, **TOL)
+    monkeypatch.setenv("DFC_TORCH_OPENMP", "0")
+    try:
+        dfc.torch.compile(model)
+        assert runtime.install().gomp_parallel.value is None
+    finally:
+        monkeypatch.delenv("DFC_TORCH_OPENMP")
+        dfc.torch.module.share_openmp()
+
+
 def test_inference_builds_no_backward():
     model, x, _ = make_mlp()
     fast = dfc.torch.compile(model)
