@@ -4,7 +4,8 @@ Tasklets: constant operands move into the body (where arith folding sees them),
 duplicate and unused operands disappear, results that merely forward an operand
 are replaced by it, unused results are no longer yielded. Maps: a map with an empty iteration space yields its initial
 values, an output nobody touches inside the body is its initial value, an
-output whose result is unused goes with its writes, and a
+output whose result is unused goes with its writes, an output that copies a
+tensor read at the map's own variables is that tensor, and a
 wcr write into an output that starts as the reduction's identity becomes a plain
 write when its index is provably injective (each element reduces one value: the
 gradient writes autodiff emits). Reads of splat constants become scalar constants,
@@ -195,6 +196,42 @@ class InjectiveReductionToWrite(RewritePattern):
                 rewriter.replace(write, df.WriteOp(write.value, arg, list(write.indices)))
 
 
+def _defined_within(value: SSAValue, op: Operation) -> bool:
+    owner = value.owner
+    defining = owner if isinstance(owner, Operation) else owner.parent_op()
+    return defining is not None and op.is_ancestor(defining)
+
+
+class CopyOutputs(RewritePattern):
+    """An output whose one use writes, in every iteration, the element of a
+    tensor defined outside the map read at the map's own variables, in order,
+    over the tensor's whole (static) shape, is a copy: its result is that
+    tensor. (Autodiff keeps such copies of a map's inputs for the backward
+    pass; the copy, a full pass over memory, then goes with DropUnusedOutputs.)"""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: df.MapOp, rewriter: PatternRewriter) -> None:
+        if op.is_buffer_form:
+            return
+        ivs = list(op.ivs)
+        for arg, result in zip(op.out_args, op.res):
+            uses = list(arg.uses)
+            if not result.uses or len(uses) != 1:
+                continue
+            write = uses[0].operation
+            if not isinstance(write, df.WriteOp) or write.dest is not arg or write.wcr_kind is not None:
+                continue
+            read = write.value.owner
+            if write.parent_op() is not op or not isinstance(read, df.ReadOp) or read.parent_op() is not op:
+                continue
+            source = read.source
+            if list(write.indices) != ivs or list(read.indices) != ivs or source.type != result.type:
+                continue
+            if _defined_within(source, op) or list(source.type.get_shape()) != op.static_extents:
+                continue
+            rewriter.replace_all_uses_with(result, source)
+
+
 def without_outputs(op: df.MapOp, drop: set[int]) -> df.MapOp:
     """A copy of `op` (not inserted) without the outputs `drop`, whose block
     arguments must be unused."""
@@ -306,5 +343,5 @@ TASKLET_PATTERNS = (
     ForwardOperandResults(),
     DropUnusedResults(),
 )
-MAP_PATTERNS = (EmptyIterationSpace(), UntouchedOutputs(), InjectiveReductionToWrite(), DropUnusedOutputs())
+MAP_PATTERNS = (EmptyIterationSpace(), UntouchedOutputs(), CopyOutputs(), InjectiveReductionToWrite(), DropUnusedOutputs())
 READ_PATTERNS = (ReadOfSplat(), ReadOfBoxFill())

@@ -21,6 +21,7 @@ PROJECT_PASSES: dict[str, str] = {
     "contraction-to-blas": "dfc.passes.contraction_to_blas:ContractionToBlasPass",
     "fuse-outer": "dfc.passes.fuse_outer:FuseOuterPass",
     "lower-dataflow": "dfc.passes.lower_dataflow:LowerDataflowPass",
+    "reuse-sibling-loops": "dfc.passes.reuse_sibling_loops:ReuseSiblingLoopsPass",
     "mem-plan": "dfc.passes.mem_plan:MemPlanPass",
     "buffer-results-to-out-params": "dfc.passes.buffer_results_to_out_params:BufferResultsToOutParamsPass",
     "view-dataflow": "dfc.passes.view_dataflow:ViewDataflowPass",
@@ -36,6 +37,7 @@ PASS_SUMMARIES: dict[str, str] = {
     "contraction-to-blas": "contraction maps become calls into an optimised BLAS.",
     "fuse-outer": "consecutive buffer maps over one outer dimension become one map.",
     "lower-dataflow": "buffer-form df maps to scf loops on memrefs.",
+    "reuse-sibling-loops": "a value later loops recompute from an earlier one over the same range is kept in a buffer.",
     "mem-plan": "liveness-based buffer reuse, one static arena per function.",
     "buffer-results-to-out-params": "returned buffers become caller-provided arguments.",
     "convert-stablehlo": "StableHLO (as JAX emits it) into nn library ops and scf.",
@@ -46,7 +48,7 @@ module's docstring (a test keeps them equal), here so that `--help` imports
 no pass."""
 
 PIPELINES: dict[str, str] = {
-    "default": "expand-library,canonicalize,cse,scatter-to-gather,fuse,canonicalize,cse,fuse,canonicalize,cse,bufferize,check-bounds,contraction-to-blas,fuse-outer,lower-dataflow,canonicalize,cse,mem-plan",
+    "default": "expand-library,canonicalize,cse,scatter-to-gather,fuse,canonicalize,cse,fuse,canonicalize,cse,bufferize,check-bounds,contraction-to-blas,fuse-outer,lower-dataflow,canonicalize,cse,reuse-sibling-loops,mem-plan",
 }
 """Named pipelines, usable wherever a pass name is (`-p default`)."""
 

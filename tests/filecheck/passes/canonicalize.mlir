@@ -90,7 +90,8 @@ func.func @injective_reductions(%x: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor
   %ninf = arith.constant dense<0xFF800000> : tensor<4x8xf32>
   %a = df.map (%i, %j) in (4, 8) outs(%o = %zeros : tensor<4x8xf32>) {
     %v = df.read %x[%i, %j] : tensor<4x8xf32>
-    df.write %v, %o[%i, %j] wcr(add) : tensor<4x8xf32>
+    %n = arith.negf %v : f32
+    df.write %n, %o[%i, %j] wcr(add) : tensor<4x8xf32>
   } -> tensor<4x8xf32>
   %b = df.map (%i, %j) in (4, 8) outs(%o = %zero_rows : tensor<4xf32>) {
     %v = df.read %x[%i, %j] : tensor<4x8xf32>
@@ -208,4 +209,48 @@ func.func @reduction_in_a_loop(%x: tensor<4xf64>) -> tensor<4xf64> {
     }
   } -> tensor<4xf64>
   func.return %r : tensor<4xf64>
+}
+
+// An output that copies a tensor (read and written at the map's own variables,
+// in order, over its whole shape) is that tensor: the copy output goes, and its
+// users read the tensor itself. Autodiff keeps such copies for the backward pass.
+// CHECK-LABEL: func.func @copy_output
+// CHECK:         %[[MAX:.*]] = df.map (%{{.*}}, %{{.*}}) in (3, 4) outs(%{{.*}} = %{{.*}} : tensor<3xf32>) {
+// CHECK-NEXT:      df.read %x
+// CHECK-NEXT:      df.write %{{.*}}, %{{.*}}[%{{.*}}] wcr(max) : tensor<3xf32>
+// CHECK-NEXT:    } -> tensor<3xf32>
+// CHECK:         func.return %[[MAX]], %x : tensor<3xf32>, tensor<3x4xf32>
+func.func @copy_output(%x: tensor<3x4xf32>) -> (tensor<3xf32>, tensor<3x4xf32>) {
+  %ninf = arith.constant dense<0xFF800000> : tensor<3xf32>
+  %empty = tensor.empty() : tensor<3x4xf32>
+  %m, %c = df.map (%i, %j) in (3, 4) outs(%o = %ninf : tensor<3xf32>, %p = %empty : tensor<3x4xf32>) {
+    %v = df.read %x[%i, %j] : tensor<3x4xf32>
+    df.write %v, %o[%i] wcr(max) : tensor<3xf32>
+    df.write %v, %p[%i, %j] : tensor<3x4xf32>
+  } -> tensor<3xf32>, tensor<3x4xf32>
+  func.return %m, %c : tensor<3xf32>, tensor<3x4xf32>
+}
+
+// Not copies: a transposed read, a map over part of the tensor, a write
+// under a branch (not every iteration).
+// CHECK-LABEL: func.func @not_copies
+// CHECK-COUNT-3: df.write %{{.*}}, %{{.*}}[%{{.*}}, %{{.*}}] : tensor<4x4xf32>
+// CHECK:         func.return %{{.*}}, %{{.*}}, %{{.*}} : tensor<4x4xf32>, tensor<4x4xf32>, tensor<4x4xf32>
+func.func @not_copies(%x: tensor<4x4xf32>, %b: i1) -> (tensor<4x4xf32>, tensor<4x4xf32>, tensor<4x4xf32>) {
+  %empty = tensor.empty() : tensor<4x4xf32>
+  %t = df.map (%i, %j) in (4, 4) outs(%o = %empty : tensor<4x4xf32>) {
+    %v = df.read %x[%j, %i] : tensor<4x4xf32>
+    df.write %v, %o[%i, %j] : tensor<4x4xf32>
+  } -> tensor<4x4xf32>
+  %h = df.map (%i, %j) in (2, 4) outs(%o = %x : tensor<4x4xf32>) {
+    %v = df.read %x[%i, %j] : tensor<4x4xf32>
+    df.write %v, %o[%i, %j] : tensor<4x4xf32>
+  } -> tensor<4x4xf32>
+  %g = df.map (%i, %j) in (4, 4) outs(%o = %empty : tensor<4x4xf32>) {
+    %v = df.read %x[%i, %j] : tensor<4x4xf32>
+    scf.if %b {
+      df.write %v, %o[%i, %j] : tensor<4x4xf32>
+    }
+  } -> tensor<4x4xf32>
+  func.return %t, %h, %g : tensor<4x4xf32>, tensor<4x4xf32>, tensor<4x4xf32>
 }
