@@ -133,6 +133,34 @@ def test_a_wrong_engine_result_is_a_disagreement(monkeypatch):
     assert (outcome.status, outcome.stage) == ("disagree", "engine default/1 thread")
 
 
+def _wrong_with_fast_math(real, only_gradient: bool):
+    """An engine whose results are off by 0.1% when compiled with fast-math flags."""
+
+    class Rounding(real):
+        def __init__(self, *args, fast_math=True, **kwargs):
+            super().__init__(*args, fast_math=fast_math, **kwargs)
+            self.off = fast_math
+
+        def invoke(self, name, *args):
+            out = super().invoke(name, *args)
+            if not self.off or (only_gradient and not name.endswith("_grad")):
+                return out
+            return tuple(o * 1.001 + 0.001 for o in out) if isinstance(out, tuple) else out * 1.001 + 0.001
+
+    return Rounding
+
+
+@pytest.mark.parametrize("gradient", [False, True])
+def test_a_disagreement_only_with_fast_math_flags_is_reported_apart(monkeypatch, gradient):
+    """An engine that agrees once compiled without fast-math flags gives
+    'fast-math' (reported, not a failure); the other checks still run."""
+    monkeypatch.setattr(difftest, "ExecutionEngine", _wrong_with_fast_math(difftest.ExecutionEngine, gradient))
+    outcome = check_batch([(3, generate(3, frozenset()))], Options(gpu=False, grad=gradient))[3]
+    stage = "engine gradient" if gradient else "engine default/1 thread"
+    assert (outcome.status, outcome.stage) == ("fast-math", stage), outcome
+    assert outcome.detail.endswith("agrees without fast-math flags")
+
+
 def test_a_wrong_gradient_is_a_disagreement(monkeypatch):
     real = difftest.interpret
 
