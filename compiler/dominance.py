@@ -59,3 +59,11 @@ def _sibling_blocks(a: Block, b: Block) -> bool:
     """Whether `a` and `b` are different blocks of one multi-block region."""
     region = a.parent
     return region is not None and region is b.parent and a is not b and len(region.blocks) > 1
+
+
+def defined_inside(value: SSAValue, op: Operation) -> bool:
+    """Whether `value` is defined by `op` or within its regions (a result of
+    `op` or of a nested op, or an argument of one of their blocks)."""
+    owner = value.owner
+    defining = owner if isinstance(owner, Operation) else owner.parent_op()
+    return defining is not None and op.is_ancestor(defining)

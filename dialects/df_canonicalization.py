@@ -25,6 +25,7 @@ from xdsl.pattern_rewriter import (
 )
 from xdsl.rewriter import InsertPoint
 
+from dfc.compiler.dominance import defined_inside
 from dfc.dialects import df
 from dfc.dialects.df_builders import REDUCE_IDENTITY
 from dfc.dialects.index_exprs import is_injective, translation
@@ -196,12 +197,6 @@ class InjectiveReductionToWrite(RewritePattern):
                 rewriter.replace(write, df.WriteOp(write.value, arg, list(write.indices)))
 
 
-def _defined_within(value: SSAValue, op: Operation) -> bool:
-    owner = value.owner
-    defining = owner if isinstance(owner, Operation) else owner.parent_op()
-    return defining is not None and op.is_ancestor(defining)
-
-
 class CopyOutputs(RewritePattern):
     """An output whose one use writes, in every iteration, the element of a
     tensor defined outside the map read at the map's own variables, in order,
@@ -227,7 +222,7 @@ class CopyOutputs(RewritePattern):
             source = read.source
             if list(write.indices) != ivs or list(read.indices) != ivs or source.type != result.type:
                 continue
-            if _defined_within(source, op) or list(source.type.get_shape()) != op.static_extents:
+            if defined_inside(source, op) or list(source.type.get_shape()) != op.static_extents:
                 continue
             rewriter.replace_all_uses_with(result, source)
 

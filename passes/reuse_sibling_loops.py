@@ -36,6 +36,8 @@ from xdsl.ir import Block, BlockArgument, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
+from dfc.compiler.dominance import defined_inside
+
 BUFFER_LIMIT = 64 * 1024
 """Bytes of one buffer at most (it lives on the stack of each thread)."""
 
@@ -88,7 +90,7 @@ def _same(a: SSAValue, b: SSAValue, first: _Loop, second: _Loop) -> bool:
     in_a = isinstance(oa, Operation) and oa.parent_block() is first.block
     in_b = isinstance(ob, Operation) and ob.parent_block() is second.block
     if not in_a and not in_b:
-        return a is b and not _within(a, first.op) and not _within(b, second.op)
+        return a is b and not defined_inside(a, first.op) and not defined_inside(b, second.op)
     if not (in_a and in_b) or oa.name != ob.name or not _expression_op(oa):
         return False
     if a.index != b.index or oa.properties != ob.properties or oa.attributes != ob.attributes:
@@ -96,12 +98,6 @@ def _same(a: SSAValue, b: SSAValue, first: _Loop, second: _Loop) -> bool:
     if len(oa.operands) != len(ob.operands):
         return False
     return all(_same(x, y, first, second) for x, y in zip(oa.operands, ob.operands))
-
-
-def _within(value: SSAValue, op: Operation) -> bool:
-    owner = value.owner
-    defining = owner if isinstance(owner, Operation) else owner.parent_op()
-    return defining is not None and op.is_ancestor(defining)
 
 
 def _tree(op: Operation, loop: _Loop) -> list[Operation]:

@@ -122,6 +122,7 @@ from dfc.compiler.codegen.object_cache import CachedObject
 from dfc.compiler.codegen.runtime import BODY_TYPE, declare_runtime, install, opaque
 from dfc.compiler.codegen.target import host_target_machine
 from dfc.compiler.diagnostics import location_of
+from dfc.compiler.dominance import defined_inside
 
 __all__ = ["emit_module", "optimize", "JitModule", "ENTRY_PREFIX", "DEFAULT_PARALLEL_MIN_WORK"]
 
@@ -321,7 +322,7 @@ class _WorkEstimator:
         c = _int_const(v)
         if c is not None:
             return c
-        if _defined_inside(v, self.par) or v not in self.e.values:
+        if defined_inside(v, self.par) or v not in self.e.values:
             return None
         x = self.e.values[v]
         if not isinstance(x, ir.Value) or not isinstance(x.type, ir.IntType):
@@ -660,16 +661,6 @@ _CASTS = {
     "arith.trunci": "trunc", "arith.bitcast": "bitcast",
 }  # fmt: skip
 _REMAT = frozenset({"arith.constant", "memref.get_global"})
-
-
-def _defined_inside(value: SSAValue, op: Operation) -> bool:
-    owner = value.owner
-    node = owner if isinstance(owner, Operation) else owner.parent_op()
-    while node is not None:
-        if node is op:
-            return True
-        node = node.parent_op()
-    return False
 
 
 class _FnEmitter:
@@ -1752,7 +1743,7 @@ def _parallel(e: _FnEmitter, op: Operation) -> None:
         if inner is not op:
             uses.extend(inner.operands)
     for v in uses:
-        if v in seen or _defined_inside(v, op):
+        if v in seen or defined_inside(v, op):
             continue
         seen.add(v)
         owner = v.owner
