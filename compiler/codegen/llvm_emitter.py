@@ -1487,7 +1487,6 @@ def _gemm(e: _FnEmitter, op: Operation) -> None:
                 with_blas_threads(e.m.num_threads, whole)
 
 
-_CBLAS_ROW_MAJOR, _CBLAS_NO_TRANS, _CBLAS_TRANS = 101, 111, 112
 _GEMM_BY_ROWS, _GEMM_BY_COLS, _GEMM_BY_BATCH = 0, 1, 2
 
 
