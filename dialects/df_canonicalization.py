@@ -5,7 +5,8 @@ duplicate and unused operands disappear, results that merely forward an operand
 are replaced by it, unused results are no longer yielded. Maps: a map with an empty iteration space yields its initial
 values, an output nobody touches inside the body is its initial value, an
 output whose result is unused goes with its writes, an output that copies a
-tensor read at the map's own variables is that tensor, and a
+tensor read at the map's own variables is that tensor, an output that the map
+overwrites element for element starts as `tensor.empty`, and a
 wcr write into an output that starts as the reduction's identity becomes a plain
 write when its index is provably injective (each element reduces one value: the
 gradient writes autodiff emits). Reads of splat constants become scalar constants,
@@ -15,8 +16,10 @@ read of the map's initial tensor.
 
 from __future__ import annotations
 
-from xdsl.dialects import arith, scf
-from xdsl.dialects.builtin import AnyFloat, DenseIntOrFPElementsAttr, IndexType, IntegerAttr
+import math
+
+from xdsl.dialects import arith, scf, tensor
+from xdsl.dialects.builtin import AnyFloat, DenseIntOrFPElementsAttr, IndexType, IntegerAttr, TensorType
 from xdsl.ir import Attribute, Block, BlockArgument, Operation, OpResult, SSAValue
 from xdsl.pattern_rewriter import (
     PatternRewriter,
@@ -227,6 +230,57 @@ class CopyOutputs(RewritePattern):
             rewriter.replace_all_uses_with(result, source)
 
 
+class OverwrittenInitialValues(RewritePattern):
+    """An output whose one use is a plain write, made in every iteration (its
+    parents up to the map are maps) at an index injective over their
+    variables, with as many iterations as the output has elements, replaces
+    every element: its initial value is never read and becomes `tensor.empty`
+    (a zero-filled gradient buffer that a layout copy fills again, say: the
+    fill, a full pass over memory, then goes)."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: df.MapOp, rewriter: PatternRewriter) -> None:
+        if op.is_buffer_form:
+            return
+        first_out = len(op.operands) - len(op.outs)
+        for k, (init, arg) in enumerate(zip(op.outs, op.out_args)):
+            t = init.type
+            if isinstance(init.owner, tensor.EmptyOp) or not isinstance(t, TensorType) or not t.has_static_shape():
+                continue
+            uses = list(arg.uses)
+            if len(uses) != 1:
+                continue
+            write = uses[0].operation
+            if not isinstance(write, df.WriteOp) or write.dest is not arg or write.wcr_kind is not None:
+                continue
+            maps = _maps_up_to(write, op)
+            if maps is None:
+                continue
+            extents = [e for m in maps for e in m.static_extents]
+            if None in extents or math.prod(extents) != math.prod(t.get_shape()):
+                continue
+            if not is_injective(list(write.indices), [iv for m in maps for iv in m.ivs], extents):
+                continue
+            empty = tensor.EmptyOp([], t)
+            rewriter.insert(empty, InsertPoint.before(op))
+            operands = list(op.operands)
+            operands[first_out + k] = empty.tensor
+            op.operands = operands
+            rewriter.notify_op_modified(op)
+
+
+def _maps_up_to(op: Operation, outer: df.MapOp) -> list[df.MapOp] | None:
+    """The maps from `op`'s parent out to `outer`, when every op between is one."""
+    maps: list[df.MapOp] = []
+    parent = op.parent_op()
+    while isinstance(parent, df.MapOp):
+        maps.append(parent)
+        if parent is outer:
+            return maps
+        parent = parent.parent_op()
+    return None
+
+
 def without_outputs(op: df.MapOp, drop: set[int]) -> df.MapOp:
     """A copy of `op` (not inserted) without the outputs `drop`, whose block
     arguments must be unused."""
@@ -338,5 +392,8 @@ TASKLET_PATTERNS = (
     ForwardOperandResults(),
     DropUnusedResults(),
 )
-MAP_PATTERNS = (EmptyIterationSpace(), UntouchedOutputs(), CopyOutputs(), InjectiveReductionToWrite(), DropUnusedOutputs())
+MAP_PATTERNS = (
+    EmptyIterationSpace(), UntouchedOutputs(), CopyOutputs(), InjectiveReductionToWrite(), OverwrittenInitialValues(),
+    DropUnusedOutputs(),
+)
 READ_PATTERNS = (ReadOfSplat(), ReadOfBoxFill())

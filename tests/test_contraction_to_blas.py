@@ -117,10 +117,11 @@ def test_contractions_become_gemm_and_agree(out, x, y, dtype):
     check(contraction(out, x, y, SIZES, dtype), _args(x, y, SIZES, np_dtype), gemm=True)
 
 
-BLOCKED = {  # sizes at which two threads split the calls by rows, by columns and by batch entries
+BLOCKED = {  # sizes at which two threads split the calls by rows, by columns, by batch entries and by depth
     "rows": {"b": 1, "i": 256, "j": 64, "k": 64},
     "columns": {"b": 1, "i": 8, "j": 1024, "k": 64},
     "batch": {"b": 4, "i": 64, "j": 64, "k": 32},
+    "depth": {"b": 1, "i": 6, "j": 25, "k": 4099},
 }
 
 
@@ -137,6 +138,18 @@ def test_gemm_blocks_on_an_openmp_team(split, out, x, y):
     with openmp_team():
         got = engine.invoke("f", *args)
     np.testing.assert_allclose(got, np.einsum(f"{x},{y}->{out}", *args), rtol=1e-12, atol=1e-12)
+
+
+def test_deep_product_accumulates_on_an_openmp_team():
+    """Split along k on a team, chunk 0 keeps beta = 1 (C's contents count
+    once) and the other chunks' blocks are added into C."""
+    sizes = BLOCKED["depth"]
+    text = contraction("ij", "ki", "kj", sizes, init="arg")
+    args = _args("ki", "kj", sizes, np.float64) + [RNG.standard_normal((sizes["i"], sizes["j"]))]
+    engine = ExecutionEngine(parse_module(text), threads=2)
+    with openmp_team():
+        got = engine.invoke("f", *args)
+    np.testing.assert_allclose(got, args[0].T @ args[1] + args[2], rtol=1e-12, atol=1e-12)
 
 
 @pytest.mark.parametrize("out,x,y", [("ij", "ik", "kj"), ("bij", "bik", "kj"), ("i", "ki", "k")])

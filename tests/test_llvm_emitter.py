@@ -152,6 +152,40 @@ def test_alloc_result_is_returned_and_freed():
     np.testing.assert_array_equal(arr, np.arange(20, dtype=np.float32).reshape(5, 4) * np.float32(0.5))
 
 
+WINDOWS = """
+func.func @pool(%x: memref<64xf32>, %y: memref<16xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %n = arith.constant 16 : index
+  %lo = arith.constant 0xFF800000 : f32
+  scf.for %i = %c0 to %n step %c1 {
+    %base = arith.muli %i, %c4 : index
+    %m = scf.for %k = %c0 to %c4 step %c1 iter_args(%acc = %lo) -> (f32) {
+      %at = arith.addi %base, %k : index
+      %v = memref.load %x[%at] : memref<64xf32>
+      %w = arith.maximumf %acc, %v : f32
+      scf.yield %w : f32
+    }
+    memref.store %m, %y[%i] : memref<16xf32>
+  }
+  func.return
+}
+"""
+
+
+def test_small_innermost_loops_are_unrolled():
+    """A window of 4 (constant bounds, innermost) is emitted as straight-line
+    code carrying its iter_arg; the loop around it stays a loop."""
+    text = str(emit_module(parse_module(WINDOWS)))
+    assert len(re.findall(r"^for\.header[.\d]*:", text, re.M)) == 1
+    x = np.random.default_rng(2).standard_normal(64).astype(np.float32)
+    x[5] = np.nan
+    y = np.zeros(16, np.float32)
+    call(jit(WINDOWS), "pool", [x.ctypes.data, y.ctypes.data])
+    np.testing.assert_array_equal(y, np.max(x.reshape(16, 4), axis=1))
+
+
 def test_scf_if_and_select():
     src = """
     func.func @relu_or_neg(%x: f64, %flag: i1) -> f64 {

@@ -224,6 +224,31 @@ def test_tensors_cross_without_copies_and_parameters_are_shared():
         assert torch.equal(a, b)
 
 
+def test_saved_arguments_are_passed_on_not_copied():
+    """The weights and input the backward needs are not returned (copied) by
+    the forward: the tensors' own arrays go to the backward, and, as in eager
+    PyTorch, changing one in place before the backward is an error."""
+    model, x, y = make_mlp()
+    fast = dfc.torch.compile(model)
+    loss = F.cross_entropy(fast(x), y)
+    (graph, _), = fast._graphs.values()
+    (step,) = graph._steps.values()
+    names = [str(target) for _, target in graph.captured.inputs]
+    saved = {names[k] for k in step.saved_arguments if k is not None}
+    assert saved == {"net.2.weight", "0"}  # W2 for dh, x for dW1 (dx is not built, so W1 is not saved)
+    returned = step.engine.signatures["forward_fwd"].outputs.data
+    assert len(returned) == graph.n_outputs + step.saved_arguments.count(None)
+    with torch.no_grad():
+        model.net[2].weight.mul_(2.0)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        loss.backward()
+    reference = copy.deepcopy(model)
+    F.cross_entropy(fast(x), y).backward()
+    F.cross_entropy(reference(x), y).backward()
+    for a, b in zip(model.parameters(), reference.parameters()):
+        torch.testing.assert_close(a.grad, b.grad, **TOL)
+
+
 class _Inner(nn.Module):
     def forward(self, x):
         return torch.cumsum(x, dim=1)

@@ -1481,13 +1481,123 @@ def _gemm(e: _FnEmitter, op: Operation) -> None:
         shared = bld.call(declare_runtime(e.m.ir, "__dfc_openmp_shared"), [])
         with bld.if_else(bld.icmp_signed("!=", shared, zero)) as (on_team, on_blas):
             with on_team:
-                with_blas_threads(1, blocks)
+                with_blas_threads(1, lambda: _gemm_by_depth_or(e, op, blocks))
             with on_blas:  # the pool's idle workers would spin on the cores OpenBLAS is about to use
                 bld.call(declare_runtime(e.m.ir, "__dfc_pool_park"), [])
                 with_blas_threads(e.m.num_threads, whole)
 
 
 _GEMM_BY_ROWS, _GEMM_BY_COLS, _GEMM_BY_BATCH = 0, 1, 2
+_DEEP = 8
+"""A product is split along its depth when k >= _DEEP * max(m, n)."""
+
+
+def _gemm_by_depth_or(e: _FnEmitter, op: Operation, otherwise: Callable[[], None]) -> None:
+    """A deep, narrow product (one batch entry, k >= _DEEP * max(m, n): a
+    convolution's weight gradient, 6x25 summed over 50,176 positions) split
+    along k on the team: chunk j multiplies its slice of A and B into C
+    (chunk 0, with beta) or into a scratch block, and the blocks are then
+    added into C. Split by rows or columns, every thread would read all of
+    the operand that is not split (all 5 MB of the patches, each). Else, or
+    when the scratch cannot be allocated, `otherwise`."""
+    a, b, c = (e.getm(v) for v in op.operands[:3])
+    batch, m, n, k, lda, ldb, ldc = (e.getv(v) for v in op.operands[3:10])
+    bld = e.b
+    chunks = e.m.num_threads
+    one = ir.Constant(_I64, 1)
+    esize = ir.Constant(_I64, _byte_size(c.elem))
+    deep = bld.and_(bld.icmp_signed("==", batch, one),
+                    bld.icmp_signed(">=", k, bld.mul(e.call_intrinsic("smax", _I64, [m, n]), ir.Constant(_I64, _DEEP))))
+    deep = bld.and_(deep, bld.icmp_signed(">=", k, ir.Constant(_I64, 4 * chunks)))
+    deep = bld.and_(deep, bld.icmp_signed(">=", bld.mul(bld.mul(m, n), k), ir.Constant(_I64, e.m.parallel_min_work)))
+    slot = e.entry_alloca(_PTR, 8, name="gemm.scratch")
+    bld.store(ir.Constant(_PTR, None), slot)
+    block = bld.mul(m, n)
+    nbytes = bld.mul(bld.mul(block, ir.Constant(_I64, chunks - 1)), esize)
+    with bld.if_then(deep):
+        bld.store(bld.call(declare_runtime(e.m.ir, "__dfc_alloc"), [ir.Constant(_I64, _ALLOC_ALIGN), nbytes]), slot)
+    scratch = bld.load(slot)
+    with bld.if_else(bld.icmp_unsigned("!=", scratch, ir.Constant(_PTR, None))) as (split, other):
+        with split:
+            fields = [a.ptr, b.ptr, c.ptr, scratch, m, n, k, lda, ldb, ldc]
+            ctx_ty = ir.LiteralStructType([x.type for x in fields])
+            ctx = e.entry_alloca(ctx_ty, 8, name="gemm.depth.ctx")
+            for i, x in enumerate(fields):
+                bld.store(x, bld.gep(ctx, [ir.Constant(_I32, 0), ir.Constant(_I32, i)], inbounds=True,
+                                     source_etype=ctx_ty))
+            body = _gemm_depth_body(e.m, op, c.elem, ctx_ty, chunks)
+            bld.call(declare_runtime(e.m.ir, "__dfc_parallel_for"),
+                     [body, ctx, ir.Constant(_I64, 0), ir.Constant(_I64, chunks), one, one, ir.Constant(_I64, chunks)])
+            zero = ir.Constant(_I64, 0)
+
+            def add_block(j: ir.Value, _: list) -> list:
+                part = bld.gep(scratch, [bld.mul(bld.sub(j, one), block)], inbounds=True, source_etype=c.elem)
+
+                def add_row(i: ir.Value, _: list) -> list:
+                    def add(l: ir.Value, _: list) -> list:
+                        to = bld.gep(c.ptr, [bld.add(bld.mul(i, ldc), l)], inbounds=True, source_etype=c.elem)
+                        fr = bld.gep(part, [bld.add(bld.mul(i, n), l)], inbounds=True, source_etype=c.elem)
+                        bld.store(bld.fadd(bld.load(to, typ=c.elem), bld.load(fr, typ=c.elem)), to)
+                        return []
+
+                    e.loop(zero, n, one, [], add, name="gemm.depth.col")
+                    return []
+
+                e.loop(zero, m, one, [], add_row, name="gemm.depth.row")
+                return []
+
+            e.loop(one, ir.Constant(_I64, chunks), one, [], add_block, name="gemm.depth.chunk")
+            bld.call(declare_runtime(e.m.ir, "__dfc_free"), [scratch, nbytes])
+        with other:
+            otherwise()
+
+
+def _gemm_depth_body(m: _ModuleEmitter, op: Operation, elem: ir.Type, ctx_ty: ir.LiteralStructType,
+                     chunks: int) -> ir.Function:
+    """The parallel loop's `void body(ptr ctx, i64 lo, i64 hi)` of
+    `_gemm_by_depth_or`: chunks [lo, hi) of the depth."""
+    routine = "sgemm" if isinstance(elem, ir.FloatType) else "dgemm"
+    gemm = m.declare(
+        blas_runtime.symbol(routine),
+        _VOID,
+        [_I32, _I32, _I32, _I64, _I64, _I64, elem, _PTR, _I64, _PTR, _I64, elem, _PTR, _I64],
+    )
+    fn = ir.Function(m.ir, BODY_TYPE, m.fresh_name("gemm.depth"))
+    fn.linkage = "internal"
+    fn.attributes.add("nounwind")
+    ctx, lo, hi = fn.args
+    bld = ir.IRBuilder(fn.append_basic_block("entry"))
+    pa, pb, pc, scratch, rows, cols, k, *lds = (
+        bld.load(bld.gep(ctx, [ir.Constant(_I32, 0), ir.Constant(_I32, i)], inbounds=True, source_etype=ctx_ty), typ=t)
+        for i, t in enumerate(ctx_ty.elements))
+    lda, ldb, ldc = (bld.select(bld.icmp_signed("<", x, ir.Constant(_I64, 1)), ir.Constant(_I64, 1), x) for x in lds)
+    trans_a, trans_b = (op.properties.get(p) is not None for p in ("transpose_a", "transpose_b"))
+    trans = [ir.Constant(_I32, _CBLAS_TRANS if t else _CBLAS_NO_TRANS) for t in (trans_a, trans_b)]
+    n_chunks, zero, one = ir.Constant(_I64, chunks), ir.Constant(_I64, 0), ir.Constant(_I64, 1)
+    beta = ir.Constant(elem, op.properties["beta"].value.data)
+    entry = bld.block
+    head, step, done = (fn.append_basic_block(x) for x in ("chunk", "chunk.gemm", "done"))
+    bld.branch(head)
+    bld.position_at_end(head)
+    j = bld.phi(_I64)
+    j.add_incoming(lo, entry)
+    bld.cbranch(bld.icmp_signed("<", j, hi), step, done)
+    bld.position_at_end(step)
+    k_lo = bld.udiv(bld.mul(j, k), n_chunks)
+    depth = bld.sub(bld.udiv(bld.mul(bld.add(j, one), k), n_chunks), k_lo)
+    a_ptr = bld.gep(pa, [bld.mul(k_lo, lda) if trans_a else k_lo], inbounds=True, source_etype=elem)
+    b_ptr = bld.gep(pb, [k_lo if trans_b else bld.mul(k_lo, ldb)], inbounds=True, source_etype=elem)
+    first = bld.icmp_signed("==", j, zero)
+    part = bld.gep(scratch, [bld.mul(bld.sub(j, one), bld.mul(rows, cols))], inbounds=False, source_etype=elem)
+    dest = bld.select(first, pc, part)
+    ld = bld.select(first, ldc, cols)
+    bld.call(gemm, [ir.Constant(_I32, _CBLAS_ROW_MAJOR), *trans, rows, cols, depth, ir.Constant(elem, 1.0),
+                    a_ptr, lda, b_ptr, ldb, bld.select(first, beta, ir.Constant(elem, 0.0)), dest, ld])
+    j.add_incoming(bld.add(j, one), step)
+    bld.branch(head)
+    bld.position_at_end(done)
+    bld.ret_void()
+    return fn
 
 
 def _gemm_range(m: _ModuleEmitter, op: Operation, elem: ir.Type) -> ir.Function:
@@ -1587,8 +1697,35 @@ def _for(e: _FnEmitter, op: Operation) -> None:
         term = e.emit_ops(block)
         return _flat_operands(e, term.operands) if term is not None else []
 
-    out = e.loop(lb, ub, step, inits, body)
+    trip = _small_trip(lb, ub, step, block)
+    if trip is not None:
+        out = inits
+        for k in range(trip):
+            out = body(ir.Constant(lb.type, lb.constant + k * step.constant), out)
+    else:
+        out = e.loop(lb, ub, step, inits, body)
     _bind(e, op.results, out)
+
+
+_UNROLL_TRIPS, _UNROLL_OPS = 8, 160
+"""Innermost loops of at most this many trips, and ops once unrolled, are unrolled."""
+
+
+def _small_trip(lb: ir.Value, ub: ir.Value, step: ir.Value, block: Block) -> int | None:
+    """The trip count of an innermost loop with constant bounds small enough to
+    unroll (pooling windows, convolution taps), else None. LLVM's own unroller
+    is off (`optimize`), and such loops as loops cost a branch and an induction
+    update per element and keep the loop around them from vectorising."""
+    if not all(isinstance(v, ir.Constant) and isinstance(v.constant, int) for v in (lb, ub, step)):
+        return None
+    if step.constant <= 0:
+        return None
+    trip = max(0, -(-(ub.constant - lb.constant) // step.constant))
+    if trip > _UNROLL_TRIPS or trip * len(block.ops) > _UNROLL_OPS:
+        return None
+    if any(o.regions for top in block.ops for o in top.walk()):
+        return None
+    return trip
 
 
 @_handles("scf.if")

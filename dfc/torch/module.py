@@ -79,6 +79,7 @@ class CompiledModule(torch.nn.Module):
         if threads is not None:
             self._threads = threads
         self._graphs: dict[Any, tuple[CompiledGraph, list[Callable[[list], torch.Tensor]]]] = {}
+        self._quick: dict[Any, tuple[CompiledGraph, list[Callable[[list], torch.Tensor]]]] = {}
         if example_inputs is not None:
             self._graph_for(tuple(example_inputs), {})
 
@@ -88,22 +89,34 @@ class CompiledModule(torch.nn.Module):
     def load_state_dict(self, *args: Any, **kwargs: Any) -> Any:
         return self.module.load_state_dict(*args, **kwargs)
 
-    def _graph_for(self, args: tuple, kwargs: dict) -> tuple[CompiledGraph, list]:
+    def _graph_for(self, args: tuple, kwargs: dict) -> tuple[CompiledGraph, list, list]:
+        """The graph, its getters and the argument leaves for this call.
+        Positional tensors alone (the usual call) skip the pytree flattening."""
+        if not kwargs and all(type(a) is torch.Tensor for a in args):
+            quick = (len(args), tuple((a.shape, a.dtype) for a in args), self.module.training)
+            if (hit := self._quick.get(quick)) is not None:
+                return *hit, list(args)
+        else:
+            quick = None
         leaves, spec = pytree.tree_flatten((args, kwargs))
         key = (spec, tuple(_signature(x) for x in leaves), self.module.training)
         if key not in self._graphs:
             captured = capture(self.module, args, kwargs, root=self._name)
             self._graphs[key] = (CompiledGraph(captured, self._threads), self._getters(captured))
-        return self._graphs[key]
+        if quick is not None:
+            self._quick[quick] = self._graphs[key]
+        return *self._graphs[key], leaves
 
     def _getters(self, captured) -> list[Callable[[list], torch.Tensor]]:
         """Per function argument: how to fetch it from the module or the user's inputs."""
         getters = []
         for kind, target in captured.inputs:
-            if kind == InputKind.PARAMETER:
-                getters.append(lambda leaves, t=target: self.module.get_parameter(t))
-            elif kind == InputKind.BUFFER:
-                getters.append(lambda leaves, t=target: self.module.get_buffer(t))
+            if kind in (InputKind.PARAMETER, InputKind.BUFFER):
+                # the owner's table, looked up per call: a reassigned parameter is seen
+                path, _, name = target.rpartition(".")
+                owner = self.module.get_submodule(path)
+                table = owner._parameters if kind == InputKind.PARAMETER else owner._buffers
+                getters.append(lambda leaves, table=table, name=name: table[name])
             elif kind == InputKind.CONSTANT_TENSOR:
                 getters.append(lambda leaves, c=captured.constants[target]: c)
             elif kind == InputKind.USER_INPUT:
@@ -113,8 +126,7 @@ class CompiledModule(torch.nn.Module):
         return getters
 
     def forward(self, *args: Any, **kwargs: Any) -> Any:
-        graph, getters = self._graph_for(args, kwargs)
-        leaves = pytree.tree_leaves((args, kwargs))
+        graph, getters, leaves = self._graph_for(args, kwargs)
         outputs = graph.run(*(get(leaves) for get in getters))
         return pytree.tree_unflatten(list(outputs), graph.captured.out_spec)
 

@@ -25,6 +25,7 @@ import threading
 
 import numpy as np
 import torch
+from xdsl.ir import BlockArgument
 
 from dfc.compiler.engine import ExecutionEngine
 from dfc.compiler.parsing import parse_module
@@ -45,9 +46,14 @@ def to_torch(a: np.ndarray) -> torch.Tensor:
 
 
 class TrainingStep:
-    """The split forward/backward engine for one `wrt`."""
+    """The split forward/backward engine for one `wrt`.
 
-    def __init__(self, text: str, wrt: tuple[int, ...], threads: int | None):
+    A value the backward needs that is an argument of the forward (a weight,
+    the input) is not returned by `@forward_fwd`, which would copy it into a
+    new buffer each step: the caller passes the argument's own array on
+    (`saved_arguments`), as PyTorch saves the tensor itself."""
+
+    def __init__(self, text: str, wrt: tuple[int, ...], threads: int | None, n_outputs: int):
         module = parse_module(text, "<dfc.torch>")
         options = f"func=forward split=true wrt={','.join(map(str, wrt))}"
         PassManager.parse(f"autodiff{{{options}}}").run(module)
@@ -55,8 +61,31 @@ class TrainingStep:
         assert forward is not None
         module.body.block.erase_op(forward)
         self.info = split_info(module, "forward")
+        self.saved_arguments = _return_arguments_in_place(module, n_outputs)
+        """Per saved value: the forward's argument index it is, or None (returned)."""
         self.engine = ExecutionEngine(module, threads=threads)
         self.wrt = wrt
+
+    def saved(self, arguments: list[np.ndarray], returned: tuple) -> list:
+        """The backward's saved operands: `@forward_fwd`'s returned values,
+        with the forward's own arguments in their places."""
+        rest = iter(returned)
+        return [next(rest) if k is None else arguments[k] for k in self.saved_arguments]
+
+
+def _return_arguments_in_place(module, n_outputs: int) -> list[int | None]:
+    """Drop the saved values of `@forward_fwd` that are its arguments from its
+    results; per saved value, the argument index or None."""
+    fwd = function_named(module, "forward_fwd")
+    assert fwd is not None
+    ret = fwd.get_return_op()
+    assert ret is not None
+    block = fwd.body.block
+    saved = list(ret.operands[n_outputs:])
+    where = [v.index if isinstance(v, BlockArgument) and v.block is block else None for v in saved]
+    ret.operands = [*ret.operands[:n_outputs], *(v for v, k in zip(saved, where) if k is None)]
+    fwd.update_function_type()
+    return where
 
 
 class CompiledGraph:
@@ -84,7 +113,7 @@ class CompiledGraph:
     def step(self, wrt: tuple[int, ...]) -> TrainingStep:
         with self._lock:
             if wrt not in self._steps:
-                self._steps[wrt] = TrainingStep(self.text, wrt, self.threads)
+                self._steps[wrt] = TrainingStep(self.text, wrt, self.threads, self.n_outputs)
             return self._steps[wrt]
 
     def run(self, *tensors: torch.Tensor) -> tuple[torch.Tensor, ...]:
@@ -110,7 +139,11 @@ class DfcFunction(torch.autograd.Function):
         ctx.n_inputs = len(tensors)
         ctx.step = step = graph.step(wrt)
         everything = _tuple(step.engine.invoke("forward_fwd", *arrays))
-        outputs, ctx.saved = everything[: graph.n_outputs], everything[graph.n_outputs :]
+        outputs = everything[: graph.n_outputs]
+        ctx.saved = step.saved(arrays, everything[graph.n_outputs :])
+        # the saved arguments are the tensors' own memory: autograd's version check
+        # then refuses a backward after they were changed in place, as for eager
+        ctx.save_for_backward(*(tensors[k] for k in step.saved_arguments if k is not None))
         ctx.out_meta = [(np.shape(o), np.asarray(o).dtype) for o in outputs]
         results = tuple(to_torch(o) for o in outputs)
         ctx.mark_non_differentiable(*(r for r in results if not r.is_floating_point()))
@@ -120,6 +153,7 @@ class DfcFunction(torch.autograd.Function):
     @torch.autograd.function.once_differentiable
     def backward(ctx, *grads: torch.Tensor):
         step: TrainingStep = ctx.step
+        _ = ctx.saved_tensors  # raises if a saved argument was modified in place since the forward
         seeds = []
         for k in step.info.outputs:
             g = grads[k]

@@ -136,12 +136,16 @@ def _sqrt(b, op, grads, required):
 
 @register_backward("nn.relu")
 def _relu(b, op, grads, required):
-    """g where x > 0 or x is NaN (PyTorch's threshold_backward), else 0 (relu'(0) = 0)."""
+    """g where x > 0 or x is NaN (PyTorch's threshold_backward), else 0 (relu'(0) = 0).
 
-    def rule(s, g, x):
-        return s.select(s.gt_or_nan(x, s.const(0.0, x.type)), g, s.const(0.0, g.type))
+    Tested on the result y = relu(x), as PyTorch does: y > 0 or NaN exactly
+    when x is, and the backward then keeps y alive instead of x (one saved
+    tensor fewer when the forward keeps y anyway)."""
 
-    return [_pointwise(b, op, grads[0], op.input, rule)]
+    def rule(s, g, y):
+        return s.select(s.gt_or_nan(y, s.const(0.0, y.type)), g, s.const(0.0, g.type))
+
+    return [_pointwise(b, op, grads[0], op.result, rule)]
 
 
 @register_backward("nn.sigmoid")

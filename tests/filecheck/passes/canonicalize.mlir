@@ -173,7 +173,7 @@ func.func @box_fill_read_twice(%g: tensor<6x5xf32>) -> tensor<6x5xf32> {
 // A 0-d read of a 0-d fill map stays (the box-fill rewrite has no index to
 // guard; it asserted on this).
 // CHECK-LABEL: func.func @zero_d_fill_read
-// CHECK:         %[[F:.*]] = df.map () in () outs(%{{.*}} = %g : tensor<f32>) {
+// CHECK:         %[[F:.*]] = df.map () in () outs(%{{.*}} = %{{.*}} : tensor<f32>) {
 // CHECK:           df.read %[[F]][] : tensor<f32>
 func.func @zero_d_fill_read(%g: tensor<f32>, %v: f32) -> tensor<f32> {
   %empty = tensor.empty() : tensor<f32>
@@ -253,4 +253,51 @@ func.func @not_copies(%x: tensor<4x4xf32>, %b: i1) -> (tensor<4x4xf32>, tensor<4
     }
   } -> tensor<4x4xf32>
   func.return %t, %h, %g : tensor<4x4xf32>, tensor<4x4xf32>, tensor<4x4xf32>
+}
+
+// An output every iteration overwrites at an injective index, with as many
+// iterations as elements (a gradient's layout copy into a zeroed buffer), no
+// longer reads its initial value: it starts as tensor.empty and the zero
+// constant goes. The negatives keep their initial values: a write under a
+// branch, an index that repeats, too few iterations, an output also read.
+// CHECK-LABEL: func.func @overwritten_initial_values
+// CHECK-NOT:     arith.constant dense
+// CHECK:         %[[E:.*]] = tensor.empty() : tensor<12x2xf32>
+// CHECK:         df.map (%{{.*}}, %{{.*}}, %{{.*}}) in (3, 2, 4) outs(%{{.*}} = %[[E]] : tensor<12x2xf32>)
+func.func @overwritten_initial_values(%x: tensor<3x2x4xf32>) -> tensor<12x2xf32> {
+  %zero = arith.constant dense<0.0> : tensor<12x2xf32>
+  %r = df.map (%b, %c, %w) in (3, 2, 4) outs(%o = %zero : tensor<12x2xf32>) {
+    %v = df.read %x[%b, %c, %w] : tensor<3x2x4xf32>
+    %four = arith.constant 4 : index
+    %row = arith.muli %b, %four : index
+    %i = arith.addi %row, %w : index
+    df.write %v, %o[%i, %c] : tensor<12x2xf32>
+  } -> tensor<12x2xf32>
+  func.return %r : tensor<12x2xf32>
+}
+
+// CHECK-LABEL: func.func @kept_initial_values
+// CHECK-NOT:     tensor.empty
+// CHECK:         return
+func.func @kept_initial_values(%g: tensor<4xf32>, %x: tensor<4xf32>, %p: i1) -> (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) {
+  %branch = df.map (%i) in (4) outs(%o = %g : tensor<4xf32>) {
+    %v = df.read %x[%i] : tensor<4xf32>
+    scf.if %p {
+      df.write %v, %o[%i] : tensor<4xf32>
+    }
+  } -> tensor<4xf32>
+  %repeats = df.map (%i, %j) in (2, 2) outs(%o = %g : tensor<4xf32>) {
+    %v = df.read %x[%i] : tensor<4xf32>
+    %k = arith.addi %i, %j : index
+    df.write %v, %o[%k] : tensor<4xf32>
+  } -> tensor<4xf32>
+  %few = df.map (%i) in (3) outs(%o = %g : tensor<4xf32>) {
+    %v = df.read %x[%i] : tensor<4xf32>
+    df.write %v, %o[%i] : tensor<4xf32>
+  } -> tensor<4xf32>
+  %read = df.map (%i) in (4) outs(%o = %g : tensor<4xf32>) {
+    %v = df.read %o[%i] : tensor<4xf32>
+    df.write %v, %o[%i] : tensor<4xf32>
+  } -> tensor<4xf32>
+  func.return %branch, %repeats, %few, %read : tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>
 }
