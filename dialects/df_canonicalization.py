@@ -10,8 +10,9 @@ overwrites element for element starts as `tensor.empty`, and a
 wcr write into an output that starts as the reduction's identity becomes a plain
 write when its index is provably injective (each element reduces one value: the
 gradient writes autodiff emits). Reads of splat constants become scalar constants,
-and the one read of a map that fills a box with one value becomes a guarded
-read of the map's initial tensor.
+the one read of a map that fills a box with one value becomes a guarded
+read of the map's initial tensor, and a product map's read of a transposed
+copy reads the copy's source.
 """
 
 from __future__ import annotations
@@ -386,6 +387,62 @@ class ReadOfSplat(RewritePattern):
         rewriter.replace(op, arith.ConstantOp(element, op.res.type))
 
 
+class ReadOfTransposeInProduct(RewritePattern):
+    """A read, in a product map (two reads multiplied into the output with
+    wcr(add)), of a tensor that a map copies from X with permuted indices (a
+    transpose) reads X itself: the product is then a GEMM with a transposed
+    operand (`contraction-to-blas`) and the copy, a strided pass over memory
+    (4 MB per weight gradient in a transformer block), goes once nothing else
+    reads it. Reads of rank 2, or of rank 3 whose first (batch) index stays
+    first, so that the product still matches a GEMM."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: df.ReadOp, rewriter: PatternRewriter) -> None:
+        consumer = op.parent_op()
+        if not isinstance(consumer, df.MapOp) or consumer.is_buffer_form or not _is_product(consumer):
+            return
+        producer = op.source.owner
+        if not isinstance(producer, df.MapOp) or (copied := _permuted_copy(producer, op.source)) is None:
+            return
+        source, order = copied
+        if not (len(order) == 2 or (len(order) == 3 and order[0] == 0)):
+            return
+        indices = list(op.indices)
+        rewriter.replace(op, df.ReadOp(source, [indices[k] for k in order]))
+
+
+def _is_product(m: df.MapOp) -> bool:
+    """Two reads whose product (a tasklet or a mulf) is added into the one output."""
+    ops = list(m.body.block.ops)
+    if len(ops) != 4 or len(m.outs) != 1:
+        return False
+    x, y, mul, w = ops
+    return (isinstance(x, df.ReadOp) and isinstance(y, df.ReadOp) and isinstance(mul, df.TaskletOp | arith.MulfOp)
+            and isinstance(w, df.WriteOp) and w.wcr_kind == "add" and w.value is mul.results[0]
+            and set(mul.operands) == {x.res, y.res})
+
+
+def _permuted_copy(m: df.MapOp, result: SSAValue) -> tuple[SSAValue, list[int]] | None:
+    """(X, order) when `result` is the one output of `m`, which writes every
+    element at its own variables the element of X read at those variables
+    permuted: result[a] = X[a[order[0]], a[order[1]], ...]."""
+    if m.is_buffer_form or len(m.outs) != 1 or result is not m.res[0]:
+        return None
+    ops = list(m.body.block.ops)
+    if len(ops) != 2 or not isinstance(read := ops[0], df.ReadOp) or not isinstance(write := ops[1], df.WriteOp):
+        return None
+    ivs = list(m.ivs)
+    shape = result.type.get_shape()  # type: ignore[union-attr]
+    if write.dest is not m.out_args[0] or write.wcr_kind is not None or write.value is not read.res:
+        return None
+    if list(write.indices) != ivs or list(m.static_extents) != list(shape) or defined_inside(read.source, m):
+        return None
+    indices = list(read.indices)
+    if len(indices) != len(ivs) or any(i not in ivs for i in indices) or len(set(indices)) != len(ivs):
+        return None
+    return read.source, [ivs.index(i) for i in indices]
+
+
 TASKLET_PATTERNS = (
     SinkConstantOperands(),
     DropDuplicateAndUnusedOperands(),
@@ -396,4 +453,4 @@ MAP_PATTERNS = (
     EmptyIterationSpace(), UntouchedOutputs(), CopyOutputs(), InjectiveReductionToWrite(), OverwrittenInitialValues(),
     DropUnusedOutputs(),
 )
-READ_PATTERNS = (ReadOfSplat(), ReadOfBoxFill())
+READ_PATTERNS = (ReadOfSplat(), ReadOfBoxFill(), ReadOfTransposeInProduct())

@@ -301,3 +301,57 @@ func.func @kept_initial_values(%g: tensor<4xf32>, %x: tensor<4xf32>, %p: i1) -> 
   } -> tensor<4xf32>
   func.return %branch, %repeats, %few, %read : tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>
 }
+
+// A product map's read of a transposed copy reads the copy's source with the
+// indices swapped, and the copy goes (contraction-to-blas then sees a GEMM
+// with a transposed operand). Not in a map that is not a product, and not a
+// batched read whose batch index would move.
+// CHECK-LABEL: func.func @transpose_into_product
+// CHECK-NOT:     df.map (%{{.*}}, %{{.*}}) in (3, 4)
+// CHECK:         df.map (%[[I:.*]], %[[J:.*]], %[[K:.*]]) in (3, 2, 4)
+// CHECK-NEXT:      df.read %a[%[[K]], %[[I]]] : tensor<4x3xf32>
+func.func @transpose_into_product(%a: tensor<4x3xf32>, %b: tensor<4x2xf32>) -> tensor<3x2xf32> {
+  %e = tensor.empty() : tensor<3x4xf32>
+  %t = df.map (%i, %k) in (3, 4) outs(%o = %e : tensor<3x4xf32>) {
+    %v = df.read %a[%k, %i] : tensor<4x3xf32>
+    df.write %v, %o[%i, %k] : tensor<3x4xf32>
+  } -> tensor<3x4xf32>
+  %z = arith.constant dense<0.0> : tensor<3x2xf32>
+  %r = df.map (%i, %j, %k) in (3, 2, 4) outs(%o = %z : tensor<3x2xf32>) {
+    %x = df.read %t[%i, %k] : tensor<3x4xf32>
+    %y = df.read %b[%k, %j] : tensor<4x2xf32>
+    %p = arith.mulf %x, %y : f32
+    df.write %p, %o[%i, %j] wcr(add) : tensor<3x2xf32>
+  } -> tensor<3x2xf32>
+  func.return %r : tensor<3x2xf32>
+}
+
+// CHECK-LABEL: func.func @transpose_kept
+// CHECK:         df.read %t[
+// CHECK:         df.read %bt[
+// CHECK:         df.read %bt[
+func.func @transpose_kept(%a: tensor<4x3xf32>, %c: tensor<2x4x3xf32>) -> (tensor<3x4xf32>, tensor<4x2x3xf32>) {
+  %e = tensor.empty() : tensor<3x4xf32>
+  %t = df.map (%i, %k) in (3, 4) outs(%o = %e : tensor<3x4xf32>) {
+    %v = df.read %a[%k, %i] : tensor<4x3xf32>
+    df.write %v, %o[%i, %k] : tensor<3x4xf32>
+  } -> tensor<3x4xf32>
+  %r = df.map (%i, %k) in (3, 4) outs(%o = %e : tensor<3x4xf32>) {
+    %x = df.read %t[%i, %k] : tensor<3x4xf32>
+    %s = arith.addf %x, %x : f32
+    df.write %s, %o[%i, %k] : tensor<3x4xf32>
+  } -> tensor<3x4xf32>
+  %e3 = tensor.empty() : tensor<4x2x3xf32>
+  %bt = df.map (%k, %b, %i) in (4, 2, 3) outs(%o = %e3 : tensor<4x2x3xf32>) {
+    %v = df.read %c[%b, %k, %i] : tensor<2x4x3xf32>
+    df.write %v, %o[%k, %b, %i] : tensor<4x2x3xf32>
+  } -> tensor<4x2x3xf32>
+  %z = arith.constant dense<0.0> : tensor<4x2x3xf32>
+  %q = df.map (%b, %i, %j, %k) in (4, 2, 3, 3) outs(%o = %z : tensor<4x2x3xf32>) {
+    %x = df.read %bt[%b, %i, %k] : tensor<4x2x3xf32>
+    %y = df.read %bt[%b, %i, %j] : tensor<4x2x3xf32>
+    %p = arith.mulf %x, %y : f32
+    df.write %p, %o[%b, %i, %j] wcr(add) : tensor<4x2x3xf32>
+  } -> tensor<4x2x3xf32>
+  func.return %r, %q : tensor<3x4xf32>, tensor<4x2x3xf32>
+}
