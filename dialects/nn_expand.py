@@ -28,7 +28,7 @@ from dfc.dialects.df_builders import (
     write,
 )
 from dfc.dialects.nn_expand_elementwise import ELEMENTWISE_EXPANSIONS, integer_binary
-from dfc.dialects.nn_expand_shape import SHAPE_EXPANSIONS
+from dfc.dialects.nn_expand_shape import SHAPE_EXPANSIONS, affine, row_major_strides
 from dfc.dialects.nn_expand_contract import CONTRACT_EXPANSIONS
 from dfc.dialects.nn_expand_window import WINDOW_EXPANSIONS
 from dfc.dialects.nn_expand_indexing import INDEXING_EXPANSIONS
@@ -157,28 +157,59 @@ def _transpose(b: Builder, op: Operation) -> SSAValue:
     return _permuted(b, op.input, _type(op.result), index_of)
 
 
-def _strides(shape: Sequence[int]) -> list[int]:
-    strides, acc = [], 1
-    for d in reversed(shape):
-        strides.append(acc)
-        acc *= d
-    return strides[::-1]
+def reshape_groups(in_shape: Sequence[int], out_shape: Sequence[int]) -> list[tuple[list[int], list[int]]]:
+    """Consecutive groups of input and output dimensions with equal element
+    counts, in order (the reassociation of MLIR's collapse/expand_shape):
+    [8, 128, 1024] -> [1024, 1024] is [8, 128] -> [1024] and [1024] -> [1024].
+    One group of everything when no finer split exists."""
+    whole = [(list(range(len(in_shape))), list(range(len(out_shape))))]
+    groups: list[tuple[list[int], list[int]]] = []
+    i = j = 0
+    while i < len(in_shape) and j < len(out_shape):
+        gi, gj, pi, pj = [i], [j], in_shape[i], out_shape[j]
+        i, j = i + 1, j + 1
+        while pi != pj:
+            if pi < pj and i < len(in_shape):
+                gi.append(i)
+                pi, i = pi * in_shape[i], i + 1
+            elif pj < pi and j < len(out_shape):
+                gj.append(j)
+                pj, j = pj * out_shape[j], j + 1
+            else:
+                return whole
+        groups.append((gi, gj))
+    if not groups:
+        return whole
+    groups[-1][0].extend(range(i, len(in_shape)))
+    groups[-1][1].extend(range(j, len(out_shape)))
+    return groups
 
 
 def _reshape(b: Builder, op: Operation) -> SSAValue:
+    """Each group of dimensions (`reshape_groups`) on its own: the output
+    variables of a group are linearised, then split into the group's input
+    dimensions, so an expanded dimension is affine in its variables and only a
+    collapsed one divides (the innermost index of [8, 128, 1024] read as
+    [1024, 1024] is the inner variable itself, and stays vectorisable)."""
     assert isinstance(op, nn.ReshapeOp)
     in_shape, out_type = _type(op.input).get_shape(), _type(op.result)
+    out_shape = out_type.get_shape()
+    groups = reshape_groups(in_shape, out_shape)
 
     def index_of(mb: Builder, ivs: Sequence[SSAValue]) -> list[SSAValue]:
-        linear: SSAValue | None = None
-        for iv, stride in zip(ivs, _strides(out_type.get_shape())):
-            term = iv if stride == 1 else mb.insert(arith.MuliOp(iv, index_const(mb, stride))).result
-            linear = term if linear is None else mb.insert(arith.AddiOp(linear, term)).result
-        linear = linear or index_const(mb, 0)
-        idx = []
-        for d, stride in zip(in_shape, _strides(in_shape)):
-            q = linear if stride == 1 else mb.insert(arith.DivUIOp(linear, index_const(mb, stride))).result
-            idx.append(mb.insert(arith.RemUIOp(q, index_const(mb, d))).result if d > 1 else index_const(mb, 0))
+        idx: list[SSAValue] = [index_const(mb, 0)] * len(in_shape)
+        for gi, gj in groups:
+            linear: SSAValue | None = None
+            for j, stride in zip(gj, row_major_strides([out_shape[j] for j in gj])):
+                if out_shape[j] != 1:
+                    linear = affine(mb, ivs[j], stride, 0) if linear is None else affine(mb, ivs[j], stride, linear)
+            outermost = True
+            for d, stride in zip(gi, row_major_strides([in_shape[d] for d in gi])):
+                if in_shape[d] == 1 or linear is None:
+                    continue
+                q = linear if stride == 1 else mb.insert(arith.DivUIOp(linear, index_const(mb, stride))).result
+                idx[d] = q if outermost else mb.insert(arith.RemUIOp(q, index_const(mb, in_shape[d]))).result
+                outermost = False
         return idx
 
     return _permuted(b, op.input, out_type, index_of)

@@ -98,11 +98,33 @@ def test_transpose():
     np.testing.assert_array_equal(got, np.transpose(x, (2, 0, 1)))
 
 
-@pytest.mark.parametrize("out", [[4, 6], [24], [2, 1, 12]])
-def test_reshape(out):
-    x = rand(2, 3, 4)
-    got = run_op("nn.reshape", [x], [_t([2, 3, 4])], _t(out))
+@pytest.mark.parametrize("shape,out", [
+    ([2, 3, 4], [4, 6]), ([2, 3, 4], [24]), ([2, 3, 4], [2, 1, 12]), ([2, 3, 4], [6, 4]), ([6, 4], [2, 3, 4]),
+    ([6, 4], [4, 6]), ([1, 8, 1], [8]), ([8], [2, 1, 4, 1]), ([4, 6, 1], [2, 12]), ([2, 6, 4], [4, 3, 4]),
+    ([3, 0], [0, 5]), ([1, 1], []), ([], [1, 1]),
+])
+def test_reshape(shape, out):
+    """Every grouping of dimensions (collapsed, expanded, mixed, none, size 1 and 0)."""
+    x = rand(*shape)
+    got = run_op("nn.reshape", [x], [_t(shape)], _t(out))
     np.testing.assert_array_equal(got, x.reshape(out))
+
+
+def test_reshape_groups_keep_the_inner_index_direct():
+    """[8, 128, 1024] read as [1024, 1024]: the inner index is the inner
+    variable itself (no division), the outer one splits by 128."""
+    from dfc.dialects.nn_expand import reshape_groups
+
+    assert reshape_groups([8, 128, 1024], [1024, 1024]) == [([0, 1], [0]), ([2], [1])]
+    assert reshape_groups([6, 4], [4, 6]) == [([0, 1], [0, 1])]
+    assert reshape_groups([2, 1, 12], [2, 12, 1]) == [([0], [0]), ([1, 2], [1, 2])]
+    module = parse_module(f"""func.func @f(%a: {_t([8, 128, 1024])}) -> {_t([1024, 1024])} {{
+  %r = nn.reshape %a : ({_t([8, 128, 1024])}) -> {_t([1024, 1024])}
+  func.return %r : {_t([1024, 1024])}
+}}""")
+    PassManager.parse("expand-library,canonicalize,cse").run(module)
+    text = str(module)
+    assert text.count("arith.divui") == 1 and text.count("arith.remui") == 1
 
 
 @pytest.mark.parametrize("axis", [0, 1, -1])
