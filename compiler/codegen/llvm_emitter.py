@@ -1556,12 +1556,7 @@ def _gemm_depth_body(m: _ModuleEmitter, op: Operation, elem: ir.Type, ctx_ty: ir
                      chunks: int) -> ir.Function:
     """The parallel loop's `void body(ptr ctx, i64 lo, i64 hi)` of
     `_gemm_by_depth_or`: chunks [lo, hi) of the depth."""
-    routine = "sgemm" if isinstance(elem, ir.FloatType) else "dgemm"
-    gemm = m.declare(
-        blas_runtime.symbol(routine),
-        _VOID,
-        [_I32, _I32, _I32, _I64, _I64, _I64, elem, _PTR, _I64, _PTR, _I64, elem, _PTR, _I64],
-    )
+    gemm = _cblas_gemm(m, elem)
     fn = ir.Function(m.ir, BODY_TYPE, m.fresh_name("gemm.depth"))
     fn.linkage = "internal"
     fn.attributes.add("nounwind")
@@ -1575,27 +1570,20 @@ def _gemm_depth_body(m: _ModuleEmitter, op: Operation, elem: ir.Type, ctx_ty: ir
     trans = [ir.Constant(_I32, _CBLAS_TRANS if t else _CBLAS_NO_TRANS) for t in (trans_a, trans_b)]
     n_chunks, zero, one = ir.Constant(_I64, chunks), ir.Constant(_I64, 0), ir.Constant(_I64, 1)
     beta = ir.Constant(elem, op.properties["beta"].value.data)
-    entry = bld.block
-    head, step, done = (fn.append_basic_block(x) for x in ("chunk", "chunk.gemm", "done"))
-    bld.branch(head)
-    bld.position_at_end(head)
-    j = bld.phi(_I64)
-    j.add_incoming(lo, entry)
-    bld.cbranch(bld.icmp_signed("<", j, hi), step, done)
-    bld.position_at_end(step)
-    k_lo = bld.udiv(bld.mul(j, k), n_chunks)
-    depth = bld.sub(bld.udiv(bld.mul(bld.add(j, one), k), n_chunks), k_lo)
-    a_ptr = bld.gep(pa, [bld.mul(k_lo, lda) if trans_a else k_lo], inbounds=True, source_etype=elem)
-    b_ptr = bld.gep(pb, [k_lo if trans_b else bld.mul(k_lo, ldb)], inbounds=True, source_etype=elem)
-    first = bld.icmp_signed("==", j, zero)
-    part = bld.gep(scratch, [bld.mul(bld.sub(j, one), bld.mul(rows, cols))], inbounds=False, source_etype=elem)
-    dest = bld.select(first, pc, part)
-    ld = bld.select(first, ldc, cols)
-    bld.call(gemm, [ir.Constant(_I32, _CBLAS_ROW_MAJOR), *trans, rows, cols, depth, ir.Constant(elem, 1.0),
-                    a_ptr, lda, b_ptr, ldb, bld.select(first, beta, ir.Constant(elem, 0.0)), dest, ld])
-    j.add_incoming(bld.add(j, one), step)
-    bld.branch(head)
-    bld.position_at_end(done)
+
+    def chunk(j: ir.Value) -> None:
+        k_lo = bld.udiv(bld.mul(j, k), n_chunks)
+        depth = bld.sub(bld.udiv(bld.mul(bld.add(j, one), k), n_chunks), k_lo)
+        a_ptr = bld.gep(pa, [bld.mul(k_lo, lda) if trans_a else k_lo], inbounds=True, source_etype=elem)
+        b_ptr = bld.gep(pb, [k_lo if trans_b else bld.mul(k_lo, ldb)], inbounds=True, source_etype=elem)
+        first = bld.icmp_signed("==", j, zero)
+        part = bld.gep(scratch, [bld.mul(bld.sub(j, one), bld.mul(rows, cols))], inbounds=False, source_etype=elem)
+        dest = bld.select(first, pc, part)
+        ld = bld.select(first, ldc, cols)
+        bld.call(gemm, [ir.Constant(_I32, _CBLAS_ROW_MAJOR), *trans, rows, cols, depth, ir.Constant(elem, 1.0),
+                        a_ptr, lda, b_ptr, ldb, bld.select(first, beta, ir.Constant(elem, 0.0)), dest, ld])
+
+    _each(fn, bld, lo, hi, "chunk", chunk)
     bld.ret_void()
     return fn
 
@@ -1605,12 +1593,7 @@ def _gemm_range(m: _ModuleEmitter, op: Operation, elem: ir.Type) -> ir.Function:
     i64 axis, i64 lo, i64 hi)`: the CBLAS calls of `op` for batch entries
     [lo, hi) (axis 2), or for rows (0) or columns (1) [lo, hi) of C in every
     batch entry."""
-    routine = "sgemm" if isinstance(elem, ir.FloatType) else "dgemm"
-    gemm = m.declare(
-        blas_runtime.symbol(routine),
-        _VOID,
-        [_I32, _I32, _I32, _I64, _I64, _I64, elem, _PTR, _I64, _PTR, _I64, elem, _PTR, _I64],
-    )
+    gemm = _cblas_gemm(m, elem)
     fn = ir.Function(m.ir, ir.FunctionType(_VOID, [_PTR] * 3 + [_I64] * 13), m.fresh_name("gemm.range"))
     fn.linkage = "internal"
     fn.attributes.add("nounwind")
@@ -1633,25 +1616,40 @@ def _gemm_range(m: _ModuleEmitter, op: Operation, elem: ir.Type) -> ir.Function:
     c_off = bld.add(bld.mul(r0, lds[2]), c0)
     beta = ir.Constant(elem, op.properties["beta"].value.data)
     trans = [ir.Constant(_I32, _CBLAS_TRANS if t else _CBLAS_NO_TRANS) for t in (trans_a, trans_b)]
-    head = fn.append_basic_block("batch")
-    step = fn.append_basic_block("batch.entry")
-    done = fn.append_basic_block("done")
+
+    def entry(t: ir.Value) -> None:
+        ptrs = [bld.gep(x, [bld.add(bld.mul(t, s), off)], inbounds=True, source_etype=elem)
+                for x, s, off in ((pa, sa, a_off), (pb, sb, b_off), (pc, sc, c_off))]
+        bld.call(gemm, [ir.Constant(_I32, _CBLAS_ROW_MAJOR), *trans, m_block, n_block, k, ir.Constant(elem, 1.0),
+                        ptrs[0], lds[0], ptrs[1], lds[1], beta, ptrs[2], lds[2]])
+
+    _each(fn, bld, t_lo, t_hi, "batch", entry)
+    bld.ret_void()
+    return fn
+
+
+def _cblas_gemm(m: _ModuleEmitter, elem: ir.Type) -> ir.Function:
+    """The declaration of CBLAS's sgemm or dgemm (by `elem`) in the OpenBLAS build."""
+    routine = "sgemm" if isinstance(elem, ir.FloatType) else "dgemm"
+    return m.declare(blas_runtime.symbol(routine), _VOID,
+                     [_I32, _I32, _I32, _I64, _I64, _I64, elem, _PTR, _I64, _PTR, _I64, elem, _PTR, _I64])
+
+
+def _each(fn: ir.Function, bld: ir.IRBuilder, lo: ir.Value, hi: ir.Value, name: str,
+          body: Callable[[ir.Value], None]) -> None:
+    """`for (t = lo; t < hi; t++) body(t)` at the end of `bld`'s block in `fn`."""
+    head, step, done = (fn.append_basic_block(x) for x in (name, f"{name}.entry", f"{name}.done"))
     entry = bld.block
     bld.branch(head)
     bld.position_at_end(head)
     t = bld.phi(_I64)
-    t.add_incoming(t_lo, entry)
-    bld.cbranch(bld.icmp_signed("<", t, t_hi), step, done)
+    t.add_incoming(lo, entry)
+    bld.cbranch(bld.icmp_signed("<", t, hi), step, done)
     bld.position_at_end(step)
-    ptrs = [bld.gep(x, [bld.add(bld.mul(t, s), off)], inbounds=True, source_etype=elem)
-            for x, s, off in ((pa, sa, a_off), (pb, sb, b_off), (pc, sc, c_off))]
-    bld.call(gemm, [ir.Constant(_I32, _CBLAS_ROW_MAJOR), *trans, m_block, n_block, k, ir.Constant(elem, 1.0),
-                    ptrs[0], lds[0], ptrs[1], lds[1], beta, ptrs[2], lds[2]])
-    t.add_incoming(bld.add(t, one), step)
+    body(t)
+    t.add_incoming(bld.add(t, ir.Constant(_I64, 1)), bld.block)
     bld.branch(head)
     bld.position_at_end(done)
-    bld.ret_void()
-    return fn
 
 
 def _gemm_body(m: _ModuleEmitter, ranged: ir.Function, ctx_ty: ir.LiteralStructType) -> ir.Function:
