@@ -54,8 +54,8 @@ def step_fn(net, params, x, y):
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true")
-    parser.add_argument("--repeats", type=int, default=5)
-    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--repeats", type=int, default=20)
+    parser.add_argument("--rounds", type=int, default=6)
     parser.add_argument("--threads", type=int, default=None, help="threads of torch (default: all)")
     parser.add_argument("--dfc-threads", type=int, default=None, help="threads of dfc's kernels")
     args = parser.parse_args()

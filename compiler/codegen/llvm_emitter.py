@@ -1706,24 +1706,47 @@ def _for(e: _FnEmitter, op: Operation) -> None:
 
 
 _UNROLL_TRIPS, _UNROLL_OPS = 8, 160
-"""Innermost loops of at most this many trips, and ops once unrolled, are unrolled."""
+"""Loops of at most this many trips, and ops once unrolled, are unrolled."""
 
 
 def _small_trip(lb: ir.Value, ub: ir.Value, step: ir.Value, block: Block) -> int | None:
-    """The trip count of an innermost loop with constant bounds small enough to
-    unroll (pooling windows, convolution taps), else None. LLVM's own unroller
-    is off (`optimize`), and such loops as loops cost a branch and an induction
-    update per element and keep the loop around them from vectorising."""
+    """The trip count of a loop with constant bounds small enough to unroll,
+    with every loop inside it (pooling windows, convolution taps), else None.
+    LLVM's own unroller is off (`optimize`), and such loops as loops cost a
+    branch and an induction update per element and keep the loop around them
+    from vectorising."""
     if not all(isinstance(v, ir.Constant) and isinstance(v.constant, int) for v in (lb, ub, step)):
         return None
-    if step.constant <= 0:
-        return None
-    trip = max(0, -(-(ub.constant - lb.constant) // step.constant))
-    if trip > _UNROLL_TRIPS or trip * len(block.ops) > _UNROLL_OPS:
-        return None
-    if any(o.regions for top in block.ops for o in top.walk()):
+    trip = _trip(lb.constant, ub.constant, step.constant)
+    size = _unrolled_size(block)
+    if trip is None or size is None or trip * size > _UNROLL_OPS:
         return None
     return trip
+
+
+def _trip(lb: int | None, ub: int | None, step: int | None) -> int | None:
+    if lb is None or ub is None or step is None or step <= 0:
+        return None
+    trip = max(0, -(-(ub - lb) // step))
+    return trip if trip <= _UNROLL_TRIPS else None
+
+
+def _unrolled_size(block: Block) -> int | None:
+    """How many ops `block` emits with every loop in it unrolled; None if it
+    holds another region, or a loop that is not small and constant."""
+    size = 0
+    for op in block.ops:
+        if op.name == "scf.for":
+            trip = _trip(*(_int_const(v) for v in op.operands[:3]))
+            inner = _unrolled_size(op.regions[0].block)
+            if trip is None or inner is None:
+                return None
+            size += trip * inner
+        elif op.regions:
+            return None
+        else:
+            size += 1
+    return size
 
 
 @_handles("scf.if")
