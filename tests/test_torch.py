@@ -344,10 +344,13 @@ def test_aten_op_coverage():
         torch.testing.assert_close(a, b, **TOL)
 
 
-def test_the_documented_example_trains():
-    """docs/torch.md's first example, run as written (with x and y supplied)."""
-    doc = (Path(__file__).parent.parent / "docs" / "torch.md").read_text()
-    code = doc.split("```python\n", 1)[1].split("```", 1)[0]
+@pytest.mark.parametrize("doc", ["docs/torch.md", "README.md"])
+def test_the_documented_example_trains(doc):
+    """The PyTorch example (docs/torch.md's first, the README's under
+    "Training PyTorch models"), run as written (with x and y supplied)."""
+    text = (Path(__file__).parent.parent / doc).read_text()
+    text = text.split("## Training PyTorch models", 1)[-1]
+    code = text.split("```python\n", 1)[1].split("```", 1)[0]
     scope = {"x": torch.randn(16, 784), "y": torch.randint(0, 10, (16,))}
     exec(code, scope)
     assert all(p.grad is not None for p in scope["model"].parameters())
