@@ -2,7 +2,7 @@
 
     python -m benchmarks [--quick]
 
-In order: the machine (copy bandwidth, cores), contractions (matmul 1024^3
+In order: the machine (copy bandwidth, cores, OpenBLAS's kernel set), contractions (matmul 1024^3
 f32/f64, the MLP's skinny products, the MLP value and gradient, convolutions),
 gradient cost (mlp, softmax_loss 4096^2, jacobi-2d 512^2 x 200), softmax_loss
 against its memory-traffic floor and a hand-written C version, memory-bound
@@ -21,6 +21,7 @@ import sys
 import time
 
 from benchmarks.common import copy_bandwidth
+from dfc.compiler.codegen import blas_runtime
 
 SECTIONS = ("contractions", "autodiff_cost", "roofline", "cpu_kernels", "compile_time", "call_overhead", "thread_runtime",
             "frontend", "torch_training")
@@ -31,7 +32,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__.strip().splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="small sizes and fewer repeats (a smoke test)")
     quick = parser.parse_args().quick
-    print(f"machine: {os.cpu_count()} cores, copy bandwidth {copy_bandwidth():.1f} GB/s", flush=True)
+    print(f"machine: {os.cpu_count()} cores, copy bandwidth {copy_bandwidth():.1f} GB/s, "
+          f"OpenBLAS kernels {blas_runtime.kernels()}", flush=True)
+    if blas_runtime.avx512_left_unused():
+        print("note: OpenBLAS left this CPU's AVX-512 unused; OPENBLAS_CORETYPE=SKYLAKEX makes products faster",
+              flush=True)
     for name in SECTIONS:
         module = importlib.import_module(f"benchmarks.{name}")
         print(f"\n== {name}: {module.__doc__.strip().splitlines()[0]}", flush=True)

@@ -3,6 +3,8 @@ computes what the interpreter does with and without the rewrite."""
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import pytest
 
@@ -250,3 +252,19 @@ def test_convolution_and_its_gradient_are_gemms(groups, layout):
     np.testing.assert_allclose(value, loss.item(), rtol=1e-12)
     np.testing.assert_allclose(gx, dx.numpy().transpose(to_layout), rtol=1e-10, atol=1e-12)
     np.testing.assert_allclose(gk, dk.numpy(), rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/cpuinfo"), reason="reads Linux's CPU flags")
+def test_kernel_set_is_reported():
+    """The kernel set OpenBLAS picked, and whether it leaves AVX-512 unused:
+    with `OPENBLAS_CORETYPE=Haswell` it does exactly when the CPU has AVX-512."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    code = ("from dfc.compiler.codegen import blas_runtime as b; "
+            "print(b.kernels(), b.avx512_left_unused())")
+    env = dict(os.environ, OPENBLAS_CORETYPE="Haswell")
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True).stdout.split()
+    flags = next((line.split() for line in Path("/proc/cpuinfo").read_text().splitlines() if line.startswith("flags")), [])
+    assert out == ["Haswell", str({"avx512f", "avx512cd", "avx512bw", "avx512dq", "avx512vl"} <= set(flags))]
