@@ -1711,7 +1711,8 @@ _UNROLL_TRIPS, _UNROLL_OPS = 8, 160
 
 def _small_trip(lb: ir.Value, ub: ir.Value, step: ir.Value, block: Block) -> int | None:
     """The trip count of a loop with constant bounds small enough to unroll,
-    with every loop inside it (pooling windows, convolution taps), else None.
+    with every loop inside it when one of them carries a value (a pooling
+    window's running maximum), else None.
     LLVM's own unroller is off (`optimize`), and such loops as loops cost a
     branch and an induction update per element and keep the loop around them
     from vectorising."""
@@ -1721,6 +1722,10 @@ def _small_trip(lb: ir.Value, ub: ir.Value, step: ir.Value, block: Block) -> int
     size = _unrolled_size(block)
     if trip is None or size is None or trip * size > _UNROLL_OPS:
         return None
+    if any(o.regions for o in block.ops) and not any(
+        o.name == "scf.for" and len(o.regions[0].block.args) > 1 for top in block.ops for o in top.walk()
+    ):
+        return None  # a nest of copies (im2col's taps): the loop left around it vectorised with gathers, 2x slower
     return trip
 
 
