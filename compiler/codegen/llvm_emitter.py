@@ -117,7 +117,7 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Block, BlockArgument, Operation, SSAValue
 
-from dfc.compiler.codegen import blas_runtime
+from dfc.compiler.codegen import blas_runtime, perf_map
 from dfc.compiler.codegen.object_cache import CachedObject
 from dfc.compiler.codegen.runtime import BODY_TYPE, declare_runtime, install, opaque
 from dfc.compiler.codegen.target import host_target_machine
@@ -2091,6 +2091,8 @@ class JitModule:
         self._engine = llvm.create_mcjit_compiler(empty, tm)
         self._engine.add_object_file(llvm.ObjectFileRef.from_data(entry.obj))
         self._engine.finalize_object()
+        if perf_map.enabled():
+            perf_map.write(entry.obj, self._engine.get_function_address)
         failures = self._engine.get_global_value_address(BOUNDS_FAILURES) if BOUNDS_FAILURES in entry.llvm_ir else 0
         self.bounds_failures = ctypes.c_int64.from_address(failures) if failures else None
         """The module's failed-bounds-check counter (None: it checks no bounds)."""
