@@ -12,6 +12,8 @@ in place; such a map has no results, and reads/writes then touch memory.
 from __future__ import annotations
 
 from collections.abc import Sequence
+
+from xdsl.dialects import arith
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
     AnyFloat,
@@ -354,6 +356,35 @@ def enclosing_maps(op: Operation) -> list[MapOp]:
             maps.append(parent)
         parent = parent.parent_op()
     return maps
+
+
+def product_parts(m: MapOp) -> tuple[ReadOp, ReadOp, WriteOp] | None:
+    """The two reads and the write of a map whose body is exactly `x * y`
+    added into its one output: two `df.read`s, their product (an
+    `arith.mulf`, or a tasklet whose one op it is) and a `df.write` with
+    wcr(add). None for any other body."""
+    ops = list(m.body.block.ops)
+    if len(ops) != 4 or len(m.outs) != 1:
+        return None
+    x, y, mul, w = ops
+    if not (isinstance(x, ReadOp) and isinstance(y, ReadOp) and isinstance(w, WriteOp)):
+        return None
+    if w.dest is not m.out_args[0] or w.wcr_kind != "add" or w.value is not mul.results[0]:
+        return None
+    if isinstance(mul, TaskletOp):
+        inner = list(mul.body.block.ops)
+        if len(inner) != 2 or not isinstance(inner[0], arith.MulfOp) or tuple(inner[1].operands) != (inner[0].result,):
+            return None
+        if {inner[0].lhs, inner[0].rhs} != set(mul.body.block.args) or len(mul.body.block.args) != 2:
+            return None
+        factors = set(mul.inputs)
+    elif isinstance(mul, arith.MulfOp):
+        factors = {mul.lhs, mul.rhs}
+    else:
+        return None
+    if factors != {x.res, y.res} or x.res is y.res:
+        return None
+    return x, y, w
 
 
 def _verify_indices(indices: Sequence[SSAValue], tensor: Attribute) -> None:

@@ -399,7 +399,7 @@ class ReadOfTransposeInProduct(RewritePattern):
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: df.ReadOp, rewriter: PatternRewriter) -> None:
         consumer = op.parent_op()
-        if not isinstance(consumer, df.MapOp) or consumer.is_buffer_form or not _is_product(consumer):
+        if not isinstance(consumer, df.MapOp) or consumer.is_buffer_form or df.product_parts(consumer) is None:
             return
         producer = op.source.owner
         if not isinstance(producer, df.MapOp) or (copied := _permuted_copy(producer, op.source)) is None:
@@ -409,17 +409,6 @@ class ReadOfTransposeInProduct(RewritePattern):
             return
         indices = list(op.indices)
         rewriter.replace(op, df.ReadOp(source, [indices[k] for k in order]))
-
-
-def _is_product(m: df.MapOp) -> bool:
-    """Two reads whose product (a tasklet or a mulf) is added into the one output."""
-    ops = list(m.body.block.ops)
-    if len(ops) != 4 or len(m.outs) != 1:
-        return False
-    x, y, mul, w = ops
-    return (isinstance(x, df.ReadOp) and isinstance(y, df.ReadOp) and isinstance(mul, df.TaskletOp | arith.MulfOp)
-            and isinstance(w, df.WriteOp) and w.wcr_kind == "add" and w.value is mul.results[0]
-            and set(mul.operands) == {x.res, y.res})
 
 
 def _permuted_copy(m: df.MapOp, result: SSAValue) -> tuple[SSAValue, list[int]] | None:

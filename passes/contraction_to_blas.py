@@ -66,30 +66,10 @@ def _root(v: SSAValue) -> SSAValue:
 
 def _product(m: df.MapOp) -> tuple[df.ReadOp, df.ReadOp, df.WriteOp] | None:
     """The two reads and the write of a contraction body, or None."""
-    ops = list(m.body.block.ops)
-    if len(ops) != 4 or len(m.outs) != 1:
+    parts = df.product_parts(m)
+    if parts is None or any(CHECK in a.attributes for a in parts):  # the call would not check what `check-bounds` asks for
         return None
-    x, y, mul, w = ops
-    if not (isinstance(x, df.ReadOp) and isinstance(y, df.ReadOp) and isinstance(w, df.WriteOp)):
-        return None
-    if any(CHECK in a.attributes for a in (x, y, w)):  # the call would not check what `check-bounds` asks for
-        return None
-    if w.dest is not m.out_args[0] or w.wcr_kind != "add" or w.value is not mul.results[0]:
-        return None
-    if isinstance(mul, df.TaskletOp):
-        inner = list(mul.body.block.ops)
-        if len(inner) != 2 or not isinstance(inner[0], arith.MulfOp) or tuple(inner[1].operands) != (inner[0].result,):
-            return None
-        if {inner[0].lhs, inner[0].rhs} != set(mul.body.block.args) or len(mul.body.block.args) != 2:
-            return None
-        factors = set(mul.inputs)
-    elif isinstance(mul, arith.MulfOp):
-        factors = {mul.lhs, mul.rhs}
-    else:
-        return None
-    if factors != {x.res, y.res} or x.res is y.res:
-        return None
-    return x, y, w
+    return parts
 
 
 def _vars(m: df.MapOp, indices) -> list[int] | None:

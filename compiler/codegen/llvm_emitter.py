@@ -1565,7 +1565,7 @@ def _gemm_depth_body(m: _ModuleEmitter, op: Operation, elem: ir.Type, ctx_ty: ir
     pa, pb, pc, scratch, rows, cols, k, *lds = (
         bld.load(bld.gep(ctx, [ir.Constant(_I32, 0), ir.Constant(_I32, i)], inbounds=True, source_etype=ctx_ty), typ=t)
         for i, t in enumerate(ctx_ty.elements))
-    lda, ldb, ldc = (bld.select(bld.icmp_signed("<", x, ir.Constant(_I64, 1)), ir.Constant(_I64, 1), x) for x in lds)
+    lda, ldb, ldc = (_at_least_one(bld, x) for x in lds)
     trans_a, trans_b = (op.properties.get(p) is not None for p in ("transpose_a", "transpose_b"))
     trans = [ir.Constant(_I32, _CBLAS_TRANS if t else _CBLAS_NO_TRANS) for t in (trans_a, trans_b)]
     n_chunks, zero, one = ir.Constant(_I64, chunks), ir.Constant(_I64, 0), ir.Constant(_I64, 1)
@@ -1600,12 +1600,9 @@ def _gemm_range(m: _ModuleEmitter, op: Operation, elem: ir.Type) -> ir.Function:
     pa, pb, pc, batch, rows, cols, k, lda, ldb, ldc, sa, sb, sc, axis, lo, hi = fn.args
     trans_a, trans_b = (op.properties.get(p) is not None for p in ("transpose_a", "transpose_b"))
     bld = ir.IRBuilder(fn.append_basic_block("entry"))
-    zero, one = ir.Constant(_I64, 0), ir.Constant(_I64, 1)
+    zero = ir.Constant(_I64, 0)
 
-    def at_least_one(v: ir.Value) -> ir.Value:
-        return bld.select(bld.icmp_signed("<", v, one), one, v)
-
-    lds = [at_least_one(v) for v in (lda, ldb, ldc)]
+    lds = [_at_least_one(bld, v) for v in (lda, ldb, ldc)]
     on = [bld.icmp_signed("==", axis, ir.Constant(_I64, x)) for x in (_GEMM_BY_ROWS, _GEMM_BY_COLS, _GEMM_BY_BATCH)]
     t_lo, t_hi = bld.select(on[2], lo, zero), bld.select(on[2], hi, batch)
     r0, c0 = bld.select(on[0], lo, zero), bld.select(on[1], lo, zero)
@@ -1626,6 +1623,12 @@ def _gemm_range(m: _ModuleEmitter, op: Operation, elem: ir.Type) -> ir.Function:
     _each(fn, bld, t_lo, t_hi, "batch", entry)
     bld.ret_void()
     return fn
+
+
+def _at_least_one(bld: ir.IRBuilder, v: ir.Value) -> ir.Value:
+    """max(v, 1): CBLAS wants leading dimensions of at least 1."""
+    one = ir.Constant(_I64, 1)
+    return bld.select(bld.icmp_signed("<", v, one), one, v)
 
 
 def _cblas_gemm(m: _ModuleEmitter, elem: ir.Type) -> ir.Function:
@@ -1730,6 +1733,7 @@ def _small_trip(lb: ir.Value, ub: ir.Value, step: ir.Value, block: Block) -> int
 
 
 def _trip(lb: int | None, ub: int | None, step: int | None) -> int | None:
+    """The trip count of constant bounds when it is at most _UNROLL_TRIPS."""
     if lb is None or ub is None or step is None or step <= 0:
         return None
     trip = max(0, -(-(ub - lb) // step))

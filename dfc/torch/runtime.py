@@ -25,6 +25,7 @@ import threading
 
 import numpy as np
 import torch
+from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import BlockArgument
 
 from dfc.compiler.engine import ExecutionEngine
@@ -73,7 +74,7 @@ class TrainingStep:
         return [next(rest) if k is None else arguments[k] for k in self.saved_arguments]
 
 
-def _return_arguments_in_place(module, n_outputs: int) -> list[int | None]:
+def _return_arguments_in_place(module: ModuleOp, n_outputs: int) -> list[int | None]:
     """Drop the saved values of `@forward_fwd` that are its arguments from its
     results; per saved value, the argument index or None."""
     fwd = function_named(module, "forward_fwd")
