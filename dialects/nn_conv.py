@@ -1,7 +1,10 @@
 """Convolution in the nn dialect: StableHLO's `convolution` without input
-(lhs) dilation, window reversal or batch groups. The expansion is in
-`dialects.nn_expand_conv`; autodiff differentiates it (maps that read the
-output gradient and accumulate into the input's and kernel's with wcr(add)).
+(lhs) dilation, window reversal or batch groups. The expansions (im2col, or a
+direct map for few output features per group) are in
+`dialects.nn_expand_conv`; autodiff differentiates the direct ones by the rule
+in `passes.autodiff.rules_conv` (the input gradient a transposed convolution)
+and the others through their expansion (maps that read the output gradient and
+accumulate into the input's and kernel's with wcr(add)).
 """
 
 from __future__ import annotations

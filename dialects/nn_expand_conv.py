@@ -13,6 +13,14 @@ group, M = batch * output positions and K = Cg * kernel taps:
 
 Without feature groups (G = 1) the group dimension is left out, so steps 1-3
 are plain matrices.
+
+With at most `DIRECT_MAX_OUTPUTS` output features per group (a first layer on
+one or three channels, a depthwise convolution) the product would be a GEMM
+of a few columns whose patches cost as much memory traffic as its arithmetic:
+such a convolution expands instead to one direct map over (batch, feature,
+input feature, taps, output positions) that accumulates into the result with
+wcr(add). Its innermost loop runs along the output positions, so it
+vectorises; its derivative for the kernel reduces along them too.
 """
 
 from __future__ import annotations
@@ -44,18 +52,85 @@ def _mixed(b: Builder, ivs: Sequence[SSAValue], shape: Sequence[int]) -> SSAValu
     return position if position is not None else index_const(b, 0)
 
 
+DIRECT_MAX_OUTPUTS = 8
+"""Most output features per group that a convolution computes directly."""
+
+
+def is_direct(op: ConvolutionOp) -> bool:
+    """Whether `op` expands to the direct map rather than im2col."""
+    _, (ko, *_), _ = op.layout()
+    return _t(op.kernel).get_shape()[ko] // op.feature_group_count.value.data <= DIRECT_MAX_OUTPUTS
+
+
 def _convolution(b: Builder, op: Operation) -> SSAValue:
     assert isinstance(op, ConvolutionOp)
+    return (_direct if is_direct(op) else _im2col)(b, op)
+
+
+def padded_input(b: Builder, op: ConvolutionOp) -> SSAValue:
+    """The input inside zeros as `op` pads it (itself without padding)."""
+    (_, _, *xs), _, _ = op.layout()
+    _, low, high, _ = op.geometry()
+    rank = len(_t(op.input).get_shape())
+    pad_low, pad_high = [0] * rank, [0] * rank
+    for j, d in enumerate(xs):
+        pad_low[d], pad_high[d] = low[j], high[j]
+    return padded(b, op.input, pad_low, pad_high, 0.0)
+
+
+def direct_indices(
+    b: Builder, op: ConvolutionOp, n: SSAValue, f: SSAValue, c: SSAValue, ts: Sequence[SSAValue], ys: Sequence[SSAValue]
+) -> tuple[list[SSAValue], list[SSAValue], list[SSAValue]]:
+    """Where one term of the convolution reads the padded input and the kernel
+    and which output element it adds to: batch `n`, output feature `f`, input
+    feature `c` of f's group, taps `ts`, output positions `ys`."""
+    (_, xf, *xs), (ko, ki, *ks), (_, of, *os_) = op.layout()
+    strides, _, _, dilations = op.geometry()
+    groups, rank, k_shape = op.feature_group_count.value.data, len(xs) + 2, _t(op.kernel).get_shape()
+    features, per_group = k_shape[ki], k_shape[ko] // groups
+    x_idx: list[SSAValue] = [n] * rank
+    x_idx[xf] = c
+    if groups > 1:
+        g = f if per_group == 1 else b.insert(arith.FloorDivSIOp(f, index_const(b, per_group))).result
+        x_idx[xf] = affine(b, g, features, c)
+    k_idx: list[SSAValue] = [f] * rank
+    k_idx[ki] = c
+    o_idx: list[SSAValue] = [n] * rank
+    o_idx[of] = f
+    for j in range(len(xs)):
+        x_idx[xs[j]] = affine(b, ts[j], dilations[j], affine(b, ys[j], strides[j], 0))
+        k_idx[ks[j]], o_idx[os_[j]] = ts[j], ys[j]
+    return x_idx, k_idx, o_idx
+
+
+def _direct(b: Builder, op: ConvolutionOp) -> SSAValue:
+    """The convolution as one map accumulating input * kernel into the result:
+    the last tap innermost, so that each output element sums a row of taps in
+    a register and the loop around it, along the output positions, vectorises."""
+    source, out_type = padded_input(b, op), _t(op.result)
+    _, (_, ki, *ks), (ob, of, *os_) = op.layout()
+    k_shape, out_shape = _t(op.kernel).get_shape(), out_type.get_shape()
+    taps, positions, spatial = [k_shape[d] for d in ks], [out_shape[d] for d in os_], len(ks)
+
+    def accumulate(mb: Builder, ivs: Sequence[BlockArgument], outs: Sequence[BlockArgument]) -> None:
+        ts, ys = [*ivs[3 : 2 + spatial], ivs[-1]], ivs[2 + spatial : -1]
+        x_idx, k_idx, o_idx = direct_indices(mb, op, ivs[0], ivs[1], ivs[2], ts, ys)
+        u, v = read(mb, source, x_idx), read(mb, op.kernel, k_idx)
+        write(mb, tasklet(mb, [u, v], out_type.element_type, lambda s, a: s.mul(a[0], a[1])), outs[0], o_idx, "add")
+
+    bounds = [out_shape[ob], out_shape[of], k_shape[ki], *taps[:-1], *positions, taps[-1]]
+    return map_op(b, bounds, [splat(b, out_type, 0.0)], accumulate).res[0]
+
+
+def _im2col(b: Builder, op: ConvolutionOp) -> SSAValue:
+    """The convolution as patches times the kernel laid out as a matrix."""
     (xb, xf, *xs), (ko, ki, *ks), (ob, of, *os_) = op.layout()
-    strides, low, high, dilations = op.geometry()
+    strides, _, _, dilations = op.geometry()
     groups = op.feature_group_count.value.data
     x_shape, k_shape, out_type = _t(op.input).get_shape(), _t(op.kernel).get_shape(), _t(op.result)
     element = out_type.element_type
     rank, spatial = len(x_shape), len(xs)
-    pad_low, pad_high = [0] * rank, [0] * rank
-    for j, d in enumerate(xs):
-        pad_low[d], pad_high[d] = low[j], high[j]
-    source = padded(b, op.input, pad_low, pad_high, 0.0)
+    source = padded_input(b, op)
     out_shape = out_type.get_shape()
     batch, positions = out_shape[ob], [out_shape[d] for d in os_]
     taps, features = [k_shape[d] for d in ks], k_shape[ki]

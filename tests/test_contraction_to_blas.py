@@ -10,6 +10,7 @@ import pytest
 
 from dfc.compiler import ExecutionEngine, PassManager, parse_module
 from dfc.compiler.interpreter import interpret
+from dfc.dialects.nn_expand_conv import DIRECT_MAX_OUTPUTS
 from dfc.passes import PIPELINES
 from tests.openmp_team import openmp_team
 
@@ -231,7 +232,7 @@ def test_convolution_and_its_gradient_are_gemms(groups, layout):
     feature groups) and both products of its gradient into GEMMs; value and
     gradients equal PyTorch's conv2d."""
     torch = pytest.importorskip("torch")
-    n, c, h, wd, o = 2, 4, 7, 6, 6
+    n, c, h, wd, o = 2, 4, 7, 6, 2 * (DIRECT_MAX_OUTPUTS + 1)  # more outputs per group than the direct map takes
     x = RNG.standard_normal((n, c, h, wd))
     k = RNG.standard_normal((o, c // groups, 3, 2))
     tx, tk = torch.from_numpy(x).requires_grad_(), torch.from_numpy(k).requires_grad_()

@@ -1,6 +1,7 @@
 """nn.convolution (dialects/nn_conv.py): forward and gradients against PyTorch's
 conv1d/conv2d (NCHW and NHWC layouts, strides, padding, dilation, feature
-groups) through the interpreter and the engine, and float64 finite differences."""
+groups) through the interpreter and the engine, and float64 finite differences,
+each through both expansions (im2col and the direct map)."""
 
 import numpy as np
 import pytest
@@ -8,12 +9,24 @@ import torch
 
 from dfc.compiler import ExecutionEngine, PassManager, parse_module
 from dfc.compiler.diagnostics import CompileError
+from dfc.compiler.engine import clear_jit_cache
 from dfc.compiler.interpreter import interpret
+from dfc.dialects import nn_expand_conv
 from dfc.dialects.nn_conv import LAYOUTS
 from tests.autodiff_checks import check_gradient
 from tests.test_nn_elementwise import _t, check
 
 RNG = np.random.default_rng(20)
+
+
+@pytest.fixture(params=["im2col", "direct"])
+def expansion(request, monkeypatch):
+    """The expansion nn.convolution gets (the cases have at most 6 output
+    features per group: by default all would take the direct map)."""
+    monkeypatch.setattr(nn_expand_conv, "DIRECT_MAX_OUTPUTS", 0 if request.param == "im2col" else 1 << 30)
+    clear_jit_cache()  # the engine's cache is keyed by the text before expansion
+    yield request.param
+    clear_jit_cache()
 
 
 def _arr(values) -> str:
@@ -41,6 +54,8 @@ CASES = {
     "dilated": ([1, 2, 8, 7], [2, 2, 2, 3], 1, (2, 1), 2, 1),
     "grouped": ([2, 4, 5, 5], [6, 2, 3, 3], 1, 1, 1, 2),
     "depthwise": ([1, 3, 5, 6], [3, 1, 3, 3], (1, 2), 1, 1, 3),
+    "overpadded": ([1, 2, 5, 4], [3, 2, 2, 2], 1, 2, 1, 1),  # padding beyond the kernel's reach
+    "strided_dilated_grouped": ([2, 4, 9, 8], [4, 2, 3, 2], (2, 3), (2, 1), (2, 3), 2),
 }
 
 
@@ -64,7 +79,7 @@ def _module_for(name, layout="NCHW", dtype="f32"):
 
 @pytest.mark.parametrize("layout", ["NCHW", "NHWC"])
 @pytest.mark.parametrize("name", sorted(CASES))
-def test_convolution_matches_torch(name, layout):
+def test_convolution_matches_torch(name, layout, expansion):
     text, x_shape, k_shape, params = _module_for(name, layout)
     x, k = RNG.standard_normal(x_shape).astype(np.float32), RNG.standard_normal(k_shape).astype(np.float32)
     expected = _torch_conv(torch.tensor(x), torch.tensor(k), *params).numpy()
@@ -74,7 +89,7 @@ def test_convolution_matches_torch(name, layout):
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
-def test_convolution_gradient_matches_torch(name):
+def test_convolution_gradient_matches_torch(name, expansion):
     text, x_shape, k_shape, params = _module_for(name, dtype="f64")
     x, k = RNG.standard_normal(x_shape), RNG.standard_normal(k_shape)
     tx, tk = torch.tensor(x, requires_grad=True), torch.tensor(k, requires_grad=True)
@@ -91,7 +106,7 @@ def test_convolution_gradient_matches_torch(name):
         np.testing.assert_allclose(got[2], tk.grad.numpy(), rtol=1e-10, atol=1e-12, err_msg=where)
 
 
-def test_conv1d_nwc_finite_differences():
+def test_conv1d_nwc_finite_differences(expansion):
     text = _conv([2, 7, 3], [3, 3, 2], [2, 2, 2], ("NWC", "WIO", "NWC"), [2], [1], [0], [2], dtype="f64")
     check_gradient(text, "f", [RNG.standard_normal((2, 7, 3)), RNG.standard_normal((3, 3, 2))], [0, 1])
 

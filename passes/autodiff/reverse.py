@@ -186,10 +186,8 @@ class Reverser:
     def op(self, op: Operation) -> None:
         if isinstance(op, df.MapOp):
             MapReverser(self, op).run()
-        elif op.name in BACKWARD_RULES:
-            grads = [self.adj.get(r) or self.zeros_like(r) for r in op.results]
-            required = [v in self.varied and is_float(v) for v in op.operands]
-            for v, g in zip(op.operands, BACKWARD_RULES[op.name](self.b, op, grads, required)):
+        elif op.name in BACKWARD_RULES and (gradients := self.by_rule(op)) is not None:
+            for v, g in zip(op.operands, gradients):
                 self.add(v, g)
         elif isinstance(op, nn.NNOp):
             self.through_expansion(op)
@@ -222,6 +220,13 @@ class Reverser:
                 raise CompileError.at(op, "autodiff: cannot differentiate 'scf.while': its trip count depends on "
                                           "the data (a loop with a static trip count, scf.for, is differentiable)")
             raise CompileError.at(op, f"autodiff: cannot differentiate '{op.name}': no backward rule")
+
+    def by_rule(self, op: Operation) -> Sequence[SSAValue | None] | None:
+        """The operands' gradients from `op`'s backward rule; None where the
+        rule leaves `op` to its expansion."""
+        grads = [self.adj.get(r) or self.zeros_like(r) for r in op.results]
+        required = [v in self.varied and is_float(v) for v in op.operands]
+        return BACKWARD_RULES[op.name](self.b, op, grads, required)
 
     def scalar_tasklet(self, op: df.TaskletOp) -> None:
         """A tasklet outside any map: its gradient tasklet, on scalars."""

@@ -9,7 +9,9 @@ A rule builds the gradient IR of one forward op at a builder's insertion point:
 
 `required[k]` says whether operand k's gradient is wanted; a rule may skip
 building it (return None). Ops without a rule are differentiated through
-their pure expansion (`dialects.nn_expand`).
+their pure expansion (`dialects.nn_expand`), and so is an op whose rule
+returns None instead of a list (before building anything): the rule does not
+cover that instance.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from xdsl.ir import BlockArgument, Operation, SSAValue
 from dfc.dialects import nn
 from dfc.dialects.df_builders import elementwise, map_op, read, splat, tasklet, write
 
-BackwardRule = Callable[[Builder, Operation, Sequence[SSAValue], Sequence[bool]], Sequence[SSAValue | None]]
+BackwardRule = Callable[[Builder, Operation, Sequence[SSAValue], Sequence[bool]], Sequence[SSAValue | None] | None]
 
 BACKWARD_RULES: dict[str, BackwardRule] = {}
 
@@ -268,4 +270,6 @@ for _name in ("nn.constant", "nn.full"):
 
 
 # Rules of the op families in modules of their own register on import.
-from dfc.passes.autodiff import rules_contract, rules_elementwise, rules_indexing, rules_shape, rules_window  # noqa: E402, F401
+from dfc.passes.autodiff import (  # noqa: E402, F401
+    rules_contract, rules_conv, rules_elementwise, rules_indexing, rules_shape, rules_window,
+)

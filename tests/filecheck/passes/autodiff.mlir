@@ -15,6 +15,8 @@
 // RUN: opt-tool %s '--autodiff{func=loop_in_map}' | filecheck %s --check-prefix=LOOP-IN-MAP
 // RUN: opt-tool %s '--autodiff{func=matmul_sum}' '--autodiff{func=matmul_sum}' --autodiff | filecheck %s --check-prefix=TWICE
 // RUN: opt-tool %s '--autodiff{func=row_max}' | filecheck %s --check-prefix=ROW-MAX
+// RUN: opt-tool %s '--autodiff{func=conv}' --canonicalize --cse | filecheck %s --check-prefix=CONV
+// RUN: opt-tool %s '--autodiff{func=conv_overpadded}' --canonicalize --cse | filecheck %s --check-prefix=CONV-EXPANDED
 
 // The gradient of nn.matmul is two matmuls with transposes, not loops; the
 // sum's gradient is the seed broadcast back to the summed shape.
@@ -307,4 +309,46 @@ func.func @row_max(%x: tensor<3x4xf64>) -> tensor<3xf64> {
     }
   } -> tensor<3xf64>
   func.return %m : tensor<3xf64>
+}
+
+// A convolution with few output features has a backward rule (rules_conv.py).
+// The input gradient is the transposed convolution: the seed spread 2 apart
+// into zeros from (3 - 1) - 1 = 1 on, convolved with stride 1 by the kernel
+// with its taps reversed (2 - t) and its features swapped (3x2 -> 2x3). The
+// kernel gradient accumulates seed * padded input with the output positions
+// innermost.
+// CONV-LABEL: func.func @conv_grad
+// CONV:         %[[SPREAD:.*]] = df.map (%{{.*}}, %{{.*}}, %[[Y:.*]], %[[X:.*]]) in (1, 3, 4, 4) outs(%[[SO:.*]] = %{{.*}} : tensor<1x3x9x9xf64>)
+// CONV:           df.read %seed
+// CONV:           %[[TWO:.*]] = arith.constant 2 : index
+// CONV:           %[[Y2:.*]] = arith.muli %[[Y]], %[[TWO]] : index
+// CONV:           %[[ONE:.*]] = arith.constant 1 : index
+// CONV:           %[[YS:.*]] = arith.addi %[[Y2]], %[[ONE]] : index
+// CONV:           df.write %{{.*}}, %[[SO]][%{{.*}}, %{{.*}}, %[[YS]], %{{.*}}] : tensor<1x3x9x9xf64>
+// CONV:         %[[FLIPPED:.*]] = df.map (%{{.*}}, %{{.*}}, %{{.*}}, %[[T:.*]], %{{.*}}) in (1, 2, 3, 3, 3) outs(%{{.*}} = %{{.*}} : tensor<2x3x3x3xf64>)
+// CONV:           %[[MINUS:.*]] = arith.constant -1 : index
+// CONV:           %[[NT:.*]] = arith.muli %[[T]], %[[MINUS]] : index
+// CONV:           %[[TWO2:.*]] = arith.constant 2 : index
+// CONV:           %[[REV:.*]] = arith.addi %[[NT]], %[[TWO2]] : index
+// CONV:           df.read %k[%{{.*}}, %{{.*}}, %[[REV]], %{{.*}}] : tensor<3x2x3x3xf64>
+// CONV:         nn.convolution %[[SPREAD]], %[[FLIPPED]] {{.*}}window_strides = array<i64: 1, 1>, padding_low = array<i64: 0, 0>, padding_high = array<i64: 0, 0>{{.*}} : (tensor<1x3x9x9xf64>, tensor<2x3x3x3xf64>) -> tensor<1x2x7x7xf64>
+// CONV:         df.map (%[[N:.*]], %[[O:.*]], %[[C:.*]], %[[KY:.*]], %[[KX:.*]], %[[OY:.*]], %[[OX:.*]]) in (1, 3, 2, 3, 3, 4, 4) outs(%[[DK:.*]] = %{{.*}} : tensor<3x2x3x3xf64>)
+// CONV:           df.read %seed[%[[N]], %[[O]], %[[OY]], %[[OX]]] : tensor<1x3x4x4xf64>
+// CONV:           arith.mulf
+// CONV:           df.write %{{.*}}, %[[DK]][%[[O]], %[[C]], %[[KY]], %[[KX]]] wcr(add) : tensor<3x2x3x3xf64>
+func.func @conv(%x: tensor<1x2x7x7xf64>, %k: tensor<3x2x3x3xf64>) -> tensor<1x3x4x4xf64> {
+  %r = nn.convolution %x, %k {input_dimensions = array<i64: 0, 1, 2, 3>, kernel_dimensions = array<i64: 0, 1, 2, 3>, output_dimensions = array<i64: 0, 1, 2, 3>, window_strides = array<i64: 2, 2>, padding_low = array<i64: 1, 1>, padding_high = array<i64: 1, 1>, rhs_dilation = array<i64: 1, 1>, feature_group_count = 1 : i64} : (tensor<1x2x7x7xf64>, tensor<3x2x3x3xf64>) -> tensor<1x3x4x4xf64>
+  func.return %r : tensor<1x3x4x4xf64>
+}
+
+// Padding wider than the kernel reaches (2 > 2 - 1): the rule declines, and
+// autodiff reverses the direct expansion (one map writing both gradients).
+// CONV-EXPANDED-LABEL: func.func @conv_overpadded_grad
+// CONV-EXPANDED:         df.map ({{.*}}) in (1, 3, 2, 2, 8, 8, 2)
+// CONV-EXPANDED:           df.write %{{.*}} wcr(add) : tensor<3x2x2x2xf64>
+// CONV-EXPANDED:           df.write %{{.*}} wcr(add) : tensor<1x2x9x9xf64>
+// CONV-EXPANDED-NOT:     nn.convolution
+func.func @conv_overpadded(%x: tensor<1x2x5x5xf64>, %k: tensor<3x2x2x2xf64>) -> tensor<1x3x8x8xf64> {
+  %r = nn.convolution %x, %k {input_dimensions = array<i64: 0, 1, 2, 3>, kernel_dimensions = array<i64: 0, 1, 2, 3>, output_dimensions = array<i64: 0, 1, 2, 3>, window_strides = array<i64: 1, 1>, padding_low = array<i64: 2, 2>, padding_high = array<i64: 2, 2>, rhs_dilation = array<i64: 1, 1>, feature_group_count = 1 : i64} : (tensor<1x2x5x5xf64>, tensor<3x2x2x2xf64>) -> tensor<1x3x8x8xf64>
+  func.return %r : tensor<1x3x8x8xf64>
 }

@@ -154,7 +154,8 @@ func.func @embedding(%x: tensor<10x8xf32>, %i: tensor<5x1xi64>) -> tensor<5x8xf3
   func.return %r : tensor<5x8xf32>
 }
 
-// convolution copies the input into zeros (padding 1), unfolds it into
+// convolution with more than 8 output features (per group) copies the input
+// into zeros (padding 1), unfolds it into
 // patches (one row per output position, one column per (c, ky, kx); the row
 // of (y, x) reads the padded input at 2 * y + ky), lays the kernel out as
 // (o, c * 9 + ky * 3 + kx), accumulates their product with wcr(add) (a GEMM
@@ -164,17 +165,40 @@ func.func @embedding(%x: tensor<10x8xf32>, %i: tensor<5x1xi64>) -> tensor<5x8xf3
 // CLEAN:         %[[P:.*]] = df.map (%[[N:.*]], %[[Y:.*]], %[[X:.*]], %[[C:.*]], %[[KY:.*]], %[[KX:.*]]) in (1, 4, 4, 3, 3, 3) outs(%[[PO:.*]] = %{{.*}} : tensor<16x27xf32>)
 // CLEAN:           df.read %[[PAD]][%[[N]], %[[C]], %{{.*}}, %{{.*}}] : tensor<1x3x10x10xf32>
 // CLEAN:           df.write %{{.*}}, %[[PO]][%{{.*}}, %{{.*}}] : tensor<16x27xf32>
-// CLEAN:         %[[W:.*]] = df.map (%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) in (4, 3, 3, 3) outs(%{{.*}} = %{{.*}} : tensor<4x27xf32>)
+// CLEAN:         %[[W:.*]] = df.map (%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) in (16, 3, 3, 3) outs(%{{.*}} = %{{.*}} : tensor<16x27xf32>)
 // CLEAN:           df.read %k
-// CLEAN:         %[[R:.*]] = df.map (%[[M:.*]], %[[O:.*]], %[[K:.*]]) in (16, 4, 27)
+// CLEAN:         %[[R:.*]] = df.map (%[[M:.*]], %[[O:.*]], %[[K:.*]]) in (16, 16, 27)
 // CLEAN-DAG:       df.read %[[P]][%[[M]], %[[K]]] : tensor<16x27xf32>
-// CLEAN-DAG:       df.read %[[W]][%[[O]], %[[K]]] : tensor<4x27xf32>
+// CLEAN-DAG:       df.read %[[W]][%[[O]], %[[K]]] : tensor<16x27xf32>
 // CLEAN:           arith.mulf
-// CLEAN:           df.write %{{.*}}, %{{.*}}[%[[M]], %[[O]]] wcr(add) : tensor<16x4xf32>
-// CLEAN:         df.map (%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) in (1, 4, 4, 4)
+// CLEAN:           df.write %{{.*}}, %{{.*}}[%[[M]], %[[O]]] wcr(add) : tensor<16x16xf32>
+// CLEAN:         df.map (%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) in (1, 16, 4, 4)
 // CLEAN:           df.read %[[R]]
 // CLEAN-NOT:     nn.
-func.func @conv(%x: tensor<1x3x8x8xf32>, %k: tensor<4x3x3x3xf32>) -> tensor<1x4x4x4xf32> {
+func.func @conv(%x: tensor<1x3x8x8xf32>, %k: tensor<16x3x3x3xf32>) -> tensor<1x16x4x4xf32> {
+  %r = nn.convolution %x, %k {input_dimensions = array<i64: 0, 1, 2, 3>, kernel_dimensions = array<i64: 0, 1, 2, 3>, output_dimensions = array<i64: 0, 1, 2, 3>, window_strides = array<i64: 2, 2>, padding_low = array<i64: 1, 1>, padding_high = array<i64: 1, 1>, rhs_dilation = array<i64: 1, 1>, feature_group_count = 1 : i64} : (tensor<1x3x8x8xf32>, tensor<16x3x3x3xf32>) -> tensor<1x16x4x4xf32>
+  func.return %r : tensor<1x16x4x4xf32>
+}
+
+// With at most 8 output features per group, one direct map accumulates
+// input * kernel into the zeroed result: the output positions (y, x) inside
+// the input feature and the first tap, the last tap innermost; the input is
+// read at 2 * y + ky and 2 * x + kx.
+// CLEAN-LABEL: func.func @conv_direct
+// CLEAN:         %[[PAD:.*]] = df.map (%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) in (1, 3, 8, 8) outs(%{{.*}} = %{{.*}} : tensor<1x3x10x10xf32>)
+// CLEAN:         %[[ZERO:.*]] = arith.constant dense<0.000000e+00> : tensor<1x4x4x4xf32>
+// CLEAN:         df.map (%[[N:.*]], %[[O:.*]], %[[C:.*]], %[[KY:.*]], %[[Y:.*]], %[[X:.*]], %[[KX:.*]]) in (1, 4, 3, 3, 4, 4, 3) outs(%[[OUT:.*]] = %[[ZERO]] : tensor<1x4x4x4xf32>)
+// CLEAN:           %[[TWO:.*]] = arith.constant 2 : index
+// CLEAN:           %[[SY:.*]] = arith.muli %[[Y]], %[[TWO]] : index
+// CLEAN:           %[[IY:.*]] = arith.addi %[[KY]], %[[SY]] : index
+// CLEAN:           %[[SX:.*]] = arith.muli %[[X]], %[[TWO]] : index
+// CLEAN:           %[[IX:.*]] = arith.addi %[[KX]], %[[SX]] : index
+// CLEAN:           df.read %[[PAD]][%[[N]], %[[C]], %[[IY]], %[[IX]]] : tensor<1x3x10x10xf32>
+// CLEAN:           df.read %k[%[[O]], %[[C]], %[[KY]], %[[KX]]] : tensor<4x3x3x3xf32>
+// CLEAN:           arith.mulf
+// CLEAN:           df.write %{{.*}}, %[[OUT]][%[[N]], %[[O]], %[[Y]], %[[X]]] wcr(add) : tensor<1x4x4x4xf32>
+// CLEAN-NOT:     nn.
+func.func @conv_direct(%x: tensor<1x3x8x8xf32>, %k: tensor<4x3x3x3xf32>) -> tensor<1x4x4x4xf32> {
   %r = nn.convolution %x, %k {input_dimensions = array<i64: 0, 1, 2, 3>, kernel_dimensions = array<i64: 0, 1, 2, 3>, output_dimensions = array<i64: 0, 1, 2, 3>, window_strides = array<i64: 2, 2>, padding_low = array<i64: 1, 1>, padding_high = array<i64: 1, 1>, rhs_dilation = array<i64: 1, 1>, feature_group_count = 1 : i64} : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<1x4x4x4xf32>
   func.return %r : tensor<1x4x4x4xf32>
 }
