@@ -21,9 +21,8 @@ RNG = np.random.default_rng(20)
 
 @pytest.fixture(params=["im2col", "direct"])
 def expansion(request, monkeypatch):
-    """The expansion nn.convolution gets (the cases have at most 6 output
-    features per group: by default all would take the direct map)."""
-    monkeypatch.setattr(nn_expand_conv, "DIRECT_MAX_OUTPUTS", 0 if request.param == "im2col" else 1 << 30)
+    """The expansion every nn.convolution gets (`nn_expand_conv.EXPANSION`)."""
+    monkeypatch.setattr(nn_expand_conv, "EXPANSION", request.param)
     clear_jit_cache()  # the engine's cache is keyed by the text before expansion
     yield request.param
     clear_jit_cache()
@@ -127,3 +126,29 @@ def test_conv1d_nwc_finite_differences(expansion):
 def test_verifier_messages(args, message):
     with pytest.raises(CompileError, match=message):
         parse_module(_conv(*args))
+
+
+@pytest.mark.parametrize("x_shape,k_shape,padding,stride,layout,direct", [
+    ([64, 1, 28, 28], [6, 1, 5, 5], 2, 1, "NCHW", True),  # LeNet-5's first layer
+    ([32, 256, 7, 7], [256, 1, 3, 3], 1, 1, "NCHW", True),  # depthwise: 1 output per group, 9 terms
+    ([32, 64, 32, 32], [64, 1, 3, 3], 1, 2, "NCHW", True),  # the same, strided
+    ([64, 3, 32, 32], [8, 3, 5, 5], 2, 1, "NCHW", True),  # 75 terms per output on rows of 32
+    ([64, 3, 64, 64], [8, 3, 5, 5], 2, 2, "NCHW", False),  # the same read with stride 2
+    ([64, 6, 14, 14], [8, 6, 5, 5], 0, 1, "NCHW", False),  # 150 terms per output on rows of 10
+    ([64, 1, 14, 14], [6, 1, 5, 5], 0, 1, "NCHW", True),  # rows of 10, but 25 terms
+    ([64, 6, 14, 14], [16, 6, 5, 5], 0, 1, "NCHW", False),  # 16 output features
+    ([64, 1, 28, 28], [6, 1, 5, 5], 2, 1, "NHWC", False),  # the positions' loop would read strided
+])
+def test_expansion_choice(x_shape, k_shape, padding, stride, layout, direct):
+    """`is_direct` picks the direct map for few output features on rows it can
+    vectorise (or few terms per output), im2col otherwise."""
+    groups = x_shape[1] // k_shape[1]
+    out = _torch_conv(torch.zeros(x_shape), torch.zeros(k_shape), stride, padding, 1, groups).shape
+    if layout == "NHWC":
+        shapes = ([x_shape[i] for i in (0, 2, 3, 1)], [k_shape[i] for i in (2, 3, 1, 0)], [out[i] for i in (0, 2, 3, 1)])
+        layouts = ("NHWC", "HWIO", "NHWC")
+    else:
+        shapes, layouts = (x_shape, k_shape, list(out)), ("NCHW", "OIHW", "NCHW")
+    module = parse_module(_conv(*shapes, layouts, [stride] * 2, [padding] * 2, [padding] * 2, [1, 1], groups))
+    (op,) = [o for o in module.walk() if o.name == "nn.convolution"]
+    assert nn_expand_conv.is_direct(op) == direct
