@@ -52,7 +52,7 @@ def _mixed(b: Builder, ivs: Sequence[SSAValue], shape: Sequence[int]) -> SSAValu
     return position if position is not None else index_const(b, 0)
 
 
-DIRECT_MAX_OUTPUTS = 8
+DIRECT_MAX_OUTPUTS = 16
 """Most output features per group that a convolution computes directly."""
 DIRECT_MIN_ROW = 16
 """Fewest output positions along the innermost dimension (the loop that

@@ -136,7 +136,8 @@ def test_verifier_messages(args, message):
     ([64, 3, 64, 64], [8, 3, 5, 5], 2, 2, "NCHW", False),  # the same read with stride 2
     ([64, 6, 14, 14], [8, 6, 5, 5], 0, 1, "NCHW", False),  # 150 terms per output on rows of 10
     ([64, 1, 14, 14], [6, 1, 5, 5], 0, 1, "NCHW", True),  # rows of 10, but 25 terms
-    ([64, 6, 14, 14], [16, 6, 5, 5], 0, 1, "NCHW", False),  # 16 output features
+    ([32, 16, 32, 32], [16, 16, 3, 3], 1, 1, "NCHW", True),  # 144 terms per output on rows of 32
+    ([64, 6, 28, 28], [32, 6, 5, 5], 2, 1, "NCHW", False),  # 32 output features
     ([64, 1, 28, 28], [6, 1, 5, 5], 2, 1, "NHWC", False),  # the positions' loop would read strided
 ])
 def test_expansion_choice(x_shape, k_shape, padding, stride, layout, direct):

@@ -154,7 +154,7 @@ func.func @embedding(%x: tensor<10x8xf32>, %i: tensor<5x1xi64>) -> tensor<5x8xf3
   func.return %r : tensor<5x8xf32>
 }
 
-// convolution with more than 8 output features (per group) copies the input
+// convolution with more than 16 output features (per group) copies the input
 // into zeros (padding 1), unfolds it into
 // patches (one row per output position, one column per (c, ky, kx); the row
 // of (y, x) reads the padded input at 2 * y + ky), lays the kernel out as
@@ -165,22 +165,22 @@ func.func @embedding(%x: tensor<10x8xf32>, %i: tensor<5x1xi64>) -> tensor<5x8xf3
 // CLEAN:         %[[P:.*]] = df.map (%[[N:.*]], %[[Y:.*]], %[[X:.*]], %[[C:.*]], %[[KY:.*]], %[[KX:.*]]) in (1, 4, 4, 3, 3, 3) outs(%[[PO:.*]] = %{{.*}} : tensor<16x27xf32>)
 // CLEAN:           df.read %[[PAD]][%[[N]], %[[C]], %{{.*}}, %{{.*}}] : tensor<1x3x10x10xf32>
 // CLEAN:           df.write %{{.*}}, %[[PO]][%{{.*}}, %{{.*}}] : tensor<16x27xf32>
-// CLEAN:         %[[W:.*]] = df.map (%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) in (16, 3, 3, 3) outs(%{{.*}} = %{{.*}} : tensor<16x27xf32>)
+// CLEAN:         %[[W:.*]] = df.map (%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) in (24, 3, 3, 3) outs(%{{.*}} = %{{.*}} : tensor<24x27xf32>)
 // CLEAN:           df.read %k
-// CLEAN:         %[[R:.*]] = df.map (%[[M:.*]], %[[O:.*]], %[[K:.*]]) in (16, 16, 27)
+// CLEAN:         %[[R:.*]] = df.map (%[[M:.*]], %[[O:.*]], %[[K:.*]]) in (16, 24, 27)
 // CLEAN-DAG:       df.read %[[P]][%[[M]], %[[K]]] : tensor<16x27xf32>
-// CLEAN-DAG:       df.read %[[W]][%[[O]], %[[K]]] : tensor<16x27xf32>
+// CLEAN-DAG:       df.read %[[W]][%[[O]], %[[K]]] : tensor<24x27xf32>
 // CLEAN:           arith.mulf
-// CLEAN:           df.write %{{.*}}, %{{.*}}[%[[M]], %[[O]]] wcr(add) : tensor<16x16xf32>
-// CLEAN:         df.map (%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) in (1, 16, 4, 4)
+// CLEAN:           df.write %{{.*}}, %{{.*}}[%[[M]], %[[O]]] wcr(add) : tensor<16x24xf32>
+// CLEAN:         df.map (%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) in (1, 24, 4, 4)
 // CLEAN:           df.read %[[R]]
 // CLEAN-NOT:     nn.
-func.func @conv(%x: tensor<1x3x8x8xf32>, %k: tensor<16x3x3x3xf32>) -> tensor<1x16x4x4xf32> {
-  %r = nn.convolution %x, %k {input_dimensions = array<i64: 0, 1, 2, 3>, kernel_dimensions = array<i64: 0, 1, 2, 3>, output_dimensions = array<i64: 0, 1, 2, 3>, window_strides = array<i64: 2, 2>, padding_low = array<i64: 1, 1>, padding_high = array<i64: 1, 1>, rhs_dilation = array<i64: 1, 1>, feature_group_count = 1 : i64} : (tensor<1x3x8x8xf32>, tensor<16x3x3x3xf32>) -> tensor<1x16x4x4xf32>
-  func.return %r : tensor<1x16x4x4xf32>
+func.func @conv(%x: tensor<1x3x8x8xf32>, %k: tensor<24x3x3x3xf32>) -> tensor<1x24x4x4xf32> {
+  %r = nn.convolution %x, %k {input_dimensions = array<i64: 0, 1, 2, 3>, kernel_dimensions = array<i64: 0, 1, 2, 3>, output_dimensions = array<i64: 0, 1, 2, 3>, window_strides = array<i64: 2, 2>, padding_low = array<i64: 1, 1>, padding_high = array<i64: 1, 1>, rhs_dilation = array<i64: 1, 1>, feature_group_count = 1 : i64} : (tensor<1x3x8x8xf32>, tensor<24x3x3x3xf32>) -> tensor<1x24x4x4xf32>
+  func.return %r : tensor<1x24x4x4xf32>
 }
 
-// With at most 8 output features per group, one direct map accumulates
+// With at most 16 output features per group, one direct map accumulates
 // input * kernel into the zeroed result: the output positions (y, x) inside
 // the input feature and the first tap, the last tap innermost; the input is
 // read at 2 * y + ky and 2 * x + kx.
