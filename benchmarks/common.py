@@ -50,4 +50,4 @@ def row(label: str, seconds: dict[str, float | None], baseline: str = "numpy", e
             cells.append(f"{name} n/a")
         else:
             cells.append(f"{name} {t * 1e3:8.2f} ms ({base / t:5.2f}x)")
-    return f"{label:<24}" + "  ".join(cells) + (f"  {extra}" if extra else "")
+    return f"{label:<23} " + "  ".join(cells) + (f"  {extra}" if extra else "")

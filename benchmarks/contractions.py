@@ -4,8 +4,9 @@
 
 Matrix products at 1024^3 (f32, f64) and at the MLP's skinny shapes (a batch
 of 256 by 784 by 512, with the gradient's transposed products), then the MLP
-256x784 -> 512 -> 10 value and gradient, then 2-D convolutions (NCHW, the
-expansion is an im2col product) forward and value-and-gradient against
+256x784 -> 512 -> 10 value and gradient, then 2-D convolutions (NCHW; an
+im2col product with many output features, a direct map with up to 16, as a
+first layer or a depthwise one) forward and value-and-gradient against
 PyTorch. dfc runs twice: with the default
 pipeline (contractions call OpenBLAS through `contraction-to-blas`) and
 without that pass (the generated loop nests), so the gap the pass closes shows.
@@ -137,7 +138,7 @@ def mlp_row(n: int, torch, jax, quick: bool) -> None:
 CONV = """func.func @conv(%x: tensor<{xs}xf32>, %k: tensor<{ks}xf32>, %w: tensor<{ys}xf32>) -> tensor<f32> {{
   %y = nn.convolution %x, %k {{input_dimensions = array<i64: 0, 1, 2, 3>, kernel_dimensions = array<i64: 0, 1, 2, 3>,
       output_dimensions = array<i64: 0, 1, 2, 3>, window_strides = array<i64: 1, 1>, padding_low = array<i64: {p}, {p}>,
-      padding_high = array<i64: {p}, {p}>, rhs_dilation = array<i64: 1, 1>, feature_group_count = 1 : i64}}
+      padding_high = array<i64: {p}, {p}>, rhs_dilation = array<i64: 1, 1>, feature_group_count = {g} : i64}}
       : (tensor<{xs}xf32>, tensor<{ks}xf32>) -> tensor<{ys}xf32>
   %m = nn.mul %y, %w : (tensor<{ys}xf32>, tensor<{ys}xf32>) -> tensor<{ys}xf32>
   %l = nn.reduce %m {{kind = "sum", axes = array<i64: 0, 1, 2, 3>}} : (tensor<{ys}xf32>) -> tensor<f32>
@@ -145,16 +146,16 @@ CONV = """func.func @conv(%x: tensor<{xs}xf32>, %k: tensor<{ks}xf32>, %w: tensor
 }}"""
 
 
-def conv_row(x_shape: tuple, k_shape: tuple, pad: int, torch, quick: bool) -> None:
+def conv_row(x_shape: tuple, k_shape: tuple, pad: int, torch, quick: bool, groups: int = 1) -> None:
     """sum(conv2d(x, k) * w): forward, then value and gradient w.r.t. x and k."""
     n, c, h, wd = x_shape
     y_shape = (n, k_shape[0], h + 2 * pad - k_shape[2] + 1, wd + 2 * pad - k_shape[3] + 1)
     rng = np.random.default_rng(2)
     x, k, w = (rng.standard_normal(s).astype(np.float32) for s in (x_shape, k_shape, y_shape))
     text = CONV.format(xs="x".join(map(str, x_shape)), ks="x".join(map(str, k_shape)),
-                       ys="x".join(map(str, y_shape)), p=pad)
+                       ys="x".join(map(str, y_shape)), p=pad, g=groups)
     repeats = 3 if quick else 7
-    label = f"conv {'x'.join(map(str, x_shape))} k{k_shape[0]}x{k_shape[2]}x{k_shape[3]}"
+    label = f"conv {'x'.join(map(str, x_shape))} k{k_shape[0]}x{k_shape[2]}x{k_shape[3]}" + (f" g{groups}" if groups > 1 else "")
     for what in ("fwd", "grad"):
         module = parse_module(text)
         start = time.perf_counter()
@@ -172,7 +173,7 @@ def conv_row(x_shape: tuple, k_shape: tuple, pad: int, torch, quick: bool) -> No
             tx, tk, tw = (torch.from_numpy(a).requires_grad_(what == "grad") for a in (x, k, w))
 
             def run():
-                loss = (torch.nn.functional.conv2d(tx, tk, padding=pad) * tw).sum()
+                loss = (torch.nn.functional.conv2d(tx, tk, padding=pad, groups=groups) * tw).sum()
                 return torch.autograd.grad(loss, (tx, tk)) if what == "grad" else loss
 
             with torch.set_grad_enabled(what == "grad"):
@@ -198,6 +199,9 @@ def main() -> None:
     mlp_row(256, torch, jax, args.quick)
     conv_row((8 if args.quick else 64, 3, 32, 32), (32, 3, 5, 5), 0, torch, args.quick)
     conv_row((8 if args.quick else 64, 32, 16, 16), (64, 32, 3, 3), 1, torch, args.quick)
+    conv_row((8 if args.quick else 64, 1, 28, 28), (6, 1, 5, 5), 2, torch, args.quick)  # LeNet-5's first layer
+    conv_row((8 if args.quick else 32, 16, 32, 32), (16, 16, 3, 3), 1, torch, args.quick)
+    conv_row((8 if args.quick else 32, 64, 32, 32), (64, 1, 3, 3), 1, torch, args.quick, groups=64)  # depthwise
 
 
 if __name__ == "__main__":
