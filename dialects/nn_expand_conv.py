@@ -58,6 +58,8 @@ DIRECT_MIN_ROW = 16
 """Fewest output positions along the innermost dimension (the loop that
 vectorises) for a direct convolution of more than DIRECT_SHALLOW terms per output."""
 DIRECT_SHALLOW = 32
+DIRECT_MAX_STRIDED_OUTPUTS = 8
+"""Most output features per group of a direct convolution strided along its innermost dimension."""
 
 EXPANSION = "auto"
 """'auto' (`is_direct` decides), or 'direct' / 'im2col' for every convolution (tests, experiments)."""
@@ -65,21 +67,26 @@ EXPANSION = "auto"
 
 def is_direct(op: ConvolutionOp) -> bool:
     """Whether `op` expands to the direct map rather than im2col: few output
-    features per group, both the input's and the output's innermost dimension
-    spatial (NCHW-like: the positions' loop reads and writes contiguously), and
-    either few terms per output (input features x taps) or rows of at least
-    DIRECT_MIN_ROW positions read with stride 1. Measured against im2col
-    (value+gradient, 2 threads): 6 to 8 features 5x5 on rows of 10, 3.7x
-    slower; 3 to 8 features 5x5 with stride 2, 2.5x slower; NHWC reads strided."""
+    features per group, the input's and the output's innermost dimension
+    spatial (NCHW-like: the positions' loop reads and writes contiguously),
+    and then, with stride 1 along it, rows of at least DIRECT_MIN_ROW positions
+    or at most DIRECT_SHALLOW terms per output (input features x taps); with a
+    larger stride, few terms and at most DIRECT_MAX_STRIDED_OUTPUTS features.
+    im2col was ahead in the cases left out (value+gradient, 2 threads): 6 to 8
+    features 5x5 on rows of 10, 3.7x; 3 to 8 features 5x5 with stride 2, 2.5x;
+    16 to 16 features 1x1 with stride 2, 1.5x; NHWC reads strided."""
     if EXPANSION != "auto":
         return EXPANSION == "direct"
     (_, _, *xs), (ko, ki, *ks), (_, _, *os_) = op.layout()
     k_shape, out_shape = _t(op.kernel).get_shape(), _t(op.result).get_shape()
-    rank, strides = len(out_shape), op.geometry()[0]
-    if k_shape[ko] // op.feature_group_count.value.data > DIRECT_MAX_OUTPUTS or xs[-1] != rank - 1 or os_[-1] != rank - 1:
+    rank, stride = len(out_shape), op.geometry()[0][-1]
+    per_group = k_shape[ko] // op.feature_group_count.value.data
+    if per_group > DIRECT_MAX_OUTPUTS or xs[-1] != rank - 1 or os_[-1] != rank - 1:
         return False
     shallow = k_shape[ki] * math.prod(k_shape[d] for d in ks) <= DIRECT_SHALLOW
-    return shallow or (out_shape[os_[-1]] >= DIRECT_MIN_ROW and strides[-1] == 1)
+    if stride == 1:
+        return shallow or out_shape[os_[-1]] >= DIRECT_MIN_ROW
+    return shallow and per_group <= DIRECT_MAX_STRIDED_OUTPUTS
 
 
 def _convolution(b: Builder, op: Operation) -> SSAValue:

@@ -138,6 +138,9 @@ def test_verifier_messages(args, message):
     ([64, 1, 14, 14], [6, 1, 5, 5], 0, 1, "NCHW", True),  # rows of 10, but 25 terms
     ([32, 16, 32, 32], [16, 16, 3, 3], 1, 1, "NCHW", True),  # 144 terms per output on rows of 32
     ([64, 6, 28, 28], [32, 6, 5, 5], 2, 1, "NCHW", False),  # 32 output features
+    ([32, 16, 8, 8], [16, 16, 1, 1], 0, 1, "NCHW", True),  # rows of 8, 16 terms
+    ([32, 16, 32, 32], [16, 16, 1, 1], 0, 2, "NCHW", False),  # 16 terms, but 16 features read with stride 2
+    ([32, 16, 32, 32], [8, 16, 1, 1], 0, 2, "NCHW", True),  # the same with 8 features
     ([64, 1, 28, 28], [6, 1, 5, 5], 2, 1, "NHWC", False),  # the positions' loop would read strided
 ])
 def test_expansion_choice(x_shape, k_shape, padding, stride, layout, direct):
