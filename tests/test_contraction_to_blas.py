@@ -225,14 +225,16 @@ CONV = """func.func @f(%x: tensor<{xs}xf64>, %k: tensor<{ks}xf64>, %w: tensor<{y
 }}"""
 
 
+@pytest.mark.parametrize("wd", [6, 20])
 @pytest.mark.parametrize("groups", [1, 2])
 @pytest.mark.parametrize("layout", ["NCHW", "NHWC"])
-def test_convolution_and_its_gradient_are_gemms(groups, layout):
+def test_convolution_and_its_gradient_are_gemms(groups, layout, wd):
     """The im2col expansion turns a convolution (strides, padding, dilation,
-    feature groups) and both products of its gradient into GEMMs; value and
+    feature groups) and both products of its gradient into GEMMs, with its
+    patches by output position (rows of 6) or by tap (rows of 20); value and
     gradients equal PyTorch's conv2d."""
     torch = pytest.importorskip("torch")
-    n, c, h, wd, o = 2, 4, 7, 6, 2 * (DIRECT_MAX_OUTPUTS + 1)  # more outputs per group than the direct map takes
+    n, c, h, o = 2, 4, 7, 2 * (DIRECT_MAX_OUTPUTS + 1)  # more outputs per group than the direct map takes
     x = RNG.standard_normal((n, c, h, wd))
     k = RNG.standard_normal((o, c // groups, 3, 2))
     tx, tk = torch.from_numpy(x).requires_grad_(), torch.from_numpy(k).requires_grad_()

@@ -55,6 +55,8 @@ CASES = {
     "depthwise": ([1, 3, 5, 6], [3, 1, 3, 3], (1, 2), 1, 1, 3),
     "overpadded": ([1, 2, 5, 4], [3, 2, 2, 2], 1, 2, 1, 1),  # padding beyond the kernel's reach
     "strided_dilated_grouped": ([2, 4, 9, 8], [4, 2, 3, 2], (2, 3), (2, 1), (2, 3), 2),
+    "long_rows": ([1, 2, 4, 18], [3, 2, 3, 3], 1, 1, 1, 1),  # im2col lays the patches out by tap
+    "long_rows_grouped": ([2, 4, 3, 20], [6, 2, 2, 3], 1, 1, 1, 2),
 }
 
 
