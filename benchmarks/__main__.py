@@ -35,8 +35,10 @@ def main() -> None:
     print(f"machine: {os.cpu_count()} cores, copy bandwidth {copy_bandwidth():.1f} GB/s, "
           f"OpenBLAS kernels {blas_runtime.kernels()}", flush=True)
     if blas_runtime.avx512_left_unused():
-        print("note: OpenBLAS left this CPU's AVX-512 unused; OPENBLAS_CORETYPE=SKYLAKEX makes products faster",
-              flush=True)
+        told = os.environ.get("OPENBLAS_CORETYPE")
+        why = f"OPENBLAS_CORETYPE={told} in the environment" if told else "it does not know this CPU"
+        print(f"note: OpenBLAS leaves this CPU's AVX-512 unused ({why}); OPENBLAS_CORETYPE=SKYLAKEX makes "
+              "products faster", flush=True)
     for name in SECTIONS:
         module = importlib.import_module(f"benchmarks.{name}")
         print(f"\n== {name}: {module.__doc__.strip().splitlines()[0]}", flush=True)
