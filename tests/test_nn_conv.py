@@ -112,6 +112,62 @@ def test_conv1d_nwc_finite_differences(expansion):
     check_gradient(text, "f", [RNG.standard_normal((2, 7, 3)), RNG.standard_normal((3, 3, 2))], [0, 1])
 
 
+def _random_geometry(rng: np.random.Generator) -> tuple:
+    """A 1-, 2- or 3-D NCHW-like convolution with random batch, features,
+    groups, kernel, stride, dilation and (asymmetric) padding."""
+    spatial = int(rng.integers(1, 4))
+    groups = int(rng.choice([1, 1, 2, 3]))
+    cin, per_group = groups * int(rng.integers(1, 4)), int(rng.choice([1, 2, 5, 17]))
+    taps = [int(rng.integers(1, 4)) for _ in range(spatial)]
+    dilation = [int(rng.integers(1, 3)) for _ in range(spatial)]
+    stride = [int(rng.integers(1, 4)) for _ in range(spatial)]
+    reach = [(t - 1) * d for t, d in zip(taps, dilation)]
+    low = [int(rng.integers(0, r + 2)) for r in reach]  # sometimes beyond the kernel's reach
+    high = [int(rng.integers(0, r + 2)) for r in reach]
+    size = [int(rng.integers(max(1, r + 1 - lo - hi), r + 34 if spatial == 1 else r + 20))
+            for r, lo, hi in zip(reach, low, high)]
+    return spatial, groups, cin, per_group * groups, taps, dilation, stride, low, high, size
+
+
+@pytest.mark.parametrize("seed", range(16))
+@pytest.mark.parametrize("how", ["auto", "direct", "im2col"])
+def test_random_convolutions(seed, how, monkeypatch):
+    """Random geometries (1-3 spatial dimensions, groups, strides, dilations,
+    asymmetric padding, some wider than the kernel reaches): the value and both
+    gradients (f64, through the engine) equal PyTorch's, with each expansion
+    forced and with the automatic choice."""
+    monkeypatch.setattr(nn_expand_conv, "EXPANSION", how)
+    clear_jit_cache()
+    rng = np.random.default_rng(1000 + seed)
+    spatial, groups, cin, cout, taps, dilation, stride, low, high, size = _random_geometry(rng)
+    n = int(rng.integers(1, 3))
+    x, k = rng.standard_normal([n, cin, *size]), rng.standard_normal([cout, cin // groups, *taps])
+    tx, tk = torch.tensor(x, requires_grad=True), torch.tensor(k, requires_grad=True)
+    pad = [p for lo, hi in zip(reversed(low), reversed(high)) for p in (lo, hi)]  # F.pad: last dimension first
+    conv = getattr(torch.nn.functional, f"conv{spatial}d")
+    y = conv(torch.nn.functional.pad(tx, pad), tk, stride=stride, dilation=dilation, groups=groups)
+    seed_grad = rng.standard_normal(tuple(y.shape))
+    loss = (y * torch.tensor(seed_grad)).sum()
+    loss.backward()
+    dims = tuple(range(spatial + 2))
+    attrs = (f"{{input_dimensions = {_arr(dims)}, kernel_dimensions = {_arr(dims)}, output_dimensions = {_arr(dims)}, "
+             f"window_strides = {_arr(stride)}, padding_low = {_arr(low)}, padding_high = {_arr(high)}, "
+             f"rhs_dilation = {_arr(dilation)}, feature_group_count = {groups} : i64}}")
+    xt, kt, rt = _t(list(x.shape), "f64"), _t(list(k.shape), "f64"), _t(list(y.shape), "f64")
+    text = f"""func.func @f(%x: {xt}, %k: {kt}, %w: {rt}) -> tensor<f64> {{
+  %r = nn.convolution %x, %k {attrs} : ({xt}, {kt}) -> {rt}
+  %p = nn.mul %r, %w : ({rt}, {rt}) -> {rt}
+  %s = nn.reduce %p {{axes = {_arr(range(spatial + 2))}, kind = "sum"}} : ({rt}) -> tensor<f64>
+  func.return %s : tensor<f64>
+}}"""
+    module = parse_module(text)
+    PassManager.parse("autodiff{func=f}").run(module)
+    value, gx, gk, _ = ExecutionEngine(module).invoke("f_grad", x, k, seed_grad, np.array(1.0))
+    np.testing.assert_allclose(value, loss.item(), rtol=1e-10)
+    np.testing.assert_allclose(gx, tx.grad.numpy(), rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(gk, tk.grad.numpy(), rtol=1e-10, atol=1e-12)
+
+
 @pytest.mark.parametrize(
     "args,message",
     [
