@@ -130,6 +130,11 @@ def direct_indices(
     return x_idx, k_idx, o_idx
 
 
+def add_product(b: Builder, u: SSAValue, v: SSAValue, out: SSAValue, at: Sequence[SSAValue]) -> None:
+    """`out[at] += u * v` inside a map (a tasklet, a wcr(add) write)."""
+    write(b, tasklet(b, [u, v], u.type, lambda s, a: s.mul(a[0], a[1])), out, at, "add")
+
+
 def _direct(b: Builder, op: ConvolutionOp) -> SSAValue:
     """The convolution as one map accumulating input * kernel into the result:
     the last tap innermost, so that each output element sums a row of taps in
@@ -142,8 +147,7 @@ def _direct(b: Builder, op: ConvolutionOp) -> SSAValue:
     def accumulate(mb: Builder, ivs: Sequence[BlockArgument], outs: Sequence[BlockArgument]) -> None:
         ts, ys = [*ivs[3 : 2 + spatial], ivs[-1]], ivs[2 + spatial : -1]
         x_idx, k_idx, o_idx = direct_indices(mb, op, ivs[0], ivs[1], ivs[2], ts, ys)
-        u, v = read(mb, source, x_idx), read(mb, op.kernel, k_idx)
-        write(mb, tasklet(mb, [u, v], out_type.element_type, lambda s, a: s.mul(a[0], a[1])), outs[0], o_idx, "add")
+        add_product(mb, read(mb, source, x_idx), read(mb, op.kernel, k_idx), outs[0], o_idx)
 
     bounds = [out_shape[ob], out_shape[of], k_shape[ki], *taps[:-1], *positions, taps[-1]]
     return map_op(b, bounds, [splat(b, out_type, 0.0)], accumulate).res[0]
@@ -211,8 +215,8 @@ def _im2col(b: Builder, op: ConvolutionOp) -> SSAValue:
 
     def contract(mb: Builder, ivs: Sequence[BlockArgument], outs: Sequence[BlockArgument]) -> None:
         g, (m, o, k) = (ivs[0], ivs[1:]) if lead else (None, ivs)
-        u, v = read(mb, patches, rows_last(g, m, k)), read(mb, weights, grouped(g, o, k))
-        write(mb, tasklet(mb, [u, v], element, lambda s, a: s.mul(a[0], a[1])), outs[0], rows_last(g, m, o), "add")
+        add_product(mb, read(mb, patches, rows_last(g, m, k)), read(mb, weights, grouped(g, o, k)), outs[0],
+                    rows_last(g, m, o))
 
     product_shape = (per_group, rows) if by_tap else (rows, per_group)
     product = map_op(b, [*lead, rows, per_group, depth],

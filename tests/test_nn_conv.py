@@ -68,13 +68,18 @@ def _pair(v):
     return (v, v) if isinstance(v, int) else v
 
 
-def _module_for(name, layout="NCHW", dtype="f32"):
-    x_shape, k_shape, stride, padding, dilation, groups = CASES[name]
+def _conv_text(x_shape, k_shape, stride, padding, dilation, groups, layout="NCHW", dtype="f32"):
+    """A 2-D convolution of NCHW/OIHW shapes (as PyTorch's) in `layout`."""
     out = _torch_conv(torch.zeros(x_shape), torch.zeros(k_shape), stride, padding, dilation, groups).shape
     to = {"NCHW": (list(x_shape), list(k_shape), list(out), ("NCHW", "OIHW", "NCHW")),
           "NHWC": ([x_shape[i] for i in (0, 2, 3, 1)], [k_shape[i] for i in (2, 3, 1, 0)], [out[i] for i in (0, 2, 3, 1)],
                    ("NHWC", "HWIO", "NHWC"))}[layout]
-    text = _conv(to[0], to[1], to[2], to[3], _pair(stride), _pair(padding), _pair(padding), _pair(dilation), groups, dtype)
+    return _conv(to[0], to[1], to[2], to[3], _pair(stride), _pair(padding), _pair(padding), _pair(dilation), groups, dtype)
+
+
+def _module_for(name, layout="NCHW", dtype="f32"):
+    x_shape, k_shape, stride, padding, dilation, groups = CASES[name]
+    text = _conv_text(x_shape, k_shape, stride, padding, dilation, groups, layout, dtype)
     return text, x_shape, k_shape, (stride, padding, dilation, groups)
 
 
@@ -204,13 +209,6 @@ def test_verifier_messages(args, message):
 def test_expansion_choice(x_shape, k_shape, padding, stride, layout, direct):
     """`is_direct` picks the direct map for few output features on rows it can
     vectorise (or few terms per output), im2col otherwise."""
-    groups = x_shape[1] // k_shape[1]
-    out = _torch_conv(torch.zeros(x_shape), torch.zeros(k_shape), stride, padding, 1, groups).shape
-    if layout == "NHWC":
-        shapes = ([x_shape[i] for i in (0, 2, 3, 1)], [k_shape[i] for i in (2, 3, 1, 0)], [out[i] for i in (0, 2, 3, 1)])
-        layouts = ("NHWC", "HWIO", "NHWC")
-    else:
-        shapes, layouts = (x_shape, k_shape, list(out)), ("NCHW", "OIHW", "NCHW")
-    module = parse_module(_conv(*shapes, layouts, [stride] * 2, [padding] * 2, [padding] * 2, [1, 1], groups))
+    module = parse_module(_conv_text(x_shape, k_shape, stride, padding, 1, x_shape[1] // k_shape[1], layout))
     (op,) = [o for o in module.walk() if o.name == "nn.convolution"]
     assert nn_expand_conv.is_direct(op) == direct

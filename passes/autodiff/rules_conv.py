@@ -25,9 +25,9 @@ from xdsl.builder import Builder
 from xdsl.dialects.builtin import TensorType
 from xdsl.ir import BlockArgument, SSAValue
 
-from dfc.dialects.df_builders import empty, map_op, read, splat, tasklet, write
+from dfc.dialects.df_builders import empty, map_op, read, splat, write
 from dfc.dialects.nn_conv import ConvolutionOp
-from dfc.dialects.nn_expand_conv import direct_indices, is_direct, padded_input
+from dfc.dialects.nn_expand_conv import add_product, direct_indices, is_direct, padded_input
 from dfc.dialects.nn_expand_shape import affine, scatter
 from dfc.passes.autodiff.rules import register_backward
 
@@ -66,8 +66,7 @@ def _kernel_gradient(b: Builder, op: ConvolutionOp, g: SSAValue) -> SSAValue:
     def accumulate(mb: Builder, ivs: Sequence[BlockArgument], outs: Sequence[BlockArgument]) -> None:
         ts, ys = ivs[3 : 3 + spatial], ivs[3 + spatial :]
         x_idx, k_idx, o_idx = direct_indices(mb, op, ivs[0], ivs[1], ivs[2], ts, ys)
-        u, v = read(mb, source, x_idx), read(mb, g, o_idx)
-        write(mb, tasklet(mb, [u, v], k_type.element_type, lambda s, a: s.mul(a[0], a[1])), outs[0], k_idx, "add")
+        add_product(mb, read(mb, source, x_idx), read(mb, g, o_idx), outs[0], k_idx)
 
     bounds = [g_shape[ob], g_shape[of], k_shape[ki], *(k_shape[d] for d in ks), *(g_shape[d] for d in os_)]
     return map_op(b, bounds, [splat(b, k_type, 0.0)], accumulate).res[0]
