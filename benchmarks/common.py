@@ -10,8 +10,17 @@ from collections.abc import Callable
 import numpy as np
 
 
+SETTLE_S = 0.2
+"""Idle time before each measurement. A numpy product leaves OpenBLAS's
+threads spinning for about 0.1 s (its THREAD_TIMEOUT); a library timed right
+after shares the cores with them (dfc's 1024^3 f32 product: 4.6 ms alone,
+8.7 ms in the 0.1 s after a numpy product). Each library is timed alone."""
+
+
 def median_time(fn: Callable[[], object], repeats: int = 7, warmup: int = 2) -> float:
-    """Median wall time of `fn()` in seconds, after `warmup` untimed calls."""
+    """Median wall time of `fn()` in seconds, after `SETTLE_S` idle and
+    `warmup` untimed calls."""
+    time.sleep(SETTLE_S)
     for _ in range(warmup):
         fn()
     times = []

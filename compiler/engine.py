@@ -55,7 +55,7 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import FunctionType, MemRefType, ModuleOp, TensorType
 from xdsl.ir import Attribute
 
-from dfc.compiler.codegen import object_cache
+from dfc.compiler.codegen import gemm_kernel, object_cache
 from dfc.compiler.codegen.llvm_emitter import JitModule
 from dfc.compiler.codegen.runtime import free_function
 from dfc.compiler.codegen.target import host_target_machine
@@ -188,7 +188,7 @@ _ACCESS_BOUNDS: OrderedDict[str, dict[str, list[AccessBound]]] = OrderedDict()
 
 def _compile(module: ModuleOp, text: str, options: tuple) -> JitModule:
     """`module` compiled, or loaded from the on-disk cache when it holds it."""
-    opt_level, fast_math, threads, vector_math, pipeline, out_params = options
+    opt_level, fast_math, threads, vector_math, pipeline, out_params, _ = options
     disk_key = None
     if object_cache.cache_dir() is not None:
         disk_key = object_cache.cache_key(text, options, host_target_machine(opt_level))
@@ -241,7 +241,8 @@ class ExecutionEngine:
         if _out_params:
             self.signatures = _with_out_params(module, self.signatures)
         text = str(module)
-        options = (opt_level, fast_math, self.threads, vector_math, pipeline, _out_params)
+        # which GEMM `blas.gemm` calls (`DFC_GEMM`) changes the code, so it is part of the key
+        options = (opt_level, fast_math, self.threads, vector_math, pipeline, _out_params, gemm_kernel.enabled())
         self._key = (text, *options)
         jit = _CACHE.get(self._key)
         if jit is None:
@@ -357,7 +358,7 @@ class ExecutionEngine:
         if self._into is None:
             from dfc.compiler.parsing import parse_module
 
-            text, opt_level, fast_math, threads, vector_math, pipeline, _ = self._key
+            text, opt_level, fast_math, threads, vector_math, pipeline, *_ = self._key
             self._into = ExecutionEngine(parse_module(text), opt_level=opt_level, fast_math=fast_math,
                                          threads=threads, vector_math=vector_math, pipeline=pipeline, _out_params=True)
         if name not in self._into.signatures:

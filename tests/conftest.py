@@ -1,4 +1,4 @@
-"""Suite-wide settings."""
+"""Suite-wide settings and shared fixtures."""
 
 import os
 
@@ -6,3 +6,16 @@ import os
 # every pass, so that a pass leaving broken IR is named.
 os.environ.setdefault("DFC_VERIFY_EACH", "1")
 
+import pytest  # noqa: E402
+
+from dfc.compiler.engine import clear_jit_cache  # noqa: E402
+
+
+@pytest.fixture(params=["dfc", "blas"])
+def gemm_mode(request, monkeypatch):
+    """`blas.gemm` calls dfc's own kernel, then OpenBLAS (`DFC_GEMM`), whatever
+    the host would choose."""
+    monkeypatch.setenv("DFC_GEMM", request.param)
+    clear_jit_cache()  # compiled modules are keyed by the choice; start each run clean
+    yield request.param
+    clear_jit_cache()

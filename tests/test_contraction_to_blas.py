@@ -22,6 +22,11 @@ pytestmark = pytest.mark.skipif(
 WITHOUT = PIPELINES["default"].replace("contraction-to-blas,", "")
 
 
+@pytest.fixture(autouse=True)
+def _both_gemms(gemm_mode):
+    """Every test runs with dfc's GEMM kernel and with OpenBLAS's."""
+
+
 def contraction(out: str, x: str, y: str, sizes: dict[str, int], dtype: str = "f64", *, init: str = "zero",
                 dynamic: bool = False) -> str:
     """`@f(x, y)`: out[out] (+)= sum x[x] * y[y] as a fill map and a `wcr(add)` map,

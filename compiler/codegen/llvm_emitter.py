@@ -117,7 +117,7 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Block, BlockArgument, Operation, SSAValue
 
-from dfc.compiler.codegen import blas_runtime, perf_map
+from dfc.compiler.codegen import blas_runtime, gemm_kernel, perf_map
 from dfc.compiler.codegen.object_cache import CachedObject
 from dfc.compiler.codegen.runtime import BODY_TYPE, declare_runtime, install, opaque
 from dfc.compiler.codegen.target import host_target_machine
@@ -418,6 +418,8 @@ class _ModuleEmitter:
         self.num_threads = int(num_threads)
         self.parallel_min_work = max(0, int(parallel_min_work))
         self.vector_math = vector_math
+        self.own_gemm = gemm_kernel.enabled()
+        """Whether `blas.gemm` calls dfc's kernels (`gemm_kernel`) instead of OpenBLAS."""
         self.ir = ir.Module(name="dfc")
         self.ir.triple = llvm.get_process_triple()
         self.ir.data_layout = str(host_target_machine().target_data)
@@ -1425,14 +1427,18 @@ _CBLAS_ROW_MAJOR, _CBLAS_NO_TRANS, _CBLAS_TRANS = 101, 111, 112
 @_handles("blas.gemm")
 def _gemm(e: _FnEmitter, op: Operation) -> None:
     """`blas.gemm` as CBLAS gemm calls (none when a size is 0) on the module's
-    threads. On dfc's own pool, the library's threads do the work: the pool is
-    parked and OpenBLAS set to the module's thread count for the calls (beside
-    numpy, whose products use the same OpenBLAS threads, a second pool made a
-    1024^3 f32 product 2x slower). When the parallel loops run on a shared
-    OpenMP team (torch's, `runtime.use_openmp`), OpenBLAS runs single-threaded
-    and the team runs the calls on blocks of batch entries, else of the rows or
-    the columns of C, whichever are more: OpenBLAS's threads spinning beside
-    the team made an MLP training step 7-10x slower."""
+    threads. With dfc's own kernel (`gemm_kernel.enabled()`), the module's
+    threads (its pool or the OpenMP team) run the calls on blocks of batch
+    entries, else of the rows or the columns of C, whichever are more (or
+    along k, `_gemm_by_depth_or`); OpenBLAS, which the kernel calls for
+    products narrower than a vector, is set to one thread meanwhile. With
+    OpenBLAS's kernels on dfc's own pool, the library's threads do the work:
+    the pool is parked and OpenBLAS set to the module's thread count for the
+    calls (beside numpy, whose products use the same OpenBLAS threads, a
+    second pool made a 1024^3 f32 product 2x slower). On a shared OpenMP team
+    (torch's, `runtime.use_openmp`), OpenBLAS runs single-threaded on the
+    team's blocks as above: OpenBLAS's threads spinning beside the team made
+    an MLP training step 7-10x slower."""
     a, b, c = (e.getm(v) for v in op.operands[:3])
     sizes = [e.getv(v) for v in op.operands[3:]]
     batch, m, n, k = sizes[:4]
@@ -1477,6 +1483,9 @@ def _gemm(e: _FnEmitter, op: Operation) -> None:
     with bld.if_then(bld.not_(empty)):
         if e.in_parallel or e.m.num_threads <= 1:
             with_blas_threads(1, whole)
+            return
+        if e.m.own_gemm:  # dfc's kernels run on the module's threads (OpenBLAS's only for narrow products)
+            with_blas_threads(1, lambda: _gemm_by_depth_or(e, op, blocks))
             return
         shared = bld.call(declare_runtime(e.m.ir, "__dfc_openmp_shared"), [])
         with bld.if_else(bld.icmp_signed("!=", shared, zero)) as (on_team, on_blas):
@@ -1632,9 +1641,14 @@ def _at_least_one(bld: ir.IRBuilder, v: ir.Value) -> ir.Value:
 
 
 def _cblas_gemm(m: _ModuleEmitter, elem: ir.Type) -> ir.Function:
-    """The declaration of CBLAS's sgemm or dgemm (by `elem`) in the OpenBLAS build."""
-    routine = "sgemm" if isinstance(elem, ir.FloatType) else "dgemm"
-    return m.declare(blas_runtime.symbol(routine), _VOID,
+    """The declaration of CBLAS's sgemm or dgemm (by `elem`): dfc's own kernel
+    when `gemm_kernel.enabled()`, else the OpenBLAS build's."""
+    single = isinstance(elem, ir.FloatType)
+    if m.own_gemm:
+        name = gemm_kernel.symbol("f32" if single else "f64")
+    else:
+        name = blas_runtime.symbol("sgemm" if single else "dgemm")
+    return m.declare(name, _VOID,
                      [_I32, _I32, _I32, _I64, _I64, _I64, elem, _PTR, _I64, _PTR, _I64, elem, _PTR, _I64])
 
 
@@ -2089,6 +2103,7 @@ class JitModule:
         self.llvm_ir: str = entry.llvm_ir
         """The optimised LLVM IR."""
         blas_runtime.load_if_called(entry.llvm_ir)
+        gemm_kernel.load_if_called(entry.llvm_ir)
         self._tm = tm
         empty = llvm.parse_assembly("")
         empty.triple = tm.triple

@@ -1,0 +1,200 @@
+"""dfc's own GEMM (`compiler/codegen/gemm_kernel.py`): every layout, edge and
+scaling against numpy in float64, at each vector width the kernel is built
+for; nothing read or written outside the three matrices; and `blas.gemm`
+calling it (or OpenBLAS) as `DFC_GEMM` says."""
+
+from __future__ import annotations
+
+import ctypes
+import subprocess
+import sys
+import textwrap
+
+import llvmlite.binding as llvm
+import llvmlite.ir as ir
+import numpy as np
+import pytest
+
+from dfc.compiler import ExecutionEngine, parse_module
+from dfc.compiler.codegen import blas_runtime, gemm_kernel
+from dfc.compiler.codegen.gemm_kernel import _transpose
+from dfc.compiler.codegen.target import host_target_machine
+from tests.test_contraction_to_blas import contraction
+
+pytestmark = pytest.mark.skipif(not blas_runtime.available(), reason="scipy-openblas64 is not installed")
+
+WIDTHS = [128, 256, 512]
+NO_TRANS, TRANS = 111, 112
+
+
+def kernel(elem: str, bits: int):
+    """The kernel as a ctypes function (skips when the host lacks `bits`-wide vectors)."""
+    if bits > gemm_kernel.vector_bits():
+        pytest.skip(f"the host has no {bits}-bit vectors")
+    scalar = ctypes.c_float if elem == "f32" else ctypes.c_double
+    i32, i64, ptr = ctypes.c_int32, ctypes.c_int64, ctypes.c_void_p
+    signature = ctypes.CFUNCTYPE(None, i32, i32, i32, i64, i64, i64, scalar, ptr, i64, ptr, i64, scalar, ptr, i64)
+    return signature(gemm_kernel.compiled(elem, bits).address)
+
+
+def call(fn, a, b, c, *, ta: bool, tb: bool, alpha: float, beta: float) -> None:
+    """C = alpha op(a) op(b) + beta C through `fn`; a, b, c may be strided row views."""
+    m, n = c.shape
+    k = a.shape[0] if ta else a.shape[1]
+    lds = [max(x.strides[0] // x.itemsize, x.shape[1], 1) for x in (a, b, c)]
+    fn(101, TRANS if ta else NO_TRANS, TRANS if tb else NO_TRANS, m, n, k, alpha, a.ctypes.data, lds[0],
+       b.ctypes.data, lds[1], beta, c.ctypes.data, lds[2])
+
+
+def operands(m: int, n: int, k: int, ta: bool, tb: bool, dtype, pad: int = 0, seed: int = 0):
+    """a, b, c with `pad` extra columns in memory (leading dimensions above the sizes)."""
+    rng = np.random.default_rng(seed)
+
+    def matrix(rows: int, cols: int) -> np.ndarray:
+        return rng.standard_normal((rows, cols + pad)).astype(dtype)[:, :cols]
+
+    a = matrix(k, m) if ta else matrix(m, k)
+    b = matrix(n, k) if tb else matrix(k, n)
+    return a, b, matrix(m, n)
+
+
+# (m, n, k): tiles with and without row and column edges, one vector, narrower
+# than one (OpenBLAS), several column blocks (NB = 512) and depth blocks
+# (KC = 256), depths below one transposed block and not a multiple of the unroll
+SHAPES = [(1, 1, 1), (5, 3, 7), (12, 32, 16), (13, 33, 17), (37, 53, 29), (24, 16, 4), (7, 600, 9), (30, 70, 300),
+          (2, 17, 1), (50, 40, 0)]
+
+
+@pytest.mark.parametrize("bits", WIDTHS)
+@pytest.mark.parametrize("elem", ["f32", "f64"])
+def test_kernel_agrees_with_numpy(elem, bits):
+    fn = kernel(elem, bits)
+    dtype = np.float32 if elem == "f32" else np.float64
+    tol = 2e-5 if elem == "f32" else 1e-13
+    for m, n, k in SHAPES:
+        for ta in (False, True):
+            for tb in (False, True):
+                for alpha, beta, pad in ((1.0, 0.0, 0), (1.5, 1.0, 3), (-0.5, 0.25, 0)):
+                    a, b, c = operands(m, n, k, ta, tb, dtype, pad)
+                    expected = alpha * ((a.T if ta else a).astype(np.float64) @ (b.T if tb else b).astype(np.float64))
+                    expected += beta * c
+                    call(fn, a, b, c, ta=ta, tb=tb, alpha=alpha, beta=beta)
+                    scale = max(1.0, np.abs(expected).max())
+                    np.testing.assert_allclose(c, expected, rtol=0, atol=tol * scale * max(k, 1) ** 0.5,
+                                               err_msg=f"{m}x{n}x{k} ta={ta} tb={tb} beta={beta}")
+
+
+@pytest.mark.parametrize("elem", ["f32", "f64"])
+def test_beta_zero_does_not_read_c(elem):
+    """As in BLAS, beta = 0 overwrites C: NaNs in it do not propagate (they
+    do with beta = 1), in whole tiles and at the edges."""
+    fn = kernel(elem, gemm_kernel.vector_bits())
+    dtype = np.float32 if elem == "f32" else np.float64
+    a, b, _ = operands(37, 53, 29, False, False, dtype)
+    c = np.full((37, 53), np.nan, dtype)
+    call(fn, a, b, c, ta=False, tb=False, alpha=1.0, beta=0.0)
+    np.testing.assert_allclose(c, a.astype(np.float64) @ b, rtol=1e-5, atol=1e-4)
+    c[:] = np.nan
+    call(fn, a, b, c, ta=False, tb=False, alpha=1.0, beta=1.0)
+    assert np.isnan(c).all()
+
+
+GUARDED = textwrap.dedent("""
+    import ctypes, mmap, sys
+    import numpy as np
+    from tests.test_gemm_kernel import call, kernel, SHAPES
+    PAGE = mmap.PAGESIZE
+    libc = ctypes.CDLL(None)
+    libc.mprotect.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
+    keep = []
+
+    def guarded(rows, cols, dtype, at_end):
+        # a rows x cols array flush against an inaccessible page (after it, or before it)
+        nbytes = max(rows * cols, 1) * np.dtype(dtype).itemsize
+        pages = -(-nbytes // PAGE)
+        region = mmap.mmap(-1, (pages + 2) * PAGE)
+        base = ctypes.addressof(ctypes.c_char.from_buffer(region))
+        assert libc.mprotect(base, PAGE, 0) == 0
+        assert libc.mprotect(base + (pages + 1) * PAGE, PAGE, 0) == 0
+        offset = PAGE + (pages * PAGE - nbytes if at_end else 0)
+        keep.append(region)
+        return np.frombuffer(region, dtype, rows * cols, offset).reshape(rows, cols)
+
+    elem, bits = sys.argv[1], int(sys.argv[2])
+    fn = kernel(elem, bits)
+    dtype = np.float32 if elem == "f32" else np.float64
+    for m, n, k in SHAPES:
+        for ta in (False, True):
+            for tb in (False, True):
+                for at_end in (True, False):
+                    a = guarded(*((k, m) if ta else (m, k)), dtype, at_end)
+                    b = guarded(*((n, k) if tb else (k, n)), dtype, at_end)
+                    c = guarded(m, n, dtype, at_end)
+                    a[:] = 1.0
+                    b[:] = 2.0
+                    c[:] = 1.0
+                    call(fn, a, b, c, ta=ta, tb=tb, alpha=1.0, beta=1.0)
+                    assert (c == 1.0 + 2.0 * k).all(), (m, n, k, ta, tb)
+    print("ok")
+""")
+
+
+@pytest.mark.parametrize("bits", WIDTHS)
+@pytest.mark.parametrize("elem", ["f32", "f64"])
+def test_kernel_stays_inside_its_matrices(elem, bits):
+    """Each matrix flush against an inaccessible page, after its end and
+    before its start: a read or write outside it would end the child
+    process with a signal."""
+    if bits > gemm_kernel.vector_bits():
+        pytest.skip(f"the host has no {bits}-bit vectors")
+    run = subprocess.run([sys.executable, "-c", GUARDED, elem, str(bits)], capture_output=True, text=True,
+                         timeout=300)
+    assert run.returncode == 0 and run.stdout.strip() == "ok", run.stderr[-2000:]
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_blas_gemm_calls_the_chosen_kernel(gemm_mode, threads):
+    """`DFC_GEMM=dfc` calls dfc's kernel, `blas` OpenBLAS's; both give numpy's
+    product, on one thread and on blocks split over two."""
+    sizes = {"b": 1, "i": 96, "j": 200, "k": 70}
+    engine = ExecutionEngine(parse_module(contraction("ij", "ik", "jk", sizes, "f32")), threads=threads)
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((96, 70)).astype(np.float32)
+    y = rng.standard_normal((200, 70)).astype(np.float32)
+    np.testing.assert_allclose(engine.invoke("f", x, y), x.astype(np.float64) @ y.T, rtol=1e-4, atol=1e-4)
+    ours = gemm_kernel.symbol("f32") in engine.jit.llvm_ir
+    assert ours == (gemm_mode == "dfc")
+    assert (blas_runtime.symbol("sgemm") in engine.jit.llvm_ir) == (gemm_mode == "blas")
+
+
+def test_mode_is_checked(monkeypatch):
+    monkeypatch.setenv("DFC_GEMM", "fastest")
+    with pytest.raises(ValueError, match="DFC_GEMM must be one of auto, dfc, blas"):
+        gemm_kernel.enabled()
+    monkeypatch.setenv("DFC_GEMM", "auto")
+    assert gemm_kernel.enabled() == (gemm_kernel.vector_bits() >= 512)
+
+
+def test_transpose_in_registers():
+    """The W x W register transpose of the packing, at every width it is built for."""
+    for w in (2, 4, 8, 16):
+        module = ir.Module()
+        vec = ir.VectorType(ir.IntType(32), w)
+        fn = ir.Function(module, ir.FunctionType(ir.VoidType(), [ir.PointerType()] * 2), "t")
+        builder = ir.IRBuilder(fn.append_basic_block())
+        rows = [builder.load(builder.gep(fn.args[0], [ir.Constant(ir.IntType(64), r * w)], source_etype=ir.IntType(32)),
+                             typ=vec, align=4) for r in range(w)]
+        for r, column in enumerate(_transpose(builder, rows)):
+            builder.store(column, builder.gep(fn.args[1], [ir.Constant(ir.IntType(64), r * w)],
+                                              source_etype=ir.IntType(32)), align=4)
+        builder.ret_void()
+        tm = host_target_machine(2)
+        mod = llvm.parse_assembly(str(module))
+        mod.triple = tm.triple
+        engine = llvm.create_mcjit_compiler(mod, tm)
+        engine.finalize_object()
+        src = np.arange(w * w, dtype=np.int32).reshape(w, w)
+        dst = np.zeros_like(src)
+        ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p)(engine.get_function_address("t"))(
+            src.ctypes.data, dst.ctypes.data)
+        np.testing.assert_array_equal(dst, src.T)
