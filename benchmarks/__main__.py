@@ -21,7 +21,7 @@ import sys
 import time
 
 from benchmarks.common import copy_bandwidth
-from dfc.compiler.codegen import blas_runtime
+from dfc.compiler.codegen import blas_runtime, gemm_kernel
 
 SECTIONS = ("contractions", "autodiff_cost", "roofline", "cpu_kernels", "compile_time", "call_overhead", "thread_runtime",
             "frontend", "torch_training")
@@ -32,13 +32,15 @@ def main() -> None:
     parser = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__.strip().splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="small sizes and fewer repeats (a smoke test)")
     quick = parser.parse_args().quick
+    gemm = f"dfc's {gemm_kernel.vector_bits()}-bit kernel" if gemm_kernel.enabled() else "OpenBLAS"
     print(f"machine: {os.cpu_count()} cores, copy bandwidth {copy_bandwidth():.1f} GB/s, "
-          f"OpenBLAS kernels {blas_runtime.kernels()}", flush=True)
+          f"OpenBLAS kernels {blas_runtime.kernels()}; dfc's products call {gemm} (DFC_GEMM={gemm_kernel.mode()})",
+          flush=True)
     if blas_runtime.avx512_left_unused():
         told = os.environ.get("OPENBLAS_CORETYPE")
         why = f"OPENBLAS_CORETYPE={told} in the environment" if told else "it does not know this CPU"
-        print(f"note: OpenBLAS leaves this CPU's AVX-512 unused ({why}); OPENBLAS_CORETYPE=SKYLAKEX makes "
-              "products faster", flush=True)
+        print(f"note: OpenBLAS leaves this CPU's AVX-512 unused ({why}): numpy's products (and dfc's with "
+              "DFC_GEMM=blas) run its AVX2 kernels", flush=True)
     for name in SECTIONS:
         module = importlib.import_module(f"benchmarks.{name}")
         print(f"\n== {name}: {module.__doc__.strip().splitlines()[0]}", flush=True)

@@ -8,7 +8,8 @@ of 256 by 784 by 512, with the gradient's transposed products), then the MLP
 im2col product with many output features, a direct map with up to 16, as a
 first layer or a depthwise one) forward and value-and-gradient against
 PyTorch. dfc runs twice: with the default
-pipeline (contractions call OpenBLAS through `contraction-to-blas`) and
+pipeline (contractions call dfc's GEMM kernel or OpenBLAS, `DFC_GEMM`, through
+`contraction-to-blas`) and
 without that pass (the generated loop nests), so the gap the pass closes shows.
 Ratios are against numpy (matrix products) or PyTorch (the MLP); GFLOP/s is dfc's.
 """

@@ -1,8 +1,9 @@
 """The blas dialect: calls into an optimised BLAS on buffers.
 
 `contraction-to-blas` rewrites contraction maps into these ops after
-bufferize; the LLVM backend calls the BLAS shipped as `scipy-openblas64`
-(see `compiler.codegen.blas_runtime`). The ops work on row-major buffers with
+bufferize; the LLVM backend calls dfc's own GEMM kernel
+(`compiler.codegen.gemm_kernel`) or the BLAS shipped as `scipy-openblas64`
+(`compiler.codegen.blas_runtime`), as `DFC_GEMM` chooses. The ops work on row-major buffers with
 explicit sizes, leading dimensions and batch strides, as CBLAS does, so the
 pass states every address computation in the IR.
 """

@@ -35,6 +35,10 @@ M does (M has no access `check-bounds` marked: all are proven in bounds), and
 the buffers cannot overlap: the output's buffer (through views)
 is an allocation that neither read's buffer comes from. Nothing happens when
 the BLAS is not installed (`compiler.codegen.blas_runtime.available`).
+
+The backend calls dfc's own packed, register-blocked kernel for `blas.gemm`
+where the CPU has 512-bit vectors, else OpenBLAS (`DFC_GEMM`,
+`compiler.codegen.gemm_kernel`).
 """
 
 from __future__ import annotations
