@@ -48,6 +48,7 @@ import llvmlite.binding as llvm
 import llvmlite.ir as ir
 
 from dfc.compiler.codegen import blas_runtime, object_cache
+from dfc.compiler.codegen.ir_loop import counted_loop
 from dfc.compiler.codegen.target import host_target_machine, load_runtime_libraries
 
 __all__ = ["MODES", "mode", "enabled", "vector_bits", "symbol", "Blocking", "blocking", "kernel_module", "Compiled",
@@ -136,27 +137,7 @@ class _Emitter:
     def loop(self, lo: ir.Value, hi: ir.Value, step: int, name: str, body: Callable[[ir.Value, list], list | None],
              carried: Sequence[ir.Value] = ()) -> list[ir.Value]:
         """`for (i = lo; i < hi; i += step)` with values carried through it; returns their final values."""
-        b = self.b
-        before = b.block
-        head, inside, done = (self.fn.append_basic_block(f"{name}{x}") for x in ("", ".body", ".done"))
-        b.branch(head)
-        b.position_at_end(head)
-        i = b.phi(_I64)
-        i.add_incoming(lo, before)
-        phis = []
-        for value in carried:
-            phi = b.phi(value.type)
-            phi.add_incoming(value, before)
-            phis.append(phi)
-        b.cbranch(b.icmp_signed("<", i, hi), inside, done)
-        b.position_at_end(inside)
-        out = body(i, phis) or []
-        i.add_incoming(b.add(i, _const(step)), b.block)
-        for phi, value in zip(phis, out):
-            phi.add_incoming(value, b.block)
-        b.branch(head)
-        b.position_at_end(done)
-        return phis
+        return counted_loop(self.fn, self.b, lo, hi, _const(step), carried, lambda i, c: body(i, c) or [], name)
 
     def min(self, x: ir.Value, y: ir.Value) -> ir.Value:
         return self.b.select(self.b.icmp_signed("<", x, y), x, y)

@@ -118,6 +118,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Block, BlockArgument, Operation, SSAValue
 
 from dfc.compiler.codegen import blas_runtime, gemm_kernel, perf_map
+from dfc.compiler.codegen.ir_loop import counted_loop
 from dfc.compiler.codegen.object_cache import CachedObject
 from dfc.compiler.codegen.runtime import BODY_TYPE, declare_runtime, install, opaque
 from dfc.compiler.codegen.target import host_target_machine
@@ -788,31 +789,7 @@ class _FnEmitter:
         """`for (iv = lb; iv < ub; iv += step)` with loop-carried `inits`;
         `body(iv, carried)` emits one iteration and returns the next values.
         Returns the carried values on exit."""
-        b = self.b
-        pre = b.block
-        header = self.fn.append_basic_block(f"{name}.header")
-        body_bb = self.fn.append_basic_block(f"{name}.body")
-        exit_bb = self.fn.append_basic_block(f"{name}.exit")
-        b.branch(header)
-        b.position_at_end(header)
-        iv = b.phi(lb.type)
-        iv.add_incoming(lb, pre)
-        phis = []
-        for v in inits:
-            p = b.phi(v.type)
-            p.add_incoming(v, pre)
-            phis.append(p)
-        b.cbranch(b.icmp_signed("<", iv, ub), body_bb, exit_bb)
-        b.position_at_end(body_bb)
-        nexts = body(iv, list(phis))
-        iv_next = b.add(iv, step, name="iv.next")
-        latch = b.block
-        iv.add_incoming(iv_next, latch)
-        for p, v in zip(phis, nexts, strict=True):
-            p.add_incoming(v, latch)
-        b.branch(header)
-        b.position_at_end(exit_bb)
-        return list(phis)
+        return counted_loop(self.fn, self.b, lb, ub, step, inits, body, name)
 
     # -- memref addressing
 
