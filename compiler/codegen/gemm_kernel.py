@@ -70,13 +70,10 @@ def mode() -> str:
     return value
 
 
-def _host_features() -> set[str]:
-    return {f[1:] for f in llvm.get_host_cpu_features().flatten().split(",") if f.startswith("+")}
-
-
+@functools.cache
 def vector_bits() -> int:
     """The widest vectors of the host: 512 (AVX-512F), 256 (AVX2 with FMA) or 128."""
-    features = _host_features()
+    features = {f[1:] for f in llvm.get_host_cpu_features().flatten().split(",") if f.startswith("+")}
     if "avx512f" in features:
         return 512
     return 256 if {"avx2", "fma"} <= features else 128
@@ -371,6 +368,7 @@ class _Kernel:
             b.call(self.blas, list(fn.args))
             b.ret_void()
         transposed_a = b.icmp_signed("==", trans_a, ir.Constant(_I32, _TRANS))
+        transposed_b = b.icmp_signed("==", trans_b, ir.Constant(_I32, _TRANS))
         rs = b.select(transposed_a, _const(1), lda)
         cs = b.select(transposed_a, lda, _const(1))
         whole_rows = b.sub(m, b.srem(m, _const(s.rows)))
@@ -381,8 +379,7 @@ class _Kernel:
 
             def column_block(j0: ir.Value, _: list) -> None:
                 nb = e.min(_const(s.columns), b.sub(n, j0))
-                b.call(self.pack_b, [src_b, ldb, b.icmp_signed("==", trans_b, ir.Constant(_I32, _TRANS)), p0, kc, j0,
-                                     nb, packed])
+                b.call(self.pack_b, [src_b, ldb, transposed_b, p0, kc, j0, nb, packed])
                 slivers = b.udiv(b.add(nb, _const(s.width - 1)), _const(s.width))
 
                 def tiles(i0: ir.Value, mr: ir.Value, panel: ir.Value, rs: ir.Value, cs: ir.Value) -> None:
