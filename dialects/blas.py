@@ -11,32 +11,37 @@ pass states every address computation in the IR.
 from __future__ import annotations
 
 from xdsl.dialects.builtin import AnyFloat, FloatAttr, IndexType, MemRefType, UnitAttr, f64
-from xdsl.ir import Dialect, Operation, SSAValue
+from xdsl.ir import Block, Dialect, Operation, Region, SSAValue
 from xdsl.irdl import (
     IRDLOperation,
     ParsePropInAttrDict,
     irdl_op_definition,
     operand_def,
     opt_prop_def,
+    opt_region_def,
     prop_def,
     traits_def,
 )
-from xdsl.traits import EffectInstance, MemoryEffect, MemoryEffectKind
+from xdsl.traits import EffectInstance, MemoryEffect, MemoryEffectKind, NoTerminator
 from xdsl.utils.exceptions import VerifyException
 
 
 class GemmEffects(MemoryEffect):
-    """Reads `a` and `b`; reads and writes `c`."""
+    """Reads `a` and `b`; reads and writes `c`; with an epilogue, may read
+    and write any buffer."""
 
     @classmethod
     def get_effects(cls, op: Operation) -> set[EffectInstance]:
         assert isinstance(op, GemmOp)
-        return {
+        effects = {
             EffectInstance(MemoryEffectKind.READ, op.a),
             EffectInstance(MemoryEffectKind.READ, op.b),
             EffectInstance(MemoryEffectKind.READ, op.c),
             EffectInstance(MemoryEffectKind.WRITE, op.c),
         }
+        if op.epilogue is not None:
+            effects |= {EffectInstance(MemoryEffectKind.READ), EffectInstance(MemoryEffectKind.WRITE)}
+        return effects
 
 
 @irdl_op_definition
@@ -57,6 +62,21 @@ class GemmOp(IRDLOperation):
 
         blas.gemm %a, %b, %c, %batch, %m, %n, %k, %lda, %ldb, %ldc, %sa, %sb, %sc
             {beta = 1.0 : f64, transpose_b} : memref<8x784xf32>, memref<120x784xf32>, memref<8x120xf32>
+
+    The optional `epilogue` region (one block, arguments `(t, i, j)` of type
+    index, no terminator; memref/arith/math ops) runs once for every element
+    `(t, i, j)` of the product, after that element of `c` is final: the
+    backend runs it on each register tile as the kernel stores the tile, while
+    the tile is in cache, so a bias, an activation or a gradient's mask costs
+    no pass over memory. The elements run in no particular order, so each
+    must touch only what belongs to it (`fuse-gemm-epilogue` creates the
+    region and guarantees this):
+
+        blas.gemm ... : memref<256x784xf32>, memref<512x784xf32>, memref<256x512xf32> epilogue {
+        ^bb0(%t: index, %i: index, %j: index):
+          %v = memref.load %c[%i, %j] : memref<256x512xf32>
+          ...
+        }
     """
 
     name = "blas.gemm"
@@ -77,13 +97,15 @@ class GemmOp(IRDLOperation):
     beta = prop_def(FloatAttr)
     transpose_a = opt_prop_def(UnitAttr)
     transpose_b = opt_prop_def(UnitAttr)
+    epilogue = opt_region_def("single_block")
 
-    traits = traits_def(GemmEffects())
+    traits = traits_def(GemmEffects(), NoTerminator())
     irdl_options = (ParsePropInAttrDict(),)
 
     assembly_format = (
         "$a `,` $b `,` $c `,` $batch `,` $m `,` $n `,` $k `,` $lda `,` $ldb `,` $ldc `,` "
-        "$stride_a `,` $stride_b `,` $stride_c attr-dict `:` type($a) `,` type($b) `,` type($c)"
+        "$stride_a `,` $stride_b `,` $stride_c attr-dict `:` type($a) `,` type($b) `,` type($c) "
+        "(`epilogue` $epilogue^)?"
     )
 
     def __init__(
@@ -98,14 +120,17 @@ class GemmOp(IRDLOperation):
         beta: float,
         transpose_a: bool = False,
         transpose_b: bool = False,
+        epilogue: Block | None = None,
     ):
-        """`sizes` is (batch, m, n, k); `leading` (lda, ldb, ldc); `strides` the batch strides."""
+        """`sizes` is (batch, m, n, k); `leading` (lda, ldb, ldc); `strides` the
+        batch strides; `epilogue` the block of the `epilogue` region."""
         props: dict = {"beta": FloatAttr(beta, f64)}
         if transpose_a:
             props["transpose_a"] = UnitAttr()
         if transpose_b:
             props["transpose_b"] = UnitAttr()
-        super().__init__(operands=[a, b, c, *sizes, *leading, *strides], properties=props)
+        super().__init__(operands=[a, b, c, *sizes, *leading, *strides], properties=props,
+                         regions=[[Region(epilogue)] if epilogue is not None else []])
 
     def verify_(self) -> None:
         types = [v.type for v in (self.a, self.b, self.c)]
@@ -118,6 +143,10 @@ class GemmOp(IRDLOperation):
             raise VerifyException(f"expected f32 or f64 buffers, got {elem}")
         if self.beta.value.data not in (0.0, 1.0):
             raise VerifyException(f"beta must be 0 or 1, got {self.beta.value.data}")
+        if self.epilogue is not None:
+            args = self.epilogue.block.args
+            if len(args) != 3 or any(not isinstance(x.type, IndexType) for x in args):
+                raise VerifyException("the epilogue's block takes three index arguments (t, i, j)")
 
 
 BLAS = Dialect("blas", [GemmOp])

@@ -19,6 +19,7 @@ PROJECT_PASSES: dict[str, str] = {
     "bufferize": "dfc.passes.bufferize:BufferizePass",
     "check-bounds": "dfc.passes.check_bounds:CheckBoundsPass",
     "contraction-to-blas": "dfc.passes.contraction_to_blas:ContractionToBlasPass",
+    "fuse-gemm-epilogue": "dfc.passes.fuse_gemm_epilogue:FuseGemmEpiloguePass",
     "fuse-outer": "dfc.passes.fuse_outer:FuseOuterPass",
     "lower-dataflow": "dfc.passes.lower_dataflow:LowerDataflowPass",
     "reuse-sibling-loops": "dfc.passes.reuse_sibling_loops:ReuseSiblingLoopsPass",
@@ -35,6 +36,7 @@ PASS_SUMMARIES: dict[str, str] = {
     "bufferize": "tensors to memrefs, updating dead buffers in place.",
     "check-bounds": "mark the accesses that need a bounds check at run time.",
     "contraction-to-blas": "contraction maps become calls into an optimised BLAS.",
+    "fuse-gemm-epilogue": "the elementwise maps around a `blas.gemm` run inside it, tile by tile.",
     "fuse-outer": "consecutive buffer maps over one outer dimension become one map.",
     "lower-dataflow": "buffer-form df maps to scf loops on memrefs.",
     "reuse-sibling-loops": "a value later loops recompute from an earlier one over the same range is kept in a buffer.",
@@ -48,7 +50,7 @@ module's docstring (a test keeps them equal), here so that `--help` imports
 no pass."""
 
 PIPELINES: dict[str, str] = {
-    "default": "expand-library,canonicalize,cse,scatter-to-gather,fuse,canonicalize,cse,fuse,canonicalize,cse,bufferize,check-bounds,contraction-to-blas,fuse-outer,lower-dataflow,canonicalize,cse,reuse-sibling-loops,mem-plan",
+    "default": "expand-library,canonicalize,cse,scatter-to-gather,fuse,canonicalize,cse,fuse,canonicalize,cse,bufferize,check-bounds,contraction-to-blas,fuse-gemm-epilogue,fuse-outer,lower-dataflow,canonicalize,cse,reuse-sibling-loops,mem-plan",
 }
 """Named pipelines, usable wherever a pass name is (`-p default`)."""
 

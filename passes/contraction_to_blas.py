@@ -61,7 +61,7 @@ from dfc.passes.check_bounds import CHECK
 _VIEWS = (memref.CollapseShapeOp, memref.ExpandShapeOp, memref.CastOp, memref.ReinterpretCastOp, memref.SubviewOp)
 
 
-def _root(v: SSAValue) -> SSAValue:
+def buffer_root(v: SSAValue) -> SSAValue:
     """The buffer `v` is a view of."""
     while isinstance(v.owner, _VIEWS):
         v = v.owner.operands[0]
@@ -121,8 +121,8 @@ def _match(m: df.MapOp) -> tuple[GemmPlan, df.WriteOp] | None:
         return None
     if any(r.source.type.element_type != elem for r in (x, y)):
         return None
-    root = _root(out)
-    if isinstance(root, BlockArgument) or any(_root(r.source) is root for r in (x, y)):
+    root = buffer_root(out)
+    if isinstance(root, BlockArgument) or any(buffer_root(r.source) is root for r in (x, y)):
         return None
     po, px, py = (_vars(m, a.indices) for a in (w, x, y))
     if po is None or px is None or py is None or not 1 <= len(po) <= 3:
@@ -294,12 +294,12 @@ def _zero_fill(plan: GemmPlan, w: df.WriteOp) -> df.MapOp | None:
     """The zero fill of the output that the contraction accumulates into:
     an earlier op of the same block, with no op between them touching the
     output's buffer (through any view)."""
-    root = _root(plan.map.outs[0])
+    root = buffer_root(plan.map.outs[0])
     op = plan.map.prev_op
     while op is not None:
         if _is_zero_fill(op, plan, w):
             return op  # type: ignore[return-value]
-        if any(_root(v) is root for inner in op.walk() for v in inner.operands):
+        if any(buffer_root(v) is root for inner in op.walk() for v in inner.operands):
             return None
         op = op.prev_op
     return None

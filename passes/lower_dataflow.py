@@ -463,6 +463,16 @@ class _Lowering:
                 mapping[r] = n
 
 
+def lower_point(b: Builder, m: df.MapOp, point: Sequence[SSAValue]) -> None:
+    """One iteration of buffer-form map `m`, at `point` (a value per map
+    variable), inserted by `b`: reads and writes as memref loads and stores,
+    tasklets inlined, as `lower-dataflow` lowers a map's body."""
+    lowering = _Lowering(1, 0)
+    lowering.values.update(zip(m.ivs, point))
+    lowering.targets.update((arg, _Target(buffer)) for arg, buffer in zip(m.out_args, m.outs))
+    lowering.body(b, m.body.block)
+
+
 def _inline_tasklet(op: df.TaskletOp) -> None:
     """Replace a tasklet outside any map (scalar code) by its body's ops."""
     b = Builder(InsertPoint.before(op))

@@ -85,6 +85,7 @@ from xdsl.rewriter import InsertPoint
 from xdsl.traits import IsTerminator
 
 from dfc.compiler.diagnostics import CompileError
+from dfc.dialects.blas import GemmOp
 
 ALIGNMENT = 64
 STACK_BUDGET = 64 << 10
@@ -234,7 +235,7 @@ class _Function:
                 if isinstance(op, _VIEWS) and use.index == 0:
                     work.extend(op.results)
                 elif (
-                    op.regions
+                    (op.regions and not isinstance(op, GemmOp))  # a gemm's epilogue gets no operand
                     or op.has_trait(IsTerminator)
                     or isinstance(op, memref.DeallocOp)  # of an alias
                     or any(isinstance(r.type, MemRefType) for r in op.results)

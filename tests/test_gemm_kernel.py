@@ -84,6 +84,46 @@ def test_kernel_agrees_with_numpy(elem, bits):
                                                err_msg=f"{m}x{n}x{k} ta={ta} tb={tb} beta={beta}")
 
 
+EPILOGUE = ctypes.CFUNCTYPE(None, ctypes.c_void_p, *[ctypes.c_int64] * 5)
+
+
+@pytest.mark.parametrize("bits", WIDTHS)
+@pytest.mark.parametrize("elem", ["f32", "f64"])
+def test_epilogue_runs_once_on_each_final_element(elem, bits):
+    """The epilogue entry calls back on blocks that cover every element of C
+    exactly once, each when its values are final (they equal the result after
+    the call: several depth and column blocks, row and column edges, and the
+    narrow products OpenBLAS computes), with the batch entry and the block's
+    offsets added to the indices it passes."""
+    if bits > gemm_kernel.vector_bits():
+        pytest.skip(f"the host has no {bits}-bit vectors")
+    scalar = ctypes.c_float if elem == "f32" else ctypes.c_double
+    i32, i64, ptr = ctypes.c_int32, ctypes.c_int64, ctypes.c_void_p
+    fn = ctypes.CFUNCTYPE(None, i32, i32, i32, i64, i64, i64, scalar, ptr, i64, ptr, i64, scalar, ptr, i64,
+                          ptr, ptr, i64, i64, i64)(gemm_kernel.compiled(elem, bits).epilogue_address)
+    dtype = np.float32 if elem == "f32" else np.float64
+    t, row0, col0 = 3, 100, 1000
+    for m, n, k in SHAPES:
+        for tb in (False, True):
+            a, b, c = operands(m, n, k, False, tb, dtype)
+            seen = np.zeros((m, n), np.int64)
+            snapshots = []
+
+            def epilogue(_ctx, bt, i0, i1, j0, j1):
+                assert bt == t
+                rows, cols = slice(i0 - row0, i1 - row0), slice(j0 - col0, j1 - col0)
+                seen[rows, cols] += 1
+                snapshots.append(((rows, cols), c[rows, cols].copy()))
+
+            callback = EPILOGUE(epilogue)
+            lds = [x.strides[0] // x.itemsize for x in (a, b, c)]
+            fn(101, NO_TRANS, TRANS if tb else NO_TRANS, m, n, k, 1.0, a.ctypes.data, lds[0], b.ctypes.data, lds[1],
+               0.0, c.ctypes.data, lds[2], ctypes.cast(callback, ctypes.c_void_p), None, t, row0, col0)
+            assert (seen == 1).all(), (m, n, k, tb)
+            for (rows, cols), block in snapshots:
+                np.testing.assert_array_equal(block, c[rows, cols], err_msg=f"{m}x{n}x{k} tb={tb}")
+
+
 @pytest.mark.parametrize("elem", ["f32", "f64"])
 def test_beta_zero_does_not_read_c(elem):
     """As in BLAS, beta = 0 overwrites C: NaNs in it do not propagate (they

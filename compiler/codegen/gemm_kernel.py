@@ -26,6 +26,11 @@ Structure, for C of m x n with NR = NV vectors of W lanes:
 A product narrower than one vector (n < W), or one whose packing buffer
 cannot be allocated, is passed to OpenBLAS (`blas_runtime`).
 
+`__dfc_sgemm_epilogue` / `__dfc_dgemm_epilogue` also take a `blas.gemm`
+epilogue (`EPILOGUE_TYPE`: a function and its context) and call it on each
+MR x NR tile right after the last depth block stores the tile, while it is
+in L1 (after OpenBLAS, on the whole product).
+
 The kernels are compiled once per process and element type (cached on disk
 with the modules when `DFC_CACHE_DIR` is set) and exported to JIT code like
 the runtime. `DFC_GEMM` chooses: `auto` (default) uses them where the CPU has
@@ -51,7 +56,7 @@ from dfc.compiler.codegen import blas_runtime, object_cache
 from dfc.compiler.codegen.ir_loop import counted_loop
 from dfc.compiler.codegen.target import host_target_machine, load_runtime_libraries
 
-__all__ = ["MODES", "mode", "enabled", "vector_bits", "symbol", "Blocking", "blocking", "kernel_module", "Compiled",
+__all__ = ["MODES", "EPILOGUE_TYPE", "mode", "enabled", "vector_bits", "symbol", "epilogue_args", "epilogue_callee", "Blocking", "blocking", "kernel_module", "Compiled",
            "compiled", "install", "load_if_called"]
 
 _I1, _I32, _I64, _PTR, _VOID = ir.IntType(1), ir.IntType(32), ir.IntType(64), ir.PointerType(), ir.VoidType()
@@ -60,6 +65,11 @@ _TRANS = 112
 
 MODES = ("auto", "dfc", "blas")
 SYMBOLS = {"f32": "__dfc_sgemm", "f64": "__dfc_dgemm"}
+EPILOGUE_SYMBOLS = {elem: name + "_epilogue" for elem, name in SYMBOLS.items()}
+EPILOGUE_TYPE = ir.FunctionType(_VOID, [_PTR] + [_I64] * 5)
+"""`void epilogue(ptr ctx, i64 t, i64 i0, i64 i1, i64 j0, i64 j1)`: runs a
+`blas.gemm` epilogue on the elements (t, i, j), i in [i0, i1), j in [j0, j1),
+of the product, once they are final."""
 
 
 def mode() -> str:
@@ -85,9 +95,18 @@ def enabled() -> bool:
     return chosen == "dfc" or (chosen == "auto" and vector_bits() >= 512)
 
 
-def symbol(elem: str) -> str:
-    """The exported name of the kernel for element type `elem` ("f32" or "f64")."""
-    return SYMBOLS[elem]
+def symbol(elem: str, epilogue: bool = False) -> str:
+    """The exported name of the kernel for element type `elem` ("f32" or
+    "f64"): CBLAS's arguments, then with `epilogue` those of `epilogue_args`."""
+    return (EPILOGUE_SYMBOLS if epilogue else SYMBOLS)[elem]
+
+
+def epilogue_args() -> list[ir.Type]:
+    """What the epilogue entry takes after CBLAS's arguments: the epilogue
+    (`EPILOGUE_TYPE`, or null for none), its context, and the batch entry t,
+    first row and first column of the block of the product the call computes
+    (the epilogue gets the elements' indices in the whole product)."""
+    return [_PTR, _PTR, _I64, _I64, _I64]
 
 
 @dataclass(frozen=True)
@@ -201,7 +220,7 @@ class _Kernel:
         self.blas = ir.Function(module, ir.FunctionType(_VOID, args), blas_runtime.symbol(routine))
         self.micro = self._micro_kernel()
         self.pack_b = self._pack_b()
-        self._driver(SYMBOLS[elem_name], args)
+        self._entries(elem_name, args)
 
     def _micro_kernel(self) -> ir.Function:
         """`void (i64 kc, ptr a, i64 rs, i64 cs, ptr sliver, ptr c, i64 ldc,
@@ -336,12 +355,38 @@ class _Kernel:
         b.ret_void()
         return fn
 
-    def _driver(self, name: str, args: list[ir.Type]) -> None:
+    def _entries(self, elem_name: str, args: list[ir.Type]) -> None:
+        """The exported kernels: CBLAS's gemm, and the same with an epilogue."""
+        driver = self._driver(args)
+        plain = ir.Function(self.mod, ir.FunctionType(_VOID, args), SYMBOLS[elem_name])
+        b = ir.IRBuilder(plain.append_basic_block("entry"))
+        b.call(driver, [*plain.args, ir.Constant(_PTR, None), ir.Constant(_PTR, None), _const(0), _const(0),
+                        _const(0)])
+        b.ret_void()
+        with_epilogue = ir.Function(self.mod, ir.FunctionType(_VOID, args + epilogue_args()),
+                                    EPILOGUE_SYMBOLS[elem_name])
+        b = ir.IRBuilder(with_epilogue.append_basic_block("entry"))
+        b.call(driver, list(with_epilogue.args))
+        b.ret_void()
+
+    def _driver(self, args: list[ir.Type]) -> ir.Function:
         s, elem = self.shape, self.elem
-        fn = ir.Function(self.mod, ir.FunctionType(_VOID, args), name)
+        fn = ir.Function(self.mod, ir.FunctionType(_VOID, args + epilogue_args()), "gemm")
+        fn.linkage = "internal"
         e = _Emitter(fn, elem, s.lanes)
         b = e.b
-        order, trans_a, trans_b, m, n, k, alpha, a, lda, src_b, ldb, beta, c, ldc = fn.args
+        order, trans_a, trans_b, m, n, k, alpha, a, lda, src_b, ldb, beta, c, ldc, *rest = fn.args
+        epilogue_fn, ctx, t, row0, col0 = rest
+        epilogue = epilogue_callee(epilogue_fn)
+        has_epilogue = b.icmp_unsigned("!=", epilogue_fn, ir.Constant(_PTR, None))
+        cblas_args = list(fn.args[:len(args)])
+
+        def by_blas() -> None:
+            b.call(self.blas, cblas_args)
+            with b.if_then(has_epilogue):
+                b.call(epilogue, [ctx, t, row0, b.add(row0, m), col0, b.add(col0, n)])
+            b.ret_void()
+
         for x in (a, src_b, c):
             x.add_attribute("noalias")
         empty = b.or_(b.icmp_signed("<=", m, _const(0)), b.icmp_signed("<=", n, _const(0)))
@@ -350,8 +395,7 @@ class _Kernel:
         k = b.select(b.icmp_signed("<", k, _const(0)), _const(0), k)
         narrow = b.icmp_signed("<", n, _const(s.lanes))
         with b.if_then(narrow):
-            b.call(self.blas, list(fn.args))
-            b.ret_void()
+            by_blas()
         depth_cap = e.min(_const(s.depth), b.add(k, _const(1)))
         column_cap = b.mul(b.udiv(b.add(e.min(_const(s.columns), n), _const(s.width - 1)), _const(s.width)),
                            _const(s.width))
@@ -365,8 +409,7 @@ class _Kernel:
         with b.if_then(failed):
             b.call(self.free, [packed])
             b.call(self.free, [edge])
-            b.call(self.blas, list(fn.args))
-            b.ret_void()
+            by_blas()
         transposed_a = b.icmp_signed("==", trans_a, ir.Constant(_I32, _TRANS))
         transposed_b = b.icmp_signed("==", trans_b, ir.Constant(_I32, _TRANS))
         rs = b.select(transposed_a, _const(1), lda)
@@ -376,6 +419,7 @@ class _Kernel:
         def depth_block(p0: ir.Value, _: list) -> None:
             kc = e.min(_const(s.depth), b.sub(k, p0))
             first = b.icmp_signed("==", p0, _const(0))
+            finish = b.and_(has_epilogue, b.icmp_signed(">=", b.add(p0, kc), k))  # the tiles are final
 
             def column_block(j0: ir.Value, _: list) -> None:
                 nb = e.min(_const(s.columns), b.sub(n, j0))
@@ -389,6 +433,9 @@ class _Kernel:
                         sliver = e.at(packed, b.mul(j, b.mul(kc, _const(s.width))))
                         b.call(self.micro, [kc, panel, rs, cs, sliver, e.at(c, b.add(b.mul(i0, ldc), col)), ldc, mr,
                                             nr, alpha, beta, first])
+                        with b.if_then(finish):
+                            i, j = b.add(row0, i0), b.add(col0, col)
+                            b.call(epilogue, [ctx, t, i, b.add(i, mr), j, b.add(j, nr)])
 
                     e.loop(_const(0), slivers, 1, "tile", tile)
 
@@ -419,6 +466,22 @@ class _Kernel:
         b.call(self.free, [packed])
         b.call(self.free, [edge])
         b.ret_void()
+        return fn
+
+
+class _Callee:
+    """A function pointer with its type, for IRBuilder.call (opaque pointers carry none)."""
+
+    def __init__(self, pointer: ir.Value, function_type: ir.FunctionType):
+        self.pointer, self.function_type, self.type = pointer, function_type, pointer.type
+
+    def get_reference(self) -> str:
+        return self.pointer.get_reference()
+
+
+def epilogue_callee(pointer: ir.Value) -> _Callee:
+    """The epilogue at `pointer` (`EPILOGUE_TYPE`), as IRBuilder.call's callee."""
+    return _Callee(pointer, EPILOGUE_TYPE)
 
 
 def kernel_module(elem: str, bits: int) -> ir.Module:
@@ -455,6 +518,8 @@ class Compiled:
         self._engine.finalize_object()
         self.address: int = self._engine.get_function_address(SYMBOLS[elem])
         """The address of `symbol(elem)`."""
+        self.epilogue_address: int = self._engine.get_function_address(EPILOGUE_SYMBOLS[elem])
+        """The address of `symbol(elem, epilogue=True)`."""
 
 
 @functools.cache
@@ -465,9 +530,11 @@ def compiled(elem: str, bits: int) -> Compiled:
 
 @functools.cache
 def install(elem: str) -> Compiled:
-    """The host's kernel for `elem`, exported to JIT code as `symbol(elem)`."""
+    """The host's kernel for `elem`, exported to JIT code as `symbol(elem)`
+    and `symbol(elem, epilogue=True)`."""
     kernel = compiled(elem, vector_bits())
     llvm.add_symbol(SYMBOLS[elem], kernel.address)
+    llvm.add_symbol(EPILOGUE_SYMBOLS[elem], kernel.epilogue_address)
     return kernel
 
 

@@ -1424,6 +1424,7 @@ def _gemm(e: _FnEmitter, op: Operation) -> None:
     ranged = _gemm_range(e.m, op, c.elem)
     bld = e.b
     zero, one = ir.Constant(_I64, 0), ir.Constant(_I64, 1)
+    epilogue = _epilogue(e, op)
 
     def with_blas_threads(count: int, emit: Callable[[], None]) -> None:
         old = bld.call(get_threads, [])
@@ -1435,7 +1436,7 @@ def _gemm(e: _FnEmitter, op: Operation) -> None:
             bld.call(set_threads, [old])
 
     def whole() -> None:
-        bld.call(ranged, [a.ptr, b.ptr, c.ptr, *sizes, ir.Constant(_I64, _GEMM_BY_BATCH), zero, batch])
+        bld.call(ranged, [a.ptr, b.ptr, c.ptr, *sizes, *epilogue, ir.Constant(_I64, _GEMM_BY_BATCH), zero, batch])
 
     def blocks() -> None:
         threads = ir.Constant(_I64, e.m.num_threads)
@@ -1448,7 +1449,7 @@ def _gemm(e: _FnEmitter, op: Operation) -> None:
         work = bld.select(by_batch, bld.mul(bld.mul(m, n), k), bld.mul(bld.mul(bld.select(by_cols, m, n), k), batch))
         work = e.call_intrinsic("umax", _I64, [work, one])
         min_iters = bld.add(bld.udiv(ir.Constant(_I64, e.m.parallel_min_work), work), one)
-        fields = [a.ptr, b.ptr, c.ptr, *sizes, axis]
+        fields = [a.ptr, b.ptr, c.ptr, *sizes, *epilogue, axis]
         ctx_ty = ir.LiteralStructType([x.type for x in fields])
         ctx = e.entry_alloca(ctx_ty, 8, name="gemm.ctx")
         for i, x in enumerate(fields):
@@ -1462,12 +1463,12 @@ def _gemm(e: _FnEmitter, op: Operation) -> None:
             with_blas_threads(1, whole)
             return
         if e.m.own_gemm:  # dfc's kernels run on the module's threads (OpenBLAS's only for narrow products)
-            with_blas_threads(1, lambda: _gemm_by_depth_or(e, op, blocks))
+            with_blas_threads(1, lambda: _gemm_by_depth_or(e, op, epilogue, blocks))
             return
         shared = bld.call(declare_runtime(e.m.ir, "__dfc_openmp_shared"), [])
         with bld.if_else(bld.icmp_signed("!=", shared, zero)) as (on_team, on_blas):
             with on_team:
-                with_blas_threads(1, lambda: _gemm_by_depth_or(e, op, blocks))
+                with_blas_threads(1, lambda: _gemm_by_depth_or(e, op, epilogue, blocks))
             with on_blas:  # the pool's idle workers would spin on the cores OpenBLAS is about to use
                 bld.call(declare_runtime(e.m.ir, "__dfc_pool_park"), [])
                 with_blas_threads(e.m.num_threads, whole)
@@ -1478,14 +1479,16 @@ _DEEP = 8
 """A product is split along its depth when k >= _DEEP * max(m, n)."""
 
 
-def _gemm_by_depth_or(e: _FnEmitter, op: Operation, otherwise: Callable[[], None]) -> None:
+def _gemm_by_depth_or(e: _FnEmitter, op: Operation, epilogue: tuple[ir.Value, ir.Value],
+                      otherwise: Callable[[], None]) -> None:
     """A deep, narrow product (one batch entry, k >= _DEEP * max(m, n): a
     convolution's weight gradient, 6x25 summed over 50,176 positions) split
     along k on the team: chunk j multiplies its slice of A and B into C
-    (chunk 0, with beta) or into a scratch block, and the blocks are then
-    added into C. Split by rows or columns, every thread would read all of
-    the operand that is not split (all 5 MB of the patches, each). Else, or
-    when the scratch cannot be allocated, `otherwise`."""
+    (chunk 0, with beta) or into a scratch block, the blocks are then added
+    into C, and `epilogue` (`_epilogue`) runs on the whole product. Split by
+    rows or columns, every thread would read all of the operand that is not
+    split (all 5 MB of the patches, each). Else, or when the scratch cannot
+    be allocated, `otherwise`."""
     a, b, c = (e.getm(v) for v in op.operands[:3])
     batch, m, n, k, lda, ldb, ldc = (e.getv(v) for v in op.operands[3:10])
     bld = e.b
@@ -1534,6 +1537,9 @@ def _gemm_by_depth_or(e: _FnEmitter, op: Operation, otherwise: Callable[[], None
 
             e.loop(one, ir.Constant(_I64, chunks), one, [], add_block, name="gemm.depth.chunk")
             bld.call(declare_runtime(e.m.ir, "__dfc_free"), [scratch, nbytes])
+            if op.epilogue is not None:
+                function, ctx = epilogue
+                bld.call(function, [ctx, zero, zero, m, zero, n])
         with other:
             otherwise()
 
@@ -1576,14 +1582,17 @@ def _gemm_depth_body(m: _ModuleEmitter, op: Operation, elem: ir.Type, ctx_ty: ir
 
 def _gemm_range(m: _ModuleEmitter, op: Operation, elem: ir.Type) -> ir.Function:
     """`void (ptr a, ptr b, ptr c, i64 batch, m, n, k, lda, ldb, ldc, sa, sb, sc,
-    i64 axis, i64 lo, i64 hi)`: the CBLAS calls of `op` for batch entries
-    [lo, hi) (axis 2), or for rows (0) or columns (1) [lo, hi) of C in every
-    batch entry."""
-    gemm = _cblas_gemm(m, elem)
-    fn = ir.Function(m.ir, ir.FunctionType(_VOID, [_PTR] * 3 + [_I64] * 13), m.fresh_name("gemm.range"))
+    ptr epilogue, ptr ctx, i64 axis, i64 lo, i64 hi)`: the CBLAS calls of `op`
+    for batch entries [lo, hi) (axis 2), or for rows (0) or columns (1)
+    [lo, hi) of C in every batch entry, each followed by `op`'s epilogue on
+    its block (`_epilogue`; dfc's kernel runs it on each tile)."""
+    with_epilogue = op.epilogue is not None
+    gemm = _cblas_gemm(m, elem, with_epilogue)
+    fn = ir.Function(m.ir, ir.FunctionType(_VOID, [_PTR] * 3 + [_I64] * 10 + [_PTR] * 2 + [_I64] * 3),
+                     m.fresh_name("gemm.range"))
     fn.linkage = "internal"
     fn.attributes.add("nounwind")
-    pa, pb, pc, batch, rows, cols, k, lda, ldb, ldc, sa, sb, sc, axis, lo, hi = fn.args
+    pa, pb, pc, batch, rows, cols, k, lda, ldb, ldc, sa, sb, sc, epilogue, ctx, axis, lo, hi = fn.args
     trans_a, trans_b = (op.properties.get(p) is not None for p in ("transpose_a", "transpose_b"))
     bld = ir.IRBuilder(fn.append_basic_block("entry"))
     zero = ir.Constant(_I64, 0)
@@ -1603,8 +1612,14 @@ def _gemm_range(m: _ModuleEmitter, op: Operation, elem: ir.Type) -> ir.Function:
     def entry(t: ir.Value) -> None:
         ptrs = [bld.gep(x, [bld.add(bld.mul(t, s), off)], inbounds=True, source_etype=elem)
                 for x, s, off in ((pa, sa, a_off), (pb, sb, b_off), (pc, sc, c_off))]
-        bld.call(gemm, [ir.Constant(_I32, _CBLAS_ROW_MAJOR), *trans, m_block, n_block, k, ir.Constant(elem, 1.0),
-                        ptrs[0], lds[0], ptrs[1], lds[1], beta, ptrs[2], lds[2]])
+        args = [ir.Constant(_I32, _CBLAS_ROW_MAJOR), *trans, m_block, n_block, k, ir.Constant(elem, 1.0),
+                ptrs[0], lds[0], ptrs[1], lds[1], beta, ptrs[2], lds[2]]
+        if with_epilogue and m.own_gemm:
+            bld.call(gemm, [*args, epilogue, ctx, t, r0, c0])
+            return
+        bld.call(gemm, args)
+        if with_epilogue:
+            bld.call(gemm_kernel.epilogue_callee(epilogue), [ctx, t, r0, bld.add(r0, m_block), c0, bld.add(c0, n_block)])
 
     _each(fn, bld, t_lo, t_hi, "batch", entry)
     bld.ret_void()
@@ -1617,16 +1632,49 @@ def _at_least_one(bld: ir.IRBuilder, v: ir.Value) -> ir.Value:
     return bld.select(bld.icmp_signed("<", v, one), one, v)
 
 
-def _cblas_gemm(m: _ModuleEmitter, elem: ir.Type) -> ir.Function:
+def _cblas_gemm(m: _ModuleEmitter, elem: ir.Type, epilogue: bool = False) -> ir.Function:
     """The declaration of CBLAS's sgemm or dgemm (by `elem`): dfc's own kernel
-    when `gemm_kernel.enabled()`, else the OpenBLAS build's."""
+    when `gemm_kernel.enabled()` (with `epilogue`, its entry that takes one),
+    else the OpenBLAS build's."""
     single = isinstance(elem, ir.FloatType)
+    args = [_I32, _I32, _I32, _I64, _I64, _I64, elem, _PTR, _I64, _PTR, _I64, elem, _PTR, _I64]
     if m.own_gemm:
-        name = gemm_kernel.symbol("f32" if single else "f64")
+        name = gemm_kernel.symbol("f32" if single else "f64", epilogue)
+        args += gemm_kernel.epilogue_args() if epilogue else []
     else:
         name = blas_runtime.symbol("sgemm" if single else "dgemm")
-    return m.declare(name, _VOID,
-                     [_I32, _I32, _I32, _I64, _I64, _I64, elem, _PTR, _I64, _PTR, _I64, elem, _PTR, _I64])
+    return m.declare(name, _VOID, args)
+
+
+def _epilogue(e: _FnEmitter, op: Operation) -> tuple[ir.Value, ir.Value]:
+    """`op`'s epilogue as a function of `gemm_kernel.EPILOGUE_TYPE` and its
+    context, filled here: it runs the region on the elements (t, i, j), i in
+    [i0, i1), j in [j0, j1) (j innermost, for LLVM to vectorise). Two null
+    pointers without an epilogue."""
+    null = ir.Constant(_PTR, None)
+    if op.epilogue is None:
+        return null, null
+    block = op.epilogue.block
+    out = _Outlined(e, op, [], gemm_kernel.EPILOGUE_TYPE.args[1:], e.m.fresh_name(f"{e.func_op.sym_name.data}.epilogue"))
+    sub = out.sub
+    t, i0, i1, j0, j1 = out.args
+    one = ir.Constant(_I64, 1)
+    sub.values[block.args[0]] = t
+
+    def row(i: ir.Value, _: list[ir.Value]) -> list[ir.Value]:
+        sub.values[block.args[1]] = i
+
+        def element(j: ir.Value, _: list[ir.Value]) -> list[ir.Value]:
+            sub.values[block.args[2]] = j
+            sub.emit_ops(block)
+            return []
+
+        sub.loop(j0, j1, one, [], element, name="epilogue.j")
+        return []
+
+    sub.loop(i0, i1, one, [], row, name="epilogue.i")
+    sub.b.ret_void()
+    return out.trampoline, out.ctx
 
 
 def _each(fn: ir.Function, bld: ir.IRBuilder, lo: ir.Value, hi: ir.Value, name: str,
@@ -1884,6 +1932,82 @@ def _memref_extent(v: SSAValue) -> tuple[object, int, float] | None:
         return None
 
 
+class _Outlined:
+    """The ops of `op`'s regions in an internal function `impl(captures...,
+    extra...)`, reached through a trampoline `void (ptr ctx, extra...)` that
+    loads the captures from the context struct `ctx`, which the constructor
+    fills at the call site. The values the regions (and `uses`) take from
+    outside are captured, except constants and globals, re-materialised
+    inside. Emit the body with `sub`, whose function's arguments after the
+    captures are `args`, then end it (`sub.b.ret_void()`)."""
+
+    def __init__(self, e: _FnEmitter, op: Operation, uses: Sequence[SSAValue], extra: Sequence[ir.Type], base: str):
+        m = e.m
+        captured: list[SSAValue] = []
+        remat: list[Operation] = []
+        seen: set[SSAValue] = set()
+        uses = list(uses)
+        for inner in op.walk():
+            if inner is not op:
+                uses.extend(inner.operands)
+        for v in uses:
+            if v in seen or defined_inside(v, op):
+                continue
+            seen.add(v)
+            owner = v.owner
+            if isinstance(owner, Operation) and owner.name in _REMAT:
+                remat.append(owner)
+            else:
+                captured.append(v)
+        flat_caps = [x for v in captured for x in _flatten(e.get(v))]
+        cap_types = [x.type for x in flat_caps]
+
+        # noalias for captured buffers certainly disjoint from every other captured one
+        extents = {v: _memref_extent(v) for v in captured if isinstance(v.type, MemRefType)}
+
+        def disjoint(v: SSAValue) -> bool:
+            x = extents[v]
+            return x is not None and not any(
+                w is not v and y is not None and y[0] == x[0] and y[1] < x[2] and x[1] < y[2] for w, y in extents.items()
+            )
+
+        impl = ir.Function(m.ir, ir.FunctionType(_VOID, [*cap_types, *extra]), base + ".body")
+        impl.linkage = "internal"
+        impl.attributes.add("nounwind")
+        k = 0
+        for v in captured:
+            n = len(_flat_types(v.type))
+            if isinstance(v.type, MemRefType):
+                if disjoint(v):
+                    impl.args[k].add_attribute("noalias")
+                impl.args[k].add_attribute("captures(none)")
+            k += n
+        self.sub = _FnEmitter(m, impl, e.func_op, in_parallel=True)
+        _bind(self.sub, captured, impl.args[: len(flat_caps)])
+        for r_op in remat:
+            _HANDLERS[r_op.name](self.sub, r_op)
+        self.args = impl.args[len(flat_caps):]
+
+        ctx_ty = ir.LiteralStructType(cap_types or [_I8])
+        self.trampoline = ir.Function(m.ir, ir.FunctionType(_VOID, [_PTR, *extra]), base)
+        self.trampoline.linkage = "internal"
+        self.trampoline.attributes.add("nounwind")
+        tb = ir.IRBuilder(self.trampoline.append_basic_block("entry"))
+        ctx_arg = self.trampoline.args[0]
+        fields = [
+            tb.load(tb.gep(ctx_arg, [ir.Constant(_I32, 0), ir.Constant(_I32, i)], inbounds=True, source_etype=ctx_ty),
+                    typ=t)
+            for i, t in enumerate(cap_types)
+        ]
+        tb.call(impl, [*fields, *self.trampoline.args[1:]])
+        tb.ret_void()
+
+        self.ctx = e.entry_alloca(ctx_ty, 8, name=f"{base}.ctx")
+        for i, v in enumerate(flat_caps):
+            e.b.store(v, e.b.gep(self.ctx, [ir.Constant(_I32, 0), ir.Constant(_I32, i)], inbounds=True,
+                                 source_etype=ctx_ty))
+
+
 @_handles("scf.parallel")
 def _parallel(e: _FnEmitter, op: Operation) -> None:
     block, lbs, ubs, steps = _parallel_parts(op)
@@ -1891,74 +2015,12 @@ def _parallel(e: _FnEmitter, op: Operation) -> None:
         _serial_nest(e, block, lbs, ubs, steps)
         return
     m = e.m
-    # values the body uses from outside: captured, or re-materialised
-    captured: list[SSAValue] = []
-    remat: list[Operation] = []
-    seen: set[SSAValue] = set()
-    uses = [steps[0], *lbs[1:], *ubs[1:], *steps[1:]]
-    for inner in op.walk():
-        if inner is not op:
-            uses.extend(inner.operands)
-    for v in uses:
-        if v in seen or defined_inside(v, op):
-            continue
-        seen.add(v)
-        owner = v.owner
-        if isinstance(owner, Operation) and owner.name in _REMAT:
-            remat.append(owner)
-        else:
-            captured.append(v)
-    flat_caps = [x for v in captured for x in _flatten(e.get(v))]
-    cap_types = [x.type for x in flat_caps]
-
-    # noalias for captured buffers certainly disjoint from every other captured one
-    extents = {v: _memref_extent(v) for v in captured if isinstance(v.type, MemRefType)}
-
-    def disjoint(v: SSAValue) -> bool:
-        x = extents[v]
-        return x is not None and not any(
-            w is not v and y is not None and y[0] == x[0] and y[1] < x[2] and x[1] < y[2] for w, y in extents.items()
-        )
-
     base = m.fresh_name(e.func_op.sym_name.data)
-    impl = ir.Function(m.ir, ir.FunctionType(_VOID, [*cap_types, _I64, _I64]), base + ".body")
-    impl.linkage = "internal"
-    impl.attributes.add("nounwind")
-    k = 0
-    for v in captured:
-        n = len(_flat_types(v.type))
-        if isinstance(v.type, MemRefType):
-            if disjoint(v):
-                impl.args[k].add_attribute("noalias")
-            impl.args[k].add_attribute("captures(none)")
-        k += n
-    sub = _FnEmitter(m, impl, e.func_op, in_parallel=True)
-    _bind(sub, captured, impl.args[: len(flat_caps)])
-    for r_op in remat:
-        _HANDLERS[r_op.name](sub, r_op)
-    lo, hi = impl.args[len(flat_caps)], impl.args[len(flat_caps) + 1]
-    _serial_nest(sub, block, lbs, ubs, steps, dim0=(lo, hi))
-    sub.b.ret_void()
-
-    # trampoline: void body(ptr ctx, i64 lo, i64 hi)
-    ctx_ty = ir.LiteralStructType(cap_types or [_I8])
-    tramp = ir.Function(m.ir, BODY_TYPE, base)
-    tramp.linkage = "internal"
-    tramp.attributes.add("nounwind")
-    tb = ir.IRBuilder(tramp.append_basic_block("entry"))
-    ctx_arg = tramp.args[0]
-    fields = [
-        tb.load(tb.gep(ctx_arg, [ir.Constant(_I32, 0), ir.Constant(_I32, i)], inbounds=True, source_etype=ctx_ty), typ=t)
-        for i, t in enumerate(cap_types)
-    ]
-    tb.call(impl, [*fields, tramp.args[1], tramp.args[2]])
-    tb.ret_void()
-
-    # the call site
+    out = _Outlined(e, op, [steps[0], *lbs[1:], *ubs[1:], *steps[1:]], [_I64, _I64], base)
+    _serial_nest(out.sub, block, lbs, ubs, steps, dim0=(out.args[0], out.args[1]))
+    out.sub.b.ret_void()
     b = e.b
-    ctx = e.entry_alloca(ctx_ty, 8, name="par.ctx")
-    for i, v in enumerate(flat_caps):
-        b.store(v, b.gep(ctx, [ir.Constant(_I32, 0), ir.Constant(_I32, i)], inbounds=True, source_etype=ctx_ty))
+    tramp, ctx = out.trampoline, out.ctx
     # iterations each thread must get: parallel_min_work / (work per iteration)
     est = _WorkEstimator(e, op)
     per_iter: _Work = est.block(block)

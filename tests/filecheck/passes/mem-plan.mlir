@@ -174,3 +174,35 @@ func.func @launch(%x: memref<2048xf32>, %n: index) {
   }) : (index, index, index) -> ()
   func.return
 }
+
+// A gemm's epilogue uses buffers as a loop body does: %h, the product, and
+// %a, which the epilogue writes, are planned (a region op's operands would
+// otherwise escape; these small ones go to the stack frame), and both live
+// over the whole gemm, so they do not share bytes.
+// CHECK-LABEL: func.func @gemm_epilogue
+// CHECK:         %h = memref.view %frame[%{{.*}}][]
+// CHECK-NEXT:    %[[AT:.*]] = arith.constant 768 : index
+// CHECK-NEXT:    %a = memref.view %frame[%[[AT]]][]
+// CHECK-NOT:     memref.alloc
+// CHECK:         blas.gemm %x, %w, %h, {{.*}} epilogue {
+// CHECK:           memref.store %{{.*}}, %a[
+// CHECK:         func.return
+func.func @gemm_epilogue(%x: memref<8x16xf32>, %w: memref<24x16xf32>) -> f32 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  %c16 = arith.constant 16 : index
+  %c24 = arith.constant 24 : index
+  %h = memref.alloc() {alignment = 64 : i64} : memref<8x24xf32>
+  %a = memref.alloc() {alignment = 64 : i64} : memref<8x24xf32>
+  blas.gemm %x, %w, %h, %c1, %c8, %c24, %c16, %c16, %c16, %c24, %c0, %c0, %c0 {beta = 0.0 : f64, transpose_b} : memref<8x16xf32>, memref<24x16xf32>, memref<8x24xf32> epilogue {
+  ^bb0(%t: index, %i: index, %j: index):
+    %v = memref.load %h[%i, %j] : memref<8x24xf32>
+    %e = math.exp %v : f32
+    memref.store %e, %a[%i, %j] : memref<8x24xf32>
+  }
+  %r = memref.load %a[%c0, %c0] : memref<8x24xf32>
+  memref.dealloc %h : memref<8x24xf32>
+  memref.dealloc %a : memref<8x24xf32>
+  func.return %r : f32
+}
