@@ -66,8 +66,8 @@ class GemmOp(IRDLOperation):
     The optional `epilogue` region (one block, arguments `(t, i, j)` of type
     index, no terminator; memref/arith/math ops) runs once for every element
     `(t, i, j)` of the product, after that element of `c` is final: the
-    backend runs it on each register tile as the kernel stores the tile, while
-    the tile is in cache, so a bias, an activation or a gradient's mask costs
+    backend runs it on each panel of tiles as the kernel finishes storing it,
+    while it is in cache, so a bias, an activation or a gradient's mask costs
     no pass over memory. The elements run in no particular order, so each
     must touch only what belongs to it (`fuse-gemm-epilogue` creates the
     region and guarantees this):
