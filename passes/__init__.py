@@ -36,7 +36,7 @@ PASS_SUMMARIES: dict[str, str] = {
     "bufferize": "tensors to memrefs, updating dead buffers in place.",
     "check-bounds": "mark the accesses that need a bounds check at run time.",
     "contraction-to-blas": "contraction maps become calls into an optimised BLAS.",
-    "fuse-gemm-epilogue": "the elementwise maps around a `blas.gemm` run inside it, tile by tile.",
+    "fuse-gemm-epilogue": "the elementwise maps around a `blas.gemm` run inside it, block by block.",
     "fuse-outer": "consecutive buffer maps over one outer dimension become one map.",
     "lower-dataflow": "buffer-form df maps to scf loops on memrefs.",
     "reuse-sibling-loops": "a value later loops recompute from an earlier one over the same range is kept in a buffer.",

@@ -1,4 +1,4 @@
-"""`fuse-gemm-epilogue`: the elementwise maps around a `blas.gemm` run inside it, tile by tile.
+"""`fuse-gemm-epilogue`: the elementwise maps around a `blas.gemm` run inside it, block by block.
 
 Runs on buffers, after `contraction-to-blas`. For a `blas.gemm` G writing
 C, at most two maps become G's `epilogue` region:
@@ -132,15 +132,16 @@ def _accesses_over(op: Operation, domain: list[_Size]) -> tuple[list[_Access], l
     return _accesses(op)
 
 
-def _is_fill(f: Operation, g: GemmOp, domain: list[_Size]) -> bool:
-    """Whether `f` is a bias fill G can add in its epilogue (see the module docstring)."""
+def _fill_inputs(f: Operation, g: GemmOp, domain: list[_Size]) -> set[SSAValue] | None:
+    """The buffers `f` reads (their roots) when it is a bias fill G can add in
+    its epilogue (see the module docstring), else None."""
     found = _accesses_over(f, domain)
     if found is None or g.beta.value.data != 1.0:
-        return False
+        return None
     reads, writes = found
-    root = buffer_root(g.c)
-    return (len(writes) == 1 and writes[0].buffer is g.c and writes[0].indices == list(f.ivs)
-            and all(buffer_root(r.buffer) is not root for r in reads))
+    inputs = {buffer_root(r.buffer) for r in reads}
+    own_element = len(writes) == 1 and writes[0].buffer is g.c and writes[0].indices == list(f.ivs)
+    return inputs if own_element and buffer_root(g.c) not in inputs else None
 
 
 def _is_consumer(m: Operation, g: GemmOp, domain: list[_Size]) -> bool:
@@ -208,26 +209,17 @@ def _neighbour(g: GemmOp, forward: bool) -> Operation | None:
     return op
 
 
-def _read_roots(m: df.MapOp) -> set[SSAValue]:
-    found = _accesses(m)
-    assert found is not None
-    return {buffer_root(r.buffer) for r in found[0]}
-
-
 def _fuse(g: GemmOp) -> None:
     domain = _domain(g)
     if domain is None or g.epilogue is not None:
         return
     fill = _neighbour(g, forward=False)
-    if fill is not None and not _is_fill(fill, g, domain):
-        fill = None
+    moved = _fill_inputs(fill, g, domain) if fill is not None else None
+    if moved is None or any(_may_write(op, moved) for op in _between(fill, g)):
+        fill, moved = None, set()
     consumer = _neighbour(g, forward=True)
     if consumer is not None and not _is_consumer(consumer, g, domain):
         consumer = None
-    moved = _read_roots(fill) if fill is not None else set()
-    if fill is not None and any(_may_write(op, moved) for op in _between(fill, g)):
-        fill = None
-        moved = set()
     if consumer is not None:
         kept = {buffer_root(g.a), buffer_root(g.b)} | moved
         if any(_may_write(op, kept) for op in _between(g, consumer)):
@@ -237,12 +229,12 @@ def _fuse(g: GemmOp) -> None:
     block = Block(arg_types=[IndexType()] * 3)
     point = {1: block.args[1:2], 2: block.args[1:], 3: block.args[:]}[len(domain)]
     b = Builder(InsertPoint.at_end(block))
-    for m in (fill, consumer):
-        if m is not None:
-            if m is fill:
-                (write,) = [op for op in m.body.block.ops if isinstance(op, df.WriteOp)]
-                write.properties["wcr"] = StringAttr("add")
-            lower_point(b, m, point)
+    if fill is not None:
+        (write,) = [op for op in fill.body.block.ops if isinstance(op, df.WriteOp)]
+        write.properties["wcr"] = StringAttr("add")  # the fill's value added to the product
+        lower_point(b, fill, point)
+    if consumer is not None:
+        lower_point(b, consumer, point)
     ops = g.operands
     fused = GemmOp(g.a, g.b, g.c, tuple(ops[3:7]), tuple(ops[7:10]), tuple(ops[10:13]),
                    beta=0.0 if fill is not None else g.beta.value.data, transpose_a=g.transpose_a is not None,

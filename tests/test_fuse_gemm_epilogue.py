@@ -10,27 +10,19 @@ import numpy as np
 import pytest
 
 from dfc.compiler import ExecutionEngine, PassManager, parse_module
+from dfc.compiler.codegen import blas_runtime
 from dfc.compiler.interpreter import interpret
 from dfc.passes import PIPELINES
+from tests.test_contraction_to_blas import lowered
 
-pytestmark = pytest.mark.skipif(
-    not __import__("dfc.compiler.codegen.blas_runtime", fromlist=["available"]).available(),
-    reason="scipy-openblas64 is not installed",
-)
+# every test runs with dfc's GEMM kernel (panel epilogues) and OpenBLAS's (block epilogues)
+pytestmark = [
+    pytest.mark.skipif(not blas_runtime.available(), reason="scipy-openblas64 is not installed"),
+    pytest.mark.usefixtures("gemm_mode"),
+]
 
 WITHOUT = PIPELINES["default"].replace("fuse-gemm-epilogue,", "")
 RNG = np.random.default_rng(11)
-
-
-@pytest.fixture(autouse=True)
-def _both_gemms(gemm_mode):
-    """Every test runs with dfc's GEMM kernel (tile epilogues) and OpenBLAS's (block epilogues)."""
-
-
-def lowered(text: str) -> str:
-    module = parse_module(text)
-    PassManager.parse(PIPELINES["default"]).run(module)
-    return str(module)
 
 
 def run(text: str, name: str, args: list, *, threads: int, pipeline: str | None = None):

@@ -63,8 +63,8 @@ from dfc.compiler.codegen import blas_runtime, object_cache
 from dfc.compiler.codegen.ir_loop import counted_loop
 from dfc.compiler.codegen.target import host_target_machine, load_runtime_libraries
 
-__all__ = ["MODES", "EPILOGUE_TYPE", "mode", "enabled", "vector_bits", "symbol", "epilogue_args", "epilogue_callee", "Blocking", "blocking", "kernel_module", "Compiled",
-           "compiled", "install", "load_if_called"]
+__all__ = ["MODES", "EPILOGUE_TYPE", "mode", "enabled", "vector_bits", "symbol", "epilogue_args", "epilogue_callee",
+           "Blocking", "blocking", "kernel_module", "Compiled", "compiled", "install", "load_if_called"]
 
 _I1, _I32, _I64, _PTR, _VOID = ir.IntType(1), ir.IntType(32), ir.IntType(64), ir.PointerType(), ir.VoidType()
 _TRANS = 112

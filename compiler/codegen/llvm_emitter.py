@@ -1585,7 +1585,7 @@ def _gemm_range(m: _ModuleEmitter, op: Operation, elem: ir.Type) -> ir.Function:
     ptr epilogue, ptr ctx, i64 axis, i64 lo, i64 hi)`: the CBLAS calls of `op`
     for batch entries [lo, hi) (axis 2), or for rows (0) or columns (1)
     [lo, hi) of C in every batch entry, each followed by `op`'s epilogue on
-    its block (`_epilogue`; dfc's kernel runs it on each tile)."""
+    its block (`_epilogue`; dfc's kernel runs it on each panel it finishes)."""
     with_epilogue = op.epilogue is not None
     gemm = _cblas_gemm(m, elem, with_epilogue)
     fn = ir.Function(m.ir, ir.FunctionType(_VOID, [_PTR] * 3 + [_I64] * 10 + [_PTR] * 2 + [_I64] * 3),
