@@ -24,11 +24,11 @@ earlier op is a map that only fills exactly the region M writes with 0.0,
 and nothing between them touches the output, the fill is dropped and
 `beta = 0`.
 
-A map with several outputs (sibling fusion puts the two products of a
-gradient, dA = dC @ B^T and dB = A^T @ dC, into one map over the same space)
-is first split into one map per output when its body is independent
-contractions, one per output, none reading an output, and each of them then
-matches.
+A map with several writes (sibling fusion puts the two products of a
+gradient, dA = dC @ B^T and dB = A^T @ dC, into one map over the same space;
+the gradient of x^T x adds two products into dx) is first split into one map
+per write, in body order, when its body is independent contractions, none
+reading an output, and each of them then matches.
 
 The rewrite is sound because the call reads and writes exactly the elements
 M does (M has no access `check-bounds` marked: all are proven in bounds), and
@@ -190,12 +190,14 @@ def _narrowed(t: df.TaskletOp, keep: list[int], b: Builder, mapping: dict[SSAVal
 
 
 def _split(m: df.MapOp) -> list[df.MapOp] | None:
-    """`m`, several independent contractions, as one map per output; None
-    (nothing changed) unless each output's part matches `_match`. The parts
+    """`m`, several independent contractions, as one map per write, in body
+    order; None (nothing changed) unless each write's part matches `_match`.
+    Two writes into one output (the gradient of `x^T x` adds two products into
+    dx) become two maps accumulating into it one after the other. The parts
     share no state: each repeats the pure ops (reads, tasklets) it needs."""
     ops = list(m.body.block.ops)
-    writes = {op.dest: op for op in ops if isinstance(op, df.WriteOp)}
-    if len(m.outs) < 2 or len(writes) != len(m.outs) or set(writes) != set(m.out_args):
+    writes = [op for op in ops if isinstance(op, df.WriteOp)]
+    if len(writes) < 2 or {w.dest for w in writes} != set(m.out_args):
         return None
     if any(op.regions and not isinstance(op, df.TaskletOp) for op in ops):
         return None
@@ -203,11 +205,11 @@ def _split(m: df.MapOp) -> list[df.MapOp] | None:
         return None
     b = Builder(InsertPoint.before(m))
     parts = []
-    for i, arg in enumerate(m.out_args):
-        part = _slice(ops, writes[arg])
-        new = b.insert(df.MapOp(m.bounds, [m.outs[i]]))
+    for w in writes:
+        part = _slice(ops, w)
+        new = b.insert(df.MapOp(m.bounds, [m.outs[list(m.out_args).index(w.dest)]]))
         mapping: dict[SSAValue, SSAValue] = dict(zip(m.ivs, new.ivs))
-        mapping[arg] = new.out_args[0]
+        mapping[w.dest] = new.out_args[0]
         inner = Builder(InsertPoint.at_end(new.body.block))
         for op in part:
             if isinstance(op, df.TaskletOp):

@@ -322,3 +322,34 @@ def test_transposed_factor_is_read_in_place(b_dims, in_place):
     x = RNG.standard_normal([sizes[d] for d in ("zik" if "z" in b_dims else "ik")])
     y = RNG.standard_normal([sizes[d] for d in b_dims])
     check(text, [x, y], gemm=True)
+
+
+GRAM = """func.func @f(%x: tensor<{n}x{m}xf64>, %w: tensor<{m}x{m}xf64>) -> tensor<f64> {{
+  %z = arith.constant dense<0.0> : tensor<{m}x{m}xf64>
+  %g = df.map (%k, %i, %j) in ({n}, {m}, {m}) outs(%o = %z : tensor<{m}x{m}xf64>) {{
+    %u = df.read %x[%k, %i] : tensor<{n}x{m}xf64>
+    %v = df.read %x[%k, %j] : tensor<{n}x{m}xf64>
+    %p = arith.mulf %u, %v : f64
+    df.write %p, %o[%i, %j] wcr(add) : tensor<{m}x{m}xf64>
+  }} -> tensor<{m}x{m}xf64>
+  %s = nn.mul %g, %w : (tensor<{m}x{m}xf64>, tensor<{m}x{m}xf64>) -> tensor<{m}x{m}xf64>
+  %l = nn.reduce %s {{kind = "sum", axes = array<i64: 0, 1>}} : (tensor<{m}x{m}xf64>) -> tensor<f64>
+  func.return %l : tensor<f64>
+}}"""
+
+
+@pytest.mark.parametrize("n,m", [(2, 1), (13, 20)])
+def test_two_products_into_one_gradient_both_count(n, m):
+    """The gradient of x^T x adds x @ (W + W^T) into dx from one map with two
+    writes into dx: each becomes its own gemm (the split once kept only the
+    last write of an output, and the gradient came out halved)."""
+    module = parse_module(GRAM.format(n=n, m=m))
+    PassManager.parse("autodiff").run(module)
+    text = str(module)
+    assert lowered(text).split("@f_grad")[1].count("blas.gemm") == 3
+    x, w = RNG.standard_normal((n, m)), RNG.standard_normal((m, m))
+    for threads in (1, 2):
+        got = ExecutionEngine(parse_module(text), threads=threads).invoke("f_grad", x, w, np.array(1.0))
+        np.testing.assert_allclose(got[0], np.sum((x.T @ x) * w), rtol=1e-12)
+        np.testing.assert_allclose(got[1], x @ (w + w.T), rtol=1e-12)
+        np.testing.assert_allclose(got[2], x.T @ x, rtol=1e-12)

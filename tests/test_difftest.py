@@ -69,10 +69,28 @@ def test_forward_batch_agrees_everywhere():
 
 def test_gradient_batch_agrees_with_finite_differences():
     """Autodiff (interpreter and engine) against finite differences."""
-    features = frozenset({"offset", "nested", "call", "nn", "wcr", "loop", "minmax"})
+    features = frozenset({"offset", "nested", "call", "nn", "wcr", "loop", "minmax", "contract"})
     summary = run(8000, 12, features, 4, Options(gpu=False, grad=True), batch=12)
     assert not summary["findings"], summary["findings"]
     assert summary["outcomes"].get("pass", 0) >= 10
+
+
+def test_contractions_reach_the_gemm_and_its_epilogue():
+    """The `contract` feature generates what `contraction-to-blas` and
+    `fuse-gemm-epilogue` rewrite, some of it past the GEMM kernel's tiles."""
+    from dfc.compiler import PassManager
+    from dfc.passes import PIPELINES
+
+    gemms = epilogues = big = 0
+    for seed in range(30):
+        p = generate(seed, frozenset({"contract", "nested"}))
+        module = parse_module(render(p))
+        PassManager.parse(PIPELINES["default"]).run(module)
+        text = str(module)
+        gemms += text.count("blas.gemm")
+        epilogues += text.count("epilogue")
+        big += "blas.gemm" in text and min(p.sizes.values()) > 8
+    assert gemms >= 10 and epilogues >= 3 and big >= 2, (gemms, epilogues, big)
 
 
 WCR_MAX = """

@@ -8,6 +8,10 @@ statement (the shrinker's move) replaces its uses by an earlier value of the
 same kind. `render` prints the program as a module with `@{name}` and its
 helper functions.
 
+A `contract` statement is a map over (row, depth[, column]) in a random
+order: `out[r, c] += x[r, k] * y[k, c]` (either factor maybe transposed) or
+`out[r] += x[r, k] * y[k]`.
+
 Valid by construction: every index stays in bounds (offset reads run over a
 range one shorter; reversed reads use `n - 1 - i`; a loop's trip count is at
 most N), no two plain writes of one map hit one element, and values stay
@@ -20,12 +24,17 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass, field, replace
 
-FEATURES = ("offset", "nested", "wcr", "loop", "inplace", "if", "call", "dynamic", "nn", "f32", "minmax", "sin")
+FEATURES = ("offset", "nested", "wcr", "loop", "inplace", "if", "call", "dynamic", "nn", "f32", "minmax", "sin",
+            "contract")
 """Generator switches: shifted/reversed indices, nested maps, wcr reductions
 (add, mul, max, min), scf.for with tensor iter_args, in-place map updates of a
 loop-carried or pre-loop tensor, scf.if on tensors, func.call, dynamic shapes,
 nn library ops, f32 programs (else f64 only), `arith.maximumf`/`minimumf` and
-`math.sin` in tasklets."""
+`math.sin` in tasklets, and contraction maps (matrix and matrix-vector
+products in every layout, accumulating into zeros or into an earlier value,
+often followed by an elementwise map: what `contraction-to-blas` and
+`fuse-gemm-epilogue` rewrite), with sizes up to 24 in a third of such
+programs so that products cross the GEMM kernel's tiles."""
 
 Kind = tuple[str, ...]
 A: Kind = ("N", "M")
@@ -117,8 +126,9 @@ class Generator:
     def program(self) -> Program:
         rng = self.rng
         dtype = "f32" if self.on("f32") and rng.random() < 0.3 else "f64"
-        n = rng.randint(1, 4)
-        sizes = {"N": n, "M": rng.choice((n, rng.randint(1, 5)))}
+        big = self.on("contract") and rng.random() < 0.3
+        n = rng.randint(9, 24) if big else rng.randint(1, 4)
+        sizes = {"N": n, "M": rng.choice((n, rng.randint(9, 24) if big else rng.randint(1, 5)))}
         dynamic = self.on("dynamic") and rng.random() < 0.25
         stmts: list[Stmt] = []
         for _ in range(rng.randint(1, self.size)):
@@ -145,7 +155,13 @@ class Generator:
             options.append("call")
         if self.on("nn") and not dynamic:  # nn ops take static shapes only
             options += ["nn"] * 2
+        if self.on("contract") and self.values(stmts, lambda k: len(k) == 2):
+            options += ["contract"] * 2
+        if stmts and stmts[-1].op == "contract" and rng.random() < 0.5:  # an epilogue candidate
+            return self.map(stmts, stmts[-1].kind, first=len(ARG_KINDS) + len(stmts) - 1)
         op = rng.choice(options)
+        if op == "contract":
+            return self.contract(stmts)
         if op == "nn":
             s = self.nn(stmts)
             if s is not None:
@@ -166,13 +182,14 @@ class Generator:
             return replace(body, op="call")
         return body
 
-    def map(self, stmts: list[Stmt], kind: Kind, extra: int = 0, plain: bool = False) -> Stmt:
+    def map(self, stmts: list[Stmt], kind: Kind, extra: int = 0, plain: bool = False, first: int | None = None) -> Stmt:
         """An elementwise map over `kind`, maybe shifted, reversed or nested; its
-        tasklet also takes `extra` leading operands the caller provides."""
+        tasklet also takes `extra` leading operands the caller provides. It
+        reads `first` (a value of `kind`) first, if given."""
         rng = self.rng
         same = self.values(stmts, lambda k: k == kind)
         readable = self.values(stmts, lambda k: _readable(kind, k))
-        args = [rng.choice(same)] + [rng.choice(readable) for _ in range(rng.randint(0, 2))]
+        args = [rng.choice(same) if first is None else first] + [rng.choice(readable) for _ in range(rng.randint(0, 2))]
         n = extra + len(args)
         params: dict = {"expr": _bounded(_uses_all(_expr(rng, n, 3, self.features), n, rng))}
         if len(kind) == 2 and self.on("nested") and rng.random() < 0.4:
@@ -201,6 +218,26 @@ class Generator:
         if init and rng.random() < 0.5:
             return Stmt("reduce", kind, (src, rng.choice(init)), params)
         return Stmt("reduce", kind, (src,), params)
+
+    def contract(self, stmts: list[Stmt]) -> Stmt:
+        """A product map: x (2-D) along one of its dims times y (2-D or 1-D)
+        along a dim of the same size, accumulated into zeros or an earlier value."""
+        rng = self.rng
+        kinds = list(ARG_KINDS) + [s.kind for s in stmts]
+        x = rng.choice(self.values(stmts, lambda k: len(k) == 2))
+        x_depth = rng.randrange(2)
+        depth, row = kinds[x][x_depth], kinds[x][1 - x_depth]
+        y = rng.choice(self.values(stmts, lambda k: 1 <= len(k) <= 2 and depth in k))
+        y_kind = kinds[y]
+        y_depth = rng.choice([a for a, d in enumerate(y_kind) if d == depth])
+        kind = (row,) + tuple(d for a, d in enumerate(y_kind) if a != y_depth)
+        roles = ["row", "depth", "col"][: len(kind) + 1]
+        rng.shuffle(roles)
+        params = {"x_depth": x_depth, "y_depth": y_depth, "order": tuple(roles)}
+        init = self.values(stmts, lambda k: k == kind)
+        if init and rng.random() < 0.4:
+            return Stmt("contract", kind, (x, y, init[-1] if rng.random() < 0.6 else rng.choice(init)), params)
+        return Stmt("contract", kind, (x, y), params)
 
     def loop(self, stmts: list[Stmt], kind: Kind) -> Stmt:
         """scf.for over min(N, 3) trips: acc' = map(acc, x) in place or fresh; or
@@ -417,6 +454,28 @@ class _Writer:
         self.emit(f"}} -> {ty}", ind)
         return r
 
+    def contract(self, stmt: Stmt, args: list[str], ind: int) -> str:
+        x_kind, y_kind = self.p.kind_of(stmt.args[0]), self.p.kind_of(stmt.args[1])
+        params, kind = stmt.params, stmt.kind
+        outs = args[2] if len(args) > 2 else self.fill(kind, "0.0", ind)
+        order = params["order"]
+        iv = {role: f"%i{order.index(role)}" for role in order}
+        dims = {"row": kind[0], "depth": x_kind[params["x_depth"]], "col": kind[-1]}
+        x_at = [iv["depth"], iv["row"]] if params["x_depth"] == 0 else [iv["row"], iv["depth"]]
+        y_at = [iv["depth"]] if len(y_kind) == 1 else (
+            [iv["depth"], iv["col"]] if params["y_depth"] == 0 else [iv["col"], iv["depth"]])
+        r, ty, o = self.fresh("m"), self.type(kind), self.fresh("o")
+        self.emit(f"{r} = df.map ({', '.join(iv[role] for role in order)}) in "
+                  f"({', '.join(self.bound(dims[role]) for role in order)}) outs({o} = {outs} : {ty}) {{", ind)
+        x, y = self.fresh("r"), self.fresh("r")
+        self.emit(f"{x} = df.read {args[0]}[{', '.join(x_at)}] : {self.type(x_kind)}", ind + 2)
+        self.emit(f"{y} = df.read {args[1]}[{', '.join(y_at)}] : {self.type(y_kind)}", ind + 2)
+        p = self.tasklet(("mulf", ("arg", 0), ("arg", 1)), [x, y], ind + 2)
+        out_at = [iv["row"], iv["col"]] if len(kind) == 2 else [iv["row"]]
+        self.emit(f"df.write {p}, {o}[{', '.join(out_at)}] wcr(add) : {ty}", ind + 2)
+        self.emit(f"}} -> {ty}", ind)
+        return r
+
     def loop(self, stmt: Stmt, args: list[str], ind: int) -> str:
         kind, ty = stmt.kind, self.type(stmt.kind)
         style = stmt.params["style"]
@@ -512,6 +571,8 @@ def render(p: Program, name: str = "f") -> str:
             r = w.reduce(stmt, args, 2)
         elif stmt.op == "loop":
             r = w.loop(stmt, args, 2)
+        elif stmt.op == "contract":
+            r = w.contract(stmt, args, 2)
         elif stmt.op == "if":
             r = w.branch(stmt, args, 2)
         elif stmt.op == "call":

@@ -121,6 +121,32 @@ func.func @sibling_products(%a: memref<6x4xf64>, %b: memref<4x5xf64>, %dc: memre
   func.return %da, %db : memref<6x4xf64>, memref<4x5xf64>
 }
 
+// The gradient of x^T x adds two products into dx from one map: each write is
+// its own part, so dx gets two gemms (once only the last write of an output
+// was kept).
+// CHECK-LABEL: func.func @two_writes_into_one_output
+// CHECK-NOT:     df.map
+// CHECK:         blas.gemm %x, %dg, %dx, %{{.*}} {beta = 1.000000e+00 : f64, transpose_b} : memref<6x4xf64>, memref<4x4xf64>, memref<6x4xf64>
+// CHECK:         blas.gemm %x, %dg, %dx, %{{.*}} {beta = 1.000000e+00 : f64} : memref<6x4xf64>, memref<4x4xf64>, memref<6x4xf64>
+// CHECK-NOT:     df.map
+func.func @two_writes_into_one_output(%x: memref<6x4xf64>, %dg: memref<4x4xf64>) -> memref<6x4xf64> {
+  %dx = memref.alloc() {alignment = 64 : i64} : memref<6x4xf64>
+  df.map (%k, %i, %j) in (6, 4, 4) outs(%o = %dx : memref<6x4xf64>) {
+    %u = df.read %x[%k, %i] : memref<6x4xf64>
+    %v = df.read %x[%k, %j] : memref<6x4xf64>
+    %g = df.read %dg[%i, %j] : memref<4x4xf64>
+    %p, %q = df.tasklet (%u, %v, %g) : (f64, f64, f64) -> (f64, f64) {
+    ^bb0(%a: f64, %b: f64, %c: f64):
+      %pa = arith.mulf %c, %b : f64
+      %pb = arith.mulf %c, %a : f64
+      df.yield %pa, %pb : f64, f64
+    }
+    df.write %p, %o[%k, %i] wcr(add) : memref<6x4xf64>
+    df.write %q, %o[%k, %j] wcr(add) : memref<6x4xf64>
+  }
+  func.return %dx : memref<6x4xf64>
+}
+
 // A part that reads another output is not split off (it would see that
 // output's final contents instead of the ones the fused map reads).
 // CHECK-LABEL: func.func @reads_an_output
