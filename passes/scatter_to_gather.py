@@ -161,8 +161,12 @@ class ScatterToGatherPass(ModulePass):
     name = "scatter-to-gather"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        while any(scatter_to_gather(m) for m in _top_maps(op)):
-            pass
+        changed = True
+        while changed:  # one walk per round, not per rewrite: a rewritten map is erased, its remainder new
+            changed = False
+            for m in _top_maps(op):
+                if scatter_to_gather(m):
+                    changed = True
 
 
 def _top_maps(op: ModuleOp) -> list[df.MapOp]:

@@ -731,3 +731,101 @@ def test_parallel_rows_threshold_is_evaluated_at_run_time():
         y = np.zeros(m, np.float32)
         call(j, "rows", [x.ctypes.data, m, n, y.ctypes.data, m])
         np.testing.assert_allclose(y, x.sum(axis=1, dtype=np.float64), rtol=1e-4)  # f32 accumulation
+
+
+def _stencil_chain(n: int, size: int = 10) -> str:
+    """`@f(x, y)`: n maps, each a 3-point stencil of the previous two results
+    written over a copy of the older one (so every element is defined)."""
+    t = f"tensor<{size}x{size}xf64>"
+    lines = [f"func.func @f(%x: {t}, %y: {t}) -> {t} {{"]
+    prev, other = "%x", "%y"
+    for k in range(n):
+        lines += [
+            f"  %v{k} = df.map (%i, %j) in ({size - 1}, {size - 1}) outs(%o = {other} : {t}) {{",
+            "    %c1 = arith.constant 1 : index",
+            "    %ip = arith.addi %i, %c1 : index",
+            "    %jp = arith.addi %j, %c1 : index",
+            f"    %a = df.read {prev}[%ip, %jp] : {t}",
+            f"    %b = df.read {prev}[%i, %jp] : {t}",
+            f"    %c = df.read {other}[%ip, %j] : {t}",
+            "    %r = df.tasklet (%a, %b, %c) : (f64, f64, f64) -> f64 {",
+            "    ^bb0(%p: f64, %q: f64, %s: f64):",
+            "      %m = arith.mulf %p, %q : f64",
+            "      %h = math.tanh %m : f64",
+            "      %z = arith.addf %h, %s : f64",
+            "      df.yield %z : f64",
+            "    }",
+            f"    df.write %r, %o[%ip, %jp] : {t}",
+            f"  }} -> {t}",
+        ]
+        other, prev = prev, f"%v{k}"
+    return "\n".join([*lines, f"  func.return {prev} : {t}", "}"])
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_many_loop_nests_are_outlined(threads):
+    """A function of OUTLINE_MIN_NESTS or more top-level loop nests (here the
+    gradient of three stencils) emits each as a noinline function: LLVM's time
+    on one function grows faster than its size. Fewer (the three stencils)
+    stay inline. Values and gradients agree with the interpreter."""
+    from dfc.compiler import ExecutionEngine, PassManager
+    from dfc.compiler.codegen.llvm_emitter import OUTLINE_MIN_NESTS
+    from dfc.compiler.interpreter import interpret
+
+    text = _stencil_chain(3)
+    module = parse_module(text)
+    PassManager.parse("autodiff{func=f}").run(module)
+    engine = ExecutionEngine(module.clone(), threads=threads)
+    ir_text = engine.jit.llvm_ir
+
+    def outlined(fn: str) -> list[str]:
+        found = re.findall(rf"define internal (?:fastcc )?void @\"?{fn}\.nest[\w.]*\"?\([^)]*\)[^{{]*#(\d+)", ir_text)
+        for attrs in set(found):
+            assert "noinline" in re.search(rf"attributes #{attrs} = {{[^}}]*}}", ir_text).group(0)
+        return found
+
+    assert not outlined("f") and len(outlined("f_grad")) >= OUTLINE_MIN_NESTS
+    rng = np.random.default_rng(3)
+    x, y, seed = (rng.standard_normal((10, 10)) for _ in range(3))
+    np.testing.assert_allclose(engine.invoke("f", x, y), interpret(parse_module(text), "f", x, y), rtol=1e-12)
+    for got, want in zip(engine.invoke("f_grad", x, y, seed), interpret(module, "f_grad", x, y, seed), strict=True):
+        np.testing.assert_allclose(got, want, rtol=1e-11, atol=1e-12)
+
+
+def test_an_outlined_nest_keeps_its_parallel_loops():
+    """A top-level loop around a parallel loop, outlined among many nests, still
+    runs the parallel loop on the thread pool, and computes what it did inline."""
+    from dfc.compiler.codegen.llvm_emitter import OUTLINE_MIN_NESTS
+
+    steps = """
+  scf.for %t = %c0 to %c3 step %c1 {
+    "scf.parallel"(%c0, %n, %c1) <{operandSegmentSizes = array<i32: 1, 1, 1, 0>}> ({
+    ^bb0(%i: index):
+      %v = memref.load %x[%i] : memref<4096xf64>
+      %w = arith.addf %v, %v : f64
+      memref.store %w, %x[%i] : memref<4096xf64>
+      scf.reduce
+    }) : (index, index, index) -> ()
+  }"""
+    scale = """
+  scf.for %i = %c0 to %n step %c1 {
+    %v = memref.load %x[%i] : memref<4096xf64>
+    %w = arith.mulf %v, %v : f64
+    memref.store %w, %x[%i] : memref<4096xf64>
+  }"""
+    for nests in (2, OUTLINE_MIN_NESTS):
+        src = f"""
+func.func @f(%x: memref<4096xf64>) {{
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c3 = arith.constant 3 : index
+  %n = arith.constant 4096 : index{steps}{scale * (nests - 1)}
+  func.return
+}}"""
+        j = jit(src, num_threads=2, parallel_min_work=1)
+        outlined = nests >= OUTLINE_MIN_NESTS
+        assert ("@f.nest" in j.llvm_ir) == outlined
+        assert j.llvm_ir.count("call void @__dfc_parallel_for") == 1
+        x = np.linspace(0.5, 1.0, 4096)
+        call(j, "f", [x.ctypes.data])
+        np.testing.assert_allclose(x, (np.linspace(0.5, 1.0, 4096) * 8) ** (2 ** (nests - 1)), rtol=1e-12)

@@ -666,6 +666,22 @@ _CASTS = {
 _REMAT = frozenset({"arith.constant", "memref.get_global"})
 
 
+def _rematerialisable(v: SSAValue) -> bool:
+    """Whether an outlined body recomputes `v` instead of capturing it: a
+    constant, a global, or a view of a global at a constant offset."""
+    owner = v.owner
+    if not isinstance(owner, Operation):
+        return False
+    return owner.name in _REMAT or (owner.name == "memref.view" and all(map(_rematerialisable, owner.operands)))
+
+
+OUTLINE_MIN_NESTS = 8
+"""A function with at least this many top-level loop nests emits each in a
+function of its own (`_outlined_nest`): LLVM's optimisation of one function
+grows faster than its size, and a solver or gradient of many small maps is
+one function of hundreds of loops."""
+
+
 class _FnEmitter:
     def __init__(self, mod: _ModuleEmitter, fn: ir.Function, func_op: Operation, *, in_parallel: bool):
         self.m = mod
@@ -679,6 +695,8 @@ class _FnEmitter:
         self.b = ir.IRBuilder(start)
         self.values: dict[SSAValue, ir.Value | _MemRef] = {}
         self.view_scopes = mod.view_scopes(func_op)
+        self.outline_nests = False
+        """Whether the top-level loop nests become functions (`OUTLINE_MIN_NESTS`)."""
 
     # -- values
 
@@ -760,6 +778,7 @@ class _FnEmitter:
                 a.name = (arg.name_hint or f"arg{i}") + (f".size{j - 1}" if j else "")
             self.values[arg] = _unflatten(arg.type, self.fn.args[k : k + n])
             k += n
+        self.outline_nests = sum(map(_outlinable, block.ops)) >= OUTLINE_MIN_NESTS
         term = self.emit_ops(block)
         if term is None or term.name != "func.return":
             raise _unsupported("func.func body without func.return")
@@ -1723,8 +1742,27 @@ def _flat_operands(e: _FnEmitter, vals: Sequence[SSAValue]) -> list[ir.Value]:
     return [x for v in vals for x in _flatten(e.get(v))]
 
 
+def _outlinable(op: Operation) -> bool:
+    """A loop nest that can be a function of its own: one without results."""
+    return op.name in ("scf.for", "scf.parallel") and not op.results
+
+
+def _outlined_nest(e: _FnEmitter, op: Operation) -> bool:
+    """Emit top-level loop nest `op` as the call of a function of its own,
+    when `e` outlines its nests; whether it did."""
+    if not (e.outline_nests and op.parent_op() is e.func_op and _outlinable(op)):
+        return False
+    out = _Outlined(e, op, op.operands, [], e.m.fresh_name(f"{e.func_op.sym_name.data}.nest"), direct=True)
+    _HANDLERS[op.name](out.sub, op)
+    out.sub.b.ret_void()
+    e.b.call(out.impl, out.captures)
+    return True
+
+
 @_handles("scf.for")
 def _for(e: _FnEmitter, op: Operation) -> None:
+    if _outlined_nest(e, op):
+        return
     lb, ub, step = (e.getv(v) for v in op.operands[:3])
     inits = _flat_operands(e, op.operands[3:])
     block = e.single_block(op.regions[0], "scf.for")
@@ -1937,11 +1975,15 @@ class _Outlined:
     extra...)`, reached through a trampoline `void (ptr ctx, extra...)` that
     loads the captures from the context struct `ctx`, which the constructor
     fills at the call site. The values the regions (and `uses`) take from
-    outside are captured, except constants and globals, re-materialised
-    inside. Emit the body with `sub`, whose function's arguments after the
-    captures are `args`, then end it (`sub.b.ret_void()`)."""
+    outside are captured, except constants, globals and views of a global at
+    constant offsets (an arena's buffers), re-materialised inside, where LLVM
+    sees their addresses. Emit the body with `sub`, whose function's
+    arguments after the captures are `args`, then end it
+    (`sub.b.ret_void()`). `direct`: no trampoline; the caller calls
+    `impl(*captures)`, which is never inlined."""
 
-    def __init__(self, e: _FnEmitter, op: Operation, uses: Sequence[SSAValue], extra: Sequence[ir.Type], base: str):
+    def __init__(self, e: _FnEmitter, op: Operation, uses: Sequence[SSAValue], extra: Sequence[ir.Type], base: str,
+                 *, direct: bool = False):
         m = e.m
         captured: list[SSAValue] = []
         remat: list[Operation] = []
@@ -1950,15 +1992,20 @@ class _Outlined:
         for inner in op.walk():
             if inner is not op:
                 uses.extend(inner.operands)
-        for v in uses:
+
+        def visit(v: SSAValue) -> None:
             if v in seen or defined_inside(v, op):
-                continue
+                return
             seen.add(v)
-            owner = v.owner
-            if isinstance(owner, Operation) and owner.name in _REMAT:
-                remat.append(owner)
+            if _rematerialisable(v):
+                for x in v.owner.operands:
+                    visit(x)
+                remat.append(v.owner)
             else:
                 captured.append(v)
+
+        for v in uses:
+            visit(v)
         flat_caps = [x for v in captured for x in _flatten(e.get(v))]
         cap_types = [x.type for x in flat_caps]
 
@@ -1982,11 +2029,16 @@ class _Outlined:
                     impl.args[k].add_attribute("noalias")
                 impl.args[k].add_attribute("captures(none)")
             k += n
-        self.sub = _FnEmitter(m, impl, e.func_op, in_parallel=True)
+        self.impl = impl
+        self.sub = _FnEmitter(m, impl, e.func_op, in_parallel=e.in_parallel if direct else True)
         _bind(self.sub, captured, impl.args[: len(flat_caps)])
         for r_op in remat:
             _HANDLERS[r_op.name](self.sub, r_op)
         self.args = impl.args[len(flat_caps):]
+        if direct:
+            impl.attributes.add("noinline")
+            self.captures = flat_caps
+            return
 
         ctx_ty = ir.LiteralStructType(cap_types or [_I8])
         self.trampoline = ir.Function(m.ir, ir.FunctionType(_VOID, [_PTR, *extra]), base)
@@ -2012,6 +2064,8 @@ class _Outlined:
 def _parallel(e: _FnEmitter, op: Operation) -> None:
     block, lbs, ubs, steps = _parallel_parts(op)
     if e.in_parallel or e.m.num_threads <= 1:
+        if _outlined_nest(e, op):
+            return
         _serial_nest(e, block, lbs, ubs, steps)
         return
     m = e.m
