@@ -3,9 +3,11 @@
 Reads and writes become `memref.load`/`memref.store`, tasklets are inlined.
 A top-level map with at least `parallel-threshold` iterations (counting
 those of the maps nested in its body, as `fuse-outer` builds) runs its outer
-dimension as an `scf.parallel` over `threads` contiguous chunks; a wcr write
-(in its body or in a nested map) whose index does not depend on that
-dimension goes to a per-chunk private buffer (filled with the reduction's
+dimension as an `scf.parallel` over `threads` contiguous chunks (with the
+next ones, as one index space, where the outer one is too short to give each
+thread `CHUNKS_PER_THREAD` iterations); a wcr write (in its body or in a
+nested map) whose index does not tell the chunks apart goes to a per-chunk
+private buffer (filled with the reduction's
 identity) and the chunks are combined in order after the parallel loop, so
 the result equals the serial one up to reassociation. A map that reads an
 output it would privatise, or reduces one output with two wcr kinds, stays
@@ -20,6 +22,7 @@ long middle one runs with every guard constant (LLVM folds them away).
 
 from __future__ import annotations
 
+import math as pymath
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -85,6 +88,11 @@ def for_loop(b: Builder, lb: SSAValue, ub: SSAValue, inits: Sequence[SSAValue] =
     body = Block(arg_types=[IndexType()] + [v.type for v in inits])
     loop = b.insert(scf.ForOp(lb, ub, _index(b, 1), list(inits), Region(body)))
     return loop, Builder(InsertPoint.at_end(body))
+
+
+CHUNKS_PER_THREAD = 4
+"""A parallel map's chunked index space has at least this many iterations per
+thread where its static extents allow (`_Lowering.chunking`)."""
 
 
 def _work(op: df.MapOp, dynamic: int) -> int:
@@ -208,23 +216,43 @@ class _Lowering:
         b = Builder(InsertPoint.before(op))
         for arg, buf in zip(op.out_args, op.outs):
             self.targets[arg] = _Target(buf)
-        private = (
-            self.privatized(op, op.ivs[0])
-            if self.threads > 1 and op.rank >= 1 and op.static_extents[0] != 1
-            and _work(op, self.threshold) >= self.threshold
-            else None
-        )
+        private, chunked = None, 0
+        if self.threads > 1 and op.rank >= 1 and _work(op, self.threshold) >= self.threshold:
+            private, chunked = self.chunking(op)
         if private is not None and _chunkable(op, private):
-            self.parallel(b, op, private)  # type: ignore[arg-type]
+            self.parallel(b, op, private, chunked)  # type: ignore[arg-type]
         else:
             self.nest(b, op, list(op.ivs), op.bounds)
         op.detach()
         op.erase(safe_erase=False)
 
-    def parallel(self, b: Builder, op: df.MapOp, private: dict[SSAValue, str]) -> None:
-        """`op` in chunks of its first dimension; `private`: `privatized(op)`, checked `_chunkable`."""
-        outer = op.ivs[0]
-        n = self.bound(b, op.bounds[0])
+    def chunking(self, op: df.MapOp) -> tuple[dict[SSAValue, str | None] | None, int]:
+        """How `op` runs in chunks: the outputs to privatise and the number of
+        leading dimensions chunked together. The first alone, unless its static
+        extent gives fewer than `CHUNKS_PER_THREAD` per thread (a batch of 1 or
+        3 channels on 2 threads ran serially or 2:1): then the following static
+        dimensions too, but never the innermost (it stays a plain vectorisable
+        loop), and only if that privatises no more outputs. (None, 0): serial."""
+        extents = op.static_extents
+        count, total = 1, extents[0]
+        while (total is not None and total < CHUNKS_PER_THREAD * self.threads and count < op.rank - 1
+               and extents[count] is not None):
+            total *= extents[count]
+            count += 1
+        first = self.privatized(op, op.ivs[:1])
+        if count > 1:
+            wider = self.privatized(op, op.ivs[:count])
+            if len(wider) == len(first):
+                return wider, count
+        return (None, 0) if extents[0] == 1 else (first, 1)
+
+    def parallel(self, b: Builder, op: df.MapOp, private: dict[SSAValue, str], chunked: int) -> None:
+        """`op` in chunks of its first `chunked` dimensions (one index space);
+        `private`: what `chunking` chose, checked `_chunkable`."""
+        if chunked == 1:
+            n = self.bound(b, op.bounds[0])
+        else:
+            n = _index(b, pymath.prod(op.static_extents[:chunked]))
         chunks = _index(b, self.threads)
         one = _index(b, 1)
         size = b.insert(arith.DivUIOp(b.insert(arith.AddiOp(n, b.insert(arith.SubiOp(chunks, one)).result)).result, chunks)).result
@@ -245,8 +273,13 @@ class _Lowering:
             self.fill(pb, buffers[arg], self.targets[arg].buffer, chunk, kind, arg.type)
             self.targets[arg] = _Target(buffers[arg], [chunk])
         loop, lb = for_loop(pb, lo, hi)
-        self.values[outer] = loop.body.block.args[0]
-        self.nest(lb, op, list(op.ivs[1:]), op.bounds[1:])
+        flat = loop.body.block.args[0]
+        for k in reversed(range(1, chunked)):  # the chunked variables from the flat index, last fastest
+            extent = _index(lb, op.static_extents[k])
+            self.values[op.ivs[k]] = lb.insert(arith.RemUIOp(flat, extent)).result
+            flat = lb.insert(arith.DivUIOp(flat, extent)).result
+        self.values[op.ivs[0]] = flat
+        self.nest(lb, op, list(op.ivs[chunked:]), op.bounds[chunked:])
         lb.insert(scf.YieldOp())
         pb.insert(scf.ReduceOp())
         zero = _index(b, 0)
@@ -256,13 +289,14 @@ class _Lowering:
             self.combine_chunks(b, buffers[arg], self.targets[arg].buffer, kind, arg.type)
             b.insert(memref.DeallocOp.get(buffers[arg]))
 
-    def privatized(self, op: df.MapOp, outer: SSAValue) -> dict[SSAValue, str | None]:
+    def privatized(self, op: df.MapOp, chunked: Sequence[SSAValue]) -> dict[SSAValue, str | None]:
         """Outputs whose wcr writes two chunks might both update, with their wcr
         kind (None: several kinds).
 
-        An output needs no private copies only when some dimension of it is
-        indexed by every wcr write with the same `a*outer + c` (a != 0): then
-        iterations of different chunks update disjoint slices.
+        An output needs no private copies only when, for each chunked variable
+        v, some dimension of it is indexed by every wcr write with the same
+        `a*v + c` (a != 0): then iterations with different chunked variables
+        update different elements.
         """
         writes: dict[SSAValue, list[df.WriteOp]] = {}
         for w in op.walk():
@@ -270,7 +304,7 @@ class _Lowering:
                 writes.setdefault(dest, []).append(w)
         found: dict[SSAValue, str | None] = {}
         for dest, ws in writes.items():
-            if not _chunk_disjoint(ws, outer):
+            if not all(_chunk_disjoint(ws, v) for v in chunked):
                 kinds = {w.wcr_kind for w in ws}
                 found[dest] = kinds.pop() if len(kinds) == 1 else None
         return found

@@ -120,6 +120,38 @@ def test_wcr_writes_across_chunk_boundaries(threads):
     np.testing.assert_allclose(got, want, rtol=1e-12)
 
 
+SHORT_OUTER = """func.func @f(%x: tensor<{b}x3x40x512xf64>) -> (tensor<{b}x3x40x512xf64>, tensor<f64>, tensor<40xf64>) {{
+  %e = tensor.empty() : tensor<{b}x3x40x512xf64>
+  %z = arith.constant dense<0.0> : tensor<f64>
+  %zr = arith.constant dense<0.0> : tensor<40xf64>
+  %y, %s, %r = df.map (%i, %j, %k, %l) in ({b}, 3, 40, 512) outs(%o = %e : tensor<{b}x3x40x512xf64>,
+      %os = %z : tensor<f64>, %or = %zr : tensor<40xf64>) {{
+    %v = df.read %x[%i, %j, %k, %l] : tensor<{b}x3x40x512xf64>
+    %m = arith.mulf %v, %v : f64
+    df.write %m, %o[%i, %j, %k, %l] : tensor<{b}x3x40x512xf64>
+    df.write %v, %os[] wcr(add) : tensor<f64>
+    df.write %m, %or[%k] wcr(max) : tensor<40xf64>
+  }} -> tensor<{b}x3x40x512xf64>, tensor<f64>, tensor<40xf64>
+  func.return %y, %s, %r : tensor<{b}x3x40x512xf64>, tensor<f64>, tensor<40xf64>
+}}"""
+
+
+@pytest.mark.parametrize("threads", [2, 3, 7])
+@pytest.mark.parametrize("batch", [1, 2])
+def test_short_outer_dimension_is_chunked_with_the_next(batch, threads):
+    """An outer extent of 1 or 2 joins the next dimensions for chunking (the
+    flat index split back by division); the total and the row maxima are
+    reductions every chunk shares (private copies, combined)."""
+    x = RNG.standard_normal((batch, 3, 40, 512))
+    text = SHORT_OUTER.format(b=batch)
+    lowered = str(lower(parse_module(text), threads=threads))
+    assert "scf.parallel" in lowered and "arith.remui" in lowered
+    y, s, r = engine(text, threads=threads).invoke("f", x)
+    np.testing.assert_allclose(y, x * x, rtol=1e-15)
+    np.testing.assert_allclose(s, x.sum(), rtol=1e-12)
+    np.testing.assert_allclose(r, (x * x).max(axis=(0, 1, 3)), rtol=1e-15)
+
+
 DYNAMIC = """func.func @f(%x: tensor<?x16xf64>, %y: tensor<?x16xf64>) -> tensor<?xf64> {
   %c0 = arith.constant 0 : index
   %n = tensor.dim %x, %c0 : tensor<?x16xf64>

@@ -107,3 +107,44 @@ func.func @guarded_gather(%x: memref<8x64xf32>, %y: memref<8x64xf32>) {
   }
   func.return
 }
+
+// A batch of one: the outer dimension alone would give one chunk, so the
+// next ones join it as one index space (1 x 3 x 8 = 24 >= 4 chunks per
+// thread), recovered by division; the innermost loop stays a plain loop.
+// SERIAL-LABEL: func.func @batch_of_one
+// SERIAL-NOT:     scf.parallel
+// PAR-LABEL: func.func @batch_of_one
+// PAR-NOT:     memref.alloc
+// PAR:         "scf.parallel"
+// PAR:           scf.for %[[F:.*]] = %{{.*}} to %{{.*}} step
+// PAR-NEXT:        %[[E8:.*]] = arith.constant 8 : index
+// PAR-NEXT:        %[[K:.*]] = arith.remui %[[F]], %[[E8]] : index
+// PAR-NEXT:        %[[F2:.*]] = arith.divui %[[F]], %[[E8]] : index
+// PAR-NEXT:        %[[E3:.*]] = arith.constant 3 : index
+// PAR-NEXT:        %[[J:.*]] = arith.remui %[[F2]], %[[E3]] : index
+// PAR-NEXT:        %[[I:.*]] = arith.divui %[[F2]], %[[E3]] : index
+// PAR:             scf.for %[[L:.*]] =
+// PAR:               memref.load %x[%[[I]], %[[J]], %[[K]], %[[L]]] : memref<1x3x8x32xf32>
+func.func @batch_of_one(%x: memref<1x3x8x32xf32>, %y: memref<1x3x8x32xf32>) {
+  df.map (%i, %j, %k, %l) in (1, 3, 8, 32) outs(%o = %y : memref<1x3x8x32xf32>) {
+    %v = df.read %x[%i, %j, %k, %l] : memref<1x3x8x32xf32>
+    %m = arith.mulf %v, %v : f32
+    df.write %m, %o[%i, %j, %k, %l] : memref<1x3x8x32xf32>
+  }
+  func.return
+}
+
+// Chunking both leading dimensions would make the sum per row a reduction
+// two chunks share (a private copy per thread); chunking the first alone
+// does not, so the map keeps that.
+// PAR-LABEL: func.func @row_sums
+// PAR-NOT:     memref.alloc
+// PAR-NOT:     arith.remui
+// PAR:         "scf.parallel"
+func.func @row_sums(%x: memref<2x16x32xf32>, %y: memref<2xf32>) {
+  df.map (%i, %j, %k) in (2, 16, 32) outs(%o = %y : memref<2xf32>) {
+    %v = df.read %x[%i, %j, %k] : memref<2x16x32xf32>
+    df.write %v, %o[%i] wcr(add) : memref<2xf32>
+  }
+  func.return
+}
