@@ -26,7 +26,9 @@ Compiled code is cached by module text and options in a bounded LRU cache
 `vector_math` (default
 on) uses the backend's vectorisable exp/tanh polynomials (within ~2 ulp of
 libm) instead of scalar libm calls; `fast_math=False` gives bit-reproducible
-arithmetic (no reassociation); `pipeline` replaces the lowering pipeline.
+arithmetic (no reassociation); `pipeline` replaces the lowering pipeline;
+`parallel_min_work` is the estimated work per thread below which a parallel
+loop runs on one thread (0: every parallel loop is split, as tests want).
 `invoke(name, *args, out=arrays)` writes the function's array results into
 caller-provided arrays (exact dtype and shape, C-contiguous, writeable, not
 overlapping an argument or each other) and returns them: the module is
@@ -56,7 +58,7 @@ from xdsl.dialects.builtin import FunctionType, MemRefType, ModuleOp, TensorType
 from xdsl.ir import Attribute
 
 from dfc.compiler.codegen import gemm_kernel, object_cache
-from dfc.compiler.codegen.llvm_emitter import JitModule
+from dfc.compiler.codegen.llvm_emitter import DEFAULT_PARALLEL_MIN_WORK, JitModule
 from dfc.compiler.codegen.runtime import free_function
 from dfc.compiler.codegen.target import host_target_machine
 from dfc.compiler.diagnostics import verify_located
@@ -188,7 +190,7 @@ _ACCESS_BOUNDS: OrderedDict[str, dict[str, list[AccessBound]]] = OrderedDict()
 
 def _compile(module: ModuleOp, text: str, options: tuple) -> JitModule:
     """`module` compiled, or loaded from the on-disk cache when it holds it."""
-    opt_level, fast_math, threads, vector_math, pipeline, out_params, _ = options
+    opt_level, fast_math, threads, vector_math, pipeline, out_params, parallel_min_work, _ = options
     disk_key = None
     if object_cache.cache_dir() is not None:
         disk_key = object_cache.cache_key(text, options, host_target_machine(opt_level))
@@ -199,6 +201,7 @@ def _compile(module: ModuleOp, text: str, options: tuple) -> JitModule:
         opt_level=opt_level,
         fast_math=fast_math,
         num_threads=threads,
+        parallel_min_work=parallel_min_work,
         vector_math=vector_math,
     )
     if disk_key is not None:
@@ -230,6 +233,7 @@ class ExecutionEngine:
         vector_math: bool = True,
         pipeline: str | None = None,
         *,
+        parallel_min_work: int = DEFAULT_PARALLEL_MIN_WORK,
         _out_params: bool = False,
     ):
         if target != "cpu":
@@ -242,7 +246,8 @@ class ExecutionEngine:
             self.signatures = _with_out_params(module, self.signatures)
         text = str(module)
         # which GEMM `blas.gemm` calls (`DFC_GEMM`) changes the code, so it is part of the key
-        options = (opt_level, fast_math, self.threads, vector_math, pipeline, _out_params, gemm_kernel.enabled())
+        options = (opt_level, fast_math, self.threads, vector_math, pipeline, _out_params, parallel_min_work,
+                   gemm_kernel.enabled())
         self._key = (text, *options)
         jit = _CACHE.get(self._key)
         if jit is None:
@@ -358,9 +363,10 @@ class ExecutionEngine:
         if self._into is None:
             from dfc.compiler.parsing import parse_module
 
-            text, opt_level, fast_math, threads, vector_math, pipeline, *_ = self._key
+            text, opt_level, fast_math, threads, vector_math, pipeline, _, min_work, _ = self._key
             self._into = ExecutionEngine(parse_module(text), opt_level=opt_level, fast_math=fast_math,
-                                         threads=threads, vector_math=vector_math, pipeline=pipeline, _out_params=True)
+                                         threads=threads, vector_math=vector_math, pipeline=pipeline,
+                                         parallel_min_work=min_work, _out_params=True)
         if name not in self._into.signatures:
             raise ValueError(f"out= is not available for @{name}: other functions of the module call it")
         scalars = self._into.invoke(name, *args, *outs)

@@ -7,7 +7,8 @@ Each program (`tools.difftest_gen`) runs in the interpreter, which is the
 reference; then
 - the interpreter after every prefix of the `default` pipeline up to
   `bufferize` that changes the IR (each tensor-level pass must keep the meaning);
-- the engine: `default` with 1 and 2 threads, without `fuse`, without `mem-plan`;
+- the engine: `default` with 1 thread and with 2 splitting every map, without
+  `fuse`, without `mem-plan`;
 - the GPU lowering on the simulated device (`tests/gpu_sim.py`);
 - autodiff's `@f_grad`, in the interpreter and the engine: its gradient along
   two random directions must match float64 central differences of the
@@ -68,11 +69,15 @@ PREFIX_END = "bufferize"
 
 ENGINE_VARIANTS = {
     "default/1 thread": (None, 1),
-    "default/2 threads": (None, 2),
+    "default/2 threads, every map split": (None, 2),
     "no fuse": ("fuse", 2),
     "no mem-plan": ("mem-plan", 1),
 }
-"""Engine configurations: (a pass removed from `default`, threads)."""
+"""Engine configurations: (a pass removed from `default`, threads). The
+generated programs are far below the sizes at which maps run in parallel, so
+the second splits every map it can (`parallel_threshold=1`, and
+`parallel_min_work=0` at run time): chunking, private copies and their
+combination run on every program."""
 
 
 @dataclass
@@ -163,9 +168,13 @@ def _without_fast_math(failure: Failure, exact, name: str, args, want, tol: floa
     return Outcome("fast-math", stage, f"{failure.outcome.detail}; agrees without fast-math flags")
 
 
-def _pipeline(without: str | None, threads: int) -> str:
-    passes = [p for p in PIPELINES["default"].split(",") if p != without]
-    return ",".join(f"lower-dataflow{{threads={threads}}}" if p == "lower-dataflow" else p for p in passes)
+def _engine_options(label: str) -> dict[str, Any]:
+    """ExecutionEngine options of an `ENGINE_VARIANTS` entry."""
+    without, threads = ENGINE_VARIANTS[label]
+    split = "every map split" in label
+    lowering = f"lower-dataflow{{threads={threads}{' parallel_threshold=1' if split else ''}}}"
+    passes = [lowering if p == "lower-dataflow" else p for p in PIPELINES["default"].split(",") if p != without]
+    return {"threads": threads, "pipeline": ",".join(passes), **({"parallel_min_work": 0} if split else {})}
 
 
 def _autodiff(name: str) -> PassManager:
@@ -262,8 +271,8 @@ class _Run:
             if str(current) != printed:
                 printed = str(current)
                 self.compare(stage, lambda name, *args: interpret(current, name, *args))
-        for label, (without, threads) in ENGINE_VARIANTS.items():
-            how = {"threads": threads, "pipeline": _pipeline(without, threads)}
+        for label in ENGINE_VARIANTS:
+            how = _engine_options(label)
             engine = _guard(f"engine {label}", ExecutionEngine, self.module.clone(), **how)
             exact = functools.cache(lambda how=how: ExecutionEngine(self.module.clone(), fast_math=False, **how))
             self.compare(f"engine {label}", engine.invoke, exact)
