@@ -25,6 +25,11 @@
   gradient of 60 stencil maps). The hash now also covers a fingerprint of the
   regions: the nested ops' names and the values they use from outside, which
   structurally equivalent ops share.
+* Dead-code elimination (in every `canonicalize`) asks of each op whether it
+  would be dead without uses: xDSL collects every effect of every op nested
+  in it first, so a loop nest was walked whole once per op above it, on every
+  round (5.9 s of a ResNet gradient's 25 s compile was the `canonicalize` after
+  lowering). `_result_only_effects` stops at the first effect that answers.
 * xDSL 0.74 has no `arith.remf` (MLIR's C `fmod`: the remainder of
   `lhs / rhs` with the sign of `lhs`); `RemFOp` defines it in the arith
   dialect (the LLVM backend emits `frem`).
@@ -46,10 +51,11 @@ from xdsl.dialects.builtin import (
     Float32Type,
     Float64Type,
 )
-from xdsl.ir import Block, Operation
+from xdsl.ir import Block, Operation, SSAValue
 from xdsl.irdl import irdl_op_definition, traits_def
 from xdsl.parser.attribute_parser import AttrParser
-from xdsl.traits import Pure
+from xdsl.traits import MemoryEffect, MemoryEffectKind, Pure, RecursiveMemoryEffect
+from xdsl.transforms import dead_code_elimination
 from xdsl.transforms.common_subexpression_elimination import OperationInfo
 from xdsl.utils.lexer import Span
 from xdsl.utils.mlir_lexer import MLIRLexer
@@ -181,6 +187,37 @@ def _info_hash(self: OperationInfo) -> int:
 
 
 OperationInfo.__hash__ = _info_hash  # type: ignore[method-assign]
+
+
+def _result_only_effects(root: Operation) -> bool:
+    """xDSL's `result_only_effects` (whether `root` affects nothing but its
+    results: reads, and allocations of values defined inside it), decided by
+    the first other effect found, where xDSL collects every effect of every
+    nested op first. Ops with `RecursiveMemoryEffect` are looked into; any
+    other effect trait answers for its op and what it holds."""
+
+    def quiet(op: Operation) -> bool:
+        interfaces = op.get_traits_of_type(MemoryEffect)
+        if not interfaces:
+            return False
+        for interface in interfaces:
+            if isinstance(interface, RecursiveMemoryEffect):
+                if not all(quiet(child) for region in op.regions for block in region.blocks for child in block.ops):
+                    return False
+                continue
+            effects = interface.get_effects(op)
+            if effects is None or not all(
+                e.kind == MemoryEffectKind.READ
+                or (e.kind == MemoryEffectKind.ALLOC and isinstance(v := e.value, SSAValue) and root.is_ancestor(v.owner))
+                for e in effects
+            ):
+                return False
+        return True
+
+    return quiet(root)
+
+
+dead_code_elimination.result_only_effects = _result_only_effects
 
 
 @irdl_op_definition

@@ -138,6 +138,22 @@ def _mixed_radix(expr: sympy.Expr, extents: dict[sympy.Symbol, int]) -> bool:
     return True
 
 
+def _shifted_variable(index: SSAValue) -> SSAValue:
+    """The value `index` adds a constant to (`v + c`, `c + v`, `v - c`), or `index` itself."""
+    op = index.owner
+    if isinstance(op, arith.AddiOp | arith.SubiOp):
+        lhs, rhs = op.operands
+        if _is_constant(rhs):
+            return lhs
+        if isinstance(op, arith.AddiOp) and _is_constant(lhs):
+            return rhs
+    return index
+
+
+def _is_constant(value: SSAValue) -> bool:
+    return isinstance(value.owner, arith.ConstantOp) and isinstance(value.owner.value, IntegerAttr)
+
+
 def is_injective(
     indices: Sequence[SSAValue],
     variables: Sequence[SSAValue],
@@ -149,8 +165,17 @@ def is_injective(
     ignored). An index whose coefficients form a mixed radix over static extents
     (`8*i + j` with j < 8) determines its variables; the coefficient matrix of
     the remaining variables must have full column rank, so that the integer-linear
-    map has a trivial kernel on them.
+    map has a trivial kernel on them. The common cases are answered without
+    SymPy: every variable (but those of extent 1) itself or plus a constant
+    as an index (injective), or one on which no index depends (not: a
+    reduction's write).
     """
+    live_variables = [v for v, e in zip(variables, extents) if e != 1]
+    direct = {_shifted_variable(i) for i in indices}
+    if all(v in direct for v in live_variables):
+        return True
+    if len(set().union(*(depends_on(i, live_variables) for i in indices))) < len(live_variables):
+        return False
     symbols = IndexSymbols()
     exprs = [_sympy().expand(symbols.to_sympy(i)) for i in indices]
     extent_of = {symbols.symbol(v): e for v, e in zip(variables, extents) if e != 1}

@@ -39,11 +39,13 @@ func.func @sum(%x: memref<1024xf32>, %s: memref<f32>) {
 
 // Elementwise: tasklets are inlined into the loop nest; rows are independent,
 // so nothing is privatised in parallel.
+// Constants leave the loop nest (as canonicalize would move them, one loop per
+// round, each round a walk of the module).
 // SERIAL-LABEL: func.func @scale
-// SERIAL:         scf.for %[[I:.*]] =
+// SERIAL:         %[[K:.*]] = arith.constant 2.000000e+00 : f64
+// SERIAL-NEXT:    scf.for %[[I:.*]] =
 // SERIAL:           scf.for %[[J:.*]] =
 // SERIAL-NEXT:        %[[V:.*]] = memref.load %x[%[[I]], %[[J]]] : memref<64x32xf64>
-// SERIAL-NEXT:        %[[K:.*]] = arith.constant 2.000000e+00 : f64
 // SERIAL-NEXT:        %[[M:.*]] = arith.mulf %[[V]], %[[K]] : f64
 // SERIAL-NEXT:        memref.store %[[M]], %y[%[[I]], %[[J]]] : memref<64x32xf64>
 // PAR-LABEL: func.func @scale
@@ -69,19 +71,21 @@ func.func @scale(%x: memref<64x32xf64>, %y: memref<64x32xf64>) {
 // guards) is split where the outcomes change: [0, 2), [2, 62), [62, 64).
 // The middle loop's comparisons are all true, which LLVM then folds away.
 // SERIAL-LABEL: func.func @guarded_gather
+// SERIAL:         arith.constant 8 : index
+// SERIAL-NEXT:    arith.constant 1 : index
+// SERIAL-NEXT:    %[[A:.*]] = arith.constant 0 : index
+// SERIAL-NEXT:    %[[B:.*]] = arith.constant 2 : index
+// SERIAL-NEXT:    %[[S:.*]] = arith.constant 1 : index
+// SERIAL:         %[[C:.*]] = arith.constant 2 : index
+// SERIAL-NEXT:    %[[D:.*]] = arith.constant 62 : index
+// SERIAL-NEXT:    %[[S2:.*]] = arith.constant 1 : index
+// SERIAL:         %[[E:.*]] = arith.constant 62 : index
+// SERIAL-NEXT:    %[[F:.*]] = arith.constant 64 : index
+// SERIAL-NEXT:    %[[S3:.*]] = arith.constant 1 : index
 // SERIAL:         scf.for %[[I:.*]] = %{{.*}} to %{{.*}} step
-// SERIAL-NEXT:      %[[A:.*]] = arith.constant 0 : index
-// SERIAL-NEXT:      %[[B:.*]] = arith.constant 2 : index
-// SERIAL-NEXT:      %[[S:.*]] = arith.constant 1 : index
 // SERIAL-NEXT:      scf.for %{{.*}} = %[[A]] to %[[B]] step %[[S]]
-// SERIAL:           %[[C:.*]] = arith.constant 2 : index
-// SERIAL-NEXT:      %[[D:.*]] = arith.constant 62 : index
-// SERIAL-NEXT:      %[[S2:.*]] = arith.constant 1 : index
-// SERIAL-NEXT:      scf.for %{{.*}} = %[[C]] to %[[D]] step %[[S2]]
-// SERIAL:           %[[E:.*]] = arith.constant 62 : index
-// SERIAL-NEXT:      %[[F:.*]] = arith.constant 64 : index
-// SERIAL-NEXT:      %[[S3:.*]] = arith.constant 1 : index
-// SERIAL-NEXT:      scf.for %{{.*}} = %[[E]] to %[[F]] step %[[S3]]
+// SERIAL:           scf.for %{{.*}} = %[[C]] to %[[D]] step %[[S2]]
+// SERIAL:           scf.for %{{.*}} = %[[E]] to %[[F]] step %[[S3]]
 func.func @guarded_gather(%x: memref<8x64xf32>, %y: memref<8x64xf32>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
@@ -116,11 +120,11 @@ func.func @guarded_gather(%x: memref<8x64xf32>, %y: memref<8x64xf32>) {
 // PAR-LABEL: func.func @batch_of_one
 // PAR-NOT:     memref.alloc
 // PAR:         "scf.parallel"
+// PAR:           %[[E8:.*]] = arith.constant 8 : index
+// PAR:           %[[E3:.*]] = arith.constant 3 : index
 // PAR:           scf.for %[[F:.*]] = %{{.*}} to %{{.*}} step
-// PAR-NEXT:        %[[E8:.*]] = arith.constant 8 : index
 // PAR-NEXT:        %[[K:.*]] = arith.remui %[[F]], %[[E8]] : index
 // PAR-NEXT:        %[[F2:.*]] = arith.divui %[[F]], %[[E8]] : index
-// PAR-NEXT:        %[[E3:.*]] = arith.constant 3 : index
 // PAR-NEXT:        %[[J:.*]] = arith.remui %[[F2]], %[[E3]] : index
 // PAR-NEXT:        %[[I:.*]] = arith.divui %[[F2]], %[[E3]] : index
 // PAR:             scf.for %[[L:.*]] =
