@@ -268,10 +268,48 @@ def test_unsupported_op_names_the_op_and_the_module_path():
         dfc.torch.compile(_Outer(), (torch.randn(2, 4),))
 
 
-def test_training_mode_batch_norm_is_a_named_error():
-    model, x, _ = MODELS["cnn"]()
-    with pytest.raises(dfc.torch.UnsupportedOpError, match="batch_norm in training mode|mutates"):
-        dfc.torch.compile(model.train(), (x,))
+class _NormNet(nn.Module):
+    """Batch norm in training mode: 2-D with running statistics, 2-D without
+    (`track_running_stats=False`), and 1-D."""
+
+    def __init__(self):
+        super().__init__()
+        self.features = nn.Sequential(
+            nn.Conv2d(3, 6, 3, padding=1), nn.BatchNorm2d(6, momentum=0.3), nn.ReLU(),
+            nn.Conv2d(6, 8, 3, stride=2), nn.BatchNorm2d(8, track_running_stats=False), nn.ReLU(), nn.Flatten(),
+        )
+        self.head = nn.Sequential(nn.Linear(8 * 3 * 3, 12), nn.BatchNorm1d(12), nn.ReLU(), nn.Linear(12, 10))
+
+    def forward(self, x):
+        return self.head(self.features(x))
+
+
+def test_training_mode_batch_norm_updates_its_running_statistics():
+    """Over SGD steps in training mode: the loss, every gradient, and the running
+    mean, variance and batch count after each step equal eager's (float64);
+    then in eval mode, where the updated statistics normalise, the outputs."""
+    torch.manual_seed(0)
+    model = _NormNet().double().train()
+    reference = copy.deepcopy(model)
+    fast = dfc.torch.compile(model)
+    opt, ref_opt = torch.optim.SGD(model.parameters(), lr=0.1), torch.optim.SGD(reference.parameters(), lr=0.1)
+    for step in range(3):
+        x, y = torch.randn(5, 3, 8, 8, dtype=torch.float64), torch.randint(0, 10, (5,))
+        losses = []
+        for net, o in ((fast, opt), (reference, ref_opt)):
+            o.zero_grad()
+            loss = F.cross_entropy(net(x), y)
+            loss.backward()
+            o.step()
+            losses.append(loss.item())
+        assert losses[0] == pytest.approx(losses[1], rel=1e-12)
+        ours, theirs = model.state_dict(), reference.state_dict()
+        assert ours.keys() == theirs.keys() and ours["features.1.num_batches_tracked"] == step + 1
+        for key in ours:
+            torch.testing.assert_close(ours[key], theirs[key], rtol=1e-12, atol=1e-12, msg=key)
+    model.eval(), reference.eval()
+    x = torch.randn(5, 3, 8, 8, dtype=torch.float64)
+    torch.testing.assert_close(fast(x), reference(x), rtol=1e-12, atol=1e-12)
 
 
 class _Branchy(nn.Module):

@@ -451,19 +451,20 @@ def _log_softmax(b, node, x, dim, *rest):
 
 
 def _normalize(b, x, axes, eps):
-    """(x - mean) * rsqrt(var + eps) over `axes` (biased variance), with the mean and rstd kept."""
+    """(x - mean) * rsqrt(var + eps) over `axes` (biased variance), with the mean,
+    rstd and variance kept."""
     mean = b.reduce("mean", x, axes, keepdims=True)
     centered = b.binary("nn.sub", x, mean)
     var = b.reduce("mean", b.binary("nn.mul", centered, centered), axes, keepdims=True)
     rstd = b.unary("nn.rsqrt", b.binary("nn.add", var, eps))
-    return b.binary("nn.mul", centered, rstd), mean, rstd
+    return b.binary("nn.mul", centered, rstd), mean, rstd, var
 
 
 @handles("native_layer_norm.default")
 def _layer_norm(b, node, x, normalized_shape, weight, bias, eps):
     k = len(normalized_shape)
     axes = list(range(len(x.shape) - k, len(x.shape)))
-    y, mean, rstd = _normalize(b, x, axes, eps)
+    y, mean, rstd, _ = _normalize(b, x, axes, eps)
     if weight is not None:
         y = b.binary("nn.mul", y, weight)
     if bias is not None:
@@ -483,11 +484,49 @@ def _batch_norm_eval(b, node, x, weight, bias, running_mean, running_var, moment
     return y, None, None
 
 
-@handles("_native_batch_norm_legit.default", "_native_batch_norm_legit_functional.default",
-         "native_batch_norm.default", "batch_norm.default")
-def _batch_norm_train(b, node, *args):
-    raise UnsupportedOp("batch_norm in training mode (call model.eval(); the compiled module does not update "
-                        "running statistics)")
+def _batch_statistics(b, x, weight, bias, eps):
+    """Batch norm with the batch's own statistics over every axis but 1: the
+    output, the mean and rstd (C,), and the biased variance (C,)."""
+    rank = len(x.shape)
+    axes = [d for d in range(rank) if d != 1]
+    y, mean, rstd, var = _normalize(b, x, axes, eps)
+    if weight is not None:
+        y = b.binary("nn.mul", y, b.along(weight, rank, 1))
+    if bias is not None:
+        y = b.binary("nn.add", y, b.along(bias, rank, 1))
+    channels = [x.shape[1]]
+    return y, b.reshape(mean, channels), b.reshape(rstd, channels), b.reshape(var, channels)
+
+
+@handles("_native_batch_norm_legit_functional.default")
+def _batch_norm_train(b, node, x, weight, bias, running_mean, running_var, training, momentum, eps):
+    """Training mode: normalise by the batch's statistics, and return the
+    running statistics updated as torch does (momentum average; the variance
+    unbiased, n / (n - 1)); `dfc.torch` writes them into the module's buffers."""
+    if not training:
+        y, _, _ = _batch_norm_eval(b, node, x, weight, bias, running_mean, running_var, momentum, eps)
+        return y, None, None, running_mean, running_var
+    y, mean, rstd, var = _batch_statistics(b, x, weight, bias, eps)
+    n = math.prod(x.shape) // x.shape[1]
+    unbiased = b.binary("nn.mul", var, n / max(n - 1, 1))
+
+    def updated(old, batch):
+        return b.binary("nn.add", b.binary("nn.mul", old, 1.0 - momentum), b.binary("nn.mul", batch, momentum))
+
+    return y, mean, rstd, updated(running_mean, mean), updated(running_var, unbiased)
+
+
+@handles("_native_batch_norm_legit.no_stats")
+def _batch_norm_no_stats(b, node, x, weight, bias, training, momentum, eps):
+    """Training mode without running statistics (`track_running_stats=False`)."""
+    y, mean, rstd, _ = _batch_statistics(b, x, weight, bias, eps)
+    return y, mean, rstd
+
+
+@handles("_native_batch_norm_legit.default", "native_batch_norm.default", "batch_norm.default")
+def _batch_norm_in_place(b, node, *args):
+    raise UnsupportedOp("batch_norm updating its running statistics in place (torch.export gives dfc.torch the "
+                        "functional form)")
 
 
 # --- losses ----------------------------------------------------------------------

@@ -6,7 +6,9 @@ library has as one op each), and writes one `func.func @forward` whose
 arguments are the exported program's placeholders in order: parameters,
 buffers, lifted constants, then the flattened user inputs. `Captured` records
 which placeholder is which, so that each call passes the module's live
-tensors (shared, not copied), and how to rebuild the outputs' structure.
+tensors (shared, not copied), which buffers the program updates (batch norm's
+running statistics in training mode: their new values are its first
+results), and how to rebuild the outputs' structure.
 
 An aten op without a handler in `aten_ops.HANDLERS` is an `UnsupportedOpError`
 naming the op and the path of the submodule it came from
@@ -53,6 +55,9 @@ class Captured:
     """Element type of each result."""
     out_spec: Any
     constants: dict[str, torch.Tensor]
+    mutated: list[str]
+    """The buffers (by target) the program updates, in order: its first results
+    are their new values (batch norm's running statistics), the user's outputs follow."""
 
 
 def _decompositions() -> dict:
@@ -88,10 +93,14 @@ def module_path(node: torch.fx.Node, root: str) -> str:
 def capture(module: torch.nn.Module, args: tuple, kwargs: dict | None = None, root: str = "model") -> Captured:
     program = export(module, args, kwargs)
     signature = program.graph_signature
+    mutated = [spec.target for spec in signature.output_specs if spec.kind == OutputKind.BUFFER_MUTATION]
+    kinds = [spec.kind for spec in signature.output_specs]
     for spec in signature.output_specs:
-        if spec.kind != OutputKind.USER_OUTPUT:
+        if spec.kind not in (OutputKind.USER_OUTPUT, OutputKind.BUFFER_MUTATION):
             raise UnsupportedOpError(f"{root}: the module mutates {spec.target} ({spec.kind.name}); dfc.torch compiles "
-                                     "functional forward passes (use eval mode for batch norm)")
+                                     "functional forward passes, which may update buffers")
+    if kinds != sorted(kinds, key=lambda k: k != OutputKind.BUFFER_MUTATION):
+        raise UnsupportedOpError(f"{root}: buffer updates after the outputs in the exported program")
     b = Builder()
     env: dict[torch.fx.Node, Any] = {}
     params: list[Value] = []
@@ -124,7 +133,7 @@ def capture(module: torch.nn.Module, args: tuple, kwargs: dict | None = None, ro
     text = b.function("forward", params, results)
     return Captured(
         text=text, inputs=inputs, float_inputs=[p.is_float for p in params], outputs=[r.dtype for r in results],
-        out_spec=program.call_spec.out_spec, constants=dict(program.constants),
+        out_spec=program.call_spec.out_spec, constants=dict(program.constants), mutated=mutated,
     )
 
 

@@ -128,7 +128,12 @@ class CompiledModule(torch.nn.Module):
     def forward(self, *args: Any, **kwargs: Any) -> Any:
         graph, getters, leaves = self._graph_for(args, kwargs)
         outputs = graph.run(*(get(leaves) for get in getters))
-        return pytree.tree_unflatten(list(outputs), graph.captured.out_spec)
+        updates = len(graph.captured.mutated)
+        if updates:
+            with torch.no_grad():  # as the module itself updates its running statistics
+                for target, value in zip(graph.captured.mutated, outputs):
+                    self.module.get_buffer(target).copy_(value)
+        return pytree.tree_unflatten(list(outputs[updates:]), graph.captured.out_spec)
 
     def compiled_text(self) -> list[str]:
         """The nn-level IR of every captured signature (for reading, and for opt-tool)."""

@@ -147,7 +147,8 @@ class DfcFunction(torch.autograd.Function):
         ctx.save_for_backward(*(tensors[k] for k in step.saved_arguments if k is not None))
         ctx.out_meta = [(np.shape(o), np.asarray(o).dtype) for o in outputs]
         results = tuple(to_torch(o) for o in outputs)
-        ctx.mark_non_differentiable(*(r for r in results if not r.is_floating_point()))
+        updates = len(graph.captured.mutated)  # new buffer values (running statistics) take no gradient
+        ctx.mark_non_differentiable(*results[:updates], *(r for r in results if not r.is_floating_point()))
         return results
 
     @staticmethod
