@@ -189,6 +189,9 @@ def _info_hash(self: OperationInfo) -> int:
 OperationInfo.__hash__ = _info_hash  # type: ignore[method-assign]
 
 
+_original_result_only_effects = dead_code_elimination.result_only_effects
+
+
 def _result_only_effects(root: Operation) -> bool:
     """xDSL's `result_only_effects` (whether `root` affects nothing but its
     results: reads, and allocations of values defined inside it), decided by
