@@ -121,13 +121,16 @@ def cache_limit():
     runtime.set_cache_limit(1 << 30)
 
 
-def _big_result_engine():
-    n = 3 << 20  # 12 MiB of f32
+def _doubling_engine(n: int):
     text = f"""func.func @twice(%x: tensor<{n}xf32>) -> tensor<{n}xf32> {{
   %r = nn.add %x, %x : (tensor<{n}xf32>, tensor<{n}xf32>) -> tensor<{n}xf32>
   func.return %r : tensor<{n}xf32>
 }}"""
     return ExecutionEngine(parse_module(text), threads=1), np.arange(n, dtype=np.float32)
+
+
+def _big_result_engine():
+    return _doubling_engine(3 << 20)  # 12 MiB of f32
 
 
 def test_large_results_are_reused_after_release(cache_limit):
@@ -141,6 +144,23 @@ def test_large_results_are_reused_after_release(cache_limit):
     assert runtime.cached_bytes() == 12 << 20
     second = engine.invoke("twice", x)
     assert second.ctypes.data == address
+    assert runtime.cached_bytes() == 0
+    np.testing.assert_array_equal(second, 2 * x)
+
+
+@pytest.mark.parametrize("n, cached", [(250_000, 1 << 20), (8_000, 0)])
+def test_medium_results_are_reused_and_small_ones_are_not_kept(cache_limit, n, cached):
+    """1,000,000 bytes are kept as 1 MiB (64 KiB steps) and served again (glibc
+    would unmap them and the next call fault every page in); 32 KB are freed."""
+    engine, x = _doubling_engine(n)
+    cache_limit(64 << 20)
+    first = engine.invoke("twice", x)
+    address = first.ctypes.data
+    del first
+    assert runtime.cached_bytes() == cached
+    second = engine.invoke("twice", x)
+    if cached:
+        assert second.ctypes.data == address
     assert runtime.cached_bytes() == 0
     np.testing.assert_array_equal(second, 2 * x)
 

@@ -1,5 +1,5 @@
 ; The process-wide runtime of JIT-compiled modules: a persistent thread pool
-; and an allocator that keeps a few freed large buffers for reuse.
+; and an allocator that keeps freed buffers of 64 KiB or more for reuse.
 ; `compiler/codegen/runtime.py` compiles this once per process and exports its
 ; functions to every JIT module. Shared state is guarded by pthread mutexes
 ; and condition variables, initialised by `__dfc_runtime_init` before first use
@@ -26,8 +26,8 @@
 @__dfc_gomp_parallel = global ptr null   ; GOMP_parallel of an OpenMP runtime the process shares (runtime.use_openmp)
 
 @__dfc_cache_mu = global [64 x i8] zeroinitializer, align 16
-@__dfc_cache_ptr = global [8 x ptr] zeroinitializer
-@__dfc_cache_size = global [8 x i64] zeroinitializer
+@__dfc_cache_ptr = global [64 x ptr] zeroinitializer
+@__dfc_cache_size = global [64 x i64] zeroinitializer
 @__dfc_cache_bytes = global i64 0
 @__dfc_cache_limit = global i64 1073741824
 
@@ -321,15 +321,20 @@ done:
 }
 
 ; ---------------------------------------------------------------------------
-; Allocator. Buffers of at least 4 MiB are 2 MiB-aligned and advised to use
-; huge pages (as numpy does); when freed, up to 8 of them (at most
-; __dfc_cache_limit bytes) are kept and handed out again for the same rounded
-; size, so repeated calls do not pay the kernel's first-touch page zeroing.
-; Smaller buffers go straight to aligned_alloc / free.
+; Allocator. Buffers of at least 64 KiB are cached: when freed, up to 64 of
+; them (at most __dfc_cache_limit bytes) are kept and handed out again for the
+; same rounded size (64 KiB steps below 4 MiB, 2 MiB steps above), so repeated
+; calls do not pay the kernel's first-touch page zeroing (glibc maps and unmaps
+; such buffers, or trims its heap, between calls). Those of at least 4 MiB
+; are 2 MiB-aligned and advised to use huge pages (as numpy does). Smaller
+; buffers go straight to aligned_alloc / free.
 
 define internal i64 @large_size(i64 %size) nounwind {
-  %s = add i64 %size, 2097151
-  %r = and i64 %s, -2097152
+  %huge = icmp uge i64 %size, 4194304
+  %step = select i1 %huge, i64 2097151, i64 65535
+  %s = add i64 %size, %step
+  %mask = xor i64 %step, -1
+  %r = and i64 %s, %mask
   ret i64 %r
 }
 
@@ -339,10 +344,10 @@ entry:
   br label %scan
 scan:
   %i = phi i64 [ 0, %entry ], [ %i1, %next ]
-  %more = icmp ult i64 %i, 8
+  %more = icmp ult i64 %i, 64
   br i1 %more, label %probe, label %done
 probe:
-  %pp = getelementptr inbounds [8 x ptr], ptr @__dfc_cache_ptr, i64 0, i64 %i
+  %pp = getelementptr inbounds [64 x ptr], ptr @__dfc_cache_ptr, i64 0, i64 %i
   %p = load ptr, ptr %pp
   %empty = icmp eq ptr %p, null
   br i1 %empty, label %next, label %evict
@@ -350,7 +355,7 @@ next:
   %i1 = add i64 %i, 1
   br label %scan
 evict:
-  %sp = getelementptr inbounds [8 x i64], ptr @__dfc_cache_size, i64 0, i64 %i
+  %sp = getelementptr inbounds [64 x i64], ptr @__dfc_cache_size, i64 0, i64 %i
   %s = load i64, ptr %sp
   store ptr null, ptr %pp
   store i64 0, ptr %sp
@@ -366,7 +371,7 @@ done:
 ; A buffer of `size` bytes aligned to `align` (a power of two, at most 2 MiB).
 define ptr @__dfc_alloc(i64 %align, i64 %size) nounwind {
 entry:
-  %big = icmp uge i64 %size, 4194304
+  %big = icmp uge i64 %size, 65536
   br i1 %big, label %large, label %small
 small:
   %a1 = sub i64 %align, 1
@@ -383,10 +388,10 @@ large:
   br label %scan
 scan:
   %i = phi i64 [ 0, %large ], [ %i1, %next ]
-  %more = icmp ult i64 %i, 8
+  %more = icmp ult i64 %i, 64
   br i1 %more, label %probe, label %miss
 probe:
-  %sp = getelementptr inbounds [8 x i64], ptr @__dfc_cache_size, i64 0, i64 %i
+  %sp = getelementptr inbounds [64 x i64], ptr @__dfc_cache_size, i64 0, i64 %i
   %s = load i64, ptr %sp
   %hit = icmp eq i64 %s, %n2
   br i1 %hit, label %take, label %next
@@ -394,7 +399,7 @@ next:
   %i1 = add i64 %i, 1
   br label %scan
 take:
-  %pp = getelementptr inbounds [8 x ptr], ptr @__dfc_cache_ptr, i64 0, i64 %i
+  %pp = getelementptr inbounds [64 x ptr], ptr @__dfc_cache_ptr, i64 0, i64 %i
   %p2 = load ptr, ptr %pp
   store ptr null, ptr %pp
   store i64 0, ptr %sp
@@ -405,6 +410,12 @@ take:
   ret ptr %p2
 miss:
   call i32 @pthread_mutex_unlock(ptr @__dfc_cache_mu)
+  %huge = icmp uge i64 %size, 4194304
+  br i1 %huge, label %huge.alloc, label %medium.alloc
+medium.alloc:
+  %p4 = call ptr @aligned_alloc(i64 %align, i64 %n2)
+  ret ptr %p4
+huge.alloc:
   %p3 = call ptr @aligned_alloc(i64 2097152, i64 %n2)
   %null = icmp eq ptr %p3, null
   br i1 %null, label %out, label %advise
@@ -421,7 +432,7 @@ entry:
   %null = icmp eq ptr %p, null
   br i1 %null, label %done, label %some
 some:
-  %big = icmp uge i64 %size, 4194304
+  %big = icmp uge i64 %size, 65536
   br i1 %big, label %large, label %release
 release:
   call void @free(ptr %p)
@@ -447,13 +458,13 @@ place:
   br label %scan
 scan:
   %i = phi i64 [ 0, %place ], [ %i1, %next ], [ 0, %full ]
-  %more = icmp ult i64 %i, 8
+  %more = icmp ult i64 %i, 64
   br i1 %more, label %probe, label %full
 full:
   call void @evict_one()
   br label %scan
 probe:
-  %pp = getelementptr inbounds [8 x ptr], ptr @__dfc_cache_ptr, i64 0, i64 %i
+  %pp = getelementptr inbounds [64 x ptr], ptr @__dfc_cache_ptr, i64 0, i64 %i
   %q = load ptr, ptr %pp
   %empty = icmp eq ptr %q, null
   br i1 %empty, label %insert, label %next
@@ -462,7 +473,7 @@ next:
   br label %scan
 insert:
   store ptr %p, ptr %pp
-  %sp = getelementptr inbounds [8 x i64], ptr @__dfc_cache_size, i64 0, i64 %i
+  %sp = getelementptr inbounds [64 x i64], ptr @__dfc_cache_size, i64 0, i64 %i
   store i64 %n, ptr %sp
   %b2 = load i64, ptr @__dfc_cache_bytes
   %b3 = add i64 %b2, %n
