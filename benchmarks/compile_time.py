@@ -27,14 +27,14 @@ FUNCTIONS = {"mlp": "mlp", "softmax": "softmax_loss", "jacobi2d": "jacobi2d"}
 
 
 def stencil_chain(n: int, size: int = 64) -> str:
-    """`@f(x, y)`: n maps, each a 3-point stencil of the previous two results."""
+    """`@f(x, y)`: n maps, each a 3-point stencil of the previous two results
+    written over a copy of the older one (so every element is defined)."""
     t = f"tensor<{size}x{size}xf64>"
     lines = [f"func.func @f(%x: {t}, %y: {t}) -> {t} {{"]
     prev, other = "%x", "%y"
     for k in range(n):
         lines += [
-            f"  %e{k} = tensor.empty() : {t}",
-            f"  %v{k} = df.map (%i, %j) in ({size - 2}, {size - 2}) outs(%o = %e{k} : {t}) {{",
+            f"  %v{k} = df.map (%i, %j) in ({size - 1}, {size - 1}) outs(%o = {other} : {t}) {{",
             "    %c1 = arith.constant 1 : index",
             "    %ip = arith.addi %i, %c1 : index",
             "    %jp = arith.addi %j, %c1 : index",

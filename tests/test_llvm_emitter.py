@@ -733,35 +733,6 @@ def test_parallel_rows_threshold_is_evaluated_at_run_time():
         np.testing.assert_allclose(y, x.sum(axis=1, dtype=np.float64), rtol=1e-4)  # f32 accumulation
 
 
-def _stencil_chain(n: int, size: int = 10) -> str:
-    """`@f(x, y)`: n maps, each a 3-point stencil of the previous two results
-    written over a copy of the older one (so every element is defined)."""
-    t = f"tensor<{size}x{size}xf64>"
-    lines = [f"func.func @f(%x: {t}, %y: {t}) -> {t} {{"]
-    prev, other = "%x", "%y"
-    for k in range(n):
-        lines += [
-            f"  %v{k} = df.map (%i, %j) in ({size - 1}, {size - 1}) outs(%o = {other} : {t}) {{",
-            "    %c1 = arith.constant 1 : index",
-            "    %ip = arith.addi %i, %c1 : index",
-            "    %jp = arith.addi %j, %c1 : index",
-            f"    %a = df.read {prev}[%ip, %jp] : {t}",
-            f"    %b = df.read {prev}[%i, %jp] : {t}",
-            f"    %c = df.read {other}[%ip, %j] : {t}",
-            "    %r = df.tasklet (%a, %b, %c) : (f64, f64, f64) -> f64 {",
-            "    ^bb0(%p: f64, %q: f64, %s: f64):",
-            "      %m = arith.mulf %p, %q : f64",
-            "      %h = math.tanh %m : f64",
-            "      %z = arith.addf %h, %s : f64",
-            "      df.yield %z : f64",
-            "    }",
-            f"    df.write %r, %o[%ip, %jp] : {t}",
-            f"  }} -> {t}",
-        ]
-        other, prev = prev, f"%v{k}"
-    return "\n".join([*lines, f"  func.return {prev} : {t}", "}"])
-
-
 @pytest.mark.parametrize("threads", [1, 2])
 def test_many_loop_nests_are_outlined(threads):
     """A function of OUTLINE_MIN_NESTS or more top-level loop nests (here the
@@ -770,9 +741,10 @@ def test_many_loop_nests_are_outlined(threads):
     stay inline. Values and gradients agree with the interpreter."""
     from dfc.compiler import ExecutionEngine, PassManager
     from dfc.compiler.codegen.llvm_emitter import OUTLINE_MIN_NESTS
+    from benchmarks.compile_time import stencil_chain
     from dfc.compiler.interpreter import interpret
 
-    text = _stencil_chain(3)
+    text = stencil_chain(3, size=10)
     module = parse_module(text)
     PassManager.parse("autodiff{func=f}").run(module)
     engine = ExecutionEngine(module.clone(), threads=threads)
