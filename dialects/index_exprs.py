@@ -138,20 +138,24 @@ def _mixed_radix(expr: sympy.Expr, extents: dict[sympy.Symbol, int]) -> bool:
     return True
 
 
+def int_constant(value: SSAValue) -> int | None:
+    """The value of an integer (or index) `arith.constant`, or None."""
+    op = value.owner
+    if isinstance(op, arith.ConstantOp) and isinstance(op.value, IntegerAttr):
+        return op.value.value.data
+    return None
+
+
 def _shifted_variable(index: SSAValue) -> SSAValue:
     """The value `index` adds a constant to (`v + c`, `c + v`, `v - c`), or `index` itself."""
     op = index.owner
     if isinstance(op, arith.AddiOp | arith.SubiOp):
         lhs, rhs = op.operands
-        if _is_constant(rhs):
+        if int_constant(rhs) is not None:
             return lhs
-        if isinstance(op, arith.AddiOp) and _is_constant(lhs):
+        if isinstance(op, arith.AddiOp) and int_constant(lhs) is not None:
             return rhs
     return index
-
-
-def _is_constant(value: SSAValue) -> bool:
-    return isinstance(value.owner, arith.ConstantOp) and isinstance(value.owner.value, IntegerAttr)
 
 
 def is_injective(

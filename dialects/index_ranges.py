@@ -18,10 +18,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from xdsl.dialects import arith, func, memref, scf, tensor
-from xdsl.dialects.builtin import IntegerAttr, MemRefType, TensorType
+from xdsl.dialects.builtin import MemRefType, TensorType
 from xdsl.ir import Block, BlockArgument, Operation, SSAValue
 
 from dfc.dialects import df
+from dfc.dialects.index_exprs import int_constant
 
 
 @dataclass(frozen=True)
@@ -65,13 +66,6 @@ class Range:
     variables: frozenset = field(default_factory=frozenset)
 
 
-def _int_constant(value: SSAValue) -> int | None:
-    op = value.owner
-    if isinstance(op, arith.ConstantOp) and isinstance(op.value, IntegerAttr):
-        return op.value.value.data
-    return None
-
-
 def size(buffer: SSAValue, dim: int) -> Lin:
     """The extent of dimension `dim` of a tensor or memref value."""
     t = buffer.type
@@ -91,10 +85,10 @@ def size(buffer: SSAValue, dim: int) -> Lin:
 
 def linear(value: SSAValue) -> Lin:
     """`value` as a linear expression over sizes and opaque values (bounds)."""
-    if (c := _int_constant(value)) is not None:
+    if (c := int_constant(value)) is not None:
         return Lin(c)
     op = value.owner
-    if isinstance(op, tensor.DimOp | memref.DimOp) and (d := _int_constant(op.index)) is not None:
+    if isinstance(op, tensor.DimOp | memref.DimOp) and (d := int_constant(op.index)) is not None:
         source = op.source.type
         if isinstance(source, TensorType | MemRefType) and 0 <= d < source.get_num_dims():
             return size(op.source, d)
@@ -104,7 +98,7 @@ def linear(value: SSAValue) -> Lin:
         return linear(op.lhs) - linear(op.rhs)
     if isinstance(op, arith.MuliOp):
         for a, b in ((op.lhs, op.rhs), (op.rhs, op.lhs)):
-            if (c := _int_constant(b)) is not None:
+            if (c := int_constant(b)) is not None:
                 return linear(a).scale(c)
     if isinstance(op, arith.IndexCastOp):
         return linear(op.input)
@@ -118,7 +112,7 @@ def _variable(value: BlockArgument) -> Range | None:
         high = (Lin(bound) if isinstance(bound, int) else linear(bound)) - Lin(1)
         return Range(Lin(0), high, True, frozenset([value]))
     if isinstance(owner, scf.ForOp) and value.index == 0:
-        step = _int_constant(owner.step)
+        step = int_constant(owner.step)
         if step is None or step <= 0:
             return None
         return Range(linear(owner.lb), linear(owner.ub) - Lin(1), step == 1, frozenset([value]))
@@ -135,7 +129,7 @@ def _combine_constant(a: Range, b: Range, fn) -> Range | None:
 
 def index_range(value: SSAValue) -> Range | None:
     """The range of index `value`, or None when unknown."""
-    if (c := _int_constant(value)) is not None:
+    if (c := int_constant(value)) is not None:
         return Range(Lin(c), Lin(c))
     if isinstance(value, BlockArgument):
         return _variable(value)

@@ -36,13 +36,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects import arith, func, memref, scf
-from xdsl.dialects.builtin import AnyFloat, IntegerAttr, ModuleOp
+from xdsl.dialects import func, memref, scf
+from xdsl.dialects.builtin import AnyFloat, ModuleOp
 from xdsl.ir import Block, BlockArgument, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from dfc.compiler.dominance import defined_inside
+from dfc.dialects.index_exprs import int_constant
 
 BUFFER_LIMIT = 64 * 1024
 """Bytes of one buffer at most (it lives on the stack of each thread)."""
@@ -68,18 +69,11 @@ class _Loop:
         return self.op.body.block
 
 
-def _constant(value: SSAValue) -> int | None:
-    op = value.owner
-    if isinstance(op, arith.ConstantOp) and isinstance(op.value, IntegerAttr):
-        return op.value.value.data
-    return None
-
-
 def _unit_loop(op: Operation) -> _Loop | None:
     """`op` as a loop `0 to N step 1` with constant N."""
-    if not isinstance(op, scf.ForOp) or _constant(op.lb) != 0 or _constant(op.step) != 1:
+    if not isinstance(op, scf.ForOp) or int_constant(op.lb) != 0 or int_constant(op.step) != 1:
         return None
-    extent = _constant(op.ub)
+    extent = int_constant(op.ub)
     return None if extent is None or extent <= 0 else _Loop(op, extent)
 
 

@@ -68,16 +68,16 @@ PREFIX_END = "bufferize"
 """The interpreter runs tensor-level IR: prefixes up to (not including) this pass."""
 
 ENGINE_VARIANTS = {
-    "default/1 thread": (None, 1),
-    "default/2 threads, every map split": (None, 2),
-    "no fuse": ("fuse", 2),
-    "no mem-plan": ("mem-plan", 1),
+    "default/1 thread": (None, 1, False),
+    "default/2 threads, every map split": (None, 2, True),
+    "no fuse": ("fuse", 2, False),
+    "no mem-plan": ("mem-plan", 1, False),
 }
-"""Engine configurations: (a pass removed from `default`, threads). The
-generated programs are far below the sizes at which maps run in parallel, so
-the second splits every map it can (`parallel_threshold=1`, and
-`parallel_min_work=0` at run time): chunking, private copies and their
-combination run on every program."""
+"""Engine configurations: (a pass removed from `default`, threads, whether
+every map is split). The generated programs are far below the sizes at which
+maps run in parallel, so the second splits every map it can
+(`parallel_threshold=1`, and `parallel_min_work=0` at run time): chunking,
+private copies and their combination run on every program."""
 
 
 @dataclass
@@ -170,8 +170,7 @@ def _without_fast_math(failure: Failure, exact, name: str, args, want, tol: floa
 
 def _engine_options(label: str) -> dict[str, Any]:
     """ExecutionEngine options of an `ENGINE_VARIANTS` entry."""
-    without, threads = ENGINE_VARIANTS[label]
-    split = "every map split" in label
+    without, threads, split = ENGINE_VARIANTS[label]
     lowering = f"lower-dataflow{{threads={threads}{' parallel_threshold=1' if split else ''}}}"
     passes = [lowering if p == "lower-dataflow" else p for p in PIPELINES["default"].split(",") if p != without]
     return {"threads": threads, "pipeline": ",".join(passes), **({"parallel_min_work": 0} if split else {})}
