@@ -13,10 +13,12 @@ from __future__ import annotations
 from xdsl.dialects.builtin import AnyFloat, FloatAttr, IndexType, MemRefType, UnitAttr, f64
 from xdsl.ir import Block, Dialect, Operation, Region, SSAValue
 from xdsl.irdl import (
+    AttrSizedOperandSegments,
     IRDLOperation,
     ParsePropInAttrDict,
     irdl_op_definition,
     operand_def,
+    opt_operand_def,
     opt_prop_def,
     opt_region_def,
     prop_def,
@@ -39,6 +41,7 @@ class GemmEffects(MemoryEffect):
             EffectInstance(MemoryEffectKind.READ, op.c),
             EffectInstance(MemoryEffectKind.WRITE, op.c),
         }
+        effects |= {EffectInstance(MemoryEffectKind.READ, t) for t in op.tables() if t is not None}
         if op.epilogue is not None:
             effects |= {EffectInstance(MemoryEffectKind.READ), EffectInstance(MemoryEffectKind.WRITE)}
         return effects
@@ -62,6 +65,17 @@ class GemmOp(IRDLOperation):
 
         blas.gemm %a, %b, %c, %batch, %m, %n, %k, %lda, %ldb, %ldc, %sa, %sb, %sc
             {beta = 1.0 : f64, transpose_b} : memref<8x784xf32>, memref<120x784xf32>, memref<8x120xf32>
+
+    A factor may be *gathered* through two offset tables (`memref<?xindex>`,
+    `fuse-gemm-gather` creates them from the copy map that would have filled
+    the factor, a convolution's patches): with `gather_a(%rows, %cols)`,
+
+        A(t, i, p) = a[t*stride_a + rows[i] + cols[p]]
+
+    (likewise `gather_b` for B(t, p, j)), `lda` and `transpose_a` unused. The
+    pass that creates the op guarantees that every such element lies inside
+    `a`; the kernel packs the gathered elements block by block, so the factor
+    never exists in memory.
 
     The optional `epilogue` region (one block, arguments `(t, i, j)` of type
     index, no terminator; memref/arith/math ops) runs once for every element
@@ -94,17 +108,24 @@ class GemmOp(IRDLOperation):
     stride_a = operand_def(IndexType)
     stride_b = operand_def(IndexType)
     stride_c = operand_def(IndexType)
+    a_rows = opt_operand_def(MemRefType)
+    a_cols = opt_operand_def(MemRefType)
+    b_rows = opt_operand_def(MemRefType)
+    b_cols = opt_operand_def(MemRefType)
     beta = prop_def(FloatAttr)
     transpose_a = opt_prop_def(UnitAttr)
     transpose_b = opt_prop_def(UnitAttr)
     epilogue = opt_region_def("single_block")
 
     traits = traits_def(GemmEffects(), NoTerminator())
-    irdl_options = (ParsePropInAttrDict(),)
+    irdl_options = (ParsePropInAttrDict(), AttrSizedOperandSegments(as_property=True))
 
     assembly_format = (
         "$a `,` $b `,` $c `,` $batch `,` $m `,` $n `,` $k `,` $lda `,` $ldb `,` $ldc `,` "
-        "$stride_a `,` $stride_b `,` $stride_c attr-dict `:` type($a) `,` type($b) `,` type($c) "
+        "$stride_a `,` $stride_b `,` $stride_c "
+        "(`gather_a` `(` $a_rows^ `,` $a_cols `:` type($a_rows) `,` type($a_cols) `)`)? "
+        "(`gather_b` `(` $b_rows^ `,` $b_cols `:` type($b_rows) `,` type($b_cols) `)`)? "
+        "attr-dict `:` type($a) `,` type($b) `,` type($c) "
         "(`epilogue` $epilogue^)?"
     )
 
@@ -121,16 +142,24 @@ class GemmOp(IRDLOperation):
         transpose_a: bool = False,
         transpose_b: bool = False,
         epilogue: Block | None = None,
+        gather_a: tuple[SSAValue, SSAValue] | None = None,
+        gather_b: tuple[SSAValue, SSAValue] | None = None,
     ):
         """`sizes` is (batch, m, n, k); `leading` (lda, ldb, ldc); `strides` the
-        batch strides; `epilogue` the block of the `epilogue` region."""
+        batch strides; `epilogue` the block of the `epilogue` region;
+        `gather_a`, `gather_b` a factor's (rows, cols) offset tables."""
         props: dict = {"beta": FloatAttr(beta, f64)}
         if transpose_a:
             props["transpose_a"] = UnitAttr()
         if transpose_b:
             props["transpose_b"] = UnitAttr()
-        super().__init__(operands=[a, b, c, *sizes, *leading, *strides], properties=props,
+        tables = [[v] if pair is not None else [] for pair in (gather_a, gather_b) for v in (pair or (None, None))]
+        super().__init__(operands=[a, b, c, *sizes, *leading, *strides, *tables], properties=props,
                          regions=[[Region(epilogue)] if epilogue is not None else []])
+
+    def tables(self) -> tuple[SSAValue | None, SSAValue | None, SSAValue | None, SSAValue | None]:
+        """a_rows, a_cols, b_rows, b_cols (None where a factor is not gathered)."""
+        return self.a_rows, self.a_cols, self.b_rows, self.b_cols
 
     def verify_(self) -> None:
         types = [v.type for v in (self.a, self.b, self.c)]
@@ -143,6 +172,18 @@ class GemmOp(IRDLOperation):
             raise VerifyException(f"expected f32 or f64 buffers, got {elem}")
         if self.beta.value.data not in (0.0, 1.0):
             raise VerifyException(f"beta must be 0 or 1, got {self.beta.value.data}")
+        for name in ("a", "b"):
+            rows, cols = getattr(self, f"{name}_rows"), getattr(self, f"{name}_cols")
+            if (rows is None) != (cols is None):
+                raise VerifyException(f"gather_{name} takes two tables, rows and columns")
+            if rows is not None:
+                if self.properties.get(f"transpose_{name}") is not None:
+                    raise VerifyException(f"a gathered factor is not transposed (transpose_{name})")
+                for table in (rows, cols):
+                    t = table.type
+                    assert isinstance(t, MemRefType)
+                    if not isinstance(t.element_type, IndexType) or len(t.get_shape()) != 1:
+                        raise VerifyException(f"gather_{name}'s tables are memref<?xindex>, got {t}")
         if self.epilogue is not None:
             args = self.epilogue.block.args
             if len(args) != 3 or any(not isinstance(x.type, IndexType) for x in args):

@@ -19,6 +19,7 @@ PROJECT_PASSES: dict[str, str] = {
     "bufferize": "dfc.passes.bufferize:BufferizePass",
     "check-bounds": "dfc.passes.check_bounds:CheckBoundsPass",
     "contraction-to-blas": "dfc.passes.contraction_to_blas:ContractionToBlasPass",
+    "fuse-gemm-gather": "dfc.passes.fuse_gemm_gather:FuseGemmGatherPass",
     "fuse-gemm-epilogue": "dfc.passes.fuse_gemm_epilogue:FuseGemmEpiloguePass",
     "fuse-outer": "dfc.passes.fuse_outer:FuseOuterPass",
     "lower-dataflow": "dfc.passes.lower_dataflow:LowerDataflowPass",
@@ -36,6 +37,7 @@ PASS_SUMMARIES: dict[str, str] = {
     "bufferize": "tensors to memrefs, updating dead buffers in place.",
     "check-bounds": "mark the accesses that need a bounds check at run time.",
     "contraction-to-blas": "contraction maps become calls into an optimised BLAS.",
+    "fuse-gemm-gather": "a `blas.gemm` factor that a copy map fills reads its source through offset tables instead.",
     "fuse-gemm-epilogue": "the elementwise maps around a `blas.gemm` run inside it, block by block.",
     "fuse-outer": "consecutive buffer maps over one outer dimension become one map.",
     "lower-dataflow": "buffer-form df maps to scf loops on memrefs.",
@@ -50,7 +52,7 @@ module's docstring (a test keeps them equal), here so that `--help` imports
 no pass."""
 
 PIPELINES: dict[str, str] = {
-    "default": "expand-library,canonicalize,cse,scatter-to-gather,fuse,canonicalize,cse,fuse,canonicalize,cse,bufferize,check-bounds,contraction-to-blas,fuse-gemm-epilogue,fuse-outer,lower-dataflow,canonicalize,cse,reuse-sibling-loops,mem-plan",
+    "default": "expand-library,canonicalize,cse,scatter-to-gather,fuse,canonicalize,cse,fuse,canonicalize,cse,bufferize,check-bounds,contraction-to-blas,fuse-gemm-gather,fuse-gemm-epilogue,fuse-outer,lower-dataflow,canonicalize,cse,reuse-sibling-loops,mem-plan",
 }
 """Named pipelines, usable wherever a pass name is (`-p default`)."""
 

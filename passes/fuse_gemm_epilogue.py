@@ -177,7 +177,7 @@ def _uses(op: Operation, roots: set[SSAValue]) -> bool:
     return any(buffer_root(v) in roots for inner in op.walk() for v in inner.operands)
 
 
-def _may_write(op: Operation, roots: set[SSAValue]) -> bool:
+def may_write(op: Operation, roots: set[SSAValue]) -> bool:
     """Whether `op` may write a buffer with one of `roots` (any use but a read counts)."""
     for inner in op.walk():
         for k, v in enumerate(inner.operands):
@@ -185,7 +185,7 @@ def _may_write(op: Operation, roots: set[SSAValue]) -> bool:
                 continue
             if isinstance(inner, df.ReadOp) and v is inner.source:
                 continue
-            if isinstance(inner, memref.LoadOp | memref.DimOp) and k == 0 or isinstance(inner, GemmOp) and k < 2:
+            if isinstance(inner, memref.LoadOp | memref.DimOp) and k == 0 or isinstance(inner, GemmOp) and v is not inner.c:
                 continue
             return True
     return False
@@ -215,14 +215,14 @@ def _fuse(g: GemmOp) -> None:
         return
     fill = _neighbour(g, forward=False)
     moved = _fill_inputs(fill, g, domain) if fill is not None else None
-    if moved is None or any(_may_write(op, moved) for op in _between(fill, g)):
+    if moved is None or any(may_write(op, moved) for op in _between(fill, g)):
         fill, moved = None, set()
     consumer = _neighbour(g, forward=True)
     if consumer is not None and not _is_consumer(consumer, g, domain):
         consumer = None
     if consumer is not None:
-        kept = {buffer_root(g.a), buffer_root(g.b)} | moved
-        if any(_may_write(op, kept) for op in _between(g, consumer)):
+        kept = {buffer_root(v) for v in (g.a, g.b, *g.tables()) if v is not None} | moved
+        if any(may_write(op, kept) for op in _between(g, consumer)):
             consumer = None
     if fill is None and consumer is None:
         return
@@ -238,7 +238,9 @@ def _fuse(g: GemmOp) -> None:
     ops = g.operands
     fused = GemmOp(g.a, g.b, g.c, tuple(ops[3:7]), tuple(ops[7:10]), tuple(ops[10:13]),
                    beta=0.0 if fill is not None else g.beta.value.data, transpose_a=g.transpose_a is not None,
-                   transpose_b=g.transpose_b is not None, epilogue=block)
+                   transpose_b=g.transpose_b is not None, epilogue=block,
+                   gather_a=(g.a_rows, g.a_cols) if g.a_rows is not None else None,
+                   gather_b=(g.b_rows, g.b_cols) if g.b_rows is not None else None)
     Builder(InsertPoint.before(consumer if consumer is not None else g)).insert(fused)
     for op in (fill, g, consumer):
         if op is not None:

@@ -124,6 +124,82 @@ def test_epilogue_runs_once_on_each_final_element(elem, bits):
                 np.testing.assert_array_equal(block, c[rows, cols], err_msg=f"{m}x{n}x{k} tb={tb}")
 
 
+def gather_kernel(elem: str, bits: int):
+    """The gather entry (CBLAS's arguments, four offset tables, an epilogue) as a ctypes function."""
+    if bits > gemm_kernel.vector_bits():
+        pytest.skip(f"the host has no {bits}-bit vectors")
+    scalar = ctypes.c_float if elem == "f32" else ctypes.c_double
+    i32, i64, ptr = ctypes.c_int32, ctypes.c_int64, ctypes.c_void_p
+    return ctypes.CFUNCTYPE(None, i32, i32, i32, i64, i64, i64, scalar, ptr, i64, ptr, i64, scalar, ptr, i64,
+                            ptr, ptr, ptr, ptr, ptr, ptr, i64, i64, i64)(gemm_kernel.compiled(elem, bits).gather_address)
+
+
+def patch_tables(channels: int, taps: tuple[int, int], image: tuple[int, int], batch: int, out: tuple[int, int]):
+    """im2col's offsets into a (batch, channels, *image) array: one per
+    (channel, tap) and one per (image, output position)."""
+    (kh, kw), (h, w), (oh, ow) = taps, image, out
+    c, i, j = np.meshgrid(np.arange(channels), np.arange(kh), np.arange(kw), indexing="ij")
+    by_tap = (c * h * w + i * w + j).ravel()
+    n, y, x = np.meshgrid(np.arange(batch), np.arange(oh), np.arange(ow), indexing="ij")
+    by_position = (n * channels * h * w + y * w + x).ravel()
+    return by_tap.astype(np.int64), by_position.astype(np.int64)
+
+
+# (channels, taps, image, batch): output rows of 6 (every vector gathers, two runs or more),
+# 16 and 32 (runs as long as a vector), 28 (runs broken inside vectors); column and depth edges
+GATHER_CASES = [(3, (3, 3), (8, 8), 2), (2, (1, 1), (16, 16), 1), (4, (5, 5), (32, 32), 1), (3, (5, 5), (20, 32), 2),
+                (40, (3, 3), (18, 18), 1)]
+
+
+@pytest.mark.parametrize("bits", WIDTHS)
+@pytest.mark.parametrize("elem", ["f32", "f64"])
+def test_gathered_operands_agree_with_numpy(elem, bits):
+    """The gather entry with a convolution's patches as B (taps x positions,
+    as a forward product reads them), as B transposed (a weight gradient's)
+    and as A (positions x taps), with the other factor a plain matrix, and
+    with both factors gathered: numpy's product of the materialised patches,
+    with alpha, beta, an epilogue and the kernel's blocks (several depth and
+    column blocks, row and column edges)."""
+    fn = gather_kernel(elem, bits)
+    dtype = np.float32 if elem == "f32" else np.float64
+    tol = 2e-5 if elem == "f32" else 1e-12
+    rng = np.random.default_rng(5)
+    for channels, taps, image, batch in GATHER_CASES:
+        out = (image[0] - taps[0] + 1, image[1] - taps[1] + 1)
+        x = rng.standard_normal((batch, channels, *image)).astype(dtype)
+        by_tap, by_position = patch_tables(channels, taps, image, batch, out)
+        patches = x.ravel()[by_tap[:, None] + by_position[None, :]].astype(np.float64)  # taps x positions
+        depth, positions = patches.shape
+        features = 13
+        w = rng.standard_normal((features, depth)).astype(dtype)
+        g = rng.standard_normal((features, positions)).astype(dtype)
+        null = None
+        cases = [  # (m, n, k, a, (a_rows, a_cols), b, (b_rows, b_cols), tb, expected)
+            (features, positions, depth, w, (null, null), x, (by_tap, by_position), False, w @ patches),
+            (features, depth, positions, g, (null, null), x, (by_position, by_tap), False, g @ patches.T),
+            (positions, features, depth, x, (by_position, by_tap), w, (null, null), True, patches.T @ w.T),
+            (positions, positions, depth, x, (by_position, by_tap), x, (by_tap, by_position), False,
+             patches.T @ patches),
+        ]
+        for m, n, k, a, (a_rows, a_cols), b, (b_rows, b_cols), tb, expected in cases:
+            c = rng.standard_normal((m, n)).astype(dtype)
+            want = 1.5 * expected + 0.5 * c
+            seen = np.zeros((m, n), np.int64)
+
+            def epilogue(_ctx, _t, i0, i1, j0, j1):
+                seen[i0:i1, j0:j1] += 1
+
+            callback = EPILOGUE(epilogue)
+            lda = a.shape[-1] if a_rows is None else 0
+            ldb = (b.shape[-1]) if b_rows is None else 0
+            tables = [None if t is None else t.ctypes.data for t in (a_rows, a_cols, b_rows, b_cols)]
+            fn(101, NO_TRANS, TRANS if tb else NO_TRANS, m, n, k, 1.5, a.ctypes.data, lda, b.ctypes.data, ldb, 0.5,
+               c.ctypes.data, n, *tables, ctypes.cast(callback, ctypes.c_void_p), None, 0, 0, 0)
+            np.testing.assert_allclose(c, want, rtol=tol, atol=tol * np.sqrt(k),
+                                       err_msg=f"{channels} {taps} {image} {m}x{n}x{k}")
+            assert (seen == 1).all()
+
+
 @pytest.mark.parametrize("elem", ["f32", "f64"])
 def test_beta_zero_does_not_read_c(elem):
     """As in BLAS, beta = 0 overwrites C: NaNs in it do not propagate (they
@@ -188,6 +264,47 @@ def test_kernel_stays_inside_its_matrices(elem, bits):
     if bits > gemm_kernel.vector_bits():
         pytest.skip(f"the host has no {bits}-bit vectors")
     run = subprocess.run([sys.executable, "-c", GUARDED, elem, str(bits)], capture_output=True, text=True,
+                         timeout=300)
+    assert run.returncode == 0 and run.stdout.strip() == "ok", run.stderr[-2000:]
+
+
+GUARDED_GATHER = GUARDED.split("elem, bits =")[0].replace("call, kernel, SHAPES", "gather_kernel, patch_tables, GATHER_CASES") + \
+    textwrap.dedent("""
+    elem, bits = sys.argv[1], int(sys.argv[2])
+    fn = gather_kernel(elem, bits)
+    dtype = np.float32 if elem == "f32" else np.float64
+    for channels, taps, image, batch in GATHER_CASES:
+        out = (image[0] - taps[0] + 1, image[1] - taps[1] + 1)
+        tables = patch_tables(channels, taps, image, batch, out)
+        depth, positions = (len(t) for t in tables)
+        for at_end in (True, False):
+            by_tap, by_position = (guarded(1, len(t), np.int64, at_end)[0] for t in tables)
+            by_tap[:], by_position[:] = tables
+            x = guarded(1, batch * channels * image[0] * image[1], dtype, at_end)
+            x[:] = 1.0
+            w = np.full((5, depth), 2.0, dtype)
+            y = np.zeros((5, positions), dtype)
+            fn(101, 111, 111, 5, positions, depth, 1.0, w.ctypes.data, depth, x.ctypes.data, 0, 0.0, y.ctypes.data,
+               positions, None, None, by_tap.ctypes.data, by_position.ctypes.data, None, None, 0, 0, 0)
+            assert (y == 2.0 * depth).all()
+            z = np.zeros((positions, 5), dtype)
+            fn(101, 111, 112, positions, 5, depth, 1.0, x.ctypes.data, 0, w.ctypes.data, depth, 0.0, z.ctypes.data, 5,
+               by_position.ctypes.data, by_tap.ctypes.data, None, None, None, None, 0, 0, 0)
+            assert (z == 2.0 * depth).all()
+    print("ok")
+    """)
+
+
+@pytest.mark.parametrize("bits", WIDTHS)
+@pytest.mark.parametrize("elem", ["f32", "f64"])
+def test_gathered_factors_stay_inside_their_source(elem, bits):
+    """A gathered factor's source and tables flush against an inaccessible
+    page, after their end and before their start: the packing's loads and
+    masked gathers (B) and the panel copies (A) read only the table entries
+    of the product's rows and columns and the elements they name."""
+    if bits > gemm_kernel.vector_bits():
+        pytest.skip(f"the host has no {bits}-bit vectors")
+    run = subprocess.run([sys.executable, "-c", GUARDED_GATHER, elem, str(bits)], capture_output=True, text=True,
                          timeout=300)
     assert run.returncode == 0 and run.stdout.strip() == "ok", run.stderr[-2000:]
 

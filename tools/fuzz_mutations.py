@@ -181,8 +181,8 @@ PASS_OPTIONS: dict[str, tuple[str, ...]] = {
     "fuse": ("", "{expand=false}"),
 }
 PASSES = ("expand-library", "canonicalize", "cse", "dce", "licm", "scatter-to-gather", "fuse", "bufferize",
-          "check-bounds", "contraction-to-blas", "fuse-outer", "lower-dataflow", "reuse-sibling-loops", "mem-plan",
-          "autodiff", "convert-stablehlo", "default")
+          "check-bounds", "contraction-to-blas", "fuse-gemm-gather", "fuse-gemm-epilogue", "fuse-outer",
+          "lower-dataflow", "reuse-sibling-loops", "mem-plan", "autodiff", "convert-stablehlo", "default")
 
 
 def random_pass(rng: random.Random) -> str:

@@ -38,6 +38,15 @@ a pass over memory (4096 x 4096 x 32: 4.7 against 5.1-5.2 ms) but can also
 cost, where the mask it reads competes with a compute-bound product for the
 memory system (2048 x 2048 x 128: 2.5-2.7 against 2.35 ms).
 
+`__dfc_sgemm_gather` / `__dfc_dgemm_gather` also take four offset tables
+(`gather_args`) through which a factor is read, `a[rows[i] + cols[p]]`
+(`blas.gemm`'s gathered factors: a convolution's patches read from its
+input): B's blocks are packed from them (`pack_b_gathered`: one load per
+vector whose offsets are consecutive, else a masked gather), A's rows into
+the MR-row panel, and then the epilogue entry's arguments. Such a product
+never goes to OpenBLAS, which cannot read through tables; if the kernel's
+buffers cannot be allocated it is computed one element at a time.
+
 The kernels are compiled once per process and element type (cached on disk
 with the modules when `DFC_CACHE_DIR` is set) and exported to JIT code like
 the runtime. `DFC_GEMM` chooses: `auto` (default) uses them where the CPU has
@@ -63,8 +72,8 @@ from dfc.compiler.codegen import blas_runtime, object_cache
 from dfc.compiler.codegen.ir_loop import counted_loop
 from dfc.compiler.codegen.target import host_target_machine, load_runtime_libraries
 
-__all__ = ["MODES", "EPILOGUE_TYPE", "mode", "enabled", "vector_bits", "symbol", "epilogue_args", "epilogue_callee",
-           "Blocking", "blocking", "kernel_module", "Compiled", "compiled", "install", "load_if_called"]
+__all__ = ["MODES", "EPILOGUE_TYPE", "mode", "enabled", "vector_bits", "symbol", "gather_args", "epilogue_args",
+           "epilogue_callee", "Blocking", "blocking", "kernel_module", "Compiled", "compiled", "install", "load_if_called"]
 
 _I1, _I32, _I64, _PTR, _VOID = ir.IntType(1), ir.IntType(32), ir.IntType(64), ir.PointerType(), ir.VoidType()
 _TRANS = 112
@@ -73,6 +82,7 @@ _TRANS = 112
 MODES = ("auto", "dfc", "blas")
 SYMBOLS = {"f32": "__dfc_sgemm", "f64": "__dfc_dgemm"}
 EPILOGUE_SYMBOLS = {elem: name + "_epilogue" for elem, name in SYMBOLS.items()}
+GATHER_SYMBOLS = {elem: name + "_gather" for elem, name in SYMBOLS.items()}
 EPILOGUE_TYPE = ir.FunctionType(_VOID, [_PTR] + [_I64] * 5)
 """`void epilogue(ptr ctx, i64 t, i64 i0, i64 i1, i64 j0, i64 j1)`: runs a
 `blas.gemm` epilogue on the elements (t, i, j), i in [i0, i1), j in [j0, j1),
@@ -102,10 +112,21 @@ def enabled() -> bool:
     return chosen == "dfc" or (chosen == "auto" and vector_bits() >= 512)
 
 
-def symbol(elem: str, epilogue: bool = False) -> str:
+def symbol(elem: str, epilogue: bool = False, gather: bool = False) -> str:
     """The exported name of the kernel for element type `elem` ("f32" or
-    "f64"): CBLAS's arguments, then with `epilogue` those of `epilogue_args`."""
-    return (EPILOGUE_SYMBOLS if epilogue else SYMBOLS)[elem]
+    "f64"): CBLAS's arguments, then with `gather` those of `gather_args`
+    and `epilogue_args` (the gather entry always takes an epilogue, null for
+    none), else with `epilogue` those of `epilogue_args`."""
+    return (GATHER_SYMBOLS if gather else EPILOGUE_SYMBOLS if epilogue else SYMBOLS)[elem]
+
+
+def gather_args() -> list[ir.Type]:
+    """What the gather entry takes after CBLAS's arguments: the offset tables
+    `a_rows, a_cols, b_rows, b_cols` (i64). With them, element (i, p) of op(A)
+    is `a[a_rows[i] + a_cols[p]]` and (p, j) of op(B) `b[b_rows[p] + b_cols[j]]`
+    (`blas.gemm`'s gathered operands); null tables leave that operand as
+    CBLAS addresses it (its leading dimension and transposition)."""
+    return [_PTR] * 4
 
 
 def epilogue_args() -> list[ir.Type]:
@@ -220,6 +241,12 @@ class _Kernel:
                                        f"llvm.masked.load.{suffix}.p0")
         self.masked_store = ir.Function(module, ir.FunctionType(_VOID, [vec, _PTR, _I32, mask]),
                                         f"llvm.masked.store.{suffix}.p0")
+        index_vec, pointers = ir.VectorType(_I64, w), ir.VectorType(_PTR, w)
+        self.masked_load_index = ir.Function(module, ir.FunctionType(index_vec, [_PTR, _I32, mask, index_vec]),
+                                             f"llvm.masked.load.v{w}i64.p0")
+        self.gather = ir.Function(module, ir.FunctionType(vec, [pointers, _I32, mask, vec]),
+                                  f"llvm.masked.gather.{suffix}.v{w}p0")
+        self.all_of = ir.Function(module, ir.FunctionType(_I1, [mask]), f"llvm.vector.reduce.and.v{w}i1")
         self.alloc = ir.Function(module, ir.FunctionType(_PTR, [_I64, _I64]), "aligned_alloc")
         self.free = ir.Function(module, ir.FunctionType(_VOID, [_PTR]), "free")
         args = [_I32, _I32, _I32, _I64, _I64, _I64, self.elem, _PTR, _I64, _PTR, _I64, self.elem, _PTR, _I64]
@@ -227,6 +254,8 @@ class _Kernel:
         self.blas = ir.Function(module, ir.FunctionType(_VOID, args), blas_runtime.symbol(routine))
         self.micro = self._micro_kernel()
         self.pack_b = self._pack_b()
+        self.pack_b_gathered = self._pack_b_gathered()
+        self.naive = self._naive()
         self._entries(elem_name, args)
 
     def _micro_kernel(self) -> ir.Function:
@@ -362,34 +391,159 @@ class _Kernel:
         b.ret_void()
         return fn
 
+    def _pack_b_gathered(self) -> ir.Function:
+        """`void (ptr b, ptr rows, ptr cols, i64 p0, i64 kc, i64 j0, i64 nb, ptr out)`:
+        as `pack_b` for op(B)[p, q] = b[rows[p] + cols[q]]. Each vector of a
+        sliver row whose column offsets are consecutive (a run of an image
+        row, for a convolution's patches) is one load per depth step; the
+        others, and the sliver's last columns, are masked gathers."""
+        s, elem = self.shape, self.elem
+        fn = ir.Function(self.mod, ir.FunctionType(_VOID, [_PTR] * 3 + [_I64] * 4 + [_PTR]), "pack_b_gathered")
+        fn.linkage = "internal"
+        e = _Emitter(fn, elem, s.lanes)
+        b = e.b
+        src, rows, cols, p0, kc, j0, nb, out = fn.args
+        slivers = b.udiv(b.add(nb, _const(s.width - 1)), _const(s.width))
+        zero = ir.Constant(e.vec, None)
+        size = ir.Constant(_I32, e.size)
+        index_vec = ir.VectorType(_I64, s.lanes)
+        iota = ir.Constant(index_vec, list(range(s.lanes)))
+        base = b.ptrtoint(src, _I64)
+
+        def row_offset(p: ir.Value) -> ir.Value:
+            return b.load(b.gep(rows, [b.add(p0, p)], inbounds=True, source_etype=_I64), typ=_I64)
+
+        def sliver(j: ir.Value, _: list) -> None:
+            first, left = b.add(j0, b.mul(j, _const(s.width))), b.sub(nb, b.mul(j, _const(s.width)))
+            dst = e.at(out, b.mul(j, b.mul(kc, _const(s.width))))
+            for v in range(s.vectors):
+                lanes = e.lanes_below(b.sub(left, _const(v * s.lanes)))
+                at = b.gep(cols, [b.add(first, _const(v * s.lanes))], inbounds=True, source_etype=_I64)
+                offsets = b.call(self.masked_load_index, [at, ir.Constant(_I32, 8), lanes, ir.Constant(index_vec, None)])
+                start = b.extract_element(offsets, ir.Constant(_I32, 0))
+                run = b.call(self.all_of, [b.icmp_signed("==", offsets, b.add(e.splat(start), iota))])
+                run = b.and_(run, b.icmp_signed(">=", b.sub(left, _const(v * s.lanes)), _const(s.lanes)))
+                byte_offsets = b.mul(offsets, e.splat(_const(e.size)))
+
+                def store(p: ir.Value, x: ir.Value) -> None:
+                    b.store(x, e.at(dst, b.add(b.mul(p, _const(s.width)), _const(v * s.lanes))),
+                            align=e.size * s.lanes)
+
+                def contiguous(p: ir.Value, _: list) -> None:
+                    store(p, b.load(e.at(src, b.add(row_offset(p), start)), typ=e.vec, align=e.size))
+
+                def gathered(p: ir.Value, _: list) -> None:
+                    line = b.add(base, b.mul(row_offset(p), _const(e.size)))
+                    pointers = b.inttoptr(b.add(e.splat(line), byte_offsets), ir.VectorType(_PTR, s.lanes))
+                    store(p, b.call(self.gather, [pointers, size, lanes, zero]))
+
+                with b.if_else(run) as (whole, scattered):
+                    with whole:
+                        e.loop(_const(0), kc, 1, "pack.run", contiguous)
+                    with scattered:
+                        e.loop(_const(0), kc, 1, "pack.gather", gathered)
+
+        e.loop(_const(0), slivers, 1, "pack.sliver", sliver)
+        b.ret_void()
+        return fn
+
+    def _naive(self) -> ir.Function:
+        """`void (i64 m, i64 n, i64 k, T alpha, T beta, ptr a, i64 rs_a, i64 cs_a,
+        ptr a_rows, ptr a_cols, ptr b, i64 rs_b, i64 cs_b, ptr b_rows, ptr b_cols,
+        ptr c, i64 ldc)`: the product one element at a time, allocating
+        nothing (the gather entry's fallback when its buffers cannot be
+        allocated). Null tables address that operand by its strides."""
+        elem = self.elem
+        fn = ir.Function(self.mod, ir.FunctionType(_VOID, [_I64] * 3 + [elem] * 2 + [_PTR, _I64, _I64, _PTR, _PTR] * 2
+                                                   + [_PTR, _I64]), "naive_gemm")
+        fn.linkage = "internal"
+        e = _Emitter(fn, elem, self.shape.lanes)
+        b = e.b
+        m, n, k, alpha, beta, *operands, c, ldc = fn.args
+        zero_slot = b.alloca(_I64)
+        b.store(_const(0), zero_slot)
+        null = ir.Constant(_PTR, None)
+
+        def element(x: ir.Value, rs: ir.Value, cs: ir.Value, rows: ir.Value, cols: ir.Value, r: ir.Value,
+                    q: ir.Value) -> ir.Value:
+            gathered = b.icmp_unsigned("!=", rows, null)
+
+            def offset(table: ir.Value, at: ir.Value) -> ir.Value:
+                safe = b.gep(b.select(gathered, table, zero_slot), [b.select(gathered, at, _const(0))],
+                             source_etype=_I64)
+                return b.load(safe, typ=_I64)
+
+            index = b.select(gathered, b.add(offset(rows, r), offset(cols, q)), b.add(b.mul(r, rs), b.mul(q, cs)))
+            return b.load(e.at(x, index), typ=elem)
+
+        def row(i: ir.Value, _: list) -> None:
+            def column(j: ir.Value, _: list) -> None:
+                def term(p: ir.Value, acc: list) -> list:
+                    x = element(*operands[:5], i, p)
+                    y = element(*operands[5:], p, j)
+                    return [b.fadd(acc[0], b.fmul(x, y))]
+
+                (total,) = e.loop(_const(0), k, 1, "naive.k", term, [ir.Constant(elem, 0.0)])
+                at = e.at(c, b.add(b.mul(i, ldc), j))
+                value = b.fmul(alpha, total)
+                with b.if_then(b.fcmp_unordered("!=", beta, ir.Constant(elem, 0.0))):  # beta = 0: C is not read
+                    b.store(b.fadd(value, b.fmul(beta, b.load(at, typ=elem))), at)
+                with b.if_then(b.fcmp_ordered("==", beta, ir.Constant(elem, 0.0))):
+                    b.store(value, at)
+
+            e.loop(_const(0), n, 1, "naive.j", column)
+
+        e.loop(_const(0), m, 1, "naive.i", row)
+        b.ret_void()
+        return fn
+
     def _entries(self, elem_name: str, args: list[ir.Type]) -> None:
-        """The exported kernels: CBLAS's gemm, and the same with an epilogue."""
+        """The exported kernels: CBLAS's gemm, the same with an epilogue, and
+        with offset tables and an epilogue."""
         driver = self._driver(args)
+        null = ir.Constant(_PTR, None)
         plain = ir.Function(self.mod, ir.FunctionType(_VOID, args), SYMBOLS[elem_name])
         b = ir.IRBuilder(plain.append_basic_block("entry"))
-        b.call(driver, [*plain.args, ir.Constant(_PTR, None), ir.Constant(_PTR, None), _const(0), _const(0),
-                        _const(0)])
+        b.call(driver, [*plain.args, *[null] * 4, null, null, _const(0), _const(0), _const(0)])
         b.ret_void()
         with_epilogue = ir.Function(self.mod, ir.FunctionType(_VOID, args + epilogue_args()),
                                     EPILOGUE_SYMBOLS[elem_name])
         b = ir.IRBuilder(with_epilogue.append_basic_block("entry"))
-        b.call(driver, list(with_epilogue.args))
+        b.call(driver, [*with_epilogue.args[:len(args)], *[null] * 4, *with_epilogue.args[len(args):]])
+        b.ret_void()
+        gathered = ir.Function(self.mod, ir.FunctionType(_VOID, args + gather_args() + epilogue_args()),
+                               GATHER_SYMBOLS[elem_name])
+        b = ir.IRBuilder(gathered.append_basic_block("entry"))
+        b.call(driver, list(gathered.args))
         b.ret_void()
 
     def _driver(self, args: list[ir.Type]) -> ir.Function:
         s, elem = self.shape, self.elem
-        fn = ir.Function(self.mod, ir.FunctionType(_VOID, args + epilogue_args()), "gemm")
+        fn = ir.Function(self.mod, ir.FunctionType(_VOID, args + gather_args() + epilogue_args()), "gemm")
         fn.linkage = "internal"
         e = _Emitter(fn, elem, s.lanes)
         b = e.b
         order, trans_a, trans_b, m, n, k, alpha, a, lda, src_b, ldb, beta, c, ldc, *rest = fn.args
-        epilogue_fn, ctx, t, row0, col0 = rest
+        a_rows, a_cols, b_rows, b_cols, epilogue_fn, ctx, t, row0, col0 = rest
         epilogue = epilogue_callee(epilogue_fn)
-        has_epilogue = b.icmp_unsigned("!=", epilogue_fn, ir.Constant(_PTR, None))
+        null = ir.Constant(_PTR, None)
+        has_epilogue = b.icmp_unsigned("!=", epilogue_fn, null)
+        gathered_a, gathered_b = (b.icmp_unsigned("!=", x, null) for x in (a_rows, b_rows))
+        gathered = b.or_(gathered_a, gathered_b)
         cblas_args = list(fn.args[:len(args)])
+        transposed_a = b.icmp_signed("==", trans_a, ir.Constant(_I32, _TRANS))
+        transposed_b = b.icmp_signed("==", trans_b, ir.Constant(_I32, _TRANS))
+        rs = b.select(transposed_a, _const(1), lda)
+        cs = b.select(transposed_a, lda, _const(1))
 
-        def by_blas() -> None:
-            b.call(self.blas, cblas_args)
+        def by_blas() -> None:  # gathered operands: one element at a time
+            with b.if_else(gathered) as (own, blas):
+                with own:
+                    b.call(self.naive, [m, n, k, alpha, beta, a, rs, cs, a_rows, a_cols, src_b,
+                                        b.select(transposed_b, _const(1), ldb), b.select(transposed_b, ldb, _const(1)),
+                                        b_rows, b_cols, c, ldc])
+                with blas:
+                    b.call(self.blas, cblas_args)
             with b.if_then(has_epilogue):
                 b.call(epilogue, [ctx, t, row0, b.add(row0, m), col0, b.add(col0, n)])
             b.ret_void()
@@ -400,7 +554,7 @@ class _Kernel:
         with b.if_then(empty):
             b.ret_void()
         k = b.select(b.icmp_signed("<", k, _const(0)), _const(0), k)
-        narrow = b.icmp_signed("<", n, _const(s.lanes))
+        narrow = b.and_(b.icmp_signed("<", n, _const(s.lanes)), b.not_(gathered))
         with b.if_then(narrow):
             by_blas()
         depth_cap = e.min(_const(s.depth), b.add(k, _const(1)))
@@ -417,10 +571,6 @@ class _Kernel:
             b.call(self.free, [packed])
             b.call(self.free, [edge])
             by_blas()
-        transposed_a = b.icmp_signed("==", trans_a, ir.Constant(_I32, _TRANS))
-        transposed_b = b.icmp_signed("==", trans_b, ir.Constant(_I32, _TRANS))
-        rs = b.select(transposed_a, _const(1), lda)
-        cs = b.select(transposed_a, lda, _const(1))
         whole_rows = b.sub(m, b.srem(m, _const(s.rows)))
 
         def depth_block(p0: ir.Value, _: list) -> None:
@@ -430,7 +580,11 @@ class _Kernel:
 
             def column_block(j0: ir.Value, _: list) -> None:
                 nb = e.min(_const(s.columns), b.sub(n, j0))
-                b.call(self.pack_b, [src_b, ldb, transposed_b, p0, kc, j0, nb, packed])
+                with b.if_else(gathered_b) as (by_tables, strided):
+                    with by_tables:
+                        b.call(self.pack_b_gathered, [src_b, b_rows, b_cols, p0, kc, j0, nb, packed])
+                    with strided:
+                        b.call(self.pack_b, [src_b, ldb, transposed_b, p0, kc, j0, nb, packed])
                 slivers = b.udiv(b.add(nb, _const(s.width - 1)), _const(s.width))
 
                 def tiles(i0: ir.Value, mr: ir.Value, panel: ir.Value, rs: ir.Value, cs: ir.Value) -> None:
@@ -446,11 +600,35 @@ class _Kernel:
                         i, j = b.add(row0, i0), b.add(col0, j0)
                         b.call(epilogue, [ctx, t, i, b.add(i, mr), j, b.add(j, nb)])
 
+                def gathered_panel(i0: ir.Value, mr: ir.Value) -> None:
+                    """Rows [i0, i0 + mr) of a gathered A into the MR-row panel, zero-padded."""
+                    last = b.sub(mr, _const(1))
+                    offsets = [b.load(b.gep(a_rows, [b.add(i0, e.min(_const(r), last))], inbounds=True,
+                                            source_etype=_I64), typ=_I64) for r in range(s.rows)]
+
+                    def copy(p: ir.Value, _: list) -> None:
+                        column = b.load(b.gep(a_cols, [b.add(p0, p)], inbounds=True, source_etype=_I64), typ=_I64)
+                        for r, offset in enumerate(offsets):
+                            x = b.load(e.at(a, b.add(offset, column)), typ=elem)
+                            if r:
+                                x = b.select(b.icmp_signed("<", _const(r), mr), x, ir.Constant(elem, 0.0))
+                            b.store(x, e.at(edge, b.add(b.mul(p, _const(s.rows)), _const(r))))
+
+                    e.loop(_const(0), kc, 1, "gather.depth", copy)
+                    tiles(i0, mr, edge, _const(1), _const(s.rows))
+
                 def rows_in_place(i0: ir.Value, _: list) -> None:
-                    tiles(i0, _const(s.rows), e.at(a, b.add(b.mul(i0, rs), b.mul(p0, cs))), rs, cs)
+                    with b.if_else(gathered_a) as (by_tables, strided):
+                        with by_tables:
+                            gathered_panel(i0, _const(s.rows))
+                        with strided:
+                            tiles(i0, _const(s.rows), e.at(a, b.add(b.mul(i0, rs), b.mul(p0, cs))), rs, cs)
 
                 e.loop(_const(0), whole_rows, s.rows, "rows", rows_in_place)
-                with b.if_then(b.icmp_signed("<", whole_rows, m)):  # the last rows, zero-padded to MR
+                last_rows = b.icmp_signed("<", whole_rows, m)
+                with b.if_then(b.and_(last_rows, gathered_a)):
+                    gathered_panel(whole_rows, b.sub(m, whole_rows))
+                with b.if_then(b.and_(last_rows, b.not_(gathered_a))):  # the last rows, zero-padded to MR
                     mr = b.sub(m, whole_rows)
 
                     def copy(p: ir.Value, _: list) -> None:
@@ -527,6 +705,8 @@ class Compiled:
         """The address of `symbol(elem)`."""
         self.epilogue_address: int = self._engine.get_function_address(EPILOGUE_SYMBOLS[elem])
         """The address of `symbol(elem, epilogue=True)`."""
+        self.gather_address: int = self._engine.get_function_address(GATHER_SYMBOLS[elem])
+        """The address of `symbol(elem, gather=True)`."""
 
 
 @functools.cache
@@ -537,11 +717,12 @@ def compiled(elem: str, bits: int) -> Compiled:
 
 @functools.cache
 def install(elem: str) -> Compiled:
-    """The host's kernel for `elem`, exported to JIT code as `symbol(elem)`
-    and `symbol(elem, epilogue=True)`."""
+    """The host's kernel for `elem`, exported to JIT code as `symbol(elem)`,
+    `symbol(elem, epilogue=True)` and `symbol(elem, gather=True)`."""
     kernel = compiled(elem, vector_bits())
     llvm.add_symbol(SYMBOLS[elem], kernel.address)
     llvm.add_symbol(EPILOGUE_SYMBOLS[elem], kernel.epilogue_address)
+    llvm.add_symbol(GATHER_SYMBOLS[elem], kernel.gather_address)
     return kernel
 
 

@@ -1436,8 +1436,9 @@ def _gemm(e: _FnEmitter, op: Operation) -> None:
     team's blocks as above: OpenBLAS's threads spinning beside the team made
     an MLP training step 7-10x slower."""
     a, b, c = (e.getm(v) for v in op.operands[:3])
-    sizes = [e.getv(v) for v in op.operands[3:]]
+    sizes = [e.getv(v) for v in op.operands[3:13]]
     batch, m, n, k = sizes[:4]
+    tables = _gemm_tables(e, op)
     get_threads = e.m.declare(blas_runtime.GET_NUM_THREADS, _I32, [])
     set_threads = e.m.declare(blas_runtime.SET_NUM_THREADS, _VOID, [_I32])
     ranged = _gemm_range(e.m, op, c.elem)
@@ -1455,7 +1456,8 @@ def _gemm(e: _FnEmitter, op: Operation) -> None:
             bld.call(set_threads, [old])
 
     def whole() -> None:
-        bld.call(ranged, [a.ptr, b.ptr, c.ptr, *sizes, *epilogue, ir.Constant(_I64, _GEMM_BY_BATCH), zero, batch])
+        bld.call(ranged, [a.ptr, b.ptr, c.ptr, *sizes, *tables, *epilogue, ir.Constant(_I64, _GEMM_BY_BATCH), zero,
+                          batch])
 
     def blocks() -> None:
         threads = ir.Constant(_I64, e.m.num_threads)
@@ -1468,7 +1470,7 @@ def _gemm(e: _FnEmitter, op: Operation) -> None:
         work = bld.select(by_batch, bld.mul(bld.mul(m, n), k), bld.mul(bld.mul(bld.select(by_cols, m, n), k), batch))
         work = e.call_intrinsic("umax", _I64, [work, one])
         min_iters = bld.add(bld.udiv(ir.Constant(_I64, e.m.parallel_min_work), work), one)
-        fields = [a.ptr, b.ptr, c.ptr, *sizes, *epilogue, axis]
+        fields = [a.ptr, b.ptr, c.ptr, *sizes, *tables, *epilogue, axis]
         ctx_ty = ir.LiteralStructType([x.type for x in fields])
         ctx = e.entry_alloca(ctx_ty, 8, name="gemm.ctx")
         for i, x in enumerate(fields):
@@ -1481,7 +1483,7 @@ def _gemm(e: _FnEmitter, op: Operation) -> None:
         if e.in_parallel or e.m.num_threads <= 1:
             with_blas_threads(1, whole)
             return
-        if e.m.own_gemm:  # dfc's kernels run on the module's threads (OpenBLAS's only for narrow products)
+        if e.m.own_gemm or _gathers(op):  # dfc's kernels run on the module's threads (OpenBLAS's only for narrow products)
             with_blas_threads(1, lambda: _gemm_by_depth_or(e, op, epilogue, blocks))
             return
         shared = bld.call(declare_runtime(e.m.ir, "__dfc_openmp_shared"), [])
@@ -1510,6 +1512,7 @@ def _gemm_by_depth_or(e: _FnEmitter, op: Operation, epilogue: tuple[ir.Value, ir
     be allocated, `otherwise`."""
     a, b, c = (e.getm(v) for v in op.operands[:3])
     batch, m, n, k, lda, ldb, ldc = (e.getv(v) for v in op.operands[3:10])
+    tables = _gemm_tables(e, op)
     bld = e.b
     chunks = e.m.num_threads
     one = ir.Constant(_I64, 1)
@@ -1527,7 +1530,7 @@ def _gemm_by_depth_or(e: _FnEmitter, op: Operation, epilogue: tuple[ir.Value, ir
     scratch = bld.load(slot)
     with bld.if_else(bld.icmp_unsigned("!=", scratch, ir.Constant(_PTR, None))) as (split, other):
         with split:
-            fields = [a.ptr, b.ptr, c.ptr, scratch, m, n, k, lda, ldb, ldc]
+            fields = [a.ptr, b.ptr, c.ptr, scratch, m, n, k, lda, ldb, ldc, *tables]
             ctx_ty = ir.LiteralStructType([x.type for x in fields])
             ctx = e.entry_alloca(ctx_ty, 8, name="gemm.depth.ctx")
             for i, x in enumerate(fields):
@@ -1567,16 +1570,18 @@ def _gemm_depth_body(m: _ModuleEmitter, op: Operation, elem: ir.Type, ctx_ty: ir
                      chunks: int) -> ir.Function:
     """The parallel loop's `void body(ptr ctx, i64 lo, i64 hi)` of
     `_gemm_by_depth_or`: chunks [lo, hi) of the depth."""
-    gemm = _cblas_gemm(m, elem)
+    gathers = _gathers(op)
+    gemm = _cblas_gemm(m, elem, gather=gathers)
     fn = ir.Function(m.ir, BODY_TYPE, m.fresh_name("gemm.depth"))
     fn.linkage = "internal"
     fn.attributes.add("nounwind")
     ctx, lo, hi = fn.args
     bld = ir.IRBuilder(fn.append_basic_block("entry"))
-    pa, pb, pc, scratch, rows, cols, k, *lds = (
+    pa, pb, pc, scratch, rows, cols, k, *lds, a_rows, a_cols, b_rows, b_cols = (
         bld.load(bld.gep(ctx, [ir.Constant(_I32, 0), ir.Constant(_I32, i)], inbounds=True, source_etype=ctx_ty), typ=t)
         for i, t in enumerate(ctx_ty.elements))
     lda, ldb, ldc = (_at_least_one(bld, x) for x in lds)
+    gathered_a, gathered_b = op.a_rows is not None, op.b_rows is not None
     trans_a, trans_b = (op.properties.get(p) is not None for p in ("transpose_a", "transpose_b"))
     trans = [ir.Constant(_I32, _CBLAS_TRANS if t else _CBLAS_NO_TRANS) for t in (trans_a, trans_b)]
     n_chunks, zero, one = ir.Constant(_I64, chunks), ir.Constant(_I64, 0), ir.Constant(_I64, 1)
@@ -1585,14 +1590,21 @@ def _gemm_depth_body(m: _ModuleEmitter, op: Operation, elem: ir.Type, ctx_ty: ir
     def chunk(j: ir.Value) -> None:
         k_lo = bld.udiv(bld.mul(j, k), n_chunks)
         depth = bld.sub(bld.udiv(bld.mul(bld.add(j, one), k), n_chunks), k_lo)
-        a_ptr = bld.gep(pa, [bld.mul(k_lo, lda) if trans_a else k_lo], inbounds=True, source_etype=elem)
-        b_ptr = bld.gep(pb, [k_lo if trans_b else bld.mul(k_lo, ldb)], inbounds=True, source_etype=elem)
+        a_ptr = pa if gathered_a else bld.gep(pa, [bld.mul(k_lo, lda) if trans_a else k_lo], inbounds=True,
+                                              source_etype=elem)
+        b_ptr = pb if gathered_b else bld.gep(pb, [k_lo if trans_b else bld.mul(k_lo, ldb)], inbounds=True,
+                                              source_etype=elem)
         first = bld.icmp_signed("==", j, zero)
         part = bld.gep(scratch, [bld.mul(bld.sub(j, one), bld.mul(rows, cols))], inbounds=False, source_etype=elem)
         dest = bld.select(first, pc, part)
         ld = bld.select(first, ldc, cols)
-        bld.call(gemm, [ir.Constant(_I32, _CBLAS_ROW_MAJOR), *trans, rows, cols, depth, ir.Constant(elem, 1.0),
-                        a_ptr, lda, b_ptr, ldb, bld.select(first, beta, ir.Constant(elem, 0.0)), dest, ld])
+        args = [ir.Constant(_I32, _CBLAS_ROW_MAJOR), *trans, rows, cols, depth, ir.Constant(elem, 1.0),
+                a_ptr, lda, b_ptr, ldb, bld.select(first, beta, ir.Constant(elem, 0.0)), dest, ld]
+        if gathers:  # the depth slice [k_lo, ...) of A's columns and B's rows
+            shifted = [_table_at(bld, a_cols, k_lo) if gathered_a else a_cols,
+                       _table_at(bld, b_rows, k_lo) if gathered_b else b_rows]
+            args += [a_rows, shifted[0], shifted[1], b_cols, *[ir.Constant(_PTR, None)] * 2, zero, zero, zero]
+        bld.call(gemm, args)
 
     _each(fn, bld, lo, hi, "chunk", chunk)
     bld.ret_void()
@@ -1605,13 +1617,14 @@ def _gemm_range(m: _ModuleEmitter, op: Operation, elem: ir.Type) -> ir.Function:
     for batch entries [lo, hi) (axis 2), or for rows (0) or columns (1)
     [lo, hi) of C in every batch entry, each followed by `op`'s epilogue on
     its block (`_epilogue`; dfc's kernel runs it on each panel it finishes)."""
-    with_epilogue = op.epilogue is not None
-    gemm = _cblas_gemm(m, elem, with_epilogue)
-    fn = ir.Function(m.ir, ir.FunctionType(_VOID, [_PTR] * 3 + [_I64] * 10 + [_PTR] * 2 + [_I64] * 3),
+    with_epilogue, gathers = op.epilogue is not None, _gathers(op)
+    gemm = _cblas_gemm(m, elem, with_epilogue, gathers)
+    fn = ir.Function(m.ir, ir.FunctionType(_VOID, [_PTR] * 3 + [_I64] * 10 + [_PTR] * 6 + [_I64] * 3),
                      m.fresh_name("gemm.range"))
     fn.linkage = "internal"
     fn.attributes.add("nounwind")
-    pa, pb, pc, batch, rows, cols, k, lda, ldb, ldc, sa, sb, sc, epilogue, ctx, axis, lo, hi = fn.args
+    pa, pb, pc, batch, rows, cols, k, lda, ldb, ldc, sa, sb, sc, *tables, epilogue, ctx, axis, lo, hi = fn.args
+    gathered_a, gathered_b = op.a_rows is not None, op.b_rows is not None
     trans_a, trans_b = (op.properties.get(p) is not None for p in ("transpose_a", "transpose_b"))
     bld = ir.IRBuilder(fn.append_basic_block("entry"))
     zero = ir.Constant(_I64, 0)
@@ -1622,8 +1635,11 @@ def _gemm_range(m: _ModuleEmitter, op: Operation, elem: ir.Type) -> ir.Function:
     r0, c0 = bld.select(on[0], lo, zero), bld.select(on[1], lo, zero)
     m_block = bld.select(on[0], bld.sub(hi, lo), rows)
     n_block = bld.select(on[1], bld.sub(hi, lo), cols)
-    a_off = r0 if trans_a else bld.mul(r0, lds[0])
-    b_off = bld.mul(c0, lds[1]) if trans_b else c0
+    a_off = zero if gathered_a else r0 if trans_a else bld.mul(r0, lds[0])
+    b_off = zero if gathered_b else bld.mul(c0, lds[1]) if trans_b else c0
+    a_rows, a_cols, b_rows, b_cols = tables
+    tables = [_table_at(bld, a_rows, r0) if gathered_a else a_rows, a_cols, b_rows,  # this block's rows and columns
+              _table_at(bld, b_cols, c0) if gathered_b else b_cols]
     c_off = bld.add(bld.mul(r0, lds[2]), c0)
     beta = ir.Constant(elem, op.properties["beta"].value.data)
     trans = [ir.Constant(_I32, _CBLAS_TRANS if t else _CBLAS_NO_TRANS) for t in (trans_a, trans_b)]
@@ -1633,6 +1649,9 @@ def _gemm_range(m: _ModuleEmitter, op: Operation, elem: ir.Type) -> ir.Function:
                 for x, s, off in ((pa, sa, a_off), (pb, sb, b_off), (pc, sc, c_off))]
         args = [ir.Constant(_I32, _CBLAS_ROW_MAJOR), *trans, m_block, n_block, k, ir.Constant(elem, 1.0),
                 ptrs[0], lds[0], ptrs[1], lds[1], beta, ptrs[2], lds[2]]
+        if gathers:
+            bld.call(gemm, [*args, *tables, epilogue, ctx, t, r0, c0])
+            return
         if with_epilogue and m.own_gemm:
             bld.call(gemm, [*args, epilogue, ctx, t, r0, c0])
             return
@@ -1645,18 +1664,37 @@ def _gemm_range(m: _ModuleEmitter, op: Operation, elem: ir.Type) -> ir.Function:
     return fn
 
 
+def _gathers(op: Operation) -> bool:
+    """Whether a `blas.gemm` gathers a factor through offset tables."""
+    return op.a_rows is not None or op.b_rows is not None  # type: ignore[attr-defined]
+
+
+def _gemm_tables(e: _FnEmitter, op: Operation) -> list[ir.Value]:
+    """The data pointers of `op`'s offset tables (a_rows, a_cols, b_rows, b_cols), null where a factor is not gathered."""
+    return [e.getm(v).ptr if v is not None else ir.Constant(_PTR, None) for v in op.tables()]  # type: ignore[attr-defined]
+
+
+def _table_at(bld: ir.IRBuilder, table: ir.Value, offset: ir.Value) -> ir.Value:
+    """`table + offset` (i64 elements)."""
+    return bld.gep(table, [offset], inbounds=True, source_etype=_I64)
+
+
 def _at_least_one(bld: ir.IRBuilder, v: ir.Value) -> ir.Value:
     """max(v, 1): CBLAS wants leading dimensions of at least 1."""
     one = ir.Constant(_I64, 1)
     return bld.select(bld.icmp_signed("<", v, one), one, v)
 
 
-def _cblas_gemm(m: _ModuleEmitter, elem: ir.Type, epilogue: bool = False) -> ir.Function:
+def _cblas_gemm(m: _ModuleEmitter, elem: ir.Type, epilogue: bool = False, gather: bool = False) -> ir.Function:
     """The declaration of CBLAS's sgemm or dgemm (by `elem`): dfc's own kernel
     when `gemm_kernel.enabled()` (with `epilogue`, its entry that takes one),
-    else the OpenBLAS build's."""
+    else the OpenBLAS build's; with `gather` (a gathered factor), always dfc's
+    kernel's gather entry, which takes the offset tables and an epilogue."""
     single = isinstance(elem, ir.FloatType)
     args = [_I32, _I32, _I32, _I64, _I64, _I64, elem, _PTR, _I64, _PTR, _I64, elem, _PTR, _I64]
+    if gather:
+        name = gemm_kernel.symbol("f32" if single else "f64", gather=True)
+        return m.declare(name, _VOID, args + gemm_kernel.gather_args() + gemm_kernel.epilogue_args())
     if m.own_gemm:
         name = gemm_kernel.symbol("f32" if single else "f64", epilogue)
         args += gemm_kernel.epilogue_args() if epilogue else []
