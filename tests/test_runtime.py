@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ctypes
+import os
 import threading
 import time
 
@@ -208,3 +209,34 @@ def test_runtime_builds_for_other_targets(triple):
     tm = target.create_target_machine(reloc="pic")
     mod.data_layout = str(tm.target_data)
     assert len(tm.emit_object(mod)) > 1000
+
+
+@pytest.mark.skipif(not hasattr(os, "sched_getaffinity") or len(os.sched_getaffinity(0)) < 2,
+                    reason="needs Linux and two CPUs this process may run on")
+def test_a_worker_on_its_callers_cpu_moves_and_stays_unpinned():
+    """`__dfc_leave_shared_cpu`, which a worker taking a job calls: on the
+    CPU the job's caller was on it moves to another CPU it may use and keeps
+    its whole affinity; elsewhere it does nothing. Run on a fresh thread
+    pinned to one CPU while it posts, then allowed two."""
+    rt = runtime.install()
+    libc = ctypes.CDLL(None)
+    allowed = sorted(os.sched_getaffinity(0))[:2]
+    seen = {}
+
+    def thread() -> None:
+        os.sched_setaffinity(0, {allowed[0]})
+        rt.job_cpu.value = libc.sched_getcpu()
+        os.sched_setaffinity(0, set(allowed))
+        rt.leave_shared_cpu()
+        seen["moved"] = (libc.sched_getcpu(), os.sched_getaffinity(0))
+        rt.job_cpu.value = allowed[0] if libc.sched_getcpu() != allowed[0] else allowed[1]
+        rt.leave_shared_cpu()  # not on the caller's CPU: stays
+        seen["stayed"] = os.sched_getaffinity(0)
+
+    worker = threading.Thread(target=thread)
+    worker.start()
+    worker.join()
+    rt.job_cpu.value = -1
+    cpu, affinity = seen["moved"]
+    assert cpu == allowed[1] and affinity == set(allowed)
+    assert seen["stayed"] == set(allowed)

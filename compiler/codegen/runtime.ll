@@ -24,6 +24,12 @@
 @__dfc_job_nchunks = global i64 0
 @__dfc_job_next = global i64 0, align 64
 @__dfc_gomp_parallel = global ptr null   ; GOMP_parallel of an OpenMP runtime the process shares (runtime.use_openmp)
+@__dfc_job_cpu = global i64 -1           ; the CPU the job's caller was on when it posted it (-1: unknown)
+@__dfc_worker_cpu = global i64 -1        ; the CPU the last worker to finish a job's chunks was on
+@__dfc_pool_sleepers = global i64 0      ; workers waiting on __dfc_pool_work (under __dfc_pool_mu)
+@__dfc_getcpu = global ptr null          ; libc's sched_getcpu, sched_getaffinity and sched_setaffinity where
+@__dfc_getaffinity = global ptr null     ; they exist (set by runtime.py; null elsewhere: workers stay where
+@__dfc_setaffinity = global ptr null     ; the scheduler wakes them)
 
 @__dfc_cache_mu = global [64 x i8] zeroinitializer, align 16
 @__dfc_cache_ptr = global [64 x ptr] zeroinitializer
@@ -43,6 +49,7 @@ declare i32 @pthread_detach(i64)
 declare ptr @aligned_alloc(i64, i64)
 declare void @free(ptr)
 declare i32 @madvise(ptr, i64, i32)
+declare i32 @sched_yield()
 
 ; Initialise the mutexes and condition variables (once, before anything else runs).
 define void @__dfc_runtime_init() nounwind {
@@ -104,7 +111,13 @@ spin:
   %still = icmp eq i64 %g2, %s
   br i1 %still, label %sleep, label %wait
 sleep:
+  %z = load i64, ptr @__dfc_pool_sleepers
+  %z1 = add i64 %z, 1
+  store i64 %z1, ptr @__dfc_pool_sleepers
   call i32 @pthread_cond_wait(ptr @__dfc_pool_work, ptr @__dfc_pool_mu)
+  %y = load i64, ptr @__dfc_pool_sleepers
+  %y1 = sub i64 %y, 1
+  store i64 %y1, ptr @__dfc_pool_sleepers
   br label %wait
 take:
   store i64 %g, ptr %seen
@@ -118,7 +131,10 @@ take:
   %span = load i64, ptr @__dfc_job_span
   %nchunks = load i64, ptr @__dfc_job_nchunks
   call i32 @pthread_mutex_unlock(ptr @__dfc_pool_mu)
+  call void @__dfc_leave_shared_cpu()
   call void @run_chunks(ptr %body, ptr %ctx, i64 %lb, i64 %ub, i64 %span, i64 %nchunks, ptr @__dfc_job_next)
+  %there = call i64 @current_cpu()
+  store atomic i64 %there, ptr @__dfc_worker_cpu monotonic, align 8
   call i32 @pthread_mutex_lock(ptr @__dfc_pool_mu)
   %b = load i64, ptr @__dfc_pool_active
   %b1 = sub i64 %b, 1
@@ -129,6 +145,68 @@ signal:
   call i32 @pthread_cond_broadcast(ptr @__dfc_pool_idle)
   br label %wait
 }
+
+; The CPU the calling thread runs on, or -1 where that is not known.
+define internal i64 @current_cpu() nounwind {
+entry:
+  %get = load ptr, ptr @__dfc_getcpu
+  %none = icmp eq ptr %get, null
+  br i1 %none, label %unknown, label %ask
+ask:
+  %c = call i32 %get()
+  %c64 = sext i32 %c to i64
+  ret i64 %c64
+unknown:
+  ret i64 -1
+}
+
+; Called by a worker taking a job: if it runs on the CPU the job's caller was
+; on, move it to another CPU it may run on (its affinity without that CPU,
+; then the whole of it again, so that it is not pinned). On KVM guests the
+; scheduler wakes a sleeping thread on its waker's CPU when the other vCPUs
+; are halted (it takes them for preempted): a worker woken by the caller, or
+; the caller woken by the last worker, and the two then share one CPU from
+; call to call.
+define void @__dfc_leave_shared_cpu() nounwind {
+entry:
+  %set = alloca [16 x i64], align 64
+  %mine = call i64 @current_cpu()
+  %caller = load atomic i64, ptr @__dfc_job_cpu monotonic, align 8
+  %known = icmp sge i64 %mine, 0
+  %small = icmp ult i64 %mine, 1024
+  %same = icmp eq i64 %mine, %caller
+  %k1 = and i1 %known, %small
+  %shared = and i1 %k1, %same
+  br i1 %shared, label %read, label %done
+read:
+  %get = load ptr, ptr @__dfc_getaffinity
+  %put = load ptr, ptr @__dfc_setaffinity
+  %rc = call i32 %get(i32 0, i64 128, ptr %set)
+  %ok = icmp eq i32 %rc, 0
+  br i1 %ok, label %clear, label %done
+clear:
+  %word = lshr i64 %mine, 6
+  %shift = and i64 %mine, 63
+  %bit = shl i64 1, %shift
+  %at = getelementptr i64, ptr %set, i64 %word
+  %w = load i64, ptr %at
+  %notbit = xor i64 %bit, -1
+  %without = and i64 %w, %notbit
+  store i64 %without, ptr %at
+  %all = load <16 x i64>, ptr %set, align 64
+  %any = call i64 @llvm.vector.reduce.or.v16i64(<16 x i64> %all)
+  %others = icmp ne i64 %any, 0
+  br i1 %others, label %move, label %done
+move:
+  call i32 %put(i32 0, i64 128, ptr %set)
+  store i64 %w, ptr %at
+  call i32 %put(i32 0, i64 128, ptr %set)
+  br label %done
+done:
+  ret void
+}
+
+declare i64 @llvm.vector.reduce.or.v16i64(<16 x i64>)
 
 ; Spin (for about 0.1 ms at most) while (*%p == %v) == %same. Waking a
 ; sleeping thread takes long on virtual machines; between the back-to-back
@@ -306,10 +384,27 @@ post:
   store i64 %nchunks, ptr @__dfc_job_nchunks
   store atomic i64 0, ptr @__dfc_job_next seq_cst, align 8
   store atomic i64 0, ptr @__dfc_pool_parked monotonic, align 8
+  %here = call i64 @current_cpu()
+  store atomic i64 %here, ptr @__dfc_job_cpu monotonic, align 8
+  %asleep = load i64, ptr @__dfc_pool_sleepers
   %g1 = add i64 %g, 1
   store atomic i64 %g1, ptr @__dfc_pool_generation seq_cst, align 8
   call i32 @pthread_cond_broadcast(ptr @__dfc_pool_work)
   call i32 @pthread_mutex_unlock(ptr @__dfc_pool_mu)
+  ; a worker just woken (the scheduler may put it on this CPU) or last seen
+  ; on this CPU runs now, takes a chunk and moves off (`__dfc_leave_shared_cpu`),
+  ; rather than after this thread's chunks
+  %woke = icmp ne i64 %asleep, 0
+  %last = load atomic i64, ptr @__dfc_worker_cpu monotonic, align 8
+  %known = icmp sge i64 %here, 0
+  %beside = icmp eq i64 %last, %here
+  %near = and i1 %known, %beside
+  %make.way = or i1 %woke, %near
+  br i1 %make.way, label %yield, label %chunks
+yield:
+  call i32 @sched_yield()
+  br label %chunks
+chunks:
   call void @run_chunks(ptr %body, ptr %ctx, i64 %lb, i64 %ub, i64 %span, i64 %nchunks, ptr @__dfc_job_next)
   call i32 @pthread_mutex_lock(ptr @__dfc_pool_mu)
   call void @wait_idle()
