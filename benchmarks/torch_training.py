@@ -3,9 +3,11 @@
     python -m benchmarks.torch_training [--quick]
 
 One SGD step (forward, cross-entropy, backward, optimizer step) of the MLP
-(batch 256, 784-512-10), LeNet-5 (batch 64, 1x28x28) and a pre-norm
+(batch 256, 784-512-10), LeNet-5 (batch 64, 1x28x28), a pre-norm
 transformer encoder block (batch 8, sequence 128, width 256, 4 heads, GELU
-MLP of 1024) in float32 on the CPU; the best over interleaved rounds of the
+MLP of 1024) and a small ResNet (batch 32 of 3x32x32: a 32-feature stem, a
+basic block at 32 and a strided one at 64 features, batch norm in training
+mode) in float32 on the CPU; the best over interleaved rounds of the
 median milliseconds, the ratio to eager, then each compiler's compile time
 (first step minus a warm step; inductor's on-disk cache may make it small).
 `--quick` uses small sizes (a smoke test of the script); `--threads N` runs
@@ -25,18 +27,20 @@ import torch.nn.functional as F
 
 import dfc.torch
 from benchmarks.common import median_time
-from tests.torch_models import MLP, EncoderBlock, LeNet5
+from tests.torch_models import MLP, EncoderBlock, LeNet5, ResNetSmall
 
 
 def models(quick: bool):
     g = torch.Generator().manual_seed(0)
     if quick:
         return {"mlp": (lambda: MLP((64, 32, 10)), (8, 64)), "lenet": (LeNet5, (2, 1, 28, 28)),
-                "encoder": (lambda: EncoderBlock(32, 4, 64), (2, 8, 32))}, g
+                "encoder": (lambda: EncoderBlock(32, 4, 64), (2, 8, 32)),
+                "resnet": (lambda: ResNetSmall((8, 16)), (2, 3, 8, 8))}, g
     return {
         "mlp 256x784-512-10": (lambda: MLP((784, 512, 10)), (256, 784)),
         "lenet5 64x1x28x28": (LeNet5, (64, 1, 28, 28)),
         "encoder 8x128x256 h4": (lambda: EncoderBlock(256, 4, 1024), (8, 128, 256)),
+        "resnet 32x3x32x32": (ResNetSmall, (32, 3, 32, 32)),
     }, g
 
 

@@ -291,6 +291,11 @@ GUARDED_GATHER = GUARDED.split("elem, bits =")[0].replace("call, kernel, SHAPES"
             fn(101, 111, 112, positions, 5, depth, 1.0, x.ctypes.data, 0, w.ctypes.data, depth, 0.0, z.ctypes.data, 5,
                by_position.ctypes.data, by_tap.ctypes.data, None, None, None, None, 0, 0, 0)
             assert (z == 2.0 * depth).all()
+            g = np.full((5, positions), 2.0, dtype)
+            u = np.zeros((5, depth), dtype)
+            fn(101, 111, 111, 5, depth, positions, 1.0, g.ctypes.data, positions, x.ctypes.data, 0, 0.0, u.ctypes.data,
+               depth, None, None, by_position.ctypes.data, by_tap.ctypes.data, None, None, 0, 0, 0)
+            assert (u == 2.0 * positions).all()
     print("ok")
     """)
 

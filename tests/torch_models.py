@@ -55,6 +55,43 @@ class SmallCNN(nn.Module):
         return self.head(self.features(x))
 
 
+class BasicBlock(nn.Module):
+    """ResNet's basic block: two 3x3 conv-bn stages and the identity (or a
+    strided 1x1 conv-bn projection) added before the last relu."""
+
+    def __init__(self, c_in, c_out, stride=1):
+        super().__init__()
+        self.conv1 = nn.Conv2d(c_in, c_out, 3, stride=stride, padding=1, bias=False)
+        self.bn1 = nn.BatchNorm2d(c_out)
+        self.conv2 = nn.Conv2d(c_out, c_out, 3, padding=1, bias=False)
+        self.bn2 = nn.BatchNorm2d(c_out)
+        self.skip = nn.Identity() if stride == 1 and c_in == c_out else nn.Sequential(
+            nn.Conv2d(c_in, c_out, 1, stride=stride, bias=False), nn.BatchNorm2d(c_out))
+
+    def forward(self, x):
+        y = F.relu(self.bn1(self.conv1(x)))
+        return F.relu(self.bn2(self.conv2(y)) + self.skip(x))
+
+
+class ResNetSmall(nn.Module):
+    """A CIFAR-style ResNet: a 3x3 stem, one basic block per width in `widths`
+    (each after the first halving the resolution), average pooling, a linear head."""
+
+    def __init__(self, widths=(32, 64), classes=10):
+        super().__init__()
+        self.stem = nn.Sequential(nn.Conv2d(3, widths[0], 3, padding=1, bias=False), nn.BatchNorm2d(widths[0]),
+                                  nn.ReLU())
+        blocks, c = [], widths[0]
+        for i, w in enumerate(widths):
+            blocks.append(BasicBlock(c, w, 1 if i == 0 else 2))
+            c = w
+        self.blocks = nn.Sequential(*blocks)
+        self.head = nn.Linear(c, classes)
+
+    def forward(self, x):
+        return self.head(F.adaptive_avg_pool2d(self.blocks(self.stem(x)), 1).flatten(1))
+
+
 class EncoderBlock(nn.Module):
     """Pre-norm transformer encoder block: multi-head self-attention (written out,
     or `F.scaled_dot_product_attention`), layer norm, GELU MLP, residuals, and a

@@ -395,8 +395,11 @@ class _Kernel:
         """`void (ptr b, ptr rows, ptr cols, i64 p0, i64 kc, i64 j0, i64 nb, ptr out)`:
         as `pack_b` for op(B)[p, q] = b[rows[p] + cols[q]]. Each vector of a
         sliver row whose column offsets are consecutive (a run of an image
-        row, for a convolution's patches) is one load per depth step; the
-        others, and the sliver's last columns, are masked gathers."""
+        row, for a convolution's patches) is one load per depth step; else,
+        per W depth steps whose row offsets are consecutive (the patches
+        read transposed, as a weight gradient does), each column's W
+        elements are one load and the W x W block is transposed in
+        registers; the rest are masked gathers."""
         s, elem = self.shape, self.elem
         fn = ir.Function(self.mod, ir.FunctionType(_VOID, [_PTR] * 3 + [_I64] * 4 + [_PTR]), "pack_b_gathered")
         fn.linkage = "internal"
@@ -437,11 +440,35 @@ class _Kernel:
                     pointers = b.inttoptr(b.add(e.splat(line), byte_offsets), ir.VectorType(_PTR, s.lanes))
                     store(p, b.call(self.gather, [pointers, size, lanes, zero]))
 
+                def down_columns(p: ir.Value, _: list) -> None:
+                    """W depth steps: W columns each read down W consecutive
+                    rows (a transposed factor's run), transposed in registers;
+                    W gathers where the rows' offsets are not consecutive."""
+                    at = b.gep(rows, [b.add(p0, p)], inbounds=True, source_etype=_I64)
+                    firsts = b.load(at, typ=index_vec, align=8)
+                    top = b.extract_element(firsts, ir.Constant(_I32, 0))
+                    consecutive = b.call(self.all_of, [b.icmp_signed("==", firsts, b.add(e.splat(top), iota))])
+                    with b.if_else(consecutive) as (by_columns, by_rows):
+                        with by_columns:
+                            lines = []
+                            for q in range(s.lanes):
+                                inside = b.icmp_signed("<", _const(v * s.lanes + q), left)
+                                column = b.select(inside, b.extract_element(offsets, ir.Constant(_I32, q)), _const(0))
+                                lines.append(b.call(self.masked_load, [e.at(src, b.add(top, column)), size,
+                                                                       e.splat(inside), zero]))
+                            for d, line in enumerate(_transpose(b, lines)):
+                                store(b.add(p, _const(d)), line)
+                        with by_rows:
+                            for d in range(s.lanes):
+                                gathered(b.add(p, _const(d)), [])
+
                 with b.if_else(run) as (whole, scattered):
                     with whole:
                         e.loop(_const(0), kc, 1, "pack.run", contiguous)
                     with scattered:
-                        e.loop(_const(0), kc, 1, "pack.gather", gathered)
+                        blocks = b.and_(kc, _const(-s.lanes))
+                        e.loop(_const(0), blocks, s.lanes, "pack.columns", down_columns)
+                        e.loop(blocks, kc, 1, "pack.gather", gathered)
 
         e.loop(_const(0), slivers, 1, "pack.sliver", sliver)
         b.ret_void()
