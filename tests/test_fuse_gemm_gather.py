@@ -38,12 +38,13 @@ def _products(text: str, grad: bool) -> list[GemmOp]:
     return [op for op in module.walk() if isinstance(op, GemmOp)]
 
 
+@pytest.mark.parametrize("layout", ["NCHW", "NHWC"])
 @pytest.mark.parametrize("case", range(len(CASES)))
-def test_convolution_products_gather_their_input(case):
+def test_convolution_products_gather_their_input(case, layout):
     """Every product of the forward and the gradient reads the input (or the
     kernel) through tables: no patch matrix is left for it to read."""
     x_shape, k_shape, *params = CASES[case]
-    text = _conv_text(x_shape, k_shape, *params)
+    text = _conv_text(x_shape, k_shape, *params, layout=layout)
     for grad in (False, True):
         products = _products(text, grad)
         assert products
@@ -55,9 +56,10 @@ def test_convolution_products_gather_their_input(case):
 
 @pytest.mark.parametrize("threads", [1, 2])
 @pytest.mark.parametrize("case", range(len(CASES)))
-def test_gathered_convolutions_match_torch(case, threads):
+def test_gathered_convolutions_match_torch(case, threads, gemm_mode):
     """Values and gradients (float64) against PyTorch; with two threads
-    every product is split (`parallel_min_work=0`)."""
+    every product is split (`parallel_min_work=0`). Gathered products run on
+    dfc's kernel whatever `DFC_GEMM` says; the others follow it."""
     x_shape, k_shape, stride, padding, dilation, groups = CASES[case]
     text = _conv_text(x_shape, k_shape, stride, padding, dilation, groups, dtype="f64")
     rng = np.random.default_rng(case)
