@@ -247,6 +247,8 @@ class _Kernel:
         self.gather = ir.Function(module, ir.FunctionType(vec, [pointers, _I32, mask, vec]),
                                   f"llvm.masked.gather.{suffix}.v{w}p0")
         self.all_of = ir.Function(module, ir.FunctionType(_I1, [mask]), f"llvm.vector.reduce.and.v{w}i1")
+        self.count_trailing = ir.Function(module, ir.FunctionType(ir.IntType(w), [ir.IntType(w), _I1]),
+                                          f"llvm.cttz.i{w}")
         self.alloc = ir.Function(module, ir.FunctionType(_PTR, [_I64, _I64]), "aligned_alloc")
         self.free = ir.Function(module, ir.FunctionType(_VOID, [_PTR]), "free")
         args = [_I32, _I32, _I32, _I64, _I64, _I64, self.elem, _PTR, _I64, _PTR, _I64, self.elem, _PTR, _I64]
@@ -395,8 +397,9 @@ class _Kernel:
         """`void (ptr b, ptr rows, ptr cols, i64 p0, i64 kc, i64 j0, i64 nb, ptr out)`:
         as `pack_b` for op(B)[p, q] = b[rows[p] + cols[q]]. Each vector of a
         sliver row whose column offsets are consecutive (a run of an image
-        row, for a convolution's patches) is one load per depth step; else,
-        per W depth steps whose row offsets are consecutive (the patches
+        row, for a convolution's patches) is one load per depth step; one
+        whose offsets make two runs (the vector crosses from one image row to
+        the next) two masked loads; else, per W depth steps whose row offsets are consecutive (the patches
         read transposed, as a weight gradient does), each column's W
         elements are one load and the W x W block is transposed in
         registers; the rest are masked gathers."""
@@ -427,6 +430,18 @@ class _Kernel:
                 run = b.call(self.all_of, [b.icmp_signed("==", offsets, b.add(e.splat(start), iota))])
                 run = b.and_(run, b.icmp_signed(">=", b.sub(left, _const(v * s.lanes)), _const(s.lanes)))
                 byte_offsets = b.mul(offsets, e.splat(_const(e.size)))
+                # two runs: lanes [0, r) from start, lanes [r, W) from a second start
+                shifted = b.sub(offsets, iota)
+                first_run = b.icmp_signed("==", shifted, e.splat(start))
+                bits = b.bitcast(first_run, ir.IntType(s.lanes))
+                r = b.zext(b.call(self.count_trailing, [b.not_(bits), ir.Constant(_I1, 0)]), _I64)
+                second = b.sub(b.extract_element(offsets, b.trunc(e.min(r, _const(s.lanes - 1)), _I32)),
+                               e.min(r, _const(s.lanes - 1)))
+                in_either = b.or_(first_run, b.icmp_signed("==", shifted, e.splat(second)))
+                two_runs = b.and_(b.call(self.all_of, [in_either]),
+                                  b.icmp_signed(">=", b.sub(left, _const(v * s.lanes)), _const(s.lanes)))
+                head = e.lanes_below(r)
+                tail = b.not_(head)
 
                 def store(p: ir.Value, x: ir.Value) -> None:
                     b.store(x, e.at(dst, b.add(b.mul(p, _const(s.width)), _const(v * s.lanes))),
@@ -434,6 +449,14 @@ class _Kernel:
 
                 def contiguous(p: ir.Value, _: list) -> None:
                     store(p, b.load(e.at(src, b.add(row_offset(p), start)), typ=e.vec, align=e.size))
+
+                def spliced(p: ir.Value, _: list) -> None:
+                    line = row_offset(p)
+                    x = b.call(self.masked_load, [e.at(src, b.add(line, start)), size, head, zero])
+                    # lane 0 of this address may lie before b (it is masked off): no inbounds
+                    at = b.gep(src, [b.add(line, second)], source_etype=elem)
+                    y = b.call(self.masked_load, [at, size, tail, zero])
+                    store(p, b.select(head, x, y))
 
                 def gathered(p: ir.Value, _: list) -> None:
                     line = b.add(base, b.mul(row_offset(p), _const(e.size)))
@@ -462,13 +485,17 @@ class _Kernel:
                             for d in range(s.lanes):
                                 gathered(b.add(p, _const(d)), [])
 
-                with b.if_else(run) as (whole, scattered):
+                with b.if_else(run) as (whole, broken):
                     with whole:
                         e.loop(_const(0), kc, 1, "pack.run", contiguous)
-                    with scattered:
-                        blocks = b.and_(kc, _const(-s.lanes))
-                        e.loop(_const(0), blocks, s.lanes, "pack.columns", down_columns)
-                        e.loop(blocks, kc, 1, "pack.gather", gathered)
+                    with broken:
+                        with b.if_else(two_runs) as (pair, scattered):
+                            with pair:
+                                e.loop(_const(0), kc, 1, "pack.runs", spliced)
+                            with scattered:
+                                blocks = b.and_(kc, _const(-s.lanes))
+                                e.loop(_const(0), blocks, s.lanes, "pack.columns", down_columns)
+                                e.loop(blocks, kc, 1, "pack.gather", gathered)
 
         e.loop(_const(0), slivers, 1, "pack.sliver", sliver)
         b.ret_void()
