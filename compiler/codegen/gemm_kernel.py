@@ -260,16 +260,19 @@ class _Kernel:
         self.naive = self._naive()
         self._entries(elem_name, args)
 
+    def _internal(self, name: str, args: list[ir.Type]) -> _Emitter:
+        """An emitter on a new internal `void name(args)` of the module."""
+        fn = ir.Function(self.mod, ir.FunctionType(_VOID, args), name)
+        fn.linkage = "internal"
+        return _Emitter(fn, self.elem, self.shape.lanes)
+
     def _micro_kernel(self) -> ir.Function:
         """`void (i64 kc, ptr a, i64 rs, i64 cs, ptr sliver, ptr c, i64 ldc,
         i64 mr, i64 nr, T alpha, T beta, i1 first)`: the tile of C at `c`,
         rows [0, mr) and columns [0, nr), from `kc` depth steps."""
         s, elem = self.shape, self.elem
-        fn = ir.Function(self.mod, ir.FunctionType(_VOID, [_I64, _PTR, _I64, _I64, _PTR, _PTR, _I64, _I64, _I64, elem,
-                                                            elem, _I1]), "micro_kernel")
-        fn.linkage = "internal"
-        e = _Emitter(fn, elem, s.lanes)
-        b = e.b
+        e = self._internal("micro_kernel", [_I64, _PTR, _I64, _I64, _PTR, _PTR, _I64, _I64, _I64, elem, elem, _I1])
+        fn, b = e.fn, e.b
         kc, a, rs, cs, sliver, c, ldc, mr, nr, alpha, beta, first = fn.args
         rows = [e.at(a, b.mul(_const(r), rs)) for r in range(s.rows)]
         zero = ir.Constant(e.vec, None)
@@ -326,10 +329,8 @@ class _Kernel:
         rows [p0, p0 + kc) and columns [j0, j0 + nb) of op(B) into slivers of
         NR columns (kc x NR each, row-major), columns past nb zero."""
         s, elem = self.shape, self.elem
-        fn = ir.Function(self.mod, ir.FunctionType(_VOID, [_PTR, _I64, _I1, _I64, _I64, _I64, _I64, _PTR]), "pack_b")
-        fn.linkage = "internal"
-        e = _Emitter(fn, elem, s.lanes)
-        b = e.b
+        e = self._internal("pack_b", [_PTR, _I64, _I1, _I64, _I64, _I64, _I64, _PTR])
+        fn, b = e.fn, e.b
         src, ldb, trans, p0, kc, j0, nb, out = fn.args
         slivers = b.udiv(b.add(nb, _const(s.width - 1)), _const(s.width))
         zero = ir.Constant(e.vec, None)
@@ -404,10 +405,8 @@ class _Kernel:
         elements are one load and the W x W block is transposed in
         registers; the rest are masked gathers."""
         s, elem = self.shape, self.elem
-        fn = ir.Function(self.mod, ir.FunctionType(_VOID, [_PTR] * 3 + [_I64] * 4 + [_PTR]), "pack_b_gathered")
-        fn.linkage = "internal"
-        e = _Emitter(fn, elem, s.lanes)
-        b = e.b
+        e = self._internal("pack_b_gathered", [_PTR] * 3 + [_I64] * 4 + [_PTR])
+        fn, b = e.fn, e.b
         src, rows, cols, p0, kc, j0, nb, out = fn.args
         slivers = b.udiv(b.add(nb, _const(s.width - 1)), _const(s.width))
         zero = ir.Constant(e.vec, None)
@@ -508,11 +507,8 @@ class _Kernel:
         nothing (the gather entry's fallback when its buffers cannot be
         allocated). Null tables address that operand by its strides."""
         elem = self.elem
-        fn = ir.Function(self.mod, ir.FunctionType(_VOID, [_I64] * 3 + [elem] * 2 + [_PTR, _I64, _I64, _PTR, _PTR] * 2
-                                                   + [_PTR, _I64]), "naive_gemm")
-        fn.linkage = "internal"
-        e = _Emitter(fn, elem, self.shape.lanes)
-        b = e.b
+        e = self._internal("naive_gemm", [_I64] * 3 + [elem] * 2 + [_PTR, _I64, _I64, _PTR, _PTR] * 2 + [_PTR, _I64])
+        fn, b = e.fn, e.b
         m, n, k, alpha, beta, *operands, c, ldc = fn.args
         zero_slot = b.alloca(_I64)
         b.store(_const(0), zero_slot)
@@ -573,10 +569,8 @@ class _Kernel:
 
     def _driver(self, args: list[ir.Type]) -> ir.Function:
         s, elem = self.shape, self.elem
-        fn = ir.Function(self.mod, ir.FunctionType(_VOID, args + gather_args() + epilogue_args()), "gemm")
-        fn.linkage = "internal"
-        e = _Emitter(fn, elem, s.lanes)
-        b = e.b
+        e = self._internal("gemm", args + gather_args() + epilogue_args())
+        fn, b = e.fn, e.b
         order, trans_a, trans_b, m, n, k, alpha, a, lda, src_b, ldb, beta, c, ldc, *rest = fn.args
         a_rows, a_cols, b_rows, b_cols, epilogue_fn, ctx, t, row0, col0 = rest
         epilogue = epilogue_callee(epilogue_fn)
