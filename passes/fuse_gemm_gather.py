@@ -26,13 +26,19 @@ A factor X of a `blas.gemm` G (not already gathered) is rewritten when
   with a mixed-radix row and column, as im2col's is);
 - nothing between P and G writes or frees S, and S is not G's output.
 
-Then the tables are two index buffers filled by maps over R's and C's
-variables, rows[R] = address(R, 0, 0) and cols[C] = address(0, C, 0) -
-address(0, 0, 0), so that rows[R] + cols[C] + s g is P's address for every
-element; G reads S through them (`gather_a` / `gather_b`, the batch stride
-s, transposition resolved into which table indexes rows), and P and X are
-gone. Every gathered element is one P read, and P's reads are proven in
-bounds (`check-bounds` marked none), so the kernel reads inside S.
+When the address is exactly r * row + column + s g with r at least X's
+column count (P only lays a strided matrix out densely: a convolution's
+kernel as a features x taps matrix), G reads S in place with leading
+dimension r; when it is row + c * column with c at least X's row count (P
+transposes one), in place with leading dimension c and G's transposition of
+that factor flipped. Otherwise the tables are two index buffers filled by
+maps over R's and C's variables, rows[R] = address(R, 0, 0) and cols[C] =
+address(0, C, 0) - address(0, 0, 0), so that rows[R] + cols[C] + s g is P's
+address for every element, and G reads S through them (`gather_a` /
+`gather_b`, transposition resolved into which table indexes rows). Either
+way the batch stride becomes s, and P and X are gone. Every element G reads
+is one P read, and P's reads are proven in bounds (`check-bounds` marked
+none), so the kernel reads inside S.
 """
 
 from __future__ import annotations
@@ -72,6 +78,9 @@ class _Copy:
     batch: BlockArgument | None
     batch_stride: int
     constant: int
+    strides: tuple[int, int] | None
+    """(r, c) when the address is exactly r * row + c * column + s g (the
+    copy only reshapes or transposes a strided matrix), else None."""
 
 
 def _strides(t: MemRefType) -> list[int] | None:
@@ -146,7 +155,19 @@ def _separated(p: df.MapOp, w: df.WriteOp, r: df.ReadOp, rows: list[BlockArgumen
     constant = address.subs({s: 0 for s in address.free_symbols})
     if not constant.is_Integer:
         return None
-    return _Copy(p, w, r, rows, cols, batch, batch_stride, int(constant))
+    parts = [sympy.Add(*[t for t in sympy.Add.make_args(address) if t.free_symbols and t.free_symbols <= side])
+             for side in sides]
+    strides = [_multiple(part, symbols.to_sympy(i)) for part, i in zip(parts, w.indices[-2:])]
+    return _Copy(p, w, r, rows, cols, batch, batch_stride, int(constant),
+                 (strides[0], strides[1]) if None not in strides and constant == 0 else None)
+
+
+def _multiple(part: sympy.Expr, index: sympy.Expr) -> int | None:
+    """The positive integer k with part == k * index, or None."""
+    if index == 0:
+        return None
+    k = sympy.simplify(part / index)
+    return int(k) if k.is_Integer and k > 0 and sympy.expand(part - k * index) == 0 else None
 
 
 def _table(b: Builder, copy: _Copy, side: list[BlockArgument], index: SSAValue, subtract: int) -> SSAValue:
@@ -234,23 +255,57 @@ def _gathered(g: GemmOp, sides: list[str], src: SSAValue, tables: dict[bool, tup
     g.erase()
 
 
+def _in_place(g: GemmOp, sides: list[str], src: SSAValue, leading: SSAValue, flip: bool,
+              batch_stride: SSAValue | None) -> None:
+    """Replace `g` by the gemm that reads its factors `sides` from `src` in
+    place, with leading dimension `leading`, transposed once more if `flip`."""
+    operands = list(g.operands[:13])
+    flags = {s: getattr(g, f"transpose_{s}") is not None for s in "ab"}
+    for side in sides:
+        k = "ab".index(side)
+        operands[k], operands[7 + k] = src, leading
+        if batch_stride is not None:
+            operands[10 + k] = batch_stride
+        flags[side] ^= flip
+    epilogue = g.epilogue.detach_block(0) if g.epilogue is not None else None
+    new = GemmOp(*operands[:3], tuple(operands[3:7]), tuple(operands[7:10]), tuple(operands[10:13]),
+                 beta=g.beta.value.data, epilogue=epilogue, transpose_a=flags["a"], transpose_b=flags["b"],
+                 gather_a=(g.a_rows, g.a_cols) if g.a_rows is not None else None,
+                 gather_b=(g.b_rows, g.b_cols) if g.b_rows is not None else None)
+    Builder(InsertPoint.before(g)).insert(new)
+    g.detach()
+    g.erase()
+
+
 def _gather(x: SSAValue) -> None:
-    """Every gemm reading factor `x` gathers it, when `x` is a copy's (see the module docstring)."""
+    """Every gemm reading factor `x` reads its source instead, when `x` is a
+    copy's (see the module docstring): in place when the copy only reshapes
+    or transposes a strided matrix, else through offset tables."""
     copy = _copy(x)
     readers = _readers(x, copy) if copy is not None else None
     if copy is None or readers is None:
         return
     b = Builder(InsertPoint.before(copy.map))
-    row_index, col_index = copy.write.indices[-2:]
-    major = _table(b, copy, copy.rows, row_index, 0)
-    minor = _table(b, copy, copy.cols, col_index, copy.constant)
     stride = index_const(b, copy.batch_stride) if copy.batch is not None else None
-    for g, sides in readers:  # a transposed factor's rows are the buffer's columns
-        _gathered(g, sides, copy.read.source, {False: (major, minor), True: (minor, major)}, stride)
+    rows, cols = x.type.get_shape()[-2:]
+    tables: tuple[SSAValue, ...] = ()
+    if copy.strides is not None and copy.strides[1] == 1 and copy.strides[0] >= cols:  # row-major, ld = r
+        for g, sides in readers:
+            _in_place(g, sides, copy.read.source, index_const(b, copy.strides[0]), False, stride)
+    elif copy.strides is not None and copy.strides[0] == 1 and copy.strides[1] >= rows:  # transposed, ld = c
+        for g, sides in readers:
+            _in_place(g, sides, copy.read.source, index_const(b, copy.strides[1]), True, stride)
+    else:
+        row_index, col_index = copy.write.indices[-2:]
+        major = _table(b, copy, copy.rows, row_index, 0)
+        minor = _table(b, copy, copy.cols, col_index, copy.constant)
+        tables = (major, minor)
+        for g, sides in readers:  # a transposed factor's rows are the buffer's columns
+            _gathered(g, sides, copy.read.source, {False: (major, minor), True: (minor, major)}, stride)
     for use in list(x.uses):
         if isinstance(use.operation, memref.DeallocOp):
             after = Builder(InsertPoint.before(use.operation))
-            for t in (major, minor):
+            for t in tables:
                 after.insert(memref.DeallocOp.get(t))
             use.operation.detach()
             use.operation.erase()

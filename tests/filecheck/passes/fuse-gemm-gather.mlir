@@ -119,3 +119,45 @@ func.func @left_alone(%x: memref<8x8xf32>, %w: memref<4x8xf32>) -> (memref<4x8xf
   blas.gemm %w, %r, %t, %c1, %c4, %c8, %c8, %c8, %c8, %c8, %c0, %c0, %c0 {beta = 0.0 : f64} : memref<4x8xf32>, memref<8x8xf32>, memref<4x8xf32>
   func.return %y, %s, %t, %q0 : memref<4x8xf32>, memref<4x8xf32>, memref<4x8xf32>, f32
 }
+
+// Copies that only reshape or transpose a strided matrix: a kernel laid out
+// as a 4 x 27 matrix is read in place (leading dimension 27), and a matrix
+// copied transposed is read as stored, with the product's transposition
+// flipped (leading dimension 8); no tables.
+// CHECK-LABEL: func.func @reshaped
+// CHECK-NOT:     df.map
+// CHECK:         %[[LD:.*]] = arith.constant 27 : index
+// CHECK:         blas.gemm %k, %p, %y, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[LD]], {{.*}} {beta = 0.000000e+00 : f64} : memref<4x3x3x3xf32>, memref<27x5xf32>, memref<4x5xf32>
+// CHECK:         %[[LD8:.*]] = arith.constant 8 : index
+// CHECK:         blas.gemm %w, %x, %s, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[LD8]], {{.*}} {beta = 0.000000e+00 : f64, transpose_b} : memref<4x8xf32>, memref<8x8xf32>, memref<4x8xf32>
+// CHECK-NOT:     gather_
+func.func @reshaped(%k: memref<4x3x3x3xf32>, %p: memref<27x5xf32>, %w: memref<4x8xf32>, %x: memref<8x8xf32>) -> (memref<4x5xf32>, memref<4x8xf32>) {
+  %m = memref.alloc() {alignment = 64 : i64} : memref<4x27xf32>
+  df.map (%o, %c, %i, %j) in (4, 3, 3, 3) outs(%out = %m : memref<4x27xf32>) {
+    %e = df.read %k[%o, %c, %i, %j] : memref<4x3x3x3xf32>
+    %c3 = arith.constant 3 : index
+    %t0 = arith.muli %c, %c3 : index
+    %t1 = arith.addi %t0, %i : index
+    %t2 = arith.muli %t1, %c3 : index
+    %t = arith.addi %t2, %j : index
+    df.write %e, %out[%o, %t] : memref<4x27xf32>
+  }
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %c5 = arith.constant 5 : index
+  %c8 = arith.constant 8 : index
+  %c27 = arith.constant 27 : index
+  %y = memref.alloc() {alignment = 64 : i64} : memref<4x5xf32>
+  blas.gemm %m, %p, %y, %c1, %c4, %c5, %c27, %c27, %c5, %c5, %c0, %c0, %c0 {beta = 0.0 : f64} : memref<4x27xf32>, memref<27x5xf32>, memref<4x5xf32>
+  memref.dealloc %m : memref<4x27xf32>
+  %xt = memref.alloc() {alignment = 64 : i64} : memref<8x8xf32>
+  df.map (%i, %j) in (8, 8) outs(%out = %xt : memref<8x8xf32>) {
+    %e = df.read %x[%j, %i] : memref<8x8xf32>
+    df.write %e, %out[%i, %j] : memref<8x8xf32>
+  }
+  %s = memref.alloc() {alignment = 64 : i64} : memref<4x8xf32>
+  blas.gemm %w, %xt, %s, %c1, %c4, %c8, %c8, %c8, %c8, %c8, %c0, %c0, %c0 {beta = 0.0 : f64} : memref<4x8xf32>, memref<8x8xf32>, memref<4x8xf32>
+  memref.dealloc %xt : memref<8x8xf32>
+  func.return %y, %s : memref<4x5xf32>, memref<4x8xf32>
+}
