@@ -221,9 +221,11 @@ def test_a_worker_on_its_callers_cpu_moves_and_stays_unpinned():
     rt = runtime.install()
     libc = ctypes.CDLL(None)
     allowed = sorted(os.sched_getaffinity(0))[:2]
+    cpus = rt.cpus.value
     seen = {}
 
     def thread() -> None:
+        rt.cpus.value = 1 << 20  # however many workers earlier tests started
         os.sched_setaffinity(0, {allowed[0]})
         rt.job_cpu.value = libc.sched_getcpu()
         os.sched_setaffinity(0, set(allowed))
@@ -236,7 +238,7 @@ def test_a_worker_on_its_callers_cpu_moves_and_stays_unpinned():
     worker = threading.Thread(target=thread)
     worker.start()
     worker.join()
-    rt.job_cpu.value = -1
+    rt.job_cpu.value, rt.cpus.value = -1, cpus
     cpu, affinity = seen["moved"]
     assert cpu == allowed[1] and affinity == set(allowed)
     assert seen["stayed"] == set(allowed)

@@ -30,6 +30,7 @@
 @__dfc_getcpu = global ptr null          ; libc's sched_getcpu, sched_getaffinity and sched_setaffinity where
 @__dfc_getaffinity = global ptr null     ; they exist (set by runtime.py; null elsewhere: workers stay where
 @__dfc_setaffinity = global ptr null     ; the scheduler wakes them)
+@__dfc_cpus = global i64 0               ; CPUs the process may run on (set with the three above)
 
 @__dfc_cache_mu = global [64 x i8] zeroinitializer, align 16
 @__dfc_cache_ptr = global [64 x ptr] zeroinitializer
@@ -177,7 +178,12 @@ entry:
   %same = icmp eq i64 %mine, %caller
   %k1 = and i1 %known, %small
   %shared = and i1 %k1, %same
-  br i1 %shared, label %read, label %done
+  ; with more threads than CPUs, sharing is unavoidable: stay
+  %workers = load i64, ptr @__dfc_pool_workers
+  %cpus = load i64, ptr @__dfc_cpus
+  %fits = icmp ult i64 %workers, %cpus
+  %leave = and i1 %shared, %fits
+  br i1 %leave, label %read, label %done
 read:
   %get = load ptr, ptr @__dfc_getaffinity
   %put = load ptr, ptr @__dfc_setaffinity

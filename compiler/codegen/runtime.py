@@ -20,7 +20,8 @@ same pool and cache. Emitted modules only declare them (`declare_runtime`):
   (`__dfc_leave_shared_cpu`: its affinity without that CPU, then all of it
   again, so it is never pinned; Linux, through libc's `sched_getcpu` and
   `sched_{get,set}affinity`, which `install()` hands the runtime where they
-  exist), and the caller yields its CPU once after posting when a worker was
+  exist; not with more threads than CPUs, where sharing is unavoidable), and
+  the caller yields its CPU once after posting when a worker was
   asleep or last finished on that CPU, so that such a worker runs (and
   moves) at once instead of after the caller's chunks. On KVM guests the
   scheduler wakes a thread on its waker's CPU while the other vCPUs are
@@ -134,12 +135,14 @@ class _Runtime:
         self.gomp_parallel = ctypes.c_void_p.from_address(self._engine.get_global_value_address("__dfc_gomp_parallel"))
         self.leave_shared_cpu = _INIT(self._engine.get_function_address("__dfc_leave_shared_cpu"))
         self.job_cpu = ctypes.c_int64.from_address(self._engine.get_global_value_address("__dfc_job_cpu"))
+        self.cpus = ctypes.c_int64.from_address(self._engine.get_global_value_address("__dfc_cpus"))
         libc = ctypes.CDLL(None)
         scheduler = ("sched_getcpu", "sched_getaffinity", "sched_setaffinity")
         if all(hasattr(libc, name) for name in scheduler):  # Linux (glibc, musl)
             for name, slot in zip(scheduler, ("__dfc_getcpu", "__dfc_getaffinity", "__dfc_setaffinity")):
                 address = ctypes.cast(getattr(libc, name), ctypes.c_void_p).value
                 ctypes.c_void_p.from_address(self._engine.get_global_value_address(slot)).value = address
+            self.cpus.value = len(os.sched_getaffinity(0))
         self.set_limit(int(float(os.environ.get("DFC_BUFFER_CACHE_MB", "1024")) * 2**20))
 
 
