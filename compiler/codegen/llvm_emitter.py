@@ -1434,7 +1434,9 @@ def _gemm(e: _FnEmitter, op: Operation) -> None:
     second pool made a 1024^3 f32 product 2x slower). On a shared OpenMP team
     (torch's, `runtime.use_openmp`), OpenBLAS runs single-threaded on the
     team's blocks as above: OpenBLAS's threads spinning beside the team made
-    an MLP training step 7-10x slower."""
+    an MLP training step 7-10x slower. A product with a gathered factor
+    always calls dfc's kernel (its gather entry) on the module's threads,
+    each block with its slice of the offset tables."""
     a, b, c = (e.getm(v) for v in op.operands[:3])
     sizes = [e.getv(v) for v in op.operands[3:13]]
     batch, m, n, k = sizes[:4]
@@ -1613,7 +1615,8 @@ def _gemm_depth_body(m: _ModuleEmitter, op: Operation, elem: ir.Type, ctx_ty: ir
 
 def _gemm_range(m: _ModuleEmitter, op: Operation, elem: ir.Type) -> ir.Function:
     """`void (ptr a, ptr b, ptr c, i64 batch, m, n, k, lda, ldb, ldc, sa, sb, sc,
-    ptr epilogue, ptr ctx, i64 axis, i64 lo, i64 hi)`: the CBLAS calls of `op`
+    ptr a_rows, a_cols, b_rows, b_cols, ptr epilogue, ptr ctx, i64 axis, i64 lo,
+    i64 hi)`: the CBLAS calls of `op`
     for batch entries [lo, hi) (axis 2), or for rows (0) or columns (1)
     [lo, hi) of C in every batch entry, each followed by `op`'s epilogue on
     its block (`_epilogue`; dfc's kernel runs it on each panel it finishes)."""
