@@ -4,14 +4,17 @@
 
 Matrix products at 1024^3 (f32, f64) and at the MLP's skinny shapes (a batch
 of 256 by 784 by 512, with the gradient's transposed products), then the MLP
-256x784 -> 512 -> 10 value and gradient, then 2-D convolutions (NCHW; an
-im2col product with many output features, a direct map with up to 16, as a
+256x784 -> 512 -> 10 value and gradient, then 2-D convolutions (NCHW; with
+many output features an im2col product whose patches the GEMM kernel packs
+straight from the input, `fuse-gemm-gather`; with up to 16 a direct map, as a
 first layer or a depthwise one) forward and value-and-gradient against
-PyTorch. dfc runs twice: with the default
-pipeline (contractions call dfc's GEMM kernel or OpenBLAS, `DFC_GEMM`, through
-`contraction-to-blas`) and
-without that pass (the generated loop nests), so the gap the pass closes shows.
-Ratios are against numpy (matrix products) or PyTorch (the MLP); GFLOP/s is dfc's.
+PyTorch. The products run twice in dfc: with the default pipeline
+(contractions call dfc's GEMM kernel or OpenBLAS, `DFC_GEMM`, through
+`contraction-to-blas`) and without that pass (the generated loop nests), so
+the gap the pass closes shows. Ratios are against numpy (matrix products) or
+PyTorch (the MLP, convolutions); GFLOP/s is dfc's (a convolution's value and
+gradient counts three convolutions' arithmetic: the forward, the input's and
+the kernel's gradient).
 """
 
 from __future__ import annotations
@@ -157,6 +160,8 @@ def conv_row(x_shape: tuple, k_shape: tuple, pad: int, torch, quick: bool, group
                        ys="x".join(map(str, y_shape)), p=pad, g=groups)
     repeats = 3 if quick else 7
     label = f"conv {'x'.join(map(str, x_shape))} k{k_shape[0]}x{k_shape[2]}x{k_shape[3]}" + (f" g{groups}" if groups > 1 else "")
+    # multiply-adds of the forward; value and gradient take three times as many (the forward, dx and dk)
+    flops = 2 * y_shape[0] * y_shape[1] * y_shape[2] * y_shape[3] * (k_shape[1] * k_shape[2] * k_shape[3])
     for what in ("fwd", "grad"):
         module = parse_module(text)
         start = time.perf_counter()
@@ -180,7 +185,8 @@ def conv_row(x_shape: tuple, k_shape: tuple, pad: int, torch, quick: bool, group
             with torch.set_grad_enabled(what == "grad"):
                 times["torch"] = median_time(run, repeats=repeats)
         baseline = "torch" if times["torch"] is not None else "dfc"
-        print(row(f"{label} {what}", times, baseline=baseline, extra=f"compile {compile_s:.2f} s"))
+        rate = flops * (3 if what == "grad" else 1) / times["dfc"] / 1e9
+        print(row(f"{label} {what}", times, baseline=baseline, extra=f"dfc {rate:.0f} GFLOP/s; compile {compile_s:.2f} s"))
 
 
 def main() -> None:
