@@ -161,6 +161,11 @@ class GemmOp(IRDLOperation):
         """a_rows, a_cols, b_rows, b_cols (None where a factor is not gathered)."""
         return self.a_rows, self.a_cols, self.b_rows, self.b_cols
 
+    def gather(self, side: str) -> tuple[SSAValue, SSAValue] | None:
+        """Factor `side`'s ("a" or "b") (rows, cols) tables, or None when it is not gathered."""
+        rows, cols = (self.a_rows, self.a_cols) if side == "a" else (self.b_rows, self.b_cols)
+        return (rows, cols) if rows is not None and cols is not None else None
+
     def verify_(self) -> None:
         types = [v.type for v in (self.a, self.b, self.c)]
         assert all(isinstance(t, MemRefType) for t in types)

@@ -238,8 +238,7 @@ def _fuse(g: GemmOp) -> None:
     fused = GemmOp(g.a, g.b, g.c, tuple(ops[3:7]), tuple(ops[7:10]), tuple(ops[10:13]),
                    beta=0.0 if fill is not None else g.beta.value.data, transpose_a=g.transpose_a is not None,
                    transpose_b=g.transpose_b is not None, epilogue=block,
-                   gather_a=(g.a_rows, g.a_cols) if g.a_rows is not None else None,
-                   gather_b=(g.b_rows, g.b_cols) if g.b_rows is not None else None)
+                   gather_a=g.gather("a"), gather_b=g.gather("b"))
     Builder(InsertPoint.before(consumer if consumer is not None else g)).insert(fused)
     for op in (fill, g, consumer):
         if op is not None:

@@ -76,6 +76,8 @@ class _Copy:
     rows: list[BlockArgument]
     cols: list[BlockArgument]
     batch: BlockArgument | None
+    source_strides: list[int]
+    """The row-major element strides of the read's buffer."""
     batch_stride: int
     constant: int
     strides: tuple[int, int] | None
@@ -157,9 +159,9 @@ def _separated(p: df.MapOp, w: df.WriteOp, r: df.ReadOp, rows: list[BlockArgumen
         return None
     parts = [sympy.Add(*[t for t in sympy.Add.make_args(address) if t.free_symbols and t.free_symbols <= side])
              for side in sides]
-    strides = [_multiple(part, symbols.to_sympy(i)) for part, i in zip(parts, w.indices[-2:])]
-    return _Copy(p, w, r, rows, cols, batch, batch_stride, int(constant),
-                 (strides[0], strides[1]) if None not in strides and constant == 0 else None)
+    steps = [_multiple(part, symbols.to_sympy(i)) for part, i in zip(parts, w.indices[-2:])]
+    return _Copy(p, w, r, rows, cols, batch, strides, batch_stride, int(constant),
+                 (steps[0], steps[1]) if None not in steps and constant == 0 else None)
 
 
 def _multiple(part: sympy.Expr, index: sympy.Expr) -> int | None:
@@ -188,10 +190,8 @@ def _table(b: Builder, copy: _Copy, side: list[BlockArgument], index: SSAValue, 
     for op in ops:  # the index arithmetic (`_copy` admits nothing else besides the read and the write)
         if any(res in needed for res in op.results):
             inner.insert(op.clone(value_mapper=mapping))
-    strides = _strides(copy.read.source.type)
-    assert strides is not None
     address = index_const(inner, -subtract)
-    for i, s in zip(copy.read.indices, strides):
+    for i, s in zip(copy.read.indices, copy.source_strides):
         term = inner.insert(arith.MuliOp(mapping.get(i, i), index_const(inner, s))).result
         address = inner.insert(arith.AddiOp(address, term)).result
     inner.insert(df.WriteOp(address, fill.out_args[0], [mapping.get(index, index)]))
@@ -232,46 +232,31 @@ def _readers(x: SSAValue, copy: _Copy) -> list[tuple[GemmOp, list[str]]] | None:
     return list(found.items()) or None
 
 
-def _gathered(g: GemmOp, sides: list[str], src: SSAValue, tables: dict[bool, tuple[SSAValue, SSAValue]],
-              batch_stride: SSAValue | None) -> None:
-    """Replace `g` by the gemm that reads its factors `sides` from `src`
-    through `tables` (by whether that factor is transposed)."""
+def _reread(g: GemmOp, sides: list[str], src: SSAValue, batch_stride: SSAValue | None, *,
+            tables: dict[bool, tuple[SSAValue, SSAValue]] | None = None, leading: SSAValue | None = None,
+            flip: bool = False) -> None:
+    """Replace `g` by the gemm that reads its factors `sides` from `src`:
+    through `tables` (by whether that factor is transposed), else in place
+    with leading dimension `leading`, transposed once more if `flip`."""
     operands = list(g.operands[:13])
-    gathers = {"a": (g.a_rows, g.a_cols) if g.a_rows is not None else None,
-               "b": (g.b_rows, g.b_cols) if g.b_rows is not None else None}
+    gathers = {s: g.gather(s) for s in "ab"}
     flags = {s: getattr(g, f"transpose_{s}") is not None for s in "ab"}
     for side in sides:
-        operands["ab".index(side)] = src
+        k = "ab".index(side)
+        operands[k] = src
         if batch_stride is not None:
-            operands[10 + "ab".index(side)] = batch_stride
-        gathers[side] = tables[flags[side]]
-        flags[side] = False
+            operands[10 + k] = batch_stride
+        if tables is not None:
+            gathers[side] = tables[flags[side]]
+            flags[side] = False
+        else:
+            assert leading is not None
+            operands[7 + k] = leading
+            flags[side] ^= flip
     epilogue = g.epilogue.detach_block(0) if g.epilogue is not None else None
     new = GemmOp(*operands[:3], tuple(operands[3:7]), tuple(operands[7:10]), tuple(operands[10:13]),
                  beta=g.beta.value.data, epilogue=epilogue, gather_a=gathers["a"], gather_b=gathers["b"],
                  transpose_a=flags["a"], transpose_b=flags["b"])
-    Builder(InsertPoint.before(g)).insert(new)
-    g.detach()
-    g.erase()
-
-
-def _in_place(g: GemmOp, sides: list[str], src: SSAValue, leading: SSAValue, flip: bool,
-              batch_stride: SSAValue | None) -> None:
-    """Replace `g` by the gemm that reads its factors `sides` from `src` in
-    place, with leading dimension `leading`, transposed once more if `flip`."""
-    operands = list(g.operands[:13])
-    flags = {s: getattr(g, f"transpose_{s}") is not None for s in "ab"}
-    for side in sides:
-        k = "ab".index(side)
-        operands[k], operands[7 + k] = src, leading
-        if batch_stride is not None:
-            operands[10 + k] = batch_stride
-        flags[side] ^= flip
-    epilogue = g.epilogue.detach_block(0) if g.epilogue is not None else None
-    new = GemmOp(*operands[:3], tuple(operands[3:7]), tuple(operands[7:10]), tuple(operands[10:13]),
-                 beta=g.beta.value.data, epilogue=epilogue, transpose_a=flags["a"], transpose_b=flags["b"],
-                 gather_a=(g.a_rows, g.a_cols) if g.a_rows is not None else None,
-                 gather_b=(g.b_rows, g.b_cols) if g.b_rows is not None else None)
     Builder(InsertPoint.before(g)).insert(new)
     g.detach()
     g.erase()
@@ -291,17 +276,17 @@ def _gather(x: SSAValue) -> None:
     tables: tuple[SSAValue, ...] = ()
     if copy.strides is not None and copy.strides[1] == 1 and copy.strides[0] >= cols:  # row-major, ld = r
         for g, sides in readers:
-            _in_place(g, sides, copy.read.source, index_const(b, copy.strides[0]), False, stride)
+            _reread(g, sides, copy.read.source, stride, leading=index_const(b, copy.strides[0]))
     elif copy.strides is not None and copy.strides[0] == 1 and copy.strides[1] >= rows:  # transposed, ld = c
         for g, sides in readers:
-            _in_place(g, sides, copy.read.source, index_const(b, copy.strides[1]), True, stride)
+            _reread(g, sides, copy.read.source, stride, leading=index_const(b, copy.strides[1]), flip=True)
     else:
         row_index, col_index = copy.write.indices[-2:]
         major = _table(b, copy, copy.rows, row_index, 0)
         minor = _table(b, copy, copy.cols, col_index, copy.constant)
         tables = (major, minor)
         for g, sides in readers:  # a transposed factor's rows are the buffer's columns
-            _gathered(g, sides, copy.read.source, {False: (major, minor), True: (minor, major)}, stride)
+            _reread(g, sides, copy.read.source, stride, tables={False: (major, minor), True: (minor, major)})
     for use in list(x.uses):
         if isinstance(use.operation, memref.DeallocOp):
             after = Builder(InsertPoint.before(use.operation))

@@ -284,6 +284,18 @@ class _NormNet(nn.Module):
         return self.head(self.features(x))
 
 
+def _sgd_steps(nets, x, y) -> list[float]:
+    """One cross-entropy SGD step of each (model, optimizer) in `nets` on (x, y); their losses."""
+    losses = []
+    for net, opt in nets:
+        opt.zero_grad()
+        loss = F.cross_entropy(net(x), y)
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    return losses
+
+
 def test_training_mode_batch_norm_updates_its_running_statistics():
     """Over SGD steps in training mode: the loss, every gradient, and the running
     mean, variance and batch count after each step equal eager's (float64);
@@ -295,13 +307,7 @@ def test_training_mode_batch_norm_updates_its_running_statistics():
     opt, ref_opt = torch.optim.SGD(model.parameters(), lr=0.1), torch.optim.SGD(reference.parameters(), lr=0.1)
     for step in range(3):
         x, y = torch.randn(5, 3, 8, 8, dtype=torch.float64), torch.randint(0, 10, (5,))
-        losses = []
-        for net, o in ((fast, opt), (reference, ref_opt)):
-            o.zero_grad()
-            loss = F.cross_entropy(net(x), y)
-            loss.backward()
-            o.step()
-            losses.append(loss.item())
+        losses = _sgd_steps(((fast, opt), (reference, ref_opt)), x, y)
         assert losses[0] == pytest.approx(losses[1], rel=1e-12)
         ours, theirs = model.state_dict(), reference.state_dict()
         assert ours.keys() == theirs.keys() and ours["features.1.num_batches_tracked"] == step + 1
@@ -324,13 +330,7 @@ def test_resnet_training_steps_match_eager():
     opt, ref_opt = torch.optim.SGD(model.parameters(), lr=0.1), torch.optim.SGD(reference.parameters(), lr=0.1)
     for _ in range(2):
         x, y = torch.randn(2, 3, 12, 12, dtype=torch.float64), torch.randint(0, 10, (2,))
-        losses = []
-        for net, o in ((fast, opt), (reference, ref_opt)):
-            o.zero_grad()
-            loss = F.cross_entropy(net(x), y)
-            loss.backward()
-            o.step()
-            losses.append(loss.item())
+        losses = _sgd_steps(((fast, opt), (reference, ref_opt)), x, y)
         assert losses[0] == pytest.approx(losses[1], rel=1e-11)
         ours, theirs = model.state_dict(), reference.state_dict()
         for key in ours:

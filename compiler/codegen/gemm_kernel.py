@@ -422,23 +422,22 @@ class _Kernel:
             first, left = b.add(j0, b.mul(j, _const(s.width))), b.sub(nb, b.mul(j, _const(s.width)))
             dst = e.at(out, b.mul(j, b.mul(kc, _const(s.width))))
             for v in range(s.vectors):
-                lanes = e.lanes_below(b.sub(left, _const(v * s.lanes)))
+                rest = b.sub(left, _const(v * s.lanes))  # columns of the sliver from this vector on
+                full = b.icmp_signed(">=", rest, _const(s.lanes))
+                lanes = e.lanes_below(rest)
                 at = b.gep(cols, [b.add(first, _const(v * s.lanes))], inbounds=True, source_etype=_I64)
                 offsets = b.call(self.masked_load_index, [at, ir.Constant(_I32, 8), lanes, ir.Constant(index_vec, None)])
                 start = b.extract_element(offsets, ir.Constant(_I32, 0))
-                run = b.call(self.all_of, [b.icmp_signed("==", offsets, b.add(e.splat(start), iota))])
-                run = b.and_(run, b.icmp_signed(">=", b.sub(left, _const(v * s.lanes)), _const(s.lanes)))
                 byte_offsets = b.mul(offsets, e.splat(_const(e.size)))
-                # two runs: lanes [0, r) from start, lanes [r, W) from a second start
+                # one run: offsets[q] = start + q; two: lanes [0, r) so, lanes [r, W) from a second start
                 shifted = b.sub(offsets, iota)
                 first_run = b.icmp_signed("==", shifted, e.splat(start))
+                run = b.and_(b.call(self.all_of, [first_run]), full)
                 bits = b.bitcast(first_run, ir.IntType(s.lanes))
                 r = b.zext(b.call(self.count_trailing, [b.not_(bits), ir.Constant(_I1, 0)]), _I64)
-                second = b.sub(b.extract_element(offsets, b.trunc(e.min(r, _const(s.lanes - 1)), _I32)),
-                               e.min(r, _const(s.lanes - 1)))
+                second = b.extract_element(shifted, b.trunc(e.min(r, _const(s.lanes - 1)), _I32))
                 in_either = b.or_(first_run, b.icmp_signed("==", shifted, e.splat(second)))
-                two_runs = b.and_(b.call(self.all_of, [in_either]),
-                                  b.icmp_signed(">=", b.sub(left, _const(v * s.lanes)), _const(s.lanes)))
+                two_runs = b.and_(b.call(self.all_of, [in_either]), full)
                 head = e.lanes_below(r)
                 tail = b.not_(head)
 
