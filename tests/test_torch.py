@@ -69,15 +69,8 @@ def _train(net, params, x, y):
     # lr 0.02 keeps training out of the chaotic regime: at lr 0.05, LeNet-5 trained in eager
     # from parameters perturbed by 1e-7 (relative) departs by 6 % at step 33, so no two
     # correct implementations with different rounding could agree to 1e-3 there.
-    opt = torch.optim.SGD(params, lr=0.02)
-    losses = []
-    for _ in range(STEPS):
-        opt.zero_grad()
-        loss = F.cross_entropy(net(x), y)
-        loss.backward()
-        opt.step()
-        losses.append(loss.item())
-    return losses
+    nets = ((net, torch.optim.SGD(params, lr=0.02)),)
+    return [_sgd_steps(nets, x, y)[0] for _ in range(STEPS)]
 
 
 class _FusedAttention(nn.Module):
@@ -284,6 +277,14 @@ class _NormNet(nn.Module):
         return self.head(self.features(x))
 
 
+def _beside_eager(model: nn.Module):
+    """`model` compiled by dfc.torch, an eager copy, and an SGD optimizer (lr 0.1) for each: (fast, reference, nets)."""
+    reference = copy.deepcopy(model)
+    fast = dfc.torch.compile(model)
+    nets = tuple((net, torch.optim.SGD(m.parameters(), lr=0.1)) for net, m in ((fast, model), (reference, reference)))
+    return fast, reference, nets
+
+
 def _sgd_steps(nets, x, y) -> list[float]:
     """One cross-entropy SGD step of each (model, optimizer) in `nets` on (x, y); their losses."""
     losses = []
@@ -302,12 +303,10 @@ def test_training_mode_batch_norm_updates_its_running_statistics():
     then in eval mode, where the updated statistics normalise, the outputs."""
     torch.manual_seed(0)
     model = _NormNet().double().train()
-    reference = copy.deepcopy(model)
-    fast = dfc.torch.compile(model)
-    opt, ref_opt = torch.optim.SGD(model.parameters(), lr=0.1), torch.optim.SGD(reference.parameters(), lr=0.1)
+    fast, reference, nets = _beside_eager(model)
     for step in range(3):
         x, y = torch.randn(5, 3, 8, 8, dtype=torch.float64), torch.randint(0, 10, (5,))
-        losses = _sgd_steps(((fast, opt), (reference, ref_opt)), x, y)
+        losses = _sgd_steps(nets, x, y)
         assert losses[0] == pytest.approx(losses[1], rel=1e-12)
         ours, theirs = model.state_dict(), reference.state_dict()
         assert ours.keys() == theirs.keys() and ours["features.1.num_batches_tracked"] == step + 1
@@ -325,12 +324,10 @@ def test_resnet_training_steps_match_eager():
     parameters and running statistics equal eager's."""
     torch.manual_seed(0)
     model = ResNetSmall((18, 20)).double().train()
-    reference = copy.deepcopy(model)
-    fast = dfc.torch.compile(model)
-    opt, ref_opt = torch.optim.SGD(model.parameters(), lr=0.1), torch.optim.SGD(reference.parameters(), lr=0.1)
+    fast, reference, nets = _beside_eager(model)
     for _ in range(2):
         x, y = torch.randn(2, 3, 12, 12, dtype=torch.float64), torch.randint(0, 10, (2,))
-        losses = _sgd_steps(((fast, opt), (reference, ref_opt)), x, y)
+        losses = _sgd_steps(nets, x, y)
         assert losses[0] == pytest.approx(losses[1], rel=1e-11)
         ours, theirs = model.state_dict(), reference.state_dict()
         for key in ours:
