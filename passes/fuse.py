@@ -206,10 +206,11 @@ def _inline_producer(prod: _Producer, c: df.MapOp, reads: list[Operation]) -> No
         if op not in reads:
             clone = b.insert(op.clone(value_mapper=mapping))
             mapping.update(zip(op.results, clone.results))
-    # at the producer's place when c's other operands allow: earlier readers
-    # of tensors that later maps update in place keep their order
+    # at the producer's place when c's other operands allow (p's other results,
+    # which c may still read, do not): earlier readers of tensors that later
+    # maps update in place keep their order
     early = p.parent_block() is c.parent_block() and all(
-        v in p.res or _defined_before(v, p) for v in _operands_of(c)
+        v is p.res[prod.k] or _defined_before(v, p) for v in _operands_of(c)
     )
     c.parent_block().insert_op_before(fused, p if early else c)  # type: ignore[union-attr]
     for old, new in zip(c.res, fused.res):

@@ -96,3 +96,55 @@ def test_recomputation_is_bounded_in_a_chain_of_shared_values():
     x, y = RNG.standard_normal((8, 8)), RNG.standard_normal((8, 8))
     want = interpret(parse_module(_two_reader_chain(18)), "f", x, y)
     np.testing.assert_allclose(ExecutionEngine(parse_module(_two_reader_chain(18))).invoke("f", x, y), want, rtol=1e-12)
+
+
+def _two_results_one_large(chain: int) -> str:
+    """`@f(x)`: one map writes a small value s = x + 1 and a large one l (a
+    chain of `chain` tanh ops); the next map reads both, and a later one
+    reads l again."""
+    t = "tensor<8xf64>"
+    ops = "\n".join(f"      %t{k} = math.tanh %t{k - 1} : f64" for k in range(1, chain))
+    return f"""func.func @f(%x: {t}) -> ({t}, {t}) {{
+  %e = tensor.empty() : {t}
+  %s, %l = df.map (%i) in (8) outs(%o = %e : {t}, %q = %e : {t}) {{
+    %a = df.read %x[%i] : {t}
+    %one = arith.constant 1.0 : f64
+    %b = arith.addf %a, %one : f64
+    df.write %b, %o[%i] : {t}
+    %c = df.tasklet (%a) : (f64) -> f64 {{
+    ^bb0(%t0: f64):
+{ops}
+      df.yield %t{chain - 1} : f64
+    }}
+    df.write %c, %q[%i] : {t}
+  }} -> {t}, {t}
+  %u = df.map (%i) in (8) outs(%o = %e : {t}) {{
+    %p = df.read %s[%i] : {t}
+    %r = df.read %l[%i] : {t}
+    %m = arith.mulf %p, %r : f64
+    df.write %m, %o[%i] : {t}
+  }} -> {t}
+  %w = df.map (%i) in (8) outs(%o = %e : {t}) {{
+    %r = df.read %l[%i] : {t}
+    %m = arith.addf %r, %r : f64
+    df.write %m, %o[%i] : {t}
+  }} -> {t}
+  func.return %u, %w : {t}, {t}
+}}"""
+
+
+def test_a_consumer_still_reading_another_result_stays_after_its_producer():
+    """The small result is recomputed in its reader, the large one (past
+    RECOMPUTE_MAX_OPS, read elsewhere too) still read from the producer: the
+    fused reader must stay after the producer (placed before it, it read a
+    value not yet defined and `fuse` left IR that does not verify)."""
+    from dfc.compiler.interpreter import interpret
+    from dfc.passes.fuse import RECOMPUTE_MAX_OPS
+
+    text = _two_results_one_large(RECOMPUTE_MAX_OPS + 8)
+    module = parse_module(text)
+    PassManager.parse("fuse").run(module)  # verifies after the pass
+    x = RNG.standard_normal(8)
+    want = interpret(parse_module(text), "f", x)
+    for got, expected in zip(ExecutionEngine(parse_module(text)).invoke("f", x), want):
+        np.testing.assert_allclose(got, expected, rtol=1e-12)
