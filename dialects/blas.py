@@ -3,7 +3,8 @@
 `contraction-to-blas` rewrites contraction maps into these ops after
 bufferize; the LLVM backend calls dfc's own GEMM kernel
 (`compiler.codegen.gemm_kernel`) or the BLAS shipped as `scipy-openblas64`
-(`compiler.codegen.blas_runtime`), as `DFC_GEMM` chooses. The ops work on row-major buffers with
+(`compiler.codegen.blas_runtime`), as `DFC_GEMM` chooses; on the GPU each
+op is a tiled kernel (`passes.gpu_gemm`). The ops work on row-major buffers with
 explicit sizes, leading dimensions and batch strides, as CBLAS does, so the
 pass states every address computation in the IR.
 """

@@ -341,9 +341,7 @@ class _Bufferizer:
                 if isinstance(n.type, MemRefType):
                     scope.owned.append(n)
                     self.owned.add(n)
-        elif any(isinstance(t, TensorType) for t in (*op.operand_types, *op.result_types)) or (
-            op.regions and not isinstance(op, df.TaskletOp)
-        ):
+        elif any(isinstance(t, TensorType) for o in op.walk() for t in (*o.operand_types, *o.result_types)):
             raise CompileError.at(op, f"bufferize: '{op.name}' on tensors is not supported")
         else:
             clone = b.insert(op.clone(value_mapper=dict(self.map)))

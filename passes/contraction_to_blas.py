@@ -34,7 +34,10 @@ The rewrite is sound because the call reads and writes exactly the elements
 M does (M has no access `check-bounds` marked: all are proven in bounds), and
 the buffers cannot overlap: the output's buffer (through views)
 is an allocation that neither read's buffer comes from. Nothing happens when
-the BLAS is not installed (`compiler.codegen.blas_runtime.available`).
+the BLAS is not installed (`compiler.codegen.blas_runtime.available`),
+unless the target is the GPU (`contraction-to-blas{target=gpu}`, where
+`lower-dataflow{target=gpu}` launches a tiled kernel for each op,
+`passes.gpu_gemm`).
 
 The backend calls dfc's own packed, register-blocked kernel for `blas.gemm`
 where the CPU has 512-bit vectors, else OpenBLAS (`DFC_GEMM`,
@@ -54,6 +57,7 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint
 
 from dfc.compiler.codegen import blas_runtime
+from dfc.compiler.diagnostics import CompileError
 from dfc.dialects import df
 from dfc.dialects.blas import GemmOp
 from dfc.passes.check_bounds import CHECK
@@ -358,12 +362,20 @@ def _top_level_maps(module: ModuleOp) -> list[df.MapOp]:
 
 @dataclass(frozen=True)
 class ContractionToBlasPass(ModulePass):
-    """Replace contraction maps on buffers by `blas.gemm` calls (see the module docstring)."""
+    """Replace contraction maps on buffers by `blas.gemm` calls (see the module docstring).
+
+    Option `target`: "cpu", or "gpu" (the ops become tiled kernels,
+    `passes.gpu_gemm`, whether or not a CPU BLAS is installed).
+    """
 
     name = "contraction-to-blas"
 
+    target: str = "cpu"
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        if not blas_runtime.available():
+        if self.target not in ("cpu", "gpu"):
+            raise CompileError(f"contraction-to-blas: unknown target '{self.target}' (cpu or gpu)")
+        if self.target == "cpu" and not blas_runtime.available():
             return
         for m in _top_level_maps(op):
             for part in _split(m) or [m]:

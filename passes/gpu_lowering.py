@@ -19,6 +19,11 @@ in `gpu.module @dfc_kernels` (the top module gets `gpu.container_module`):
   which the NVPTX emitter aggregates per warp. An access `check-bounds` marked
   keeps its mark, and the NVPTX emitter guards it (see `codegen.nvptx`).
 
+Gemms. Each `blas.gemm` (`contraction-to-blas{target=gpu}` makes them)
+becomes a kernel built by `passes.gpu_gemm` (256 threads per 64 x 64 tile
+of C, the factors staged through two shared-memory `memref.global`s of the
+kernel module) and its launch on ceil(n/64) * ceil(m/64) * batch blocks.
+
 Host. The map is replaced by `gpu.launch_func @dfc_kernels::@k blocks in
 (ceil(total / block), 1, 1) threads in (block, 1, 1) args(...)`; loops around
 it stay on the host (one launch per iteration). Every memref of a host
@@ -53,6 +58,9 @@ from xdsl.rewriter import InsertPoint, Rewriter
 
 from dfc.compiler.diagnostics import CompileError
 from dfc.dialects import df
+from dfc.dialects.blas import GemmOp
+from dfc.passes.gpu_gemm import THREADS as GEMM_THREADS
+from dfc.passes.gpu_gemm import build_gemm, grid_size, shared_tiles
 from dfc.passes.lower_dataflow import _checked, for_loop
 
 KERNEL_MODULE = "dfc_kernels"
@@ -63,6 +71,7 @@ ATOMIC_KINDS = {("add", True): 0, ("add", False): 1, ("max", True): 3, ("max", F
 
 _X = gpu.DimensionAttr(gpu.DimensionEnum.X)
 _VIEWS = ("memref.cast", "memref.collapse_shape", "memref.expand_shape")
+_WRITES = ("memref.store", "memref.atomic_rmw")
 
 
 def _index(b: Builder, value: int) -> SSAValue:
@@ -84,14 +93,20 @@ def _total(b: Builder, bounds: Sequence[int | SSAValue]) -> SSAValue:
 
 def _root(value: SSAValue) -> object | None:
     """The allocation a host memref certainly is, through views; None if unknown."""
-    while isinstance(value.owner, Operation) and value.owner.name in _VIEWS:
-        value = value.owner.operands[0]
+    value = _view_root(value)
     owner = value.owner
     if isinstance(owner, Block):
         return value if isinstance(owner.parent_op(), func.FuncOp) else None
     if isinstance(owner, memref.GetGlobalOp):
         return owner.name_.root_reference.data
     return owner if isinstance(owner, memref.AllocOp | gpu.AllocOp) else None
+
+
+def _view_root(value: SSAValue) -> SSAValue:
+    """The memref `value` views (itself when it is not a view)."""
+    while isinstance(value.owner, Operation) and value.owner.name in _VIEWS:
+        value = value.owner.operands[0]
+    return value
 
 
 def _inside(value: SSAValue, op: Operation) -> bool:
@@ -103,29 +118,24 @@ def _inside(value: SSAValue, op: Operation) -> bool:
 
 
 class _Kernel:
-    """Builds the gpu.func of one map: `args` are the host values it is passed."""
+    """A gpu.func being built: `args` are the host values it is passed, captured
+    on first use (`v`); `entry` builds at the end of its body."""
 
-    def __init__(self, op: df.MapOp):
-        self.map = op
+    def __init__(self, op: Operation):
+        self.op = op
         self.block = Block()
         self.args: list[SSAValue] = []
         self.values: dict[SSAValue, SSAValue] = {}
-        self.written: set[SSAValue] = set()
         b = Builder(InsertPoint.at_end(self.block))
-        tid = b.insert(gpu.ThreadIdOp(_X)).result
-        self.prologue = Builder(InsertPoint.before(tid.owner))
-        bid = b.insert(gpu.BlockIdOp(_X)).result
-        dim = b.insert(gpu.BlockDimOp(_X)).result
-        self.thread = b.insert(arith.AddiOp(b.insert(arith.MuliOp(bid, dim)).result, tid)).result
+        self.tid = b.insert(gpu.ThreadIdOp(_X)).result
+        self.prologue = Builder(InsertPoint.before(self.tid.owner))
         self.entry = b
-        for arg, buf in zip(op.out_args, op.outs):
-            self.values[arg] = self.v(buf)
 
     def v(self, value: SSAValue) -> SSAValue:
         """The kernel's value for `value`, capturing it on first use from outside."""
         if value in self.values:
             return self.values[value]
-        assert not _inside(value, self.map), f"gpu lowering: {value} used before its definition"
+        assert not _inside(value, self.op), f"gpu lowering: {value} used before its definition"
         if isinstance(value.owner, arith.ConstantOp):
             mapped = self.prologue.insert(value.owner.clone()).result
         else:
@@ -133,6 +143,42 @@ class _Kernel:
             self.args.append(value)
         self.values[value] = mapped
         return mapped
+
+    def finish(self, name: str, block_size: int) -> gpu.FuncOp:
+        """The kernel `name`, its body ended by a return."""
+        self.entry.insert(gpu.ReturnOp([]))
+        kernel = gpu.FuncOp(name, ([a.type for a in self.args], []), Region(self.block), kernel=True,
+                            known_block_size=[block_size, 1, 1])  # fmt: skip
+        written = {_view_root(op.operands[1]) for op in self.block.walk() if op.name in _WRITES}
+        kernel.attributes["arg_attrs"] = ArrayAttr([DictionaryAttr(self.arg_attrs(k, written))
+                                                    for k in range(len(self.args))])  # fmt: skip
+        return kernel
+
+    def arg_attrs(self, k: int, written: set[SSAValue]) -> dict[str, Attribute]:
+        value = self.args[k]
+        if not isinstance(value.type, MemRefType):
+            return {}
+        attrs: dict[str, Attribute] = {}
+        root = _root(value)
+        if root is not None and sum(_root(a) == root for a in self.args) == 1:
+            attrs["llvm.noalias"] = UnitAttr()
+        if self.block.args[k] not in written:
+            attrs["llvm.readonly"] = UnitAttr()
+        return attrs
+
+
+class _MapKernel(_Kernel):
+    """The kernel of one map: thread t runs iteration t of its flattened space."""
+
+    def __init__(self, op: df.MapOp):
+        super().__init__(op)
+        self.map = op
+        b = self.entry
+        bid = b.insert(gpu.BlockIdOp(_X)).result
+        dim = b.insert(gpu.BlockDimOp(_X)).result
+        self.thread = b.insert(arith.AddiOp(b.insert(arith.MuliOp(bid, dim)).result, self.tid)).result
+        for arg, buf in zip(op.out_args, op.outs):
+            self.values[arg] = self.v(buf)
 
     def bound(self, b: Builder, bound: int | SSAValue) -> SSAValue:
         return _index(b, bound) if isinstance(bound, int) else self.v(bound)
@@ -156,23 +202,7 @@ class _Kernel:
                 rest = tb.insert(arith.DivUIOp(rest, x)).result
         self.body(tb, self.map.body.block)
         tb.insert(scf.YieldOp())
-        b.insert(gpu.ReturnOp([]))
-        kernel = gpu.FuncOp(name, ([a.type for a in self.args], []), Region(self.block), kernel=True,
-                            known_block_size=[block_size, 1, 1])  # fmt: skip
-        kernel.attributes["arg_attrs"] = ArrayAttr([DictionaryAttr(self.arg_attrs(k)) for k in range(len(self.args))])
-        return kernel
-
-    def arg_attrs(self, k: int) -> dict[str, Attribute]:
-        value = self.args[k]
-        if not isinstance(value.type, MemRefType):
-            return {}
-        attrs: dict[str, Attribute] = {}
-        root = _root(value)
-        if root is not None and sum(_root(a) == root for a in self.args) == 1:
-            attrs["llvm.noalias"] = UnitAttr()
-        if self.block.args[k] not in self.written:
-            attrs["llvm.readonly"] = UnitAttr()
-        return attrs
+        return self.finish(name, block_size)
 
     # -- the per-thread body
 
@@ -210,7 +240,6 @@ class _Kernel:
     def write(self, b: Builder, op: df.WriteOp) -> None:
         value, dest = self.v(op.value), self.v(op.dest)
         indices = [self.v(i) for i in op.indices]
-        self.written.add(dest)
         if op.wcr_kind is None:
             b.insert(_checked(op, memref.StoreOp.get(value, dest, indices)))
             return
@@ -228,19 +257,23 @@ class _Kernel:
             mapping.update(zip(inner.results, clone.results))
 
 
-def _launch(op: df.MapOp, kernel: _Kernel, symbol: SymbolRefAttr, block_size: int) -> None:
-    """Replace `op` by the launch of its kernel."""
+def _launch(op: Operation, kernel: _Kernel, symbol: SymbolRefAttr, grid: SSAValue, block_size: int) -> None:
+    """Replace `op` by the launch of its kernel on `grid` blocks (built before `op`)."""
     b = Builder(InsertPoint.before(op))
     one = _index(b, 1)
-    total = _total(b, op.bounds)
-    if isinstance(total.owner, arith.ConstantOp):
-        grid = _index(b, -(-total.owner.value.value.data // block_size))
-    else:
-        padded = b.insert(arith.AddiOp(total, _index(b, block_size - 1))).result
-        grid = b.insert(arith.DivUIOp(padded, _index(b, block_size))).result
     b.insert(gpu.LaunchFuncOp(symbol, [grid, one, one], [_index(b, block_size), one, one], kernelOperands=kernel.args))
     op.detach()
     op.erase(safe_erase=False)
+
+
+def _map_grid(op: df.MapOp, block_size: int) -> SSAValue:
+    """Blocks of `block_size` threads covering `op`'s iterations (host code before `op`)."""
+    b = Builder(InsertPoint.before(op))
+    total = _total(b, op.bounds)
+    if isinstance(total.owner, arith.ConstantOp):
+        return _index(b, -(-total.owner.value.value.data // block_size))
+    padded = b.insert(arith.AddiOp(total, _index(b, block_size - 1))).result
+    return b.insert(arith.DivUIOp(padded, _index(b, block_size))).result
 
 
 def _block_size(op: df.MapOp) -> int:
@@ -276,27 +309,38 @@ def _to_device_memory(f: func.FuncOp) -> None:
 
 
 def outline_kernels(module: ModuleOp, maps: Sequence[df.MapOp]) -> None:
-    """Replace each of `maps` (the top-level df maps of `module`) by a kernel launch."""
+    """Replace each of `maps` (the top-level df maps of `module`) and each
+    `blas.gemm` by a kernel launch."""
     module.attributes["gpu.container_module"] = UnitAttr()
     kernels = _kernel_module(module)
     taken = {op.sym_name.data for op in kernels.body.block.ops if isinstance(op, gpu.FuncOp)}
-    for op in maps:
-        if not op.is_buffer_form and op.outs:
+    outlined = set(maps)
+    for op in [o for o in module.walk() if o in outlined or isinstance(o, GemmOp)]:
+        if isinstance(op, df.MapOp) and not op.is_buffer_form and op.outs:
             raise CompileError.at(op, "lower-dataflow: run bufferize first (this df.map has tensor outputs)")
         host = op.parent_op()
         while not isinstance(host, func.FuncOp):
             if host is None:
-                raise CompileError.at(op, "lower-dataflow{target=gpu}: a df.map outside a func.func")
+                raise CompileError.at(op, f"lower-dataflow{{target=gpu}}: a {op.name} outside a func.func")
             host = host.parent_op()
         n = 0
         while f"{host.sym_name.data}_k{n}" in taken:
             n += 1
         name = f"{host.sym_name.data}_k{n}"
         taken.add(name)
-        size = _block_size(op)
-        kernel = _Kernel(op)
-        kernels.body.block.add_op(kernel.build(name, size))
-        _launch(op, kernel, SymbolRefAttr(KERNEL_MODULE, [name]), size)
+        symbol = SymbolRefAttr(KERNEL_MODULE, [name])
+        if isinstance(op, GemmOp):
+            kernel = _Kernel(op)
+            build_gemm(op, kernel, name)
+            for tile in shared_tiles(name, op):
+                kernels.body.block.add_op(tile)
+            kernels.body.block.add_op(kernel.finish(name, GEMM_THREADS))
+            _launch(op, kernel, symbol, grid_size(op, Builder(InsertPoint.before(op))), GEMM_THREADS)
+        else:
+            size = _block_size(op)
+            kernel = _MapKernel(op)
+            kernels.body.block.add_op(kernel.build(name, size))
+            _launch(op, kernel, symbol, _map_grid(op, size), size)
     for f in module.ops:
         if isinstance(f, func.FuncOp):
             _to_device_memory(f)

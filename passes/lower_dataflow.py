@@ -18,6 +18,10 @@ Otherwise an innermost loop of static extent whose body compares its
 variable with constants (the bounds guards and clamps of `scatter-to-gather`)
 is split into three loops at the points where the outcomes change, so the
 long middle one runs with every guard constant (LLVM folds them away).
+
+With `target=gpu` each top-level map becomes a kernel launch instead, one
+thread per iteration (`passes.gpu_lowering`), and each `blas.gemm` the
+launch of a tiled shared-memory kernel (`passes.gpu_gemm`).
 """
 
 from __future__ import annotations

@@ -36,6 +36,14 @@ zero, the `arg_attrs` claims (a write through an `llvm.readonly` argument, an
 and the PTX declaring each kernel the engine asks for. An op it does not know
 raises SimulationError naming it.
 
+Shared memory (`memref.get_global` of memory space 3, a `blas.gemm` kernel's
+tiles) is one buffer per block, filled with NaN. Since threads run in
+lockstep, every store would be visible to every later load, which would hide
+a missing barrier; so `gpu.barrier` must be reached by all threads of a block
+together, and a shared access raises when it reads or overwrites an element
+that another thread stored since the last barrier, or overwrites one that
+another thread read since then.
+
 Math ops the NVPTX emitter inlines (exp, log, sin, erf, powf, remf, ...:
 `gpu_math`) run the emitter's own IR compiled for the host (`device_math`),
 so results carry the kernel's rounding; other arithmetic runs in numpy.
@@ -64,6 +72,7 @@ from xdsl.ir import Block, Operation, SSAValue
 from dfc.compiler import ExecutionEngine
 from dfc.compiler.codegen.llvm_emitter import BOUNDS_FAILURES, BOUNDS_SITE
 from dfc.compiler.codegen.nvptx import bounds_sites, kernel_params
+from dfc.passes.gpu_gemm import SHARED
 from dfc.compiler.cuda_engine import CudaEngine
 from dfc.compiler.interpreter import _converter, dtype_of
 
@@ -244,6 +253,22 @@ class _Mem:
     def __init__(self, array: np.ndarray, t: MemRefType, what: str, readonly: bool = False):
         self.array, self.type, self.what, self.readonly = array, t, what, readonly
         self.flat = array.reshape(-1)
+        self.shape = array.shape
+
+
+class _Shared(_Mem):
+    """A shared-memory buffer (`memref.get_global` of memory space 3): one copy
+    per block, and per element the thread that last wrote it and the one (-2:
+    several) that read it since the last barrier, to catch a missing barrier."""
+
+    def __init__(self, t: MemRefType, blocks: int, name: str):
+        shape = tuple(t.get_shape())
+        super().__init__(np.full((blocks, *shape), np.nan, dtype_of(t.element_type)), t, f"shared @{name}")
+        self.shape = shape
+        self.size = math.prod(shape)
+        n = self.flat.size
+        self.writer, self.written = np.full(n, -1, np.int64), np.full(n, -1, np.int64)
+        self.reader, self.read = np.full(n, -1, np.int64), np.full(n, -1, np.int64)
 
 
 class _Frame:
@@ -362,6 +387,8 @@ class _Launch:
             raise self.error(f"launched with block {block}, but its .reqntid is {known.get_values()}")
         self.args = self._decode(params)
         self._check_aliasing()
+        self.shared: dict[str, _Shared] = {}
+        self.epoch = 0  # barriers passed
 
     def error(self, message: str) -> SimulationError:
         return SimulationError(f"kernel @{self.name}: {message}")
@@ -471,19 +498,76 @@ class _Launch:
             return self.guarded(op, frame, args) if "check_bounds" in op.attributes else self.unguarded(op, frame, args)
         if name == "memref.dim":
             mem, index = args
-            if isinstance(index, np.ndarray) or not 0 <= index < mem.array.ndim:
+            if isinstance(index, np.ndarray) or not 0 <= index < len(mem.shape):
                 raise self.error(f"memref.dim of dimension {index} of {mem.type}")
-            return [np.int64(mem.array.shape[int(index)])]
+            return [np.int64(mem.shape[int(index)])]
         if name == "memref.cast":
             shape = tuple(int(n) for n in args[0].array.shape)
             if any(d not in (DYNAMIC_INDEX, n) for d, n in zip(t.get_shape(), shape)):
                 raise self.error(f"memref.cast of shape {shape} to {t}")
             return [_Mem(args[0].array, t, args[0].what, args[0].readonly)]
+        if name == "memref.collapse_shape":
+            return [self.collapse(op, args[0])]
+        if name == "memref.get_global":
+            return [self.shared_buffer(op)]
+        if name == "gpu.barrier":
+            self.barrier(frame)
+            return []
         if name == "scf.if":
             return self.if_(op, frame, args[0])
         if name == "scf.for":
             return self.for_(op, frame, *args)
         raise self.error(f"the simulator does not handle op '{name}'")
+
+    def collapse(self, op: Operation, mem: _Mem) -> _Mem:
+        if isinstance(mem, _Shared):
+            raise self.error("memref.collapse_shape of shared memory is not simulated")
+        groups = [[a.value.data for a in g.data] for g in op.properties["reassociation"].data]
+        shape = tuple(math.prod(mem.shape[d] for d in g) for g in groups)
+        return _Mem(mem.array.reshape(shape), op.results[0].type, mem.what, mem.readonly)
+
+    def shared_buffer(self, op: Operation) -> _Shared:
+        """The launch's shared buffer of `memref.get_global` (memory space 3 only)."""
+        t = op.results[0].type
+        name = op.properties["name"].root_reference.data
+        if t.memory_space != SHARED:
+            raise self.error(f"memref.get_global of '{t}' (only shared memory, space 3, is simulated)")
+        if name not in self.shared:
+            self.shared[name] = _Shared(t, self.grid[0] * self.grid[1] * self.grid[2], name)
+        return self.shared[name]
+
+    def barrier(self, frame: _Frame) -> None:
+        """gpu.barrier: every thread of a block reaching it together (no divergence)."""
+        per_block = math.prod(self.block)
+        counts = np.bincount(frame.threads // per_block)
+        if np.any((counts != 0) & (counts != per_block)):
+            block = int(np.flatnonzero((counts != 0) & (counts != per_block))[0])
+            raise self.error(f"gpu.barrier reached by {counts[block]} of the {per_block} threads of block {block}")
+        self.epoch += 1
+
+    def shared_access(self, op: Operation, frame: _Frame, mem: _Shared, flat: Any, store: bool) -> None:
+        """Record a shared access; raise for one that races with another thread's
+        since the last barrier (a read of, or a store to, what another thread stored;
+        a store to what another thread read)."""
+        n = frame.threads.size
+        flat, threads = np.broadcast_to(flat, (n,)), frame.threads
+        other_wrote = (mem.written[flat] == self.epoch) & (mem.writer[flat] != threads)
+        other_read = store & (mem.read[flat] == self.epoch) & (mem.reader[flat] != threads)
+        if np.any(other_wrote | other_read):
+            k = int(np.flatnonzero(other_wrote | other_read)[0])
+            what, who = (("stored", mem.writer) if other_wrote[k] else ("read", mem.reader))
+            raise self.error(
+                f"missing barrier: thread {threads[k]} {'stores to' if store else 'reads'} element {flat[k]} of "
+                f"{mem.what}, which thread {who[flat[k]]} {what} since the last barrier"
+            )
+        if store:
+            mem.writer[flat], mem.written[flat] = threads, self.epoch
+            return
+        reader = np.where((mem.read[flat] != self.epoch) | (mem.reader[flat] == threads), threads, -2)
+        order = np.argsort(flat, kind="stable")
+        shared = (flat[order][1:] == flat[order][:-1]) & (threads[order][1:] != threads[order][:-1])
+        reader[order[1:][shared]] = reader[order[:-1][shared]] = -2
+        mem.reader[flat], mem.read[flat] = reader, self.epoch
 
     def special(self, op: Operation, threads: np.ndarray) -> Any:
         d = "xyz".index(op.properties["dimension"].data.value)
@@ -533,10 +617,10 @@ class _Launch:
 
     def flat(self, op: Operation, frame: _Frame, mem: _Mem, indices: Sequence[Any]) -> Any:
         """The row-major element offsets of `indices` in `mem`, checked against its dimensions."""
-        if len(indices) != mem.array.ndim:
+        if len(indices) != len(mem.shape):
             raise self.error(f"'{op.name}' with {len(indices)} indices into {mem.type}")
         flat: Any = np.int64(0)
-        for axis, (i, n) in enumerate(zip(indices, mem.array.shape)):
+        for axis, (i, n) in enumerate(zip(indices, mem.shape)):
             bad = (i < 0) | (i >= n)
             if np.any(bad):
                 j = int(np.flatnonzero(bad)[0]) if isinstance(bad, np.ndarray) else 0
@@ -548,13 +632,18 @@ class _Launch:
                     f"of size {n} (thread {thread % per_block} of block {thread // per_block})"
                 )
             flat = flat * n + i
+        if isinstance(mem, _Shared):
+            flat = flat + frame.threads // math.prod(self.block) * mem.size
         return flat
 
     def unguarded(self, op: Operation, frame: _Frame, args: list[Any]) -> list[Any]:
         """memref.load, store or atomic_rmw."""
         if op.name == "memref.load":
             mem, *indices = args
-            return [mem.flat[self.flat(op, frame, mem, indices)]]
+            flat = self.flat(op, frame, mem, indices)
+            if isinstance(mem, _Shared):
+                self.shared_access(op, frame, mem, flat, store=False)
+            return [mem.flat[flat]]
         if op.name == "memref.store":
             self.store(op, frame, args)
             return []
@@ -567,7 +656,7 @@ class _Launch:
         mem, indices = args[first], args[first + 1 :]
         n = frame.threads.size
         ok = np.ones(n, np.bool_)
-        for i, size in zip(indices, mem.array.shape):
+        for i, size in zip(indices, mem.shape):
             ok &= np.broadcast_to((np.asarray(i) >= 0) & (np.asarray(i) < size), (n,))
         if ok.all():  # the plain access, keeping uniform values uniform
             return self.unguarded(op, frame, args)
@@ -601,6 +690,8 @@ class _Launch:
         value, mem, *indices = args
         self.writable(op, mem)
         flat = self.flat(op, frame, mem, indices)
+        if isinstance(mem, _Shared):
+            self.shared_access(op, frame, mem, flat, store=True)
         n = frame.threads.size
         if isinstance(flat, np.ndarray) or (n > 1 and isinstance(value, np.ndarray)):
             flat, value = np.broadcast_to(flat, (n,)), np.broadcast_to(value, (n,))

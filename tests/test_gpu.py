@@ -434,9 +434,10 @@ def test_simulator_checks_launches_and_unknown_ops():
     with pytest.raises(SimulationError, match="takes 2 parameters, got 1"):
         engine.driver.launch(fn, (4, 1, 1), (256, 1, 1), [ctypes.c_uint64(0)])
     broken = engine.module.clone()
-    kernels(broken)[0].body.block.insert_op_before(gpu.BarrierOp(), kernels(broken)[0].body.block.first_op)
+    kernels(broken)[0].body.block.insert_op_before(gpu.GlobalIdOp(gpu.DimensionAttr(gpu.DimensionEnum.X)),
+                                                   kernels(broken)[0].body.block.first_op)  # fmt: skip
     engine.driver.module = broken
-    with pytest.raises(SimulationError, match="does not handle op 'gpu.barrier'"):
+    with pytest.raises(SimulationError, match="does not handle op 'gpu.global_id'"):
         engine.invoke("f", np.zeros(1000, np.float32))
 
 

@@ -25,6 +25,9 @@ Kernels are translated op by op with the CPU emitter's handlers (same
   issues one atomic; otherwise each lane issues its own. add, integer max/min
   are `atom.global` instructions, float max/min (`fmaximum`, NaN-propagating
   like `arith.maximumf`) LLVM expands to a CAS loop, mul is a CAS loop here.
+* `gpu.barrier` is `bar.sync 0`; a `memref.get_global` of memory space 3
+  (a `blas.gemm` kernel's shared tiles, `passes.gpu_gemm`) is an
+  uninitialised `addrspace(3)` array, i.e. `.shared` memory.
 * Math without libm or libdevice: exp, exp2, log, log2, log10, expm1, log1p,
   sin, cos, tan, asin, acos, atan, atan2, sinh, cosh, tanh, asinh, acosh,
   atanh, cbrt, erf, powf and `arith.remf` (exact fmod) are inline range
@@ -37,6 +40,7 @@ Kernels are translated op by op with the CPU emitter's handlers (same
 from __future__ import annotations
 
 import functools
+import math
 import re
 from collections.abc import Callable
 
@@ -59,13 +63,15 @@ from dfc.compiler.codegen.llvm_emitter import (
     _scalar_type,
     guarded_value,
 )
+from dfc.passes.gpu_gemm import SHARED
 
 __all__ = ["emit_ptx", "emit_llvm", "compile_ptx", "lower_for_gpu", "kernel_params", "bounds_sites", "GPU_PIPELINE",
            "DEFAULT_ARCH"]  # fmt: skip
 
 DEFAULT_ARCH = "sm_90"
 TRIPLE = "nvptx64-nvidia-cuda"
-GPU_PIPELINE = "expand-library,canonicalize,cse,bufferize,check-bounds,lower-dataflow{target=gpu},canonicalize,cse"
+GPU_PIPELINE = ("expand-library,canonicalize,cse,bufferize,check-bounds,contraction-to-blas{target=gpu},"
+                "lower-dataflow{target=gpu},canonicalize,cse")
 
 _GLOBAL_PTR = ir.PointerType(addrspace=1)
 _I1 = ir.IntType(1)
@@ -94,7 +100,7 @@ def _unsupported(what: str) -> NotImplementedError:
 
 def _needs_lowering(module: ModuleOp) -> bool:
     for op in module.walk():
-        if op.dialect_name() in ("df", "nn", "tensor"):
+        if op.dialect_name() in ("df", "nn", "tensor", "blas"):
             return True
         if op.name == "func.func" and any(isinstance(t, TensorType) for t in op.function_type.inputs.data):
             return True
@@ -352,6 +358,31 @@ def _atomic_update(e: _KernelEmitter, op: Operation, wcr: str, v: ir.Value, addr
     b.branch(done_bb)
     b.position_at_end(done_bb)
     return ir.Constant(v.type, ir.Undefined)
+
+
+@_handles("gpu.barrier")
+def _barrier(e: _KernelEmitter, op: Operation) -> None:
+    e.nvvm("barrier0", _VOID, [])
+
+
+@_handles("memref.get_global")
+def _shared_global(e: _KernelEmitter, op: Operation) -> None:
+    """A `memref.global` of memory space 3 (the kernel module's shared tiles,
+    `passes.gpu_gemm`): an uninitialised `addrspace(3)` array of the module."""
+    t = op.results[0].type
+    assert isinstance(t, MemRefType)
+    if t.memory_space != SHARED:
+        raise _unsupported(f"memref.get_global of '{t}' in a kernel (only shared memory, space 3)")
+    name = op.properties["name"].root_reference.data
+    if name not in e.m.ir.globals:
+        g = ir.GlobalVariable(e.m.ir, ir.ArrayType(_scalar_type(t.element_type), math.prod(t.get_shape())), name,
+                              addrspace=3)  # fmt: skip
+        g.linkage = "internal"
+        g.initializer = ir.Constant(g.value_type, ir.Undefined)
+        g.align = 16
+    ptr = e.b.addrspacecast(e.m.ir.globals[name], ir.PointerType())
+    e.values[op.results[0]] = _MemRef(ptr, [ir.Constant(_I64, d) for d in t.get_shape()], t,
+                                      _scalar_type(t.element_type))  # fmt: skip
 
 
 @_handles(*MATH1, *MATH2)

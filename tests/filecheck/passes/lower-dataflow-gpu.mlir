@@ -74,6 +74,28 @@ func.func @dots(%x: memref<8x16xf32>, %y: memref<8x16xf32>) -> memref<8xf32> {
   func.return %s : memref<8xf32>
 }
 
+// A blas.gemm launches a tiled kernel (passes/gpu_gemm.py) of 256 threads for each
+// 64 x 64 tile of C: ceil(n / 64) * ceil(m / 64) * batch blocks.
+// CHECK-LABEL: func.func @gemm(%a: memref<3x100x40xf32>, %b: memref<90x40xf32>, %c: memref<3x100x90xf32>) {
+// CHECK:         %[[NT:.*]] = arith.divui %{{.*}}, %{{.*}} : index
+// CHECK:         %[[MT:.*]] = arith.divui %{{.*}}, %{{.*}} : index
+// CHECK-NEXT:    %[[TILES:.*]] = arith.muli %[[NT]], %[[MT]] : index
+// CHECK-NEXT:    %[[GRID:.*]] = arith.muli %[[TILES]], %batch : index
+// CHECK:         %[[BLOCK:.*]] = arith.constant 256 : index
+// CHECK-NEXT:    "gpu.launch_func"(%[[GRID]], %{{.*}}, %{{.*}}, %[[BLOCK]], %{{.*}}, %{{.*}}, %a, %b, %c) <{kernel = @dfc_kernels::@gemm_k0
+// CHECK-NOT:     blas.gemm
+func.func @gemm(%a: memref<3x100x40xf32>, %b: memref<90x40xf32>, %c: memref<3x100x90xf32>) {
+  %batch = arith.constant 3 : index
+  %m = arith.constant 100 : index
+  %n = arith.constant 90 : index
+  %k = arith.constant 40 : index
+  %sa = arith.constant 4000 : index
+  %zero = arith.constant 0 : index
+  %sc = arith.constant 9000 : index
+  blas.gemm %a, %b, %c, %batch, %m, %n, %k, %k, %k, %n, %sa, %zero, %sc {beta = 1.0 : f64, transpose_b} : memref<3x100x40xf32>, memref<90x40xf32>, memref<3x100x90xf32>
+  func.return
+}
+
 // The kernels: thread t = block_id * block_dim + thread_id runs iteration t under
 // `t < iterations`; outputs come first; read-only, unaliased inputs are marked.
 // CHECK:       "gpu.module"() <{sym_name = "dfc_kernels"}> ({
@@ -116,4 +138,20 @@ func.func @dots(%x: memref<8x16xf32>, %y: memref<8x16xf32>) -> memref<8xf32> {
 // CHECK-NEXT:          %[[P:.*]] = arith.mulf %[[U]], %[[W]] : f32
 // CHECK-NEXT:          %{{.*}} = "memref.atomic_rmw"(%[[P]], %[[S]], %[[T]]) <{kind = 0 : i64}> : (f32, memref<8xf32>, index) -> f32
 // CHECK:         sym_name = "dots_k0", gpu.known_block_size = array<i32: 32, 1, 1>
+// The gemm kernel: two shared tiles (memory space 3, 16 deep, rows of 64 + 1); a loop
+// over the depth in steps of 16 carrying the thread's 4 x 4 elements of C; in a step,
+// the tiles' copy, a barrier, 16 x 16 fmas out of the tiles, a barrier.
+// CHECK:         "memref.global"() <{sym_name = "gemm_k0_a", type = memref<16x65xf32, 3 : i64>, initial_value
+// CHECK-NEXT:    "memref.global"() <{sym_name = "gemm_k0_b", type = memref<16x65xf32, 3 : i64>, initial_value
+// CHECK:         ^bb0(%[[A:.*]]: memref<3x100x40xf32>, %[[B:.*]]: memref<90x40xf32>, %[[C:.*]]: memref<3x100x90xf32>):
+// CHECK:           %[[AT:.*]] = memref.get_global @gemm_k0_a : memref<16x65xf32, 3 : i64>
+// CHECK:           %[[A1:.*]] = memref.collapse_shape %[[A]] {{\[}}[0 : i64, 1 : i64, 2 : i64]] : memref<3x100x40xf32> into memref<12000xf32>
+// CHECK:           scf.for %{{.*}} = %{{.*}} to %k step %{{.*}} iter_args({{.*}}) -> (f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32) {
+// CHECK:             memref.load %[[A1]]
+// CHECK:             memref.store %{{.*}}, %[[AT]]
+// CHECK:             "gpu.barrier"() : () -> ()
+// CHECK-COUNT-256:   math.fma
+// CHECK:             "gpu.barrier"() : () -> ()
+// CHECK-NEXT:        scf.yield
+// CHECK:         sym_name = "gemm_k0", gpu.known_block_size = array<i32: 256, 1, 1>, arg_attrs = [{llvm.noalias, llvm.readonly}, {llvm.noalias, llvm.readonly}, {llvm.noalias}]
 // CHECK-NOT:     df.
