@@ -77,20 +77,25 @@ def test_gradient_batch_agrees_with_finite_differences():
 
 def test_contractions_reach_the_gemm_and_its_epilogue():
     """The `contract` feature generates what `contraction-to-blas` and
-    `fuse-gemm-epilogue` rewrite, some of it past the GEMM kernel's tiles."""
+    `fuse-gemm-epilogue` rewrite, some of it past the GEMM kernel's tiles,
+    and on the GPU what becomes a tiled gemm kernel (`passes.gpu_gemm`)."""
     from dfc.compiler import PassManager
+    from dfc.compiler.codegen.nvptx import GPU_PIPELINE
     from dfc.passes import PIPELINES
 
-    gemms = epilogues = big = 0
+    gemms = epilogues = big = gpu_gemms = 0
     for seed in range(30):
         p = generate(seed, frozenset({"contract", "nested"}))
         module = parse_module(render(p))
+        gpu_module = module.clone()
         PassManager.parse(PIPELINES["default"]).run(module)
         text = str(module)
         gemms += text.count("blas.gemm")
         epilogues += text.count("epilogue")
         big += "blas.gemm" in text and min(p.sizes.values()) > 8
-    assert gemms >= 10 and epilogues >= 3 and big >= 2, (gemms, epilogues, big)
+        PassManager.parse(GPU_PIPELINE).run(gpu_module)
+        gpu_gemms += str(gpu_module).count("memref.get_global") // 2  # two shared tiles per gemm kernel
+    assert gemms >= 10 and epilogues >= 3 and big >= 2 and gpu_gemms >= 10, (gemms, epilogues, big, gpu_gemms)
 
 
 WCR_MAX = """
