@@ -8,7 +8,8 @@ of 256 by 784 by 512, with the gradient's transposed products), then the MLP
 many output features an im2col product whose patches the GEMM kernel packs
 straight from the input, `fuse-gemm-gather`; with up to 16 a direct map, as a
 first layer or a depthwise one) forward and value-and-gradient against
-PyTorch. The products run twice in dfc: with the default pipeline
+PyTorch (the MLP also against torch.compile: inductor compiles its forward
+and, through AOTAutograd, its backward). The products run twice in dfc: with the default pipeline
 (contractions call dfc's GEMM kernel or OpenBLAS, `DFC_GEMM`, through
 `contraction-to-blas`) and without that pass (the generated loop nests), so
 the gap the pass closes shows. Ratios are against numpy (matrix products) or
@@ -112,18 +113,17 @@ def mlp_row(n: int, torch, jax, quick: bool) -> None:
         if label == "dfc":
             compile_s = time.perf_counter() - start
         times[label] = median_time(lambda: engine.invoke("mlp_grad", x, labels, *params, seed), repeats=repeats)
-    times["torch"] = times["jax"] = None
+    times["torch"] = times["torch.compile"] = times["jax"] = None
     if torch is not None:
         tx, tl = torch.from_numpy(x), torch.from_numpy(labels)
         tp = [torch.from_numpy(p).requires_grad_() for p in params]
 
-        def step():
-            h = torch.relu(torch.nn.functional.linear(tx, tp[0], tp[1]))
-            z = torch.nn.functional.linear(h, tp[2], tp[3])
-            loss = torch.nn.functional.nll_loss(torch.log_softmax(z, -1), tl)
-            return torch.autograd.grad(loss, tp)
+        def loss(xx, ll, w1, b1, w2, b2):
+            h = torch.relu(torch.nn.functional.linear(xx, w1, b1))
+            return torch.nn.functional.nll_loss(torch.log_softmax(torch.nn.functional.linear(h, w2, b2), -1), ll)
 
-        times["torch"] = median_time(step, repeats=repeats)
+        for name, fn in (("torch", loss), ("torch.compile", torch.compile(loss))):  # inductor: forward and backward
+            times[name] = median_time(lambda fn=fn: torch.autograd.grad(fn(tx, tl, *tp), tp), repeats=repeats)
     if jax is not None:
         jnp = jax.numpy
 
