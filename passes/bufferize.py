@@ -23,7 +23,14 @@ same rule, plus reads only at the element each iteration writes.
 A fresh buffer needs no copy of the initial value only when it comes from
 `tensor.empty` or when the map's plain writes cover every element of that
 output (`_overwrites_all`). Both questions are asked per output: a map may
-start several outputs from one tensor, and each is answered for itself."""
+start several outputs from one tensor, and each is answered for itself.
+An initial value that holds one value everywhere (a splat constant, or a
+map's output that one plain write of a value from outside fills,
+`_splat_of`) is filled again into the fresh buffer instead of copied: the
+fill writes what a copy reads and writes, and a zero fill before a product
+is what `contraction-to-blas` folds into the GEMM (`beta = 0`). CSE merges
+equal zero tensors, so two convolutions' gradients of one shape start from
+one tensor: in a small ResNet's training step, 37.7 MB were copied that way."""
 
 from __future__ import annotations
 
@@ -163,6 +170,29 @@ def _overwrites_all(user: Operation, out: int | None) -> bool:
     return w.wcr is None and list(w.indices) == list(user.ivs) and tuple(user.static_extents) == t.get_shape()
 
 
+def _splat_of(value: SSAValue) -> SSAValue | Attribute | None:
+    """What every element of the tensor `value` holds, when it is a splat
+    constant (the element's attribute) or a map fills it with one value (its
+    only write to that output, a plain one, replaces every element): a value
+    from outside the map, or the attribute of a constant. None otherwise."""
+    owner = value.owner
+    if isinstance(owner, arith.ConstantOp):
+        dense = owner.value
+        return next(dense.iter_attrs(), None) if isinstance(dense, DenseIntOrFPElementsAttr) and dense.is_splat() else None
+    if not isinstance(owner, df.MapOp) or not _overwrites_all(owner, value.index):  # type: ignore[attr-defined]
+        return None
+    (use,) = owner.out_args[value.index].uses  # type: ignore[attr-defined]
+    scalar = use.operation.operands[0]
+    if isinstance(scalar.owner, arith.ConstantOp):
+        return scalar.owner.value
+    return None if owner.is_ancestor(_defining_op(scalar)) else scalar
+
+
+def _defining_op(value: SSAValue) -> Operation:
+    owner = value.owner
+    return owner if isinstance(owner, Operation) else owner.parent_op()
+
+
 def _locate(first: Operation | None, location: Attribute) -> None:
     """Give `first` and the ops after it that have no location `location`
     (what bufferize built for one op keeps that op's place in the source)."""
@@ -240,7 +270,21 @@ class _Bufferizer:
         if isinstance(value.owner, tensor.EmptyOp) or _overwrites_all(user, out):  # nothing to copy
             assert isinstance(buf.type, MemRefType)
             return self.donor(user, out, taken) or self.alloc_like(b, buf.type, buf, scope)
+        scalar = _splat_of(value)
+        if scalar is not None:  # filling a fresh buffer moves half the bytes a copy does
+            assert isinstance(buf.type, MemRefType)
+            fresh = self.alloc_like(b, buf.type, buf, scope)
+            self.fill(b, fresh, self.v(scalar) if isinstance(scalar, SSAValue) else b.insert(arith.ConstantOp(scalar)).result)
+            return fresh
         return self.copy(b, buf, scope)
+
+    def fill(self, b: Builder, buf: SSAValue, scalar: SSAValue | None) -> None:
+        """A map writing `scalar` (a value of the new IR) to every element of `buf` (none: leave it)."""
+        assert isinstance(buf.type, MemRefType)
+        fill = b.insert(df.MapOp(list(buf.type.get_shape()), [buf]))
+        if scalar is not None:
+            inner = Builder(InsertPoint.at_end(fill.body.block))
+            inner.insert(df.WriteOp(scalar, fill.out_args[0], list(fill.ivs)))
 
     def donor(self, user: Operation, out: int | None, taken: set[SSAValue]) -> SSAValue | None:
         """The buffer of another tensor that the map `user` may write its
@@ -356,11 +400,7 @@ class _Bufferizer:
         if value.is_splat():  # allocate and fill with a map
             buf = self.alloc(b, t, [], scope)
             first = next(value.iter_attrs(), None)
-            scalar = b.insert(arith.ConstantOp(first)).result if first is not None else None
-            fill = b.insert(df.MapOp(list(t.get_shape()), [buf]))
-            if scalar is not None:
-                inner = Builder(InsertPoint.at_end(fill.body.block))
-                inner.insert(df.WriteOp(scalar, fill.out_args[0], list(fill.ivs)))
+            self.fill(b, buf, b.insert(arith.ConstantOp(first)).result if first is not None else None)
             self.map[op.result] = buf
             return
         name = f"__dfc_constant_{self.globals}"

@@ -178,12 +178,16 @@ func.func @read_after_write(%x: tensor<8xf32>) -> tensor<8xf32> {
 }
 
 // A tensor made before a loop and used inside it is live in every iteration:
-// a map inside the loop that starts from it writes into a copy, never into it.
+// a map inside the loop that starts from it writes into a fresh buffer holding
+// its value (zeros: filled again rather than copied), never into it.
 // CHECK-LABEL: func.func @live_across_iterations
 // CHECK:         %[[ZERO:.*]] = memref.alloc()
 // CHECK:         scf.for
 // CHECK-NEXT:      %[[FRESH:.*]] = memref.alloc()
-// CHECK-NEXT:      "memref.copy"(%[[ZERO]], %[[FRESH]])
+// CHECK-NEXT:      %[[Z:.*]] = arith.constant 0.000000e+00 : f64
+// CHECK-NEXT:      df.map (%[[I:.*]]) in (4) outs(%[[O:.*]] = %[[FRESH]] : memref<4xf64>) {
+// CHECK-NEXT:        df.write %[[Z]], %[[O]][%[[I]]] : memref<4xf64>
+// CHECK-NEXT:      }
 // CHECK-NEXT:      df.map (%{{.*}}) in (1) outs(%{{.*}} = %[[FRESH]] : memref<4xf64>)
 func.func @live_across_iterations(%x: tensor<4xf64>) -> tensor<4xf64> {
   %c0 = arith.constant 0 : index
@@ -206,11 +210,14 @@ func.func @live_across_iterations(%x: tensor<4xf64>) -> tensor<4xf64> {
 
 // Two outputs start from the same tensor: the first overwrites every element
 // (no copy needed), the second accumulates into one element and must see the
-// zeros, so it gets a copy (not a fresh uninitialised buffer).
+// zeros, so it gets a buffer filled with them (not a fresh uninitialised one).
 // CHECK-LABEL: func.func @shared_initial_value
 // CHECK:         %[[ZERO:.*]] = memref.alloc()
 // CHECK:         %[[SECOND:.*]] = memref.alloc()
-// CHECK-NEXT:    "memref.copy"(%[[ZERO]], %[[SECOND]])
+// CHECK-NEXT:    %[[Z:.*]] = arith.constant 0.000000e+00 : f64
+// CHECK-NEXT:    df.map (%[[I:.*]]) in (4) outs(%[[O:.*]] = %[[SECOND]] : memref<4xf64>) {
+// CHECK-NEXT:      df.write %[[Z]], %[[O]][%[[I]]] : memref<4xf64>
+// CHECK-NEXT:    }
 // CHECK-NEXT:    df.map (%{{.*}}) in (4) outs(%{{.*}} = %[[ZERO]] : memref<4xf64>, %{{.*}} = %[[SECOND]] : memref<4xf64>)
 func.func @shared_initial_value(%x: tensor<4xf64>) -> (tensor<4xf64>, tensor<4xf64>) {
   %zero = arith.constant dense<0.0> : tensor<4xf64>
@@ -324,3 +331,57 @@ func.func @while_loop(%x: tensor<4xf32>, %n: i32) -> tensor<4xf32> {
 // CHECK-NEXT:      scf.yield %k3 : i32
 // CHECK-NEXT:    }
 // CHECK-NEXT:    func.return %[[BUF]] : memref<4xf32>
+
+// A splat constant or a map filling one value, used as the initial value of two
+// maps: the first gets a fresh buffer filled again, not a copy (a fill writes the
+// bytes a copy reads and writes; `contraction-to-blas` then drops a zero fill
+// before a product), the second the dead original.
+// CHECK-LABEL: func.func @refilled(%x: memref<4xf32>, %s: f32) -> (memref<4xf32>, memref<4xf32>, memref<4xf32>, memref<4xf32>) {
+// CHECK-NEXT:    %[[Z:.*]] = memref.alloc() {alignment = 64 : i64} : memref<4xf32>
+// CHECK-NEXT:    %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
+// CHECK-NEXT:    df.map (%[[I:.*]]) in (4) outs(%[[O:.*]] = %[[Z]] : memref<4xf32>) {
+// CHECK-NEXT:      df.write %[[ZERO]], %[[O]][%[[I]]] : memref<4xf32>
+// CHECK-NEXT:    }
+// CHECK-NEXT:    %[[Z2:.*]] = memref.alloc() {alignment = 64 : i64} : memref<4xf32>
+// CHECK-NEXT:    %[[ZERO2:.*]] = arith.constant 0.000000e+00 : f32
+// CHECK-NEXT:    df.map (%[[I:.*]]) in (4) outs(%[[O:.*]] = %[[Z2]] : memref<4xf32>) {
+// CHECK-NEXT:      df.write %[[ZERO2]], %[[O]][%[[I]]] : memref<4xf32>
+// CHECK-NEXT:    }
+// CHECK-NEXT:    df.map (%{{.*}}) in (4) outs(%{{.*}} = %[[Z2]] : memref<4xf32>) {
+// CHECK:         df.map (%{{.*}}) in (4) outs(%{{.*}} = %[[Z]] : memref<4xf32>) {
+// CHECK:         %[[F:.*]] = memref.alloc() {alignment = 64 : i64} : memref<4xf32>
+// CHECK-NEXT:    df.map (%{{.*}}) in (4) outs(%{{.*}} = %[[F]] : memref<4xf32>) {
+// CHECK-NEXT:      df.write %s, %{{.*}}[%{{.*}}] : memref<4xf32>
+// CHECK-NEXT:    }
+// CHECK-NEXT:    %[[F2:.*]] = memref.alloc() {alignment = 64 : i64} : memref<4xf32>
+// CHECK-NEXT:    df.map (%[[I:.*]]) in (4) outs(%[[O:.*]] = %[[F2]] : memref<4xf32>) {
+// CHECK-NEXT:      df.write %s, %[[O]][%[[I]]] : memref<4xf32>
+// CHECK-NEXT:    }
+// CHECK-NEXT:    df.map (%{{.*}}) in (4) outs(%{{.*}} = %[[F2]] : memref<4xf32>) {
+// CHECK:         df.map (%{{.*}}) in (4) outs(%{{.*}} = %[[F]] : memref<4xf32>) {
+// CHECK-NOT:     memref.copy
+// CHECK:         func.return %[[Z2]], %[[Z]], %[[F2]], %[[F]]
+func.func @refilled(%x: tensor<4xf32>, %s: f32) -> (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) {
+  %z = arith.constant dense<0.0> : tensor<4xf32>
+  %a = df.map (%i) in (4) outs(%o = %z : tensor<4xf32>) {
+    %v = df.read %x[%i] : tensor<4xf32>
+    df.write %v, %o[%i] wcr(add) : tensor<4xf32>
+  } -> tensor<4xf32>
+  %b = df.map (%i) in (4) outs(%o = %z : tensor<4xf32>) {
+    %v = df.read %x[%i] : tensor<4xf32>
+    df.write %v, %o[%i] wcr(max) : tensor<4xf32>
+  } -> tensor<4xf32>
+  %e = tensor.empty() : tensor<4xf32>
+  %f = df.map (%i) in (4) outs(%o = %e : tensor<4xf32>) {
+    df.write %s, %o[%i] : tensor<4xf32>
+  } -> tensor<4xf32>
+  %c = df.map (%i) in (4) outs(%o = %f : tensor<4xf32>) {
+    %v = df.read %x[%i] : tensor<4xf32>
+    df.write %v, %o[%i] wcr(add) : tensor<4xf32>
+  } -> tensor<4xf32>
+  %d = df.map (%i) in (4) outs(%o = %f : tensor<4xf32>) {
+    %v = df.read %x[%i] : tensor<4xf32>
+    df.write %v, %o[%i] wcr(max) : tensor<4xf32>
+  } -> tensor<4xf32>
+  func.return %a, %b, %c, %d : tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>
+}
