@@ -196,7 +196,7 @@ def build_gemm(op: GemmOp, kernel: KernelArgs, name: str) -> None:
 
     def stage(lb: _Index, side: str, k0: SSAValue, e: SSAValue) -> None:
         """Thread element `e` of the step at depth k0: factor `side` into its shared tile."""
-        fast, slow = (DEPTH, TILE) if along_depth(side) else (TILE, DEPTH)
+        fast = DEPTH if along_depth(side) else TILE  # the extent consecutive threads walk
         first, second = lb.div(e, fast), lb.rem(e, fast)
         o_l, p_l = (first, second) if fast == DEPTH else (second, first)
         outer = lb.add(row0 if side == "a" else col0, o_l)
@@ -228,14 +228,14 @@ def build_gemm(op: GemmOp, kernel: KernelArgs, name: str) -> None:
 
     for r in range(PER_THREAD):
         i = ix.add(ix.add(ty, r * _SIDE), row0)
-        for j_ in range(PER_THREAD):
-            j = ix.add(ix.add(tx, j_ * _SIDE), col0)
+        for s in range(PER_THREAD):
+            j = ix.add(ix.add(tx, s * _SIDE), col0)
             then = Block()
             b.insert(scf.IfOp(ix.both(ix.lt(i, m), ix.lt(j, n)), [], Region(then)))
             tb = Builder(InsertPoint.at_end(then))
             tix = _Index(tb)
             at = tix.add(starts[2], tix.add(tix.mul(i, v(op.ldc)), j))
-            value = steps.results[r * PER_THREAD + j_]
+            value = steps.results[r * PER_THREAD + s]
             if op.beta.value.data == 1.0:
                 value = tb.insert(arith.AddfOp(value, tix.load(c, at))).result
             tb.insert(memref.StoreOp.get(value, c, [at]))
