@@ -212,3 +212,23 @@ def test_expansion_choice(x_shape, k_shape, padding, stride, layout, direct):
     module = parse_module(_conv_text(x_shape, k_shape, stride, padding, 1, x_shape[1] // k_shape[1], layout))
     (op,) = [o for o in module.walk() if o.name == "nn.convolution"]
     assert nn_expand_conv.is_direct(op) == direct
+
+
+@pytest.mark.parametrize("x_shape,k_shape,block", [
+    ([32, 16, 32, 32], [16, 16, 3, 3], 4),  # 4 features x 3 taps
+    ([64, 1, 28, 28], [6, 1, 5, 5], 3),  # LeNet-5's first layer: 3 x 5
+    ([16, 3, 32, 32], [16, 3, 7, 7], 2),  # 2 x 7
+    ([8, 3, 64, 64], [8, 3, 11, 11], 1),  # a row of 11 taps alone
+    ([8, 3, 16, 16], [5, 3, 3, 3], 1),  # 5 features: no divisor up to 4 but 1
+    ([8, 12, 16, 16], [12, 6, 3, 3], 3),  # 2 groups of 6
+    ([32, 64, 32, 32], [64, 1, 3, 3], 1),  # depthwise
+])
+def test_direct_feature_block(x_shape, k_shape, block):
+    """A direct convolution computes the largest block of output features (up to
+    4) dividing its features per group whose terms with the kernel row's taps stay
+    within what the emitter unrolls (15). Values with blocks of 1 to 4 are checked
+    against PyTorch above (CASES and the random geometries, direct forced)."""
+    groups = x_shape[1] // k_shape[1]
+    module = parse_module(_conv_text(x_shape, k_shape, 1, k_shape[-1] // 2, 1, groups))
+    (op,) = [o for o in module.walk() if o.name == "nn.convolution"]
+    assert nn_expand_conv._feature_block(op) == block

@@ -182,12 +182,16 @@ func.func @conv(%x: tensor<1x3x8x8xf32>, %k: tensor<24x3x3x3xf32>) -> tensor<1x2
 
 // With at most 16 output features per group, one direct map accumulates
 // input * kernel into the zeroed result: the output positions (y, x) inside
-// the input feature and the first tap, the last tap innermost; the input is
-// read at 2 * y + ky and 2 * x + kx.
+// the input feature and the first tap, then a block of output features
+// (o = 4 * ob + oi: their terms read the same input element) and the last tap
+// innermost; the input is read at 2 * y + ky and 2 * x + kx.
 // CLEAN-LABEL: func.func @conv_direct
 // CLEAN:         %[[PAD:.*]] = df.map (%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) in (1, 3, 8, 8) outs(%{{.*}} = %{{.*}} : tensor<1x3x10x10xf32>)
 // CLEAN:         %[[ZERO:.*]] = arith.constant dense<0.000000e+00> : tensor<1x4x4x4xf32>
-// CLEAN:         df.map (%[[N:.*]], %[[O:.*]], %[[C:.*]], %[[KY:.*]], %[[Y:.*]], %[[X:.*]], %[[KX:.*]]) in (1, 4, 3, 3, 4, 4, 3) outs(%[[OUT:.*]] = %[[ZERO]] : tensor<1x4x4x4xf32>)
+// CLEAN:         df.map (%[[N:.*]], %[[OB:.*]], %[[C:.*]], %[[KY:.*]], %[[Y:.*]], %[[X:.*]], %[[OI:.*]], %[[KX:.*]]) in (1, 1, 3, 3, 4, 4, 4, 3) outs(%[[OUT:.*]] = %[[ZERO]] : tensor<1x4x4x4xf32>)
+// CLEAN:           %[[FOUR:.*]] = arith.constant 4 : index
+// CLEAN:           %[[OB4:.*]] = arith.muli %[[OB]], %[[FOUR]] : index
+// CLEAN:           %[[O:.*]] = arith.addi %[[OB4]], %[[OI]] : index
 // CLEAN:           %[[TWO:.*]] = arith.constant 2 : index
 // CLEAN:           %[[SY:.*]] = arith.muli %[[Y]], %[[TWO]] : index
 // CLEAN:           %[[IY:.*]] = arith.addi %[[KY]], %[[SY]] : index
