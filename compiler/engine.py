@@ -62,6 +62,7 @@ from dfc.compiler.codegen.llvm_emitter import DEFAULT_PARALLEL_MIN_WORK, JitModu
 from dfc.compiler.codegen.runtime import free_function
 from dfc.compiler.codegen.target import host_target_machine
 from dfc.compiler.diagnostics import verify_located
+from dfc.compiler.gc_pause import paused_gc
 from dfc.compiler.interpreter import dtype_of, is_float_dtype
 from dfc.compiler.pass_manager import PassManager
 from dfc.compiler.shape_checks import AccessBound, access_bounds, check_access, has_dynamic_arguments
@@ -196,14 +197,15 @@ def _compile(module: ModuleOp, text: str, options: tuple) -> JitModule:
         disk_key = object_cache.cache_key(text, options, host_target_machine(opt_level))
         if (entry := object_cache.load(disk_key)) is not None:
             return JitModule.from_object(entry, opt_level)
-    jit = JitModule(
-        lower(module, threads, pipeline, out_params),
-        opt_level=opt_level,
-        fast_math=fast_math,
-        num_threads=threads,
-        parallel_min_work=parallel_min_work,
-        vector_math=vector_math,
-    )
+    with paused_gc():
+        jit = JitModule(
+            lower(module, threads, pipeline, out_params),
+            opt_level=opt_level,
+            fast_math=fast_math,
+            num_threads=threads,
+            parallel_min_work=parallel_min_work,
+            vector_math=vector_math,
+        )
     if disk_key is not None:
         object_cache.store(disk_key, jit.object)
     return jit

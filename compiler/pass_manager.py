@@ -30,6 +30,7 @@ from xdsl.utils.exceptions import DiagnosticException, PassFailedException, Veri
 from dfc.compiler import locations
 from dfc.compiler.context import make_context
 from dfc.compiler.diagnostics import CompileError, verify_located
+from dfc.compiler.gc_pause import paused_gc
 from dfc.compiler.pipeline_syntax import PipelineElement, format_pipeline, parse_elements
 from dfc.passes import PIPELINES, get_all_passes
 
@@ -116,9 +117,19 @@ class PassManager:
         """Run every pass in order on `module`, in place; returns it.
 
         A pass that fails, or leaves IR that does not verify, raises
-        `CompileError` naming the pass.
+        `CompileError` naming the pass. Python's cyclic garbage collector is
+        paused meanwhile (`compiler.gc_pause`).
         """
         ctx = ctx or make_context()
+        with paused_gc():
+            self._run(module, ctx)
+        if self.time_passes:
+            self.report_timing()
+        if self.statistics:
+            self.report_statistics()
+        return module
+
+    def _run(self, module: ModuleOp, ctx: Context) -> None:
         for k, p in enumerate(self.passes):
             if self.progress is not None:
                 self.progress(k, len(self.passes), p.name)
@@ -146,11 +157,6 @@ class PassManager:
                 self._dump("After", p, module)
             elif self.print_ir_after_change and str(module) != before:
                 self._dump("After", p, module)
-        if self.time_passes:
-            self.report_timing()
-        if self.statistics:
-            self.report_statistics()
-        return module
 
     @staticmethod
     def _apply(p: ModulePass, ctx: Context, module: ModuleOp) -> None:

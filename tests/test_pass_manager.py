@@ -1,5 +1,6 @@
 """The Python embedding: PassManager shares opt-tool's registry and instrumentation."""
 
+import gc
 import io
 
 import pytest
@@ -58,3 +59,30 @@ def test_main_reports_errors_without_traceback(tmp_path, capsys):
     err = capsys.readouterr().err
     assert err.startswith(f"{bad}:3:3: error: 'func.return' op")
     assert "Traceback" not in err
+
+
+def test_the_collector_is_paused_while_compiling(monkeypatch):
+    """Python's cyclic collector is off while passes run and while the engine
+    compiles (`compiler.gc_pause`), on again after; one the caller disabled
+    stays disabled."""
+    from dfc.compiler import ExecutionEngine, engine
+
+    states: list[bool] = []
+    apply = PassManager._apply
+    monkeypatch.setattr(PassManager, "_apply", staticmethod(lambda p, ctx, m: (states.append(gc.isenabled()),
+                                                                                apply(p, ctx, m))))  # fmt: skip
+    module = parse_module("func.func @f(%x: f64) -> f64 {\n  func.return %x : f64\n}")
+    PassManager.parse("cse,dce").run(module)
+    assert states == [False, False] and gc.isenabled()
+    gc.disable()
+    try:
+        PassManager.parse("cse").run(module)
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+    lowering = engine.lower
+    monkeypatch.setattr(engine, "lower", lambda *a: (states.append(gc.isenabled()), lowering(*a))[1])
+    engine.clear_jit_cache()
+    states.clear()
+    assert ExecutionEngine(module).invoke("f", 2.0) == 2.0
+    assert states == [False] and gc.isenabled()
