@@ -178,19 +178,15 @@ def _splat_of(value: SSAValue) -> SSAValue | Attribute | None:
     owner = value.owner
     if isinstance(owner, arith.ConstantOp):
         dense = owner.value
-        return next(dense.iter_attrs(), None) if isinstance(dense, DenseIntOrFPElementsAttr) and dense.is_splat() else None
+        splat = isinstance(dense, DenseIntOrFPElementsAttr) and dense.is_splat()
+        return next(dense.iter_attrs(), None) if splat else None
     if not isinstance(owner, df.MapOp) or not _overwrites_all(owner, value.index):  # type: ignore[attr-defined]
         return None
     (use,) = owner.out_args[value.index].uses  # type: ignore[attr-defined]
     scalar = use.operation.operands[0]
     if isinstance(scalar.owner, arith.ConstantOp):
         return scalar.owner.value
-    return None if owner.is_ancestor(_defining_op(scalar)) else scalar
-
-
-def _defining_op(value: SSAValue) -> Operation:
-    owner = value.owner
-    return owner if isinstance(owner, Operation) else owner.parent_op()
+    return None if owner.is_ancestor(scalar.owner) else scalar  # a block argument's owner is its block
 
 
 def _locate(first: Operation | None, location: Attribute) -> None:
@@ -274,7 +270,8 @@ class _Bufferizer:
         if scalar is not None:  # filling a fresh buffer moves half the bytes a copy does
             assert isinstance(buf.type, MemRefType)
             fresh = self.alloc_like(b, buf.type, buf, scope)
-            self.fill(b, fresh, self.v(scalar) if isinstance(scalar, SSAValue) else b.insert(arith.ConstantOp(scalar)).result)
+            outside = isinstance(scalar, SSAValue)
+            self.fill(b, fresh, self.v(scalar) if outside else b.insert(arith.ConstantOp(scalar)).result)
             return fresh
         return self.copy(b, buf, scope)
 

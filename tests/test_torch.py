@@ -297,6 +297,18 @@ def _sgd_steps(nets, x, y) -> list[float]:
     return losses
 
 
+def _step_matches_eager(nets, models, x, y, *, loss_rtol: float, rtol: float, atol: float) -> tuple[dict, dict]:
+    """One SGD step of each of `nets` (`_beside_eager`'s) on (x, y): equal losses,
+    and every entry of the state (parameters, running statistics) of `models`
+    (the compiled model, eager's copy) equal; their two state dicts."""
+    losses = _sgd_steps(nets, x, y)
+    assert losses[0] == pytest.approx(losses[1], rel=loss_rtol)
+    ours, theirs = (m.state_dict() for m in models)
+    for key in ours:
+        torch.testing.assert_close(ours[key], theirs[key], rtol=rtol, atol=atol, msg=key)
+    return ours, theirs
+
+
 def test_training_mode_batch_norm_updates_its_running_statistics():
     """Over SGD steps in training mode: the loss, every gradient, and the running
     mean, variance and batch count after each step equal eager's (float64);
@@ -306,12 +318,8 @@ def test_training_mode_batch_norm_updates_its_running_statistics():
     fast, reference, nets = _beside_eager(model)
     for step in range(3):
         x, y = torch.randn(5, 3, 8, 8, dtype=torch.float64), torch.randint(0, 10, (5,))
-        losses = _sgd_steps(nets, x, y)
-        assert losses[0] == pytest.approx(losses[1], rel=1e-12)
-        ours, theirs = model.state_dict(), reference.state_dict()
+        ours, theirs = _step_matches_eager(nets, (model, reference), x, y, loss_rtol=1e-12, rtol=1e-12, atol=1e-12)
         assert ours.keys() == theirs.keys() and ours["features.1.num_batches_tracked"] == step + 1
-        for key in ours:
-            torch.testing.assert_close(ours[key], theirs[key], rtol=1e-12, atol=1e-12, msg=key)
     model.eval(), reference.eval()
     x = torch.randn(5, 3, 8, 8, dtype=torch.float64)
     torch.testing.assert_close(fast(x), reference(x), rtol=1e-12, atol=1e-12)
@@ -327,11 +335,7 @@ def test_resnet_training_steps_match_eager():
     fast, reference, nets = _beside_eager(model)
     for _ in range(2):
         x, y = torch.randn(2, 3, 12, 12, dtype=torch.float64), torch.randint(0, 10, (2,))
-        losses = _sgd_steps(nets, x, y)
-        assert losses[0] == pytest.approx(losses[1], rel=1e-11)
-        ours, theirs = model.state_dict(), reference.state_dict()
-        for key in ours:
-            torch.testing.assert_close(ours[key], theirs[key], rtol=1e-10, atol=1e-11, msg=key)
+        _step_matches_eager(nets, (model, reference), x, y, loss_rtol=1e-11, rtol=1e-10, atol=1e-11)
 
 
 class _Branchy(nn.Module):
