@@ -61,7 +61,7 @@ class JitFunction:
         self.threads = threads
         self._source = None
         self._specialisations: dict[tuple, Any] = {}
-        self._modules: dict[tuple, tuple[ModuleOp, str]] = {}
+        self._modules: dict[tuple, tuple[ModuleOp, str, list[int]]] = {}
 
     def __repr__(self) -> str:
         return f"<dfc.jit {self.fn.__qualname__}>"
@@ -152,9 +152,14 @@ class JitFunction:
             positions.append(len(ir_args) - 1)
         return params, ir_args, positions
 
-    def module_for(self, params: list[tuple]) -> tuple[ModuleOp, str]:
-        """The module (this function and its callees) for one signature."""
-        key = tuple(params)
+    def module_for(self, params: list[tuple], writeback: bool = False) -> tuple[ModuleOp, str, list[int]]:
+        """The module (this function and its callees) for one signature, the
+        function's name, and the Python parameters it updates in place.
+
+        With `writeback` (a call from another jitted function) the function also
+        returns the final value of each updated array parameter, after its own
+        results, so that the caller can store them where NumPy would have."""
+        key = (*params, ("writeback",)) if writeback else tuple(params)
         if key not in self._modules:
             from dfc.frontend.translate import Translator
 
@@ -168,14 +173,14 @@ class JitFunction:
 
             translator = Translator(self.source(), name, add, _call_jitted)
             try:
-                f = translator.function(list(params))
+                f = translator.function(list(params), writeback)
             except CompileError:
                 raise
             except Exception as err:  # a frontend bug: still located at the user's statement
                 raise translator.fail(f"internal error translating this statement: {type(err).__name__}: {err}") from err
             module.body.block.add_op(f)
             _verify(module, self.source())
-            self._modules[key] = (module, name)
+            self._modules[key] = (module, name, translator.updated)
         return self._modules[key]
 
     def specialize(self, *args: Any):
@@ -185,7 +190,7 @@ class JitFunction:
         params, ir_args, positions = self.params(args)
         key = tuple(params)
         if key not in self._specialisations:
-            module, name = self.module_for(params)
+            module, name, _ = self.module_for(params)
             self._specialisations[key] = Function(module, name, self.threads)
         return self._specialisations[key], ir_args, positions
 
@@ -210,7 +215,12 @@ def _verify(module: ModuleOp, source) -> None:
 
 
 def _call_jitted(tr, callee: JitFunction, args: list, kwargs: dict, node) -> Any:
-    """`callee(*args)` inside a function being translated: a `func.call`."""
+    """`callee(*args)` inside a function being translated: a `func.call`.
+
+    An array argument the callee updates in place is updated in the caller too
+    when it names memory there (a named array or a basic view of one), as in
+    NumPy; an update of a temporary (`np.sqrt(Y)`, a fancy-indexed copy) is not
+    visible, as in NumPy."""
     from xdsl.dialects.builtin import TensorType
 
     from dfc.frontend.affine import Affine
@@ -219,7 +229,10 @@ def _call_jitted(tr, callee: JitFunction, args: list, kwargs: dict, node) -> Any
     if kwargs:
         raise tr.fail("keyword arguments to compiled functions are not supported", node)
     params, values = [], []
-    for a in args:
+    for k, a in enumerate(args):
+        if isinstance(a, View) and a.cell is not None and not a.gathers:
+            # the array as it is at the call (an earlier argument's call may have updated it)
+            args[k] = a = View(a.cell.value, a.shape, a.offset, a.coef, a.dtype, a.cell)
         if isinstance(a, Affine) and a.static is not None:
             params.append(("static", a.static))
         elif isinstance(a, bool):
@@ -235,14 +248,32 @@ def _call_jitted(tr, callee: JitFunction, args: list, kwargs: dict, node) -> Any
             shape = tuple(t.get_shape())
             params.append(("array", dtype_name(t.element_type), shape) if shape else ("float", dtype_name(t.element_type)))
             values.append(v)
-    module, name = callee.module_for(params)
+    module, name, updated = callee.module_for(params, writeback=True)
     for op in module.ops:
         if isinstance(op, func.FuncOp):
             tr.add_function(op.clone())
     f = next(op for op in module.ops if isinstance(op, func.FuncOp) and op.sym_name.data == name)
     call = tr.b.insert(func.CallOp(name, values, f.function_type.outputs.data))
-    results = tuple(View.whole(r) for r in call.results)
+    n_results = len(call.results) - len(updated)
+    _write_back(tr, callee, [args[k] for k in updated], updated, call.results[n_results:], args, node)
+    results = tuple(View.whole(r) for r in call.results[:n_results])
     return results[0] if len(results) == 1 else results
+
+
+def _write_back(tr, callee: JitFunction, targets: list, positions: list[int], values, args: list, node) -> None:
+    """Store the callee's final value of each updated parameter into the caller's array."""
+    from dfc.frontend.arrays import View
+
+    for target, k, value in zip(targets, positions, values):
+        if not (isinstance(target, View) and target.cell is not None and not target.gathers):
+            continue  # a temporary: NumPy drops its update too
+        shared = [j for j, a in enumerate(args) if j != k and isinstance(a, View) and a.cell is target.cell]
+        if shared:
+            raise tr.fail(
+                f"{callee.fn.__qualname__} updates its argument {k} in place, and argument {shared[0]} is the same "
+                "array (or a view of it): calls whose arguments share memory with an updated one are not supported",
+                node)
+        tr.write(target, View.whole(value), node)
 
 
 def jit(fn: Any = None, *, threads: int | None = None) -> Any:

@@ -113,6 +113,7 @@ class Translator:
         self.node: ast.AST = source.tree
         self.scopes: list[_Scope] = []
         self.default_float = "f64"
+        self.updated: list[int] = []  # the Python parameters the function updates in place
         self.b: Builder
         self.em: Emitter
 
@@ -134,8 +135,11 @@ class Translator:
 
     # -- the function -------------------------------------------------------------------
 
-    def function(self, params: list[tuple[str, Any]]) -> func.FuncOp:
-        """`params`: per Python parameter ('array', dtype, shape) | ('float', dtype) | ('static', value)."""
+    def function(self, params: list[tuple[str, Any]], writeback: bool = False) -> func.FuncOp:
+        """`params`: per Python parameter ('array', dtype, shape) | ('float', dtype) | ('static', value).
+
+        Sets `updated` to the array parameters updated in place; with `writeback`
+        the function returns their final values after its own results."""
         tree = self.src.tree
         names = [a.arg for a in tree.args.args]
         if tree.args.vararg or tree.args.kwarg or tree.args.kwonlyargs or tree.args.posonlyargs:
@@ -152,14 +156,16 @@ class Translator:
         self.b = Builder(InsertPoint.at_end(block))
         self.em = Emitter(self.b, self.default_float, lambda m: self.fail(m))
         args = iter(block.args)
-        for name, p in zip(names, params):
+        cells: dict[int, Cell] = {}
+        for k, (name, p) in enumerate(zip(names, params)):
             if p[0] == "static":
                 self.env[name] = Affine(p[1]) if isinstance(p[1], int) and not isinstance(p[1], bool) else p[1]
                 continue
             arg = next(args)
             arg.name_hint = name
             if p[0] == "array":
-                self.env[name] = View.whole(arg, Cell(arg))
+                cells[k] = Cell(arg)
+                self.env[name] = View.whole(arg, cells[k])
             else:
                 v = View.whole(arg)
                 v.weak = True  # a Python float: NumPy keeps the array's precision
@@ -171,6 +177,9 @@ class Translator:
             raise self.fail("the function must end with a return statement", body[-1] if body else tree)
         self.statements(body[:-1])
         results = self.returned(body[-1])
+        self.updated = [k for k, cell in cells.items() if cell.value is not block.args[_position(params, k)]]
+        if writeback:
+            results += [cells[k].value for k in self.updated]
         f = func.FuncOp(self.name, (types, [r.type for r in results]), Region(block))
         self.b.insert(func.ReturnOp(*results))
         self._locate(f, body[-1])
@@ -576,6 +585,10 @@ class Translator:
         raise self.fail(f"expected an integer here, got {_kind(value)}", node)
 
     def as_expr(self, value: Any, node: ast.AST) -> Expr:
+        """`value` as an array expression; a view of a named array reads the array
+        as it is now (a call in the same expression may have updated it in place)."""
+        if isinstance(value, View) and value.cell is not None and value.source is not value.cell.value and not value.gathers:
+            return View(value.cell.value, value.shape, value.offset, value.coef, value.dtype, value.cell)
         if isinstance(value, Expr):
             return value
         if isinstance(value, Affine):
@@ -895,6 +908,11 @@ class Translator:
         args = [self.expr(a) for a in node.args]
         kwargs = {k.arg: self.expr(k.value) for k in node.keywords}
         return call(self, f, args, kwargs, node)
+
+
+def _position(params: list[tuple[str, Any]], k: int) -> int:
+    """The block argument of Python parameter `k` (static parameters have none)."""
+    return sum(1 for p in params[:k] if p[0] != "static")
 
 
 INTEGER_OPS = {"add", "sub", "mul", "floordiv", "mod", "maximum", "minimum", "and", "or", "xor", "neg", "not",
