@@ -15,22 +15,18 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from xdsl.dialects.builtin import (
-    AnyFloat,
     DenseArrayBase,
     DenseIntOrFPElementsAttr,
     FloatAttr,
     IntegerAttr,
     IntegerType,
-    Signedness,
     StringAttr,
     TensorType,
     UnitAttr,
     i64,
 )
-from xdsl.ir import Attribute, Dialect, SSAValue
+from xdsl.ir import Attribute, Dialect, Operation, SSAValue
 from xdsl.irdl import (
-    IRDLOperation,
-    ParsePropInAttrDict,
     irdl_op_definition,
     operand_def,
     opt_prop_def,
@@ -38,129 +34,40 @@ from xdsl.irdl import (
     result_def,
     traits_def,
 )
+from xdsl.pattern_rewriter import PatternRewriter, RewritePattern
 from xdsl.traits import HasCanonicalizationPatternsTrait, Pure
 from xdsl.utils.exceptions import VerifyException
 
-REDUCE_KINDS = ("sum", "max", "min", "mean")
-
-_BINARY_FORMAT = "$lhs `,` $rhs attr-dict `:` functional-type(operands, results)"
-_UNARY_FORMAT = "$input attr-dict `:` functional-type(operands, results)"
-
-
-def _static(t: Attribute, what: str) -> TensorType:
-    if not isinstance(t, TensorType):
-        raise VerifyException(f"{what} must be a tensor, got {t}")
-    if any(d < 0 for d in t.get_shape()):
-        raise VerifyException(f"{what} must have a static shape, got {t}")
-    return t
-
-
-def _float_tensor(t: Attribute, what: str) -> TensorType:
-    t = _static(t, what)
-    if not isinstance(t.element_type, AnyFloat):
-        raise VerifyException(f"{what} must have a float element type, got {t}")
-    return t
-
-
-def broadcast_shapes(a: Sequence[int], b: Sequence[int]) -> tuple[int, ...]:
-    """numpy's broadcast of two shapes; ValueError if incompatible."""
-    rank = max(len(a), len(b))
-    pa = (1,) * (rank - len(a)) + tuple(a)
-    pb = (1,) * (rank - len(b)) + tuple(b)
-    out = []
-    for x, y in zip(pa, pb):
-        if x != y and 1 not in (x, y):
-            raise ValueError(f"shapes {list(a)} and {list(b)} do not broadcast")
-        out.append(max(x, y))
-    return tuple(out)
-
-
-def normalize_axis(axis: int, rank: int) -> int:
-    """`axis` in [0, rank), accepting Python-style negatives."""
-    if not -rank <= axis < max(rank, 1):
-        raise VerifyException(f"axis {axis} is out of range for rank {rank}")
-    return axis % rank if rank else 0
+from dfc.dialects.nn_base import (
+    _BINARY_FORMAT,
+    _UNARY_FORMAT,
+    REDUCE_KINDS,
+    ArithmeticBinaryOp,
+    ElementwiseUnaryOp,
+    NNOp,
+    _float_tensor,
+    _static,
+    broadcast_shapes,
+    normalize_axis,
+)
+from dfc.dialects.nn_contract import CONTRACT_OPS
+from dfc.dialects.nn_conv import CONV_OPS
+from dfc.dialects.nn_elementwise import ELEMENTWISE_OPS
+from dfc.dialects.nn_indexing import INDEXING_OPS
+from dfc.dialects.nn_shape import SHAPE_OPS
+from dfc.dialects.nn_window import WINDOW_OPS
 
 
 class ShapeCanonicalization(HasCanonicalizationPatternsTrait):
     @classmethod
     def get_canonicalization_patterns(cls):
-        from dfc.dialects.nn_canonicalization import SHAPE_PATTERNS
-
         return SHAPE_PATTERNS
 
 
 class NegCanonicalization(HasCanonicalizationPatternsTrait):
     @classmethod
     def get_canonicalization_patterns(cls):
-        from dfc.dialects.nn_canonicalization import NEG_PATTERNS
-
         return NEG_PATTERNS
-
-
-class NNOp(IRDLOperation):
-    """Common verification: the written result type equals the inferred one."""
-
-    traits = traits_def(Pure())
-    irdl_options = (ParsePropInAttrDict(),)
-
-    def infer_type(self) -> TensorType:
-        raise NotImplementedError
-
-    def verify_(self) -> None:
-        expected = self.infer_type()
-        actual = self.results[0].type
-        if actual != expected:
-            raise VerifyException(f"result type {actual} does not match the inferred type {expected}")
-
-
-class ElementwiseBinaryOp(NNOp):
-    """`lhs (op) rhs` with numpy broadcasting; both of one float element type."""
-
-    lhs = operand_def(TensorType)
-    rhs = operand_def(TensorType)
-    result = result_def(TensorType)
-    assembly_format = _BINARY_FORMAT
-
-    def __init__(self, lhs: SSAValue, rhs: SSAValue):
-        super().__init__(operands=[lhs, rhs], result_types=[self.type_of(lhs.type, rhs.type)])
-
-    @classmethod
-    def type_of(cls, lhs: Attribute, rhs: Attribute) -> TensorType:
-        """The result type for operands of types `lhs` and `rhs`."""
-        return _binary_type(lhs, rhs)
-
-    def infer_type(self) -> TensorType:
-        return self.type_of(self.lhs.type, self.rhs.type)
-
-
-class ArithmeticBinaryOp(ElementwiseBinaryOp):
-    """`lhs (op) rhs` with numpy broadcasting; both of one float or signless integer element type."""
-
-    @classmethod
-    def type_of(cls, lhs: Attribute, rhs: Attribute) -> TensorType:
-        return _binary_type(lhs, rhs, integers=True)
-
-
-def _numeric_tensor(t: Attribute, what: str) -> TensorType:
-    t = _static(t, what)
-    e = t.element_type
-    integer = isinstance(e, IntegerType) and e.signedness.data == Signedness.SIGNLESS and e.width.data > 1
-    if not (isinstance(e, AnyFloat) or integer):
-        raise VerifyException(f"{what} must have a float or signless integer element type, got {t}")
-    return t
-
-
-def _binary_type(lhs: Attribute, rhs: Attribute, integers: bool = False) -> TensorType:
-    check = _numeric_tensor if integers else _float_tensor
-    a, b = check(lhs, "lhs"), check(rhs, "rhs")
-    if a.element_type != b.element_type:
-        raise VerifyException(f"operand element types differ: {a.element_type} and {b.element_type}")
-    try:
-        shape = broadcast_shapes(a.get_shape(), b.get_shape())
-    except ValueError as err:
-        raise VerifyException(str(err)) from None
-    return TensorType(a.element_type, shape)
 
 
 @irdl_op_definition
@@ -190,21 +97,6 @@ class DivOp(ArithmeticBinaryOp):
     toward zero, with x / 0 = -1 and MIN / -1 = MIN (as XLA)."""
 
     name = "nn.div"
-
-
-class ElementwiseUnaryOp(NNOp):
-    """A float function applied to each element."""
-
-    input = operand_def(TensorType)
-    result = result_def(TensorType)
-    assembly_format = _UNARY_FORMAT
-
-    def __init__(self, input: SSAValue):
-        super().__init__(operands=[input], result_types=[_float_tensor(input.type, "input")])
-
-    def infer_type(self) -> TensorType:
-        return _float_tensor(self.input.type, "input")
-
 
 @irdl_op_definition
 class NegOp(ElementwiseUnaryOp):
@@ -563,13 +455,53 @@ class FullOp(NNOp):
         return out
 
 
-# The op families in modules of their own derive from the classes above.
-from dfc.dialects.nn_elementwise import ELEMENTWISE_OPS  # noqa: E402
-from dfc.dialects.nn_shape import SHAPE_OPS  # noqa: E402
-from dfc.dialects.nn_contract import CONTRACT_OPS  # noqa: E402
-from dfc.dialects.nn_window import WINDOW_OPS  # noqa: E402
-from dfc.dialects.nn_indexing import INDEXING_OPS  # noqa: E402
-from dfc.dialects.nn_conv import CONV_OPS  # noqa: E402
+# Canonicalization patterns (run by `canonicalize`): shape ops that do nothing
+# disappear, chains compose, a double negation cancels.
+
+
+class DropNoOpShapeOp(RewritePattern):
+    """`reshape`/`broadcast`/`transpose` to the input's type, identity permutation."""
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        if not isinstance(op, ReshapeOp | BroadcastOp | TransposeOp):
+            return
+        if isinstance(op, TransposeOp) and list(op.permutation.get_values()) != list(
+            range(len(op.permutation.get_values()))
+        ):
+            return
+        if op.input.type == op.result.type:
+            rewriter.replace(op, [], [op.input])
+
+
+class ComposeReshapes(RewritePattern):
+    """reshape(reshape(x)) -> reshape(x)."""
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        if isinstance(op, ReshapeOp) and isinstance(inner := op.input.owner, ReshapeOp):
+            assert isinstance(op.result.type, TensorType)
+            rewriter.replace(op, ReshapeOp(inner.input, op.result.type.get_shape()))
+
+
+class ComposeTransposes(RewritePattern):
+    """transpose(transpose(x, p), q) -> transpose(x, p o q)."""
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        if isinstance(op, TransposeOp) and isinstance(inner := op.input.owner, TransposeOp):
+            p, q = inner.permutation.get_values(), op.permutation.get_values()
+            rewriter.replace(op, TransposeOp(inner.input, [p[k] for k in q]))
+
+
+class CancelDoubleNegation(RewritePattern):
+    """neg(neg(x)) -> x."""
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        if isinstance(op, NegOp) and isinstance(inner := op.input.owner, NegOp):
+            rewriter.replace(op, [], [inner.input])
+
+
+SHAPE_PATTERNS = (DropNoOpShapeOp(), ComposeReshapes(), ComposeTransposes())
+NEG_PATTERNS = (CancelDoubleNegation(),)
+
 
 NN = Dialect(
     "nn",

@@ -14,7 +14,7 @@ from xdsl.ir import Attribute, SSAValue
 from xdsl.irdl import irdl_op_definition, operand_def, prop_def, result_def
 from xdsl.utils.exceptions import VerifyException
 
-from dfc.dialects.nn import NNOp, _float_tensor, normalize_axis
+from dfc.dialects.nn_base import NNOp, _float_tensor, normalize_axis
 
 
 def _ints(values: Sequence[int]) -> DenseArrayBase:

@@ -16,7 +16,7 @@ from xdsl.ir import SSAValue
 from xdsl.irdl import irdl_op_definition, operand_def, prop_def, result_def
 from xdsl.utils.exceptions import VerifyException
 
-from dfc.dialects.nn import NNOp, _float_tensor
+from dfc.dialects.nn_base import NNOp, _float_tensor
 
 LAYOUTS = {
     "NCHW": (0, 1, 2, 3), "NHWC": (0, 3, 1, 2), "OIHW": (0, 1, 2, 3), "HWIO": (3, 2, 0, 1),

@@ -31,7 +31,7 @@ from xdsl.ir import Attribute, SSAValue
 from xdsl.irdl import irdl_op_definition, operand_def, prop_def, result_def
 from xdsl.utils.exceptions import VerifyException
 
-from dfc.dialects.nn import (
+from dfc.dialects.nn_base import (
     ArithmeticBinaryOp,
     ElementwiseBinaryOp,
     ElementwiseUnaryOp,

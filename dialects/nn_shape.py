@@ -27,7 +27,7 @@ from xdsl.ir import Attribute, SSAValue
 from xdsl.irdl import irdl_op_definition, operand_def, prop_def, result_def, var_operand_def
 from xdsl.utils.exceptions import VerifyException
 
-from dfc.dialects.nn import NNOp, _static
+from dfc.dialects.nn_base import NNOp, _static
 
 _INDEX_FORMAT = "$operand `,` $start_indices attr-dict `:` functional-type(operands, results)"
 

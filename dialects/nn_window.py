@@ -13,7 +13,7 @@ from xdsl.ir import SSAValue
 from xdsl.irdl import irdl_op_definition, operand_def, prop_def, result_def
 from xdsl.utils.exceptions import VerifyException
 
-from dfc.dialects.nn import NNOp, _float_tensor
+from dfc.dialects.nn_base import NNOp, _float_tensor
 
 WINDOW_KINDS = ("max", "min", "sum", "mean")
 
