@@ -13,7 +13,9 @@ from xdsl.ir import SSAValue
 
 from dfc.dialects import nn
 from dfc.dialects import nn_contract as nc
-from dfc.passes.autodiff.rules import register_backward
+from dfc.passes.autodiff.rule_table import RuleTable
+
+CONTRACT_BACKWARD = RuleTable()
 
 
 def _operand_gradient(
@@ -43,7 +45,7 @@ def _operand_gradient(
     return b.insert(nn.TransposeOp(grad, permutation)).results[0]
 
 
-@register_backward("nn.dot_general")
+@CONTRACT_BACKWARD.rule("nn.dot_general")
 def _dot_general(b, op, grads, required):
     assert isinstance(op, nc.DotGeneralOp)
     (g,) = grads
@@ -59,7 +61,7 @@ def _dot_general(b, op, grads, required):
     return [g_lhs, g_rhs]
 
 
-@register_backward("nn.argmax")
-@register_backward("nn.argmin")
+@CONTRACT_BACKWARD.rule("nn.argmax")
+@CONTRACT_BACKWARD.rule("nn.argmin")
 def _arg(b, op, grads, required):
     return [None]

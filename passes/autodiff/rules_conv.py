@@ -27,9 +27,16 @@ from xdsl.ir import BlockArgument, SSAValue
 
 from dfc.dialects.df_builders import empty, map_op, read, splat, write
 from dfc.dialects.nn_conv import ConvolutionOp
-from dfc.dialects.nn_expand_conv import add_product, direct_indices, is_direct, padded_input
+from dfc.dialects.nn_expand_conv import (
+    add_product,
+    direct_indices,
+    is_direct,
+    padded_input,
+)
 from dfc.dialects.nn_expand_shape import affine, scatter
-from dfc.passes.autodiff.rules import register_backward
+from dfc.passes.autodiff.rule_table import RuleTable
+
+CONV_BACKWARD = RuleTable()
 
 
 def _t(v: SSAValue) -> TensorType:
@@ -49,7 +56,7 @@ def _transposable(op: ConvolutionOp) -> bool:
     return all(lo <= e and hi <= e for lo, hi, e in zip(low, high, _extents(op)))
 
 
-@register_backward("nn.convolution")
+@CONV_BACKWARD.rule("nn.convolution")
 def _convolution(b, op, grads, required):
     assert isinstance(op, ConvolutionOp)
     if not is_direct(op) or not _transposable(op):

@@ -20,15 +20,17 @@ from xdsl.ir import Operation, SSAValue
 from dfc.dialects import nn_elementwise as ew
 from dfc.dialects.df_builders import Scalar, elementwise
 from dfc.dialects.nn_expand_elementwise import convert_scalar
-from dfc.passes.autodiff.rules import register_backward, unbroadcast
+from dfc.passes.autodiff.rule_table import (
+    RuleTable,
+    no_gradient,
+    tensor_of,
+    unbroadcast,
+)
+
+ELEMENTWISE_BACKWARD = RuleTable()
 
 Local = Callable[[Scalar, Sequence[SSAValue]], SSAValue]
 """A gradient element from (g, the forward values the rule reads...)."""
-
-
-def _t(v: SSAValue) -> TensorType:
-    assert isinstance(v.type, TensorType)
-    return v.type
 
 
 def _ins(s: Scalar, op: Operation) -> SSAValue:
@@ -37,20 +39,15 @@ def _ins(s: Scalar, op: Operation) -> SSAValue:
 
 def _grad(b: Builder, op: Operation, g: SSAValue, inputs: Sequence[SSAValue], fn: Local, like: SSAValue) -> SSAValue:
     """fn(g, inputs...) over the result's shape, summed to the shape of `like`."""
-    full = elementwise(b, TensorType(_t(g).element_type, _t(op.results[0]).get_shape()), [g, *inputs], fn)
-    return unbroadcast(b, full, _t(like).get_shape())
-
-
-def _no_gradient(b, op, grads, required):
-    return [None] * len(op.operands)
+    full = elementwise(b, TensorType(tensor_of(g).element_type, tensor_of(op.results[0]).get_shape()), [g, *inputs], fn)
+    return unbroadcast(b, full, tensor_of(like).get_shape())
 
 
 _PIECEWISE_CONSTANT = (
     ew.SignOp, ew.FloorOp, ew.CeilOp, ew.RoundOp, ew.CompareOp,
     ew.AndOp, ew.OrOp, ew.XorOp, ew.NotOp, ew.ShiftLeftOp, ew.ShiftRightArithmeticOp, ew.ShiftRightLogicalOp,
 )  # fmt: skip
-for _op in _PIECEWISE_CONSTANT:
-    register_backward(_op.name)(_no_gradient)
+ELEMENTWISE_BACKWARD.rule(*(op.name for op in _PIECEWISE_CONSTANT))(no_gradient)
 
 
 def _unary(name: str, reads_result: bool, fn: Callable[[Scalar, SSAValue, SSAValue], SSAValue]) -> None:
@@ -60,7 +57,7 @@ def _unary(name: str, reads_result: bool, fn: Callable[[Scalar, SSAValue, SSAVal
         value = op.results[0] if reads_result else op.operands[0]
         return [_grad(b, op, grads[0], [value], lambda s, a: fn(s, a[0], a[1]), op.operands[0])]
 
-    register_backward(name)(rule)
+    ELEMENTWISE_BACKWARD.rule(name)(rule)
 
 
 def _one(s: Scalar, x: SSAValue) -> SSAValue:
@@ -97,7 +94,7 @@ def _binary(name: str, lhs: Local | None, rhs: Local | None) -> None:
             out.append(_grad(b, op, grads[0], [a, c, y], fn, op.operands[k]) if wanted else None)
         return out
 
-    register_backward(name)(rule)
+    ELEMENTWISE_BACKWARD.rule(name)(rule)
 
 
 def _atan2_share(s: Scalar, v: Sequence[SSAValue], numerator: SSAValue) -> SSAValue:
@@ -153,7 +150,7 @@ _binary("nn.maximum", _extremum_share(0, "ogt"), _extremum_share(1, "ogt"))
 _binary("nn.minimum", _extremum_share(0, "olt"), _extremum_share(1, "olt"))
 
 
-@register_backward("nn.clamp")
+@ELEMENTWISE_BACKWARD.rule("nn.clamp")
 def _clamp(b, op, grads, required):
     """y = min(m, hi), m = max(x, lo): g flows to hi where hi < m, else to m where m < hi;
     from m to x where x > lo, to lo where lo > x (ties get none)."""
@@ -176,7 +173,7 @@ def _clamp(b, op, grads, required):
     return [_grad(b, op, g, [lo, x, hi], part(k), v) if r else None for k, (v, r) in enumerate(zip(op.operands, required))]
 
 
-@register_backward("nn.select")
+@ELEMENTWISE_BACKWARD.rule("nn.select")
 def _select(b, op, grads, required):
     assert isinstance(op, ew.SelectOp)
     (g,) = grads
@@ -193,11 +190,11 @@ def _select(b, op, grads, required):
     return [None, on_true, on_false]
 
 
-@register_backward("nn.convert")
+@ELEMENTWISE_BACKWARD.rule("nn.convert")
 def _convert(b, op, grads, required):
     """float -> float: the gradient converted back; nothing flows through integers."""
     assert isinstance(op, ew.ConvertOp)
-    source, target = _t(op.input), _t(op.result)
+    source, target = tensor_of(op.input), tensor_of(op.result)
     if not required[0] or not isinstance(target.element_type, AnyFloat):
         return [None]
     return [elementwise(b, source, [grads[0]], lambda s, a: convert_scalar(s, a[0], source.element_type))]

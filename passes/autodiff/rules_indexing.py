@@ -13,7 +13,9 @@ from dfc.dialects.df_builders import Scalar, empty, map_op, read, tasklet, write
 from dfc.dialects.nn_expand_indexing import operand_index, scatter_winners
 from dfc.dialects.nn_expand_shape import linear_index
 from dfc.dialects.nn_indexing import ScatterOp
-from dfc.passes.autodiff.rules import register_backward
+from dfc.passes.autodiff.rule_table import RuleTable
+
+INDEXING_BACKWARD = RuleTable()
 
 
 def _kept_if(s: Scalar, v) -> object:
@@ -21,7 +23,7 @@ def _kept_if(s: Scalar, v) -> object:
     return s.select(v[1], v[0], s.const(0.0, v[0].type))
 
 
-@register_backward("nn.scatter")
+@INDEXING_BACKWARD.rule("nn.scatter")
 def _scatter(b: Builder, op, grads, required):
     assert isinstance(op, ScatterOp)
     (g,) = grads

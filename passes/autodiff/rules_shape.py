@@ -15,7 +15,9 @@ from xdsl.ir import Operation, SSAValue
 
 from dfc.dialects import nn
 from dfc.dialects import nn_shape as sh
-from dfc.passes.autodiff.rules import register_backward
+from dfc.passes.autodiff.rule_table import RuleTable
+
+SHAPE_BACKWARD = RuleTable()
 
 
 def _t(v: SSAValue) -> TensorType:
@@ -39,7 +41,7 @@ def _embed(b: Builder, g: SSAValue, low: Sequence[int], high: Sequence[int], int
     return _ins(b, sh.PadOp(g, _zeros(b, _t(g), []), low, high, interior))
 
 
-@register_backward("nn.slice")
+@SHAPE_BACKWARD.rule("nn.slice")
 def _slice(b, op, grads, required):
     assert isinstance(op, sh.SliceOp)
     (g,) = grads
@@ -55,7 +57,7 @@ def _sum_all(b: Builder, v: SSAValue) -> SSAValue:
     return _ins(b, nn.ReduceOp(v, "sum", list(range(_t(v).get_num_dims()))))
 
 
-@register_backward("nn.pad")
+@SHAPE_BACKWARD.rule("nn.pad")
 def _pad(b, op, grads, required):
     """The operand's elements that landed inside, by a strided slice (padded back with zeros where
     negative padding cut some off); the padding value gets the rest of the sum."""
@@ -84,7 +86,7 @@ def _pad(b, op, grads, required):
     return [g_operand if required[0] else None, g_value]
 
 
-@register_backward("nn.concatenate")
+@SHAPE_BACKWARD.rule("nn.concatenate")
 def _concatenate(b, op, grads, required):
     assert isinstance(op, sh.ConcatenateOp)
     (g,) = grads
@@ -103,18 +105,18 @@ def _concatenate(b, op, grads, required):
     return out
 
 
-@register_backward("nn.reverse")
+@SHAPE_BACKWARD.rule("nn.reverse")
 def _reverse(b, op, grads, required):
     assert isinstance(op, sh.ReverseOp)
     return [_ins(b, sh.ReverseOp(grads[0], op.dimensions.get_values()))]
 
 
-@register_backward("nn.iota")
+@SHAPE_BACKWARD.rule("nn.iota")
 def _iota(b, op, grads, required):
     return []
 
 
-@register_backward("nn.broadcast_in_dim")
+@SHAPE_BACKWARD.rule("nn.broadcast_in_dim")
 def _broadcast_in_dim(b, op, grads, required):
     """Sum over the new and the broadcast dimensions, then put the rest in operand order."""
     assert isinstance(op, sh.BroadcastInDimOp)
@@ -135,7 +137,7 @@ def _broadcast_in_dim(b, op, grads, required):
     return [g]
 
 
-@register_backward("nn.dynamic_slice")
+@SHAPE_BACKWARD.rule("nn.dynamic_slice")
 def _dynamic_slice(b, op, grads, required):
     assert isinstance(op, sh.DynamicSliceOp)
     starts = list(op.start_indices)
@@ -143,7 +145,7 @@ def _dynamic_slice(b, op, grads, required):
     return [g, *([None] * len(starts))]
 
 
-@register_backward("nn.dynamic_update_slice")
+@SHAPE_BACKWARD.rule("nn.dynamic_update_slice")
 def _dynamic_update_slice(b, op, grads, required):
     assert isinstance(op, sh.DynamicUpdateSliceOp)
     (g,) = grads

@@ -18,10 +18,12 @@ from dfc.dialects.nn_expand_shape import linear_index
 from dfc.dialects.nn_expand_window import WCR, padded, window_map
 from dfc.dialects.nn_shape import SliceOp
 from dfc.dialects.nn_window import ReduceWindowOp
-from dfc.passes.autodiff.rules import register_backward
+from dfc.passes.autodiff.rule_table import RuleTable
+
+WINDOW_BACKWARD = RuleTable()
 
 
-@register_backward("nn.reduce_window")
+@WINDOW_BACKWARD.rule("nn.reduce_window")
 def _reduce_window(b, op, grads, required):
     assert isinstance(op, ReduceWindowOp)
     (g,) = grads
