@@ -764,14 +764,18 @@ def min_method_of_empty(x):
     return x.min()  # refused
 
 
-@refused(np.min, "of an integer array is not supported", I)
 def min_of_ints(x):
-    return np.min(x, axis=0)  # refused
+    return np.min(x, axis=0), np.max(x[1:], axis=1), np.min(x)
 
 
-@refused(builtins.max, "of an integer array is not supported", I[0])
+values(min_of_ints, (I,), (I32,), (np.abs(I) + 1,), (-np.abs(I) - 1,), of=(np.min, np.max))
+
+
 def py_max_of_int_vector(x):
-    return max(x)  # refused
+    return max(x), min(x[1:])
+
+
+values(py_max_of_int_vector, (I[0],), (-np.abs(I[0]) - 1,), (np.abs(I32[1]) + 1,), of=(builtins.max, builtins.min))
 
 
 @refused(np.sum, "out of range", P3)

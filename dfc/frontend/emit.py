@@ -186,11 +186,11 @@ class Emitter:
         out_static = [d.static for d in out_shape]
         if any(d is None for d in out_static):
             raise self.fail("the result of a reduction would have a size that depends on a loop variable")
-        if isinstance(e, View) and e.is_whole and e.dtype == dtype and kind in ("add", "max", "min") and axes:
+        if isinstance(e, View) and e.is_whole and e.dtype == dtype and is_float(dtype) and kind in ("add", "max", "min") and axes:
             r = self.b.insert(nn.ReduceOp(e.source, {"add": "sum"}.get(kind, kind), axes, keepdims)).result
             return View.whole(r)
         out_t = tensor_type(dtype, out_static)  # type: ignore[arg-type]
-        init = splat(self.b, out_t, REDUCE_IDENTITY[kind] if is_float(dtype) else int(kind == "mul"))
+        init = splat(self.b, out_t, REDUCE_IDENTITY[kind] if is_float(dtype) else _integer_identity(kind, dtype))
 
         def build(mb: Builder, ivs, outs) -> None:
             value = self.scalar(mb, e, list(ivs), dtype)
@@ -375,3 +375,8 @@ def _integer_power(b: Builder, x: SSAValue, n: int, dtype: str) -> SSAValue:
         result = b.insert(arith.DivfOp(_constant(b, 1.0, dtype), result)).result
     return result
 
+
+def _integer_identity(kind: str, dtype: str) -> int:
+    """The identity of reduction `kind` over signed integers of `dtype` ("i32", "i64")."""
+    bits = int(dtype[1:])
+    return {"add": 0, "mul": 1, "max": -(2 ** (bits - 1)), "min": 2 ** (bits - 1) - 1}[kind]

@@ -244,9 +244,6 @@ def reduce(tr, kind: str, e: Expr, axis: Any, keepdims: Any, node: ast.AST) -> E
         if e.dtype == "i1":  # any / not any(not e): booleans stay booleans
             flip = (lambda v: tr.elementwise("not", [v], node, "i1")) if kind == "min" else (lambda v: v)
             return flip(astype(tr, tr.em.reduce(flip(e), axes, "max", keep), "i1", node))
-        if not is_float(e.dtype):
-            # the emitter starts integer max/min reductions at 0, not at the dtype's lowest/highest value
-            raise tr.fail(f"np.{kind} of an integer array is not supported (convert with .astype(float))", node)
     if kind == "mean":
         total = tr.em.reduce(e, axes, "add", keep)
         return tr.elementwise("div", [total, Const(_count(tr, e, axes, node, "np.mean"), "i64")], node)
