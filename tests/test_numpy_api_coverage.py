@@ -690,16 +690,45 @@ values(updated_results, (rng.standard_normal(6), np.arange(6)),
        of=("flatten", np.floor, np.sum, np.clip, "astype", np.asarray, np.ravel, np.mean))
 
 
-@pytest.mark.xfail(strict=True, reason="reshape gives a new value, not a view: an update of the result does not reach "
-                                       "the argument, as it does in NumPy")
-def test_update_through_a_reshaped_view():
-    def update(x):
-        y = x.reshape(2, 2)
-        y[0, 0] = 100.0
-        return x
+def update_through_reshape(x):
+    y = x.reshape(2, 2)
+    y[0, 0] = 100.0  # refused
+    return x
 
-    x = np.arange(4.0)
-    np.testing.assert_array_equal(_interpret(update, (x,)), update(x.copy()))
+
+def update_after_reshape(x):
+    y = np.reshape(x, (2, 2))
+    x[0] = 100.0  # refused
+    return y
+
+
+def update_reshaped_temporary(x):
+    x.reshape(2, 2)[0, 0] = 1.0  # refused
+    return x
+
+
+@pytest.mark.parametrize("fn", [update_through_reshape, update_after_reshape, update_reshaped_temporary],
+                         ids=lambda f: f.__name__)
+def test_an_update_of_memory_a_reshape_shares_is_refused(fn):
+    """NumPy's reshape of a named array is a view: an update through either name changes both; here they are
+    separate values, so such an update is a located error, never a stale result."""
+    with pytest.raises(dfc.FrontendError, match="views of the same memory in NumPy") as err:
+        _interpret(fn, (np.arange(4.0),))
+    line = next(k for k, text in enumerate(inspect.getsourcelines(fn)[0]) if "# refused" in text)
+    assert err.value.location.endswith(f":{fn.__code__.co_firstlineno + line}:5")
+
+
+def reshape_then_update_a_copy(x):
+    y = x.reshape(2, 2).copy()
+    y[0, 0] = 100.0
+    z = np.ones(4)
+    w = z.reshape(2, 2)
+    z = w * 2.0  # the name z is rebound: the array w views is no longer reachable
+    w[1, 1] = -1.0
+    return x, y, w, z
+
+
+values(reshape_then_update_a_copy, (np.arange(4.0),), of=())
 
 
 def attributes(x):

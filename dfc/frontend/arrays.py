@@ -33,10 +33,17 @@ def dtype_name(t: Attribute) -> str:
 
 
 class Cell:
-    """The current value of a named array (replaced by each in-place update)."""
+    """The current value of a named array (replaced by each in-place update).
 
-    def __init__(self, value: SSAValue):
+    `shares` holds the cells of arrays that are views of this one in NumPy but
+    separate values here (a reshape of a named array): an update through one
+    would change the other, which the frontend refuses while both are live."""
+
+    def __init__(self, value: SSAValue, shares: list[Cell] | None = None):
         self.value = value
+        self.shares: list[Cell] = list(shares or [])
+        for other in self.shares:
+            other.shares.append(self)
 
     @property
     def type(self) -> TensorType:

@@ -21,7 +21,7 @@ import numpy as np
 from dfc.dialects import nn
 from dfc.dialects.nn_shape import ConcatenateOp
 from dfc.frontend.affine import Affine
-from dfc.frontend.arrays import Const, Expr, Iota, View, is_float, result_dtype
+from dfc.frontend.arrays import Cell, Const, Expr, Iota, View, is_float, result_dtype
 from dfc.frontend.dtypes import dtype_from_numpy
 
 Handler = Callable[..., Any]
@@ -396,7 +396,10 @@ def reshape(tr, e: Expr, shape: Any, node: ast.AST) -> Expr:
     if any(d < 0 for d in dims) or int(np.prod(dims or [1])) != total:
         raise tr.fail(f"cannot reshape an array of {total} elements into shape {tuple(dims)}", node)
     src = tr.em.materialize(e)
-    return View.whole(tr.b.insert(nn.ReshapeOp(src, dims)).result)
+    result = tr.b.insert(nn.ReshapeOp(src, dims)).result
+    if isinstance(e, View) and e.cell is not None and not e.gathers:  # NumPy's result is a view of e's memory
+        return View.whole(result, Cell(result, shares=[e.cell]))
+    return View.whole(result)
 
 
 def _reshape(tr, args, kwargs, node):

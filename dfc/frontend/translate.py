@@ -114,6 +114,7 @@ class Translator:
         self.scopes: list[_Scope] = []
         self.default_float = "f64"
         self.updated: list[int] = []  # the Python parameters the function updates in place
+        self.param_cells: set[Cell] = set()
         self.b: Builder
         self.em: Emitter
 
@@ -165,6 +166,7 @@ class Translator:
             arg.name_hint = name
             if p[0] == "array":
                 cells[k] = Cell(arg)
+                self.param_cells.add(cells[k])
                 self.env[name] = View.whole(arg, cells[k])
             else:
                 v = View.whole(arg)
@@ -274,6 +276,10 @@ class Translator:
             scope.names[name] = None
         self.env[name] = value
 
+    def _live(self, cell: Cell) -> bool:
+        """Whether `cell` can still be read: a name holds it, or it is a parameter (callers see its updates)."""
+        return cell in self.param_cells or any(isinstance(v, View) and v.cell is cell for v in self.env.values())
+
     def new_cell(self, value: SSAValue) -> Cell:
         cell = Cell(value)
         cell.serial = next(_cell_serial)  # type: ignore[attr-defined]
@@ -289,6 +295,11 @@ class Translator:
     def write(self, view: View, value: Expr, node: ast.AST) -> None:
         if view.cell is None:
             raise self.fail("cannot assign into a temporary array (only into named arrays and their views)", node)
+        if any(self._live(other) for other in view.cell.shares):
+            raise self.fail(
+                "this array and another one are views of the same memory in NumPy (a reshape of a named array) but "
+                "separate arrays here: updating one would leave the other stale; copy the reshaped array first "
+                "(`.reshape(...).copy()`)", node)
         current = View(view.cell.value, view.shape, view.offset, view.coef, view.dtype, view.cell)
         self.update(view.cell, self.em.assign(current, value))
 
