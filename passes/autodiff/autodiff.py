@@ -29,18 +29,18 @@ from dataclasses import dataclass
 
 from xdsl.builder import Builder
 from xdsl.context import Context
-from xdsl.dialects import arith, func
+from xdsl.dialects import arith, func, scf
 from xdsl.dialects.builtin import (
     AnyFloat,
     ArrayAttr,
     DenseArrayBase,
     FileLineColLoc,
     FunctionType,
+    IndexType,
+    IntegerAttr,
     ModuleOp,
     StringAttr,
     TensorType,
-    IndexType,
-    IntegerAttr,
     i64,
 )
 from xdsl.ir import Block, Operation, SSAValue
@@ -49,7 +49,8 @@ from xdsl.rewriter import InsertPoint
 
 from dfc.compiler.diagnostics import CompileError
 from dfc.dialects import df
-from dfc.passes.autodiff.loops import resolve_placeholders
+from dfc.passes.autodiff.control import reverse_call, reverse_if
+from dfc.passes.autodiff.loops import resolve_placeholders, reverse_loop
 from dfc.passes.autodiff.reverse import Reverser, is_float, mark_varied
 
 
@@ -185,6 +186,8 @@ def gradient_function(
     reverser.module = module
     reverser.recompute = recompute
     reverser.in_progress = in_progress | {f.sym_name.data}
+    reverser.structured = {scf.ForOp: reverse_loop, scf.IfOp: reverse_if, func.CallOp: reverse_call}
+    reverser.call_gradient = gradient_for_call
     for k, seed in zip(outputs, seeds):
         reverser.add(results[k], seed)
     reverser.block(forward)

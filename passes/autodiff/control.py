@@ -10,7 +10,12 @@ from xdsl.ir import Block, Region, SSAValue
 from xdsl.rewriter import InsertPoint
 
 from dfc.compiler.diagnostics import CompileError
-from dfc.passes.autodiff.reverse import Reverser, is_float, mark_varied, used_from_outside
+from dfc.passes.autodiff.reverse import (
+    Reverser,
+    is_float,
+    mark_varied,
+    used_from_outside,
+)
 
 
 def reverse_if(rev: Reverser, op: scf.IfOp) -> None:
@@ -48,8 +53,6 @@ def reverse_if(rev: Reverser, op: scf.IfOp) -> None:
 
 def reverse_call(rev: Reverser, op: func.CallOp) -> None:
     """Call the callee's gradient function (generating it on first use)."""
-    from dfc.passes.autodiff.autodiff import gradient_for_call
-
     module = rev.module
     assert isinstance(module, ModuleOp)
     name = op.callee.root_reference.data
@@ -62,7 +65,8 @@ def reverse_call(rev: Reverser, op: func.CallOp) -> None:
     outputs = [k for k, t in enumerate(types.outputs.data) if is_float(op.res[k])]
     if name in rev.in_progress:
         raise CompileError.at(op, f"autodiff: cannot differentiate the recursive call to @{name}")
-    grad = gradient_for_call(module, callee, wrt, outputs, rev.recompute, rev.in_progress)
+    assert rev.call_gradient is not None
+    grad = rev.call_gradient(module, callee, wrt, outputs, rev.recompute, rev.in_progress)
     grad_name = grad.sym_name.data
     seeds = [rev.adj.get(op.res[k]) or rev.zeros_like(op.res[k]) for k in outputs]
     call = rev.b.insert(func.CallOp(grad_name, [*op.arguments, *seeds], grad.function_type.outputs.data))

@@ -18,7 +18,7 @@ iteration it reverses. Outside maps, float scalars have scalar adjoints
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import sympy
 from xdsl.builder import Builder
@@ -98,6 +98,10 @@ class Reverser:
         self.module = parent.module if parent else None  # where callees' gradients go
         self.recompute = parent.recompute if parent else False  # loops: recompute, not tape
         self.in_progress: frozenset[str] = parent.in_progress if parent else frozenset()  # functions being differentiated
+        # how loops, branches and calls reverse (`scf.for`: loops.py; `scf.if`, `func.call`: control.py),
+        # and the gradient function of a callee: set on the root by the autodiff pass
+        self.structured: dict[type[Operation], Callable[[Reverser, Operation], None]] = parent.structured if parent else {}
+        self.call_gradient: Callable[..., func.FuncOp] | None = parent.call_gradient if parent else None
 
     def nested(self, b: Builder, varied: set[SSAValue]) -> Reverser:
         """A reverser for a nested region, sharing this one's module and placeholders."""
@@ -191,18 +195,8 @@ class Reverser:
                 self.add(v, g)
         elif isinstance(op, nn.NNOp):
             self.through_expansion(op)
-        elif isinstance(op, scf.ForOp):
-            from dfc.passes.autodiff.loops import reverse_loop
-
-            reverse_loop(self, op)
-        elif isinstance(op, scf.IfOp):
-            from dfc.passes.autodiff.control import reverse_if
-
-            reverse_if(self, op)
-        elif isinstance(op, func.CallOp):
-            from dfc.passes.autodiff.control import reverse_call
-
-            reverse_call(self, op)
+        elif (reverse_structured := self.structured.get(type(op))) is not None:
+            reverse_structured(self, op)
         elif isinstance(op, df.TaskletOp):
             self.scalar_tasklet(op)
         elif isinstance(op, tensor.ExtractOp):
