@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from xdsl.context import Context
 from xdsl.dialects import func, memref
 from xdsl.dialects.builtin import ModuleOp, StringAttr
+from xdsl.ir import Operation
 from xdsl.passes import ModulePass
 
 from dfc.dialects import df
@@ -59,3 +60,11 @@ class CheckBoundsPass(ModulePass):
                     checked += 1
             if self.print_stats:
                 print(f"check-bounds: @{f.sym_name.data} checked={checked} proven={proven}", file=sys.stderr)
+
+
+def checked(access: Operation, new: Operation) -> Operation:
+    """`new`, marked for a run-time bounds check when `access` is (`check-bounds`)."""
+    if CHECK in access.attributes:
+        new.attributes[CHECK] = access.attributes[CHECK]
+        new.location = access.location
+    return new

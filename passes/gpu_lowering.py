@@ -59,9 +59,10 @@ from xdsl.rewriter import InsertPoint, Rewriter
 from dfc.compiler.diagnostics import CompileError
 from dfc.dialects import df
 from dfc.dialects.blas import GemmOp
+from dfc.passes.check_bounds import checked
 from dfc.passes.gpu_gemm import THREADS as GEMM_THREADS
 from dfc.passes.gpu_gemm import build_gemm, grid_size, shared_tiles
-from dfc.passes.lower_dataflow import _checked, for_loop
+from dfc.passes.scf_builders import for_loop
 
 KERNEL_MODULE = "dfc_kernels"
 BLOCK_SIZE = 256
@@ -209,7 +210,7 @@ class _MapKernel(_Kernel):
     def body(self, b: Builder, block: Block) -> None:
         for op in block.ops:
             if isinstance(op, df.ReadOp):
-                load = _checked(op, memref.LoadOp.get(self.v(op.source), [self.v(i) for i in op.indices]))
+                load = checked(op, memref.LoadOp.get(self.v(op.source), [self.v(i) for i in op.indices]))
                 self.values[op.res] = b.insert(load).res
             elif isinstance(op, df.WriteOp):
                 self.write(b, op)
@@ -241,10 +242,10 @@ class _MapKernel(_Kernel):
         value, dest = self.v(op.value), self.v(op.dest)
         indices = [self.v(i) for i in op.indices]
         if op.wcr_kind is None:
-            b.insert(_checked(op, memref.StoreOp.get(value, dest, indices)))
+            b.insert(checked(op, memref.StoreOp.get(value, dest, indices)))
             return
         kind = ATOMIC_KINDS[(op.wcr_kind, isinstance(value.type, AnyFloat))]
-        b.insert(_checked(op, memref.AtomicRMWOp(operands=[value, dest, indices], result_types=[value.type],
+        b.insert(checked(op, memref.AtomicRMWOp(operands=[value, dest, indices], result_types=[value.type],
                                                  properties={"kind": IntegerAttr(kind, i64)})))  # fmt: skip
 
     def inline(self, b: Builder, op: df.TaskletOp) -> None:

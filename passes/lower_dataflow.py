@@ -32,7 +32,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import sympy
-
 from xdsl.builder import Builder
 from xdsl.context import Context
 from xdsl.dialects import arith, memref, scf
@@ -53,7 +52,9 @@ from dfc.compiler.diagnostics import CompileError
 from dfc.dialects import df
 from dfc.dialects.df_builders import REDUCE_IDENTITY
 from dfc.dialects.index_exprs import IndexSymbols, depends_on
-from dfc.passes.check_bounds import CHECK
+from dfc.passes.check_bounds import checked
+from dfc.passes.gpu_lowering import outline_kernels
+from dfc.passes.scf_builders import for_loop, index_constant
 
 
 def default_threads() -> int:
@@ -62,10 +63,6 @@ def default_threads() -> int:
     if env:
         return max(1, int(env))
     return max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1)
-
-
-def _index(b: Builder, value: int) -> SSAValue:
-    return b.insert(arith.ConstantOp(IntegerAttr(value, IndexType()))).result
 
 
 def identity(b: Builder, kind: str, t: Attribute) -> SSAValue:
@@ -85,13 +82,6 @@ def combine(b: Builder, kind: str, x: SSAValue, y: SSAValue) -> SSAValue:
     else:
         op = {"add": arith.AddiOp, "mul": arith.MuliOp, "max": arith.MaxSIOp, "min": arith.MinSIOp}[kind]
     return b.insert(op(x, y)).result
-
-
-def for_loop(b: Builder, lb: SSAValue, ub: SSAValue, inits: Sequence[SSAValue] = ()) -> tuple[scf.ForOp, Builder]:
-    """An empty `scf.for lb..ub step 1` and a builder inside it (yield not yet built)."""
-    body = Block(arg_types=[IndexType()] + [v.type for v in inits])
-    loop = b.insert(scf.ForOp(lb, ub, _index(b, 1), list(inits), Region(body)))
-    return loop, Builder(InsertPoint.at_end(body))
 
 
 CHUNKS_PER_THREAD = 4
@@ -210,7 +200,7 @@ class _Lowering:
         return self.values.get(value, value)
 
     def bound(self, b: Builder, bound: int | SSAValue) -> SSAValue:
-        return _index(b, bound) if isinstance(bound, int) else self.v(bound)
+        return index_constant(b, bound) if isinstance(bound, int) else self.v(bound)
 
     # -- top level ---------------------------------------------------------
 
@@ -256,9 +246,9 @@ class _Lowering:
         if chunked == 1:
             n = self.bound(b, op.bounds[0])
         else:
-            n = _index(b, pymath.prod(op.static_extents[:chunked]))
-        chunks = _index(b, self.threads)
-        one = _index(b, 1)
+            n = index_constant(b, pymath.prod(op.static_extents[:chunked]))
+        chunks = index_constant(b, self.threads)
+        one = index_constant(b, 1)
         size = b.insert(arith.DivUIOp(b.insert(arith.AddiOp(n, b.insert(arith.SubiOp(chunks, one)).result)).result, chunks)).result
         buffers: dict[SSAValue, SSAValue] = {}
         for arg, kind in private.items():
@@ -279,14 +269,14 @@ class _Lowering:
         loop, lb = for_loop(pb, lo, hi)
         flat = loop.body.block.args[0]
         for k in reversed(range(1, chunked)):  # the chunked variables from the flat index, last fastest
-            extent = _index(lb, op.static_extents[k])
+            extent = index_constant(lb, op.static_extents[k])
             self.values[op.ivs[k]] = lb.insert(arith.RemUIOp(flat, extent)).result
             flat = lb.insert(arith.DivUIOp(flat, extent)).result
         self.values[op.ivs[0]] = flat
         self.nest(lb, op, list(op.ivs[chunked:]), op.bounds[chunked:])
         lb.insert(scf.YieldOp())
         pb.insert(scf.ReduceOp())
-        zero = _index(b, 0)
+        zero = index_constant(b, 0)
         b.insert(scf.ParallelOp([zero], [chunks], [one], Region(body)))
         self.targets = shared
         for arg, kind in private.items():
@@ -314,15 +304,15 @@ class _Lowering:
         return found
 
     def dim(self, b: Builder, buf: SSAValue, k: int) -> SSAValue:
-        return b.insert(memref.DimOp(buf, _index(b, k))).result
+        return b.insert(memref.DimOp(buf, index_constant(b, k))).result
 
     def element_loops(self, b: Builder, buf: SSAValue, shape: Sequence[int]) -> tuple[Builder, list[SSAValue], list[Builder]]:
         """Loops over every element of `shape` (dims of `buf`); the innermost builder and ivs."""
         ivs: list[SSAValue] = []
         builders = []
         for k, d in enumerate(shape):
-            ub = _index(b, d) if d >= 0 else self.dim(b, buf, k)
-            _, inner = for_loop(b, _index(b, 0), ub)
+            ub = index_constant(b, d) if d >= 0 else self.dim(b, buf, k)
+            _, inner = for_loop(b, index_constant(b, 0), ub)
             builders.append(inner)
             ivs.append(inner.insertion_point.block.args[0])
             b = inner
@@ -338,7 +328,7 @@ class _Lowering:
 
     def combine_chunks(self, b: Builder, priv: SSAValue, out: SSAValue, kind: str, t: Attribute) -> None:
         assert isinstance(t, MemRefType)
-        _, cb = for_loop(b, _index(b, 0), _index(b, self.threads))
+        _, cb = for_loop(b, index_constant(b, 0), index_constant(b, self.threads))
         chunk = cb.insertion_point.block.args[0]
         inner, ivs, builders = self.element_loops(cb, out, t.get_shape())
         old = inner.insert(memref.LoadOp.get(out, ivs)).res
@@ -356,7 +346,7 @@ class _Lowering:
             self.body(b, op.body.block)
             return
         if len(ivs) > 1:
-            loop, inner = for_loop(b, _index(b, 0), self.bound(b, bounds[0]))
+            loop, inner = for_loop(b, index_constant(b, 0), self.bound(b, bounds[0]))
             self.values[ivs[0]] = loop.body.block.args[0]
             self.nest(inner, op, ivs[1:], bounds[1:])
             inner.insert(scf.YieldOp())
@@ -374,7 +364,7 @@ class _Lowering:
             assert isinstance(bound, int)
             edges = [0, *split, bound]
             for lo, hi in zip(edges, edges[1:]):
-                loop, inner = for_loop(b, _index(b, lo), _index(b, hi))
+                loop, inner = for_loop(b, index_constant(b, lo), index_constant(b, hi))
                 self.values[iv] = loop.body.block.args[0]
                 self.body(inner, op.body.block)
                 inner.insert(scf.YieldOp())
@@ -385,7 +375,7 @@ class _Lowering:
             indices[w] = [self.hoist(b, i) for i in w.indices]
             assert w.wcr_kind is not None
             inits.append(identity(b, w.wcr_kind, w.value.type))
-        loop, inner = for_loop(b, _index(b, 0), self.bound(b, bound), inits)
+        loop, inner = for_loop(b, index_constant(b, 0), self.bound(b, bound), inits)
         self.values[iv] = loop.body.block.args[0]
         for w, acc in zip(writes, loop.body.block.args[1:]):
             self.accumulators[w] = acc
@@ -394,9 +384,9 @@ class _Lowering:
         for w, total in zip(writes, loop.results):
             target = self.targets[w.dest]
             idx = target.prefix + indices[w]
-            old = b.insert(_checked(w, memref.LoadOp.get(target.buffer, idx))).res
+            old = b.insert(checked(w, memref.LoadOp.get(target.buffer, idx))).res
             assert w.wcr_kind is not None
-            b.insert(_checked(w, memref.StoreOp.get(combine(b, w.wcr_kind, old, total), target.buffer, idx)))
+            b.insert(checked(w, memref.StoreOp.get(combine(b, w.wcr_kind, old, total), target.buffer, idx)))
 
     def register_writes(self, op: df.MapOp, iv: SSAValue) -> list[df.WriteOp]:
         """wcr writes directly in op's body, invariant in `iv`, sole accesses of their output."""
@@ -435,7 +425,7 @@ class _Lowering:
                 if op.source in self.targets:
                     assert not self.targets[op.source].prefix, "reads_private keeps such maps serial"
                     source = self.targets[op.source].buffer
-                self.values[op.res] = b.insert(_checked(op, memref.LoadOp.get(source, [self.v(i) for i in op.indices]))).res
+                self.values[op.res] = b.insert(checked(op, memref.LoadOp.get(source, [self.v(i) for i in op.indices]))).res
             elif isinstance(op, df.WriteOp):
                 self.write(b, op)
             elif isinstance(op, df.TaskletOp):
@@ -485,9 +475,9 @@ class _Lowering:
         target = self.targets[op.dest]
         idx = target.prefix + [self.v(i) for i in op.indices]
         if op.wcr_kind is not None:
-            old = b.insert(_checked(op, memref.LoadOp.get(target.buffer, idx))).res
+            old = b.insert(checked(op, memref.LoadOp.get(target.buffer, idx))).res
             value = combine(b, op.wcr_kind, old, value)
-        b.insert(_checked(op, memref.StoreOp.get(value, target.buffer, idx)))
+        b.insert(checked(op, memref.StoreOp.get(value, target.buffer, idx)))
 
     def inline(self, b: Builder, op: df.TaskletOp) -> None:
         mapping: dict[SSAValue, SSAValue] = {a: self.v(x) for a, x in zip(op.body.block.args, op.inputs)}
@@ -526,14 +516,6 @@ def _inline_tasklet(op: df.TaskletOp) -> None:
     op.erase()
 
 
-def _checked(access: Operation, new: Operation) -> Operation:
-    """`new`, marked for a run-time bounds check when `access` is (`check-bounds`)."""
-    if CHECK in access.attributes:
-        new.attributes[CHECK] = access.attributes[CHECK]
-        new.location = access.location
-    return new
-
-
 def _hoist_constants(module: ModuleOp) -> None:
     """Each constant in a nest of `scf.for`s, moved before the nest: where
     canonicalize's `RehoistConstInLoops` would take it, one loop per round,
@@ -568,8 +550,6 @@ class LowerDataflowPass(ModulePass):
             _inline_tasklet(tasklet)
         maps = [o for o in op.walk() if isinstance(o, df.MapOp) and not df.enclosing_maps(o)]
         if self.target == "gpu":
-            from dfc.passes.gpu_lowering import outline_kernels
-
             outline_kernels(op, maps)
         elif self.target == "cpu":
             lowering = _Lowering(self.threads or default_threads(), self.parallel_threshold)
