@@ -8,11 +8,9 @@ function to call. Calling it compiles the module once with `ExecutionEngine`
 ints are accepted for 0-d tensor parameters, and 0-d results come back as
 numpy scalars. `mlir(stage)` prints the module at a stage of the pipeline.
 
-`grad`, `value_and_grad` and `vjp` (exported as `dfc.grad`, ...) differentiate
-a `Function` or anything with a `specialize(*args) -> (Function, arguments)`
-method (what `dfc.jit` returns) with the `autodiff` pass: the gradient
-function `@name_grad` is added to a copy of the module, compiled once per
-`argnums` and cached on the `Function`.
+`gradient(wrt)` adds the gradient function `@name_grad` to a copy of the
+module (the `autodiff` pass), compiled once per `wrt` and cached; the
+transforms of `dfc.transforms` (`dfc.grad`, ...) are built on it.
 """
 
 from __future__ import annotations
@@ -88,7 +86,7 @@ class Function:
         return module
 
     def float_arguments(self) -> list[int]:
-        return [k for k, t in enumerate(self.inputs) if _is_float(t)]
+        return [k for k, t in enumerate(self.inputs) if is_float_type(t)]
 
     def gradient(self, wrt: Sequence[int]) -> Callable[..., tuple]:
         """A callable `(args..., seeds...) -> (results..., grads...)` for `wrt`."""
@@ -97,11 +95,11 @@ class Function:
             for k in key:
                 if not 0 <= k < len(self.inputs):
                     raise ValueError(f"@{self.name} has no argument #{k}")
-                if not _is_float(self.inputs[k]):
+                if not is_float_type(self.inputs[k]):
                     raise TypeError(f"argument #{k} of @{self.name} has type {self.inputs[k]}: gradients exist only for floats")
             engine = self._engine_for(self.autodiff_module(key))
-            n_outputs = sum(1 for t in self.outputs if _is_float(t))
-            types = self.inputs + [t for t in self.outputs if _is_float(t)]
+            n_outputs = sum(1 for t in self.outputs if is_float_type(t))
+            types = self.inputs + [t for t in self.outputs if is_float_type(t)]
             name = f"{self.name}_grad"
 
             def call(*args: Any) -> tuple:
@@ -114,7 +112,8 @@ class Function:
         return self._gradients[key]
 
 
-def _is_float(t) -> bool:
+def is_float_type(t) -> bool:
+    """A float scalar type or a tensor of floats."""
     return isinstance(t, AnyFloat) or isinstance(t, TensorType) and isinstance(t.element_type, AnyFloat)
 
 
@@ -142,82 +141,3 @@ def _results(result: Any, n: int) -> Any:
     if n == 1:
         return _scalar(result)
     return tuple(_scalar(x) for x in result)
-
-
-def _specialize(f: Any, args: Sequence[Any]) -> tuple[Function, list[Any], list[int]]:
-    """(the Function, its IR arguments, IR index of each Python argument or -1)."""
-    if isinstance(f, Function):
-        return f, list(args), list(range(len(args)))
-    if hasattr(f, "specialize"):
-        return f.specialize(*args)
-    if callable(f):
-        from dfc.frontend import jit
-
-        return jit(f).specialize(*args)
-    raise TypeError(f"expected a dfc.Function or a Python function, got {type(f).__name__}")
-
-
-def _wrt(fn: Function, argnums: int | Sequence[int], positions: list[int], what: str = "argnums") -> list[int]:
-    nums = [argnums] if isinstance(argnums, int) else list(argnums)
-    wrt = []
-    for k in nums:
-        if not -len(positions) <= k < len(positions):
-            raise ValueError(f"{what} {k} out of range for {len(positions)} arguments")
-        ir = positions[k]
-        if ir < 0 or not _is_float(fn.inputs[ir]):
-            raise TypeError(f"argument {k} of @{fn.name} is not a float array: it has no gradient")
-        wrt.append(ir)
-    return wrt
-
-
-def _value_and_grads(f: Any, argnums: int | Sequence[int], args: Sequence[Any]) -> tuple[Any, Any]:
-    fn, ir_args, positions = _specialize(f, args)
-    wrt = _wrt(fn, argnums, positions)
-    float_outputs = [t for t in fn.outputs if _is_float(t)]
-    if len(fn.outputs) != 1 or len(float_outputs) != 1 or (isinstance(float_outputs[0], TensorType) and float_outputs[0].get_shape()):
-        raise TypeError(f"grad needs a function with one scalar float result; @{fn.name} returns {fn.outputs}")
-    from dfc.compiler.interpreter import dtype_of
-
-    t = float_outputs[0]
-    seed = np.array(1.0, dtype_of(t.element_type if isinstance(t, TensorType) else t))
-    value, *grads = fn.gradient(wrt)(*ir_args, seed if isinstance(t, TensorType) else seed[()])
-    return value, grads[0] if isinstance(argnums, int) else tuple(grads)
-
-
-def grad(f: Any, argnums: int | Sequence[int] = 0) -> Callable[..., Any]:
-    """The gradient of scalar-valued `f` (a `Function` or a Python function,
-    jitted) with respect to argument `argnums` (an int, or a tuple: a tuple of gradients)."""
-
-    def gradient(*args: Any) -> Any:
-        return _value_and_grads(f, argnums, args)[1]
-
-    return gradient
-
-
-def value_and_grad(f: Any, argnums: int | Sequence[int] = 0) -> Callable[..., tuple[Any, Any]]:
-    """Like `grad`, returning `(f(*args), gradient)`."""
-
-    def both(*args: Any) -> tuple[Any, Any]:
-        return _value_and_grads(f, argnums, args)
-
-    return both
-
-
-def vjp(f: Any, *args: Any) -> tuple[Any, Callable[[Any], tuple]]:
-    """`(f(*args), pullback)`: `pullback(cotangent)` returns the vector-Jacobian
-    product for every float argument of `f`, in order (None for the others)."""
-    fn, ir_args, positions = _specialize(f, args)
-    floats = [k for k, ir in enumerate(positions) if ir >= 0 and _is_float(fn.inputs[ir])]
-    if len(fn.outputs) != 1 or not _is_float(fn.outputs[0]):
-        raise TypeError(f"vjp needs a function with one float result; @{fn.name} returns {fn.outputs}")
-    gradient = fn.gradient([positions[k] for k in floats])
-    value = fn(*ir_args)
-
-    def pullback(cotangent: Any) -> tuple:
-        _, *grads = gradient(*ir_args, cotangent)
-        by_arg: list[Any] = [None] * len(args)
-        for k, g in zip(floats, grads):
-            by_arg[k] = g
-        return tuple(by_arg)
-
-    return value, pullback

@@ -14,7 +14,19 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from xdsl.dialects.builtin import Float16Type, Float32Type, Float64Type, IntegerType, TensorType, f16, f32, f64, i1, i32, i64
+from xdsl.dialects.builtin import (
+    Float16Type,
+    Float32Type,
+    Float64Type,
+    IntegerType,
+    TensorType,
+    f16,
+    f32,
+    f64,
+    i1,
+    i32,
+    i64,
+)
 from xdsl.ir import Attribute, SSAValue
 
 from dfc.frontend.affine import Affine
@@ -194,3 +206,11 @@ def is_float(dtype: str) -> bool:
 
 def tensor_type(dtype: str, shape: list[int]) -> TensorType:
     return TensorType(IR_TYPES[dtype], shape)
+
+
+@dataclass
+class Method:
+    """`x.name` of an array, waiting for its call."""
+
+    value: Expr
+    name: str

@@ -21,7 +21,16 @@ import numpy as np
 from dfc.dialects import nn
 from dfc.dialects.nn_shape import ConcatenateOp
 from dfc.frontend.affine import Affine
-from dfc.frontend.arrays import Cell, Const, Expr, Iota, View, is_float, result_dtype
+from dfc.frontend.arrays import (
+    Cell,
+    Const,
+    Expr,
+    Iota,
+    Method,
+    View,
+    is_float,
+    result_dtype,
+)
 from dfc.frontend.dtypes import dtype_from_numpy
 
 Handler = Callable[..., Any]
@@ -46,8 +55,6 @@ def call(tr, f: Any, args: list, kwargs: dict, node: ast.AST) -> Any:
 
     if isinstance(f, JitFunction):
         return tr.callee(tr, f, args, kwargs, node)
-    from dfc.frontend.translate import Method
-
     if isinstance(f, Method):
         return method(tr, f.value, f.name, args, kwargs, node)
     try:
@@ -827,8 +834,6 @@ HANDLERS: dict[Any, Handler] = {
 
 
 def array_attribute(tr, e: Expr, name: str, node: ast.AST) -> Any:
-    from dfc.frontend.translate import Method
-
     if name == "T":
         return transpose(tr, e, None, node)
     if name == "shape":

@@ -26,15 +26,37 @@ from typing import Any
 import numpy as np
 from xdsl.builder import Builder
 from xdsl.dialects import arith, func, scf, tensor
-from xdsl.dialects.builtin import FileLineColLoc, IndexType, IntAttr, StringAttr, UnknownLoc, i1
+from xdsl.dialects.builtin import (
+    FileLineColLoc,
+    IndexType,
+    IntAttr,
+    StringAttr,
+    UnknownLoc,
+    i1,
+)
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.rewriter import InsertPoint
 
 from dfc.dialects.df_builders import splat
 from dfc.frontend.affine import Affine, opaque
-from dfc.frontend.arrays import IR_TYPES, Cell, Const, Expr, Gather, Index, Iota, Op, View, dtype_name, is_float, result_dtype, tensor_type
+from dfc.frontend.arrays import (
+    IR_TYPES,
+    Cell,
+    Const,
+    Expr,
+    Gather,
+    Index,
+    Iota,
+    Op,
+    View,
+    dtype_name,
+    is_float,
+    result_dtype,
+    tensor_type,
+)
 from dfc.frontend.emit import Emitter
 from dfc.frontend.errors import FrontendError
+from dfc.frontend.numpy_api import array_attribute, call, matmul
 
 _cell_serial = itertools.count()
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -56,14 +78,6 @@ class Cond:
     """A run-time boolean (i1) outside maps."""
 
     value: SSAValue
-
-
-@dataclass
-class Method:
-    """`x.name` of an array, waiting for its call."""
-
-    value: Expr
-    name: str
 
 
 class _Scope:
@@ -644,8 +658,6 @@ class Translator:
     def _Attribute(self, node: ast.Attribute) -> Any:
         base = self.expr(node.value)
         if isinstance(base, Expr):
-            from dfc.frontend.numpy_api import array_attribute
-
             return array_attribute(self, base, node.attr, node)
         try:
             return getattr(base, node.attr)
@@ -800,8 +812,6 @@ class Translator:
 
     def binop(self, op: str, a: Any, b: Any, node: ast.AST) -> Any:
         if op == "matmul":
-            from dfc.frontend.numpy_api import matmul
-
             return matmul(self, self.as_expr(a, node), self.as_expr(b, node), node)
         if isinstance(a, Affine) and isinstance(b, Affine) and op not in ("div", "pow"):
             return self.int_binop(op, a, b, node)
@@ -911,8 +921,6 @@ class Translator:
         return self.elementwise("where", [self.as_expr(Cond(c), node), x, y], node, result_dtype([x, y]))
 
     def _Call(self, node: ast.Call) -> Any:
-        from dfc.frontend.numpy_api import call
-
         f = self.expr(node.func)
         if any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords):
             raise self.fail("*args and **kwargs in calls are not supported", node)
