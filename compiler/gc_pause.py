@@ -1,13 +1,13 @@
 """Python's cyclic garbage collector paused while compiling.
 
 A compile allocates millions of short-lived IR objects, and every full
-collection (generation 2) scans all live objects again: 2.0 s of the 28 s
-`benchmarks.compile_time` spends, landing in whichever stage happens to
-trigger it. With the collector paused through `PassManager.run` and the
-engine's compile, the 20/40/80-map stencil gradients compiled 7-8% faster and
-a small ResNet's first training step 12.4 -> 11.0 s, its peak memory +1%
-(reference counting still frees every object outside a cycle; the cycles a
-compile drops are collected once the collector runs again).
+collection (generation 2) scans all live objects again, in whichever stage
+happens to trigger it: a share of the compile time that grows with the size
+of the live IR and frees little, since that IR stays live until the compile
+ends. The collector is paused through `PassManager.run` and the engine's
+compile, for a small rise in peak memory: reference counting still frees
+every object outside a cycle, and the cycles a compile drops are collected
+once the collector runs again. docs/performance-notes.md has the measurements.
 """
 
 from __future__ import annotations

@@ -32,8 +32,8 @@ _BINARY = {
 
 
 def _sympy():
-    """SymPy, imported on first use: it costs about half a second, which a
-    command that never analyses an index (`opt-tool --help`) should not pay."""
+    """SymPy, imported on first use: its import is slow, which a command
+    that never analyses an index (`opt-tool --help`) should not pay."""
     import sympy
 
     return sympy

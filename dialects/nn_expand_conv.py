@@ -74,9 +74,10 @@ def is_direct(op: ConvolutionOp) -> bool:
     and then, with stride 1 along it, rows of at least DIRECT_MIN_ROW positions
     or at most DIRECT_SHALLOW terms per output (input features x taps); with a
     larger stride, few terms and at most DIRECT_MAX_STRIDED_OUTPUTS features.
-    im2col was ahead in the cases left out (value+gradient, 2 threads): 6 to 8
-    features 5x5 on rows of 10, 3.7x; 3 to 8 features 5x5 with stride 2, 2.5x;
-    16 to 16 features 1x1 with stride 2, 1.5x; NHWC reads strided."""
+    The cases left out are those where the direct map's vectorised loop is
+    short or strided (many terms on short rows, a larger stride with many
+    terms or features, NHWC layouts) and im2col's GEMM is faster
+    (docs/performance-notes.md)."""
     if EXPANSION != "auto":
         return EXPANSION == "direct"
     (_, _, *xs), (ko, ki, *ks), (_, _, *os_) = op.layout()
@@ -165,9 +166,9 @@ FEATURE_BLOCK = 4
 FEATURE_BLOCK_TAPS = 15
 """Most terms (features x the kernel row's taps) in those loops: the LLVM emitter
 unrolls them, which is what lets the loop around them vectorise, only up to
-its op limit (`llvm_emitter`'s small-loop unrolling). Measured, value and
-gradient: 4 features x 3 taps and 3 x 5 unroll (1.2-1.6x faster than one
-feature at a time); 4 x 5 did not, and ran 3-8x slower."""
+its op limit (`llvm_emitter`'s small-loop unrolling). Within the bound the
+block is unrolled and beats one feature at a time; a larger block (4 x 5) is
+not unrolled and runs much slower (docs/performance-notes.md)."""
 
 
 def _feature_block(op: ConvolutionOp) -> int:
@@ -187,9 +188,9 @@ def _im2col(b: Builder, op: ConvolutionOp) -> SSAValue:
     matrix. With output rows of at least DIRECT_MIN_ROW positions the patches
     have one row per (feature, tap) and the product is kernel x patches:
     unfolding, its gradient's folding and the result's layout then copy along
-    the output rows (value+gradient 5-18% faster on 16x16 and 32x32 images);
-    on shorter rows, one row per output position (LeNet-5's second
-    convolution, rows of 10: the other layout took 24% longer)."""
+    the output rows, in long contiguous runs; on shorter rows, where those
+    runs are too short to pay, one row per output position
+    (docs/performance-notes.md)."""
     (xb, xf, *xs), (ko, ki, *ks), (ob, of, *os_) = op.layout()
     strides, _, _, dilations = op.geometry()
     groups = op.feature_group_count.value.data

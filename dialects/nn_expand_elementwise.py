@@ -33,7 +33,7 @@ ERF_F32_NUMERATOR = (-2.72614225801306e-10, 2.77068142495902e-08, -2.10102402082
 ERF_F32_DENOMINATOR = (-1.45660718464996e-05, -2.13374055278905e-04, -1.68282697438203e-03, -7.37332916720468e-03,
                        -1.42647390514189e-02)
 """erf(x) = x P(x^2) / Q(x^2) on [-4, 4] (Eigen's and XLA's float32 erf; within 5e-7 of erf, and +-1 in
-float32 beyond): arithmetic that vectorises, where a libm call per element costs about 50 ns."""
+float32 beyond): arithmetic that vectorises, where a libm call per element does not and is far slower."""
 
 
 def _erf(s: Scalar, x: SSAValue) -> SSAValue:

@@ -30,7 +30,7 @@ map's output that one plain write of a value from outside fills,
 fill writes what a copy reads and writes, and a zero fill before a product
 is what `contraction-to-blas` folds into the GEMM (`beta = 0`). CSE merges
 equal zero tensors, so two convolutions' gradients of one shape start from
-one tensor: in a small ResNet's training step, 37.7 MB were copied that way."""
+one tensor, which would otherwise be copied into each of them."""
 
 from __future__ import annotations
 

@@ -4,10 +4,11 @@ Runs on buffers, after `contraction-to-blas`. A convolution's im2col product
 reads a patch matrix that a map fills by copying the (padded) input, each
 element many times over: 9 times for a 3x3 kernel, 25 for 5x5. The factor is
 written to memory and read back by the GEMM's packing, which then waits on
-memory (a 64 x 288 x 16384 product, the patches 19 MB, ran at 260 GFLOP/s
-against 450 for 1024^3). Here the factor becomes *gathered*: the kernel
-packs each block of it straight from the source, through two offset tables
-of one entry per row and per column, so the patches never reach memory.
+memory, so such a product runs well below the kernel's rate on factors that
+fit in cache (docs/performance-notes.md). Here the factor becomes
+*gathered*: the kernel packs each block of it straight from the source,
+through two offset tables of one entry per row and per column, so the
+patches never reach memory.
 
 A factor X of a `blas.gemm` G (not already gathered) is rewritten when
 

@@ -223,8 +223,8 @@ class _Lowering:
     def chunking(self, op: df.MapOp) -> tuple[dict[SSAValue, str | None] | None, int]:
         """How `op` runs in chunks: the outputs to privatise and the number of
         leading dimensions chunked together. The first alone, unless its static
-        extent gives fewer than `CHUNKS_PER_THREAD` per thread (a batch of 1 or
-        3 channels on 2 threads ran serially or 2:1): then the following static
+        extent gives fewer than `CHUNKS_PER_THREAD` per thread (a batch of 1
+        runs serially, 3 channels on 2 threads split 2:1): then the following static
         dimensions too, but never the innermost (it stays a plain vectorisable
         loop), and only if that privatises no more outputs. (None, 0): serial."""
         extents = op.static_extents
@@ -519,8 +519,8 @@ def _inline_tasklet(op: df.TaskletOp) -> None:
 def _hoist_constants(module: ModuleOp) -> None:
     """Each constant in a nest of `scf.for`s, moved before the nest: where
     canonicalize's `RehoistConstInLoops` would take it, one loop per round,
-    each round a walk of the whole module (after lowering a ResNet's
-    gradient: seven rounds and 4.4 s, now two rounds and 1.2 s)."""
+    each round a walk of the whole module, so deep nests cost as many
+    rounds as they have levels (docs/performance-notes.md)."""
     for constant in [o for o in module.walk() if isinstance(o, arith.ConstantOp)]:
         top = constant
         while isinstance(top.parent_op(), scf.ForOp):

@@ -59,9 +59,9 @@ def default_threads() -> int | None:
     as torch's operators use (`torch.get_num_threads()`) when they share
     torch's OpenMP team (`share_openmp`). On dfc's own pool: all cores (None)
     when `OMP_WAIT_POLICY=PASSIVE`, else 1, because two pools of spinning
-    threads on the same cores slow each other down (on 2 cores, an MLP
-    training step took 16 ms with both on 2 threads, 4.4 ms with dfc on 1).
-    docs/torch.md ("Speed") has the measurements."""
+    threads on the same cores take the cores from each other while they spin
+    and slow each other down. docs/torch.md ("Speed") and
+    docs/performance-notes.md have the measurements."""
     if share_openmp():
         return torch.get_num_threads()
     return None if os.environ.get("OMP_WAIT_POLICY", "").strip().upper() == "PASSIVE" else 1
