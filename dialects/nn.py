@@ -13,6 +13,7 @@ with properties in the attribute dictionary, e.g. `{axis = -1 : i64}`.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import ClassVar
 
 from xdsl.dialects.builtin import (
     DenseArrayBase,
@@ -44,6 +45,7 @@ from dfc.dialects.nn_base import (
     REDUCE_KINDS,
     ArithmeticBinaryOp,
     ElementwiseUnaryOp,
+    External,
     NNOp,
     _float_tensor,
     _static,
@@ -75,6 +77,7 @@ class AddOp(ArithmeticBinaryOp):
     """Elementwise `lhs + rhs`, with numpy broadcasting (integers wrap)."""
 
     name = "nn.add"
+    EXTERNAL: ClassVar[External] = External(stablehlo="add", onnx="Add")
 
 
 @irdl_op_definition
@@ -82,6 +85,7 @@ class SubOp(ArithmeticBinaryOp):
     """Elementwise `lhs - rhs`, with numpy broadcasting (integers wrap)."""
 
     name = "nn.sub"
+    EXTERNAL: ClassVar[External] = External(stablehlo="subtract", onnx="Sub")
 
 
 @irdl_op_definition
@@ -89,6 +93,7 @@ class MulOp(ArithmeticBinaryOp):
     """Elementwise `lhs * rhs`, with numpy broadcasting (integers wrap)."""
 
     name = "nn.mul"
+    EXTERNAL: ClassVar[External] = External(stablehlo="multiply", onnx="Mul")
 
 
 @irdl_op_definition
@@ -97,12 +102,14 @@ class DivOp(ArithmeticBinaryOp):
     toward zero, with x / 0 = -1 and MIN / -1 = MIN (as XLA)."""
 
     name = "nn.div"
+    EXTERNAL: ClassVar[External] = External(stablehlo="divide", onnx="Div")
 
 @irdl_op_definition
 class NegOp(ElementwiseUnaryOp):
     """Elementwise `-input`."""
 
     name = "nn.neg"
+    EXTERNAL: ClassVar[External] = External(stablehlo="negate", onnx="Neg")
 
     traits = traits_def(Pure(), NegCanonicalization())
 
@@ -112,6 +119,7 @@ class ExpOp(ElementwiseUnaryOp):
     """Elementwise `exp(input)`."""
 
     name = "nn.exp"
+    EXTERNAL: ClassVar[External] = External(stablehlo="exponential", onnx="Exp")
 
 
 @irdl_op_definition
@@ -119,6 +127,7 @@ class LogOp(ElementwiseUnaryOp):
     """Elementwise natural logarithm (NaN below 0, -inf at 0)."""
 
     name = "nn.log"
+    EXTERNAL: ClassVar[External] = External(stablehlo="log", onnx="Log")
 
 
 @irdl_op_definition
@@ -126,6 +135,7 @@ class TanhOp(ElementwiseUnaryOp):
     """Elementwise `tanh(input)`."""
 
     name = "nn.tanh"
+    EXTERNAL: ClassVar[External] = External(stablehlo="tanh", onnx="Tanh")
 
 
 @irdl_op_definition
@@ -133,6 +143,7 @@ class SqrtOp(ElementwiseUnaryOp):
     """Elementwise square root (NaN below 0)."""
 
     name = "nn.sqrt"
+    EXTERNAL: ClassVar[External] = External(stablehlo="sqrt", onnx="Sqrt")
 
 
 @irdl_op_definition
@@ -140,6 +151,7 @@ class ReluOp(ElementwiseUnaryOp):
     """Elementwise `max(input, 0)`; NaN stays NaN, as in PyTorch. Its derivative at 0 is 0."""
 
     name = "nn.relu"
+    EXTERNAL: ClassVar[External] = External(stablehlo="- (maximum with 0)", onnx="Relu")
 
 
 @irdl_op_definition
@@ -147,6 +159,7 @@ class SigmoidOp(ElementwiseUnaryOp):
     """Elementwise logistic function `1 / (1 + exp(-input))`."""
 
     name = "nn.sigmoid"
+    EXTERNAL: ClassVar[External] = External(stablehlo="logistic", onnx="Sigmoid")
 
 
 @irdl_op_definition
@@ -154,6 +167,7 @@ class MatmulOp(NNOp):
     """`lhs @ rhs` of 2-D tensors: (M x K) @ (K x N) -> M x N."""
 
     name = "nn.matmul"
+    EXTERNAL: ClassVar[External] = External(stablehlo="dot_general (2-D)", onnx="MatMul (2-D)")
 
     lhs = operand_def(TensorType)
     rhs = operand_def(TensorType)
@@ -184,6 +198,7 @@ class LinearOp(NNOp):
     """PyTorch's `linear`: input (N x in) @ weight(out x in)^T + bias(out)."""
 
     name = "nn.linear"
+    EXTERNAL: ClassVar[External] = External(stablehlo="- (dot_general, add)", onnx="Gemm (transB = 1)")
 
     input = operand_def(TensorType)
     weight = operand_def(TensorType)
@@ -220,6 +235,7 @@ class ReduceOp(NNOp):
     """`kind` (sum, max, min, mean) over `axes`, dropping them unless `keepdims`."""
 
     name = "nn.reduce"
+    EXTERNAL: ClassVar[External] = External(stablehlo="reduce (add, max, min bodies)", onnx="ReduceSum, ReduceMax, ReduceMin, ReduceMean")
 
     input = operand_def(TensorType)
     kind = prop_def(StringAttr)
@@ -268,6 +284,7 @@ class BroadcastOp(NNOp):
     """numpy's `broadcast_to(input, shape of the result)`."""
 
     name = "nn.broadcast"
+    EXTERNAL: ClassVar[External] = External(stablehlo="broadcast_in_dim (numpy rules)", onnx="Expand")
 
     traits = traits_def(Pure(), ShapeCanonicalization())
 
@@ -296,6 +313,7 @@ class TransposeOp(NNOp):
     """Permutes dimensions: result dim k is input dim `permutation[k]`."""
 
     name = "nn.transpose"
+    EXTERNAL: ClassVar[External] = External(stablehlo="transpose", onnx="Transpose")
 
     traits = traits_def(Pure(), ShapeCanonicalization())
 
@@ -326,6 +344,7 @@ class ReshapeOp(NNOp):
     """Row-major reshape to the result type's shape (same element count)."""
 
     name = "nn.reshape"
+    EXTERNAL: ClassVar[External] = External(stablehlo="reshape", onnx="Reshape, Flatten, Squeeze, Unsqueeze")
 
     traits = traits_def(Pure(), ShapeCanonicalization())
 
@@ -380,6 +399,7 @@ class SoftmaxOp(AxisOp):
     """`exp(x - max) / sum(exp(x - max))` along `axis` (default -1)."""
 
     name = "nn.softmax"
+    EXTERNAL: ClassVar[External] = External(stablehlo="-", onnx="Softmax")
 
 
 @irdl_op_definition
@@ -387,6 +407,7 @@ class LogSoftmaxOp(AxisOp):
     """`x - max - log(sum(exp(x - max)))` along `axis` (default -1)."""
 
     name = "nn.log_softmax"
+    EXTERNAL: ClassVar[External] = External(stablehlo="-", onnx="LogSoftmax")
 
 
 @irdl_op_definition
@@ -398,6 +419,7 @@ class NllLossOp(NNOp):
     """
 
     name = "nn.nll_loss"
+    EXTERNAL: ClassVar[External] = External(stablehlo="-", onnx="NegativeLogLikelihoodLoss (mean)")
 
     input = operand_def(TensorType)
     labels = operand_def(TensorType)
@@ -423,6 +445,7 @@ class ConstantOp(NNOp):
     """A tensor of the given dense elements: `nn.constant {value = dense<...> : tensor<...>}`."""
 
     name = "nn.constant"
+    EXTERNAL: ClassVar[External] = External(stablehlo="constant", onnx="Constant")
 
     value = prop_def(DenseIntOrFPElementsAttr)
     result = result_def(TensorType)
@@ -440,6 +463,7 @@ class FullOp(NNOp):
     """A tensor with every element equal to `value`: `nn.full {value = 0.5 : f32}`."""
 
     name = "nn.full"
+    EXTERNAL: ClassVar[External] = External(stablehlo="constant (splat)", onnx="ConstantOfShape")
 
     value = prop_def(FloatAttr | IntegerAttr)
     result = result_def(TensorType)

@@ -8,6 +8,8 @@ from these; `dialects.nn` assembles the dialect.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import ClassVar
 
 from xdsl.dialects.builtin import (
     AnyFloat,
@@ -27,6 +29,27 @@ from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
 
 REDUCE_KINDS = ("sum", "max", "min", "mean")
+
+
+@dataclass(frozen=True)
+class External:
+    """What the ways in call an nn op: StableHLO and ONNX op names, ATen overload
+    packets (`"exp"` for `aten.exp.*`) and NumPy functions (`"exp"` for `np.exp`).
+
+    A bare name says the nn op is exactly that op, and the importers translate it
+    one to one from this declaration; text with qualifiers (`"Max (two inputs)"`,
+    `"- (maximum with 0)"`) documents a correspondence an importer handles
+    itself; "-" says none corresponds."""
+
+    stablehlo: str = "-"
+    onnx: str = "-"
+    aten: tuple[str, ...] = ()
+    numpy: tuple[str, ...] = ()
+
+    def one_to_one(self, way: str) -> str | None:
+        """The external name of `way` ("stablehlo" or "onnx") when it is bare, else None."""
+        name = getattr(self, way)
+        return name if name.isidentifier() else None
 
 _BINARY_FORMAT = "$lhs `,` $rhs attr-dict `:` functional-type(operands, results)"
 _UNARY_FORMAT = "$input attr-dict `:` functional-type(operands, results)"
@@ -72,6 +95,7 @@ class NNOp(IRDLOperation):
 
     traits = traits_def(Pure())
     irdl_options = (ParsePropInAttrDict(),)
+    EXTERNAL: ClassVar[External] = External()
 
     def infer_type(self) -> TensorType:
         raise NotImplementedError

@@ -8,13 +8,21 @@ The expansions are in `dialects.nn_expand_contract`, the backward rules in
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import ClassVar
 
-from xdsl.dialects.builtin import DenseArrayBase, IntegerAttr, IntegerType, Signedness, TensorType, i64
+from xdsl.dialects.builtin import (
+    DenseArrayBase,
+    IntegerAttr,
+    IntegerType,
+    Signedness,
+    TensorType,
+    i64,
+)
 from xdsl.ir import Attribute, SSAValue
 from xdsl.irdl import irdl_op_definition, operand_def, prop_def, result_def
 from xdsl.utils.exceptions import VerifyException
 
-from dfc.dialects.nn_base import NNOp, _float_tensor, normalize_axis
+from dfc.dialects.nn_base import External, NNOp, _float_tensor, normalize_axis
 
 
 def _ints(values: Sequence[int]) -> DenseArrayBase:
@@ -33,6 +41,7 @@ class DotGeneralOp(NNOp):
     """
 
     name = "nn.dot_general"
+    EXTERNAL: ClassVar[External] = External(stablehlo="dot_general", onnx="MatMul, Einsum (contractions)")
 
     lhs = operand_def(TensorType)
     rhs = operand_def(TensorType)
@@ -147,6 +156,7 @@ class ArgMaxOp(ArgOp):
     as largest, as in numpy), as an i32 or i64 tensor without that axis."""
 
     name = "nn.argmax"
+    EXTERNAL: ClassVar[External] = External(stablehlo="- (reduce with a pair body)", onnx="ArgMax (select_last_index = 0)")
 
 
 @irdl_op_definition
@@ -155,6 +165,7 @@ class ArgMinOp(ArgOp):
     as smallest, as in numpy), as an i32 or i64 tensor without that axis."""
 
     name = "nn.argmin"
+    EXTERNAL: ClassVar[External] = External(stablehlo="- (reduce with a pair body)", onnx="ArgMin (select_last_index = 0)")
 
 
 CONTRACT_OPS = [DotGeneralOp, ArgMaxOp, ArgMinOp]

@@ -10,13 +10,14 @@ accumulate into the input's and kernel's with wcr(add)).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import ClassVar
 
 from xdsl.dialects.builtin import DenseArrayBase, IntegerAttr, TensorType, i64
 from xdsl.ir import SSAValue
 from xdsl.irdl import irdl_op_definition, operand_def, prop_def, result_def
 from xdsl.utils.exceptions import VerifyException
 
-from dfc.dialects.nn_base import NNOp, _float_tensor
+from dfc.dialects.nn_base import External, NNOp, _float_tensor
 
 LAYOUTS = {
     "NCHW": (0, 1, 2, 3), "NHWC": (0, 3, 1, 2), "OIHW": (0, 1, 2, 3), "HWIO": (3, 2, 0, 1),
@@ -44,6 +45,7 @@ class ConvolutionOp(NNOp):
     """
 
     name = "nn.convolution"
+    EXTERNAL: ClassVar[External] = External(stablehlo="convolution", onnx="Conv")
 
     input = operand_def(TensorType)
     kernel = operand_def(TensorType)

@@ -14,6 +14,7 @@ in `passes.autodiff.rules_elementwise`.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import ClassVar
 
 from xdsl.dialects.builtin import (
     AnyFloat,
@@ -35,6 +36,7 @@ from dfc.dialects.nn_base import (
     ArithmeticBinaryOp,
     ElementwiseBinaryOp,
     ElementwiseUnaryOp,
+    External,
     NNOp,
     _numeric_tensor,
     _static,
@@ -74,6 +76,7 @@ class AbsOp(NumericUnaryOp):
     at 0 is 0 (as in PyTorch)."""
 
     name = "nn.abs"
+    EXTERNAL: ClassVar[External] = External(stablehlo="abs", onnx="Abs")
 
 
 @irdl_op_definition
@@ -82,6 +85,7 @@ class SignOp(NumericUnaryOp):
     integers). Derivative 0."""
 
     name = "nn.sign"
+    EXTERNAL: ClassVar[External] = External(stablehlo="sign", onnx="Sign")
 
 
 @irdl_op_definition
@@ -89,6 +93,7 @@ class FloorOp(ElementwiseUnaryOp):
     """Elementwise round toward -inf. Derivative 0."""
 
     name = "nn.floor"
+    EXTERNAL: ClassVar[External] = External(stablehlo="floor", onnx="Floor")
 
 
 @irdl_op_definition
@@ -96,6 +101,7 @@ class CeilOp(ElementwiseUnaryOp):
     """Elementwise round toward +inf. Derivative 0."""
 
     name = "nn.ceil"
+    EXTERNAL: ClassVar[External] = External(stablehlo="ceil", onnx="Ceil")
 
 
 @irdl_op_definition
@@ -104,6 +110,7 @@ class RoundOp(ElementwiseUnaryOp):
     `round_nearest_afz`, C `round`). Derivative 0."""
 
     name = "nn.round"
+    EXTERNAL: ClassVar[External] = External(stablehlo="round_nearest_afz", onnx="- (Round is half to even)")
 
 
 @irdl_op_definition
@@ -111,6 +118,7 @@ class Expm1Op(ElementwiseUnaryOp):
     """Elementwise `exp(input) - 1`, accurate near 0."""
 
     name = "nn.expm1"
+    EXTERNAL: ClassVar[External] = External(stablehlo="exponential_minus_one", onnx="-")
 
 
 @irdl_op_definition
@@ -118,6 +126,7 @@ class Log1pOp(ElementwiseUnaryOp):
     """Elementwise `log(1 + input)`, accurate near 0 (NaN below -1)."""
 
     name = "nn.log1p"
+    EXTERNAL: ClassVar[External] = External(stablehlo="log_plus_one", onnx="-")
 
 
 @irdl_op_definition
@@ -125,6 +134,7 @@ class RsqrtOp(ElementwiseUnaryOp):
     """Elementwise `1 / sqrt(input)` (inf at 0, NaN below 0)."""
 
     name = "nn.rsqrt"
+    EXTERNAL: ClassVar[External] = External(stablehlo="rsqrt", onnx="-")
 
 
 @irdl_op_definition
@@ -132,6 +142,7 @@ class CbrtOp(ElementwiseUnaryOp):
     """Elementwise real cube root (negative for negative inputs)."""
 
     name = "nn.cbrt"
+    EXTERNAL: ClassVar[External] = External(stablehlo="cbrt", onnx="-")
 
 
 @irdl_op_definition
@@ -141,6 +152,7 @@ class ErfOp(ElementwiseUnaryOp):
     For f32 the expansion is a rational approximation within 5e-7 of erf (vectorised); other widths call libm."""
 
     name = "nn.erf"
+    EXTERNAL: ClassVar[External] = External(stablehlo="- (chlo.erf)", onnx="Erf")
 
 
 @irdl_op_definition
@@ -148,6 +160,7 @@ class SineOp(ElementwiseUnaryOp):
     """Elementwise `sin(input)` (radians)."""
 
     name = "nn.sine"
+    EXTERNAL: ClassVar[External] = External(stablehlo="sine", onnx="Sin")
 
 
 @irdl_op_definition
@@ -155,6 +168,7 @@ class CosineOp(ElementwiseUnaryOp):
     """Elementwise `cos(input)` (radians)."""
 
     name = "nn.cosine"
+    EXTERNAL: ClassVar[External] = External(stablehlo="cosine", onnx="Cos")
 
 
 @irdl_op_definition
@@ -162,6 +176,7 @@ class TanOp(ElementwiseUnaryOp):
     """Elementwise `tan(input)` (radians)."""
 
     name = "nn.tan"
+    EXTERNAL: ClassVar[External] = External(stablehlo="tan", onnx="Tan")
 
 
 @irdl_op_definition
@@ -169,6 +184,7 @@ class Atan2Op(ElementwiseBinaryOp):
     """Elementwise `atan2(lhs, rhs)`: the angle of the point (rhs, lhs), in [-pi, pi]."""
 
     name = "nn.atan2"
+    EXTERNAL: ClassVar[External] = External(stablehlo="atan2", onnx="-")
 
 
 @irdl_op_definition
@@ -179,6 +195,7 @@ class PowerOp(ElementwiseBinaryOp):
     """
 
     name = "nn.power"
+    EXTERNAL: ClassVar[External] = External(stablehlo="power", onnx="Pow")
 
 
 @irdl_op_definition
@@ -189,6 +206,7 @@ class RemainderOp(ArithmeticBinaryOp):
     """
 
     name = "nn.remainder"
+    EXTERNAL: ClassVar[External] = External(stablehlo="remainder", onnx="Mod (fmod = 1)")
 
 
 @irdl_op_definition
@@ -197,6 +215,7 @@ class MaximumOp(ArithmeticBinaryOp):
     the gradient to each operand (as in JAX)."""
 
     name = "nn.maximum"
+    EXTERNAL: ClassVar[External] = External(stablehlo="maximum", onnx="Max (two inputs)")
 
 
 @irdl_op_definition
@@ -205,6 +224,7 @@ class MinimumOp(ArithmeticBinaryOp):
     the gradient to each operand (as in JAX)."""
 
     name = "nn.minimum"
+    EXTERNAL: ClassVar[External] = External(stablehlo="minimum", onnx="Min (two inputs)")
 
 
 @irdl_op_definition
@@ -217,6 +237,7 @@ class ClampOp(NNOp):
     """
 
     name = "nn.clamp"
+    EXTERNAL: ClassVar[External] = External(stablehlo="clamp", onnx="Clip")
 
     min = operand_def(TensorType)
     operand = operand_def(TensorType)
@@ -254,6 +275,7 @@ class CompareOp(NNOp):
     """
 
     name = "nn.compare"
+    EXTERNAL: ClassVar[External] = External(stablehlo="compare", onnx="Equal, Less, LessOrEqual, Greater, GreaterOrEqual")
 
     lhs = operand_def(TensorType)
     rhs = operand_def(TensorType)
@@ -294,6 +316,7 @@ class SelectOp(NNOp):
     """
 
     name = "nn.select"
+    EXTERNAL: ClassVar[External] = External(stablehlo="select", onnx="Where")
 
     pred = operand_def(TensorType)
     on_true = operand_def(TensorType)
@@ -338,6 +361,7 @@ class ConvertOp(NNOp):
     """
 
     name = "nn.convert"
+    EXTERNAL: ClassVar[External] = External(stablehlo="convert", onnx="Cast")
 
     input = operand_def(TensorType)
     result = result_def(TensorType)
@@ -389,6 +413,7 @@ class AndOp(BitwiseBinaryOp):
     """Elementwise bitwise `lhs & rhs` (logical and on i1)."""
 
     name = "nn.and"
+    EXTERNAL: ClassVar[External] = External(stablehlo="and", onnx="And, BitwiseAnd")
 
 
 @irdl_op_definition
@@ -396,6 +421,7 @@ class OrOp(BitwiseBinaryOp):
     """Elementwise bitwise `lhs | rhs` (logical or on i1)."""
 
     name = "nn.or"
+    EXTERNAL: ClassVar[External] = External(stablehlo="or", onnx="Or, BitwiseOr")
 
 
 @irdl_op_definition
@@ -403,6 +429,7 @@ class XorOp(BitwiseBinaryOp):
     """Elementwise bitwise `lhs ^ rhs` (logical xor on i1)."""
 
     name = "nn.xor"
+    EXTERNAL: ClassVar[External] = External(stablehlo="xor", onnx="Xor, BitwiseXor")
 
 
 @irdl_op_definition
@@ -410,6 +437,7 @@ class ShiftLeftOp(BitwiseBinaryOp):
     """Elementwise `lhs << rhs`; 0 where `rhs` (read as unsigned) is at least the bit width."""
 
     name = "nn.shift_left"
+    EXTERNAL: ClassVar[External] = External(stablehlo="shift_left", onnx="BitShift (LEFT)")
 
 
 @irdl_op_definition
@@ -418,6 +446,7 @@ class ShiftRightArithmeticOp(BitwiseBinaryOp):
     least the bit width, -1 for negative `lhs` and 0 otherwise."""
 
     name = "nn.shift_right_arithmetic"
+    EXTERNAL: ClassVar[External] = External(stablehlo="shift_right_arithmetic", onnx="-")
 
 
 @irdl_op_definition
@@ -426,6 +455,7 @@ class ShiftRightLogicalOp(BitwiseBinaryOp):
     the bit width."""
 
     name = "nn.shift_right_logical"
+    EXTERNAL: ClassVar[External] = External(stablehlo="shift_right_logical", onnx="BitShift (RIGHT, unsigned)")
 
 
 @irdl_op_definition
@@ -433,6 +463,7 @@ class NotOp(NNOp):
     """Elementwise bitwise complement `~input` (logical not on i1)."""
 
     name = "nn.not"
+    EXTERNAL: ClassVar[External] = External(stablehlo="not", onnx="Not, BitwiseNot")
 
     input = operand_def(TensorType)
     result = result_def(TensorType)

@@ -9,13 +9,22 @@ the rule in `passes.autodiff.rules_indexing` for scatter.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import ClassVar
 
-from xdsl.dialects.builtin import DenseArrayBase, IntegerAttr, IntegerType, Signedness, StringAttr, TensorType, i64
+from xdsl.dialects.builtin import (
+    DenseArrayBase,
+    IntegerAttr,
+    IntegerType,
+    Signedness,
+    StringAttr,
+    TensorType,
+    i64,
+)
 from xdsl.ir import SSAValue
 from xdsl.irdl import irdl_op_definition, operand_def, prop_def, result_def
 from xdsl.utils.exceptions import VerifyException
 
-from dfc.dialects.nn_base import NNOp, _static
+from dfc.dialects.nn_base import External, NNOp, _static
 
 _ARRAYS = (
     "offset_dims", "collapsed_slice_dims", "operand_batching_dims", "start_indices_batching_dims", "start_index_map",
@@ -42,6 +51,7 @@ class GatherOp(NNOp):
     """
 
     name = "nn.gather"
+    EXTERNAL: ClassVar[External] = External(stablehlo="gather", onnx="Gather, GatherElements, GatherND")
 
     operand = operand_def(TensorType)
     start_indices = operand_def(TensorType)
@@ -165,6 +175,7 @@ class ScatterOp(NNOp):
     """
 
     name = "nn.scatter"
+    EXTERNAL: ClassVar[External] = External(stablehlo="scatter (add or replace body)", onnx="ScatterND, ScatterElements (none or add)")
 
     operand = operand_def(TensorType)
     scatter_indices = operand_def(TensorType)

@@ -13,6 +13,7 @@ are in `dialects.nn_expand_shape`, the backward rules in
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import ClassVar
 
 from xdsl.dialects.builtin import (
     AnyFloat,
@@ -24,10 +25,16 @@ from xdsl.dialects.builtin import (
     i64,
 )
 from xdsl.ir import Attribute, SSAValue
-from xdsl.irdl import irdl_op_definition, operand_def, prop_def, result_def, var_operand_def
+from xdsl.irdl import (
+    irdl_op_definition,
+    operand_def,
+    prop_def,
+    result_def,
+    var_operand_def,
+)
 from xdsl.utils.exceptions import VerifyException
 
-from dfc.dialects.nn_base import NNOp, _static
+from dfc.dialects.nn_base import External, NNOp, _static
 
 _INDEX_FORMAT = "$operand `,` $start_indices attr-dict `:` functional-type(operands, results)"
 
@@ -57,6 +64,7 @@ class SliceOp(NNOp):
     """
 
     name = "nn.slice"
+    EXTERNAL: ClassVar[External] = External(stablehlo="slice", onnx="Slice (constant starts)")
 
     operand = operand_def(TensorType)
     start_indices = prop_def(DenseArrayBase.constr(i64))
@@ -98,6 +106,7 @@ class PadOp(NNOp):
     """
 
     name = "nn.pad"
+    EXTERNAL: ClassVar[External] = External(stablehlo="pad", onnx="Pad (constant mode)")
 
     operand = operand_def(TensorType)
     padding_value = operand_def(TensorType)
@@ -149,6 +158,7 @@ class ConcatenateOp(NNOp):
     """The inputs joined along `dimension` (StableHLO's `concatenate`); all other sizes must agree."""
 
     name = "nn.concatenate"
+    EXTERNAL: ClassVar[External] = External(stablehlo="concatenate", onnx="Concat")
 
     inputs = var_operand_def(TensorType)
     dimension = prop_def(IntegerAttr)
@@ -189,6 +199,7 @@ class ReverseOp(NNOp):
     """`operand` with the order of elements reversed along each of `dimensions`."""
 
     name = "nn.reverse"
+    EXTERNAL: ClassVar[External] = External(stablehlo="reverse", onnx="-")
 
     operand = operand_def(TensorType)
     dimensions = prop_def(DenseArrayBase.constr(i64))
@@ -219,6 +230,7 @@ class IotaOp(NNOp):
     """A tensor whose element at index i is `i[iota_dimension]`: `nn.iota {iota_dimension = 0 : i64} : tensor<4x3xf32>`."""
 
     name = "nn.iota"
+    EXTERNAL: ClassVar[External] = External(stablehlo="iota", onnx="Range (1-D)")
 
     iota_dimension = prop_def(IntegerAttr)
     result = result_def(TensorType)
@@ -245,6 +257,7 @@ class BroadcastInDimOp(NNOp):
     """
 
     name = "nn.broadcast_in_dim"
+    EXTERNAL: ClassVar[External] = External(stablehlo="broadcast_in_dim", onnx="Expand, Unsqueeze")
 
     operand = operand_def(TensorType)
     broadcast_dimensions = prop_def(DenseArrayBase.constr(i64))
@@ -286,6 +299,7 @@ class DynamicSliceOp(NNOp):
     tensors, one per dimension), each clamped to `[0, size - slice_size]` (StableHLO's `dynamic_slice`)."""
 
     name = "nn.dynamic_slice"
+    EXTERNAL: ClassVar[External] = External(stablehlo="dynamic_slice", onnx="Slice (tensor starts)")
 
     operand = operand_def(TensorType)
     start_indices = var_operand_def(TensorType)
@@ -317,6 +331,7 @@ class DynamicUpdateSliceOp(NNOp):
     one per dimension), each clamped to `[0, size - update size]` (StableHLO's `dynamic_update_slice`)."""
 
     name = "nn.dynamic_update_slice"
+    EXTERNAL: ClassVar[External] = External(stablehlo="dynamic_update_slice", onnx="-")
 
     operand = operand_def(TensorType)
     update = operand_def(TensorType)

@@ -7,13 +7,14 @@ in `passes.autodiff.rules_window`.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import ClassVar
 
 from xdsl.dialects.builtin import DenseArrayBase, StringAttr, TensorType, i64
 from xdsl.ir import SSAValue
 from xdsl.irdl import irdl_op_definition, operand_def, prop_def, result_def
 from xdsl.utils.exceptions import VerifyException
 
-from dfc.dialects.nn_base import NNOp, _float_tensor
+from dfc.dialects.nn_base import External, NNOp, _float_tensor
 
 WINDOW_KINDS = ("max", "min", "sum", "mean")
 
@@ -33,6 +34,7 @@ class ReduceWindowOp(NNOp):
     """
 
     name = "nn.reduce_window"
+    EXTERNAL: ClassVar[External] = External(stablehlo="reduce_window (max, min, add bodies)", onnx="MaxPool, AveragePool")
 
     input = operand_def(TensorType)
     kind = prop_def(StringAttr)
