@@ -114,6 +114,16 @@ class RoundOp(ElementwiseUnaryOp):
 
 
 @irdl_op_definition
+class RoundEvenOp(ElementwiseUnaryOp):
+    """Elementwise round to nearest, halfway cases to even (IEEE's default,
+    StableHLO's `round_nearest_even`, NumPy's `rint`). Derivative 0."""
+
+    name = "nn.round_even"
+    EXTERNAL: ClassVar[External] = External(stablehlo="round_nearest_even", onnx="Round", aten=("round",),
+                                            numpy=("rint", "round"))
+
+
+@irdl_op_definition
 class Expm1Op(ElementwiseUnaryOp):
     """Elementwise `exp(input) - 1`, accurate near 0."""
 
@@ -477,7 +487,7 @@ class NotOp(NNOp):
 
 
 ELEMENTWISE_OPS = [
-    AbsOp, SignOp, FloorOp, CeilOp, RoundOp, Expm1Op, Log1pOp, RsqrtOp, CbrtOp, ErfOp, SineOp, CosineOp, TanOp,
-    Atan2Op, PowerOp, RemainderOp, MaximumOp, MinimumOp, ClampOp, CompareOp, SelectOp, ConvertOp,
+    AbsOp, SignOp, FloorOp, CeilOp, RoundOp, RoundEvenOp, Expm1Op, Log1pOp, RsqrtOp, CbrtOp, ErfOp, SineOp, CosineOp,
+    TanOp, Atan2Op, PowerOp, RemainderOp, MaximumOp, MinimumOp, ClampOp, CompareOp, SelectOp, ConvertOp,
     AndOp, OrOp, XorOp, NotOp, ShiftLeftOp, ShiftRightArithmeticOp, ShiftRightLogicalOp,
 ]  # fmt: skip

@@ -7,7 +7,13 @@ from collections.abc import Callable, Sequence
 
 from xdsl.builder import Builder
 from xdsl.dialects import arith, math
-from xdsl.dialects.builtin import AnyFloat, Float32Type, IntegerAttr, IntegerType, TensorType
+from xdsl.dialects.builtin import (
+    AnyFloat,
+    Float32Type,
+    IntegerAttr,
+    IntegerType,
+    TensorType,
+)
 from xdsl.ir import Attribute, Operation, SSAValue
 
 from dfc.compiler.xdsl_fixes import RemFOp
@@ -60,6 +66,7 @@ _UNARY: dict[type[Operation], Callable[[Scalar, SSAValue], SSAValue]] = {
     ew.FloorOp: lambda s, x: _ins(s, math.FloorOp(x)),
     ew.CeilOp: lambda s, x: _ins(s, math.CeilOp(x)),
     ew.RoundOp: lambda s, x: _ins(s, math.RoundOp(x)),
+    ew.RoundEvenOp: lambda s, x: _ins(s, math.RoundEvenOp(x)),
     ew.Expm1Op: lambda s, x: _ins(s, math.ExpM1Op(x)),
     ew.Log1pOp: lambda s, x: _ins(s, math.Log1pOp(x)),
     ew.RsqrtOp: lambda s, x: _ins(s, math.RsqrtOp(x)),

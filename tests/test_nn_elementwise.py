@@ -52,6 +52,7 @@ UNARY = {
     "nn.floor": (np.floor, lambda *s: rand(*s) * 4),
     "nn.ceil": (np.ceil, lambda *s: rand(*s) * 4),
     "nn.round": (None, lambda *s: np.float32([[-2.5, -1.5, -0.5, 0.5], [1.5, 2.5, -0.4, 0.6], [3.49, -3.51, 7.0, -0.0]])),
+    "nn.round_even": (np.rint, lambda *s: np.float32([[-2.5, -1.5, -0.5, 0.5], [1.5, 2.5, -0.4, 0.6], [3.49, -3.51, 7.0, -0.0]])),
     "nn.expm1": (np.expm1, lambda *s: rand(*s) * 1e-3),
     "nn.log1p": (np.log1p, lambda *s: np.abs(rand(*s)) * 1e-3),
     "nn.rsqrt": (lambda x: 1 / np.sqrt(x), lambda *s: np.abs(rand(*s)) + 0.1),
@@ -82,6 +83,13 @@ def test_round_is_half_away_from_zero():
     x = np.float32([-2.5, -1.5, -0.5, 0.5, 1.5, 2.5])
     for got in run_both(_module("nn.round", [_t([6])], _t([6])), [x]):
         np.testing.assert_array_equal(got, [-3, -2, -1, 1, 2, 3])
+
+
+def test_round_even_is_half_to_even():
+    x = np.float32([-2.5, -1.5, -0.5, 0.5, 1.5, 2.5, 1e30, np.nan])
+    for got in run_both(_module("nn.round_even", [_t([8])], _t([8])), [x]):
+        np.testing.assert_array_equal(got, np.rint(x))
+        assert np.signbit(got[2]) and not np.signbit(got[3])
 
 
 def test_sign_keeps_nan_and_signed_zero():
@@ -193,6 +201,7 @@ GRAD_UNARY = {
     "nn.floor": lambda x: x * 3 + 0.1,
     "nn.ceil": lambda x: x * 3 + 0.1,
     "nn.round": lambda x: x * 3 + 0.1,
+    "nn.round_even": lambda x: x * 3 + 0.1,
 }
 
 

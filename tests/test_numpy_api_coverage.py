@@ -118,7 +118,7 @@ def call_const(f, c):
 
 POSITIVE_DOMAIN = {np.log, np.sqrt, np.log1p, np.log2, np.log10, np.reciprocal}
 NUMPY_UNARY = [np.exp, np.log, np.sqrt, np.tanh, np.sin, np.cos, np.absolute, np.fabs, np.log1p, np.floor, np.ceil,
-               np.negative, np.sign, np.log2, np.log10, np.sinh, np.cosh, np.reciprocal, np.square]
+               np.rint, np.negative, np.sign, np.log2, np.log10, np.sinh, np.cosh, np.reciprocal, np.square]
 for f in NUMPY_UNARY:
     base = P if f in POSITIVE_DOMAIN else X
     values(call1_forms(f), (base, base.astype(np.float32), S1 * 0.5 + 1.5, 1.25, E, SPECIAL), of=f)
@@ -129,7 +129,40 @@ for f in NUMPY_UNARY:
     values(call_const(f, 1.75), (P,), of=f)
     if f is not np.reciprocal:  # NumPy's reciprocal of an int is an integer division: refused below
         values(call_const(f, 3), (P,), of=f)
-    grads(call1(f), (base + 0.3 if f in (np.floor, np.ceil) else base,), of=f)
+    grads(call1(f), (base + 0.3 if f in (np.floor, np.ceil, np.rint) else base,), of=f)
+
+HALVES = np.array([-2.5, -1.5, -0.5, -0.0, 0.5, 1.5, 2.5, 0.125, 0.375, 12.345, -7.65, 1e300, np.nan])
+
+
+def rounded(x):
+    return np.round(x), np.around(x, 1), np.round(x * 100.0, -1), np.round(x, decimals=2), np.round(x, 0)
+
+
+def rounded_ints(i):
+    return np.round(i), np.around(i, 2)
+
+
+def rounded_loss(x):
+    return np.sum(np.round(x * 3.0, 1) + x)
+
+
+values(rounded, (HALVES,), (HALVES[:9].astype(np.float32),), (X,), (S1,), (E,), of=(np.round, np.around))  # float32: exact halves only
+values(rounded_ints, (I,), (I32,), of=(np.round, np.around))
+grads(rounded_loss, (X + 0.01,), of=(np.round, np.around))
+values(call1(np.rint), (HALVES,), of=np.rint)
+
+
+@refused(np.round, "decimals must be a constant integer", X)
+def round_loop_decimals(x):
+    for k in range(2):
+        x = np.round(x, k)  # refused
+    return x
+
+
+@refused(np.around, "to negative decimals is not supported", I)
+def round_ints_negative_decimals(i):
+    return np.around(i, -1)  # refused
+
 
 values(call1(np.sinh), (np.array([1e-9, -1e-7, 1e-5, 0.3, -0.9, 5.0, 30.0, -300.0]),), of=np.sinh)  # no cancellation
 values(call1(np.sign), (np.array([3, -2, 0]),), of=np.sign)

@@ -28,7 +28,7 @@ from dfc.frontend.affine import Affine
 from dfc.frontend.arrays import IR_TYPES, Const, Expr, Index, Iota, Op, View, is_float, tensor_type
 
 Fail = Callable[[str], Exception]
-PIECEWISE = {"maximum", "minimum", "abs", "where", "sign", "compare", "floor", "ceil"}
+PIECEWISE = {"maximum", "minimum", "abs", "where", "sign", "compare", "floor", "ceil", "rint"}
 """Ops whose derivative is piecewise: a tasklet nests at most one level of them,
 since autodiff's symbolic derivative of nested cases has no arith form."""
 
@@ -302,7 +302,7 @@ _INT_BINARY = {"add": arith.AddiOp, "sub": arith.SubiOp, "mul": arith.MuliOp, "f
                "xor": arith.XOrIOp}
 _FLOAT_UNARY = {"exp": math.ExpOp, "log": math.LogOp, "sqrt": math.SqrtOp, "tanh": math.TanhOp, "sin": math.SinOp,
                 "cos": math.CosOp, "abs": math.AbsFOp, "neg": arith.NegfOp, "log1p": math.Log1pOp,
-                "floor": math.FloorOp, "ceil": math.CeilOp, "erf": math.ErfOp}
+                "floor": math.FloorOp, "ceil": math.CeilOp, "rint": math.RoundEvenOp, "erf": math.ErfOp}
 _CMPF = {"lt": "olt", "le": "ole", "gt": "ogt", "ge": "oge", "eq": "oeq", "ne": "une"}
 _CMPI = {"lt": "slt", "le": "sle", "gt": "sgt", "ge": "sge", "eq": "eq", "ne": "ne"}
 

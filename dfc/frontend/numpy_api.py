@@ -37,6 +37,7 @@ Handler = Callable[..., Any]
 UNARY = {
     np.exp: "exp", np.log: "log", np.sqrt: "sqrt", np.tanh: "tanh", np.sin: "sin", np.cos: "cos",
     np.abs: "abs", np.absolute: "abs", np.fabs: "abs", np.log1p: "log1p", np.floor: "floor", np.ceil: "ceil",
+    np.rint: "rint",
     np.negative: "neg", np.sign: "sign", math.exp: "exp", math.log: "log", math.sqrt: "sqrt", math.tanh: "tanh",
     math.sin: "sin", math.cos: "cos", math.fabs: "abs", math.log1p: "log1p", math.floor: "floor", math.ceil: "ceil",
     builtins.abs: "abs", math.erf: "erf",
@@ -801,6 +802,26 @@ def _cosh(tr, args, kwargs, node):
     return tr.binop("mul", tr.binop("add", up, down, node), Const(0.5, "f64"), node)
 
 
+def _round(tr, args, kwargs, node):
+    """np.round(a, decimals=0): NumPy's rint(a * 10**decimals) / 10**decimals (a division by 10**-decimals
+    for negative decimals), halfway cases to even; integers stay integers when decimals >= 0."""
+    a, decimals = _bind(tr, args, kwargs, node, "np.round", ("a", "decimals"), (0,))
+    d = tr.integer(decimals, node).static
+    if d is None:
+        raise tr.fail("np.round's decimals must be a constant integer", node)
+    e = _expr(tr, a, node)
+    if not is_float(e.dtype):
+        if d >= 0:
+            return _fresh(e)
+        raise tr.fail("np.round of integers to negative decimals is not supported", node)
+    rint = _unary("rint", np.rint)
+    if d == 0:
+        return rint(tr, [e], {}, node)
+    scale = Const(10.0 ** abs(d), "f64", True)
+    shifted = tr.binop("mul" if d > 0 else "div", e, scale, node)
+    return tr.binop("div" if d > 0 else "mul", rint(tr, [shifted], {}, node), scale, node)
+
+
 def _unsupported(what: str) -> Handler:
     def handler(tr, args, kwargs, node):
         raise tr.fail(what, node)
@@ -822,7 +843,7 @@ HANDLERS: dict[Any, Handler] = {
     np.diag: _diag, np.diagonal: _diagonal_fn,
     np.concatenate: _concatenate, np.stack: _stack, np.linalg.norm: _norm,
     np.var: _moment("var"), np.std: _moment("std"), np.log2: _scaled_log(2.0), np.log10: _scaled_log(10.0),
-    np.sinh: _sinh, np.cosh: _cosh, np.reciprocal: _reciprocal,
+    np.sinh: _sinh, np.cosh: _cosh, np.reciprocal: _reciprocal, np.round: _round, np.around: _round,
     builtins.len: _len, builtins.min: _minmax("minimum"), builtins.max: _minmax("maximum"),
     builtins.float: _float, builtins.int: _int,
     builtins.range: _unsupported("range() is supported only as the iterable of a for loop"),
