@@ -4,9 +4,10 @@
     python -m dfc.tools.docgen --check    # exit 1 if they are out of date
 
 The op reference is read off the op definitions (IRDL operands, properties,
-regions, traits, assembly format and docstrings), the expansion table of
-`dfc.dialects.nn_expand`, the StableHLO/ONNX names of `dfc.dialects.nn_names`
-and the backward-rule registry of autodiff; the pass
+regions, traits, assembly format, docstrings and `EXTERNAL` names), the
+expansion table of `dfc.dialects.nn_expand` and the backward-rule registry of
+autodiff, and says for each nn op where its definition, expansion and rule
+are; the pass
 reference off the pass registry (docstrings and dataclass options) and the
 named pipelines. A test keeps the committed files equal to this output.
 """
@@ -51,7 +52,7 @@ def _traits(op: type[IRDLOperation]) -> str:
     return ", ".join(n for n in names if not n.endswith("Canonicalization")) or "none"
 
 
-def _op_section(op: type[IRDLOperation], expansions: set[str], rules: set[str]) -> str:
+def _op_section(op: type[IRDLOperation], expansions: dict, rules: dict) -> str:
     d = op.get_irdl_definition()
     lines = [f"### `{op.name}`", "", _doc(op), ""]
     syntax = f"`` {d.assembly_format} ``" if d.assembly_format else "custom (see the example above)"
@@ -68,9 +69,27 @@ def _op_section(op: type[IRDLOperation], expansions: set[str], rules: set[str]) 
         lines.append(f"- regions: {', '.join(f'`{n}`' for n, _ in d.regions)}")
     lines.append(f"- traits: {_traits(op)}")
     if op.name.startswith("nn."):
-        lines.append(f"- pure expansion into df: {'yes' if op.name in expansions else 'no'}")
-        lines.append(f"- backward rule: {'yes' if op.name in rules else 'no (autodiff differentiates the expansion)'}")
+        lines.append(f"- defined in: {_where(op)}")
+        expansion = expansions.get(op.name)
+        lines.append(f"- pure expansion into df: {_where(expansion) if expansion else 'none'}")
+        rule = rules.get(op.name)
+        lines.append(f"- backward rule: {_where(rule) if rule else 'none (autodiff differentiates the expansion)'}")
+        ext = op.EXTERNAL  # type: ignore[attr-defined]
+        aten = ", ".join(f"`aten.{n}`" for n in ext.aten) or "-"
+        numpy = ", ".join(f"`np.{n}`" for n in ext.numpy) or "-"
+        lines.append(f"- external names: StableHLO {ext.stablehlo}; ONNX {ext.onnx}; ATen {aten}; NumPy {numpy}")
     return "\n".join(lines) + "\n"
+
+
+def _where(obj: object) -> str:
+    """`path` (`name`) of a class or function of the project, the path relative to the repository."""
+    obj = inspect.unwrap(obj)  # type: ignore[arg-type]
+    path = Path(inspect.getsourcefile(obj) or "?").resolve()  # type: ignore[arg-type]
+    try:
+        path = path.relative_to(DOCS.parent)
+    except ValueError:
+        pass
+    return f"`{path}` (`{obj.__qualname__}`)"  # type: ignore[attr-defined]
 
 
 def op_reference() -> str:
@@ -79,8 +98,8 @@ def op_reference() -> str:
     from dfc.dialects.nn_names import EXTERNAL_NAMES
     from dfc.passes.autodiff.rules import BACKWARD_RULES
 
-    expansions = {op.name for op in EXPANSIONS}
-    rules = set(BACKWARD_RULES)
+    expansions = {op.name: fn for op, fn in EXPANSIONS.items()}
+    rules = dict(BACKWARD_RULES)
     out = [HEADER, "# Op reference\n"]
     dialects: list[tuple[Dialect, object]] = [(df.DF, df), (nn.NN, nn), (blas.BLAS, blas)]
     for dialect, module in dialects:
