@@ -11,6 +11,12 @@ time is: `Shape` of a static shape, and arithmetic, `Gather`, `Concat`,
 `Slice`, `Unsqueeze`, `Cast`, ... on constants (numpy), so the shape
 computations exporters emit fold away. Shapes must be static.
 
+A node's attributes not given take their defaults from ONNX's schema for the
+model's opset (`schema_defaults`). Every axis goes through `normalize_axis`
+(negative counts from the end; out of range is an error naming the node);
+negative `Gather` indices count from the end, also when they are only known
+at run time.
+
 `from_onnx(model)` returns an `OnnxFunction`: calling it with the graph inputs
 runs the compiled function with the model's own weights.
 
@@ -18,8 +24,8 @@ An operator or attribute outside what is covered is a `CompileError` naming
 the node (`model.onnx: node 'Conv_3' (Conv): ...`). Covered: Abs, Add,
 AveragePool, BatchNormalization (inference), Cast, Concat, Constant,
 ConstantOfShape, Conv, Div, Dropout (inference), Equal, Erf, Exp, Expand,
-Flatten, Gather, Gelu, Gemm, GlobalAveragePool, Greater, Identity,
-LayerNormalization, Less, Log, LogSoftmax, MatMul, Max, MaxPool, Min, Mul, Neg,
+Flatten, Gather, Gelu, Gemm, GlobalAveragePool, Greater, GreaterOrEqual, Identity,
+LayerNormalization, Less, LessOrEqual, Log, LogSoftmax, MatMul, Max, MaxPool, Min, Mul, Neg,
 Pow, Range, ReduceMax, ReduceMean, ReduceMin, ReduceSum, Relu, Reshape,
 Shape, Sigmoid, Slice, Softmax, Sqrt, Squeeze, Sub, Tanh, Transpose,
 Unsqueeze, Where.
@@ -29,6 +35,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
+from functools import cache, reduce
 from typing import Any
 
 import numpy as np
@@ -50,6 +57,7 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Block, Region, SSAValue
 from xdsl.rewriter import InsertPoint
+from xdsl.utils.exceptions import VerifyException
 
 from dfc.compiler.diagnostics import CompileError
 from dfc.compiler.interpreter import dtype_of
@@ -80,7 +88,7 @@ _NUMPY_BINARY: dict[str, Callable[[Any, Any], Any]] = {
 def element_type(dtype: np.dtype) -> Attribute:
     name = np.dtype(dtype).name
     if name not in _ELEMENT_TYPES:
-        raise CompileError(f"ONNX element type {name} is not supported")
+        raise NodeError(f"ONNX element type {name} is not supported")
     return _ELEMENT_TYPES[name]
 
 
@@ -97,6 +105,74 @@ def _tensor(v: SSAValue) -> TensorType:
 
 class NodeError(Exception):
     """An unsupported node feature; becomes a `CompileError` naming the node."""
+
+
+def normalize_axis(axis: int, rank: int, what: str = "axis", between: bool = False) -> int:
+    """`axis` as a dimension index in [0, rank): a negative one counts from the
+    end (`axis + rank`). `between` accepts [-rank, rank] (a position between
+    dimensions, as Flatten's axis); otherwise [-rank, rank). Outside: NodeError."""
+    if not -rank <= axis < rank + between:
+        bound = rank if between else rank - 1
+        raise NodeError(f"{what} {axis} is out of range [{-rank}, {bound}] for rank {rank}")
+    return axis + rank if axis < 0 else axis
+
+
+def normalize_axes(axes: Sequence[int], rank: int, what: str = "axes") -> list[int]:
+    """Every axis of `axes` normalised (`normalize_axis`); a repeated dimension is a NodeError."""
+    out = [normalize_axis(int(a), rank, what) for a in axes]
+    if len(set(out)) != len(out):
+        raise NodeError(f"{what} {list(axes)} name a dimension twice")
+    return out
+
+
+def unsqueezed_shape(shape: Sequence[int], axes: Sequence[int] | None) -> list[int]:
+    """Unsqueeze: `axes` index the result (rank + len(axes)) and get a size-1 dimension."""
+    if axes is None:
+        raise NodeError("Unsqueeze needs axes")
+    out = list(shape)
+    for a in sorted(normalize_axes(axes, len(shape) + len(axes))):
+        out.insert(a, 1)
+    return out
+
+
+def squeezed_shape(shape: Sequence[int], axes: Sequence[int] | None) -> list[int]:
+    """Squeeze: `shape` without `axes` (each of size 1), or without every size-1 dimension."""
+    if axes is None:
+        return [d for d in shape if d != 1]
+    drop = set(normalize_axes(axes, len(shape)))
+    if any(shape[a] != 1 for a in drop):
+        raise NodeError(f"Squeeze of axes {list(axes)} of shape {list(shape)}: a squeezed dimension is not 1")
+    return [d for k, d in enumerate(shape) if k not in drop]
+
+
+def flattened_shape(shape: Sequence[int], axis: int) -> list[int]:
+    """Flatten: [product of the dimensions before `axis`, product of the rest]; `axis` in [-rank, rank]."""
+    axis = normalize_axis(axis, len(shape), between=True)
+    return [math.prod(shape[:axis]), math.prod(shape[axis:])]
+
+
+@cache
+def schema_defaults(op_type: str, opset: int) -> dict[str, Any]:
+    """The default value of each attribute of `op_type` (as of `opset`) that has one, from ONNX's schema."""
+    from onnx import defs, helper
+
+    try:
+        schema = defs.get_schema(op_type, opset, "")
+    except defs.SchemaError:
+        return {}
+    return {name: _attribute_value(helper.get_attribute_value(a.default_value))
+            for name, a in schema.attributes.items() if a.default_value.type}
+
+
+def _attribute_value(value: Any) -> Any:
+    """An attribute value with strings as `str` (ONNX gives bytes)."""
+    return value.decode() if isinstance(value, bytes) else value
+
+
+def _trunc_div(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Integer division rounding toward zero (ONNX's, C's), in integers."""
+    q = np.floor_divide(a, b)
+    return q + ((np.remainder(a, b) != 0) & ((a < 0) ^ (b < 0))).astype(q.dtype)
 
 
 class OnnxImporter:
@@ -136,6 +212,9 @@ class OnnxImporter:
     def _input_type(self, value_info: Any) -> TensorType:
         from onnx import helper
 
+        if not value_info.type.HasField("tensor_type"):
+            kind = value_info.type.WhichOneof("value") or "undefined"
+            raise CompileError(f"ONNX input '{value_info.name}' is of {kind}; dfc takes tensors", self.filename)
         t = value_info.type.tensor_type
         dims = []
         for d in t.shape.dim:
@@ -143,7 +222,10 @@ class OnnxImporter:
                 raise CompileError(f"ONNX input '{value_info.name}' has a dynamic dimension "
                                    f"'{d.dim_param or '?'}'; dfc needs static shapes", self.filename)
             dims.append(d.dim_value)
-        return TensorType(element_type(helper.tensor_dtype_to_np_dtype(t.elem_type)), dims)
+        try:
+            return TensorType(element_type(helper.tensor_dtype_to_np_dtype(t.elem_type)), dims)
+        except NodeError as err:
+            raise CompileError(f"ONNX input '{value_info.name}': {err}", self.filename) from None
 
     # ------------------------------------------------------------ values
 
@@ -183,7 +265,8 @@ class OnnxImporter:
         from onnx import helper
 
         for index, node in enumerate(self.graph.node):
-            attrs = {a.name: helper.get_attribute_value(a) for a in node.attribute}
+            given = {a.name: _attribute_value(helper.get_attribute_value(a)) for a in node.attribute}
+            attrs = {**schema_defaults(node.op_type, self.opset), **given}
             where = f"{self.filename}: node '{node.name or index}' ({node.op_type})"
             try:
                 if node.domain not in ("", "ai.onnx"):
@@ -202,7 +285,12 @@ class OnnxImporter:
                         self.consts[name] = v
             except NodeError as err:
                 raise CompileError(f"{where}: {err}") from None
-        results = [self.value(o.name) for o in self.graph.output]
+            except VerifyException as err:  # an nn op refusing its operands (types, shapes)
+                raise CompileError(f"{where}: not supported for these operands: {err}") from None
+        try:
+            results = [self.value(o.name) for o in self.graph.output]
+        except NodeError as err:
+            raise CompileError(f"{self.filename}: graph output: {err}") from None
         self.b.insert(func.ReturnOp(*results))
         f = func.FuncOp("main", (list(self.block.arg_types), [r.type for r in results]), Region(self.block))
         return ModuleOp([f])
@@ -210,41 +298,47 @@ class OnnxImporter:
     # ------------------------------------------------------------ constant folding (numpy)
 
     def fold(self, node: Any, attrs: dict[str, Any]) -> list[np.ndarray] | None:
+        """The node's outputs computed with numpy when its inputs are known (None otherwise)."""
         op = node.op_type
         if op == "Constant":
             return [self._constant_attr(attrs)]
         if op == "Shape":
-            shape = np.array(_tensor(self.value(node.input[0])).get_shape(), np.int64)
+            name = node.input[0]
+            shape = np.array(self.consts[name].shape if name in self.consts else _tensor(self.value(name)).get_shape(),
+                             np.int64)
             return [shape[attrs.get("start", 0): attrs.get("end", len(shape))]]
         inputs = [n for n in node.input if n]
         if not inputs or not all(n in self.consts for n in inputs):
             return None
         c = [self.consts[n] if n else None for n in node.input]
         if op in _NUMPY_BINARY:
-            return [np.asarray(_NUMPY_BINARY[op](c[0], c[1]))]
+            with np.errstate(all="ignore"):
+                return [np.asarray(reduce(_NUMPY_BINARY[op], [self.consts[n] for n in inputs]))]
         if op == "Div":
-            return [np.asarray(c[0] // c[1] if c[0].dtype.kind in "iu" else c[0] / c[1])]
-        if op in ("Identity", "Dropout"):
+            with np.errstate(all="ignore"):
+                return [np.asarray(_trunc_div(c[0], c[1]) if c[0].dtype.kind in "iu" else c[0] / c[1])]
+        if op == "Identity":
             return [c[0]]
+        if op == "Dropout":
+            self._check_inference_dropout(node, attrs)
+            return [c[0], np.ones(c[0].shape, bool)]
         if op == "Cast":
             from onnx import helper
 
             return [c[0].astype(helper.tensor_dtype_to_np_dtype(attrs["to"]))]
         if op == "Gather":
-            return [np.take(c[0], c[1], axis=attrs.get("axis", 0))]
+            axis = normalize_axis(attrs["axis"], c[0].ndim)
+            return [np.take(c[0], self._wrapped_indices(c[1], c[0].shape[axis]), axis=axis)]
         if op == "Concat":
-            return [np.concatenate([x for x in c if x is not None], axis=attrs["axis"])]
+            values = [x for x in c if x is not None]
+            self._check_concat_axis(attrs)
+            return [np.concatenate(values, axis=normalize_axis(attrs["axis"], values[0].ndim))]
         if op == "Unsqueeze":
-            axes = attrs["axes"] if "axes" in attrs else c[1].tolist()
-            out = c[0]
-            for a in sorted(a % (out.ndim + len(axes)) for a in axes):
-                out = np.expand_dims(out, a)
-            return [out]
+            return [c[0].reshape(unsqueezed_shape(c[0].shape, self._axes(node, attrs)))]
         if op == "Squeeze":
-            axes = attrs.get("axes", c[1].tolist() if len(c) > 1 and c[1] is not None else None)
-            return [np.squeeze(c[0], axis=tuple(axes) if axes is not None else None)]
+            return [c[0].reshape(squeezed_shape(c[0].shape, self._axes(node, attrs)))]
         if op == "Reshape":
-            return [c[0].reshape(self._reshape_target(c[0].shape, c[1]))]
+            return [c[0].reshape(self._reshape_target(c[0].shape, c[1], attrs.get("allowzero")))]
         if op == "Slice":
             return [c[0][self._slices(c[0].shape, node, attrs)]]
         if op == "ConstantOfShape":
@@ -258,8 +352,26 @@ class OnnxImporter:
         if op == "Neg":
             return [-c[0]]
         if op == "Expand":
-            return [c[0] * np.ones(tuple(c[1].tolist()), c[0].dtype)]
+            shape = np.broadcast_shapes(c[0].shape, tuple(c[1].tolist()))
+            return [np.broadcast_to(c[0], shape).copy()]
         return None
+
+    def _axes(self, node: Any, attrs: dict[str, Any]) -> list[int] | None:
+        """The axes of a Squeeze/Unsqueeze/Reduce node: the attribute (before opset 13/18), the
+        second input (known at import time), or None when neither is given."""
+        if "axes" in attrs:
+            return list(attrs["axes"])
+        if len(node.input) > 1 and node.input[1]:
+            return [int(a) for a in self.known(node.input[1]).reshape(-1)]
+        return None
+
+    @staticmethod
+    def _wrapped_indices(indices: np.ndarray, size: int) -> np.ndarray:
+        """Gather indices known at import time, negative ones counted from the end; outside [-size, size) is a NodeError."""
+        if indices.size and (indices.min() < -size or indices.max() >= size):
+            raise NodeError(f"Gather index {int(indices.min() if indices.min() < -size else indices.max())} "
+                            f"is out of range for a dimension of {size}")
+        return np.where(indices < 0, indices + size, indices).astype(np.int64)
 
     def _tensor_attr(self, value: Any) -> np.ndarray:
         from onnx import numpy_helper
@@ -278,26 +390,35 @@ class OnnxImporter:
         raise NodeError(f"Constant with attributes {sorted(attrs)} is not supported")
 
     @staticmethod
-    def _reshape_target(shape: Sequence[int], target: np.ndarray) -> list[int]:
-        out = [shape[k] if d == 0 else int(d) for k, d in enumerate(target.tolist())]
+    def _reshape_target(shape: Sequence[int], target: np.ndarray, allowzero: int = 0) -> list[int]:
+        """Reshape's output shape: a 0 copies the input's dimension (unless `allowzero`), one -1 takes the rest."""
+        out = [shape[k] if d == 0 and not allowzero else int(d) for k, d in enumerate(target.tolist())]
+        if out.count(-1) > 1 or any(d < -1 for d in out):
+            raise NodeError(f"Reshape to {target.tolist()}: at most one -1 and no other negative size")
         if -1 in out:
             known = math.prod(d for d in out if d != -1)
-            out[out.index(-1)] = math.prod(shape) // known if known else 0
+            if not known or math.prod(shape) % known:
+                raise NodeError(f"Reshape of {list(shape)} to {target.tolist()}: no size fits the -1")
+            out[out.index(-1)] = math.prod(shape) // known
+        if math.prod(out) != math.prod(shape):
+            raise NodeError(f"Reshape of {list(shape)} to {target.tolist()}: the sizes differ")
         return out
 
     def _slices(self, shape: Sequence[int], node: Any, attrs: dict[str, Any]) -> tuple[slice, ...]:
         if "starts" in attrs:
             starts, ends = list(attrs["starts"]), list(attrs["ends"])
-            axes = list(attrs.get("axes", range(len(starts))))
+            axes = list(attrs["axes"]) if "axes" in attrs else list(range(len(starts)))
             steps = [1] * len(starts)
         else:
             n = node.input
             starts, ends = self.known(n[1]).tolist(), self.known(n[2]).tolist()
             axes = self.known(n[3]).tolist() if len(n) > 3 and n[3] else list(range(len(starts)))
             steps = self.known(n[4]).tolist() if len(n) > 4 and n[4] else [1] * len(starts)
+        if not len(starts) == len(ends) == len(axes) == len(steps) or 0 in steps:
+            raise NodeError("Slice needs starts, ends, axes and steps of one length and no step of 0")
         index = [slice(None)] * len(shape)
-        for a, s, e, st in zip(axes, starts, ends, steps):
-            index[a % len(shape)] = slice(s, e, st)
+        for a, s, e, st in zip(normalize_axes(axes, len(shape)), starts, ends, steps):
+            index[a] = slice(s, e, st)
         return tuple(index)
 
     # ------------------------------------------------------------ elementwise
@@ -306,7 +427,17 @@ class OnnxImporter:
         a, b = (self.value(n) for n in node.input)
         return [self.ins(_BINARY[node.op_type](a, b))]
 
-    op_Add = op_Sub = op_Mul = op_Div = op_Pow = _binary
+    op_Add = op_Sub = op_Mul = op_Div = _binary
+
+    def op_Pow(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
+        """`x ** y` for a float `x`; an integer exponent is converted to `x`'s type first."""
+        x, y = (self.value(n) for n in node.input)
+        e = _tensor(x).element_type
+        if e not in (f16, f32, f64):
+            raise NodeError(f"Pow of {_tensor(x)} (an integer base) is not supported")
+        if _tensor(y).element_type != e:
+            y = self.ins(nne.ConvertOp(y, e))
+        return [self.ins(nne.PowerOp(x, y))]
 
     def op_Max(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
         values = [self.value(n) for n in node.input]
@@ -330,7 +461,7 @@ class OnnxImporter:
 
     def op_Gelu(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
         x = self.value(node.input[0])
-        if attrs.get("approximate", b"none") not in (b"none", "none"):
+        if attrs["approximate"] != "none":
             raise NodeError("Gelu with approximate='tanh' is not supported")
         inner = self._erf(self.ins(nn.MulOp(x, self.scalar(1 / math.sqrt(2), x))))
         one_plus = self.ins(nn.AddOp(inner, self.scalar(1.0, x)))
@@ -355,12 +486,22 @@ class OnnxImporter:
     def op_Identity(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
         return [self.value(node.input[0])]
 
-    def op_Dropout(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
-        if len(node.input) > 2 and node.input[2] and bool(self.known(node.input[2])):
+    def _check_inference_dropout(self, node: Any, attrs: dict[str, Any]) -> None:
+        """Dropout is the identity unless in training mode (the `training_mode` input, or
+        `is_test = 0` before opset 7) with a ratio above 0 (random: a NodeError)."""
+        training = len(node.input) > 2 and node.input[2] and bool(self.known(node.input[2]))
+        training = training or attrs.get("is_test") == 0
+        ratio = float(self.known(node.input[1])) if len(node.input) > 1 and node.input[1] else attrs.get("ratio", 0.5)
+        if training and ratio != 0.0:
             raise NodeError("Dropout in training mode is not supported")
-        if len(node.output) > 1 and node.output[1]:
-            raise NodeError("Dropout's mask output is not supported")
-        return [self.value(node.input[0])]
+
+    def op_Dropout(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
+        """The input, and a mask of ones (what is kept)."""
+        self._check_inference_dropout(node, attrs)
+        x = self.value(node.input[0])
+        if len(node.output) < 2 or not node.output[1]:
+            return [x]
+        return [x, self.constant(np.ones(_tensor(x).get_shape(), bool))]
 
     # ------------------------------------------------------------ shapes
 
@@ -369,49 +510,42 @@ class OnnxImporter:
 
     def op_Reshape(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
         x, target = self.value(node.input[0]), self.known(node.input[1])
-        if attrs.get("allowzero", 0) and 0 in target.tolist():
-            raise NodeError("Reshape with allowzero = 1 to a shape with a 0 is not supported")
-        return [self._reshape(x, self._reshape_target(_tensor(x).get_shape(), target))]
+        return [self._reshape(x, self._reshape_target(_tensor(x).get_shape(), target, attrs.get("allowzero")))]
 
     def op_Flatten(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
         x = self.value(node.input[0])
-        shape = _tensor(x).get_shape()
-        axis = attrs.get("axis", 1) % (len(shape) + 1) if shape else 0
-        return [self._reshape(x, [math.prod(shape[:axis]), math.prod(shape[axis:])])]
+        return [self._reshape(x, flattened_shape(_tensor(x).get_shape(), attrs["axis"]))]
 
     def op_Unsqueeze(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
         x = self.value(node.input[0])
-        axes = attrs["axes"] if "axes" in attrs else self.known(node.input[1]).tolist()
-        shape = list(_tensor(x).get_shape())
-        for a in sorted(a % (len(shape) + len(axes)) for a in axes):
-            shape.insert(a, 1)
-        return [self._reshape(x, shape)]
+        return [self._reshape(x, unsqueezed_shape(_tensor(x).get_shape(), self._axes(node, attrs)))]
 
     def op_Squeeze(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
         x = self.value(node.input[0])
-        shape = list(_tensor(x).get_shape())
-        if "axes" in attrs:
-            axes = list(attrs["axes"])
-        elif len(node.input) > 1 and node.input[1]:
-            axes = self.known(node.input[1]).tolist()
-        else:
-            axes = [k for k, d in enumerate(shape) if d == 1]
-        drop = {a % len(shape) for a in axes}
-        return [self._reshape(x, [d for k, d in enumerate(shape) if k not in drop])]
+        return [self._reshape(x, squeezed_shape(_tensor(x).get_shape(), self._axes(node, attrs)))]
 
     def op_Transpose(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
         x = self.value(node.input[0])
         rank = _tensor(x).get_num_dims()
-        return [self.ins(nn.TransposeOp(x, list(attrs.get("perm", range(rank - 1, -1, -1)))))]
+        perm = list(attrs["perm"]) if "perm" in attrs else list(range(rank - 1, -1, -1))
+        if sorted(perm) != list(range(rank)):
+            raise NodeError(f"Transpose perm {perm} is not a permutation of the {rank} dimensions")
+        return [self.ins(nn.TransposeOp(x, perm))]
 
     def op_Expand(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
         x = self.value(node.input[0])
         shape = np.broadcast_shapes(tuple(_tensor(x).get_shape()), tuple(self.known(node.input[1]).tolist()))
         return [x if tuple(_tensor(x).get_shape()) == shape else self.ins(nn.BroadcastOp(x, shape))]
 
+    @staticmethod
+    def _check_concat_axis(attrs: dict[str, Any]) -> None:
+        if "axis" not in attrs:  # optional before opset 4, its default only in prose
+            raise NodeError("Concat without an axis attribute is not supported")
+
     def op_Concat(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
         values = [self.value(n) for n in node.input if n]
-        return [self.ins(nns.ConcatenateOp(values, attrs["axis"] % _tensor(values[0]).get_num_dims()))]
+        self._check_concat_axis(attrs)
+        return [self.ins(nns.ConcatenateOp(values, normalize_axis(attrs["axis"], _tensor(values[0]).get_num_dims())))]
 
     def op_Slice(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
         x = self.value(node.input[0])
@@ -430,15 +564,19 @@ class OnnxImporter:
         return [self.ins(nns.SliceOp(x, starts, limits, strides))]
 
     def op_Gather(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
-        """numpy's `take(data, indices, axis)`: a gather of size-1 slices along `axis`."""
+        """numpy's `take(data, indices, axis)`: a gather of size-1 slices along `axis`.
+
+        Negative indices count from the end: known ones are wrapped now (outside
+        [-size, size) a NodeError), others at run time (`indices + size` where
+        `indices < 0`); a run-time index still outside [0, size) is clamped by
+        `nn.gather` to the nearest end."""
         data = self.value(node.input[0])
         shape = _tensor(data).get_shape()
-        axis = attrs.get("axis", 0) % len(shape)
-        if node.input[1] in self.consts:  # negative constant indices count from the end
-            known = self.consts[node.input[1]]
-            indices = self.constant(np.where(known < 0, known + shape[axis], known).astype(np.int64))
+        axis = normalize_axis(attrs["axis"], len(shape))
+        if node.input[1] in self.consts:
+            indices = self.constant(self._wrapped_indices(self.consts[node.input[1]], shape[axis]))
         else:
-            indices = self.value(node.input[1])
+            indices = self._wrap_negative(self.value(node.input[1]), shape[axis])
         rank = _tensor(indices).get_num_dims()
         dims = {
             "offset_dims": [*range(axis), *range(axis + rank, len(shape) - 1 + rank)],
@@ -448,24 +586,52 @@ class OnnxImporter:
         }
         return [self.ins(nni.GatherOp(data, indices, dims, rank))]
 
+    def _wrap_negative(self, indices: SSAValue, size: int) -> SSAValue:
+        """`indices < 0 ? indices + size : indices`, elementwise on the integer tensor."""
+        e = _tensor(indices).element_type
+        zero = self.ins(nn.FullOp(IntegerAttr(0, e), []))  # type: ignore[arg-type]
+        negative = self.ins(nne.CompareOp(indices, zero, "LT"))
+        shifted = self.ins(nn.AddOp(indices, self.ins(nn.FullOp(IntegerAttr(size, e), []))))  # type: ignore[arg-type]
+        return self.ins(nne.SelectOp(negative, shifted, indices))
+
     # ------------------------------------------------------------ contractions
 
     def op_MatMul(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
+        """numpy's `matmul`: a 1-D operand is a row (lhs) or column (rhs) whose dimension is then
+        dropped; batch dimensions broadcast."""
         a, b = (self.value(n) for n in node.input)
-        ra, rb = _tensor(a).get_num_dims(), _tensor(b).get_num_dims()
-        if ra == 2 and rb == 2:
-            return [self.ins(nn.MatmulOp(a, b))]
-        if rb == 2:
-            return [self.ins(nnc.DotGeneralOp(a, b, ((), ()), ((ra - 1,), (0,))))]
-        if ra == rb and _tensor(a).get_shape()[:-2] == _tensor(b).get_shape()[:-2]:
-            batch = tuple(range(ra - 2))
-            return [self.ins(nnc.DotGeneralOp(a, b, (batch, batch), ((ra - 1,), (rb - 2,))))]
-        raise NodeError(f"MatMul of {_tensor(a)} and {_tensor(b)} (broadcast batches) is not supported")
+        sa, sb = list(_tensor(a).get_shape()), list(_tensor(b).get_shape())
+        if not sa or not sb:
+            raise NodeError("MatMul of a 0-d tensor is not defined")
+        row, column = len(sa) == 1, len(sb) == 1
+        if row:
+            a, sa = self._reshape(a, [1, *sa]), [1, *sa]
+        if column:
+            b, sb = self._reshape(b, [*sb, 1]), [*sb, 1]
+        try:
+            batch = list(np.broadcast_shapes(tuple(sa[:-2]), tuple(sb[:-2])))
+        except ValueError:
+            batch = None
+        if batch is None or sa[-1] != sb[-2]:
+            raise NodeError(f"MatMul of shapes {_tensor(a).get_shape()} and {_tensor(b).get_shape()}: they do not match")
+        if len(sa) == 2 and len(sb) == 2:
+            y = self.ins(nn.MatmulOp(a, b))
+        elif len(sb) == 2:
+            y = self.ins(nnc.DotGeneralOp(a, b, ((), ()), ((len(sa) - 1,), (0,))))
+        else:
+            if sa[:-2] != batch:
+                a = self.ins(nn.BroadcastOp(a, [*batch, *sa[-2:]]))
+            if sb[:-2] != batch:
+                b = self.ins(nn.BroadcastOp(b, [*batch, *sb[-2:]]))
+            dims = tuple(range(len(batch)))
+            y = self.ins(nnc.DotGeneralOp(a, b, (dims, dims), ((len(batch) + 1,), (len(batch),))))
+        out = [*batch, *([] if row else [sa[-2]]), *([] if column else [sb[-1]])]
+        return [self._reshape(y, out)]
 
     def op_Gemm(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
         a, b = self.value(node.input[0]), self.value(node.input[1])
-        alpha, beta = attrs.get("alpha", 1.0), attrs.get("beta", 1.0)
-        ta, tb = attrs.get("transA", 0), attrs.get("transB", 0)
+        alpha, beta = attrs["alpha"], attrs["beta"]
+        ta, tb = attrs["transA"], attrs["transB"]
         c = self.value(node.input[2]) if len(node.input) > 2 and node.input[2] else None
         if not ta and tb and alpha == 1.0 and beta == 1.0 and c is not None and _tensor(c).get_num_dims() == 1:
             return [self.ins(nn.LinearOp(a, b, c))]
@@ -480,8 +646,8 @@ class OnnxImporter:
 
     def _spatial(self, attrs: dict[str, Any], spatial: int) -> tuple[list[int], ...]:
         """(strides, low pads, high pads, dilations) of a convolution or pooling node."""
-        if attrs.get("auto_pad", b"NOTSET") not in (b"NOTSET", "NOTSET"):
-            raise NodeError(f"auto_pad = {attrs['auto_pad']!r} is not supported (explicit pads are)")
+        if attrs["auto_pad"] != "NOTSET":
+            raise NodeError(f"auto_pad = {attrs['auto_pad']} is not supported (explicit pads are)")
         pads = list(attrs.get("pads", [0] * (2 * spatial)))
         strides = list(attrs.get("strides", [1] * spatial))
         dilations = list(attrs.get("dilations", [1] * spatial))
@@ -493,7 +659,7 @@ class OnnxImporter:
         strides, low, high, dilations = self._spatial(attrs, spatial)
         layout = tuple(range(spatial + 2))
         y = self.ins(nnconv.ConvolutionOp(x, w, (layout, layout, layout), (strides, low, high, dilations),
-                                          attrs.get("group", 1)))
+                                          attrs["group"]))
         if len(node.input) > 2 and node.input[2]:
             bias = self.value(node.input[2])
             y = self.ins(nn.AddOp(y, self._reshape(bias, [_tensor(bias).get_shape()[0]] + [1] * spatial)))
@@ -502,7 +668,7 @@ class OnnxImporter:
     # ------------------------------------------------------------ pooling and reductions
 
     def _pool(self, node: Any, attrs: dict[str, Any], kind: str) -> list[SSAValue]:
-        if attrs.get("ceil_mode", 0):
+        if attrs.get("ceil_mode"):
             raise NodeError("ceil_mode = 1 is not supported")
         if len(node.output) > 1 and node.output[1]:
             raise NodeError("the Indices output is not supported")
@@ -510,7 +676,7 @@ class OnnxImporter:
         spatial = _tensor(x).get_num_dims() - 2
         kernel = list(attrs["kernel_shape"])
         strides, low, high, dilations = self._spatial(attrs, spatial)
-        if kind == "mean" and any(low + high) and not attrs.get("count_include_pad", 0):
+        if kind == "mean" and any(low + high) and not attrs.get("count_include_pad"):
             raise NodeError("AveragePool with padding and count_include_pad = 0 is not supported")
         return [self.ins(nnw.ReduceWindowOp(x, kind, [1, 1, *kernel], [1, 1, *strides], [1, 1, *dilations],
                                             [0, 0, *low], [0, 0, *high]))]
@@ -526,17 +692,24 @@ class OnnxImporter:
         return [self.ins(nn.ReduceOp(x, "mean", list(range(2, _tensor(x).get_num_dims())), keepdims=True))]
 
     def _reduce(self, node: Any, attrs: dict[str, Any], kind: str) -> list[SSAValue]:
+        """`kind` over the axes (attribute or input); none or an empty list means every axis,
+        or none with `noop_with_empty_axes`. Max/min of booleans go through f32 0/1."""
         x = self.value(node.input[0])
         rank = _tensor(x).get_num_dims()
-        if "axes" in attrs:
-            axes = list(attrs["axes"])
-        elif len(node.input) > 1 and node.input[1]:
-            axes = self.known(node.input[1]).tolist()
-        elif attrs.get("noop_with_empty_axes", 0):
-            return [x]
-        else:
+        axes = self._axes(node, attrs)
+        if not axes:
+            if attrs.get("noop_with_empty_axes"):
+                return [x]
             axes = list(range(rank))
-        return [self.ins(nn.ReduceOp(x, kind, [a % rank for a in axes], keepdims=bool(attrs.get("keepdims", 1))))]
+        axes = normalize_axes(axes, rank)
+        keepdims = bool(attrs["keepdims"])
+        e = _tensor(x).element_type
+        if e == i1 and kind in ("max", "min"):
+            r = self.ins(nn.ReduceOp(self.ins(nne.ConvertOp(x, f32)), kind, axes, keepdims=keepdims))
+            return [self.ins(nne.CompareOp(r, self.scalar(0.5, r), "GT"))]
+        if e not in (f16, f32, f64):
+            raise NodeError(f"{node.op_type} of {_tensor(x)} (not float) is not supported")
+        return [self.ins(nn.ReduceOp(x, kind, axes, keepdims=keepdims))]
 
     def op_ReduceMean(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
         return self._reduce(node, attrs, "mean")
@@ -551,10 +724,14 @@ class OnnxImporter:
         return self._reduce(node, attrs, "min")
 
     def _softmax(self, node: Any, attrs: dict[str, Any], op: type) -> list[SSAValue]:
+        """Along `axis`; before opset 13, over the 2-D view [dimensions before `axis`, the rest]."""
         x = self.value(node.input[0])
-        if self.opset < 13 and _tensor(x).get_num_dims() > 2:
-            raise NodeError(f"{node.op_type} before opset 13 (coerced to 2-D) is not supported")
-        return [self.ins(op(x, attrs.get("axis", -1 if self.opset >= 13 else 1)))]
+        shape = list(_tensor(x).get_shape())
+        axis = normalize_axis(attrs["axis"], len(shape))
+        if self.opset >= 13 or axis == len(shape) - 1:
+            return [self.ins(op(x, axis))]
+        y = self.ins(op(self._reshape(x, flattened_shape(shape, axis)), 1))
+        return [self._reshape(y, shape)]
 
     def op_Softmax(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
         return self._softmax(node, attrs, nn.SoftmaxOp)
@@ -570,27 +747,29 @@ class OnnxImporter:
         return self.ins(nn.DivOp(centred, std))
 
     def op_LayerNormalization(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
-        if any(node.output[1:]):
-            raise NodeError("the Mean and InvStdDev outputs are not supported")
+        """Normalised over the dimensions from `axis` on (in the input's type, whatever
+        `stash_type`), scaled and shifted; the Mean and InvStdDev outputs keep those dimensions as 1."""
         x = self.value(node.input[0])
         rank = _tensor(x).get_num_dims()
-        axes = list(range(attrs.get("axis", -1) % rank, rank))
+        axes = list(range(normalize_axis(attrs["axis"], rank), rank))
         mean = self.ins(nn.ReduceOp(x, "mean", axes, keepdims=True))
         centred = self.ins(nn.SubOp(x, mean))
         var = self.ins(nn.ReduceOp(self.ins(nn.MulOp(centred, centred)), "mean", axes, keepdims=True))
-        std = self.ins(nn.SqrtOp(self.ins(nn.AddOp(var, self.scalar(attrs.get("epsilon", 1e-5), var)))))
+        std = self.ins(nn.SqrtOp(self.ins(nn.AddOp(var, self.scalar(attrs["epsilon"], var)))))
         y = self.ins(nn.MulOp(self.ins(nn.DivOp(centred, std)), self.value(node.input[1])))
         if len(node.input) > 2 and node.input[2]:
             y = self.ins(nn.AddOp(y, self.value(node.input[2])))
-        return [y]
+        if len(node.output) < 3 or not node.output[2]:
+            return [y, mean]
+        return [y, mean, self.ins(nn.DivOp(self.scalar(1.0, std), std))]
 
     def op_BatchNormalization(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
-        if attrs.get("training_mode", 0) or any(node.output[1:]):
+        if attrs.get("training_mode") or any(node.output[1:]):
             raise NodeError("BatchNormalization in training mode is not supported (export the model in eval mode)")
         x, scale, bias, mean, var = (self.value(n) for n in node.input)
         per_channel = [_tensor(scale).get_shape()[0]] + [1] * (_tensor(x).get_num_dims() - 2)
         scale, bias, mean, var = (self._reshape(v, per_channel) for v in (scale, bias, mean, var))
-        y = self._normalize(x, mean, var, attrs.get("epsilon", 1e-5))
+        y = self._normalize(x, mean, var, attrs["epsilon"])
         return [self.ins(nn.AddOp(self.ins(nn.MulOp(y, scale)), bias))]
 
 

@@ -53,6 +53,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
+from xdsl.utils.exceptions import VerifyException
 
 from dfc.compiler.diagnostics import CompileError
 from dfc.dialects import nn
@@ -116,6 +117,25 @@ def _locate(first: Operation | None, op: Operation) -> None:
         first = first.next_op
 
 
+def _check_dims(op: Operation, dims: Sequence[int], rank: int) -> None:
+    """StableHLO dimension numbers are in [0, rank): another one is a `CompileError` at `op`."""
+    for d in dims:
+        if not 0 <= d < rank:
+            raise CompileError.at(op, f"convert-stablehlo: dimension {d} of '{op.name}' is out of range [0, {rank})")
+
+
+def _verify(first: Operation | None, op: Operation) -> None:
+    """Verify the nn ops from `first` up to `op` (what replaced it): one that refuses its
+    operands (an element type, a shape) is a `CompileError` at `op`."""
+    while first is not None and first is not op:
+        if first.dialect_name() == "nn":
+            try:
+                first.verify()
+            except VerifyException as err:
+                raise CompileError.at(op, f"convert-stablehlo: '{op.name}' is not supported here: {err}") from None
+        first = first.next_op
+
+
 class Converter:
     """Rewrites the stablehlo ops of one function, block by block, in order."""
 
@@ -132,7 +152,9 @@ class Converter:
                 self.b = Builder(InsertPoint.before(op))
                 prev = op.prev_op
                 new = self.op(op)
-                _locate(prev.next_op if prev is not None else block.first_op, op)
+                first = prev.next_op if prev is not None else block.first_op
+                _locate(first, op)
+                _verify(first, op)
                 for old, value in zip(op.results, new):
                     old.replace_all_uses_with(value)
                 Rewriter.erase_op(op)
@@ -241,6 +263,7 @@ class Converter:
         return [self.ins(nns.DynamicUpdateSliceOp(op.operand, op.update, list(op.start_indices)))]
 
     def on_concatenate(self, op: shlo.ConcatenateOp) -> Sequence[SSAValue]:
+        _check_dims(op, [op.dimension.value.data], _tensor(op.inputs[0]).get_num_dims())
         return [self.ins(nns.ConcatenateOp(list(op.inputs), op.dimension.value.data))]
 
     def on_pad(self, op: shlo.PadOp) -> Sequence[SSAValue]:
@@ -308,6 +331,9 @@ class Converter:
 
     def on_reduce(self, op: shlo.ReduceOp) -> Sequence[SSAValue]:
         dims = op.dimensions.get_values()
+        _check_dims(op, dims, _tensor(op.inputs[0]).get_num_dims())
+        if len(set(dims)) != len(dims):
+            raise CompileError.at(op, f"convert-stablehlo: reduce dimensions {list(dims)} repeat a dimension")
         if len(op.inputs) == 2:
             return self.arg_reduce(op, dims)
         if len(op.inputs) != 1:
@@ -446,8 +472,9 @@ class Converter:
 
     def on_if(self, op: shlo.IfOp) -> Sequence[SSAValue]:
         saved = self.b
-        then = self._region(op.true_branch, lambda vs: scf.YieldOp(*vs))
-        other = self._region(op.false_branch, lambda vs: scf.YieldOp(*vs))
+        true_branch, false_branch = op.true_branch, op.false_branch  # both read before `_region` detaches one
+        then = self._region(true_branch, lambda vs: scf.YieldOp(*vs))
+        other = self._region(false_branch, lambda vs: scf.YieldOp(*vs))
         self.b = saved
         return self._if(self._scalar(op.pred), then, other, [r.type for r in op.results])
 
