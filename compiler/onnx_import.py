@@ -21,14 +21,15 @@ at run time.
 runs the compiled function with the model's own weights.
 
 An operator or attribute outside what is covered is a `CompileError` naming
-the node (`model.onnx: node 'Conv_3' (Conv): ...`). Covered: Abs, Add,
-AveragePool, BatchNormalization (inference), Cast, Concat, Constant,
-ConstantOfShape, Conv, Div, Dropout (inference), Equal, Erf, Exp, Expand,
-Flatten, Gather, Gelu, Gemm, GlobalAveragePool, Greater, GreaterOrEqual, Identity,
-LayerNormalization, Less, LessOrEqual, Log, LogSoftmax, MatMul, Max, MaxPool, Min, Mul, Neg,
-Pow, Range, ReduceMax, ReduceMean, ReduceMin, ReduceSum, Relu, Reshape,
-Shape, Sigmoid, Slice, Softmax, Sqrt, Squeeze, Sub, Tanh, Transpose,
-Unsqueeze, Where.
+the node (`model.onnx: node 'Conv_3' (Conv): ...`). Covered: the elementwise
+ops an nn op names as its ONNX op (`EXTERNAL`: Abs, Add, Ceil, Cos, Div, Exp,
+Floor, Log, Mul, Neg, Relu, Round, Sigmoid, Sign, Sin, Sqrt, Sub, Tan, Tanh),
+and AveragePool, BatchNormalization (inference), Cast, Concat, Constant,
+ConstantOfShape, Conv, Dropout (inference), Equal, Erf, Expand, Flatten,
+Gather, Gelu, Gemm, GlobalAveragePool, Greater, GreaterOrEqual, Identity,
+LayerNormalization, Less, LessOrEqual, LogSoftmax, MatMul, Max, MaxPool, Min,
+Pow, Range, ReduceMax, ReduceMean, ReduceMin, ReduceSum, Reshape, Shape,
+Slice, Softmax, Squeeze, Transpose, Unsqueeze, Where.
 """
 
 from __future__ import annotations
@@ -74,10 +75,11 @@ from dfc.function import Function
 _ELEMENT_TYPES: dict[str, Attribute] = {
     "float32": f32, "float64": f64, "float16": f16, "int64": i64, "int32": i32, "bool": i1,
 }
-_BINARY = {"Add": nn.AddOp, "Sub": nn.SubOp, "Mul": nn.MulOp, "Div": nn.DivOp, "Pow": nne.PowerOp,
-           "Max": nne.MaximumOp, "Min": nne.MinimumOp}
-_UNARY = {"Relu": nn.ReluOp, "Tanh": nn.TanhOp, "Sigmoid": nn.SigmoidOp, "Sqrt": nn.SqrtOp, "Exp": nn.ExpOp,
-          "Log": nn.LogOp, "Neg": nn.NegOp, "Abs": nne.AbsOp}
+_UNARY = nn.one_to_one("onnx", 1)
+_BINARY = nn.one_to_one("onnx", 2)
+"""The elementwise ops translated by name, from the nn ops' `EXTERNAL` declarations (an `op_<Type>` method
+of the importer takes precedence)."""
+_VARIADIC = {"Max": nne.MaximumOp, "Min": nne.MinimumOp}
 _COMPARE = {"Equal": "EQ", "Less": "LT", "Greater": "GT", "LessOrEqual": "LE", "GreaterOrEqual": "GE"}
 _NUMPY_BINARY: dict[str, Callable[[Any, Any], Any]] = {
     "Add": np.add, "Sub": np.subtract, "Mul": np.multiply, "Equal": np.equal, "Less": np.less,
@@ -273,7 +275,7 @@ class OnnxImporter:
                     raise NodeError(f"operator domain '{node.domain}' is not supported")
                 folded = self.fold(node, attrs)
                 if folded is None:
-                    handler = getattr(self, f"op_{node.op_type}", None)
+                    handler = self.handler(node.op_type)
                     if handler is None:
                         raise NodeError("operator is not supported")
                     outputs = handler(node, attrs)
@@ -423,11 +425,17 @@ class OnnxImporter:
 
     # ------------------------------------------------------------ elementwise
 
+    def handler(self, op_type: str) -> Callable[[Any, dict[str, Any]], list[SSAValue]] | None:
+        """The method that translates `op_type`: `op_<op_type>`, else the one-to-one elementwise translation."""
+        explicit = getattr(self, f"op_{op_type}", None)
+        if explicit is not None:
+            return explicit
+        return self._unary if op_type in _UNARY else self._binary if op_type in _BINARY else None
+
     def _binary(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
         a, b = (self.value(n) for n in node.input)
         return [self.ins(_BINARY[node.op_type](a, b))]
 
-    op_Add = op_Sub = op_Mul = op_Div = _binary
 
     def op_Pow(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
         """`x ** y` for a float `x`; an integer exponent is converted to `x`'s type first."""
@@ -443,7 +451,7 @@ class OnnxImporter:
         values = [self.value(n) for n in node.input]
         out = values[0]
         for v in values[1:]:
-            out = self.ins(_BINARY[node.op_type](out, v))
+            out = self.ins(_VARIADIC[node.op_type](out, v))
         return [out]
 
     op_Min = op_Max
@@ -451,7 +459,6 @@ class OnnxImporter:
     def _unary(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
         return [self.ins(_UNARY[node.op_type](self.value(node.input[0])))]
 
-    op_Relu = op_Tanh = op_Sigmoid = op_Sqrt = op_Exp = op_Log = op_Neg = op_Abs = _unary
 
     def _erf(self, x: SSAValue) -> SSAValue:
         return dfb.elementwise(self.b, _tensor(x), [x], lambda t, a: t.b.insert(xmath.ErfOp(a[0])).result)

@@ -44,6 +44,7 @@ from dfc.dialects.nn_base import (
     _UNARY_FORMAT,
     REDUCE_KINDS,
     ArithmeticBinaryOp,
+    ElementwiseBinaryOp,
     ElementwiseUnaryOp,
     External,
     NNOp,
@@ -54,7 +55,7 @@ from dfc.dialects.nn_base import (
 )
 from dfc.dialects.nn_contract import CONTRACT_OPS
 from dfc.dialects.nn_conv import CONV_OPS
-from dfc.dialects.nn_elementwise import ELEMENTWISE_OPS
+from dfc.dialects.nn_elementwise import ELEMENTWISE_OPS, BitwiseBinaryOp, NotOp
 from dfc.dialects.nn_indexing import INDEXING_OPS
 from dfc.dialects.nn_shape import SHAPE_OPS
 from dfc.dialects.nn_window import WINDOW_OPS
@@ -542,3 +543,16 @@ NN = Dialect(
         *CONV_OPS,
     ],
 )
+
+
+def one_to_one(way: str, arity: int) -> dict[str, type[NNOp]]:
+    """The elementwise nn ops an importer translates by name: `EXTERNAL` names an
+    op of `way` ("stablehlo" or "onnx") bare, and the op takes `arity` tensors
+    and infers its result from them. Maps the external name to the op class."""
+    kinds = (ElementwiseUnaryOp, NotOp) if arity == 1 else (ElementwiseBinaryOp, BitwiseBinaryOp)
+    out: dict[str, type[NNOp]] = {}
+    for op in NN.operations:
+        name = op.EXTERNAL.one_to_one(way)  # type: ignore[attr-defined]
+        if name and issubclass(op, kinds):
+            out[name] = op  # type: ignore[assignment]
+    return out

@@ -1,7 +1,8 @@
 """`convert-stablehlo`: StableHLO (as JAX emits it) into nn library ops and scf.
 
-Most ops map one to one onto the nn op of the same semantics
-(`dialects/nn_names.py` holds the table). The others:
+Most ops map one to one onto the nn op of the same semantics: the
+elementwise ones by the name each nn op declares (`EXTERNAL`, read by
+`nn.one_to_one`), the others by a handler `on_<op>`. Beyond those:
 
 * `reduce` with an add/maximum/minimum body becomes `nn.reduce` (sum/max/min),
   and/or bodies on i1 go through f32 min/max; an init value that is not the
@@ -20,8 +21,7 @@ Most ops map one to one onto the nn op of the same semantics
 * Calls to functions of the module are inlined, and callees left without
   callers are erased, so that fusion and autodiff see one function.
 
-`is_finite` is `x - x == 0`; `round_nearest_even` is composed of floor,
-remainder and selects; `dot` is a `dot_general` contracting lhs's last and
+`is_finite` is `x - x == 0`; `dot` is a `dot_general` contracting lhs's last and
 rhs's first dimension; `optimization_barrier` passes its operands on. A mode
 the conversion does not cover is a `CompileError` at the op naming it (a
 multiply-reduce, a base dilation, an unsigned order, ...); ops and attributes
@@ -65,19 +65,9 @@ from dfc.dialects import nn_shape as nns
 from dfc.dialects import nn_window as nnw
 from dfc.dialects import stablehlo as shlo
 
-UNARY: dict[str, type[Operation]] = {
-    "abs": nne.AbsOp, "cbrt": nne.CbrtOp, "ceil": nne.CeilOp, "cosine": nne.CosineOp,
-    "exponential": nn.ExpOp, "exponential_minus_one": nne.Expm1Op, "floor": nne.FloorOp, "log": nn.LogOp,
-    "log_plus_one": nne.Log1pOp, "logistic": nn.SigmoidOp, "negate": nn.NegOp, "not": nne.NotOp,
-    "round_nearest_afz": nne.RoundOp, "rsqrt": nne.RsqrtOp, "sign": nne.SignOp, "sine": nne.SineOp,
-    "sqrt": nn.SqrtOp, "tan": nne.TanOp, "tanh": nn.TanhOp,
-}
-BINARY: dict[str, type[Operation]] = {
-    "add": nn.AddOp, "subtract": nn.SubOp, "multiply": nn.MulOp, "divide": nn.DivOp,
-    "remainder": nne.RemainderOp, "power": nne.PowerOp, "maximum": nne.MaximumOp, "minimum": nne.MinimumOp,
-    "atan2": nne.Atan2Op, "and": nne.AndOp, "or": nne.OrOp, "xor": nne.XorOp, "shift_left": nne.ShiftLeftOp,
-    "shift_right_arithmetic": nne.ShiftRightArithmeticOp, "shift_right_logical": nne.ShiftRightLogicalOp,
-}
+UNARY: dict[str, type[Operation]] = nn.one_to_one("stablehlo", 1)
+BINARY: dict[str, type[Operation]] = nn.one_to_one("stablehlo", 2)
+"""The elementwise ops translated by name, from the nn ops' `EXTERNAL` declarations."""
 REDUCE_KIND = {"stablehlo.add": "sum", "stablehlo.maximum": "max", "stablehlo.minimum": "min"}
 """Reduce bodies nn.reduce/nn.reduce_window compute directly."""
 LOGICAL_REDUCE = {"stablehlo.and": "min", "stablehlo.or": "max"}
@@ -187,23 +177,6 @@ class Converter:
 
     def on_is_finite(self, op: shlo.UnaryOp) -> Sequence[SSAValue]:
         return [self._finite(op.operand)]
-
-    def on_round_nearest_even(self, op: shlo.UnaryOp) -> Sequence[SSAValue]:
-        """floor(x), or floor(x) + 1 above the half, or the even one of the two at a tie."""
-        x = op.operand
-        e = _tensor(x).element_type
-
-        def const(v: float) -> SSAValue:
-            return self.ins(nn.FullOp(FloatAttr(v, e), []))  # type: ignore[arg-type]
-
-        f = self.ins(nne.FloorOp(x))
-        d = self.ins(nn.SubOp(x, f))
-        half = const(0.5)
-        up = self.ins(nn.AddOp(f, const(1.0)))
-        even = self.ins(nn.AddOp(f, self.ins(nne.AbsOp(self.ins(nne.RemainderOp(f, const(2.0)))))))
-        below = self.ins(nne.SelectOp(self.ins(nne.CompareOp(d, half, "LT")), f, even))
-        rounded = self.ins(nne.SelectOp(self.ins(nne.CompareOp(d, half, "GT")), up, below))
-        return [self.ins(nne.SelectOp(self._finite(x), rounded, x))]
 
     def on_convert(self, op: shlo.ConvertOp) -> Sequence[SSAValue]:
         t = _tensor(op.result)
