@@ -22,7 +22,7 @@ import dfc
 from benchmarks.common import median_time
 from dfc import ExecutionEngine, PassManager, parse_module
 from dfc.compiler.engine import lower
-from dfc.passes.lower_dataflow import default_threads
+from dfc.config import default_threads
 
 EXAMPLES = Path(__file__).parent.parent / "examples"
 

@@ -22,8 +22,8 @@ from xdsl.dialects import func
 from benchmarks.common import median_time
 from benchmarks.cpu_kernels import scaled_example
 from dfc.compiler import ExecutionEngine, PassManager, parse_module
+from dfc.config import default_threads
 from dfc.passes import PIPELINES
-from dfc.passes.lower_dataflow import default_threads
 from dfc.passes.mem_plan import plan_function
 
 VARIANTS = {

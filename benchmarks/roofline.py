@@ -29,7 +29,7 @@ import numpy as np
 from benchmarks.common import copy_bandwidth, median_time
 from benchmarks.cpu_kernels import scaled_example
 from dfc.compiler import ExecutionEngine, PassManager, parse_module
-from dfc.passes.lower_dataflow import default_threads
+from dfc.config import default_threads
 
 C_SOURCES = Path(__file__).parent / "c"
 _F = ctypes.POINTER(ctypes.c_float)

@@ -12,7 +12,7 @@ median milliseconds, the ratio to eager, then each compiler's compile time
 (first step minus a warm step; inductor's on-disk cache may make it small).
 `--quick` uses small sizes (a smoke test of the script); `--threads N` runs
 torch on N threads (default: all cores); `--dfc-threads M` runs dfc's kernels
-on M (default: `dfc.torch.module.default_threads()`: torch's count, on torch's
+on M (default: `dfc.torch.module.torch_threads()`: torch's count, on torch's
 OpenMP team; with `DFC_TORCH_OPENMP=0`, on dfc's own pool, 1, or all cores
 when `OMP_WAIT_POLICY=PASSIVE`).
 """

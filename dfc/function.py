@@ -22,6 +22,8 @@ import numpy as np
 from xdsl.dialects import func
 from xdsl.dialects.builtin import AnyFloat, FunctionType, ModuleOp, TensorType
 
+from dfc import config
+
 STAGES = ("frontend", "autodiff", "lowered")
 
 
@@ -72,17 +74,15 @@ class Function:
         if stage == "autodiff":
             return str(self.autodiff_module(tuple(wrt) if wrt is not None else ()))
         from dfc.compiler.engine import lower
-        from dfc.passes.lower_dataflow import default_threads
-
-        return str(lower(self.module, self.threads or default_threads()))
+        return str(lower(self.module, self.threads or config.default_threads()))
 
     def autodiff_module(self, wrt: tuple[int, ...] = ()) -> ModuleOp:
         """A copy of the module with `@name_grad` (gradients of `wrt`) added."""
         from dfc.compiler.pass_manager import PassManager
+        from dfc.passes.autodiff.autodiff import AutodiffPass
 
         module = self.module.clone()
-        options = f"func={self.name}" + (f" wrt={','.join(map(str, wrt))}" if wrt else "")
-        PassManager.parse(f"autodiff{{{options}}}").run(module)
+        PassManager(passes=[AutodiffPass(func=self.name, wrt=tuple(wrt))]).run(module)
         return module
 
     def float_arguments(self) -> list[int]:

@@ -46,3 +46,16 @@ def test_errors_name_the_problem(gemm_sum):
         dfc.Function(gemm_sum.module, "nope")
     with pytest.raises(ValueError, match="argnums 2 out of range"):
         dfc.grad(gemm_sum, 2)(np.zeros((5, 4), np.float32), np.zeros((4, 3), np.float32))
+
+
+def test_the_gradient_pass_is_built_as_an_object_not_text():
+    """`dfc.grad` hands the autodiff pass its options directly, so any function name works (a pipeline
+    string `autodiff{func=einsum_ij,jk->ik}` would not parse)."""
+    import types
+
+    def f(x):
+        return np.sum(x * x * x)
+
+    g = types.FunctionType(f.__code__, f.__globals__, "einsum_ij,jk->ik")
+    x = np.linspace(-1.0, 2.0, 5)
+    np.testing.assert_allclose(dfc.grad(g)(x), 3 * x * x, rtol=1e-12)

@@ -25,6 +25,7 @@ import numpy as np
 from xdsl.dialects import func
 from xdsl.dialects.builtin import DenseArrayBase, MemRefType, StringAttr, TensorType
 
+from dfc import config
 from dfc.compiler.diagnostics import CompileError
 from dfc.compiler.engine import ExecutionEngine
 from dfc.compiler.interpreter import dtype_of, is_float_dtype
@@ -156,7 +157,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"run-tool: {err}", file=sys.stderr)
         return 1
     except Exception as err:
-        if os.environ.get("DFC_TRACEBACK"):
+        if config.TRACEBACK.value():
             raise
         print(f"run-tool: internal error: {type(err).__name__}: {err} "
               "(set DFC_TRACEBACK=1 for the traceback)", file=sys.stderr)

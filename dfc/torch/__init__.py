@@ -32,7 +32,7 @@ def compile(module_or_function: torch.nn.Module | Callable[..., Any], example_in
     now (an unsupported op fails here); otherwise on the first call. The
     engines compile on first use (inference, or training for the inputs that
     need gradients). `threads`: of the compiled kernels (default:
-    `dfc.torch.module.default_threads()`: torch's, on torch's OpenMP team)."""
+    `dfc.torch.module.torch_threads()`: torch's, on torch's OpenMP team)."""
     module = module_or_function if isinstance(module_or_function, torch.nn.Module) else FunctionModule(
         module_or_function)
     return CompiledModule(module, example_inputs, threads=threads)

@@ -20,6 +20,7 @@ import torch
 from torch.export.graph_signature import InputKind
 from torch.utils import _pytree as pytree
 
+from dfc import config
 from dfc.compiler.codegen import runtime
 from dfc.torch.capture import capture
 from dfc.torch.runtime import CompiledGraph
@@ -49,12 +50,12 @@ def share_openmp() -> bool:
     """Run the compiled kernels' parallel loops on the OpenMP runtime torch
     loaded (`runtime.use_openmp`), so that one pool owns the cores; False when
     there is none, or `DFC_TORCH_OPENMP=0` asks for dfc's own pool."""
-    library = None if os.environ.get("DFC_TORCH_OPENMP", "1").strip() == "0" else runtime.loaded_openmp()
+    library = runtime.loaded_openmp() if config.TORCH_OPENMP.value() else None
     runtime.use_openmp(library)
     return library is not None
 
 
-def default_threads() -> int | None:
+def torch_threads() -> int | None:
     """Threads of the compiled kernels unless `threads` says otherwise: as many
     as torch's operators use (`torch.get_num_threads()`) when they share
     torch's OpenMP team (`share_openmp`). On dfc's own pool: all cores (None)
@@ -75,7 +76,7 @@ class CompiledModule(torch.nn.Module):
         super().__init__()
         self.module = module
         self._name = name
-        self._threads = default_threads()
+        self._threads = torch_threads()
         if threads is not None:
             self._threads = threads
         self._graphs: dict[Any, tuple[CompiledGraph, list[Callable[[list], torch.Tensor]]]] = {}

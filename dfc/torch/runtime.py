@@ -31,7 +31,7 @@ from xdsl.ir import BlockArgument
 from dfc.compiler.engine import ExecutionEngine
 from dfc.compiler.parsing import parse_module
 from dfc.compiler.pass_manager import PassManager
-from dfc.passes.autodiff.autodiff import function_named, split_info
+from dfc.passes.autodiff.autodiff import AutodiffPass, function_named, split_info
 from dfc.torch.capture import Captured
 
 
@@ -56,8 +56,7 @@ class TrainingStep:
 
     def __init__(self, text: str, wrt: tuple[int, ...], threads: int | None, n_outputs: int):
         module = parse_module(text, "<dfc.torch>")
-        options = f"func=forward split=true wrt={','.join(map(str, wrt))}"
-        PassManager.parse(f"autodiff{{{options}}}").run(module)
+        PassManager(passes=[AutodiffPass(func="forward", wrt=tuple(wrt), split=True)]).run(module)
         forward = function_named(module, "forward")  # only @forward_fwd and @forward_bwd are compiled
         assert forward is not None
         module.body.block.erase_op(forward)
