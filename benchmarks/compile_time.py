@@ -18,7 +18,11 @@ from collections import defaultdict
 from pathlib import Path
 
 from dfc.compiler import PassManager, parse_module
-from dfc.compiler.codegen import llvm_emitter
+from dfc.compiler.codegen.llvm.emitter import DEFAULT_PARALLEL_MIN_WORK
+from dfc.compiler.codegen.llvm.jit import JitModule, optimize
+from dfc.compiler.codegen.llvm.module import emit_module
+from dfc.compiler.codegen.object_cache import CachedObject
+from dfc.compiler.codegen.target import host_target_machine
 from dfc.compiler.diagnostics import verify_located
 from dfc.passes import PIPELINES
 
@@ -72,17 +76,17 @@ def stages(text: str, name: str) -> dict[str, float]:
     verify_located(module)
     times["verify"] = time.perf_counter() - start
     start = time.perf_counter()
-    ir_module = llvm_emitter.emit_module(module, fast_math=True, num_threads=2, parallel_min_work=llvm_emitter.DEFAULT_PARALLEL_MIN_WORK, vector_math=True)
+    ir_module = emit_module(module, fast_math=True, num_threads=2, parallel_min_work=DEFAULT_PARALLEL_MIN_WORK, vector_math=True)
     times["llvm emit"] = time.perf_counter() - start
     start = time.perf_counter()
-    optimized = llvm_emitter.optimize(ir_module, 3)
+    optimized = optimize(ir_module, 3)
     times["llvm opt"] = time.perf_counter() - start
     start = time.perf_counter()
-    obj = llvm_emitter.host_target_machine(3).emit_object(optimized)
+    obj = host_target_machine(3).emit_object(optimized)
     times["llvm codegen"] = time.perf_counter() - start
     start = time.perf_counter()
-    entry = llvm_emitter.CachedObject(obj, "", True)
-    llvm_emitter.JitModule.from_object(entry, 3)
+    entry = CachedObject(obj, "", True)
+    JitModule.from_object(entry, 3)
     times["load"] = time.perf_counter() - start
     return dict(times)
 

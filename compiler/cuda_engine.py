@@ -48,7 +48,7 @@ from xdsl.dialects.builtin import DYNAMIC_INDEX, DenseIntOrFPElementsAttr, MemRe
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 
 from dfc.compiler import interpreter
-from dfc.compiler.codegen.llvm_emitter import BOUNDS_FAILURES, BOUNDS_SITE, bounds_message
+from dfc.compiler.codegen.llvm.emitter import BOUNDS_FAILURES, BOUNDS_SITE, bounds_message
 from dfc.compiler.codegen.nvptx import DEFAULT_ARCH, bounds_sites, compile_ptx, emit_llvm, kernel_params, lower_for_gpu
 from dfc.compiler.engine import ExecutionEngine
 

@@ -58,7 +58,8 @@ from xdsl.dialects.builtin import FunctionType, MemRefType, ModuleOp, TensorType
 from xdsl.ir import Attribute
 
 from dfc.compiler.codegen import gemm_kernel, object_cache
-from dfc.compiler.codegen.llvm_emitter import DEFAULT_PARALLEL_MIN_WORK, JitModule
+from dfc.compiler.codegen.llvm.emitter import DEFAULT_PARALLEL_MIN_WORK
+from dfc.compiler.codegen.llvm.jit import JitModule
 from dfc.compiler.codegen.runtime import free_function
 from dfc.compiler.codegen.target import host_target_machine
 from dfc.compiler.diagnostics import verify_located

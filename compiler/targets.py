@@ -29,7 +29,8 @@ def _lower(module: ModuleOp, manager: PassManager, pipeline: str, needed: bool) 
 
 def _host_optimised(module: ModuleOp, manager: PassManager, threads: int):
     with manager.stage("load the backend"):
-        from dfc.compiler.codegen.llvm_emitter import emit_module, optimize
+        from dfc.compiler.codegen.llvm.jit import optimize
+        from dfc.compiler.codegen.llvm.module import emit_module
         from dfc.compiler.engine import _needs_lowering
         from dfc.passes import PIPELINES
 
@@ -55,9 +56,9 @@ def assembly(module: ModuleOp, manager: PassManager, threads: int = 1) -> str:
 
 def ptx(module: ModuleOp, manager: PassManager, threads: int = 1) -> str:
     with manager.stage("load the backend"):
-        from dfc.compiler.codegen.nvptx import GPU_PIPELINE, _needs_lowering, compile_ptx, emit_llvm
+        from dfc.compiler.codegen.nvptx import GPU_PIPELINE, compile_ptx, emit_llvm, needs_lowering
 
-    lowered = _lower(module, manager, GPU_PIPELINE, _needs_lowering(module))
+    lowered = _lower(module, manager, GPU_PIPELINE, needs_lowering(module))
     with manager.stage("emit LLVM IR"):
         ir_module = emit_llvm(lowered)
     with manager.stage("LLVM optimisation and PTX generation"):

@@ -70,7 +70,7 @@ from xdsl.dialects.builtin import DYNAMIC_INDEX, FloatAttr, IntegerAttr, MemRefT
 from xdsl.ir import Block, Operation, SSAValue
 
 from dfc.compiler import ExecutionEngine
-from dfc.compiler.codegen.llvm_emitter import BOUNDS_FAILURES, BOUNDS_SITE
+from dfc.compiler.codegen.llvm.emitter import BOUNDS_FAILURES, BOUNDS_SITE
 from dfc.compiler.codegen.nvptx import bounds_sites, kernel_params
 from dfc.passes.gpu_gemm import SHARED
 from dfc.compiler.cuda_engine import CudaEngine

@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 
 from dfc.compiler import parse_module
-from dfc.compiler.codegen.llvm_emitter import JitModule, emit_module, optimize
+from dfc.compiler.codegen.llvm.jit import JitModule, optimize
+from dfc.compiler.codegen.llvm.module import emit_module
 
 _ENTRY = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
 _libc = ctypes.CDLL(None)
@@ -740,7 +741,7 @@ def test_many_loop_nests_are_outlined(threads):
     on one function grows faster than its size. Fewer (the three stencils)
     stay inline. Values and gradients agree with the interpreter."""
     from dfc.compiler import ExecutionEngine, PassManager
-    from dfc.compiler.codegen.llvm_emitter import OUTLINE_MIN_NESTS
+    from dfc.compiler.codegen.llvm.outline import OUTLINE_MIN_NESTS
     from benchmarks.compile_time import stencil_chain
     from dfc.compiler.interpreter import interpret
 
@@ -767,7 +768,7 @@ def test_many_loop_nests_are_outlined(threads):
 def test_an_outlined_nest_keeps_its_parallel_loops():
     """A top-level loop around a parallel loop, outlined among many nests, still
     runs the parallel loop on the thread pool, and computes what it did inline."""
-    from dfc.compiler.codegen.llvm_emitter import OUTLINE_MIN_NESTS
+    from dfc.compiler.codegen.llvm.outline import OUTLINE_MIN_NESTS
 
     steps = """
   scf.for %t = %c0 to %c3 step %c1 {

@@ -5,7 +5,7 @@ import pytest
 
 from dfc import ExecutionEngine, parse_module
 from dfc.compiler import engine
-from dfc.compiler.codegen import llvm_emitter
+from dfc.compiler.codegen.llvm.jit import JitModule
 
 SCALE = """
 func.func @scale(%x: tensor<16xf32>) -> tensor<16xf32> {{
@@ -37,7 +37,7 @@ def refuse_to_compile(monkeypatch):
     def compile_(*args, **kwargs):
         raise AssertionError("compiled although the disk cache holds the module")
 
-    monkeypatch.setattr(llvm_emitter.JitModule, "__init__", compile_)
+    monkeypatch.setattr(JitModule, "__init__", compile_)
 
 
 def test_second_engine_loads_machine_code_from_disk(cache, monkeypatch):

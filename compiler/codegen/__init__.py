@@ -1,1 +1,1 @@
-"""CPU code generation: upstream MLIR dialects (func, scf, memref, arith, math) to LLVM IR, optimised and JIT-compiled with llvmlite."""
+"""Code generation through llvmlite: the LLVM emitter (`llvm/`) for the host, JIT-compiled; NVPTX kernels (`nvptx`); the runtime and the GEMM kernel."""

@@ -5,6 +5,8 @@
 
 `e` is the emitter: `e.b` an llvmlite IRBuilder, `e.call_intrinsic(base, ty,
 args)` calls `llvm.<base>.<type>`, `e.fn` the function (remf appends blocks).
+exp, log and tanh are the host's inline polynomials
+(`compiler.codegen.llvm.polynomials`); the rest build on them.
 Only intrinsics NVPTX lowers to single instructions are used (fma, fabs,
 floor, trunc, roundeven, copysign, minnum, maxnum), and no fast-math flags: the
 reductions rely on exact rounding steps. f16 is computed in f32 by the caller.
@@ -43,7 +45,7 @@ from collections.abc import Callable
 
 import llvmlite.ir as ir
 
-from dfc.compiler.codegen.llvm_emitter import _emit_exp_poly, _emit_tanh_poly
+from dfc.compiler.codegen.llvm.polynomials import emit_exp, emit_log, emit_tanh
 
 __all__ = ["MATH1", "MATH2", "SINCOS_LIMIT"]
 
@@ -152,46 +154,7 @@ def _in_f64(fn: Callable) -> Callable:
     return wrapped
 
 
-# -- log, exp
-
-
-def emit_log(e, x: ir.Value) -> ir.Value:
-    """log(x) inline: x = m * 2^k with m in [sqrt(1/2), sqrt(2)), s = (m-1)/(m+1),
-    log(m) = 2 atanh(s) as an odd series in s (|s| < 0.172), k*ln2 split in two
-    parts. Subnormals are scaled first; 0 -> -inf, x < 0 -> NaN, inf -> inf,
-    NaN -> NaN. Within 1-2 ulp (f32 and f64)."""
-    b = e.b
-    ty = x.type
-    f64 = isinstance(ty, ir.DoubleType)
-    ity = _I64 if f64 else _I32
-    mant, bias, terms = (52, 1023, 11) if f64 else (23, 127, 5)
-    ln2_hi, ln2_lo = (6.93147180369123816490e-01, 1.90821492927058770002e-10) if f64 else (0.693145751953125, 1.428606765330187e-06)  # fmt: skip
-    c = lambda v: ir.Constant(ty, v)  # noqa: E731
-    ci = lambda v: ir.Constant(ity, v)  # noqa: E731
-    tiny = b.fcmp_ordered("<", x, c(2.0 ** (-1022 if f64 else -126)))
-    xs = b.select(tiny, b.fmul(x, c(2.0**mant)), x)
-    bits = b.bitcast(xs, ity)
-    k = b.sub(b.lshr(bits, ci(mant)), b.select(tiny, ci(bias + mant), ci(bias)))
-    m = b.bitcast(b.or_(b.and_(bits, ci((1 << mant) - 1)), ci(bias << mant)), ty)
-    big = b.fcmp_ordered(">", m, c(2.0**0.5))
-    m = b.select(big, b.fmul(m, c(0.5)), m)
-    k = b.select(big, b.add(k, ci(1)), k)
-    s = b.fdiv(b.fsub(m, c(1.0)), b.fadd(m, c(1.0)))
-    z = b.fmul(s, s)
-    p = c(2.0 / (2 * terms + 1))
-    for j in reversed(range(1, terms)):
-        p = _fma(e, p, z, c(2.0 / (2 * j + 1)))
-    log_m = _fma(e, b.fmul(s, z), p, b.fmul(s, c(2.0)))
-    kf = b.sitofp(k, ty)
-    r = _fma(e, kf, c(ln2_hi), _fma(e, kf, c(ln2_lo), log_m))
-    r = b.select(b.fcmp_ordered("==", x, c(float("inf"))), x, r)
-    r = b.select(b.fcmp_ordered("<", x, c(0.0)), c(float("nan")), r)
-    r = b.select(b.fcmp_ordered("==", x, c(0.0)), c(float("-inf")), r)
-    return b.select(_is_nan(e, x), x, r)
-
-
-def emit_exp(e, x: ir.Value) -> ir.Value:
-    return _emit_exp_poly(e, x, ())
+# -- expm1, log1p
 
 
 def emit_expm1(e, x: ir.Value) -> ir.Value:
@@ -632,7 +595,7 @@ _LOG10E = 0.4342944819032518
 
 MATH1: dict[str, Callable] = {
     "math.exp": emit_exp,
-    "math.tanh": lambda e, x: _emit_tanh_poly(e, x, ()),
+    "math.tanh": emit_tanh,
     "math.log": emit_log,
     "math.log2": lambda e, x: e.b.fmul(emit_log(e, x), _c(x.type, _LOG2E)),
     "math.log10": lambda e, x: e.b.fmul(emit_log(e, x), _c(x.type, _LOG10E)),

@@ -7,10 +7,13 @@ A module still at df/nn/tensor level is first lowered (on a copy) with
 `lower-dataflow{target=gpu}` outlined (see `passes.gpu_lowering`). Host code
 is not compiled here: the CUDA engine runs it.
 
-Kernels are translated op by op with the CPU emitter's handlers (same
-`index` = i64, memref and fast-math conventions; see `llvm_emitter`) into
-`ptx_kernel` functions of triple `nvptx64-nvidia-cuda`, optimised at O3 for
-`arch` (sm_70 or newer: warp aggregation uses `match.any.sync`).
+Kernels are translated op by op by `KernelEmitter`, a subclass of the host
+emitter's `FunctionEmitter` (`compiler.codegen.llvm.emitter`: same `index` =
+i64, memref and fast-math conventions), with `KERNEL_HANDLERS`: the host's
+arith handlers and those of `_KERNEL_OPS`, and the kernel-only ones below.
+The result is `ptx_kernel` functions of triple `nvptx64-nvidia-cuda`,
+optimised at O3 for `arch` (sm_70 or newer: warp aggregation uses
+`match.any.sync`).
 
 * Parameters: each kernel argument flattens as in the CPU ABI
   (`kernel_params`): a memref is a `ptr addrspace(1)` (global memory) plus
@@ -42,36 +45,37 @@ from __future__ import annotations
 import functools
 import math
 import re
-from collections.abc import Callable
 
 import llvmlite.binding as llvm
 import llvmlite.ir as ir
 from xdsl.dialects import gpu
 from xdsl.dialects.builtin import DYNAMIC_INDEX, MemRefType, ModuleOp, ShapedType, TensorType
-from xdsl.ir import Attribute, Block, Operation
+from xdsl.ir import Attribute, Operation
 
 from dfc.compiler.codegen.gpu_math import MATH1, MATH2
-from dfc.compiler.codegen.llvm_emitter import (
-    _HANDLERS,
-    _TERMINATORS,
+from dfc.compiler.codegen.llvm import arith, memref, scf
+from dfc.compiler.codegen.llvm import math as math_ops
+from dfc.compiler.codegen.llvm.emitter import (
     BOUNDS_FAILURES,
     BOUNDS_SITE,
-    _bounds_guard,
-    _FnEmitter,
-    _MemRef,
-    _ModuleEmitter,
-    _scalar_type,
-    guarded_value,
+    TERMINATORS,
+    FunctionEmitter,
+    Handler,
+    Handlers,
+    ModuleEmitter,
 )
+from dfc.compiler.codegen.llvm.memref import bounds_guard, guarded_value
+from dfc.compiler.codegen.llvm.values import MemRef, scalar_type
 from dfc.passes.gpu_gemm import SHARED
 
-__all__ = ["emit_ptx", "emit_llvm", "compile_ptx", "lower_for_gpu", "kernel_params", "bounds_sites", "GPU_PIPELINE",
-           "DEFAULT_ARCH"]  # fmt: skip
+__all__ = ["emit_ptx", "emit_llvm", "compile_ptx", "lower_for_gpu", "needs_lowering", "kernel_params", "bounds_sites",
+           "KernelEmitter", "KERNEL_HANDLERS", "GPU_PIPELINE", "DEFAULT_ARCH"]  # fmt: skip
 
 DEFAULT_ARCH = "sm_90"
 TRIPLE = "nvptx64-nvidia-cuda"
 GPU_PIPELINE = ("expand-library,canonicalize,cse,bufferize,check-bounds,contraction-to-blas{target=gpu},"
                 "lower-dataflow{target=gpu},canonicalize,cse")
+"""What lowers a df/nn-level module for the GPU: host functions launching kernels (`gpu.func`)."""
 
 _GLOBAL_PTR = ir.PointerType(addrspace=1)
 _I1 = ir.IntType(1)
@@ -86,7 +90,7 @@ _KERNEL_OPS = frozenset({
     "memref.load", "memref.store", "memref.dim", "memref.cast", "memref.collapse_shape",
     "memref.expand_shape", "scf.for", "scf.if", "scf.while", "scf.execute_region",
 })  # fmt: skip
-"""Ops the CPU handlers translate as the GPU needs them (besides arith)."""
+"""Ops the host handlers translate as the GPU needs them (besides arith)."""
 _INTRINSICS = re.compile(
     r"llvm\.(nvvm\..*|(fma|sqrt|fabs|floor|ceil|trunc|round|roundeven|copysign|minnum|maxnum|minimum|maximum"
     r"|smin|smax|umin|umax|abs|ctlz|cttz|ctpop)\..*)"
@@ -98,7 +102,8 @@ def _unsupported(what: str) -> NotImplementedError:
     return NotImplementedError(f"NVPTX emitter: unsupported {what}")
 
 
-def _needs_lowering(module: ModuleOp) -> bool:
+def needs_lowering(module: ModuleOp) -> bool:
+    """Whether `module` is still at df/nn/tensor/blas level (`GPU_PIPELINE` lowers it)."""
     for op in module.walk():
         if op.dialect_name() in ("df", "nn", "tensor", "blas"):
             return True
@@ -110,7 +115,7 @@ def _needs_lowering(module: ModuleOp) -> bool:
 def lower_for_gpu(module: ModuleOp) -> ModuleOp:
     """A copy of `module`, lowered with GPU_PIPELINE if it is still at df/nn level."""
     module = module.clone()
-    if _needs_lowering(module):
+    if needs_lowering(module):
         from dfc.compiler.pass_manager import PassManager
 
         PassManager.parse(GPU_PIPELINE).run(module)
@@ -123,18 +128,30 @@ def kernel_params(t: Attribute) -> list[ir.Type]:
         return [_GLOBAL_PTR] + [_I64 for d in t.get_shape() if d == DYNAMIC_INDEX]
     if isinstance(t, ShapedType):
         raise _unsupported(f"kernel argument type '{t}'")
-    return [_scalar_type(t)]
+    return [scalar_type(t)]
 
 
 # ---------------------------------------------------------------------------
 # Kernels
 
 
-class _KernelEmitter(_FnEmitter):
-    """Emits one kernel body: GPU handlers first, then an allowed CPU handler."""
+class KernelEmitter(FunctionEmitter):
+    """Emits one kernel body with the module's `KERNEL_HANDLERS`; a kernel
+    ends in `gpu.return`. `known_block`: the block size when the kernel states
+    it; `sites`: the number of each checked access (`bounds_sites`)."""
 
+    terminators = TERMINATORS | {"gpu.return"}
     known_block: tuple[int, ...] | None = None
     sites: dict[Operation, int]
+
+    def unsupported(self, what: str) -> NotImplementedError:
+        return _unsupported(what)
+
+    def handler(self, op: Operation) -> Handler:
+        handler = self.m.handlers.get(op.name)
+        if handler is None:
+            raise _unsupported(f"op '{op.name}' in a kernel")
+        return handler
 
     def report_out_of_bounds(self, op: Operation) -> None:
         """Count a failed check in the device global BOUNDS_FAILURES and store
@@ -142,22 +159,6 @@ class _KernelEmitter(_FnEmitter):
         failures, site = (_device_global(self.m.ir, name) for name in (BOUNDS_FAILURES, BOUNDS_SITE))
         self.b.atomic_rmw("add", failures, ir.Constant(_I64, 1), _DEVICE)
         self.b.store_atomic(ir.Constant(_I64, self.sites[op]), site, "monotonic", align=8)
-
-    def emit_ops(self, block: Block) -> Operation | None:
-        for op in block.ops:
-            if op.name in _TERMINATORS or op.name == "gpu.return":
-                if op is not block.last_op:
-                    raise _unsupported(f"op '{op.name}' before the end of a block")
-                return op
-            handler = _GPU_HANDLERS.get(op.name)
-            if handler is None and (op.dialect_name() == "arith" or op.name in _KERNEL_OPS):
-                handler = _HANDLERS.get(op.name)
-            if handler is None:
-                raise _unsupported(f"op '{op.name}' in a kernel")
-            handler(self, op)
-            for r in op.results:
-                self.name_value(r)
-        return None
 
     def nvvm(self, name: str, ret: ir.Type, args: list[ir.Value]) -> ir.Value:
         fn = self.m.declare("llvm.nvvm." + name, ret, [a.type for a in args])
@@ -185,13 +186,13 @@ def _device_global(module: ir.Module, name: str) -> ir.GlobalVariable:
     return module.globals[name]
 
 
-def _emit_kernel(m: _ModuleEmitter, op: gpu.FuncOp, sites: dict[Operation, int]) -> None:
+def _emit_kernel(m: ModuleEmitter, op: gpu.FuncOp, sites: dict[Operation, int]) -> None:
     name = op.sym_name.data
     inputs = op.function_type.inputs.data
     fn = ir.Function(m.ir, ir.FunctionType(_VOID, [p for t in inputs for p in kernel_params(t)]), name)
     fn.calling_convention = "ptx_kernel"
     attrs = op.attributes.get("arg_attrs")
-    e = _KernelEmitter(m, fn, op, in_parallel=True)
+    e = KernelEmitter(m, fn, op, in_parallel=True)
     e.sites = sites
     if op.known_block_size is not None:
         e.known_block = op.known_block_size.get_values()
@@ -212,7 +213,7 @@ def _emit_kernel(m: _ModuleEmitter, op: gpu.FuncOp, sites: dict[Operation, int])
         ptr = e.b.addrspacecast(params[0], ir.PointerType(), name=arg.name_hint or f"arg{i}")
         it = iter(params[1:])
         sizes = [next(it) if d == DYNAMIC_INDEX else ir.Constant(_I64, d) for d in t.get_shape()]
-        e.values[arg] = _MemRef(ptr, sizes, t, _scalar_type(t.element_type))
+        e.values[arg] = MemRef(ptr, sizes, t, scalar_type(t.element_type))
     term = e.emit_ops(block)
     if term is None or term.name != "gpu.return" or term.operands:
         raise _unsupported(f"kernel @{name} not ending in an operand-less gpu.return")
@@ -221,21 +222,13 @@ def _emit_kernel(m: _ModuleEmitter, op: gpu.FuncOp, sites: dict[Operation, int])
 
 # -- handlers
 
-_GPU_HANDLERS: dict[str, Callable[[_KernelEmitter, Operation], None]] = {}
+_GPU_HANDLERS = Handlers()
+"""The kernel-only handlers (gpu ops, atomics, shared memory, inline math)."""
 _SREG = {"gpu.thread_id": "tid", "gpu.block_id": "ctaid", "gpu.block_dim": "ntid", "gpu.grid_dim": "nctaid"}
 
 
-def _handles(*names: str):
-    def deco(f):
-        for n in names:
-            _GPU_HANDLERS[n] = f
-        return f
-
-    return deco
-
-
-@_handles(*_SREG)
-def _sreg(e: _KernelEmitter, op: Operation) -> None:
+@_GPU_HANDLERS.register(*_SREG)
+def _sreg(e: KernelEmitter, op: Operation) -> None:
     dim = op.properties["dimension"].data.value  # "x", "y" or "z"
     if op.name == "gpu.block_dim" and e.known_block is not None:
         e.values[op.results[0]] = ir.Constant(_I64, e.known_block["xyz".index(dim)])
@@ -252,7 +245,7 @@ def _bits(ty: ir.Type) -> int:
     return {ir.HalfType: 16, ir.FloatType: 32, ir.DoubleType: 64}[type(ty)] if _float(ty) else ty.width
 
 
-def _combine(e: _KernelEmitter, wcr: str, x: ir.Value, y: ir.Value) -> ir.Value:
+def _combine(e: KernelEmitter, wcr: str, x: ir.Value, y: ir.Value) -> ir.Value:
     b = e.b
     if _float(x.type):
         if wcr == "add":
@@ -267,7 +260,7 @@ def _combine(e: _KernelEmitter, wcr: str, x: ir.Value, y: ir.Value) -> ir.Value:
     return e.call_intrinsic("smax" if wcr == "max" else "smin", x.type, [x, y])
 
 
-def _shfl_xor(e: _KernelEmitter, v: ir.Value, offset: int) -> ir.Value:
+def _shfl_xor(e: KernelEmitter, v: ir.Value, offset: int) -> ir.Value:
     """`v` of the lane `laneid ^ offset` (a full warp), any type up to 64 bits."""
     b = e.b
     width = _bits(v.type)
@@ -288,7 +281,7 @@ def _shfl_xor(e: _KernelEmitter, v: ir.Value, offset: int) -> ir.Value:
     return b.bitcast(r, v.type) if _float(v.type) else r
 
 
-def _atomic(e: _KernelEmitter, wcr: str, addr: ir.Value, v: ir.Value) -> ir.Value:
+def _atomic(e: KernelEmitter, wcr: str, addr: ir.Value, v: ir.Value) -> ir.Value:
     """The atomic `*addr = *addr (wcr) v` at device scope; returns the old value."""
     b = e.b
     if wcr == "add":
@@ -314,8 +307,8 @@ def _atomic(e: _KernelEmitter, wcr: str, addr: ir.Value, v: ir.Value) -> ir.Valu
     return b.bitcast(seen, v.type) if _float(v.type) else seen
 
 
-@_handles("memref.atomic_rmw")
-def _atomic_rmw(e: _KernelEmitter, op: Operation) -> None:
+@_GPU_HANDLERS.register("memref.atomic_rmw")
+def _atomic_rmw(e: KernelEmitter, op: Operation) -> None:
     kind = op.properties["kind"].value.data
     if kind not in _ATOMIC_WCR:
         raise _unsupported(f"memref.atomic_rmw kind {kind}")
@@ -323,12 +316,12 @@ def _atomic_rmw(e: _KernelEmitter, op: Operation) -> None:
     if _bits(v.type) not in (16, 32, 64):
         raise _unsupported(f"atomic on {v.type}")
     m = e.getm(op.operands[1])
-    ok = _bounds_guard(e, op, m, op.operands[2:])
+    ok = bounds_guard(e, op, m, op.operands[2:])
     update = lambda: _atomic_update(e, op, _ATOMIC_WCR[kind], v, e.address(m, op.operands[2:]))  # noqa: E731
     e.values[op.results[0]] = guarded_value(e, op, ok, update, v.type)
 
 
-def _atomic_update(e: _KernelEmitter, op: Operation, wcr: str, v: ir.Value, addr: ir.Value) -> ir.Value:
+def _atomic_update(e: KernelEmitter, op: Operation, wcr: str, v: ir.Value, addr: ir.Value) -> ir.Value:
     """The atomic update of `op`; its old value (undefined where it has no uses:
     the warp's lanes then combine first when they all target one element)."""
     if op.results[0].uses:  # the old value is wanted: no aggregation
@@ -360,13 +353,13 @@ def _atomic_update(e: _KernelEmitter, op: Operation, wcr: str, v: ir.Value, addr
     return ir.Constant(v.type, ir.Undefined)
 
 
-@_handles("gpu.barrier")
-def _barrier(e: _KernelEmitter, op: Operation) -> None:
+@_GPU_HANDLERS.register("gpu.barrier")
+def _barrier(e: KernelEmitter, op: Operation) -> None:
     e.nvvm("barrier0", _VOID, [])
 
 
-@_handles("memref.get_global")
-def _shared_global(e: _KernelEmitter, op: Operation) -> None:
+@_GPU_HANDLERS.register("memref.get_global")
+def _shared_global(e: KernelEmitter, op: Operation) -> None:
     """A `memref.global` of memory space 3 (the kernel module's shared tiles,
     `passes.gpu_gemm`): an uninitialised `addrspace(3)` array of the module."""
     t = op.results[0].type
@@ -375,18 +368,18 @@ def _shared_global(e: _KernelEmitter, op: Operation) -> None:
         raise _unsupported(f"memref.get_global of '{t}' in a kernel (only shared memory, space 3)")
     name = op.properties["name"].root_reference.data
     if name not in e.m.ir.globals:
-        g = ir.GlobalVariable(e.m.ir, ir.ArrayType(_scalar_type(t.element_type), math.prod(t.get_shape())), name,
+        g = ir.GlobalVariable(e.m.ir, ir.ArrayType(scalar_type(t.element_type), math.prod(t.get_shape())), name,
                               addrspace=3)  # fmt: skip
         g.linkage = "internal"
         g.initializer = ir.Constant(g.value_type, ir.Undefined)
         g.align = 16
     ptr = e.b.addrspacecast(e.m.ir.globals[name], ir.PointerType())
-    e.values[op.results[0]] = _MemRef(ptr, [ir.Constant(_I64, d) for d in t.get_shape()], t,
-                                      _scalar_type(t.element_type))  # fmt: skip
+    e.values[op.results[0]] = MemRef(ptr, [ir.Constant(_I64, d) for d in t.get_shape()], t,
+                                     scalar_type(t.element_type))  # fmt: skip
 
 
-@_handles(*MATH1, *MATH2)
-def _math(e: _KernelEmitter, op: Operation) -> None:
+@_GPU_HANDLERS.register(*MATH1, *MATH2)
+def _math(e: KernelEmitter, op: Operation) -> None:
     args = [e.getv(v) for v in op.operands]
     fn = MATH1.get(op.name) or MATH2[op.name]
     if isinstance(args[0].type, ir.HalfType):  # computed in f32
@@ -394,6 +387,16 @@ def _math(e: _KernelEmitter, op: Operation) -> None:
     else:
         r = fn(e, *args)
     e.values[op.results[0]] = r
+
+
+KERNEL_HANDLERS = Handlers({
+    **arith.HANDLERS,
+    **{name: h for table in (math_ops.HANDLERS, memref.HANDLERS, scf.HANDLERS) for name, h in table.items()
+       if name in _KERNEL_OPS},
+    **_GPU_HANDLERS,
+})  # fmt: skip
+"""Every op a kernel may hold: the host's arith and `_KERNEL_OPS` handlers,
+replaced by the kernel-only ones where both have one."""
 
 
 # ---------------------------------------------------------------------------
@@ -411,9 +414,8 @@ def _target(arch: str, opt_level: int) -> llvm.TargetMachine:
 
 def emit_llvm(module: ModuleOp, arch: str = DEFAULT_ARCH, *, fast_math: bool = True) -> ir.Module:
     """The kernels of `module` (already GPU-lowered) as an unoptimised LLVM module."""
-    m = _ModuleEmitter(module, fast_math=fast_math, num_threads=1, parallel_min_work=0, vector_math=True)
-    m.ir.triple = TRIPLE
-    m.ir.data_layout = str(_target(arch, 3).target_data)
+    m = ModuleEmitter(module, handlers=KERNEL_HANDLERS, triple=TRIPLE, data_layout=str(_target(arch, 3).target_data),
+                      fast_math=fast_math, num_threads=1, parallel_min_work=0, vector_math=True)
     names: set[str] = set()
     sites = {access: k for k, access in enumerate(bounds_sites(module))}
     for op in module.walk():

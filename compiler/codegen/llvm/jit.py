@@ -1,0 +1,144 @@
+"""The host module optimised, compiled and loaded into this process.
+
+    optimize(ir_module)  -> llvm.ModuleRef     parsed, verified, O3 for the host CPU
+    JitModule(module)    -> MCJIT engine; entry_address(name) for ctypes
+
+The module is emitted by `module.emit_module`, optimised with LLVM's new
+pass manager (loop and SLP vectorisation on from O2, LLVM's unroller off: the
+emitter unrolls small loops itself), code-generated to a relocatable object
+for the host CPU's name and features and loaded into MCJIT, with the runtime
+(`compiler.codegen.runtime`) and, where the module calls them, OpenBLAS and
+dfc's GEMM kernel. `JitModule.from_object` loads an object compiled earlier
+(`object_cache`).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import threading
+import weakref
+
+import llvmlite.binding as llvm
+import llvmlite.ir as ir
+from xdsl.dialects.builtin import ModuleOp
+
+from dfc.compiler.codegen import blas_runtime, gemm_kernel, perf_map
+from dfc.compiler.codegen.llvm.emitter import BOUNDS_FAILURES, BOUNDS_SITE, DEFAULT_PARALLEL_MIN_WORK
+from dfc.compiler.codegen.llvm.module import ENTRY_PREFIX, emit_module
+from dfc.compiler.codegen.object_cache import CachedObject
+from dfc.compiler.codegen.runtime import install
+from dfc.compiler.codegen.target import host_target_machine
+
+__all__ = ["optimize", "JitModule"]
+
+
+def optimize(ir_module: ir.Module, opt_level: int = 3) -> llvm.ModuleRef:
+    """Parse and verify `ir_module`, then run LLVM's default O`opt_level`
+    pipeline (new pass manager, loop and SLP vectorisation on from O2, loop
+    unrolling off) for the host CPU. Returns the optimised module."""
+    tm = host_target_machine(opt_level)
+    mod = llvm.parse_assembly(str(ir_module))
+    mod.triple = tm.triple
+    mod.data_layout = str(tm.target_data)
+    mod.verify()
+    pto = llvm.create_pipeline_tuning_options(speed_level=opt_level)
+    pto.loop_vectorization = opt_level >= 2
+    pto.slp_vectorization = opt_level >= 2
+    # LLVM's unroller grew the mlp gradient's IR 14-fold (O3: 0.7 s of optimisation
+    # and 0.4 s of code generation) and bought no kernel time on the benchmarks
+    # (mlp/softmax/jacobi gradients, 1024^3 matmul); vectorisation stays on.
+    pto.loop_unrolling = False
+    pb = llvm.create_pass_builder(tm, pto)
+    pb.getModulePassManager().run(mod, pb)
+    mod.verify()
+    return mod
+
+
+class JitModule:
+    """A module compiled for the host and loaded into this process (MCJIT).
+
+    Keep the JitModule alive as long as any address it returned is in use:
+    it owns the machine code. Call an entry through ctypes, e.g.
+    `ctypes.CFUNCTYPE(None, ctypes.c_void_p)(jit.entry_address("f"))(desc)`
+    with `desc` an int64 array laid out as `module` describes (the entry ABI).
+    """
+
+    def __init__(
+        self,
+        module: ModuleOp,
+        *,
+        opt_level: int = 3,
+        fast_math: bool = True,
+        num_threads: int = 1,
+        parallel_min_work: int = DEFAULT_PARALLEL_MIN_WORK,
+        vector_math: bool = False,
+    ):
+        install()
+        ir_module = emit_module(
+            module,
+            fast_math=fast_math,
+            num_threads=num_threads,
+            parallel_min_work=parallel_min_work,
+            vector_math=vector_math,
+        )
+        tm = host_target_machine(opt_level)
+        mod = optimize(ir_module, opt_level)
+        reentrant = not any(op.name == "memref.global" and op.constant is None for op in module.ops)
+        optimized_ir = str(mod)  # before code generation, which rewrites the module
+        self._load(CachedObject(tm.emit_object(mod), optimized_ir, reentrant), tm)
+
+    @classmethod
+    def from_object(cls, entry: CachedObject, opt_level: int = 3) -> JitModule:
+        """Load machine code compiled earlier (see `object_cache`) without compiling."""
+        install()
+        jit = cls.__new__(cls)
+        jit._load(entry, host_target_machine(opt_level))
+        return jit
+
+    def _load(self, entry: CachedObject, tm: llvm.TargetMachine) -> None:
+        self.object = entry
+        """The machine code and optimised IR, as `object_cache` stores them."""
+        self.reentrant = entry.reentrant
+        """False when the module has writable globals (mem-plan's arenas): its
+        functions then share them, so calls into it must not overlap."""
+        self.lock = threading.Lock()
+        """Held by `ExecutionEngine.invoke` around calls into a non-reentrant module."""
+        self.llvm_ir: str = entry.llvm_ir
+        """The optimised LLVM IR."""
+        blas_runtime.load_if_called(entry.llvm_ir)
+        gemm_kernel.load_if_called(entry.llvm_ir)
+        self._tm = tm
+        empty = llvm.parse_assembly("")
+        empty.triple = tm.triple
+        self._engine = llvm.create_mcjit_compiler(empty, tm)
+        self._engine.add_object_file(llvm.ObjectFileRef.from_data(entry.obj))
+        self._engine.finalize_object()
+        if perf_map.enabled():
+            perf_map.write(entry.obj, self._engine.get_function_address)
+        failures = self._engine.get_global_value_address(BOUNDS_FAILURES) if BOUNDS_FAILURES in entry.llvm_ir else 0
+        self.bounds_failures = ctypes.c_int64.from_address(failures) if failures else None
+        """The module's failed-bounds-check counter (None: it checks no bounds)."""
+        self._bounds_site = ctypes.c_char_p.from_address(self._engine.get_global_value_address(BOUNDS_SITE)) if failures else None
+        self.users: weakref.WeakSet[object] = weakref.WeakSet()
+        """The open `ExecutionEngine`s calling into this module."""
+
+    def close(self) -> None:
+        """Free the machine code; no address it returned may be called after."""
+        self._engine.close()
+
+    def bounds_failure_message(self) -> str:
+        """The message of the last failed bounds check."""
+        assert self._bounds_site is not None
+        raw = self._bounds_site.value
+        return raw.decode() if raw else "index out of bounds"
+
+    def entry_address(self, name: str) -> int:
+        """Address of `void _dfc_entry_<name>(i64 *desc)`."""
+        addr = self._engine.get_function_address(ENTRY_PREFIX + name)
+        if not addr:
+            raise KeyError(f"no function @{name} in the JIT module")
+        return addr
+
+    def assembly(self) -> str:
+        """Host assembly of the optimised module."""
+        return self._tm.emit_assembly(llvm.parse_assembly(self.llvm_ir))

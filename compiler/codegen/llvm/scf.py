@@ -1,0 +1,371 @@
+"""scf to LLVM IR: `HANDLERS`, the scf dialect's handlers.
+
+`scf.for` is a counted loop (`FunctionEmitter.loop`), or unrolled when its
+bounds are constant and small (`_small_trip`: LLVM's own unroller is off, see
+`jit.optimize`); `scf.if`, `scf.while`, `scf.execute_region` become blocks
+and phis.
+
+`scf.parallel` (any rank; the body must end in an operand-less `scf.reduce`)
+is parallelised over its first dimension when the module has
+`num_threads > 1`: the body is outlined (`outline.Outlined`) into `void
+body(ptr ctx, i64 lo, i64 hi)` and the process-wide thread pool of
+`compiler.codegen.runtime` (`__dfc_parallel_for`) splits the iterations into
+contiguous chunks, the calling thread taking chunks too. A loop uses
+`min(num_threads, trip_count * work_per_iteration // parallel_min_work)`
+threads, and with one runs serially on the caller without the pool (work is
+an estimate in ops, `_WorkEstimator`). Nested `scf.parallel` ops inside a
+parallel body, and every one with `num_threads = 1`, run as serial nests.
+"""
+
+from __future__ import annotations
+
+import math as pymath
+
+import llvmlite.ir as ir
+from xdsl.ir import Block, Operation, SSAValue
+
+from dfc.compiler.codegen.llvm.emitter import TERMINATORS, FunctionEmitter, Handlers
+from dfc.compiler.codegen.llvm.outline import Outlined, outlined_nest
+from dfc.compiler.codegen.llvm.values import I64, int_const, unsupported
+from dfc.compiler.codegen.runtime import declare_runtime
+from dfc.compiler.dominance import defined_inside
+
+__all__ = ["HANDLERS"]
+
+HANDLERS = Handlers()
+"""The scf ops' handlers."""
+
+
+# ---------------------------------------------------------------------------
+# Work estimate (for the parallel threshold)
+
+_EXPENSIVE = ("math.", "arith.div", "arith.rem")
+_UNKNOWN_TRIP = 1024
+"""Assumed trip count of a loop whose bounds are only known inside the
+parallel loop (dynamic bounds are usually data sizes)."""
+
+_Work = int | ir.Value
+"""A work estimate: a Python int, or an i64 computed at run time."""
+
+
+class _WorkEstimator:
+    """Estimates the ops one iteration of a parallel body executes, as IR
+    evaluated just before the parallel loop starts. The trip count of an inner
+    loop is computed at run time when its bounds are defined outside the
+    parallel op, or when its upper bound is `lb + X` or `min(lb + X, ...)`
+    with X (and the step) defined outside (the chunked loops of lowered
+    reductions); otherwise it is `_UNKNOWN_TRIP`."""
+
+    def __init__(self, e: FunctionEmitter, par: Operation):
+        self.e = e
+        self.par = par
+
+    def add(self, x: _Work, y: _Work) -> _Work:
+        if isinstance(x, int) and isinstance(y, int):
+            return x + y
+        return self.e.b.add(self._v(x), self._v(y))
+
+    def mul(self, x: _Work, y: _Work) -> _Work:
+        if isinstance(x, int) and isinstance(y, int):
+            return x * y
+        return self.e.b.mul(self._v(x), self._v(y))
+
+    @staticmethod
+    def _v(x: _Work) -> ir.Value:
+        return ir.Constant(I64, x) if isinstance(x, int) else x
+
+    def value(self, v: SSAValue) -> _Work | None:
+        """`v` as a constant or an i64 known before the parallel loop, else None."""
+        c = int_const(v)
+        if c is not None:
+            return c
+        if defined_inside(v, self.par) or v not in self.e.values:
+            return None
+        x = self.e.values[v]
+        if not isinstance(x, ir.Value) or not isinstance(x.type, ir.IntType):
+            return None
+        return self.e.b.sext(x, I64) if x.type.width < 64 else x
+
+    @staticmethod
+    def span(lb: SSAValue, ub: SSAValue) -> SSAValue | None:
+        """X when `ub` is `lb + X` or `min(lb + X, ...)` (chunked loops)."""
+        owner = ub.owner
+        if not isinstance(owner, Operation):
+            return None
+        if owner.name in ("arith.minui", "arith.minsi"):
+            for cand in owner.operands:
+                x = _WorkEstimator.span(lb, cand)
+                if x is not None:
+                    return x
+        if owner.name == "arith.addi":
+            a, b = owner.operands
+            if a == lb:
+                return b
+            if b == lb:
+                return a
+        return None
+
+    def ceil_div(self, n: _Work, d: _Work) -> _Work:
+        if isinstance(n, int) and isinstance(d, int):
+            return max(0, -(-n // d)) if d > 0 else _UNKNOWN_TRIP
+        b = self.e.b
+        n, d = self._v(n), self._v(d)
+        if not isinstance(d, ir.Constant):  # a step of 0 must not trap here
+            d = b.select(b.icmp_signed(">", d, ir.Constant(I64, 0)), d, ir.Constant(I64, 1))
+        q = b.sdiv(b.add(n, b.sub(d, ir.Constant(I64, 1))), d)
+        return b.select(b.icmp_signed(">", n, ir.Constant(I64, 0)), q, ir.Constant(I64, 0))
+
+    def trip(self, lb: SSAValue, ub: SSAValue, step: SSAValue) -> _Work:
+        s = self.value(step)
+        if s is None:
+            return _UNKNOWN_TRIP
+        a, b = self.value(lb), self.value(ub)
+        if a is not None and b is not None:
+            if isinstance(a, int) and isinstance(b, int):
+                return self.ceil_div(b - a, s)
+            return self.ceil_div(self.e.b.sub(self._v(b), self._v(a)), s)
+        x = self.span(lb, ub)
+        if x is not None and (xv := self.value(x)) is not None:
+            return self.ceil_div(xv, s)
+        return _UNKNOWN_TRIP
+
+    def block(self, block: Block) -> _Work:
+        w: _Work = 0
+        for op in block.ops:
+            name = op.name
+            if name in TERMINATORS or name == "arith.constant":
+                continue
+            if name == "scf.for":
+                w = self.add(w, self.mul(self.trip(*op.operands[:3]), self.block(op.regions[0].block)))
+            elif name == "scf.parallel":
+                n = len(op.regions[0].block.args)
+                trips: _Work = 1
+                for k in range(n):
+                    trips = self.mul(trips, self.trip(op.operands[k], op.operands[n + k], op.operands[2 * n + k]))
+                w = self.add(w, self.mul(trips, self.block(op.regions[0].block)))
+            elif name == "scf.while":
+                w = self.add(w, self.mul(_UNKNOWN_TRIP, sum(1 for r in op.regions for _ in r.block.ops)))
+            elif op.regions:
+                for r in op.regions:
+                    for blk in r.blocks:
+                        w = self.add(w, self.block(blk))
+            else:
+                w = self.add(w, 8 if name.startswith(_EXPENSIVE) else 1)
+        return w
+
+
+# ---------------------------------------------------------------------------
+# Handlers
+
+
+@HANDLERS.register("scf.for")
+def _for(e: FunctionEmitter, op: Operation) -> None:
+    if outlined_nest(e, op):
+        return
+    lb, ub, step = (e.getv(v) for v in op.operands[:3])
+    inits = e.flat_operands(op.operands[3:])
+    block = e.single_block(op.regions[0], "scf.for")
+
+    def body(iv: ir.Value, carried: list[ir.Value]) -> list[ir.Value]:
+        e.values[block.args[0]] = iv
+        e.bind(block.args[1:], carried)
+        for a in block.args:
+            e.name_value(a)
+        term = e.emit_ops(block)
+        return e.flat_operands(term.operands) if term is not None else []
+
+    trip = _small_trip(lb, ub, step, block)
+    if trip is not None:
+        out = inits
+        for k in range(trip):
+            out = body(ir.Constant(lb.type, lb.constant + k * step.constant), out)
+    else:
+        out = e.loop(lb, ub, step, inits, body)
+    e.bind(op.results, out)
+
+
+_UNROLL_TRIPS, _UNROLL_OPS = 8, 160
+"""Loops of at most this many trips, and ops once unrolled, are unrolled."""
+
+
+def _small_trip(lb: ir.Value, ub: ir.Value, step: ir.Value, block: Block) -> int | None:
+    """The trip count of a loop with constant bounds small enough to unroll,
+    with every loop inside it when one of them carries a value (a pooling
+    window's running maximum), else None.
+    LLVM's own unroller is off (`jit.optimize`), and such loops as loops cost a
+    branch and an induction update per element and keep the loop around them
+    from vectorising."""
+    if not all(isinstance(v, ir.Constant) and isinstance(v.constant, int) for v in (lb, ub, step)):
+        return None
+    trip = _trip(lb.constant, ub.constant, step.constant)
+    size = _unrolled_size(block)
+    if trip is None or size is None or trip * size > _UNROLL_OPS:
+        return None
+    if any(o.regions for o in block.ops) and not any(
+        o.name == "scf.for" and len(o.regions[0].block.args) > 1 for top in block.ops for o in top.walk()
+    ):
+        return None  # a nest of copies (im2col's taps): the loop left around it vectorised with gathers, 2x slower
+    return trip
+
+
+def _trip(lb: int | None, ub: int | None, step: int | None) -> int | None:
+    """The trip count of constant bounds when it is at most _UNROLL_TRIPS."""
+    if lb is None or ub is None or step is None or step <= 0:
+        return None
+    trip = max(0, -(-(ub - lb) // step))
+    return trip if trip <= _UNROLL_TRIPS else None
+
+
+def _unrolled_size(block: Block) -> int | None:
+    """How many ops `block` emits with every loop in it unrolled; None if it
+    holds another region, or a loop that is not small and constant."""
+    size = 0
+    for op in block.ops:
+        if op.name == "scf.for":
+            trip = _trip(*(int_const(v) for v in op.operands[:3]))
+            inner = _unrolled_size(op.regions[0].block)
+            if trip is None or inner is None:
+                return None
+            size += trip * inner
+        elif op.regions:
+            return None
+        else:
+            size += 1
+    return size
+
+
+@HANDLERS.register("scf.if")
+def _if(e: FunctionEmitter, op: Operation) -> None:
+    b = e.b
+    cond = e.getv(op.operands[0])
+    then_r, else_r = op.regions
+    then_bb = e.fn.append_basic_block("if.then")
+    else_bb = e.fn.append_basic_block("if.else") if else_r.blocks else None
+    merge_bb = e.fn.append_basic_block("if.end")
+    b.cbranch(cond, then_bb, else_bb or merge_bb)
+    incoming = []
+    for region, bb in ((then_r, then_bb), (else_r, else_bb)):
+        if bb is None:
+            continue
+        b.position_at_end(bb)
+        term = e.emit_ops(e.single_block(region, "scf.if"))
+        vals = e.flat_operands(term.operands) if term is not None else []
+        incoming.append((vals, b.block))
+        b.branch(merge_bb)
+    b.position_at_end(merge_bb)
+    if op.results:
+        phis = []
+        for i, v in enumerate(incoming[0][0]):
+            p = b.phi(v.type)
+            for vals, bb in incoming:
+                p.add_incoming(vals[i], bb)
+            phis.append(p)
+        e.bind(op.results, phis)
+
+
+@HANDLERS.register("scf.while")
+def _while(e: FunctionEmitter, op: Operation) -> None:
+    b = e.b
+    inits = e.flat_operands(op.operands)
+    before_r, after_r = op.regions
+    before = e.single_block(before_r, "scf.while")
+    after = e.single_block(after_r, "scf.while")
+    pre = b.block
+    head = e.fn.append_basic_block("while.before")
+    body_bb = e.fn.append_basic_block("while.after")
+    exit_bb = e.fn.append_basic_block("while.exit")
+    b.branch(head)
+    b.position_at_end(head)
+    phis = []
+    for v in inits:
+        p = b.phi(v.type)
+        p.add_incoming(v, pre)
+        phis.append(p)
+    e.bind(before.args, phis)
+    cond_op = e.emit_ops(before)
+    assert cond_op is not None and cond_op.name == "scf.condition"
+    cond = e.getv(cond_op.operands[0])
+    passed = e.flat_operands(cond_op.operands[1:])
+    b.cbranch(cond, body_bb, exit_bb)
+    b.position_at_end(body_bb)
+    e.bind(after.args, passed)
+    term = e.emit_ops(after)
+    nexts = e.flat_operands(term.operands) if term is not None else []
+    for p, v in zip(phis, nexts, strict=True):
+        p.add_incoming(v, b.block)
+    b.branch(head)
+    b.position_at_end(exit_bb)
+    e.bind(op.results, passed)
+
+
+@HANDLERS.register("scf.execute_region")
+def _execute_region(e: FunctionEmitter, op: Operation) -> None:
+    term = e.emit_ops(e.single_block(op.regions[0], "scf.execute_region"))
+    e.bind(op.results, e.flat_operands(term.operands) if term is not None else [])
+
+
+def _parallel_parts(op: Operation):
+    block = op.regions[0].blocks[0] if len(op.regions[0].blocks) == 1 else None
+    if block is None:
+        raise unsupported("scf.parallel with several blocks")
+    n = len(block.args)
+    if len(op.operands) != 3 * n:
+        raise unsupported("scf.parallel with reductions (init values)")
+    last = block.last_op
+    if last is None or last.name != "scf.reduce" or last.operands:
+        raise unsupported("scf.parallel whose scf.reduce has operands")
+    return block, op.operands[:n], op.operands[n : 2 * n], op.operands[2 * n :]
+
+
+def _serial_nest(e: FunctionEmitter, block: Block, lbs, ubs, steps,
+                 dim0: tuple[ir.Value, ir.Value] | None = None) -> None:
+    """Emit the iteration space of a parallel body as nested serial loops;
+    `dim0` overrides the first dimension's bounds."""
+    n = len(block.args)
+
+    def level(k: int) -> None:
+        if k == n:
+            e.emit_ops(block)
+            return
+        lb, ub = (dim0 if k == 0 and dim0 is not None else (e.getv(lbs[k]), e.getv(ubs[k])))
+
+        def body(iv: ir.Value, _: list[ir.Value]) -> list[ir.Value]:
+            e.values[block.args[k]] = iv
+            e.name_value(block.args[k])
+            level(k + 1)
+            return []
+
+        e.loop(lb, ub, e.getv(steps[k]), [], body, name=f"par{k}")
+
+    level(0)
+
+
+@HANDLERS.register("scf.parallel")
+def _parallel(e: FunctionEmitter, op: Operation) -> None:
+    block, lbs, ubs, steps = _parallel_parts(op)
+    if e.in_parallel or e.m.num_threads <= 1:
+        if outlined_nest(e, op):
+            return
+        _serial_nest(e, block, lbs, ubs, steps)
+        return
+    m = e.m
+    base = m.fresh_name(e.func_op.sym_name.data)
+    out = Outlined(e, op, [steps[0], *lbs[1:], *ubs[1:], *steps[1:]], [I64, I64], base)
+    _serial_nest(out.sub, block, lbs, ubs, steps, dim0=(out.args[0], out.args[1]))
+    out.sub.b.ret_void()
+    b = e.b
+    tramp, ctx = out.trampoline, out.ctx
+    # iterations each thread must get: parallel_min_work / (work per iteration)
+    est = _WorkEstimator(e, op)
+    per_iter: _Work = est.block(block)
+    for j in range(1, len(block.args)):
+        per_iter = est.mul(per_iter, est.trip(lbs[j], ubs[j], steps[j]))
+    if isinstance(per_iter, int):
+        min_iters: ir.Value = ir.Constant(I64, max(1, pymath.ceil(m.parallel_min_work / max(per_iter, 1))))
+    else:
+        per_iter = e.call_intrinsic("umax", I64, [per_iter, ir.Constant(I64, 1)])
+        min_iters = b.udiv(ir.Constant(I64, m.parallel_min_work), per_iter)
+        min_iters = b.add(min_iters, ir.Constant(I64, 1), name="par.min_iters")
+    rt = declare_runtime(m.ir, "__dfc_parallel_for")
+    threads = ir.Constant(I64, m.num_threads)
+    b.call(rt, [tramp, ctx, e.getv(lbs[0]), e.getv(ubs[0]), e.getv(steps[0]), min_iters, threads])
