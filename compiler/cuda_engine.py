@@ -1,4 +1,4 @@
-"""`ExecutionEngine(module, target="cuda")`: GPU-lowered programs on an NVIDIA GPU.
+"""`ExecutionEngine(module, target="gpu")`: GPU-lowered programs on an NVIDIA GPU.
 
 The module is lowered with `GPU_PIPELINE` and its kernels compiled to PTX for
 the device's architecture (`compiler.codegen.nvptx`), then loaded with the
@@ -274,7 +274,7 @@ class CudaEngine(ExecutionEngine):
     def __init__(
         self,
         module: ModuleOp,
-        target: str = "cuda",
+        target: str = "gpu",
         opt_level: int = 3,
         fast_math: bool = True,
         threads: int | None = None,

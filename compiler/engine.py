@@ -35,6 +35,8 @@ overlapping an argument or each other) and returns them: the module is
 compiled once more with `buffer-results-to-out-params`, so a result computed
 into a fresh buffer is computed straight into the caller's array, with no
 allocation and no copy.
+`ExecutionEngine(module, target="gpu")` runs the module on an NVIDIA GPU
+instead (`compiler.cuda_engine`, the same contract).
 Functions planned by `mem-plan` share a per-function arena owned by the
 compiled module (engines built from the same module and options share it);
 `invoke` therefore serialises calls into such a module across threads.
@@ -47,6 +49,7 @@ import functools
 import math
 import os
 import struct
+import warnings
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -72,6 +75,8 @@ from dfc.passes.buffer_results_to_out_params import called_functions
 from dfc.passes.lower_dataflow import default_threads
 
 DEFAULT_JIT_CACHE_SIZE = 16
+GPU_TARGETS = ("gpu", "cuda")
+"""Targets that run on the GPU engine (`compiler.cuda_engine`): `gpu`, and `cuda`, its deprecated spelling."""
 
 
 class JitCache:
@@ -220,7 +225,10 @@ class ExecutionEngine:
     """JIT-compiled functions of one module, called with numpy arrays."""
 
     def __new__(cls, module: ModuleOp, target: str = "cpu", *args: Any, **kwargs: Any) -> ExecutionEngine:
-        if target == "cuda" and cls is ExecutionEngine:  # the GPU engine, same contract
+        if target in GPU_TARGETS and cls is ExecutionEngine:  # the GPU engine, same contract
+            if target != "gpu":
+                warnings.warn(f"ExecutionEngine target '{target}' is deprecated; use 'gpu'", DeprecationWarning,
+                              stacklevel=2)
             from dfc.compiler.cuda_engine import CudaEngine
 
             cls = CudaEngine
@@ -240,7 +248,7 @@ class ExecutionEngine:
         _out_params: bool = False,
     ):
         if target != "cpu":
-            raise ValueError(f"unknown target '{target}' (the engine runs 'cpu' and 'cuda')")
+            raise ValueError(f"unknown target '{target}' (the engine runs 'cpu' and 'gpu')")
         self.threads = threads or default_threads()
         self.signatures = {
             op.sym_name.data: op.function_type for op in module.ops if isinstance(op, func.FuncOp)

@@ -2,7 +2,7 @@
 
 `mlir` prints the IR as is; `llvm` and `asm` lower what is still at df/nn
 level with the default pipeline and print the optimised LLVM IR or the host
-assembly; `ptx` prints NVPTX assembly for the GPU path. Every step runs as a
+assembly; `gpu` prints the GPU kernels as NVPTX assembly. Every step runs as a
 stage of the caller's `PassManager`, so `--time-passes` counts the lowering
 passes (as `lower/NAME`), LLVM IR emission, LLVM optimisation and code
 generation, and the progress display names them.
@@ -54,7 +54,7 @@ def assembly(module: ModuleOp, manager: PassManager, threads: int = 1) -> str:
         return host_target_machine(3).emit_assembly(optimised)
 
 
-def ptx(module: ModuleOp, manager: PassManager, threads: int = 1) -> str:
+def gpu(module: ModuleOp, manager: PassManager, threads: int = 1) -> str:
     with manager.stage("load the backend"):
         from dfc.compiler.codegen.nvptx import GPU_PIPELINE, compile_ptx, emit_llvm, needs_lowering
 
@@ -65,4 +65,4 @@ def ptx(module: ModuleOp, manager: PassManager, threads: int = 1) -> str:
         return compile_ptx(ir_module)
 
 
-TARGETS: dict[str, Callable[..., str]] = {"llvm": llvm_ir, "asm": assembly, "ptx": ptx}
+TARGETS: dict[str, Callable[..., str]] = {"llvm": llvm_ir, "asm": assembly, "gpu": gpu}

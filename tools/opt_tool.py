@@ -34,7 +34,9 @@ if TYPE_CHECKING:
 SPLIT_MARKER = "// -----"
 OPT_LEVELS = {"-O0": "", "-O1": "default", "-O2": "default", "-O3": "default"}
 """`-On` shorthands: -O0 adds nothing, the others the default pipeline to the engine's IR."""
-TARGET_NAMES = ("mlir", "llvm", "asm", "ptx")
+TARGET_NAMES = ("mlir", "llvm", "asm", "gpu")
+DEPRECATED_TARGETS = {"ptx": "gpu"}
+"""Old spellings of `-t` names, accepted with a warning."""
 
 
 class _ArgumentParser(argparse.ArgumentParser):
@@ -91,8 +93,9 @@ def _parser() -> argparse.ArgumentParser:
     add("-o", dest="output", default="-", help="output file (default: stdout)")
     add("-p", "--pass-pipeline", action="append", default=[], metavar="PIPELINE",
         help="passes, e.g. 'cse,autodiff{wrt=0}' or 'builtin.module(func.func(cse))'")
-    add("-t", "--target", default="mlir", choices=TARGET_NAMES,
-        help="print MLIR (default), optimised LLVM IR, host assembly or PTX")
+    add("-t", "--target", default="mlir", choices=TARGET_NAMES + tuple(DEPRECATED_TARGETS),
+        help="print MLIR (default), optimised LLVM IR, host assembly or the GPU kernels as PTX "
+             "('ptx': deprecated spelling of 'gpu')")
     add("--version", action="store_true", help="print the versions of dfc, xDSL and LLVM")
 
     info = parser.add_argument_group("information")
@@ -261,6 +264,10 @@ def _names(items: list[str]) -> frozenset[str]:
 def run(argv: Sequence[str]) -> int:
     pipeline, rest = split_pass_flags(argv)
     args = _parser().parse_args(rest)
+    if args.target in DEPRECATED_TARGETS:
+        new = DEPRECATED_TARGETS[args.target]
+        print(f"opt-tool: warning: '-t {args.target}' is deprecated, use '-t {new}'", file=sys.stderr)
+        args.target = new
     if args.version:
         print(_version())
         return 0
