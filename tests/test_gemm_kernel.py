@@ -331,7 +331,7 @@ def test_blas_gemm_calls_the_chosen_kernel(gemm_mode, threads):
 
 def test_mode_is_checked(monkeypatch):
     monkeypatch.setenv("DFC_GEMM", "fastest")
-    with pytest.raises(ValueError, match="DFC_GEMM must be one of auto, dfc, blas"):
+    with pytest.raises(ValueError, match="DFC_GEMM='fastest': expected one of auto, dfc, blas"):
         gemm_kernel.enabled()
     monkeypatch.setenv("DFC_GEMM", "auto")
     assert gemm_kernel.enabled() == (gemm_kernel.vector_bits() >= 512)

@@ -61,25 +61,24 @@ OpenBLAS's Haswell kernels, so `auto` leaves AVX2 machines to OpenBLAS.
 from __future__ import annotations
 
 import functools
-import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import llvmlite.binding as llvm
 import llvmlite.ir as ir
 
+from dfc import config
 from dfc.compiler.codegen import blas_runtime, object_cache
 from dfc.compiler.codegen.ir_loop import counted_loop
 from dfc.compiler.codegen.target import host_target_machine, load_runtime_libraries
 
-__all__ = ["MODES", "EPILOGUE_TYPE", "mode", "enabled", "vector_bits", "symbol", "gather_args", "epilogue_args",
+__all__ = ["EPILOGUE_TYPE", "mode", "enabled", "vector_bits", "symbol", "gather_args", "epilogue_args",
            "epilogue_callee", "Blocking", "blocking", "kernel_module", "Compiled", "compiled", "install", "load_if_called"]
 
 _I1, _I32, _I64, _PTR, _VOID = ir.IntType(1), ir.IntType(32), ir.IntType(64), ir.PointerType(), ir.VoidType()
 _TRANS = 112
 """CBLAS's `CblasTrans`."""
 
-MODES = ("auto", "dfc", "blas")
 SYMBOLS = {"f32": "__dfc_sgemm", "f64": "__dfc_dgemm"}
 EPILOGUE_SYMBOLS = {elem: name + "_epilogue" for elem, name in SYMBOLS.items()}
 GATHER_SYMBOLS = {elem: name + "_gather" for elem, name in SYMBOLS.items()}
@@ -91,10 +90,7 @@ of the product, once they are final."""
 
 def mode() -> str:
     """`DFC_GEMM`: "auto" (the default), "dfc" or "blas"."""
-    value = os.environ.get("DFC_GEMM", "auto").strip().lower() or "auto"
-    if value not in MODES:
-        raise ValueError(f"DFC_GEMM must be one of {', '.join(MODES)}, got {value!r}")
-    return value
+    return config.GEMM.value()
 
 
 @functools.cache

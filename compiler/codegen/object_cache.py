@@ -17,16 +17,17 @@ import os
 import tempfile
 import zlib
 from dataclasses import dataclass
+from importlib.metadata import version
 from pathlib import Path
 
 import llvmlite
 import llvmlite.binding as llvm
 
-from dfc import __version__
+from dfc import config
 
+_VERSION = version("dfc")
 _MAGIC = b"dfc-object-1\n"
 _SUFFIX = ".dfcobj"
-DEFAULT_MAX_MB = 512
 
 
 @dataclass(frozen=True)
@@ -42,14 +43,14 @@ class CachedObject:
 
 def cache_dir() -> Path | None:
     """The cache directory, or None when caching is off."""
-    path = os.environ.get("DFC_CACHE_DIR")
+    path = config.CACHE_DIR.value()
     return Path(path) if path else None
 
 
 def cache_key(module_text: str, options: tuple, target: llvm.TargetMachine) -> str:
     """The hex digest naming the entry of `module_text` compiled with `options` for `target`."""
     h = hashlib.sha256()
-    for part in (__version__, llvmlite.__version__, target.triple, llvm.get_host_cpu_name(),
+    for part in (_VERSION, llvmlite.__version__, target.triple, llvm.get_host_cpu_name(),
                  llvm.get_host_cpu_features().flatten(), repr(options), module_text):
         h.update(part.encode())
         h.update(b"\0")
@@ -99,10 +100,7 @@ def store(key: str, entry: CachedObject) -> None:
 
 
 def _max_bytes() -> int:
-    try:
-        return int(float(os.environ.get("DFC_CACHE_MAX_MB", DEFAULT_MAX_MB)) * 2**20)
-    except ValueError:
-        return DEFAULT_MAX_MB * 2**20
+    return int(config.CACHE_MAX_MB.value() * 2**20)
 
 
 def _evict(directory: Path, keep_bytes: int) -> None:

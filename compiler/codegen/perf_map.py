@@ -19,12 +19,15 @@ import os
 import struct
 from collections.abc import Callable, Iterator
 
+from dfc import config
+
 _FUNC = 2  # STT_FUNC
 _SYMTAB = 2  # SHT_SYMTAB
 
 
 def enabled() -> bool:
-    return os.environ.get("DFC_PERF_MAP", "") not in ("", "0")
+    """`DFC_PERF_MAP`."""
+    return config.PERF_MAP.value()
 
 
 def functions(obj: bytes) -> Iterator[tuple[str, int, int, int]]:

@@ -63,6 +63,7 @@ from pathlib import Path
 import llvmlite.binding as llvm
 import llvmlite.ir as ir
 
+from dfc import config
 from dfc.compiler.codegen.target import host_target_machine, load_runtime_libraries
 
 __all__ = ["BODY_TYPE", "opaque", "declare_runtime", "install", "set_cache_limit", "cached_bytes", "free_function",
@@ -143,7 +144,7 @@ class _Runtime:
                 address = ctypes.cast(getattr(libc, name), ctypes.c_void_p).value
                 ctypes.c_void_p.from_address(self._engine.get_global_value_address(slot)).value = address
             self.cpus.value = len(os.sched_getaffinity(0))
-        self.set_limit(int(float(os.environ.get("DFC_BUFFER_CACHE_MB", "1024")) * 2**20))
+        self.set_limit(int(config.BUFFER_CACHE_MB.value() * 2**20))
 
 
 @functools.cache
