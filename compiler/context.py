@@ -1,21 +1,20 @@
 """The xDSL context with every dialect the compiler understands.
 
-builtin, func, arith, df and nn are loaded; the others are registered and
-loaded by xDSL when the parser first meets one of their ops or types, so a
-command that never sees `llvm`, `gpu`, `vector` or `stablehlo` does not
-import them.
+builtin, func, arith (xDSL's and `arith.remf`: `xdsl_fixes.ARITH`), df and
+nn are loaded; the others are registered and loaded by xDSL when the parser
+first meets one of their ops or types, so a command that never sees `llvm`,
+`gpu`, `vector` or `stablehlo` does not import them.
 """
 
 from collections.abc import Callable
 from importlib import import_module
 
 from xdsl.context import Context
-from xdsl.dialects.arith import Arith
 from xdsl.dialects.builtin import Builtin
 from xdsl.dialects.func import Func
 from xdsl.ir import Dialect
 
-import dfc.compiler.xdsl_fixes  # noqa: F401  (parser fixes, applied on import)
+from dfc.compiler.xdsl_fixes import ARITH
 from dfc.dialects.df import DF
 from dfc.dialects.nn import NN
 
@@ -44,7 +43,7 @@ def make_context(allow_unregistered: bool = False) -> Context:
     ops of other dialects parse as unregistered ops (mlir-opt's
     `--allow-unregistered-dialect`)."""
     ctx = Context(allow_unregistered=allow_unregistered)
-    for dialect in (Builtin, Func, Arith, DF, NN):
+    for dialect in (Builtin, Func, ARITH, DF, NN):
         ctx.load_dialect(dialect)
     for name, target in _ON_DEMAND.items():
         ctx.register_dialect(name, _loader(target))

@@ -18,6 +18,7 @@ from xdsl.utils.lexer import Location, Span
 from xdsl.utils.mlir_lexer import MLIRTokenKind
 
 from dfc.compiler.dominance import dominance_problem
+from dfc.compiler.xdsl_fixes import DfcParser
 
 
 class CompileError(Exception):
@@ -52,7 +53,7 @@ UNSUPPORTED_TYPES = (Float80Type, Float128Type)
 """Types the parser rejects: no op of the compiler computes in them."""
 
 
-class LocatingParser(Parser):
+class LocatingParser(DfcParser):
     """A parser that records each op's position as its `FileLineColLoc`, and
     says where a region is left open or an undefined value is used."""
 

@@ -70,6 +70,7 @@ from dfc.compiler.gc_pause import paused_gc
 from dfc.compiler.interpreter import dtype_of, is_float_dtype
 from dfc.compiler.pass_manager import PassManager
 from dfc.compiler.shape_checks import AccessBound, access_bounds, check_access, has_dynamic_arguments
+from dfc.compiler.xdsl_fixes import module_text
 from dfc.passes import PIPELINES
 from dfc.passes.buffer_results_to_out_params import called_functions
 from dfc.passes.lower_dataflow import default_threads
@@ -255,7 +256,7 @@ class ExecutionEngine:
         }
         if _out_params:
             self.signatures = _with_out_params(module, self.signatures)
-        text = str(module)
+        text = module_text(module)
         # which GEMM `blas.gemm` calls (`DFC_GEMM`) changes the code, so it is part of the key
         options = (opt_level, fast_math, self.threads, vector_math, pipeline, _out_params, parallel_min_work,
                    gemm_kernel.enabled())

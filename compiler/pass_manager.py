@@ -23,7 +23,6 @@ from typing import TextIO
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
-from xdsl.printer import Printer
 from xdsl.utils.arg_spec import ArgSpec
 from xdsl.utils.exceptions import DiagnosticException, PassFailedException, VerifyException
 
@@ -32,9 +31,8 @@ from dfc.compiler.context import make_context
 from dfc.compiler.diagnostics import CompileError, verify_located
 from dfc.compiler.gc_pause import paused_gc
 from dfc.compiler.pipeline_syntax import PipelineElement, format_pipeline, parse_elements
+from dfc.compiler.xdsl_fixes import DfcPrinter, module_text
 from dfc.passes import PIPELINES, get_all_passes
-
-locations.install()
 
 
 def instantiate(spec: ArgSpec) -> ModulePass:
@@ -118,10 +116,11 @@ class PassManager:
 
         A pass that fails, or leaves IR that does not verify, raises
         `CompileError` naming the pass. Python's cyclic garbage collector is
-        paused meanwhile (`compiler.gc_pause`).
+        paused meanwhile (`compiler.gc_pause`), and ops inserted take the
+        location of the op they are inserted before (`locations.propagated`).
         """
         ctx = ctx or make_context()
-        with paused_gc():
+        with paused_gc(), locations.propagated():
             self._run(module, ctx)
         if self.time_passes:
             self.report_timing()
@@ -135,7 +134,7 @@ class PassManager:
                 self.progress(k, len(self.passes), p.name)
             if self.print_ir_before_all or p.name in self.print_ir_before:
                 self._dump("Before", p, module)
-            before = str(module) if self.print_ir_after_change else ""
+            before = module_text(module) if self.print_ir_after_change else ""
             counts = op_counts(module) if self.statistics else None
             try:
                 with self.stage(p.name):
@@ -155,7 +154,7 @@ class PassManager:
                 self.op_statistics.append((p.name, sum(counts.values()), sum(op_counts(module).values())))
             if self.print_ir_after_all or p.name in self.print_ir_after:
                 self._dump("After", p, module)
-            elif self.print_ir_after_change and str(module) != before:
+            elif self.print_ir_after_change and module_text(module) != before:
                 self._dump("After", p, module)
 
     @staticmethod
@@ -182,7 +181,7 @@ class PassManager:
     def _dump(self, when: str, p: ModulePass, module: ModuleOp, failed: str = "") -> None:
         out = self._out()
         print(f"// -----// IR Dump {when} {type(p).__name__}{failed} ({p.name}) //----- //", file=out)
-        Printer(stream=out, print_generic_format=self.print_generic, print_debuginfo=self.print_debuginfo).print_op(
+        DfcPrinter(stream=out, print_generic_format=self.print_generic, print_debuginfo=self.print_debuginfo).print_op(
             module
         )
         print(file=out)

@@ -1,4 +1,15 @@
-"""Fixes to xDSL 0.74 behaviour the project depends on, applied on import.
+"""dfc's fixes to xDSL 0.74, as subclasses and functions of its own.
+
+Importing dfc changes nothing in xDSL (`tests/test_xdsl_untouched.py` checks
+it): each fix below is a class or function dfc uses instead of xDSL's, and
+names the upstream xDSL behaviour it works around, so that it can go when
+xDSL fixes it. The one patch dfc cannot avoid (location inheritance on
+insertion) is in `compiler/locations.py`, applied only while a
+`PassManager` runs.
+
+Parsing: `DfcParser` (with its lexer `DfcLexer`), the base of
+`diagnostics.LocatingParser`, which `compiler.parsing.parse_module` (every
+dfc entry point that reads MLIR text) uses.
 
 * `dense<0xFF800000> : tensor<4xf32>`: MLIR reads a hexadecimal element of a
   float dense literal as the bit pattern of the float (here -inf), and xDSL
@@ -6,9 +17,6 @@
   4286578688 converted to float, so a printed -inf does not round-trip. The
   fix reinterprets hexadecimal float elements as bits, as MLIR does (bf16
   included: the upper half of an f32).
-* `DenseIntOrFPElementsAttr.is_splat` unpacks every element into a Python
-  object (seconds for a 2048x2048 zero tensor, which autodiff creates); the
-  replacement compares the raw bytes shifted by one element.
 * An unterminated string literal made xDSL's lexer backtrack exponentially
   (`"(?:[^"...]+|...)*"`: 27 characters took 15 s, 40 never ended); the
   string pattern here has one way to match each character and a possessive
@@ -19,29 +27,51 @@
 * Shapes and dense literals beyond `compiler.limits` are parse errors at the
   type (xDSL would build a list of 2**32 elements for
   `dense<1.0> : tensor<4294967296xf32>`).
-* `cse` keys ops by a hash that ignores their regions, so all maps over one
-  space with the same (CSE'd) `tensor.empty` outputs collide and are compared
-  structurally pairwise: quadratic in the maps of a block (13 s of 35 for a
-  gradient of 60 stencil maps). The hash now also covers a fingerprint of the
-  regions: the nested ops' names and the values they use from outside, which
-  structurally equivalent ops share.
-* Dead-code elimination (in every `canonicalize`) asks of each op whether it
-  would be dead without uses: xDSL collects every effect of every op nested
-  in it first, so a loop nest was walked whole once per op above it, on every
-  round (5.9 s of a ResNet gradient's 25 s compile was the `canonicalize` after
-  lowering). `_result_only_effects` stops at the first effect that answers.
-* xDSL 0.74 has no `arith.remf` (MLIR's C `fmod`: the remainder of
-  `lhs / rhs` with the sign of `lhs`); `RemFOp` defines it in the arith
-  dialect (the LLVM backend emits `frem`).
+
+Attributes: `is_splat(attr)` instead of `DenseIntOrFPElementsAttr.is_splat`,
+which unpacks every element into a Python object (seconds for a 2048x2048
+zero tensor, which autodiff creates); this one compares the raw bytes
+shifted by one element. `DfcPrinter` (and `module_text(op)`, `str(op)` with
+it) prints a splat dense literal from its first element, where xDSL's
+printer unpacks every element and asks `is_splat` (1.3 s to print a gradient
+module holding one 2048x2048 zero); the engine keys its cache by that text,
+the pass manager's dumps and opt-tool print with it.
+
+Dialects: `ARITH`, xDSL's arith dialect plus `arith.remf` (`RemFOp`), which
+xDSL 0.74 lacks (MLIR's C `fmod`: the remainder of `lhs / rhs` with the sign
+of `lhs`; the LLVM backend emits `frem`). `compiler.context` loads it in
+place of xDSL's `Arith`.
+
+Passes: `CanonicalizePass`, `CommonSubexpressionElimination` and
+`DeadCodeElimination` are registered under xDSL's names (`canonicalize`,
+`cse`, `dce`) in dfc's pass registry (`passes.XDSL_REPLACEMENTS`); they give
+xDSL's answers, faster:
+
+* Dead-code elimination (in every `canonicalize` and `cse`) asks of each op
+  whether it would be dead without uses: xDSL's `result_only_effects`
+  collects every effect of every op nested in it first, so a loop nest was
+  walked whole once per op above it, on every round (5.9 s of a ResNet
+  gradient's 25 s compile was the `canonicalize` after lowering).
+  `result_only_effects` here stops at the first effect that answers;
+  `is_trivially_dead` and `region_dce` use it.
+* xDSL's `cse` keys ops by a hash that ignores their regions, so all maps
+  over one space with the same (CSE'd) `tensor.empty` outputs collide and
+  are compared structurally pairwise: quadratic in the maps of a block (13 s
+  of 35 for a gradient of 60 stencil maps). The hash here also covers a
+  fingerprint of the regions: the nested ops' names and the values they use
+  from outside, which structurally equivalent ops share.
 """
 
 from __future__ import annotations
 
 import functools
+import io
 import math
 import re
 import struct
+from dataclasses import dataclass, field
 
+from xdsl.context import Context
 from xdsl.dialects.arith import Arith, FloatingPointLikeBinaryOperation
 from xdsl.dialects.builtin import (
     BFloat16Type,
@@ -50,21 +80,54 @@ from xdsl.dialects.builtin import (
     Float16Type,
     Float32Type,
     Float64Type,
+    ModuleOp,
 )
-from xdsl.ir import Block, Operation, SSAValue
+from xdsl.ir import Attribute, Block, Dialect, Operation, Region, SSAValue
 from xdsl.irdl import irdl_op_definition, traits_def
+from xdsl.parser import Parser
 from xdsl.parser.attribute_parser import AttrParser
-from xdsl.traits import MemoryEffect, MemoryEffectKind, Pure, RecursiveMemoryEffect
-from xdsl.transforms import dead_code_elimination
-from xdsl.transforms.common_subexpression_elimination import OperationInfo
-from xdsl.utils.lexer import Span
+from xdsl.parser.generic_parser import ParserState
+from xdsl.printer import Printer
+from xdsl.pattern_rewriter import (
+    GreedyRewritePatternApplier,
+    PatternRewriter,
+    PatternRewriterListener,
+    PatternRewriteWalker,
+    RewritePattern,
+)
+from xdsl.rewriter import Rewriter
+from xdsl.traits import (
+    HasCanonicalizationPatternsTrait,
+    IsolatedFromAbove,
+    IsTerminator,
+    MemoryEffect,
+    MemoryEffectKind,
+    Pure,
+    RecursiveMemoryEffect,
+    SymbolOpInterface,
+    is_side_effect_free,
+    only_has_effect,
+)
+from xdsl.transforms import canonicalize as xdsl_canonicalize
+from xdsl.transforms import common_subexpression_elimination as xdsl_cse
+from xdsl.transforms import dead_code_elimination as xdsl_dce
+from xdsl.utils.lexer import Input, Span
 from xdsl.utils.mlir_lexer import MLIRLexer
 
 from dfc.compiler.limits import dense_problem, shape_problem
 
-MLIRLexer._unescaped_characters_regex = re.compile(  # pyright: ignore[reportPrivateUsage]
-    r'"(?:[^"\\\n\v\f]|\\(?:["nt\\]|[0-9A-Fa-f]{2}))*+"'
-)
+# -- parsing ------------------------------------------------------------------------------
+
+
+class DfcLexer(MLIRLexer):
+    """xDSL's MLIR lexer with a string pattern that fails in linear time.
+
+    Upstream: `MLIRLexer._unescaped_characters_regex` nests a `+` inside a
+    `*` (`"(?:[^"\\\\...]+|\\\\...)*"`), so an unterminated string literal
+    backtracks exponentially in its length."""
+
+    _unescaped_characters_regex = re.compile(r'"(?:[^"\\\n\v\f]|\\(?:["nt\\]|[0-9A-Fa-f]{2}))*+"')
+
 
 _BIT_FORMATS = {
     Float16Type: ("<H", "<e"),
@@ -73,39 +136,87 @@ _BIT_FORMATS = {
     Float64Type: ("<Q", "<d"),
 }
 
-_Element = AttrParser._TensorLiteralElement  # pyright: ignore[reportPrivateUsage]
-_original_to_type = _Element.to_type
 
+class DfcParser(Parser):
+    """xDSL's parser, reading with `DfcLexer`, with the checks and the
+    hexadecimal float elements described in this module's docstring."""
 
-def _to_type(self: _Element, parser: AttrParser, type):  # type: ignore[no-untyped-def]
-    formats = _BIT_FORMATS.get(type.__class__)
-    text = self.span.text.lstrip("-").lower()
-    if formats is not None and text.startswith("0x") and isinstance(self.value, int):
-        if self.is_negative:
-            parser.raise_error("hexadecimal float literal cannot be negative", at_position=self.span)
-        int_format, float_format = formats
+    def __init__(self, ctx: Context, input: str | bytes, name: str = "<unknown>") -> None:
+        super().__init__(ctx, "", name)
+        text = input.decode("utf-8") if isinstance(input, bytes) else input
+        self._parser_state = ParserState(DfcLexer(Input(text, name)))
+
+    class _TensorLiteralElement(AttrParser._TensorLiteralElement):  # pyright: ignore[reportPrivateUsage]
+        """An element of a dense literal; `to_type` as MLIR converts it.
+
+        Upstream: xDSL converts a hexadecimal element of a float literal as an
+        integer (MLIR: a bit pattern), lets an out-of-range float become inf
+        (`OverflowError` when packed later), and asserts that an element of a
+        complex literal is a pair."""
+
+        def to_type(self, parser: AttrParser, type):  # type: ignore[no-untyped-def]
+            formats = _BIT_FORMATS.get(type.__class__)
+            text = self.span.text.lstrip("-").lower()
+            if formats is not None and text.startswith("0x") and isinstance(self.value, int):
+                if self.is_negative:
+                    parser.raise_error("hexadecimal float literal cannot be negative", at_position=self.span)
+                int_format, float_format = formats
+                try:
+                    if isinstance(type, BFloat16Type):  # the upper half of an f32
+                        return struct.unpack("<f", b"\0\0" + struct.pack("<H", self.value))[0]
+                    return struct.unpack(float_format, struct.pack(int_format, self.value))[0]
+                except struct.error:
+                    parser.raise_error(f"hexadecimal literal does not fit {type}", at_position=self.span)
+            if isinstance(type, ComplexType) and not isinstance(self.value, tuple):
+                parser.raise_error(f"expected a (real, imaginary) pair for an element of {type}", at_position=self.span)
+            value = super().to_type(parser, type)
+            if isinstance(value, float) and math.isfinite(value) and type.__class__ in _BIT_FORMATS:
+                try:
+                    type.pack([value])
+                except (OverflowError, struct.error):
+                    parser.raise_error(f"floating point value too large for {type}", at_position=self.span)
+            return value
+
+    def _span_from(self, start: int) -> Span:
+        return Span(start, self._current_token.span.start, self.lexer.input)  # pyright: ignore[reportPrivateUsage]
+
+    def parse_ranked_shape(self):  # type: ignore[no-untyped-def]
+        """Upstream: xDSL accepts any size, and a later dense literal of it
+        builds a list of every element."""
+        start = self._current_token.span.start  # pyright: ignore[reportPrivateUsage]
+        dims, type = super().parse_ranked_shape()
+        if (problem := shape_problem(dims)) is not None:
+            self.raise_error(problem, self._span_from(start))
+        return dims, type
+
+    def _parse_dense_literal_type(self):  # type: ignore[no-untyped-def]
+        """Upstream: xDSL expands a splat to every element of its type,
+        however many."""
+        start = self._current_token.span.start  # pyright: ignore[reportPrivateUsage]
+        type = super()._parse_dense_literal_type()
+        if (problem := dense_problem(type.get_shape())) is not None:
+            self.raise_error(problem, self._span_from(start))
+        return type
+
+    def parse_optional_builtin_int_or_float_attr(self):  # type: ignore[no-untyped-def]
+        """Upstream: `1.0e308 : f32` raises `OverflowError` out of the parser."""
+        start = self._current_token.span.start  # pyright: ignore[reportPrivateUsage]
         try:
-            if isinstance(type, BFloat16Type):  # the upper half of an f32
-                return struct.unpack("<f", b"\0\0" + struct.pack("<H", self.value))[0]
-            return struct.unpack(float_format, struct.pack(int_format, self.value))[0]
-        except struct.error:
-            parser.raise_error(f"hexadecimal literal does not fit {type}", at_position=self.span)
-    if isinstance(type, ComplexType) and not isinstance(self.value, tuple):
-        parser.raise_error(f"expected a (real, imaginary) pair for an element of {type}", at_position=self.span)
-    value = _original_to_type(self, parser, type)
-    if isinstance(value, float) and math.isfinite(value) and type.__class__ in _BIT_FORMATS:
-        try:
-            type.pack([value])
-        except (OverflowError, struct.error):
-            parser.raise_error(f"floating point value too large for {type}", at_position=self.span)
-    return value
+            return super().parse_optional_builtin_int_or_float_attr()
+        except OverflowError:
+            self.raise_error("floating point value too large for its type", Span(start, self.pos, self.lexer.input))
 
 
-_Element.to_type = _to_type  # type: ignore[method-assign]
+# -- attributes ---------------------------------------------------------------------------
 
 
-def _is_splat(self: DenseIntOrFPElementsAttr) -> bool:
-    return _all_elements_equal(self.data.data, math.prod(self.get_shape()))
+def is_splat(attr: DenseIntOrFPElementsAttr) -> bool:
+    """Whether every element of `attr` is the same (`attr.is_splat()`, in
+    time linear in its bytes, without unpacking them).
+
+    Upstream: `DenseIntOrFPElementsAttr.is_splat` unpacks every element into
+    a Python object and counts the first."""
+    return _all_elements_equal(attr.data.data, math.prod(attr.get_shape()))
 
 
 @functools.lru_cache(maxsize=64)
@@ -118,86 +229,62 @@ def _all_elements_equal(data: bytes, n: int) -> bool:
     return data[k:] == data[:-k]
 
 
-DenseIntOrFPElementsAttr.is_splat = _is_splat  # type: ignore[method-assign]
+class DfcPrinter(Printer):
+    """xDSL's printer; a splat dense literal is printed from its first element.
+
+    Upstream: `DenseIntOrFPElementsAttr.print_without_type` unpacks every
+    element and asks `is_splat` (unpacking them again) before printing one."""
+
+    def print_attribute(self, attribute: Attribute) -> None:
+        if isinstance(attribute, DenseIntOrFPElementsAttr) and len(attribute) > 0 and is_splat(attribute):
+            self.print_string("dense<")
+            attribute._print_one_elem(next(attribute.iter_values()), self)  # pyright: ignore[reportPrivateUsage]
+            self.print_string("> : ")
+            self.print_attribute(attribute.get_type())
+            return
+        super().print_attribute(attribute)
 
 
-_original_parse_ranked_shape = AttrParser.parse_ranked_shape
+def module_text(op: Operation) -> str:
+    """`str(op)`, printed by `DfcPrinter`."""
+    out = io.StringIO()
+    DfcPrinter(stream=out).print_op(op)
+    return out.getvalue()
 
 
-def _parse_ranked_shape(self: AttrParser):  # type: ignore[no-untyped-def]
-    start = self._current_token.span.start  # pyright: ignore[reportPrivateUsage]
-    dims, type = _original_parse_ranked_shape(self)
-    if (problem := shape_problem(dims)) is not None:
-        self.raise_error(problem, Span(start, self._current_token.span.start, self.lexer.input))  # pyright: ignore[reportPrivateUsage]
-    return dims, type
+# -- dialects -----------------------------------------------------------------------------
 
 
-AttrParser.parse_ranked_shape = _parse_ranked_shape  # type: ignore[method-assign]
+@irdl_op_definition
+class RemFOp(FloatingPointLikeBinaryOperation):
+    """The remainder of `lhs / rhs`, with the sign of `lhs` (C `fmod`)."""
 
-_original_dense_literal_type = AttrParser._parse_dense_literal_type  # pyright: ignore[reportPrivateUsage]
+    name = "arith.remf"
 
-
-def _parse_dense_literal_type(self: AttrParser):  # type: ignore[no-untyped-def]
-    start = self._current_token.span.start  # pyright: ignore[reportPrivateUsage]
-    type = _original_dense_literal_type(self)
-    if (problem := dense_problem(type.get_shape())) is not None:
-        self.raise_error(problem, Span(start, self._current_token.span.start, self.lexer.input))  # pyright: ignore[reportPrivateUsage]
-    return type
+    traits = traits_def(Pure())
 
 
-AttrParser._parse_dense_literal_type = _parse_dense_literal_type  # type: ignore[method-assign]
+ARITH = Dialect(
+    "arith",
+    [*Arith.operations, RemFOp],
+    [*Arith.attributes],
+    list(Arith._interfaces),  # pyright: ignore[reportPrivateUsage]
+)
+"""xDSL's arith dialect and `arith.remf` (upstream: xDSL 0.74 has no `remf`)."""
 
 
-_original_int_or_float_attr = AttrParser.parse_optional_builtin_int_or_float_attr
+# -- dead-code elimination ----------------------------------------------------------------
 
 
-def _parse_optional_builtin_int_or_float_attr(self: AttrParser):  # type: ignore[no-untyped-def]
-    start = self._current_token.span.start  # pyright: ignore[reportPrivateUsage]
-    try:
-        return _original_int_or_float_attr(self)
-    except OverflowError:
-        self.raise_error("floating point value too large for its type", Span(start, self.pos, self.lexer.input))
-
-
-AttrParser.parse_optional_builtin_int_or_float_attr = _parse_optional_builtin_int_or_float_attr  # type: ignore[method-assign]
-
-
-_original_info_hash = OperationInfo.__hash__
-
-
-def _region_fingerprint(op: Operation) -> int:
-    """A hash of what structural equivalence compares in `op`'s regions: each
-    nested op's name, and the values it uses that are defined outside `op`."""
-    parts: list[object] = []
-    for region in op.regions:
-        for inner in region.walk():
-            parts.append(inner.name)
-            for v in inner.operands:
-                owner = v.owner
-                where = owner.parent_op() if isinstance(owner, Block) else owner
-                if where is not op and (where is None or not op.is_ancestor(where)):
-                    parts.append(v)
-    return hash(tuple(parts))
-
-
-def _info_hash(self: OperationInfo) -> int:
-    if not self.op.regions:
-        return _original_info_hash(self)
-    return hash((_original_info_hash(self), _region_fingerprint(self.op)))
-
-
-OperationInfo.__hash__ = _info_hash  # type: ignore[method-assign]
-
-
-_original_result_only_effects = dead_code_elimination.result_only_effects
-
-
-def _result_only_effects(root: Operation) -> bool:
+def result_only_effects(root: Operation) -> bool:
     """xDSL's `result_only_effects` (whether `root` affects nothing but its
     results: reads, and allocations of values defined inside it), decided by
     the first other effect found, where xDSL collects every effect of every
     nested op first. Ops with `RecursiveMemoryEffect` are looked into; any
-    other effect trait answers for its op and what it holds."""
+    other effect trait answers for its op and what it holds.
+
+    Upstream: `xdsl.transforms.dead_code_elimination.result_only_effects`
+    calls `get_effects(root)`, which collects the effects of the whole nest."""
 
     def quiet(op: Operation) -> bool:
         interfaces = op.get_traits_of_type(MemoryEffect)
@@ -220,17 +307,205 @@ def _result_only_effects(root: Operation) -> bool:
     return quiet(root)
 
 
-dead_code_elimination.result_only_effects = _result_only_effects
+def would_be_trivially_dead(op: Operation) -> bool:
+    """xDSL's `would_be_trivially_dead`, with `result_only_effects` above."""
+    return (
+        not op.has_trait(IsTerminator, value_if_unregistered=False)
+        and not op.has_trait(SymbolOpInterface, value_if_unregistered=False)
+        and result_only_effects(op)
+    )
 
 
-@irdl_op_definition
-class RemFOp(FloatingPointLikeBinaryOperation):
-    """The remainder of `lhs / rhs`, with the sign of `lhs` (C `fmod`)."""
-
-    name = "arith.remf"
-
-    traits = traits_def(Pure())
+def is_trivially_dead(op: Operation) -> bool:
+    """xDSL's `is_trivially_dead`, with `result_only_effects` above."""
+    return all(result.first_use is None for result in op.results) and would_be_trivially_dead(op)
 
 
-if RemFOp not in Arith._operations:  # pyright: ignore[reportPrivateUsage]
-    Arith._operations.append(RemFOp)  # pyright: ignore[reportPrivateUsage]
+class _LiveSet(xdsl_dce.LiveSet):
+    def propagate_op_liveness(self, op: Operation) -> None:
+        for region in op.regions:
+            self.propagate_region_liveness(region)
+        if self.is_live(op):
+            return
+        if not would_be_trivially_dead(op):
+            self.set_live(op)
+            return
+        if any(self.is_live(use.operation) for result in op.results for use in result.uses):
+            self.set_live(op)
+
+
+def region_dce(region: Region, listener: PatternRewriterListener | None = None) -> bool:
+    """xDSL's `region_dce`, with `would_be_trivially_dead` above."""
+    live_set = _LiveSet()
+    while live_set.changed:
+        live_set.changed = False
+        live_set.propagate_region_liveness(region)
+    live_set.delete_dead(region, listener)
+    return live_set.changed
+
+
+class DeadCodeElimination(xdsl_dce.DeadCodeElimination):
+    """xDSL's `dce`, with `region_dce` above."""
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        region_dce(op.body)
+
+
+# -- canonicalize -------------------------------------------------------------------------
+
+
+@dataclass(eq=False, repr=False)
+class _EraseDeadFirst(RewritePattern):
+    """Erase a trivially dead op (`is_trivially_dead` above), else apply
+    `pattern` (an applier built with `dce_enabled=False`)."""
+
+    pattern: RewritePattern
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter, /) -> None:
+        if is_trivially_dead(op):
+            rewriter.erase(op)
+            return
+        self.pattern.match_and_rewrite(op, rewriter)
+
+
+class _CanonicalizationRewritePattern(xdsl_canonicalize.CanonicalizationRewritePattern):
+    """xDSL's pattern, applying several patterns of one op without asking
+    again whether the op is dead (`_EraseDeadFirst` just did)."""
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter, /) -> None:
+        traits = op.get_traits_of_type(HasCanonicalizationPatternsTrait)
+        if not traits:
+            return
+        patterns = tuple(pattern for trait in traits for pattern in trait.get_patterns(type(op)))
+        if len(patterns) == 1:
+            patterns[0].match_and_rewrite(op, rewriter)
+            return
+        GreedyRewritePatternApplier(list(patterns), dce_enabled=False).match_and_rewrite(op, rewriter)
+
+
+class CanonicalizePass(xdsl_canonicalize.CanonicalizePass):
+    """xDSL's `canonicalize`, with the dead-code tests above."""
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        applier = GreedyRewritePatternApplier(
+            [_CanonicalizationRewritePattern()], ctx=ctx, folding_enabled=True, dce_enabled=False
+        )
+        PatternRewriteWalker(_EraseDeadFirst(applier), post_walk_func=region_dce).rewrite_module(op)
+
+
+# -- common subexpression elimination -----------------------------------------------------
+
+
+def _region_fingerprint(op: Operation) -> int:
+    """A hash of what structural equivalence compares in `op`'s regions: each
+    nested op's name, and the values it uses that are defined outside `op`."""
+    parts: list[object] = []
+    for region in op.regions:
+        for inner in region.walk():
+            parts.append(inner.name)
+            for v in inner.operands:
+                owner = v.owner
+                where = owner.parent_op() if isinstance(owner, Block) else owner
+                if where is not op and (where is None or not op.is_ancestor(where)):
+                    parts.append(v)
+    return hash(tuple(parts))
+
+
+class OperationInfo(xdsl_cse.OperationInfo):
+    """xDSL's CSE key, its hash also covering the op's regions.
+
+    Upstream: `OperationInfo.__hash__` ignores regions, so ops that differ
+    only in their regions collide and are compared structurally pairwise."""
+
+    def __hash__(self) -> int:
+        if not self.op.regions:
+            return super().__hash__()
+        return hash((super().__hash__(), _region_fingerprint(self.op)))
+
+
+class _KnownOps(xdsl_cse.KnownOps):
+    """xDSL's `KnownOps`, keyed by `OperationInfo` above."""
+
+    def __getitem__(self, k: Operation) -> Operation:
+        return self._known_ops[OperationInfo(k)]
+
+    def __setitem__(self, k: Operation, v: Operation) -> None:
+        self._known_ops[OperationInfo(k)] = v
+
+    def __contains__(self, k: Operation) -> bool:
+        return OperationInfo(k) in self._known_ops
+
+    def get(self, k: Operation, default=None):  # type: ignore[no-untyped-def]
+        return self._known_ops.get(OperationInfo(k), default)
+
+    def pop(self, k: Operation) -> Operation:
+        return self._known_ops.pop(OperationInfo(k))
+
+
+@dataclass
+class _CSEDriver(xdsl_cse.CSEDriver):
+    """xDSL's CSE driver with `_KnownOps` and `is_trivially_dead` above (its
+    scoping methods copied from xDSL 0.74, which names `KnownOps` and
+    `is_trivially_dead` directly)."""
+
+    _known_ops: xdsl_cse.KnownOps = field(default_factory=_KnownOps)
+
+    def _simplify_operation(self, op: Operation) -> None:
+        if op.has_trait(IsTerminator):
+            return
+        if is_trivially_dead(op):
+            self._mark_erasure(op)
+            return
+        if any(len(region.blocks) > 1 for region in op.regions):
+            return
+        if not is_side_effect_free(op):
+            if not only_has_effect(op, MemoryEffectKind.READ):
+                return
+            existing = self._known_ops.get(op)
+            if (
+                existing is not None
+                and op.parent_block() is existing.parent_block()
+                and not xdsl_cse.has_other_side_effecting_op_in_between(existing, op)
+            ):
+                self._replace_and_delete(op, existing)
+                return
+            self._known_ops[op] = op
+            return
+        if existing := self._known_ops.get(op):
+            self._replace_and_delete(op, existing)
+            return
+        self._known_ops[op] = op
+
+    def _simplify_block(self, block: Block) -> None:
+        for op in block.ops:
+            if op.regions:
+                if op.has_trait(IsolatedFromAbove, value_if_unregistered=True):
+                    old_scope = self._known_ops
+                    self._known_ops = _KnownOps()
+                    for region in op.regions:
+                        self._simplify_region(region)
+                    self._known_ops = old_scope
+                else:
+                    for region in op.regions:
+                        self._simplify_region(region)
+            self._simplify_operation(op)
+
+    def _simplify_region(self, region: Region) -> None:
+        if len(region.blocks) == 1:
+            old_scope = self._known_ops
+            self._known_ops = _KnownOps(self._known_ops)
+            self._simplify_block(region.block)
+            self._known_ops = old_scope
+
+
+def cse(thing: Operation | Block | Region, rewriter: Rewriter | PatternRewriter | None = None) -> None:
+    """xDSL's `cse`, with the driver above."""
+    driver = _CSEDriver() if rewriter is None else _CSEDriver(_rewriter=rewriter)
+    driver.simplify(thing)
+
+
+class CommonSubexpressionElimination(xdsl_cse.CommonSubexpressionElimination):
+    """xDSL's `cse`, with the region-aware hash and the dead-code test above."""
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        cse(op)

@@ -30,6 +30,7 @@ from xdsl.pattern_rewriter import (
 from xdsl.rewriter import InsertPoint
 
 from dfc.compiler.dominance import defined_inside
+from dfc.compiler.xdsl_fixes import is_splat
 from dfc.dialects import df
 from dfc.dialects.df_builders import REDUCE_IDENTITY
 from dfc.dialects.index_exprs import is_injective, translation
@@ -158,7 +159,7 @@ def splat_value(value: SSAValue) -> float | None:
     op = value.owner
     if not isinstance(op, arith.ConstantOp) or not isinstance(op.value, DenseIntOrFPElementsAttr):
         return None
-    if not op.value.is_splat() or not isinstance(op.value.get_element_type(), AnyFloat):
+    if not is_splat(op.value) or not isinstance(op.value.get_element_type(), AnyFloat):
         return None
     first = next(op.value.iter_attrs(), None)
     return None if first is None else float(first.value.data)
@@ -381,7 +382,7 @@ class ReadOfSplat(RewritePattern):
         if not isinstance(source, arith.ConstantOp):
             return
         dense = source.value
-        if not isinstance(dense, DenseIntOrFPElementsAttr) or not dense.is_splat():
+        if not isinstance(dense, DenseIntOrFPElementsAttr) or not is_splat(dense):
             return
         element = next(dense.iter_attrs())
         rewriter.replace(op, arith.ConstantOp(element, op.res.type))

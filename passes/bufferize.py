@@ -57,6 +57,7 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint
 
 from dfc.compiler.diagnostics import CompileError
+from dfc.compiler.xdsl_fixes import is_splat
 from dfc.dialects import df
 
 ALIGNMENT = 64
@@ -178,7 +179,7 @@ def _splat_of(value: SSAValue) -> SSAValue | Attribute | None:
     owner = value.owner
     if isinstance(owner, arith.ConstantOp):
         dense = owner.value
-        splat = isinstance(dense, DenseIntOrFPElementsAttr) and dense.is_splat()
+        splat = isinstance(dense, DenseIntOrFPElementsAttr) and is_splat(dense)
         return next(dense.iter_attrs(), None) if splat else None
     if not isinstance(owner, df.MapOp) or not _overwrites_all(owner, value.index):  # type: ignore[attr-defined]
         return None
@@ -394,7 +395,7 @@ class _Bufferizer:
         assert isinstance(value, DenseIntOrFPElementsAttr)
         t = memref_of(op.result.type)
         assert isinstance(t, MemRefType)
-        if value.is_splat():  # allocate and fill with a map
+        if is_splat(value):  # allocate and fill with a map
             buf = self.alloc(b, t, [], scope)
             first = next(value.iter_attrs(), None)
             self.fill(b, buf, b.insert(arith.ConstantOp(first)).result if first is not None else None)

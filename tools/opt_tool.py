@@ -217,10 +217,10 @@ def _chunks(text: str, split: bool) -> list[tuple[str, int]]:
 def _print(module: ModuleOp, generic: bool, debuginfo: bool) -> str:
     import io
 
-    from xdsl.printer import Printer
+    from dfc.compiler.xdsl_fixes import DfcPrinter
 
     out = io.StringIO()
-    Printer(stream=out, print_generic_format=generic, print_debuginfo=debuginfo).print_op(module)
+    DfcPrinter(stream=out, print_generic_format=generic, print_debuginfo=debuginfo).print_op(module)
     return out.getvalue() + "\n"
 
 

@@ -23,9 +23,9 @@ from xdsl.dialects import arith, scf, tensor
 from xdsl.dialects.builtin import DYNAMIC_INDEX, AnyFloat, FloatAttr, IndexType, IntegerAttr, IntegerType, TensorType
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.rewriter import InsertPoint
-from xdsl.transforms.dead_code_elimination import is_trivially_dead
 
 from dfc.compiler.diagnostics import CompileError
+from dfc.compiler.xdsl_fixes import is_trivially_dead
 from dfc.dialects import df
 from dfc.passes.autodiff.reverse import Reverser, is_float, mark_varied, used_in_body
 
