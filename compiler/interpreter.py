@@ -108,13 +108,31 @@ def _unsigned(v: Any, w: int) -> int:
 
 
 def _converter(t: Attribute) -> Callable[[Any], Any]:
-    """Makes a numpy scalar of type `t` from a number; integers wrap to its width."""
+    """Makes a numpy scalar of type `t` from a number; integers wrap to its width;
+    floats round once to nearest even."""
     dtype = dtype_of(t)
+    if dtype == ml_dtypes.bfloat16:
+        return _to_bfloat16
     if is_float_dtype(dtype):
         return dtype.type
     w = _width(t)
     read = _unsigned if dtype.kind == "u" else _signed
     return lambda x: dtype.type(read(x, w))
+
+
+def _to_bfloat16(x: Any) -> Any:
+    """`x` rounded once to bfloat16 (ml_dtypes rounds a double through float, twice): a double goes to
+    float rounding to odd (toward zero, the last bit set when inexact), which the rounding to bfloat16
+    then keeps correct."""
+    if not isinstance(x, float | np.float64) or not np.isfinite(x):
+        return ml_dtypes.bfloat16(x)
+    f = np.float32(x)
+    if float(f) != x:
+        bits = int(np.array(f).view(np.uint32))
+        if abs(float(f)) > abs(x):
+            bits -= 1
+        f = np.array(bits | 1, np.uint32).view(np.float32)[()]
+    return ml_dtypes.bfloat16(f)
 
 
 class _Step(NamedTuple):

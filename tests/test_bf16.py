@@ -64,3 +64,41 @@ def test_hexadecimal_bf16_literals_are_bit_patterns_and_round_trip():
     value = interpret(module, "f")
     np.testing.assert_array_equal(value.astype(np.float32), [-np.inf, 1.5])
     np.testing.assert_array_equal(interpret(parse_module(str(module)), "f").astype(np.float32), [-np.inf, 1.5])
+
+
+CONVERSIONS = """
+func.func @f(%x: tensor<{n}xf32>, %d: tensor<{n}xf64>) -> (tensor<{n}xbf16>, tensor<{n}xbf16>) {{
+  %b = nn.convert %x : (tensor<{n}xf32>) -> tensor<{n}xbf16>
+  %c = nn.convert %d : (tensor<{n}xf64>) -> tensor<{n}xbf16>
+  func.return %b, %c : tensor<{n}xbf16>, tensor<{n}xbf16>
+}}
+"""
+
+
+def _bits(a) -> np.ndarray:
+    return np.asarray(a, BF16).view(np.uint16)
+
+
+def test_conversions_to_bf16_round_to_nearest_even_on_every_host():
+    """float and double to bf16 (the runtime's `__truncsfbf2`/`__truncdfbf2` where the host lacks
+    native conversions): ties to even, NaN stays NaN, overflow to inf, and a double rounds once."""
+    ties = np.float32([1.00390625, 1.01171875, -1.00390625, 3.3895314e38, 3.4e38, np.inf, -np.inf, 0.0, -0.0,
+                       1e-45, -1e-45, 1.1754944e-38, np.nan])
+    rng = np.random.default_rng(1)
+    x = np.concatenate([ties, rng.standard_normal(4000).astype(np.float32) * 10.0 ** rng.integers(-30, 30, 4000)])
+    x = x.astype(np.float32)
+    # doubles just beside a bf16 tie: rounding through float would land on the tie and round to even
+    above_tie = np.float64(1.00390625) + 2.0**-40
+    d = np.concatenate([x.astype(np.float64), [above_tie, -above_tie, 1.0 + 2.0**-9 - 2.0**-40, 1e300, -1e300]])
+    d = np.resize(d, x.size + 5)
+    x = np.resize(x, d.size)
+    program = CONVERSIONS.format(n=x.size)
+    got_b, got_c = ExecutionEngine(parse_module(program)).invoke("f", x, d)
+    want_b, want_c = interpret(parse_module(program), "f", x, d)
+    nan_b, nan_c = np.isnan(x), np.isnan(d)
+    np.testing.assert_array_equal(_bits(got_b)[~nan_b], _bits(want_b)[~nan_b])
+    np.testing.assert_array_equal(_bits(got_b)[~nan_b], _bits(x[~nan_b].astype(BF16)))
+    assert np.isnan(got_b[nan_b].astype(np.float32)).all() and np.isnan(got_c[nan_c].astype(np.float32)).all()
+    np.testing.assert_array_equal(_bits(got_c)[~nan_c], _bits(want_c)[~nan_c])
+    assert _bits(got_c)[-5:-3].tolist() == [0x3F81, 0xBF81]  # once-rounded: above the tie, up
+    assert _bits(got_c)[-3] == 0x3F80 and np.isinf(got_c[-2:].astype(np.float32)).all()

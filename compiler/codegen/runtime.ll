@@ -602,3 +602,45 @@ done:
   call i32 @pthread_mutex_unlock(ptr @__dfc_cache_mu)
   ret void
 }
+
+; Soft-float conversions LLVM calls on hosts without native bf16 conversion
+; instructions, and which libgcc_s of GCC 12 and older lacks: float and double
+; to bfloat, rounding to nearest even (NaN stays a quiet NaN of the same sign).
+
+define bfloat @__truncsfbf2(float %x) nounwind {
+  %bits = bitcast float %x to i32
+  %nan = fcmp uno float %x, 0.0
+  %hi = lshr i32 %bits, 16
+  %lsb = and i32 %hi, 1
+  %bias = add i32 %lsb, 32767
+  %sum = add i32 %bits, %bias
+  %rounded = lshr i32 %sum, 16
+  %quiet = or i32 %hi, 64
+  %r32 = select i1 %nan, i32 %quiet, i32 %rounded
+  %r16 = trunc i32 %r32 to i16
+  %r = bitcast i16 %r16 to bfloat
+  ret bfloat %r
+}
+
+; Double to float rounding to odd (truncated toward zero, the last bit set when
+; inexact) keeps the second rounding, float to bfloat, correct.
+define bfloat @__truncdfbf2(double %x) nounwind {
+  %f = fptrunc double %x to float
+  %back = fpext float %f to double
+  %exact = fcmp oeq double %back, %x
+  %nan = fcmp uno double %x, 0.0
+  %keep = or i1 %exact, %nan
+  %bits = bitcast float %f to i32
+  %ab = call double @llvm.fabs.f64(double %back)
+  %ax = call double @llvm.fabs.f64(double %x)
+  %away = fcmp ogt double %ab, %ax
+  %down = sub i32 %bits, 1
+  %toward_zero = select i1 %away, i32 %down, i32 %bits
+  %odd = or i32 %toward_zero, 1
+  %r32 = select i1 %keep, i32 %bits, i32 %odd
+  %g = bitcast i32 %r32 to float
+  %r = call bfloat @__truncsfbf2(float %g)
+  ret bfloat %r
+}
+
+declare double @llvm.fabs.f64(double)

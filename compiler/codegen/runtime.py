@@ -82,7 +82,10 @@ _SIGNATURES = {
     "__dfc_pool_park": ir.FunctionType(ir.VoidType(), []),
     "__dfc_openmp_shared": ir.FunctionType(_I64, []),
 }
-_EXPORTS = (*_SIGNATURES, "__dfc_set_cache_limit", "__dfc_runtime_init")
+SOFT_FLOAT = ("__truncsfbf2", "__truncdfbf2")
+"""Conversions LLVM lowers to library calls on some hosts and that some C runtimes lack (libgcc_s of GCC 12):
+the runtime defines them, and JIT code resolves them here."""
+_EXPORTS = (*_SIGNATURES, *SOFT_FLOAT, "__dfc_set_cache_limit", "__dfc_runtime_init")
 _PAUSE = "void @llvm.x86.sse2.pause()"
 _FREE = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int64)
 _SET_LIMIT = ctypes.CFUNCTYPE(None, ctypes.c_int64)
@@ -128,7 +131,7 @@ class _Runtime:
         self._engine.finalize_object()
         self.addresses = {name: self._engine.get_function_address(name) for name in _EXPORTS}
         _INIT(self.addresses["__dfc_runtime_init"])()
-        for name in _SIGNATURES:
+        for name in (*_SIGNATURES, *SOFT_FLOAT):
             llvm.add_symbol(name, self.addresses[name])
         self.free = _FREE(self.addresses["__dfc_free"])
         self.set_limit = _SET_LIMIT(self.addresses["__dfc_set_cache_limit"])
