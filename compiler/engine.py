@@ -17,8 +17,7 @@ exactly the declared dtype and static shape, C-contiguous and writeable, is
 passed by address, and everything else takes the checked, converting path.
 The argument slots are packed into the entry's i64 array in one `struct` call,
 and a result array frees its buffer through a `__del__` on the buffer (not a
-`weakref.finalize`): benchmarks/call_overhead.py, eight small arrays, 13.7 to
-9.7 us per call on the 2-core machine under load (28 us before the plans).
+`weakref.finalize`; benchmarks/call_overhead.py measures it).
 Compiled code is cached by module text and options in a bounded LRU cache
 (`DFC_JIT_CACHE_SIZE` modules, default 16; `set_jit_cache_size`,
 `clear_jit_cache`); `ExecutionEngine.close()`, or leaving the engine's
@@ -47,7 +46,6 @@ from __future__ import annotations
 import ctypes
 import functools
 import math
-import os
 import struct
 import warnings
 from collections import OrderedDict
@@ -71,11 +69,13 @@ from dfc.compiler.interpreter import dtype_of, is_float_dtype
 from dfc.compiler.pass_manager import PassManager
 from dfc.compiler.shape_checks import AccessBound, access_bounds, check_access, has_dynamic_arguments
 from dfc.compiler.xdsl_fixes import module_text
+from dfc import config
+from dfc.config import default_threads
 from dfc.passes import PIPELINES
 from dfc.passes.buffer_results_to_out_params import called_functions
-from dfc.passes.lower_dataflow import default_threads
 
-DEFAULT_JIT_CACHE_SIZE = 16
+ACCESS_BOUNDS_KEPT = 16
+"""Modules whose access bounds are kept for the argument checks of later engines."""
 GPU_TARGETS = ("gpu", "cuda")
 """Targets that run on the GPU engine (`compiler.cuda_engine`): `gpu`, and `cuda`, its deprecated spelling."""
 
@@ -121,15 +121,7 @@ class JitCache:
             self._entries.popitem(last=False)
 
 
-def _cache_size_from_env() -> int:
-    text = os.environ.get("DFC_JIT_CACHE_SIZE", "")
-    try:
-        return max(0, int(text)) if text else DEFAULT_JIT_CACHE_SIZE
-    except ValueError:
-        return DEFAULT_JIT_CACHE_SIZE
-
-
-_CACHE = JitCache(_cache_size_from_env())
+_CACHE = JitCache(max(0, config.JIT_CACHE_SIZE.value()))
 
 
 def set_jit_cache_size(size: int) -> None:
@@ -155,7 +147,7 @@ def lower(module: ModuleOp, threads: int, pipeline: str | None = None, out_param
     module = module.clone()
     if _needs_lowering(module):
         pipeline = pipeline or PIPELINES["default"].replace("lower-dataflow", f"lower-dataflow{{threads={threads}}}")
-        verify_each = os.environ.get("DFC_VERIFY_EACH", "") not in ("", "0")
+        verify_each = config.VERIFY_EACH.value()
         PassManager.parse(pipeline, verify_each=verify_each).run(module)
         if not verify_each:
             verify_located(module)
@@ -188,7 +180,7 @@ def _access_bounds(module: ModuleOp, text: str) -> dict[str, list[AccessBound]]:
     module = module.clone()
     PassManager.parse("expand-library,canonicalize").run(module)
     bounds = _ACCESS_BOUNDS[text] = access_bounds(module)
-    if len(_ACCESS_BOUNDS) > DEFAULT_JIT_CACHE_SIZE:
+    if len(_ACCESS_BOUNDS) > ACCESS_BOUNDS_KEPT:
         _ACCESS_BOUNDS.popitem(last=False)
     return bounds
 

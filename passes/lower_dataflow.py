@@ -27,7 +27,6 @@ launch of a tiled shared-memory kernel (`passes.gpu_gemm`).
 from __future__ import annotations
 
 import math as pymath
-import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -48,6 +47,7 @@ from xdsl.ir import Attribute, Block, BlockArgument, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint
 
+from dfc import config
 from dfc.compiler.diagnostics import CompileError
 from dfc.dialects import df
 from dfc.dialects.df_builders import REDUCE_IDENTITY
@@ -55,14 +55,6 @@ from dfc.dialects.index_exprs import IndexSymbols, depends_on
 from dfc.passes.check_bounds import checked
 from dfc.passes.gpu_lowering import outline_kernels
 from dfc.passes.scf_builders import for_loop, index_constant
-
-
-def default_threads() -> int:
-    """`DFC_NUM_THREADS`, else the number of CPUs this process may use."""
-    env = os.environ.get("DFC_NUM_THREADS")
-    if env:
-        return max(1, int(env))
-    return max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1)
 
 
 def identity(b: Builder, kind: str, t: Attribute) -> SSAValue:
@@ -552,7 +544,7 @@ class LowerDataflowPass(ModulePass):
         if self.target == "gpu":
             outline_kernels(op, maps)
         elif self.target == "cpu":
-            lowering = _Lowering(self.threads or default_threads(), self.parallel_threshold)
+            lowering = _Lowering(self.threads or config.default_threads(), self.parallel_threshold)
             for m in maps:
                 lowering.top_map(m)
             _hoist_constants(op)

@@ -102,6 +102,8 @@ def _parser() -> argparse.ArgumentParser:
     info.add_argument("--list-passes", action="store_true",
                       help="list the project's passes (with what they do), named pipelines, then xDSL's")
     info.add_argument("--show-dialects", action="store_true", help="list the dialects opt-tool reads")
+    info.add_argument("--help-env", action="store_true",
+                      help="list the DFC_* environment settings (docs/configuration.md) with their values now")
     info.add_argument("--dump-pass-pipeline", action="store_true",
                       help="print the pipeline that will run (anchored form) to stderr")
 
@@ -274,6 +276,11 @@ def run(argv: Sequence[str]) -> int:
     if args.list_passes:
         print(_help_epilog())
         return 0
+    if args.help_env:
+        from dfc import config
+
+        print(config.describe())
+        return 0
     if args.show_dialects:
         from dfc.compiler.context import make_context
 
@@ -407,7 +414,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         return 130
     except Exception as err:  # a compiler bug: report it briefly, as a crash
-        if os.environ.get("DFC_TRACEBACK"):
+        from dfc import config
+
+        if config.TRACEBACK.value():
             raise
         print(f"opt-tool: internal error: {type(err).__name__}: {err} "
               "(set DFC_TRACEBACK=1 for the traceback)", file=sys.stderr)
