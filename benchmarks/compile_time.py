@@ -23,7 +23,7 @@ from dfc.compiler.codegen.llvm.jit import JitModule, optimize
 from dfc.compiler.codegen.llvm.module import emit_module
 from dfc.compiler.codegen.object_cache import CachedObject
 from dfc.compiler.codegen.target import host_target_machine
-from dfc.compiler.diagnostics import verify_located
+from dfc.dialects.diagnostics import verify_located
 from dfc.passes import PIPELINES
 
 EXAMPLES = Path(__file__).parent.parent / "examples"

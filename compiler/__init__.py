@@ -1,7 +1,7 @@
 """Public Python API, in the style of MLIR's Python bindings.
 
 Every name is imported on first use, so that importing a submodule
-(`dfc.compiler.limits`, which the dialects use) loads nothing else.
+(`dfc.dialects.limits`, which the dialects use) loads nothing else.
 """
 
 __all__ = ["make_context", "parse_module", "PassManager", "ExecutionEngine"]

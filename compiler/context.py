@@ -14,9 +14,9 @@ from xdsl.dialects.builtin import Builtin
 from xdsl.dialects.func import Func
 from xdsl.ir import Dialect
 
-from dfc.compiler.xdsl_fixes import ARITH
 from dfc.dialects.df import DF
 from dfc.dialects.nn import NN
+from dfc.dialects.xdsl_fixes import ARITH
 
 _ON_DEMAND = {
     "math": "xdsl.dialects.math:Math",

@@ -58,19 +58,19 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import FunctionType, MemRefType, ModuleOp, TensorType
 from xdsl.ir import Attribute
 
+from dfc import config
 from dfc.compiler.codegen import gemm_kernel, object_cache
 from dfc.compiler.codegen.llvm.emitter import DEFAULT_PARALLEL_MIN_WORK
 from dfc.compiler.codegen.llvm.jit import JitModule
 from dfc.compiler.codegen.runtime import free_function
 from dfc.compiler.codegen.target import host_target_machine
-from dfc.compiler.diagnostics import verify_located
 from dfc.compiler.gc_pause import paused_gc
 from dfc.compiler.interpreter import dtype_of, is_float_dtype
 from dfc.compiler.pass_manager import PassManager
 from dfc.compiler.shape_checks import AccessBound, access_bounds, check_access, has_dynamic_arguments
-from dfc.compiler.xdsl_fixes import module_text
-from dfc import config
 from dfc.config import default_threads
+from dfc.dialects.diagnostics import verify_located
+from dfc.dialects.xdsl_fixes import module_text
 from dfc.passes import PIPELINES
 from dfc.passes.buffer_results_to_out_params import called_functions
 

@@ -27,13 +27,13 @@ from typing import Any, NamedTuple
 
 import ml_dtypes
 import numpy as np
-from xdsl.dialects import arith, func, scf
+from xdsl.builder import Builder
+from xdsl.dialects import arith, func, scf, tensor
 from xdsl.dialects import math as xmath
-from xdsl.dialects import tensor
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
-    DenseIntOrFPElementsAttr,
     BFloat16Type,
+    DenseIntOrFPElementsAttr,
     Float16Type,
     Float32Type,
     Float64Type,
@@ -46,14 +46,13 @@ from xdsl.dialects.builtin import (
     Signedness,
     TensorType,
 )
-from xdsl.builder import Builder
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.rewriter import InsertPoint
 
-from dfc.compiler.xdsl_fixes import RemFOp
 from dfc.dialects import df
 from dfc.dialects.nn import NNOp
 from dfc.dialects.nn_expand import EXPANSIONS, expand
+from dfc.dialects.xdsl_fixes import RemFOp
 
 _Eval = Callable[..., Sequence[Any]]
 """Evaluates one op: (frame, *operand values) -> result values."""

@@ -4,8 +4,8 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.utils.exceptions import ParseError
 
 from dfc.compiler.context import make_context
-from dfc.compiler.diagnostics import CompileError, LocatingParser, parse_error, verify_located
 from dfc.compiler.location_aliases import has_location_aliases, resolve_locations
+from dfc.dialects.diagnostics import CompileError, LocatingParser, parse_error, verify_located
 
 
 def decode_source(data: bytes, filename: str) -> str:

@@ -28,10 +28,10 @@ from xdsl.utils.exceptions import DiagnosticException, PassFailedException, Veri
 
 from dfc.compiler import locations
 from dfc.compiler.context import make_context
-from dfc.compiler.diagnostics import CompileError, verify_located
 from dfc.compiler.gc_pause import paused_gc
 from dfc.compiler.pipeline_syntax import PipelineElement, format_pipeline, parse_elements
-from dfc.compiler.xdsl_fixes import DfcPrinter, module_text
+from dfc.dialects.diagnostics import CompileError, verify_located
+from dfc.dialects.xdsl_fixes import DfcPrinter, module_text
 from dfc.passes import PIPELINES, get_all_passes
 
 

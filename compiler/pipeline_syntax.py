@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from xdsl.utils.arg_spec import ArgSpec, parse_pipeline
 from xdsl.utils.exceptions import ArgSpecParseError
 
-from dfc.compiler.diagnostics import CompileError
+from dfc.dialects.diagnostics import CompileError
 from dfc.passes import PIPELINES
 
 _ANCHOR = re.compile(r"\s*([A-Za-z_][\w$]*(?:\.[\w$]+)*)\s*\(")

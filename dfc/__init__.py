@@ -18,7 +18,7 @@ _EXPORTS = {
     "make_context": "dfc.compiler.context",
     "PassManager": "dfc.compiler.pass_manager",
     "ExecutionEngine": "dfc.compiler.engine",
-    "CompileError": "dfc.compiler.diagnostics",
+    "CompileError": "dfc.dialects.diagnostics",
     "interpret": "dfc.compiler.interpreter",
     "Function": "dfc.function",
     "grad": "dfc.transforms",
@@ -31,10 +31,10 @@ _EXPORTS = {
     "f64": "dfc.frontend",
     "i32": "dfc.frontend",
     "i64": "dfc.frontend",
-    "from_jax": "dfc.compiler.stablehlo_import",
-    "import_stablehlo": "dfc.compiler.stablehlo_import",
-    "from_onnx": "dfc.compiler.onnx_import",
-    "import_onnx": "dfc.compiler.onnx_import",
+    "from_jax": "dfc.importers.stablehlo_import",
+    "import_stablehlo": "dfc.importers.stablehlo_import",
+    "from_onnx": "dfc.importers.onnx_import",
+    "import_onnx": "dfc.importers.onnx_import",
 }
 
 __all__ = ["__version__", *_EXPORTS]

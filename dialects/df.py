@@ -65,8 +65,8 @@ from xdsl.traits import (
 )
 from xdsl.utils.exceptions import VerifyException
 
-from dfc.compiler.limits import MAX_DIM
 from dfc.dialects.index_exprs import depends_on, used_variables
+from dfc.dialects.limits import MAX_DIM
 
 WCR_KINDS = ("add", "mul", "max", "min")
 

@@ -24,8 +24,8 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Block, BlockArgument, SSAValue
 from xdsl.rewriter import InsertPoint
 
-from dfc.compiler.limits import MAX_DENSE_ELEMENTS
 from dfc.dialects import df
+from dfc.dialects.limits import MAX_DENSE_ELEMENTS
 
 
 @dataclass
@@ -109,7 +109,7 @@ def empty(b: Builder, t: TensorType) -> SSAValue:
 def splat(b: Builder, t: TensorType, value: float | int) -> SSAValue:
     """A tensor with every element `value`: a constant, or a map filling an
     empty tensor when it has more elements than a dense literal may hold
-    (`compiler.limits.MAX_DENSE_ELEMENTS`; xDSL stores every element)."""
+    (`dialects.limits.MAX_DENSE_ELEMENTS`; xDSL stores every element)."""
     if t.element_count() <= MAX_DENSE_ELEMENTS:
         return b.insert(arith.ConstantOp(DenseIntOrFPElementsAttr.from_list(t, [value] * max(t.element_count(), 1)))).result
     element = t.get_element_type()

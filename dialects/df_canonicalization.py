@@ -29,11 +29,11 @@ from xdsl.pattern_rewriter import (
 )
 from xdsl.rewriter import InsertPoint
 
-from dfc.compiler.dominance import defined_inside
-from dfc.compiler.xdsl_fixes import is_splat
 from dfc.dialects import df
 from dfc.dialects.df_builders import REDUCE_IDENTITY
+from dfc.dialects.dominance import defined_inside
 from dfc.dialects.index_exprs import is_injective, translation
+from dfc.dialects.xdsl_fixes import is_splat
 
 
 def _scalar_constant(value: SSAValue) -> Attribute | None:

@@ -16,9 +16,9 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Operation, SSAValue
 
-from dfc.compiler.xdsl_fixes import RemFOp
 from dfc.dialects import nn_elementwise as ew
 from dfc.dialects.df_builders import Scalar, elementwise
+from dfc.dialects.xdsl_fixes import RemFOp
 
 ScalarFn = Callable[[Scalar, Sequence[SSAValue]], SSAValue]
 

@@ -58,12 +58,12 @@ PIPELINES: dict[str, str] = {
 
 
 XDSL_REPLACEMENTS: dict[str, str] = {
-    "canonicalize": "dfc.compiler.xdsl_fixes:CanonicalizePass",
-    "cse": "dfc.compiler.xdsl_fixes:CommonSubexpressionElimination",
-    "dce": "dfc.compiler.xdsl_fixes:DeadCodeElimination",
+    "canonicalize": "dfc.dialects.xdsl_fixes:CanonicalizePass",
+    "cse": "dfc.dialects.xdsl_fixes:CommonSubexpressionElimination",
+    "dce": "dfc.dialects.xdsl_fixes:DeadCodeElimination",
 }
 """xDSL passes that dfc runs as subclasses of its own, under xDSL's names:
-the same answers, faster (`compiler/xdsl_fixes.py` says why)."""
+the same answers, faster (`dialects/xdsl_fixes.py` says why)."""
 
 
 def pass_loader(target: str) -> Callable[[], type[ModulePass]]:

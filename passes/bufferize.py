@@ -56,9 +56,9 @@ from xdsl.ir import Attribute, Block, BlockArgument, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint
 
-from dfc.compiler.diagnostics import CompileError
-from dfc.compiler.xdsl_fixes import is_splat
 from dfc.dialects import df
+from dfc.dialects.diagnostics import CompileError
+from dfc.dialects.xdsl_fixes import is_splat
 
 ALIGNMENT = 64
 

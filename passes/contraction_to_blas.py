@@ -57,9 +57,9 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint
 
 from dfc.compiler.codegen import blas_runtime
-from dfc.compiler.diagnostics import CompileError
 from dfc.dialects import df
 from dfc.dialects.blas import GemmOp
+from dfc.dialects.diagnostics import CompileError
 from dfc.passes.check_bounds import CHECK
 
 _VIEWS = (memref.CollapseShapeOp, memref.ExpandShapeOp, memref.CastOp, memref.ReinterpretCastOp, memref.SubviewOp)

@@ -55,7 +55,6 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.utils.exceptions import VerifyException
 
-from dfc.compiler.diagnostics import CompileError
 from dfc.dialects import nn
 from dfc.dialects import nn_contract as nnc
 from dfc.dialects import nn_conv as nnconv
@@ -64,6 +63,7 @@ from dfc.dialects import nn_indexing as nni
 from dfc.dialects import nn_shape as nns
 from dfc.dialects import nn_window as nnw
 from dfc.dialects import stablehlo as shlo
+from dfc.dialects.diagnostics import CompileError
 
 UNARY: dict[str, type[Operation]] = nn.one_to_one("stablehlo", 1)
 BINARY: dict[str, type[Operation]] = nn.one_to_one("stablehlo", 2)

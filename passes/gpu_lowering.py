@@ -56,9 +56,9 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Block, BlockArgument, Operation, Region, SSAValue
 from xdsl.rewriter import InsertPoint, Rewriter
 
-from dfc.compiler.diagnostics import CompileError
 from dfc.dialects import df
 from dfc.dialects.blas import GemmOp
+from dfc.dialects.diagnostics import CompileError
 from dfc.passes.check_bounds import checked
 from dfc.passes.gpu_gemm import THREADS as GEMM_THREADS
 from dfc.passes.gpu_gemm import build_gemm, grid_size, shared_tiles

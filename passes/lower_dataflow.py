@@ -48,9 +48,9 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint
 
 from dfc import config
-from dfc.compiler.diagnostics import CompileError
 from dfc.dialects import df
 from dfc.dialects.df_builders import REDUCE_IDENTITY
+from dfc.dialects.diagnostics import CompileError
 from dfc.dialects.index_exprs import IndexSymbols, depends_on
 from dfc.passes.check_bounds import checked
 from dfc.passes.gpu_lowering import outline_kernels

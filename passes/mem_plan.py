@@ -84,8 +84,8 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint
 from xdsl.traits import IsTerminator
 
-from dfc.compiler.diagnostics import CompileError
 from dfc.dialects.blas import GemmOp
+from dfc.dialects.diagnostics import CompileError
 
 ALIGNMENT = 64
 STACK_BUDGET = 64 << 10

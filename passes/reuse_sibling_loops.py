@@ -40,7 +40,7 @@ from xdsl.ir import Block, BlockArgument, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
-from dfc.compiler.dominance import defined_inside
+from dfc.dialects.dominance import defined_inside
 from dfc.dialects.index_exprs import int_constant
 
 BUFFER_LIMIT = 64 * 1024

@@ -25,11 +25,11 @@ from xdsl.context import Context
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import IndexType, IntegerAttr, ModuleOp
 from xdsl.dialects.func import FuncOp, ReturnOp
-from xdsl.ir import Block, BlockArgument, OpResult, Operation, SSAValue
+from xdsl.ir import Block, BlockArgument, Operation, OpResult, SSAValue
 from xdsl.passes import ModulePass
 
-from dfc.compiler.diagnostics import CompileError
 from dfc.dialects.df import MapOp, ReadOp, TaskletOp, WriteOp, YieldOp
+from dfc.dialects.diagnostics import CompileError
 
 _INFIX = {arith.AddiOp: "+", arith.SubiOp: "-", arith.MuliOp: "*", arith.FloorDivSIOp: "//", arith.RemSIOp: "%"}
 

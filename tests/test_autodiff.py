@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 from dfc.compiler import PassManager, parse_module
-from dfc.compiler.diagnostics import CompileError
 from dfc.compiler.interpreter import interpret
+from dfc.dialects.diagnostics import CompileError
 from dfc.passes.autodiff import rules
 
 torch = pytest.importorskip("torch")

@@ -4,11 +4,11 @@ through the interpreter and the engine."""
 
 import numpy as np
 import pytest
-
 from autodiff_checks import check_gradient
+
 from dfc.compiler import ExecutionEngine, PassManager, parse_module
-from dfc.compiler.diagnostics import CompileError
 from dfc.compiler.interpreter import interpret
+from dfc.dialects.diagnostics import CompileError
 from dfc.passes.autodiff import rules
 
 torch = pytest.importorskip("torch")

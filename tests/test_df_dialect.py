@@ -7,8 +7,8 @@ from xdsl.ir import Block
 from xdsl.traits import is_side_effect_free
 
 from dfc.compiler import parse_module
-from dfc.compiler.diagnostics import CompileError
 from dfc.dialects import df
+from dfc.dialects.diagnostics import CompileError
 from dfc.dialects.index_exprs import is_injective, used_variables
 
 

@@ -20,8 +20,8 @@ from xdsl.dialects import gpu, memref, scf
 from dfc.compiler import ExecutionEngine, PassManager, parse_module
 from dfc.compiler.codegen import blas_runtime
 from dfc.compiler.codegen.nvptx import emit_ptx
-from dfc.compiler.diagnostics import CompileError
 from dfc.dialects.blas import GemmOp
+from dfc.dialects.diagnostics import CompileError
 from dfc.passes.gpu_gemm import SHARED
 
 T = {np.float32: "f32", np.float64: "f64"}

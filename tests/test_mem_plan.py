@@ -16,7 +16,7 @@ from xdsl.dialects.builtin import MemRefType
 import dfc.passes.mem_plan as mem_plan
 from dfc.compiler import ExecutionEngine, PassManager, parse_module
 from dfc.compiler.codegen.llvm.module import emit_module
-from dfc.compiler.diagnostics import CompileError
+from dfc.dialects.diagnostics import CompileError
 from dfc.passes import PIPELINES
 from dfc.passes.mem_plan import Plan, Slot, pack, peak, verify_plan
 

@@ -8,10 +8,10 @@ import pytest
 import torch
 
 from dfc.compiler import ExecutionEngine, PassManager, parse_module
-from dfc.compiler.diagnostics import CompileError
 from dfc.compiler.engine import clear_jit_cache
 from dfc.compiler.interpreter import interpret
 from dfc.dialects import nn_expand_conv
+from dfc.dialects.diagnostics import CompileError
 from dfc.dialects.nn_conv import LAYOUTS
 from tests.autodiff_checks import check_gradient
 from tests.test_nn_elementwise import _t, check

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from dfc.compiler import ExecutionEngine, PassManager, parse_module
-from dfc.compiler.diagnostics import CompileError
 from dfc.compiler.interpreter import interpret
+from dfc.dialects.diagnostics import CompileError
 from tests.autodiff_checks import check_gradient
 
 RNG = np.random.default_rng(14)

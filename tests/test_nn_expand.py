@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 
 from dfc.compiler import PassManager, parse_module
-from dfc.compiler.diagnostics import CompileError
 from dfc.compiler.interpreter import interpret
+from dfc.dialects.diagnostics import CompileError
 
 RNG = np.random.default_rng(0)
 

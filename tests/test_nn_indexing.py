@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from dfc.compiler import parse_module
-from dfc.compiler.diagnostics import CompileError
+from dfc.dialects.diagnostics import CompileError
 from tests.autodiff_checks import check_gradient
 from tests.test_nn_elementwise import _t, check
 

@@ -9,8 +9,8 @@ import pytest
 import torch
 
 from dfc.compiler import ExecutionEngine, PassManager, parse_module
-from dfc.compiler.diagnostics import CompileError
 from dfc.compiler.interpreter import interpret
+from dfc.dialects.diagnostics import CompileError
 from tests.autodiff_checks import check_gradient
 from tests.test_nn_elementwise import _t, check
 

@@ -47,7 +47,7 @@ from onnx import numpy_helper  # noqa: E402
 
 import dfc  # noqa: E402
 from dfc import CompileError, interpret  # noqa: E402
-from dfc.compiler.onnx_import import OnnxImporter, from_onnx, import_onnx  # noqa: E402
+from dfc.importers.onnx_import import OnnxImporter, from_onnx, import_onnx  # noqa: E402
 
 FULL = bool(os.environ.get("DFC_ONNX_NODE_SUITE"))
 NODE_PACKAGE = "onnx.backend.test.case.node"
@@ -64,7 +64,7 @@ LARGE = 50_000
 
 def handler_ops() -> set[str]:
     """The ops `OnnxImporter` builds IR for: its `op_*` methods and the elementwise ops it translates by name."""
-    from dfc.compiler import onnx_import
+    from dfc.importers import onnx_import
 
     return {name[3:] for name in dir(OnnxImporter) if name.startswith("op_")} | set(onnx_import._UNARY) | set(
         onnx_import._BINARY)
@@ -73,7 +73,7 @@ def handler_ops() -> set[str]:
 @cache
 def fold_ops() -> set[str]:
     """The ops `OnnxImporter.fold` computes with numpy, read off its source."""
-    from dfc.compiler import onnx_import
+    from dfc.importers import onnx_import
 
     source = inspect.getsource(OnnxImporter.fold)
     names = set(re.findall(r'op == "(\w+)"', source))
@@ -369,7 +369,7 @@ def test_hand_written_defaults_agree_with_the_schema():
     schema's in every opset of every handled op that has it."""
     import ast
 
-    from dfc.compiler import onnx_import
+    from dfc.importers import onnx_import
 
     tree = ast.parse(inspect.getsource(onnx_import))
     written = []
@@ -388,7 +388,7 @@ def test_hand_written_defaults_agree_with_the_schema():
 
 
 def test_schema_defaults_are_read():
-    from dfc.compiler.onnx_import import schema_defaults
+    from dfc.importers.onnx_import import schema_defaults
 
     assert schema_defaults("Flatten", 13)["axis"] == 1
     assert schema_defaults("Softmax", 11)["axis"] == 1 and schema_defaults("Softmax", 13)["axis"] == -1

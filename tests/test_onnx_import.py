@@ -16,7 +16,7 @@ import pytest
 
 from dfc import CompileError, interpret
 from dfc.compiler.engine import ExecutionEngine
-from dfc.compiler.onnx_import import from_onnx
+from dfc.importers.onnx_import import from_onnx
 
 onnx = pytest.importorskip("onnx")
 ort = pytest.importorskip("onnxruntime")

@@ -11,7 +11,7 @@ import sys
 import pytest
 
 from dfc.compiler import PassManager, parse_module
-from dfc.compiler.diagnostics import CompileError
+from dfc.dialects.diagnostics import CompileError
 from dfc.passes import PASS_SUMMARIES, PROJECT_PASSES
 from dfc.tools.opt_tool import Progress, main
 

@@ -6,7 +6,7 @@ import io
 import pytest
 
 from dfc.compiler import PassManager, parse_module
-from dfc.compiler.diagnostics import CompileError
+from dfc.dialects.diagnostics import CompileError
 from dfc.tools.opt_tool import main, split_pass_flags
 
 TEXT = """func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {

@@ -9,10 +9,10 @@ import sys
 
 import pytest
 
-from dfc.compiler.diagnostics import CompileError
-from dfc.compiler.pass_manager import PassManager
 from dfc.compiler.parsing import parse_module
+from dfc.compiler.pass_manager import PassManager
 from dfc.dialects.df_canonicalization import splat_value
+from dfc.dialects.diagnostics import CompileError
 from dfc.tools import opt_tool
 
 MAP = """func.func @f(%a: tensor<4xf64>) -> tensor<4xf64> {{
@@ -156,7 +156,7 @@ def test_unterminated_string_is_an_error_not_a_hang():
     15 s, 40 never ended); with the fix, 10^4 characters are an error. Run in
     a child process whose time limit only tells a hang from an answer."""
     code = """
-from dfc.compiler.diagnostics import CompileError
+from dfc.dialects.diagnostics import CompileError
 from dfc.compiler.parsing import parse_module
 for text in ['"' + "a" * 10000, 'func.func @f() {\\n  "' + "a\\\\\\\\" * 5000]:
     try:

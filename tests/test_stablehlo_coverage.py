@@ -31,8 +31,8 @@ from jax import lax  # noqa: E402
 
 from dfc import CompileError, interpret  # noqa: E402
 from dfc.compiler.pass_manager import PassManager  # noqa: E402
-from dfc.compiler.stablehlo_import import from_jax, import_stablehlo  # noqa: E402
 from dfc.dialects.nn_names import EXTERNAL_NAMES  # noqa: E402
+from dfc.importers.stablehlo_import import from_jax, import_stablehlo  # noqa: E402
 from dfc.passes import convert_stablehlo as cs  # noqa: E402
 
 RTOL, FLOOR = 1e-12, 1e-13

@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 
 from dfc import CompileError, interpret
-from dfc.compiler.parsing import parse_module
 from dfc.compiler.location_aliases import resolve_locations
-from dfc.compiler.stablehlo_import import import_stablehlo
+from dfc.compiler.parsing import parse_module
+from dfc.importers.stablehlo_import import import_stablehlo
 
 TEXTS = sorted((pathlib.Path(__file__).parent / "data" / "stablehlo").glob("*.mlir"))
 

@@ -9,12 +9,12 @@ import os
 
 import numpy as np
 import pytest
+from jax_programs import programs
 
 import dfc
 from dfc import CompileError, interpret
 from dfc.compiler.pass_manager import PassManager
-from dfc.compiler.stablehlo_import import from_jax
-from jax_programs import programs
+from dfc.importers.stablehlo_import import from_jax
 
 jax = pytest.importorskip("jax")
 

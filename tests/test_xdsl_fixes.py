@@ -1,4 +1,4 @@
-"""The project's fixes to xDSL (`compiler/xdsl_fixes.py`) that change no answer, only its cost:
+"""The project's fixes to xDSL (`dialects/xdsl_fixes.py`) that change no answer, only its cost:
 each agrees with the xDSL code it replaces."""
 
 from pathlib import Path
@@ -6,7 +6,7 @@ from pathlib import Path
 from xdsl.transforms import dead_code_elimination
 
 from dfc.compiler import PassManager, parse_module
-from dfc.compiler import xdsl_fixes
+from dfc.dialects import xdsl_fixes
 from dfc.passes import PIPELINES
 
 EXAMPLES = Path(__file__).parent.parent / "examples"
@@ -44,7 +44,7 @@ def test_passes_answer_as_xdsls():
 
     registry = get_all_passes()
     pairs = [(registry[p.name]()(), p()) for p in (CanonicalizePass, CommonSubexpressionElimination, DeadCodeElimination)]
-    assert all(type(ours).__module__ == "dfc.compiler.xdsl_fixes" for ours, _ in pairs)
+    assert all(type(ours).__module__ == "dfc.dialects.xdsl_fixes" for ours, _ in pairs)
     module = parse_module((EXAMPLES / "mlp.mlir").read_text())
     PassManager.parse("autodiff{func=mlp}").run(module)
     for stage in ("expand-library", "bufferize", "lower-dataflow,canonicalize"):
@@ -69,7 +69,7 @@ def test_is_splat_answers_as_xdsls():
 def test_printer_prints_as_xdsls():
     """`module_text` (splats printed from their first element) is `str`, for
     modules holding splat and non-splat constants of every element kind."""
-    from dfc.compiler.xdsl_fixes import module_text
+    from dfc.dialects.xdsl_fixes import module_text
 
     module = parse_module((EXAMPLES / "mlp.mlir").read_text())
     PassManager.parse("autodiff{func=mlp},expand-library,canonicalize").run(module)

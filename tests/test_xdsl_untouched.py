@@ -1,5 +1,5 @@
 """Importing and using dfc leaves xDSL as it is: dfc's fixes are subclasses
-and functions of its own (`compiler/xdsl_fixes.py`), and the one patch,
+and functions of its own (`dialects/xdsl_fixes.py`), and the one patch,
 location propagation (`compiler/locations.py`), is undone when a pass
 manager's run ends."""
 

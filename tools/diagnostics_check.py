@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from dfc.compiler.diagnostics import CompileError
+from dfc.dialects.diagnostics import CompileError
 
 _ANNOTATION = re.compile(
     r"//\s*expected-(error|warning|remark|note)\s*(@(?:above|below|[+-]\d+|\d+))?\s*\{\{(.*?)\}\}"

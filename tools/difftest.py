@@ -47,8 +47,8 @@ from typing import Any
 import numpy as np
 
 from dfc.compiler import ExecutionEngine, PassManager, parse_module
-from dfc.compiler.diagnostics import CompileError, verify_located
 from dfc.compiler.interpreter import interpret
+from dfc.dialects.diagnostics import CompileError, verify_located
 from dfc.passes import PIPELINES
 from dfc.tools.difftest_gen import ARG_KINDS, FEATURES, Program, Stmt, generate, render
 

@@ -23,7 +23,7 @@ import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, NoReturn, TextIO
 
-from dfc.compiler.diagnostics import CompileError
+from dfc.dialects.diagnostics import CompileError
 from dfc.passes import PASS_SUMMARIES, PIPELINES, PROJECT_PASSES, get_all_passes
 
 if TYPE_CHECKING:
@@ -219,7 +219,7 @@ def _chunks(text: str, split: bool) -> list[tuple[str, int]]:
 def _print(module: ModuleOp, generic: bool, debuginfo: bool) -> str:
     import io
 
-    from dfc.compiler.xdsl_fixes import DfcPrinter
+    from dfc.dialects.xdsl_fixes import DfcPrinter
 
     out = io.StringIO()
     DfcPrinter(stream=out, print_generic_format=generic, print_debuginfo=debuginfo).print_op(module)
@@ -368,7 +368,7 @@ def _onnx_module(path: str) -> ModuleOp:
         import onnx  # noqa: F401
     except ImportError:
         raise CompileError("--import-onnx needs the 'onnx' package (pip install 'dfc[onnx]')") from None
-    from dfc.compiler.onnx_import import import_onnx
+    from dfc.importers.onnx_import import import_onnx
 
     if path == "-":
         raise CompileError("--import-onnx reads a file, not stdin")

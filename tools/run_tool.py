@@ -26,11 +26,11 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import DenseArrayBase, MemRefType, StringAttr, TensorType
 
 from dfc import config
-from dfc.compiler.diagnostics import CompileError
 from dfc.compiler.engine import ExecutionEngine
 from dfc.compiler.interpreter import dtype_of, is_float_dtype
 from dfc.compiler.parsing import parse_module
 from dfc.compiler.pass_manager import PassManager
+from dfc.dialects.diagnostics import CompileError
 
 
 def _parser() -> argparse.ArgumentParser:

@@ -28,7 +28,7 @@ import numpy as np
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 
-from dfc.compiler.diagnostics import CompileError
+from dfc.dialects.diagnostics import CompileError
 from dfc.frontend.dtypes import ArrayType, dtype_from_numpy, f16, f32, f64, i32, i64
 from dfc.frontend.errors import FrontendError
 

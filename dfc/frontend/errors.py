@@ -3,7 +3,7 @@ does not translate, located at its `file:line:col`."""
 
 from __future__ import annotations
 
-from dfc.compiler.diagnostics import CompileError
+from dfc.dialects.diagnostics import CompileError
 
 
 class FrontendError(CompileError):

@@ -47,8 +47,8 @@ from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint
 
-from dfc.compiler.diagnostics import CompileError
 from dfc.dialects import df
+from dfc.dialects.diagnostics import CompileError
 from dfc.passes.autodiff.control import reverse_call, reverse_if
 from dfc.passes.autodiff.loops import resolve_placeholders, reverse_loop
 from dfc.passes.autodiff.reverse import Reverser, is_float, mark_varied

@@ -9,7 +9,7 @@ from xdsl.dialects.builtin import ModuleOp, TensorType
 from xdsl.ir import Block, Region, SSAValue
 from xdsl.rewriter import InsertPoint
 
-from dfc.compiler.diagnostics import CompileError
+from dfc.dialects.diagnostics import CompileError
 from dfc.passes.autodiff.reverse import (
     Reverser,
     is_float,

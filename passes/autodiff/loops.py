@@ -18,15 +18,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.builder import Builder
-
 from xdsl.dialects import arith, scf, tensor
 from xdsl.dialects.builtin import DYNAMIC_INDEX, AnyFloat, FloatAttr, IndexType, IntegerAttr, IntegerType, TensorType
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.rewriter import InsertPoint
 
-from dfc.compiler.diagnostics import CompileError
-from dfc.compiler.xdsl_fixes import is_trivially_dead
 from dfc.dialects import df
+from dfc.dialects.diagnostics import CompileError
+from dfc.dialects.xdsl_fixes import is_trivially_dead
 from dfc.passes.autodiff.reverse import Reverser, is_float, mark_varied, used_in_body
 
 

@@ -35,9 +35,9 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Block, BlockArgument, Operation, Region, SSAValue
 from xdsl.rewriter import InsertPoint
 
-from dfc.compiler.diagnostics import CompileError
 from dfc.dialects import df, nn
 from dfc.dialects.df_builders import Scalar, elementwise, map_op, splat, tasklet
+from dfc.dialects.diagnostics import CompileError
 from dfc.dialects.index_exprs import IndexSymbols
 from dfc.dialects.nn_expand import expand
 from dfc.passes.autodiff.rules import BACKWARD_RULES

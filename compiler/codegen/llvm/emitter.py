@@ -56,7 +56,7 @@ from dfc.compiler.codegen.llvm.values import (
     unsupported,
 )
 from dfc.compiler.codegen.runtime import opaque
-from dfc.compiler.diagnostics import location_of
+from dfc.dialects.diagnostics import location_of
 
 __all__ = ["ModuleEmitter", "FunctionEmitter", "Handler", "Handlers", "TERMINATORS", "DEFAULT_PARALLEL_MIN_WORK",
            "BOUNDS_FAILURES", "BOUNDS_SITE", "bounds_message"]  # fmt: skip

@@ -27,7 +27,7 @@ from xdsl.ir import Operation, SSAValue
 
 from dfc.compiler.codegen.llvm.emitter import FunctionEmitter
 from dfc.compiler.codegen.llvm.values import I8, I32, PTR, VOID, flat_types, flatten, memref_extent
-from dfc.compiler.dominance import defined_inside
+from dfc.dialects.dominance import defined_inside
 
 __all__ = ["Outlined", "OUTLINE_MIN_NESTS", "outlines_nests", "outlined_nest"]
 

@@ -28,7 +28,7 @@ from dfc.compiler.codegen.llvm.emitter import TERMINATORS, FunctionEmitter, Hand
 from dfc.compiler.codegen.llvm.outline import Outlined, outlined_nest
 from dfc.compiler.codegen.llvm.values import I64, int_const, unsupported
 from dfc.compiler.codegen.runtime import declare_runtime
-from dfc.compiler.dominance import defined_inside
+from dfc.dialects.dominance import defined_inside
 
 __all__ = ["HANDLERS"]
 

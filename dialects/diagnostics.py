@@ -17,8 +17,8 @@ from xdsl.utils.exceptions import DiagnosticException, ParseError, VerifyExcepti
 from xdsl.utils.lexer import Location, Span
 from xdsl.utils.mlir_lexer import MLIRTokenKind
 
-from dfc.compiler.dominance import dominance_problem
-from dfc.compiler.xdsl_fixes import DfcParser
+from dfc.dialects.dominance import dominance_problem
+from dfc.dialects.xdsl_fixes import DfcParser
 
 
 class CompileError(Exception):
@@ -147,7 +147,7 @@ def verify_located(root: Operation) -> None:
     """Verify `root` and everything nested, raising a `CompileError` at the
     first op that does not verify (outermost first, as MLIR does); an operand
     that is undefined or does not dominate its use is checked first
-    (`compiler.dominance`), as op verifiers may rely on it."""
+    (`dialects.dominance`), as op verifiers may rely on it."""
     if (found := dominance_problem(root)) is not None:
         op, message = found
         raise CompileError.at(op, f"'{op.name}' op {message}")

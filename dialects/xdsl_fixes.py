@@ -24,7 +24,7 @@ dfc entry point that reads MLIR text) uses.
 * A float literal out of its type's range (`1.0e308 : f32`, also as a dense
   element), or a real element of a complex literal, is a parse error (xDSL
   raised `OverflowError` or failed an assertion).
-* Shapes and dense literals beyond `compiler.limits` are parse errors at the
+* Shapes and dense literals beyond `dialects.limits` are parse errors at the
   type (xDSL would build a list of 2**32 elements for
   `dense<1.0> : tensor<4294967296xf32>`).
 
@@ -87,7 +87,6 @@ from xdsl.irdl import irdl_op_definition, traits_def
 from xdsl.parser import Parser
 from xdsl.parser.attribute_parser import AttrParser
 from xdsl.parser.generic_parser import ParserState
-from xdsl.printer import Printer
 from xdsl.pattern_rewriter import (
     GreedyRewritePatternApplier,
     PatternRewriter,
@@ -95,6 +94,7 @@ from xdsl.pattern_rewriter import (
     PatternRewriteWalker,
     RewritePattern,
 )
+from xdsl.printer import Printer
 from xdsl.rewriter import Rewriter
 from xdsl.traits import (
     HasCanonicalizationPatternsTrait,
@@ -114,7 +114,7 @@ from xdsl.transforms import dead_code_elimination as xdsl_dce
 from xdsl.utils.lexer import Input, Span
 from xdsl.utils.mlir_lexer import MLIRLexer
 
-from dfc.compiler.limits import dense_problem, shape_problem
+from dfc.dialects.limits import dense_problem, shape_problem
 
 # -- parsing ------------------------------------------------------------------------------
 

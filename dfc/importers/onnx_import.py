@@ -60,7 +60,6 @@ from xdsl.ir import Attribute, Block, Region, SSAValue
 from xdsl.rewriter import InsertPoint
 from xdsl.utils.exceptions import VerifyException
 
-from dfc.compiler.diagnostics import CompileError
 from dfc.compiler.interpreter import dtype_of
 from dfc.dialects import df_builders as dfb
 from dfc.dialects import nn
@@ -70,6 +69,7 @@ from dfc.dialects import nn_elementwise as nne
 from dfc.dialects import nn_indexing as nni
 from dfc.dialects import nn_shape as nns
 from dfc.dialects import nn_window as nnw
+from dfc.dialects.diagnostics import CompileError
 from dfc.function import Function
 
 _ELEMENT_TYPES: dict[str, Attribute] = {
