@@ -3,7 +3,12 @@
 `HANDLERS` maps an aten overload's name (`"aten.relu.default"`) to a function
 `(b: Builder, node, *args, **kwargs)` whose tensor arguments are already
 `Value`s; it returns a `Value`, or a tuple of them for ops with several
-results (None for a result it does not compute). The node's fake tensor
+results (None for a result it does not compute). It receives every argument
+of the op's schema (`capture.bind`): each positional one, and each keyword-only
+one it names, an omitted argument carrying the schema's default, so a
+handler's own default values never decide a result. The keys are overloads
+that the export can produce: none is decomposed by it (tests/test_aten_coverage.py
+checks this, and compares each against eager PyTorch). The node's fake tensor
 (`node.meta["val"]`) gives the shape and dtype torch expects; the translator
 checks every handler's result against it.
 
@@ -103,6 +108,8 @@ class Builder(IRWriter):
 
     def reduce(self, kind: str, a: Value, axes: Sequence[int] | None, keepdims: bool = False) -> Value:
         rank = len(a.shape)
+        if rank == 0:
+            return a
         axes = sorted({d % rank for d in axes}) if axes else list(range(rank))
         if not axes:
             return a
@@ -133,7 +140,17 @@ for _aten, _nn in {
     "sqrt": "nn.sqrt", "rsqrt": "nn.rsqrt", "neg": "nn.neg", "abs": "nn.abs", "erf": "nn.erf",
     "sin": "nn.sine", "cos": "nn.cosine", "expm1": "nn.expm1", "log1p": "nn.log1p",
 }.items():
-    handles(f"{_aten}.default")(lambda b, node, x, _nn=_nn: b.unary(_nn, x))
+    handles(f"{_aten}.default")(lambda b, node, x, _nn=_nn: _unary(b, node, _nn, x))
+
+
+def _unary(b, node, name: str, x):
+    """`name` of x in the result's type (an integer input of a float function is converted first)."""
+    x = b.convert(x, b.out(node)[1])
+    if not x.is_float and name == "nn.relu":
+        return b.binary("nn.maximum", x, 0)
+    if not x.is_float and name == "nn.neg":
+        return b.binary("nn.sub", 0, x, x.dtype)
+    return b.unary(name, x)
 
 
 @handles("logical_not.default")
@@ -156,17 +173,10 @@ for _aten, _nn in {"add": "nn.add", "sub": "nn.sub", "mul": "nn.mul", "div": "nn
 
 
 @handles("div.Tensor_mode")
-def _div_mode(b, node, x, y, rounding_mode=None):
+def _div_mode(b, node, x, y, rounding_mode):
     if rounding_mode is not None:
         raise UnsupportedOp(f"div with rounding_mode={rounding_mode!r}")
     return b.binary("nn.div", x, y, b.out(node)[1])
-
-
-@handles("rsub.Scalar", "rsub.Tensor")
-def _rsub(b, node, x, y, alpha=1):
-    dtype = b.out(node)[1]
-    x = b.binary("nn.mul", x, alpha, dtype) if alpha != 1 else x
-    return b.binary("nn.sub", y, x, dtype)
 
 
 @handles("maximum.default")
@@ -181,10 +191,19 @@ def _minimum(b, node, x, y):
 
 @handles("pow.Tensor_Scalar")
 def _pow_scalar(b, node, x, p):
+    x = b.convert(x, b.out(node)[1])
     if p == 2:
         return b.binary("nn.mul", x, x)
     if p == 1:
         return x
+    if not x.is_float:  # integers to a natural power, by squaring (wrapping as torch's)
+        if not isinstance(p, int) or p < 0:
+            raise UnsupportedOp(f"{x.dtype} to the power {p}")
+        result, square = b.full(1, x.shape, x.dtype), x
+        while p:
+            result = b.binary("nn.mul", result, square) if p & 1 else result
+            square, p = (b.binary("nn.mul", square, square) if p > 1 else square), p >> 1
+        return result
     if p == 0.5:
         return b.unary("nn.sqrt", x)
     return b.binary("nn.power", x, p, b.out(node)[1])
@@ -192,21 +211,48 @@ def _pow_scalar(b, node, x, p):
 
 @handles("pow.Tensor_Tensor")
 def _pow(b, node, x, p):
-    return b.binary("nn.power", x, p, b.out(node)[1])
+    dtype = b.out(node)[1]
+    if not dtype.startswith("f"):
+        raise UnsupportedOp(f"{dtype} to a tensor power (the library's power is of floats)")
+    return b.binary("nn.power", x, p, dtype)
 
 
-@handles("hardtanh.default", "clamp.default")
-def _clamp(b, node, x, lo=-1.0, hi=1.0):
-    if node.target.__name__.startswith("clamp"):
-        if lo is None and hi is None:
-            return x
-        if lo is None or hi is None:
-            return b.binary("nn.maximum" if hi is None else "nn.minimum", x, lo if hi is None else hi, x.dtype)
+@handles("clamp.default")
+def _clamp(b, node, x, lo, hi):
+    """min(max(x, lo), hi), a bound of None left out (torch.clamp). Written as
+    selects so that the gradient flows where lo <= x <= hi, bounds included, as torch's."""
+    dtype = b.out(node)[1]
+    x = b.convert(x, dtype)
+    if lo is not None:
+        x = b.op("nn.select", [b.compare("LT", x, lo), b.tensor(lo, dtype), x], x.shape, dtype)
+    if hi is not None:
+        x = b.op("nn.select", [b.compare("GT", x, hi), b.tensor(hi, dtype), x], x.shape, dtype)
+    return x
+
+
+@handles("hardtanh.default")
+def _hardtanh(b, node, x, lo, hi):
+    """clamp(x, lo, hi) whose gradient flows strictly inside the bounds (torch's hardtanh_backward)."""
     return b.op("nn.clamp", [b.tensor(lo, x.dtype), x, b.tensor(hi, x.dtype)], x.shape, x.dtype)
 
 
+@handles("hardsigmoid.default")
+def _hardsigmoid(b, node, x):
+    """x / 6 + 1/2 clamped to [0, 1]; the gradient flows strictly inside (-3, 3), as torch's."""
+    return b.binary("nn.add", b.binary("nn.div", _hardtanh(b, node, x, -3.0, 3.0), 6.0), 0.5)
+
+
+@handles("hardswish.default")
+def _hardswish(b, node, x):
+    """x * hardsigmoid(x); its gradient is 0 for x <= -3, 1 for x >= 3 and x / 3 + 1/2 between (torch's)."""
+    inner = b.binary("nn.add", b.binary("nn.div", x, 6.0), 0.5)
+    low = b.op("nn.select", [b.compare("LE", x, -3.0), b.tensor(0.0, x.dtype), inner], x.shape, x.dtype)
+    gate = b.op("nn.select", [b.compare("GE", x, 3.0), b.tensor(1.0, x.dtype), low], x.shape, x.dtype)
+    return b.binary("nn.mul", x, gate)
+
+
 @handles("gelu.default")
-def _gelu(b, node, x, approximate="none"):
+def _gelu(b, node, x, approximate):
     half_x = b.binary("nn.mul", x, 0.5)
     if approximate == "tanh":  # 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
         cube = b.binary("nn.mul", b.binary("nn.mul", x, x), x)
@@ -216,11 +262,6 @@ def _gelu(b, node, x, approximate="none"):
         raise UnsupportedOp(f"gelu with approximate={approximate!r}")
     erf = b.unary("nn.erf", b.binary("nn.mul", x, 1 / math.sqrt(2)))
     return b.binary("nn.mul", half_x, b.binary("nn.add", erf, 1.0))
-
-
-@handles("silu.default")
-def _silu(b, node, x):
-    return b.binary("nn.mul", x, b.unary("nn.sigmoid", x))
 
 
 for _aten, _dir in {"eq": "EQ", "ne": "NE", "lt": "LT", "le": "LE", "gt": "GT", "ge": "GE"}.items():
@@ -234,36 +275,38 @@ def _where(b, node, cond, x, y):
     return b.op("nn.select", [cond, x, y], shape, dtype)
 
 
-@handles("full.default", "zeros.default", "ones.default", "full_like.default", "zeros_like.default",
-         "ones_like.default", "scalar_tensor.default", "new_zeros.default", "new_ones.default", "new_full.default")
-def _full(b, node, *args, **kwargs):
+@handles("full.default", "full_like.default")
+def _full(b, node, shape_or_like, value, **kwargs):
     shape, dtype = b.out(node)
-    name = node.target.__name__.split(".")[0]
-    value = {"zeros": 0, "ones": 1}.get(name.removeprefix("new_").removesuffix("_like"))
-    if value is None:
-        value = args[0] if name == "scalar_tensor" else args[1] if name != "new_full" else args[2]
     return b.full(value, shape, dtype)
+
+
+@handles("scalar_tensor.default")
+def _scalar_tensor(b, node, value, **kwargs):
+    return b.full(value, (), b.out(node)[1])
 
 
 # --- data movement -----------------------------------------------------------------
 
-@handles("view.default", "_unsafe_view.default", "reshape.default", "view_copy.default", "squeeze.dim",
-         "squeeze.dims", "squeeze.default", "unsqueeze.default", "flatten.using_ints", "unflatten.int")
+@handles("view.default", "view_copy.default", "squeeze.dims", "unsqueeze.default")
 def _reshape(b, node, x, *args):
     return b.reshape(x, b.out(node)[0])
 
 
-@handles("clone.default", "contiguous.default", "alias.default", "detach.default", "lift_fresh_copy.default",
-         "_to_copy.default", "to.dtype", "type_as.default")
-def _copy(b, node, x, *args, **kwargs):
+@handles("clone.default", "alias.default", "_to_copy.default")
+def _copy(b, node, x, **kwargs):
     return b.convert(x, b.out(node)[1])
 
 
-@handles("dropout.default")
-def _dropout(b, node, x, p, train):
-    if train and p > 0:
-        raise UnsupportedOp("dropout in training mode (call model.eval(), or set p=0)")
-    return x
+@handles("detach.default")
+def _detach(b, node, x):
+    raise UnsupportedOp("dfc differentiates the whole program and has no stop-gradient, so gradients would "
+                        "flow through the detached value")
+
+
+@handles("_assert_tensor_metadata.default")
+def _assert_tensor_metadata(b, node, *args, **kwargs):
+    """Nothing: export checked the metadata on its fake tensors (no result)."""
 
 
 @handles("permute.default")
@@ -271,20 +314,8 @@ def _permute(b, node, x, dims):
     return b.transpose(x, dims)
 
 
-@handles("t.default", "numpy_T.default")
-def _t(b, node, x):
-    return b.transpose(x, list(reversed(range(len(x.shape)))))
-
-
-@handles("transpose.int")
-def _transpose(b, node, x, d0, d1):
-    perm = list(range(len(x.shape)))
-    perm[d0], perm[d1] = perm[d1], perm[d0]
-    return b.transpose(x, perm)
-
-
-@handles("expand.default", "expand_copy.default")
-def _expand(b, node, x, sizes, implicit=False):
+@handles("expand.default")
+def _expand(b, node, x, sizes, implicit):
     return b.broadcast(x, b.out(node)[0])
 
 
@@ -298,7 +329,7 @@ def _slice(b, x, dim, start, end, step):
 
 
 @handles("slice.Tensor")
-def _slice_tensor(b, node, x, dim=0, start=None, end=None, step=1):
+def _slice_tensor(b, node, x, dim, start, end, step):
     size = x.shape[dim]
     start, stop, step = slice(start, end, step).indices(size)
     if step < 1:
@@ -313,7 +344,7 @@ def _select(b, node, x, dim, index):
 
 
 @handles("cat.default")
-def _cat(b, node, tensors, dim=0):
+def _cat(b, node, tensors, dim):
     shape, dtype = b.out(node)
     tensors = [b.convert(t, dtype) for t in tensors if t.shape != (0,)]
     if len(tensors) == 1:
@@ -322,7 +353,7 @@ def _cat(b, node, tensors, dim=0):
 
 
 @handles("embedding.default")
-def _embedding(b, node, weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=False):
+def _embedding(b, node, weight, indices, padding_idx, scale_grad_by_freq, sparse):
     if padding_idx not in (-1, None) or scale_grad_by_freq or sparse:
         raise UnsupportedOp("embedding with padding_idx, scale_grad_by_freq or sparse")
     shape, dtype = b.out(node)
@@ -342,10 +373,12 @@ def _mm(b, node, x, y):
 
 
 @handles("addmm.default")
-def _addmm(b, node, bias, x, y, beta=1, alpha=1):
+def _addmm(b, node, bias, x, y, beta, alpha):
     product = _mm(b, node, x, y)
     if alpha != 1:
         product = b.binary("nn.mul", product, alpha)
+    if beta == 0:  # torch ignores the bias then (NaN in it included)
+        return b.broadcast(product, b.out(node)[0])
     if beta != 1:
         bias = b.binary("nn.mul", bias, beta)
     return b.binary("nn.add", product, bias)
@@ -360,7 +393,7 @@ def _bmm(b, node, x, y):
 
 
 @handles("linear.default")
-def _linear(b, node, x, w, bias=None):
+def _linear(b, node, x, w, bias):
     shape = b.out(node)[0]
     flat = b.reshape(x, [int(np.prod(x.shape[:-1])), x.shape[-1]])
     if bias is None:
@@ -371,10 +404,8 @@ def _linear(b, node, x, w, bias=None):
     return b.reshape(y, shape)
 
 
-@handles("convolution.default", "conv2d.default")
-def _convolution(b, node, x, w, bias, stride=1, padding=0, dilation=1, transposed=False, output_padding=0, groups=1):
-    if node.target.__name__.startswith("conv2d"):  # (input, weight, bias, stride, padding, dilation, groups)
-        groups, transposed = transposed if transposed is not False else 1, False
+@handles("convolution.default")
+def _convolution(b, node, x, w, bias, stride, padding, dilation, transposed, output_padding, groups):
     if transposed:
         raise UnsupportedOp("transposed convolution")
     n = len(w.shape) - 2
@@ -394,33 +425,38 @@ def _convolution(b, node, x, w, bias, stride=1, padding=0, dilation=1, transpose
 # --- pooling ---------------------------------------------------------------------
 
 def _window(b, node, kind, x, kernel, stride, padding, dilation=1):
-    n = len(_int_list(kernel, 1)) if not isinstance(kernel, int) else 2
+    """A 2-d pooling window over the last two dimensions."""
+    n = 2
     lead = len(x.shape) - n
     kernel = _int_list(kernel, n)
     stride = _int_list(stride, n) if stride else kernel
     pad = _int_list(padding, n)
+    dilation = _int_list(dilation, n)
     shape, dtype = b.out(node)
+    windows = [(d + 2 * p - (k - 1) * r - 1) // s + 1 for d, k, s, p, r in zip(x.shape[lead:], kernel, stride, pad,
+                                                                                 dilation)]
+    if windows != list(shape[lead:]):
+        raise UnsupportedOp(f"{kind} pooling to {list(shape[lead:])} where the windows give {windows} (ceil_mode)")
     return b.op(
         "nn.reduce_window", [x], shape, dtype, kind=kind, window_dimensions=[1] * lead + kernel,
-        window_strides=[1] * lead + stride, window_dilations=[1] * lead + _int_list(dilation, n),
+        window_strides=[1] * lead + stride, window_dilations=[1] * lead + dilation,
         padding_low=[0] * lead + pad, padding_high=[0] * lead + pad,
     )
 
 
-@handles("max_pool2d_with_indices.default", "max_pool2d.default")
-def _max_pool(b, node, x, kernel, stride=(), padding=0, dilation=1, ceil_mode=False):
-    y = _window(b, node, "max", x, kernel, stride, padding, dilation)
-    return (y, None) if "indices" in node.target.__name__ else y
+@handles("max_pool2d_with_indices.default")
+def _max_pool(b, node, x, kernel, stride, padding, dilation, ceil_mode):
+    return _window(b, node, "max", x, kernel, stride, padding, dilation), None
 
 
 @handles("avg_pool2d.default")
-def _avg_pool(b, node, x, kernel, stride=(), padding=0, ceil_mode=False, count_include_pad=True, divisor=None):
+def _avg_pool(b, node, x, kernel, stride, padding, ceil_mode, count_include_pad, divisor):
     if divisor is not None or (not count_include_pad and any(_int_list(padding, 2))):
         raise UnsupportedOp("avg_pool2d with divisor_override or count_include_pad=False and padding")
     return _window(b, node, "mean", x, kernel, stride, padding)
 
 
-@handles("_adaptive_avg_pool2d.default", "adaptive_avg_pool2d.default")
+@handles("_adaptive_avg_pool2d.default")
 def _adaptive_avg_pool(b, node, x, size):
     h, w = x.shape[-2:]
     oh, ow = _int_list(size, 2)
@@ -433,21 +469,43 @@ def _adaptive_avg_pool(b, node, x, size):
 
 # --- reductions and normalisation --------------------------------------------------
 
-@handles("sum.dim_IntList", "sum.default", "mean.dim", "mean.default", "amax.default", "amin.default")
+@handles("sum.dim_IntList", "mean.dim", "mean.default", "amax.default", "amin.default")
 def _reduce(b, node, x, dims=None, keepdim=False, dtype=None):
     kind = {"sum": "sum", "mean": "mean", "amax": "max", "amin": "min"}[node.target.__name__.split(".")[0]]
     x = b.convert(x, b.out(node)[1])
+    if not x.is_float and x.shape:
+        raise UnsupportedOp(f"{kind} of {x.dtype} (the library reduces floats)")
     return b.reduce(kind, x, dims, keepdim)
 
 
-@handles("_softmax.default", "_safe_softmax.default", "softmax.int")
-def _softmax(b, node, x, dim, *rest):
-    return b.op("nn.softmax", [x], x.shape, x.dtype, axis=dim)
+def _along_axis(b, node, name: str, x, dim: int) -> Value:
+    """`name` (nn.softmax, nn.log_softmax) of x along `dim`, in the result's type; a 0-d x as a 1-element vector."""
+    x = b.convert(x, b.out(node)[1])
+    flat = b.reshape(x, x.shape or (1,))
+    return b.reshape(b.op(name, [flat], flat.shape, x.dtype, axis=dim % len(flat.shape)), x.shape)
 
 
-@handles("_log_softmax.default", "log_softmax.int")
-def _log_softmax(b, node, x, dim, *rest):
-    return b.op("nn.log_softmax", [x], x.shape, x.dtype, axis=dim)
+@handles("_softmax.default")
+def _softmax(b, node, x, dim, half_to_float):
+    return _along_axis(b, node, "nn.softmax", x, dim)
+
+
+@handles("_safe_softmax.default")
+def _safe_softmax(b, node, x, dim, dtype):
+    """softmax, but 0 along a slice that is all -inf (a fully masked row), gradient included."""
+    x = b.convert(x, b.out(node)[1])
+    flat = b.reshape(x, x.shape or (1,))
+    axis = dim % len(flat.shape)
+    masked = b.compare("EQ", b.reduce("max", flat, [axis], keepdims=True), -math.inf)
+    zero = b.tensor(0.0, x.dtype)
+    finite = b.op("nn.select", [masked, zero, flat], flat.shape, x.dtype)
+    y = b.op("nn.softmax", [finite], flat.shape, x.dtype, axis=axis)
+    return b.reshape(b.op("nn.select", [masked, zero, y], flat.shape, x.dtype), x.shape)
+
+
+@handles("_log_softmax.default")
+def _log_softmax(b, node, x, dim, half_to_float):
+    return _along_axis(b, node, "nn.log_softmax", x, dim)
 
 
 def _normalize(b, x, axes, eps):
@@ -523,30 +581,17 @@ def _batch_norm_no_stats(b, node, x, weight, bias, training, momentum, eps):
     return y, mean, rstd
 
 
-@handles("_native_batch_norm_legit.default", "native_batch_norm.default", "batch_norm.default")
-def _batch_norm_in_place(b, node, *args):
-    raise UnsupportedOp("batch_norm updating its running statistics in place (torch.export gives dfc.torch the "
-                        "functional form)")
-
-
 # --- losses ----------------------------------------------------------------------
 
-@handles("nll_loss_forward.default", "nll_loss.default")
-def _nll_loss(b, node, x, target, weight=None, reduction=1, ignore_index=-100):
+@handles("nll_loss_forward.default")
+def _nll_loss(b, node, x, target, weight, reduction, ignore_index):
     if weight is not None or len(x.shape) != 2 or reduction not in (1, 2):
         raise UnsupportedOp("nll_loss other than mean or sum over N x C inputs without class weights")
+    if 0 <= ignore_index < x.shape[1]:
+        raise UnsupportedOp(f"nll_loss with ignore_index={ignore_index}, a class a target may hold")
     loss = b.op("nn.nll_loss", [x, b.convert(target, "i64")], (), x.dtype)
     n = x.shape[0]
     if reduction == 2:
         loss = b.binary("nn.mul", loss, float(n))
-    return (loss, b.full(n, (), x.dtype)) if "forward" in node.target.__name__ else loss
-
-
-@handles("mse_loss.default")
-def _mse_loss(b, node, x, y, reduction=1):
-    d = b.binary("nn.sub", x, y)
-    sq = b.binary("nn.mul", d, d)
-    if reduction == 0:
-        return sq
-    return b.reduce("mean" if reduction == 1 else "sum", sq, None)
+    return loss, b.full(n, (), x.dtype)
 

@@ -10,13 +10,16 @@ tensors (shared, not copied), which buffers the program updates (batch norm's
 running statistics in training mode: their new values are its first
 results), and how to rebuild the outputs' structure.
 
-An aten op without a handler in `aten_ops.HANDLERS` is an `UnsupportedOpError`
-naming the op and the path of the submodule it came from
-(`model.layers.2.attn`), raised here, at compile time.
+An aten op without a handler in `aten_ops.HANDLERS`, or a form of one its
+handler refuses, is an `UnsupportedOpError` naming the op and the path of the
+submodule it came from (`model.layers.2.attn`), raised here, at compile time:
+one line per such op in the program (the ops that use its result are skipped).
 """
 
 from __future__ import annotations
 
+import functools
+import inspect
 import operator
 from dataclasses import dataclass
 from typing import Any
@@ -33,12 +36,22 @@ KEPT = (
     torch.ops.aten.linear.default,
     torch.ops.aten._safe_softmax.default,
     torch.ops.aten.nll_loss_forward.default,
+    torch.ops.aten.hardsigmoid.default,
+    torch.ops.aten.hardswish.default,
+    torch.ops.aten.detach.default,
 )
-"""Ops left undecomposed: each is one nn op (`nn.linear`, `nn.softmax`, `nn.nll_loss`)."""
+"""Ops left undecomposed: each is one nn op (`nn.linear`, `nn.softmax`, `nn.nll_loss`), or
+(hardsigmoid, hardswish) a few whose gradient at the kinks then equals torch's, or
+(detach) one whose decomposition (`alias`) would lose its meaning for the gradient."""
 
 
 class UnsupportedOpError(NotImplementedError):
-    """An aten op the translation does not cover, with the submodule it came from."""
+    """An aten op the translation does not cover, with the submodule it came from
+    (one line for each such op in the program)."""
+
+
+_REFUSED = object()
+"""The value of a node that has no translation, and of the nodes that use it."""
 
 
 @dataclass(frozen=True)
@@ -60,11 +73,14 @@ class Captured:
     are their new values (batch norm's running statistics), the user's outputs follow."""
 
 
+@functools.cache
 def _decompositions() -> dict:
+    """The export's default decompositions but `KEPT`, materialised once (torch
+    would otherwise enumerate the composite ops on every capture)."""
     table = torch.export.default_decompositions()
     for op in KEPT:
         table.pop(op, None)
-    return table
+    return dict(table)
 
 
 def export(module: torch.nn.Module, args: tuple, kwargs: dict | None = None) -> ExportedProgram:
@@ -121,10 +137,20 @@ def capture(module: torch.nn.Module, args: tuple, kwargs: dict | None = None, ro
         params.append(env[node])
         inputs.append((spec.kind, leaf if spec.kind == InputKind.USER_INPUT else spec.target))
     results: list[Value] = []
+    refused: list[UnsupportedOpError] = []
     for node in program.graph.nodes:
         if node.op == "call_function":
-            env[node] = _translate(b, node, env, root)
+            if any(env[n] is _REFUSED for n in node.all_input_nodes):
+                env[node] = _REFUSED
+                continue
+            try:
+                env[node] = _translate(b, node, env, root)
+            except UnsupportedOpError as err:  # the rest is translated too, to name every refusal at once
+                refused.append(err)
+                env[node] = _REFUSED
         elif node.op == "output":
+            if refused:
+                raise UnsupportedOpError("\n".join(str(err) for err in refused))
             results = [env[o] for o in node.args[0]]
             if not all(isinstance(r, Value) for r in results):
                 raise UnsupportedOpError(f"{root}: every output must be a tensor")
@@ -158,10 +184,13 @@ def _translate(b: Builder, node: torch.fx.Node, env: dict, root: str) -> Any:
     handler = HANDLERS.get(name)
     if handler is None:
         raise UnsupportedOpError(f"unsupported aten op {name} in {module_path(node, root)}")
+    args, kwargs = bind(node.target, handler, args, kwargs, lambda: f"{name} in {module_path(node, root)}")
     try:
-        result = handler(b, node, *args, **kwargs)
+        result = _zeros(b, node) if _empty(node) else handler(b, node, *args, **kwargs)
     except UnsupportedOp as err:
         raise UnsupportedOpError(f"unsupported {name} in {module_path(node, root)}: {err}") from None
+    if not node.target._schema.returns:
+        return None
     first = result[0] if isinstance(result, tuple) else result
     expected = b.out(node)
     if (first.shape, first.dtype) != expected:
@@ -170,3 +199,60 @@ def _translate(b: Builder, node: torch.fx.Node, env: dict, root: str) -> Any:
             f"shape {list(expected[0])} of {expected[1]} (a form of the op the translation does not cover)"
         )
     return result
+
+
+@functools.cache
+def _accepts(handler) -> tuple[int, frozenset[str] | None]:
+    """How many arguments after (b, node) `handler` takes by position (-1: any)
+    and the keyword names it takes (None: any)."""
+    params = list(inspect.signature(handler).parameters.values())[2:]
+    kinds = {p.kind for p in params}
+    positional = -1 if inspect.Parameter.VAR_POSITIONAL in kinds else sum(
+        p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in params)
+    names = None if inspect.Parameter.VAR_KEYWORD in kinds else frozenset(
+        p.name for p in params if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY))
+    return positional, names
+
+
+def bind(target, handler, args: tuple, kwargs: dict, where=lambda: "") -> tuple[tuple, dict]:
+    """The arguments of an aten call as its handler receives them: every
+    positional argument of the op's schema, those the call omits set to the
+    schema's default (so a handler's own defaults never decide a value), and
+    every keyword-only argument the handler takes by name, likewise filled. A
+    call the handler cannot take (an argument it has no parameter for) is an
+    `UnsupportedOpError`."""
+    schema = target._schema.arguments
+    kwargs = dict(kwargs)
+    args = list(args)
+    positional = [a for a in schema if not a.kwarg_only]
+    for arg in positional[len(args):]:
+        if arg.name in kwargs:
+            args.append(kwargs.pop(arg.name))
+        elif arg.has_default_value():
+            args.append(arg.default_value)
+        else:
+            raise UnsupportedOpError(f"{where()}: argument {arg.name} is missing")
+    count, names = _accepts(handler)
+    for arg in schema:
+        if arg.kwarg_only and arg.name not in kwargs and arg.has_default_value() and (
+                names is None or arg.name in names):
+            kwargs[arg.name] = arg.default_value
+    if count != -1 and len(args) > count or names is not None and not names.issuperset(kwargs):
+        extra = [a.name for a in positional[count:]] if count != -1 and len(args) > count else []
+        extra += sorted(set(kwargs) - (names or set()))
+        raise UnsupportedOpError(f"{where()}: the translation takes no argument {', '.join(extra)}")
+    return tuple(args), kwargs
+
+
+def _empty(node: torch.fx.Node) -> bool:
+    """Whether every result of `node` is a tensor without elements."""
+    val = node.meta.get("val")
+    vals = val if isinstance(val, tuple | list) else (val,)
+    return bool(vals) and all(isinstance(v, torch.Tensor) and v.numel() == 0 for v in vals)
+
+
+def _zeros(b: Builder, node: torch.fx.Node) -> Value | tuple[Value, ...]:
+    """The results of an op whose results are all empty: nothing to compute, and no gradient to pass."""
+    val = node.meta["val"]
+    values = tuple(b.full(0, *meta_type(v)) for v in (val if isinstance(val, tuple | list) else (val,)))
+    return values if isinstance(val, tuple | list) else values[0]

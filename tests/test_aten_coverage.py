@@ -1,0 +1,766 @@
+"""Every aten overload dfc.torch translates (`aten_ops.HANDLERS`), compiled by
+`dfc.torch.compile` and compared with eager PyTorch in float64, element by
+element and relatively; gradients against `torch.autograd` for a subset.
+
+The cases are PyTorch's OpInfo samples (`op_db`: its inputs and argument
+forms) for the OpInfos in `OPINFOS`, and hand-written ones (`hand_cases`) for the
+overloads no OpInfo reaches and for edge forms: optional arguments omitted
+and given, negative dims, size-1 and empty dims, keepdim both ways, integer
+inputs. CI runs every hand-written case and one sample of each OpInfo
+(`CI_SAMPLE`), as a few programs of many independent cases (one compile each);
+`DFC_FULL_OPINFO=1` runs every sample of every OpInfo in `OPINFOS`. A sample
+either matches eager or is refused with `UnsupportedOpError`, never a wrong
+number.
+
+The overloads each case exercised are read from the program dfc translated
+(the exported graph's calls, by submodule), so `test_every_handler_has_a_case`
+fails for a handler without a matching case.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import functools
+import inspect
+import os
+import re
+import sys
+import types
+import unittest
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import pytest
+
+torch = pytest.importorskip("torch")
+import torch.nn.functional as F  # noqa: E402
+from torch import nn  # noqa: E402
+from torch.utils import _pytree as pytree  # noqa: E402
+
+import dfc.torch  # noqa: E402
+from dfc.torch import capture as capture_module  # noqa: E402
+from dfc.torch.aten_ops import HANDLERS  # noqa: E402
+from dfc.torch.capture import KEPT, UnsupportedOpError, bind  # noqa: E402
+from dfc.torch.module import FunctionModule  # noqa: E402
+
+FULL = os.environ.get("DFC_FULL_OPINFO", "") == "1"
+RTOL = 1e-9
+"""Both sides compute in float64: only rounding differs."""
+FLOOR = 1e-3
+ATOL = 1e-12
+"""An element's tolerance is RTOL relative to max(|expected|, FLOOR * the tensor's largest
+|expected|), plus ATOL: a value that cancels to about 0 (a whole tensor of them, as the
+gradient of a one-element layer norm) carries the rounding of terms of order 1."""
+F64 = torch.float64
+
+OPINFOS = (
+    "abs", "add", "addmm", "amax", "amin", "bmm", "cat", "clone", "cos", "div.no_rounding_mode", "eq", "erf",
+    "exp", "expand", "expm1", "full_like", "ge", "gt", "le", "log", "log1p", "log_softmax", "logical_not", "lt",
+    "maximum", "mean", "minimum", "mm", "mul", "ne", "neg", "nn.functional.adaptive_avg_pool2d",
+    "nn.functional.avg_pool2d", "nn.functional.conv1d", "nn.functional.conv2d", "nn.functional.cross_entropy",
+    "nn.functional.embedding", "nn.functional.gelu", "nn.functional.hardsigmoid", "nn.functional.hardswish",
+    "nn.functional.hardtanh", "nn.functional.layer_norm", "nn.functional.linear", "nn.functional.max_pool2d",
+    "nn.functional.nll_loss", "nn.functional.relu", "nn.functional.relu6", "permute", "pow", "rsqrt", "scalar_tensor",
+    "select", "sigmoid", "sin", "slice", "softmax", "sqrt", "square", "squeeze", "sub", "sum", "tanh",
+    "torch.ops.aten._safe_softmax.default", "unsqueeze", "view", "view_copy", "where",
+)
+"""The OpInfos whose op is one overload in HANDLERS (or decomposes to a few)."""
+CI_SAMPLE = {"nn.functional.adaptive_avg_pool2d": 6, "nn.functional.avg_pool2d": 5, "nn.functional.max_pool2d": 13,
+             "nn.functional.nll_loss": 21}
+"""The sample CI runs of the OpInfos whose first is a form dfc refuses (uneven adaptive
+sizes, count_include_pad=False with padding, ceil_mode or return_indices, reduction='none')."""
+
+
+@dataclass
+class Case:
+    """A function of tensors (or a module) and its inputs; `grad`: also compare gradients."""
+
+    name: str
+    module: nn.Module
+    inputs: tuple
+    grad: bool = False
+    opinfo: bool = False
+    exact: Callable[[nn.Module], None] | None = None
+    """Applied to eager's copy of `module` where eager's own result is not exact in float64."""
+    targets: set[str] = field(default_factory=set)
+    """The aten overloads of the program dfc translated for this case."""
+
+
+def case(name: str, fn: Callable | nn.Module, *inputs, grad: bool = False) -> Case:
+    module = fn if isinstance(fn, nn.Module) else FunctionModule(fn)
+    return Case(name, module, tuple(inputs), grad, exact=_exact_hardsigmoid)
+
+
+def hardsigmoid(x: torch.Tensor, inplace: bool = False) -> torch.Tensor:
+    """torch's hardsigmoid (its values, and its gradient: 1/6 strictly inside
+    (-3, 3)), without the float32 constant 1/6 of its float64 backward."""
+    exact = torch.where((x > -3) & (x < 3), x / 6 + 0.5, (x >= 3).to(x.dtype))
+    return exact + (F.hardsigmoid(x) - exact).detach()
+
+
+def _exact_hardsigmoid(module: nn.Module) -> None:
+    """Eager's hardsigmoid in `module` computed by `hardsigmoid`."""
+    for m in module.modules():
+        if isinstance(m, nn.Hardsigmoid):
+            m.forward = hardsigmoid
+        if isinstance(m, FunctionModule) and m.fn is F.hardsigmoid:
+            m.fn = hardsigmoid
+
+
+# --- comparison ------------------------------------------------------------------
+
+def assert_matches(got: torch.Tensor, want: torch.Tensor, what: str) -> None:
+    """Equal shapes and dtypes; integers and booleans equal, floats within the
+    tolerance of each element (RTOL), NaN and infinities where eager has them."""
+    kinds = (got.shape, got.dtype), (want.shape, want.dtype)
+    assert kinds[0] == kinds[1], f"{what}: {kinds[0]} != {kinds[1]}"
+    if not want.is_floating_point():
+        assert torch.equal(got, want), f"{what}: {got} != {want}"
+        return
+    got, want = got.detach().to(F64), want.detach().to(F64)
+    finite = torch.isfinite(want)
+    infinite = torch.isinf(want)
+    same_special = torch.equal(torch.isnan(got), torch.isnan(want)) and torch.equal(got[infinite], want[infinite])
+    assert same_special and torch.isfinite(got[finite]).all(), f"{what}: {got} != {want} (NaN or infinities)"
+    if not finite.any():
+        return
+    scale = want[finite].abs()
+    bound = RTOL * torch.maximum(scale, FLOOR * scale.max()) + ATOL
+    error = (got[finite] - want[finite]).abs()
+    worst = int(torch.argmax(error - bound))
+    assert (error <= bound).all(), (
+        f"{what}: element {worst} of the finite ones is {got[finite][worst].item()!r}, eager "
+        f"{want[finite][worst].item()!r} (max relative error {float((error / scale.clamp_min(1e-300)).max()):.3g})")
+
+
+def assert_all_match(got, want, what: str) -> None:
+    got_leaves, got_spec = pytree.tree_flatten(got)
+    want_leaves, want_spec = pytree.tree_flatten(want)
+    assert got_spec == want_spec, f"{what}: output structure {got_spec} != {want_spec}"
+    for k, (g, w) in enumerate(zip(got_leaves, want_leaves)):
+        assert_matches(g, w, f"{what} output {k}")
+
+
+# --- running cases -----------------------------------------------------------------
+
+class Batch(nn.Module):
+    """Independent cases as one program: its inputs are theirs, in order, and its outputs a tuple of theirs."""
+
+    def __init__(self, cases: list[Case]):
+        super().__init__()
+        self.cases = nn.ModuleList(c.module for c in cases)
+        self.counts = [len(c.inputs) for c in cases]
+
+    def forward(self, *inputs):
+        outputs, start = [], 0
+        for module, n in zip(self.cases, self.counts):
+            outputs.append(module(*inputs[start:start + n]))
+            start += n
+        return tuple(outputs)
+
+
+@contextlib.contextmanager
+def recording():
+    """The exported programs `capture` translates while the block runs."""
+    programs = []
+    export = capture_module.export
+
+    def recorded(*args, **kwargs):
+        programs.append(export(*args, **kwargs))
+        return programs[-1]
+
+    capture_module.export = recorded
+    try:
+        yield programs
+    finally:
+        capture_module.export = export
+
+
+@contextlib.contextmanager
+def verified_once():
+    """The engine verifies the lowered IR once, not after every pass as the suite
+    sets (`DFC_VERIFY_EACH`), which would double the compile of these programs of
+    many independent ops; each op's lowering is verified pass by pass by its own tests."""
+    saved = os.environ.get("DFC_VERIFY_EACH")
+    os.environ["DFC_VERIFY_EACH"] = "0"
+    try:
+        yield
+    finally:
+        if saved is None:
+            del os.environ["DFC_VERIFY_EACH"]
+        else:
+            os.environ["DFC_VERIFY_EACH"] = saved
+
+
+def _targets_by_case(program) -> dict[int, set[str]]:
+    found: dict[int, set[str]] = {}
+    for node in program.graph.nodes:
+        if node.op != "call_function" or not hasattr(node.target, "_schema"):
+            continue
+        for path, _ in (node.meta.get("nn_module_stack") or {}).values():
+            if re.fullmatch(r"cases\.\d+(\..*)?", path):
+                found.setdefault(int(path.split(".")[1]), set()).add(str(node.target))
+                break
+    return found
+
+
+def _inputs(c: Case, grad: bool) -> tuple:
+    return tuple(t.detach().clone().requires_grad_(grad and c.grad and t.is_floating_point()) for t in c.inputs)
+
+
+def _gradients(outputs: list, wrt: list[list[torch.Tensor]], cotangents: list) -> list[list[torch.Tensor]]:
+    """Per case, the gradients of its `wrt` for the cotangents of its float outputs
+    (all cases in one backward: a compiled program runs its backward once)."""
+    floats = [o for out in outputs for o in pytree.tree_leaves(out) if o.is_floating_point()]
+    flat = [w for ws in wrt for w in ws]
+    pairs = [(o, c) for o, c in zip(floats, cotangents) if o.requires_grad]
+    grads = torch.autograd.grad([o for o, _ in pairs], flat, [c for _, c in pairs], allow_unused=True)
+    grads = [torch.zeros_like(w) if g is None else g for g, w in zip(grads, flat)]
+    split, start = [], 0
+    for ws in wrt:
+        split.append(grads[start:start + len(ws)])
+        start += len(ws)
+    return split
+
+
+def run(cases: list[Case], grad: bool) -> dict[str, str]:
+    """Compile `cases` as one program and compare each with eager (values, and
+    with `grad` the gradients of the cases that ask for them): per case name,
+    "pass", "refused: <why>" or "FAIL: <why>". The cases a refusal names are
+    dropped and the rest compiled again; an error that names no case splits
+    the batch in halves. Each passing case's `targets` are recorded."""
+    status: dict[str, str] = {}
+    cases = list(cases)
+    while cases:
+        try:
+            status.update(_run_batch(cases, grad))
+            return status
+        except UnsupportedOpError as err:
+            lines = {int(m.group(1)): line for line in str(err).splitlines()
+                     if (m := re.search(r"\bcases\.(\d+)\b", line))}
+            if not lines and len(cases) > 1:
+                break
+            for k in sorted(lines or {0: str(err)}, reverse=True):
+                status[cases.pop(k).name] = f"refused: {(lines or {0: str(err)})[k]}"
+        except IndexError as err:
+            if len(cases) > 1:
+                break
+            status[cases.pop().name] = f"refused at run time: {err}"
+        except Exception as err:  # noqa: BLE001 - reported as this case's failure
+            if len(cases) > 1:
+                break
+            status[cases.pop().name] = f"FAIL: {type(err).__name__}: {err}"
+    if cases:
+        half = len(cases) // 2
+        status.update(run(cases[:half], grad))
+        status.update(run(cases[half:], grad))
+    return status
+
+
+def _run_batch(cases: list[Case], grad: bool) -> dict[str, str]:
+    batch = Batch(cases)
+    eager = copy.deepcopy(batch)
+    for c, module in zip(cases, eager.cases):
+        if c.exact is not None:
+            c.exact(module)
+    ours = [_inputs(c, grad) for c in cases]
+    theirs = [_inputs(c, grad) for c in cases]
+    flat_ours = [t for ts in ours for t in ts]
+    flat_theirs = [t for ts in theirs for t in ts]
+    with recording() as programs, verified_once(), torch.set_grad_enabled(grad):
+        got = dfc.torch.compile(batch)(*flat_ours)
+    with torch.set_grad_enabled(grad):
+        want = eager(*flat_theirs)
+    status = {}
+    targets = _targets_by_case(programs[-1])
+    for k, c in enumerate(cases):
+        try:
+            assert_all_match(got[k], want[k], c.name)
+            for (name, a), b in zip(batch.cases[k].state_dict().items(), eager.cases[k].state_dict().values()):
+                assert_matches(a, b, f"{c.name} state {name}")
+            status[c.name] = "pass"
+        except AssertionError as err:
+            status[c.name] = f"FAIL: {err}"
+        c.targets = targets.get(k, set())
+    if grad:
+        generator = torch.Generator().manual_seed(0)
+        floats = [o for out in want for o in pytree.tree_leaves(out) if o.is_floating_point()]
+        cotangents = [torch.randn(o.shape, dtype=o.dtype, generator=generator) for o in floats]
+        wrt = [[t for t in ts if t.requires_grad] + list(m.parameters()) for ts, m in zip(ours, batch.cases)]
+        eager_wrt = [[t for t in ts if t.requires_grad] + list(m.parameters()) for ts, m in zip(theirs, eager.cases)]
+        mine = _gradients(list(got), wrt, cotangents)
+        reference = _gradients(list(want), eager_wrt, cotangents)
+        for k, c in enumerate(cases):
+            try:
+                assert wrt[k] or not c.grad, f"{c.name}: nothing to differentiate"
+                for j, (a, b) in enumerate(zip(mine[k], reference[k])):
+                    assert_matches(a, b, f"{c.name} gradient {j}")
+            except AssertionError as err:
+                status[c.name] = f"FAIL: {err}" if status[c.name] == "pass" else status[c.name]
+    return status
+
+
+# --- OpInfo samples ------------------------------------------------------------------
+
+@functools.cache
+def op_db() -> dict[str, object]:
+    """PyTorch's OpInfos by name (`name.variant`). Its test helpers import
+    `expecttest` for a TestCase base class only (a stand-in serves when it is
+    not installed), and at import disable torch.backends' flag setters and wrap
+    TorchScript calls: both are restored."""
+    if "expecttest" not in sys.modules:
+        try:
+            import expecttest  # noqa: F401
+        except ImportError:
+            sys.modules["expecttest"] = types.SimpleNamespace(TestCase=unittest.TestCase)
+    saved = torch._C.ScriptFunction.__call__, torch._C.ScriptMethod.__call__, torch.backends.flags_frozen()
+    try:
+        from torch.testing._internal.common_methods_invocations import op_db as database
+    finally:
+        torch._C.ScriptFunction.__call__, torch._C.ScriptMethod.__call__ = saved[:2]
+        if not saved[2]:  # the flag is a global of the module torch.backends wraps
+            torch.backends.flags_frozen.__globals__["__allow_nonbracketed_mutation_flag"] = True
+    return {o.name + (f".{o.variant_test_name}" if o.variant_test_name else ""): o for o in database}
+
+
+def _sample_fn(op, sample) -> tuple[Callable, tuple]:
+    """The sample as a function of its tensors (its other arguments fixed)."""
+    leaves, spec = pytree.tree_flatten((sample.input, sample.args, sample.kwargs))
+    where = [k for k, x in enumerate(leaves) if isinstance(x, torch.Tensor)]
+
+    def fn(*tensors):
+        filled = list(leaves)
+        for k, t in zip(where, tensors):
+            filled[k] = t
+        x, args, kwargs = pytree.tree_unflatten(filled, spec)
+        return op(x, *args, **kwargs)
+
+    return fn, tuple(leaves[k] for k in where)
+
+
+def opinfo_cases(name: str, ci: bool) -> list[Case]:
+    """The samples of OpInfo `name` in float64: all, or CI's one (`CI_SAMPLE`, else the first)."""
+    info = op_db()[name]
+    torch.manual_seed(0)
+    # its generator itself: `sample_inputs` wraps it to reseed before each sample and to find
+    # the running unittest by walking the stack, which under pytest takes most of this file's time
+    samples = list(enumerate(info.sample_inputs_func(info, "cpu", F64, False)))
+    if ci:
+        samples = [samples[CI_SAMPLE.get(name, 0)]]
+    cases = []
+    for k, sample in samples:
+        fn, tensors = _sample_fn(info.op, sample)
+        if any(t.is_complex() for t in tensors):
+            continue
+        exact = None
+        if info.op is F.hardsigmoid:
+            def exact(module, sample=sample):
+                module.fn = _sample_fn(hardsigmoid, sample)[0]
+        cases.append(Case(f"{name}#{k}", FunctionModule(fn), tensors, grad=info.supports_autograd, opinfo=True,
+                          exact=exact))
+    return cases
+
+
+# --- hand-written cases -------------------------------------------------------------
+
+def _r(*shape, lo=-2.0, hi=2.0, generator=None) -> torch.Tensor:
+    return torch.rand(*shape, dtype=F64, generator=generator) * (hi - lo) + lo
+
+
+def _i(*shape, lo=-5, hi=6, generator=None) -> torch.Tensor:
+    return torch.randint(lo, hi, shape, generator=generator)
+
+
+class _MobileBlock(nn.Module):
+    """A MobileNetV3 block: expand 1x1 with hardswish, depthwise 3x3 with batch
+    norm (eval) and hardswish, squeeze-excite with hardsigmoid, project 1x1, residual."""
+
+    def __init__(self, c=4, e=8):
+        super().__init__()
+        self.expand = nn.Sequential(nn.Conv2d(c, e, 1), nn.Hardswish())
+        self.depthwise = nn.Sequential(nn.Conv2d(e, e, 3, padding=1, groups=e, bias=False), nn.BatchNorm2d(e),
+                                       nn.Hardswish())
+        self.se = nn.Sequential(nn.AdaptiveAvgPool2d(1), nn.Conv2d(e, 4, 1), nn.ReLU(), nn.Conv2d(4, e, 1),
+                                nn.Hardsigmoid())
+        self.project = nn.Conv2d(e, c, 1)
+
+    def forward(self, x):
+        h = self.depthwise(self.expand(x))
+        return x + self.project(h * self.se(h))
+
+
+def _mobile_block() -> nn.Module:
+    torch.manual_seed(0)
+    block = _MobileBlock().double()
+    with torch.no_grad():
+        for m in block.modules():
+            if isinstance(m, nn.BatchNorm2d):
+                m.running_mean.uniform_(-0.5, 0.5), m.running_var.uniform_(0.5, 2.0)
+                m.weight.uniform_(0.5, 1.5), m.bias.uniform_(-0.5, 0.5)
+    return block.eval()
+
+
+def _kinks() -> torch.Tensor:
+    """Values around and at the kinks of clamp, hardtanh, hardswish, hardsigmoid and relu."""
+    return torch.tensor([-4.0, -3.0, -2.5, -1.0, -0.25, 0.0, 0.5, 1.0, 2.0, 3.0, 3.5, 6.0, 7.0], dtype=F64)
+
+
+def hand_cases() -> list[Case]:
+    """Cases for the forms OpInfo samples miss; `grad=True` marks the subset whose
+    gradients CI checks (every differentiable overload at least once)."""
+    g = torch.Generator().manual_seed(0)
+
+    def r(*shape, **kw):
+        return _r(*shape, generator=g, **kw)
+
+    def i(*shape, **kw):
+        return _i(*shape, generator=g, **kw)
+
+    x34, x234, y34 = r(3, 4), r(2, 3, 4), r(3, 4)
+    pos = r(3, 4, lo=0.1, hi=3.0)
+    k = _kinks()
+    aten = torch.ops.aten
+    logp = torch.log_softmax(r(5, 4), 1)
+    target = torch.tensor([0, 3, 1, 1, 2])
+    unary = (torch.relu, torch.tanh, torch.sigmoid, torch.exp, torch.neg, torch.abs, torch.erf, torch.sin, torch.cos,
+             torch.expm1)
+    positive = (torch.log, torch.sqrt, torch.rsqrt, torch.log1p)
+    return [
+        # issue 39: clamp with one bound kept hardtanh's other default
+        case("clamp min alone", lambda x: torch.clamp(x, min=0.5), k, grad=True),
+        case("clamp max alone", lambda x: x.clamp(max=-0.25), k, grad=True),
+        case("clamp both", lambda x: torch.clamp(x, -1.0, 2.0), k, grad=True),
+        case("clamp max=None given", lambda x: torch.clamp(x, min=-1, max=None), k),
+        case("clamp min > max", lambda x: x.clamp(min=1.0, max=-1.0), k),
+        case("clamp int", lambda x: x.clamp(min=-2), i(3, 4)),
+        case("clamp int by a float", lambda x: x.clamp(max=0.5), i(3, 4)),
+        case("clamp 0-d", lambda x: x.clamp(min=0.0), torch.tensor(-1.5, dtype=F64)),
+        case("clamp empty", lambda x: x.clamp(max=0.0), r(0, 3)),
+        case("hardtanh default", F.hardtanh, k, grad=True),
+        case("hardtanh bounds", lambda x: F.hardtanh(x, -2.5, 0.5), k),
+        case("relu6", F.relu6, k),
+        case("hardswish", nn.Hardswish(), k, grad=True),
+        case("hardsigmoid", nn.Hardsigmoid(), k, grad=True),
+        case("relu at its kink", torch.relu, k, grad=True),
+        case("mobilenet v3 block", _mobile_block(), r(2, 4, 6, 6)),
+        # elementwise
+        case("unary functions", lambda x, p: tuple(f(x) for f in unary) + tuple(f(p) for f in positive), x34, pos,
+             grad=True),
+        case("exp of int", torch.exp, i(3, 4)),
+        case("sqrt of int", torch.sqrt, i(5, lo=0)),
+        case("abs of int", torch.abs, i(3, 4)),
+        case("neg of int", torch.neg, i(3, 4)),
+        case("relu of int", torch.relu, i(3, 4)),
+        case("tanh 0-d", torch.tanh, torch.tensor(0.3, dtype=F64)),
+        case("log1p empty", torch.log1p, r(2, 0)),
+        case("add alpha", lambda x, y: torch.add(x, y, alpha=2.5), x34, y34, grad=True),
+        case("sub alpha broadcast", lambda x, y: torch.sub(x, y, alpha=-2), x234, y34[0], grad=True),
+        case("add int and float", lambda x, y: x + y, i(3, 4), y34),
+        case("div", lambda x, y: x / y, x34, pos, grad=True),
+        case("div int by int", lambda x, y: x / y, i(3, 4), i(3, 4, lo=1)),
+        case("mul by 0-d", lambda x, y: x * y, x34, torch.tensor(1.5, dtype=F64), grad=True),
+        case("add.Scalar alpha", lambda x: aten.add.Scalar(x, 2.5, 3), x34, grad=True),
+        case("sub.Scalar", lambda x: aten.sub.Scalar(x, 0.75), x34, grad=True),
+        case("sub.Scalar alpha", lambda x: aten.sub.Scalar(x, 0.75, alpha=-2), x34),
+        case("mul.Scalar", lambda x: aten.mul.Scalar(x, -3), x34, grad=True),
+        case("div.Scalar", lambda x: aten.div.Scalar(x, 4.0), x34, grad=True),
+        case("div rounding_mode=None", lambda x, y: torch.div(x, y, rounding_mode=None), x34, pos, grad=True),
+        case("pow 3", lambda x: x ** 3, x34, grad=True),
+        case("pow 0.5", lambda x: x ** 0.5, pos),
+        case("pow int 2", lambda x: x ** 2, i(3, 4)),
+        case("pow int 3", lambda x: x ** 3, i(3, 4)),
+        case("pow int 0.5", lambda x: x ** 0.5, i(3, 4, lo=0)),
+        case("pow tensor", torch.pow, pos, x34, grad=True),
+        case("maximum int", torch.maximum, i(3, 4), i(4)),
+        case("maximum minimum broadcast", lambda x, y: (torch.maximum(x, y), torch.minimum(x, y)), x234, y34,
+             grad=True),
+        case("gelu", F.gelu, x34, grad=True),
+        case("gelu tanh", lambda x: F.gelu(x, approximate="tanh"), x34),
+        # comparisons and selection
+        case("lt.Scalar", lambda x: aten.lt.Scalar(x, 0.25), x34),
+        case("le.Scalar", lambda x: aten.le.Scalar(x, -1.0), k),
+        case("gt.Scalar", lambda x: aten.gt.Scalar(x, -1), x34),
+        case("ge.Scalar int", lambda x: aten.ge.Scalar(x, 2), i(3, 4)),
+        case("eq.Scalar", lambda x: aten.eq.Scalar(x, 3.0), k),
+        case("ne.Scalar", lambda x: aten.ne.Scalar(x, 0), i(3, 4)),
+        case("eq broadcast", torch.eq, i(3, 4, lo=0, hi=2), i(4, lo=0, hi=2)),
+        case("lt float and int", torch.lt, x34, i(3, 4, lo=-1, hi=2)),
+        case("where scalars", lambda c, x: torch.where(c, x, 0.5), y34 > 0, x234, grad=True),
+        # creation and copies
+        case("zeros float32", lambda: torch.zeros(2, 3)),
+        case("ones_like int", lambda x: torch.ones_like(x, dtype=torch.int64), x34),
+        case("scalar_tensor", lambda x: x * aten.scalar_tensor.default(3.5, dtype=F64), x34),
+        case("clone", lambda x: x.clone() * 2, x34),
+        case("alias", lambda x: torch.alias_copy(x) * x, x34, grad=True),
+        case("tensor constant", lambda x: x + torch.tensor([1.0, -2.0, 3.0, 0.5], dtype=F64), x34),
+        case("to float32 and back", lambda x: (x.float() * 3).to(F64), x34, grad=True),
+        case("to int truncates", lambda x: x.to(torch.int64), r(3, 4, lo=-3, hi=3)),
+        case("to bool", lambda x: x.bool(), torch.tensor([0.0, -0.0, 0.25, -3.0, float("nan")], dtype=F64)),
+        case("int to double", lambda x: x.double() / 3, i(3, 4)),
+        # shapes
+        case("reshape", lambda x: x.reshape(4, 6).t(), x234, grad=True),
+        case("view_copy", lambda x: torch.view_copy(x, (6, 4)), x234, grad=True),
+        case("squeeze all", lambda x: x.squeeze(), r(1, 3, 1, 2)),
+        case("squeeze -2", lambda x: x.squeeze(-2), r(1, 3, 1, 2), grad=True),
+        case("squeeze a non-1 dim", lambda x: x.squeeze(1), r(1, 3, 1, 2)),
+        case("unsqueeze -1", lambda x: x.unsqueeze(-1), x34, grad=True),
+        case("unsqueeze 0 of 0-d", lambda x: x.unsqueeze(0), torch.tensor(2.0, dtype=F64)),
+        case("permute negative", lambda x: x.permute(-1, 0, 1), x234),
+        case("expand", lambda x: x.expand(2, 3, 4), r(3, 1), grad=True),
+        case("expand -1", lambda x: x.expand(-1, 5), r(3, 1)),
+        case("slice step", lambda x: x[:, 1::2], x34, grad=True),
+        case("slice negative", lambda x: x[..., -3:-1], x234),
+        case("slice past the end", lambda x: x[1:100], x34),
+        case("slice empty", lambda x: x[2:2], x34),
+        case("select negative", lambda x: x[:, -1], x234, grad=True),
+        case("cat mixed dtypes", lambda x, y: torch.cat([x, y]), x34, i(2, 4)),
+        case("cat with empty", lambda x, y: torch.cat([x, y], 0), x34, r(0, 4), grad=True),
+        case("embedding", F.embedding, i(2, 5, lo=0, hi=7), r(7, 3), grad=True),
+        case("embedding 0-d index", F.embedding, torch.tensor(4), r(7, 3)),
+        # contractions, convolution, pooling
+        case("mm", torch.mm, r(3, 5), r(5, 2), grad=True),
+        case("matmul 3-d", torch.matmul, r(2, 3, 5), r(2, 5, 4), grad=True),
+        case("addmm beta alpha", lambda b, x, y: torch.addmm(b, x, y, beta=0.5, alpha=-2), r(4), r(3, 5), r(5, 4),
+             grad=True),
+        case("addmm beta=0 ignores NaN", lambda b, x, y: torch.addmm(b, x, y, beta=0),
+             torch.full((4,), float("nan"), dtype=F64), r(3, 5), r(5, 4)),
+        case("linear no bias", F.linear, x234, r(5, 4)),
+        case("linear bias", F.linear, x234, r(5, 4), r(5), grad=True),
+        case("linear 1-d input", F.linear, r(4), r(5, 4), r(5)),
+        case("conv2d stride padding dilation groups",
+             lambda x, w, b: F.conv2d(x, w, b, stride=2, padding=1, dilation=2, groups=2), r(2, 4, 7, 7),
+             r(6, 2, 3, 3), r(6), grad=True),
+        case("max_pool2d stride padding", lambda x: F.max_pool2d(x, 3, stride=2, padding=1), r(2, 3, 7, 7),
+             grad=True),
+        case("max_pool2d dilation rect", lambda x: F.max_pool2d(x, (2, 3), dilation=2), r(1, 2, 8, 9)),
+        case("max_pool2d unbatched", lambda x: F.max_pool2d(x, 2, 1), r(3, 5, 5)),
+        case("max_pool2d ceil same shape", lambda x: F.max_pool2d(x, 2, ceil_mode=True), r(1, 2, 6, 6)),
+        case("avg_pool2d padding", lambda x: F.avg_pool2d(x, 3, stride=2, padding=1), r(1, 2, 7, 7), grad=True),
+        case("avg_pool2d count_include_pad=False unpadded",
+             lambda x: F.avg_pool2d(x, (2, 3), count_include_pad=False), r(1, 2, 6, 6)),
+        case("adaptive_avg_pool2d 1", lambda x: F.adaptive_avg_pool2d(x, 1), r(2, 3, 5, 7)),
+        case("adaptive_avg_pool2d 3", lambda x: F.adaptive_avg_pool2d(x, (3, 2)), r(2, 3, 6, 4), grad=True),
+        # reductions and normalisation
+        case("sum keepdim", lambda x: x.sum((0, 2), keepdim=True), x234, grad=True),
+        case("sum dtype", lambda x: x.sum(0, dtype=F64), i(3, 4)),
+        case("sum empty dim", lambda x: x.sum(1), r(3, 0)),
+        case("sum 0-d", lambda x: x.sum(0), torch.tensor(2.5, dtype=F64)),
+        case("sum size-1 dim", lambda x: x.sum(1, keepdim=True), r(3, 1, 2)),
+        case("mean all", torch.mean, x234, grad=True),
+        case("mean -2 keepdim", lambda x: x.mean(-2, keepdim=True), x234),
+        case("mean dims", lambda x: x.mean((0, 1)), x234, grad=True),
+        case("amax all", torch.amax, x234),
+        case("amax -1 keepdim", lambda x: x.amax(-1, keepdim=True), x234, grad=True),
+        case("amin dims", lambda x: x.amin((0, 2)), x234, grad=True),
+        case("softmax -1", lambda x: torch.softmax(x, -1), x234, grad=True),
+        case("softmax 0 dtype", lambda x: torch.softmax(x, 0, dtype=F64), x34.float()),
+        case("softmax size-1", lambda x: torch.softmax(x, 1), r(3, 1)),
+        case("softmax 0-d", lambda x: torch.softmax(x, 0), torch.tensor(0.7, dtype=F64)),
+        case("log_softmax 1", lambda x: torch.log_softmax(x, 1), x234, grad=True),
+        case("log_softmax -1 dtype", lambda x: torch.log_softmax(x, -1, dtype=F64), x34.float()),
+        case("safe_softmax masked row", lambda x: aten._safe_softmax.default(x, -1),
+             torch.tensor([[0.5, -1.0, 2.0], [float("-inf")] * 3, [float("-inf"), 0.25, 1.0]], dtype=F64),
+             grad=True),
+        case("layer_norm affine 2 dims", lambda x, w, b: F.layer_norm(x, (3, 4), w, b), x234, r(3, 4), r(3, 4),
+             grad=True),
+        case("layer_norm eps", lambda x, w: F.layer_norm(x, (4,), w, eps=0.1), x234, r(4)),
+        case("batch_norm eval", _bn(nn.BatchNorm2d(3), train=False), r(2, 3, 4, 4), grad=True),
+        case("batch_norm train", _bn(nn.BatchNorm2d(3, momentum=0.3), train=True), r(2, 3, 4, 4), grad=True),
+        case("batch_norm 1d no stats", _bn(nn.BatchNorm1d(3, track_running_stats=False, affine=False), train=True),
+             r(4, 3), grad=True),
+        # losses
+        case("nll_loss sum", lambda x, t: F.nll_loss(x, t, reduction="sum"), logp, target, grad=True),
+        case("nll_loss ignore_index outside the classes", lambda x, t: F.nll_loss(x, t, ignore_index=7), logp,
+             target),
+    ]
+
+
+def _bn(module: nn.Module, train: bool) -> nn.Module:
+    torch.manual_seed(0)
+    module = module.double().train(train)
+    with torch.no_grad():
+        if module.running_mean is not None:
+            module.running_mean.uniform_(-0.5, 0.5), module.running_var.uniform_(0.5, 2.0)
+        if module.weight is not None:
+            module.weight.uniform_(0.5, 1.5), module.bias.uniform_(-0.5, 0.5)
+    return module
+
+
+def refused_forms() -> dict[str, tuple[Callable, tuple]]:
+    """Forms with no translation, by name: each is an UnsupportedOpError at compile time."""
+    g = torch.Generator().manual_seed(1)
+
+    def r(*shape, **kw):
+        return _r(*shape, generator=g, **kw)
+
+    def i(*shape, **kw):
+        return _i(*shape, generator=g, **kw)
+
+    return {
+        "clamp of a tensor bound": (lambda x, m: torch.clamp(x, min=m), (r(3), r(3))),
+        "div floor": (lambda x, y: torch.div(x, y, rounding_mode="floor"), (r(3), r(3, lo=0.5))),
+        "embedding padding_idx": (lambda i, w: F.embedding(i, w, padding_idx=0), (i(4, lo=0, hi=3), r(3, 2))),
+        "nll_loss ignore_index of a class": (lambda x, t: F.nll_loss(x, t, ignore_index=1),
+                                             (r(3, 4), torch.tensor([0, 1, 2]))),
+        "avg_pool2d count_include_pad=False padded": (lambda x: F.avg_pool2d(x, 3, padding=1, count_include_pad=False),
+                                                      (r(1, 1, 5, 5),)),
+        "avg_pool2d divisor_override": (lambda x: F.avg_pool2d(x, 2, divisor_override=3), (r(1, 1, 4, 4),)),
+        "max_pool2d ceil_mode adding a window": (lambda x: F.max_pool2d(x, 2, ceil_mode=True), (r(1, 1, 5, 5),)),
+        "adaptive_avg_pool2d uneven": (lambda x: F.adaptive_avg_pool2d(x, 3), (r(1, 1, 5, 5),)),
+        "conv_transpose2d": (F.conv_transpose2d, (r(1, 2, 4, 4), r(2, 3, 3, 3))),
+        "detach": (lambda x: x.detach() * x, (r(3),)),
+        "sum of integers": (lambda x: x.sum(1), (i(3, 4),)),
+        "integers to a tensor power": (torch.pow, (i(3, lo=0), i(3, lo=0, hi=3))),
+        "amin of integers": (lambda x: x.amin(0), (i(3, 4),)),
+        "dropout in training": (lambda x: F.dropout(x, 0.5, training=True), (r(3),)),
+    }
+
+
+# --- the tests -----------------------------------------------------------------------
+
+@functools.cache
+def results(grad: bool) -> tuple[list[Case], dict[str, str]]:
+    """CI's cases and their status: with `grad`, the hand-written cases that ask for
+    gradients (their values compared too); else the other hand-written cases and
+    one sample of each OpInfo (values only: the full sweep compares their
+    gradients). In batches of 160."""
+    cases = [c for c in hand_cases() if c.grad == grad]
+    if not grad:
+        for name in OPINFOS:
+            for c in opinfo_cases(name, ci=True):
+                c.grad = False
+                cases.append(c)
+    return cases, run_in_batches(cases, grad, 160)
+
+
+def run_in_batches(cases: list[Case], grad: bool, size: int) -> dict[str, str]:
+    status: dict[str, str] = {}
+    for start in range(0, len(cases), size):
+        status.update(run(cases[start:start + size], grad))
+    return status
+
+
+def _report(cases: list[Case], status: dict[str, str]) -> str:
+    samples = [c for c in cases if c.opinfo]
+    counts = {s: sum(status[c.name].startswith(s) for c in samples) for s in ("pass", "refused", "FAIL")}
+    return f"OpInfo samples: {len(samples)} ({counts})"
+
+
+@pytest.mark.parametrize("grad", [False, True], ids=["values", "gradients"])
+def test_cases_match_eager(grad):
+    """Every hand-written case and every CI OpInfo sample matches eager (values,
+    and the gradients of those that ask); only OpInfo samples may be refused."""
+    cases, status = results(grad)
+    print(_report(cases, status))
+    failed = [f"{c.name}: {status[c.name]}" for c in cases if status[c.name].startswith("FAIL")]
+    refused = [f"{c.name}: {status[c.name]}" for c in cases if not c.opinfo and status[c.name] != "pass"]
+    assert not failed + refused, "\n".join(failed + refused)
+
+
+def test_every_handler_has_a_case():
+    """Each overload in HANDLERS was in the program of a case that matched eager,
+    and in one whose gradient matched unless it is not differentiable; an
+    overload whose every form is refused has its case in `refused_forms`."""
+    exercised = {}
+    for grad in (False, True):
+        cases, status = results(grad)
+        exercised[grad] = set().union(*(c.targets for c in cases if status[c.name] == "pass"))
+    missing = sorted(set(HANDLERS) - exercised[False] - exercised[True] - set(ALWAYS_REFUSED))
+    assert not missing, f"no case for {missing}"
+    missing = sorted(set(HANDLERS) - exercised[True] - set(ALWAYS_REFUSED) - NOT_DIFFERENTIABLE)
+    assert not missing, f"no gradient case for {missing}"
+
+
+ALWAYS_REFUSED = {"aten.detach.default": "detach"}
+"""Overloads whose handler refuses every form, and their case in `refused_forms`."""
+
+NOT_DIFFERENTIABLE = {
+    *(f"aten.{op}.{kind}" for op in ("eq", "ne", "lt", "le", "gt", "ge") for kind in ("Tensor", "Scalar")),
+    "aten.logical_not.default", "aten.full.default", "aten.full_like.default", "aten.scalar_tensor.default",
+    "aten._assert_tensor_metadata.default",
+}
+"""Overloads the gradient walk does not require: their results carry no gradient
+(comparisons, logical not, constants, a metadata check)."""
+
+
+def test_untranslatable_forms_are_refused():
+    """Compiled as one program, the forms of `refused_forms` are one UnsupportedOpError
+    with a line naming each (and the overload of those in ALWAYS_REFUSED)."""
+    cases = [case(name, fn, *inputs) for name, (fn, inputs) in refused_forms().items()]
+    with pytest.raises(UnsupportedOpError) as refusal:
+        dfc.torch.compile(Batch(cases), [t for c in cases for t in c.inputs])
+    lines = str(refusal.value).splitlines()
+    for k, c in enumerate(cases):
+        named = [line for line in lines if re.search(rf"\bcases\.{k}\b", line)]
+        assert named, f"{c.name} is not refused"
+        overload = next((o for o, name in ALWAYS_REFUSED.items() if name == c.name), "")
+        assert all(overload in line for line in named), named
+
+
+def test_clamp_without_bounds_is_refused_by_torch():
+    """torch.clamp needs a bound: there is no form of it to compare."""
+    with pytest.raises(RuntimeError, match="At least one of 'min' or 'max'"):
+        torch.clamp(torch.zeros(3))
+
+
+@pytest.mark.parametrize("name", sorted(HANDLERS))
+def test_handler_receives_every_schema_argument(name):
+    """Given only the arguments the overload's schema requires, `bind` passes the
+    handler every argument of the schema (each positional one, each keyword-only
+    one by name), so no default of the handler stands in for one."""
+    _, op, overload = name.split(".")
+    target = getattr(getattr(torch.ops.aten, op), overload)
+    schema = target._schema.arguments
+    required = tuple(object() for a in schema if not a.kwarg_only and not a.has_default_value())
+    required_kw = {a.name: object() for a in schema if a.kwarg_only and not a.has_default_value()}
+    handler = HANDLERS[name]
+    args, kwargs = bind(target, handler, required, required_kw)
+    assert len(args) == sum(not a.kwarg_only for a in schema)
+    assert set(kwargs) == {a.name for a in schema if a.kwarg_only}
+    parameters = inspect.signature(handler).parameters
+    bound = inspect.signature(handler).bind(None, None, *args, **kwargs).arguments
+    defaulted = {n for n, p in parameters.items() if n not in bound and p.default is not p.empty}
+    assert not defaulted & {a.name for a in schema}, f"{name}: the handler's defaults of {defaulted} stand"
+
+
+def test_bind_fills_the_schemas_defaults_not_the_handlers():
+    """The class of issue 39: a handler whose defaults are another op's still gets the schema's."""
+    def handler(b, node, x, lo=-1.0, hi=1.0):
+        return lo, hi
+
+    clamp = torch.ops.aten.clamp.default
+    assert bind(clamp, handler, ("x", 0.5), {}) == (("x", 0.5, None), {})
+    assert bind(clamp, handler, ("x",), {"max": 2}) == (("x", None, 2), {})
+    assert bind(torch.ops.aten.hardtanh.default, handler, ("x",), {}) == (("x", -1, 1), {})
+    gelu = torch.ops.aten.gelu.default
+    assert bind(gelu, lambda b, node, x, approximate="tanh": None, ("x",), {}) == (("x",), {"approximate": "none"})
+    with pytest.raises(UnsupportedOpError, match="takes no argument approximate"):
+        bind(gelu, lambda b, node, x: None, ("x",), {"approximate": "tanh"})
+
+
+@pytest.mark.parametrize("name", sorted(HANDLERS))
+def test_handled_overloads_survive_the_export(name):
+    """An overload the export decomposes (a composite, or one in its table) never
+    reaches the translation: HANDLERS lists only overloads it can produce."""
+    _, op, overload = name.split(".")
+    target = getattr(getattr(torch.ops.aten, op), overload)
+    if target in KEPT:
+        return
+    assert not target.has_kernel_for_dispatch_key(torch._C.DispatchKey.CompositeImplicitAutograd), name
+    assert target not in capture_module._decompositions(), name
+
+
+@pytest.mark.skipif(not FULL, reason="the full OpInfo sweep runs with DFC_FULL_OPINFO=1")
+@pytest.mark.parametrize("name", OPINFOS)
+def test_every_opinfo_sample(name):
+    """Every sample of the OpInfo matches eager (values, and gradients where
+    the OpInfo supports autograd) or is refused with UnsupportedOpError."""
+    cases = opinfo_cases(name, ci=False)
+    status = run_in_batches(cases, False, 60)
+    grad_status = run_in_batches([c for c in cases if c.grad and status[c.name] == "pass"], True, 30)
+    counts = {s: sum(v.startswith(s) for v in status.values()) for s in ("pass", "refused", "FAIL")}
+    print(f"{name}: {len(cases)} samples {counts}, gradients "
+          f"{sum(v == 'pass' for v in grad_status.values())}/{len(grad_status)} pass")
+    failed = [f"{n}: {s}" for n, s in {**status, **grad_status}.items() if s.startswith("FAIL")]
+    assert not failed, "\n".join(failed)
