@@ -51,7 +51,7 @@ def main() -> None:
     driver.free(dst)
     print(f"device: {driver.arch()}; device-to-device copy: {bandwidth:.0f} GB/s")
 
-    engine = ExecutionEngine(parse_module(SAXPY.format(n=n)), target="cuda")
+    engine = ExecutionEngine(parse_module(SAXPY.format(n=n)), target="gpu")
     x, y = (engine.to_device(rng.standard_normal(n).astype(np.float32)) for _ in range(2))
     ms = gpu_ms(driver, lambda: engine.free(engine.run("saxpy", 2.0, x, y)))
     gbs = 3 * 4 * n / ms / 1e6
@@ -61,7 +61,7 @@ def main() -> None:
 
     text = scaled_example("softmax", {"64x512": f"{rows}x{rows}", "64xf32": f"{rows}xf32",
                                       "in (64, 512)": f"in ({rows}, {rows})", "in (64)": f"in ({rows})"})  # fmt: skip
-    engine = ExecutionEngine(parse_module(text), target="cuda")
+    engine = ExecutionEngine(parse_module(text), target="gpu")
     a, w = (engine.to_device(rng.standard_normal((rows, rows)).astype(np.float32)) for _ in range(2))
     ms = gpu_ms(driver, lambda: engine.free(engine.run("softmax_loss", a, w)))
     gbs = 2 * 4 * rows * rows / ms / 1e6  # the inputs, read once at best
@@ -69,7 +69,7 @@ def main() -> None:
 
     for t, dtype in (("f32", np.float32), ("f64", np.float64)):
         text = MATMUL.format(n=rows, t=t)
-        engine = ExecutionEngine(parse_module(text), target="cuda")
+        engine = ExecutionEngine(parse_module(text), target="gpu")
         a, b = (rng.standard_normal((rows, rows)).astype(dtype) for _ in range(2))
         da, db = engine.to_device(a), engine.to_device(b)
         ms = gpu_ms(driver, lambda: engine.free(engine.run("matmul", da, db)))

@@ -19,3 +19,17 @@ def gemm_mode(request, monkeypatch):
     clear_jit_cache()  # compiled modules are keyed by the choice; start each run clean
     yield request.param
     clear_jit_cache()
+
+
+def pytest_addoption(parser):
+    parser.addoption("--slow", action="store_true", default=False,
+                     help="also run the tests marked `slow` (full sweeps, model zoos, long differential runs)")
+
+
+def pytest_collection_modifyitems(config, items):
+    if config.getoption("--slow"):
+        return
+    skip = pytest.mark.skip(reason="slow: runs with --slow")
+    for item in items:
+        if "slow" in item.keywords:
+            item.add_marker(skip)

@@ -90,9 +90,9 @@ class SimulationError(RuntimeError):
 
 
 def simulated_engine(module: ModuleOp, **options: Any) -> CudaEngine:
-    """`ExecutionEngine(module, target="cuda")` on a fresh SimulatedDriver (`engine.driver`)."""
+    """`ExecutionEngine(module, target="gpu")` on a fresh SimulatedDriver (`engine.driver`)."""
     driver = SimulatedDriver()
-    engine = ExecutionEngine(module, target="cuda", driver=driver, **options)
+    engine = ExecutionEngine(module, target="gpu", driver=driver, **options)
     assert isinstance(engine, CudaEngine)
     driver.module = engine.module
     return engine

@@ -72,6 +72,12 @@ def simulated(example: str) -> CudaEngine:
     return simulated_engine(example_module(example))
 
 
+def test_cuda_target_name_is_a_deprecated_alias_of_gpu():
+    with pytest.warns(DeprecationWarning, match="use 'gpu'"):
+        engine = ExecutionEngine(parse_module(RAGGED), target="cuda", driver=SimulatedDriver())
+    assert isinstance(engine, CudaEngine)
+
+
 def seed(example: str) -> np.ndarray:
     """The gradient seed: 1 as a 0-d array of the result's dtype."""
     f = next(op for op in example_module(example, grad=False).ops if op.sym_name.data == FUNCTIONS[example])
@@ -564,7 +570,7 @@ class TestOnGpu:
     @pytest.mark.parametrize("example", sorted(FUNCTIONS))
     def test_example_and_gradient(self, example):
         cuda_or_skip()
-        engine = ExecutionEngine(example_module(example), target="cuda")
+        engine = ExecutionEngine(example_module(example), target="gpu")
         assert isinstance(engine, CudaEngine)
         name, args = FUNCTIONS[example], example_inputs(example)
         forward, gradient = cpu_results(example)
@@ -574,7 +580,7 @@ class TestOnGpu:
 
     def test_ragged_and_dynamic(self):
         cuda_or_skip()
-        engine = ExecutionEngine(parse_module(DYNAMIC), target="cuda")
+        engine = ExecutionEngine(parse_module(DYNAMIC), target="gpu")
         for n in (0, 1, 1000, 100_000):
             x = RNG.standard_normal(n).astype(np.float32)
             np.testing.assert_allclose(engine.invoke("f", x), np.exp(x), rtol=1e-5)
@@ -588,7 +594,7 @@ def test_without_cuda_the_engine_raises_a_clear_error():
     else:
         pytest.skip("CUDA is available here")
     with pytest.raises(RuntimeError, match=r"^(CUDA is not available: |cu\w+ failed: )"):
-        ExecutionEngine(parse_module(RAGGED), target="cuda")
+        ExecutionEngine(parse_module(RAGGED), target="gpu")
 
 
 # ---------------------------------------------------------------------------

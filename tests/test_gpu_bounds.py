@@ -103,7 +103,7 @@ def test_guarded_ptx_assembles(program, tmp_path):
 def test_data_dependent_access_on_a_real_gpu(program, x, idx, error):
     cuda_or_skip()
     module = parse_module(program.format(n=len(idx)))
-    _check_access(ExecutionEngine(module, target="cuda"), module, x, idx, error)
+    _check_access(ExecutionEngine(module, target="gpu"), module, x, idx, error)
 
 
 UNIFORM = """func.func @f(%v: tensor<?xf64>) -> tensor<?xf64> {

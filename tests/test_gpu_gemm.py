@@ -355,7 +355,7 @@ class TestOnGpu:
             config = random_config(rng)
             a, b, c = buffers(config, dtype, rng)
             engine = ExecutionEngine(parse_module(gemm_module(dtype, (a.size, b.size, c.size), config)),
-                                     target="cuda")  # fmt: skip
+                                     target="gpu")  # fmt: skip
             want = reference(a, b, c, **{x: config.get(x) for x in config})
             assert_close(engine.invoke("f", a, b, c), want, dtype)
 
@@ -367,5 +367,5 @@ class TestOnGpu:
 }"""
         rng = np.random.default_rng(8)
         a, b = rng.standard_normal((1000, 700)).astype(np.float32), rng.standard_normal((700, 1300)).astype(np.float32)
-        got = ExecutionEngine(parse_module(src), target="cuda").invoke("f", a, b)
+        got = ExecutionEngine(parse_module(src), target="gpu").invoke("f", a, b)
         assert_close(got, a.astype(np.float64) @ b, np.float32)
