@@ -47,6 +47,7 @@ import ctypes
 import functools
 import math
 import struct
+import sys
 import warnings
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
@@ -71,7 +72,7 @@ from dfc.compiler.shape_checks import AccessBound, access_bounds, check_access, 
 from dfc.config import default_threads
 from dfc.dialects.diagnostics import verify_located
 from dfc.dialects.xdsl_fixes import module_text
-from dfc.passes import PIPELINES
+from dfc.passes import default_pipeline
 from dfc.passes.buffer_results_to_out_params import called_functions
 
 ACCESS_BOUNDS_KEPT = 16
@@ -146,7 +147,7 @@ def lower(module: ModuleOp, threads: int, pipeline: str | None = None, out_param
     instead (slower; the test suite sets it, so a pass breaking the IR is named)."""
     module = module.clone()
     if _needs_lowering(module):
-        pipeline = pipeline or PIPELINES["default"].replace("lower-dataflow", f"lower-dataflow{{threads={threads}}}")
+        pipeline = pipeline or default_pipeline(threads)
         verify_each = config.VERIFY_EACH.value()
         PassManager.parse(pipeline, verify_each=verify_each).run(module)
         if not verify_each:
@@ -188,22 +189,37 @@ def _access_bounds(module: ModuleOp, text: str) -> dict[str, list[AccessBound]]:
 _ACCESS_BOUNDS: OrderedDict[str, dict[str, list[AccessBound]]] = OrderedDict()
 
 
-def _compile(module: ModuleOp, text: str, options: tuple) -> JitModule:
+@dataclass(frozen=True)
+class CompileOptions:
+    """Everything besides the module text that decides the compiled code: with
+    the text, the key of the in-process and on-disk caches."""
+
+    opt_level: int
+    fast_math: bool
+    threads: int
+    vector_math: bool
+    pipeline: str | None
+    out_params: bool
+    parallel_min_work: int
+    dfc_gemm: bool
+    """Whether `blas.gemm` calls dfc's own kernel (`DFC_GEMM`) rather than OpenBLAS."""
+
+
+def _compile(module: ModuleOp, text: str, options: CompileOptions) -> JitModule:
     """`module` compiled, or loaded from the on-disk cache when it holds it."""
-    opt_level, fast_math, threads, vector_math, pipeline, out_params, parallel_min_work, _ = options
     disk_key = None
     if object_cache.cache_dir() is not None:
-        disk_key = object_cache.cache_key(text, options, host_target_machine(opt_level))
+        disk_key = object_cache.cache_key(text, options, host_target_machine(options.opt_level))
         if (entry := object_cache.load(disk_key)) is not None:
-            return JitModule.from_object(entry, opt_level)
+            return JitModule.from_object(entry, options.opt_level)
     with paused_gc():
         jit = JitModule(
-            lower(module, threads, pipeline, out_params),
-            opt_level=opt_level,
-            fast_math=fast_math,
-            num_threads=threads,
-            parallel_min_work=parallel_min_work,
-            vector_math=vector_math,
+            lower(module, options.threads, options.pipeline, options.out_params),
+            opt_level=options.opt_level,
+            fast_math=options.fast_math,
+            num_threads=options.threads,
+            parallel_min_work=options.parallel_min_work,
+            vector_math=options.vector_math,
         )
     if disk_key is not None:
         object_cache.store(disk_key, jit.object)
@@ -249,10 +265,9 @@ class ExecutionEngine:
         if _out_params:
             self.signatures = _with_out_params(module, self.signatures)
         text = module_text(module)
-        # which GEMM `blas.gemm` calls (`DFC_GEMM`) changes the code, so it is part of the key
-        options = (opt_level, fast_math, self.threads, vector_math, pipeline, _out_params, parallel_min_work,
-                   gemm_kernel.enabled())
-        self._key = (text, *options)
+        options = CompileOptions(opt_level, fast_math, self.threads, vector_math, pipeline, _out_params,
+                                 parallel_min_work, gemm_kernel.enabled())  # fmt: skip
+        self._key = (text, options)
         jit = _CACHE.get(self._key)
         if jit is None:
             jit = _compile(module, text, options)
@@ -367,10 +382,10 @@ class ExecutionEngine:
         if self._into is None:
             from dfc.compiler.parsing import parse_module
 
-            text, opt_level, fast_math, threads, vector_math, pipeline, _, min_work, _ = self._key
-            self._into = ExecutionEngine(parse_module(text), opt_level=opt_level, fast_math=fast_math,
-                                         threads=threads, vector_math=vector_math, pipeline=pipeline,
-                                         parallel_min_work=min_work, _out_params=True)
+            text, o = self._key
+            self._into = ExecutionEngine(parse_module(text), opt_level=o.opt_level, fast_math=o.fast_math,
+                                         threads=o.threads, vector_math=o.vector_math, pipeline=o.pipeline,
+                                         parallel_min_work=o.parallel_min_work, _out_params=True)
         if name not in self._into.signatures:
             raise ValueError(f"out= is not available for @{name}: other functions of the module call it")
         scalars = self._into.invoke(name, *args, *outs)
@@ -523,8 +538,10 @@ class _Release:
     def __init__(self, pointer: int, nbytes: int):
         self.pointer, self.nbytes = pointer, nbytes
 
-    def __del__(self, free: Callable[[], Any] = free_function) -> None:  # bound here: survives module teardown
-        free()(self.pointer, self.nbytes)
+    def __del__(self, free: Callable[[], Any] = free_function, finalizing: Callable[[], bool] = sys.is_finalizing,
+                ) -> None:  # bound here: survives module teardown
+        if not finalizing():  # at exit the memory goes with the process; the runtime's globals may be gone already
+            free()(self.pointer, self.nbytes)
 
 
 _from_buffer = ctypes.c_char.from_buffer

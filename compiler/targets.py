@@ -32,9 +32,9 @@ def _host_optimised(module: ModuleOp, manager: PassManager, threads: int):
         from dfc.compiler.codegen.llvm.jit import optimize
         from dfc.compiler.codegen.llvm.module import emit_module
         from dfc.compiler.engine import _needs_lowering
-        from dfc.passes import PIPELINES
+        from dfc.passes import default_pipeline
 
-    pipeline = PIPELINES["default"].replace("lower-dataflow", f"lower-dataflow{{threads={threads}}}")
+    pipeline = default_pipeline(threads)
     lowered = _lower(module, manager, pipeline, _needs_lowering(module))
     with manager.stage("emit LLVM IR"):
         ir_module = emit_module(lowered, num_threads=threads, vector_math=True)

@@ -51,10 +51,21 @@ PASS_SUMMARIES: dict[str, str] = {
 module's docstring (a test keeps them equal), here so that `--help` imports
 no pass."""
 
-PIPELINES: dict[str, str] = {
-    "default": "expand-library,canonicalize,cse,scatter-to-gather,fuse,canonicalize,cse,fuse,canonicalize,cse,bufferize,check-bounds,contraction-to-blas,fuse-gemm-gather,fuse-gemm-epilogue,fuse-outer,lower-dataflow,canonicalize,cse,reuse-sibling-loops,mem-plan",
-}
+DEFAULT_PIPELINE: tuple[str, ...] = (
+    "expand-library", "canonicalize", "cse", "scatter-to-gather", "fuse", "canonicalize", "cse", "fuse",
+    "canonicalize", "cse", "bufferize", "check-bounds", "contraction-to-blas", "fuse-gemm-gather",
+    "fuse-gemm-epilogue", "fuse-outer", "lower-dataflow", "canonicalize", "cse", "reuse-sibling-loops", "mem-plan",
+)  # fmt: skip
+"""The passes of the `default` pipeline, in order."""
+
+PIPELINES: dict[str, str] = {"default": ",".join(DEFAULT_PIPELINE)}
 """Named pipelines, usable wherever a pass name is (`-p default`)."""
+
+
+def default_pipeline(threads: int) -> str:
+    """The `default` pipeline with `lower-dataflow` splitting maps for `threads` threads."""
+    return ",".join(f"lower-dataflow{{threads={threads}}}" if name == "lower-dataflow" else name
+                    for name in DEFAULT_PIPELINE)  # fmt: skip
 
 
 XDSL_REPLACEMENTS: dict[str, str] = {

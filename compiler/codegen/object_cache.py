@@ -47,8 +47,9 @@ def cache_dir() -> Path | None:
     return Path(path) if path else None
 
 
-def cache_key(module_text: str, options: tuple, target: llvm.TargetMachine) -> str:
-    """The hex digest naming the entry of `module_text` compiled with `options` for `target`."""
+def cache_key(module_text: str, options: object, target: llvm.TargetMachine) -> str:
+    """The hex digest naming the entry of `module_text` compiled with `options`
+    (a value whose `repr` states them all) for `target`."""
     h = hashlib.sha256()
     for part in (_VERSION, llvmlite.__version__, target.triple, llvm.get_host_cpu_name(),
                  llvm.get_host_cpu_features().flatten(), repr(options), module_text):
