@@ -18,7 +18,7 @@ dfc entry point that reads MLIR text) uses.
   fix reinterprets hexadecimal float elements as bits, as MLIR does (bf16
   included: the upper half of an f32).
 * An unterminated string literal made xDSL's lexer backtrack exponentially
-  (`"(?:[^"...]+|...)*"`: 27 characters took 15 s, 40 never ended); the
+  (`"(?:[^"...]+|...)*"`: exponential in the literal's length); the
   string pattern here has one way to match each character and a possessive
   repetition, so a failed match is linear.
 * A float literal out of its type's range (`1.0e308 : f32`, also as a dense
@@ -29,12 +29,11 @@ dfc entry point that reads MLIR text) uses.
   `dense<1.0> : tensor<4294967296xf32>`).
 
 Attributes: `is_splat(attr)` instead of `DenseIntOrFPElementsAttr.is_splat`,
-which unpacks every element into a Python object (seconds for a 2048x2048
-zero tensor, which autodiff creates); this one compares the raw bytes
+which unpacks every element into a Python object (linear in the tensor's
+size, for the large zero tensors autodiff creates); this one compares the raw bytes
 shifted by one element. `DfcPrinter` (and `module_text(op)`, `str(op)` with
 it) prints a splat dense literal from its first element, where xDSL's
-printer unpacks every element and asks `is_splat` (1.3 s to print a gradient
-module holding one 2048x2048 zero); the engine keys its cache by that text,
+printer unpacks every element and asks `is_splat`; the engine keys its cache by that text,
 the pass manager's dumps and opt-tool print with it.
 
 Dialects: `ARITH`, xDSL's arith dialect plus `arith.remf` (`RemFOp`), which
@@ -50,14 +49,13 @@ xDSL's answers, faster:
 * Dead-code elimination (in every `canonicalize` and `cse`) asks of each op
   whether it would be dead without uses: xDSL's `result_only_effects`
   collects every effect of every op nested in it first, so a loop nest was
-  walked whole once per op above it, on every round (5.9 s of a ResNet
-  gradient's 25 s compile was the `canonicalize` after lowering).
+  walked whole once per op above it, on every round (quadratic in the
+  nesting depth).
   `result_only_effects` here stops at the first effect that answers;
   `is_trivially_dead` and `region_dce` use it.
 * xDSL's `cse` keys ops by a hash that ignores their regions, so all maps
   over one space with the same (CSE'd) `tensor.empty` outputs collide and
-  are compared structurally pairwise: quadratic in the maps of a block (13 s
-  of 35 for a gradient of 60 stencil maps). The hash here also covers a
+  are compared structurally pairwise: quadratic in the maps of a block. The hash here also covers a
   fingerprint of the regions: the nested ops' names and the values they use
   from outside, which structurally equivalent ops share.
 """

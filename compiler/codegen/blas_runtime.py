@@ -3,8 +3,7 @@ it (64-bit integers, symbols named `scipy_cblas_dgemm64_`, ...).
 
 The instance numpy's wheels bundle is preferred: calls from compiled code and
 from numpy then share one thread pool (two OpenBLAS pools on the same cores
-wait on each other's spinning threads: a 256^3 product went from 0.15 ms to
-16 ms when calls alternated). Otherwise the `scipy-openblas64` package (a
+wait on each other's spinning threads). Otherwise the `scipy-openblas64` package (a
 dependency) provides it. The library is loaded into the process, and its
 symbols exported to JIT code, only when a compiled module calls it.
 """

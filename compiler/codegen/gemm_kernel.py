@@ -30,13 +30,8 @@ cannot be allocated, is passed to OpenBLAS (`blas_runtime`).
 epilogue (`EPILOGUE_TYPE`: a function and its context) and call it on each
 MR x NB panel of C right after the last depth block stores the panel's
 tiles, while they are in L1 or L2 (after OpenBLAS, on the whole product).
-Per MR x NR tile, rows of 32 f32 were too short for the epilogue's
-vectorised loop: a 1024 x 1024 x 64 product times a relu mask took 13%
-longer than with the mask as a separate map; per panel, as long (0.32 ms,
-two threads, the operands in L3). Beyond the caches the panel epilogue saves
-a pass over memory (4096 x 4096 x 32: 4.7 against 5.1-5.2 ms) but can also
-cost, where the mask it reads competes with a compute-bound product for the
-memory system (2048 x 2048 x 128: 2.5-2.7 against 2.35 ms).
+Per panel rather than per MR x NR tile, whose rows are too short for the
+epilogue's vectorised loop.
 
 `__dfc_sgemm_gather` / `__dfc_dgemm_gather` also take four offset tables
 (`gather_args`) through which a factor is read, `a[rows[i] + cols[p]]`
@@ -50,12 +45,8 @@ buffers cannot be allocated it is computed one element at a time.
 The kernels are compiled once per process and element type (cached on disk
 with the modules when `DFC_CACHE_DIR` is set) and exported to JIT code like
 the runtime. `DFC_GEMM` chooses: `auto` (default) uses them where the CPU has
-512-bit vectors and OpenBLAS elsewhere, `dfc` always, `blas` never. On the
-2-core Zen 5 development VM, whose environment sets OpenBLAS to its Haswell
-(AVX2) kernels, one thread: 1024^3 f32 8.5 ms against OpenBLAS's 16.4
-(SkylakeX kernels: 9.0), f64 18.0 against 33.9; the MLP's 256x784x512
-products 1.9x faster. The same kernel at 256 bits ran at 0.95-1.04x of
-OpenBLAS's Haswell kernels, so `auto` leaves AVX2 machines to OpenBLAS.
+512-bit vectors and OpenBLAS elsewhere (at 256 bits the kernel is no faster
+than OpenBLAS's AVX2 kernels), `dfc` always, `blas` never.
 """
 
 from __future__ import annotations
@@ -157,10 +148,7 @@ class Blocking:
 
 def blocking(elem: str, bits: int) -> Blocking:
     """The blocking for `elem` at `bits`-wide vectors: with 32 vector registers
-    (AVX-512) a 12 x 2-vector tile (24 accumulators), with 16 a 6 x 2 one.
-    Paired runs at 512 bits put 12x2, 6x4, 8x3 and 14x2 tiles, KC 256-512 and
-    NB 256-1024 within the machine's noise of each other (236-254 GFLOP/s on
-    the MLP's shapes); 12x2 with KC 256, NB 512 was never behind by more."""
+    (AVX-512) a 12 x 2-vector tile (24 accumulators), with 16 a 6 x 2 one."""
     lanes = bits // (32 if elem == "f32" else 64)
     return Blocking(lanes, 12, 2) if bits >= 512 else Blocking(lanes, 6, 2)
 

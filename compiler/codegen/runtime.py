@@ -23,17 +23,13 @@ same pool and cache. Emitted modules only declare them (`declare_runtime`):
   exist; not with more threads than CPUs, where sharing is unavoidable), and
   the caller yields its CPU once after posting when a worker was
   asleep or last finished on that CPU, so that such a worker runs (and
-  moves) at once instead of after the caller's chunks. On KVM guests the
+  moves) at once instead of after the caller's chunks (on KVM guests the
   scheduler wakes a thread on its waker's CPU while the other vCPUs are
-  halted, and the pool's threads then shared one CPU call after call: a
-  256x512x784 product called after 0.2 s idle took 0.9-1.0 ms (one thread's
-  time) in 7 to 14 of 16 rounds; with the move alone, still 4-8 of 16 (the
-  worker woken beside the caller got the CPU only after the caller's chunks
-  were done); with the yield alone, as often; with both, none in 48.
+  halted, so the pool's threads would otherwise share one CPU).
 * `void __dfc_pool_park()` makes idle workers sleep at once instead of
   spinning for their usual ~0.1 ms; the next parallel loop wakes them. The
   code before a BLAS call parks the pool, so that OpenBLAS's threads get the
-  cores (on 2 cores, spinning workers made the MLP's gradient 12% slower).
+  cores.
 * `use_openmp()` makes `__dfc_parallel_for` run its chunks on the team of
   the OpenMP runtime already loaded in the process (`GOMP_parallel`: GCC's
   libgomp, or LLVM's libomp through its GOMP entry points) instead of dfc's

@@ -41,11 +41,10 @@ def _gemm(e: FunctionEmitter, op: Operation) -> None:
     products narrower than a vector, is set to one thread meanwhile. With
     OpenBLAS's kernels on dfc's own pool, the library's threads do the work:
     the pool is parked and OpenBLAS set to the module's thread count for the
-    calls (beside numpy, whose products use the same OpenBLAS threads, a
-    second pool made a 1024^3 f32 product 2x slower). On a shared OpenMP team
-    (torch's, `runtime.use_openmp`), OpenBLAS runs single-threaded on the
-    team's blocks as above: OpenBLAS's threads spinning beside the team made
-    an MLP training step 7-10x slower. A product with a gathered factor
+    calls (numpy's products use the same OpenBLAS threads; a second pool
+    would compete with them). On a shared OpenMP team (torch's,
+    `runtime.use_openmp`), OpenBLAS runs single-threaded on the team's blocks
+    as above, so that its threads do not spin beside the team. A product with a gathered factor
     always calls dfc's kernel (its gather entry) on the module's threads,
     each block with its slice of the offset tables."""
     a, b, c = (e.getm(v) for v in op.operands[:3])

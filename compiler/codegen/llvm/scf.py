@@ -204,7 +204,7 @@ def _small_trip(lb: ir.Value, ub: ir.Value, step: ir.Value, block: Block) -> int
     if any(o.regions for o in block.ops) and not any(
         o.name == "scf.for" and len(o.regions[0].block.args) > 1 for top in block.ops for o in top.walk()
     ):
-        return None  # a nest of copies (im2col's taps): the loop left around it vectorised with gathers, 2x slower
+        return None  # a nest of copies (im2col's taps): the loop left around it vectorised with gathers, slower
     return trip
 
 
