@@ -12,6 +12,7 @@ written to a stream (stderr by default).
 from __future__ import annotations
 
 import difflib
+import logging
 import sys
 import time
 from collections import Counter
@@ -33,6 +34,9 @@ from dfc.compiler.pipeline_syntax import PipelineElement, format_pipeline, parse
 from dfc.dialects.diagnostics import CompileError, verify_located
 from dfc.dialects.xdsl_fixes import DfcPrinter, module_text
 from dfc.passes import PIPELINES, get_all_passes
+
+log = logging.getLogger(__name__)
+"""Each stage's wall time at INFO (a child of the `dfc` logger)."""
 
 
 def instantiate(spec: ArgSpec) -> ModulePass:
@@ -168,12 +172,15 @@ class PassManager:
 
     @contextmanager
     def stage(self, name: str) -> Iterator[None]:
-        """Time a stage under `name` in the timing report (a pass, or a backend step)."""
+        """Time a stage under `name` in the timing report (a pass, or a backend step),
+        also logged at INFO on the `dfc` logger."""
         start = time.perf_counter()
         try:
             yield
         finally:
-            self.timings.append((name, time.perf_counter() - start))
+            elapsed = time.perf_counter() - start
+            self.timings.append((name, elapsed))
+            log.info("%s: %.1f ms", name, elapsed * 1e3)
 
     def _out(self) -> TextIO:
         return self.stream or sys.stderr

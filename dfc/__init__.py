@@ -5,10 +5,19 @@ The repository's top-level folders are this package's subpackages:
 `dfc.dialects` (df, nn), `dfc.passes` (one module per pass) and `dfc.tools`
 (opt-tool, run-tool). The names below are the public Python API, in the
 style of MLIR's Python bindings; each is imported on first use so that
-`import dfc` stays cheap.
+`import dfc` stays cheap, and `dir(dfc)`, tab completion and `help(dfc)` list
+them all. docs/api.md is their reference.
+
+    @dfc.jit                               # the NumPy frontend
+    def loss(x, w): return np.sum(np.tanh(x @ w))
+    dfc.grad(loss, 1)(x, w)                # reverse mode by the autodiff pass
+
+The optional front ends need their extras: `dfc.torch` (`pip install
+"dfc[torch]"`), `from_jax` (`dfc[jax]`), `from_onnx` (`dfc[onnx]`).
 """
 
 from importlib import import_module
+from types import ModuleType
 from typing import Any
 
 __version__ = "0.2.0"
@@ -38,6 +47,13 @@ _EXPORTS = {
 }
 
 __all__ = ["__version__", *_EXPORTS]
+
+
+def __dir__() -> list[str]:
+    """The public API, the module's dunders and the subpackages imported so far."""
+    names = globals()
+    loaded = (n for n, v in names.items() if isinstance(v, ModuleType))
+    return sorted({*__all__, *loaded, *(n for n in names if n.startswith("__"))})
 
 
 def __getattr__(name: str) -> Any:

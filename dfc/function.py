@@ -6,7 +6,8 @@ importers) produces one: `Function(module, name)` where `module` is an xDSL
 function to call. Calling it compiles the module once with `ExecutionEngine`
 (the `default` pipeline) and runs `@name` on numpy arrays; Python floats and
 ints are accepted for 0-d tensor parameters, and 0-d results come back as
-numpy scalars. `mlir(stage)` prints the module at a stage of the pipeline.
+numpy scalars. `mlir(stage)` prints the module at a stage of the pipeline;
+in a notebook, a Function displays its signature and IR (`_repr_html_`).
 
 `gradient(wrt)` adds the gradient function `@name_grad` to a copy of the
 module (the `autodiff` pass), compiled once per `wrt` and cached; the
@@ -15,6 +16,9 @@ transforms of `dfc.transforms` (`dfc.grad`, ...) are built on it.
 
 from __future__ import annotations
 
+import html
+import logging
+import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -25,6 +29,8 @@ from xdsl.dialects.builtin import AnyFloat, FunctionType, ModuleOp, TensorType
 from dfc import config
 
 STAGES = ("frontend", "autodiff", "lowered")
+log = logging.getLogger(__name__)
+"""Each compile's wall time at INFO; its passes' times come from `dfc.compiler.pass_manager`."""
 
 
 class Function:
@@ -46,16 +52,26 @@ class Function:
 
     @property
     def inputs(self) -> list:
+        """The entry function's argument types."""
         return list(self.signature.inputs.data)
 
     @property
     def outputs(self) -> list:
+        """The entry function's result types."""
         return list(self.signature.outputs.data)
+
+    def _repr_html_(self) -> str:
+        """The notebook display: the signature, and the IR as built in a folded block."""
+        return (f"<p><b>dfc.Function</b> <code>@{html.escape(self.name)}: {html.escape(str(self.signature))}</code>"
+                f"</p><details><summary>IR</summary><pre>{html.escape(self.mlir())}</pre></details>")
 
     def _engine_for(self, module: ModuleOp):
         from dfc.compiler.engine import ExecutionEngine
 
-        return ExecutionEngine(module, threads=self.threads)
+        start = time.perf_counter()
+        engine = ExecutionEngine(module, threads=self.threads)
+        log.info("@%s compiled in %.1f ms", self.name, (time.perf_counter() - start) * 1e3)
+        return engine
 
     def __call__(self, *args: Any) -> Any:
         if self._engine is None:
@@ -86,6 +102,7 @@ class Function:
         return module
 
     def float_arguments(self) -> list[int]:
+        """The indices of the float arguments: those that can have gradients."""
         return [k for k, t in enumerate(self.inputs) if is_float_type(t)]
 
     def gradient(self, wrt: Sequence[int]) -> Callable[..., tuple]:

@@ -17,8 +17,15 @@ import numpy as np
 from xdsl.dialects.builtin import TensorType
 
 from dfc.compiler.interpreter import dtype_of
+from dfc.errors import user_errors
 from dfc.frontend import jit
 from dfc.function import Function, is_float_type
+
+
+def _types(types: Sequence[Any]) -> str:
+    """Types as MLIR writes a result list: `tensor<8xf64>`, `(f32, i64)`, `()`."""
+    text = ", ".join(str(t) for t in types)
+    return text if len(types) == 1 else f"({text})"
 
 
 def _specialize(f: Any, args: Sequence[Any]) -> tuple[Function, list[Any], list[int]]:
@@ -50,7 +57,7 @@ def _value_and_grads(f: Any, argnums: int | Sequence[int], args: Sequence[Any]) 
     wrt = _wrt(fn, argnums, positions)
     float_outputs = [t for t in fn.outputs if is_float_type(t)]
     if len(fn.outputs) != 1 or len(float_outputs) != 1 or (isinstance(float_outputs[0], TensorType) and float_outputs[0].get_shape()):
-        raise TypeError(f"grad needs a function with one scalar float result; @{fn.name} returns {fn.outputs}")
+        raise TypeError(f"grad needs a function with one scalar float result; @{fn.name} returns {_types(fn.outputs)}")
     t = float_outputs[0]
     seed = np.array(1.0, dtype_of(t.element_type if isinstance(t, TensorType) else t))
     value, *grads = fn.gradient(wrt)(*ir_args, seed if isinstance(t, TensorType) else seed[()])
@@ -61,6 +68,7 @@ def grad(f: Any, argnums: int | Sequence[int] = 0) -> Callable[..., Any]:
     """The gradient of scalar-valued `f` (a `Function` or a Python function,
     jitted) with respect to argument `argnums` (an int, or a tuple: a tuple of gradients)."""
 
+    @user_errors
     def gradient(*args: Any) -> Any:
         return _value_and_grads(f, argnums, args)[1]
 
@@ -70,19 +78,21 @@ def grad(f: Any, argnums: int | Sequence[int] = 0) -> Callable[..., Any]:
 def value_and_grad(f: Any, argnums: int | Sequence[int] = 0) -> Callable[..., tuple[Any, Any]]:
     """Like `grad`, returning `(f(*args), gradient)`."""
 
+    @user_errors
     def both(*args: Any) -> tuple[Any, Any]:
         return _value_and_grads(f, argnums, args)
 
     return both
 
 
+@user_errors
 def vjp(f: Any, *args: Any) -> tuple[Any, Callable[[Any], tuple]]:
     """`(f(*args), pullback)`: `pullback(cotangent)` returns the vector-Jacobian
     product for every float argument of `f`, in order (None for the others)."""
     fn, ir_args, positions = _specialize(f, args)
     floats = [k for k, ir in enumerate(positions) if ir >= 0 and is_float_type(fn.inputs[ir])]
     if len(fn.outputs) != 1 or not is_float_type(fn.outputs[0]):
-        raise TypeError(f"vjp needs a function with one float result; @{fn.name} returns {fn.outputs}")
+        raise TypeError(f"vjp needs a function with one float result; @{fn.name} returns {_types(fn.outputs)}")
     gradient = fn.gradient([positions[k] for k in floats])
     value = fn(*ir_args)
 

@@ -6,6 +6,7 @@ that a verifier, a pass or the engine can point back at the source line.
 
 from __future__ import annotations
 
+import linecache
 import re
 from collections.abc import Iterable
 
@@ -22,21 +23,55 @@ from dfc.dialects.xdsl_fixes import DfcParser
 
 
 class CompileError(Exception):
-    """An error in the user's program or command, with its source location."""
+    """An error in the user's program or command, with its source location.
+
+    `str()` is `file:line:col: error: message`, followed, once `with_source`
+    has found the location's line, by that line and a caret under the column,
+    as mlir-opt prints diagnostics."""
 
     def __init__(self, message: str, location: str | None = None):
         super().__init__(message)
         self.message = message
         self.location = location
+        self.source_line: str | None = None
+        """The text of the location's line (set by `with_source`)."""
 
     def __str__(self) -> str:
         prefix = f"{self.location}: " if self.location else ""
-        return f"{prefix}error: {self.message}"
+        text = f"{prefix}error: {self.message}"
+        position = _position(self.location)
+        if self.source_line is not None and position is not None:
+            indent = "".join(c if c == "\t" else " " for c in self.source_line[: position[2] - 1])
+            text += f"\n{self.source_line}\n{indent}^"
+        return text
+
+    def with_source(self, text: str | None = None) -> CompileError:
+        """Attach the line the location names: from `text` (the source that was
+        compiled) when given, else from the file (`linecache`: also notebook cells
+        and other sources the interpreter registered). Returns self."""
+        position = _position(self.location)
+        if position is None or self.source_line is not None:
+            return self
+        filename, line, _ = position
+        if text is not None:
+            lines = text.splitlines()
+            found = lines[line - 1] if 0 < line <= len(lines) else ""
+        else:
+            found = linecache.getline(filename, line)
+        if found.strip():
+            self.source_line = found.rstrip("\r\n")
+        return self
 
     @classmethod
     def at(cls, op: Operation | None, message: str) -> CompileError:
         """An error reported at `op`'s source location (or its nearest located parent's)."""
         return cls(message, location_of(op))
+
+
+def _position(location: str | None) -> tuple[str, int, int] | None:
+    """(file, line, column) of a `file:line:col` location, else None."""
+    m = re.fullmatch(r"(.+):(\d+):(\d+)", location or "")
+    return (m.group(1), int(m.group(2)), int(m.group(3))) if m and int(m.group(2)) > 0 else None
 
 
 def location_of(op: Operation | None) -> str | None:

@@ -68,8 +68,12 @@ def _wrap(first: str, items: list[str], sep: str, width: int = 100) -> list[str]
 
 def _help_epilog() -> str:
     lines = ["project passes (each also a flag: --NAME, '--NAME{opt=value}'; docs/passes.md):"]
+    width = max(map(len, PROJECT_PASSES)) + 1
     for name in PROJECT_PASSES:
-        lines.append(f"  --{name:<22}{PASS_SUMMARIES[name]}")
+        lines.append(f"  --{name:<{width}}{PASS_SUMMARIES[name]}")
+    lines.append("\noptimisation levels:")
+    lines.append(f"  {'-O0':<{width + 2}}no passes (as when no pass is given)")
+    lines.append(f"  {'-O1, -O2, -O3':<{width + 2}}the `default` pipeline (below)")
     lines.append("\nnamed pipelines:")
     for name, spec in PIPELINES.items():
         lines += _wrap(f"  {name} = ", spec.split(","), ",")
@@ -357,6 +361,8 @@ def _process(
                 print(problem, file=sys.stderr)
             failed |= bool(problems)
         elif error is not None:
+            if error.location and error.location.startswith(f"{filename}:"):
+                error.with_source(padded)
             print(error, file=sys.stderr)
             failed = True
     return outputs, failed

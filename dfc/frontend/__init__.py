@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import ast
 import functools
+import html
 import inspect
 import textwrap
 from typing import Any
@@ -29,6 +30,7 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 
 from dfc.dialects.diagnostics import CompileError
+from dfc.errors import user_errors
 from dfc.frontend.dtypes import ArrayType, dtype_from_numpy, f16, f32, f64, i32, i64
 from dfc.frontend.errors import FrontendError
 
@@ -66,6 +68,13 @@ class JitFunction:
     def __repr__(self) -> str:
         return f"<dfc.jit {self.fn.__qualname__}>"
 
+    def _repr_html_(self) -> str:
+        """The notebook display: the Python signature, then each signature compiled so far."""
+        head = f"<p><b>dfc.jit</b> <code>{html.escape(self.fn.__name__ + str(inspect.signature(self.fn)))}</code>"
+        if not self._specialisations:
+            return head + " (compiled on its first call)</p>"
+        return head + "</p>" + "".join(f._repr_html_() for f in self._specialisations.values())
+
     def source(self):
         from dfc.frontend.translate import Source
 
@@ -74,7 +83,12 @@ class JitFunction:
                 lines, first = inspect.getsourcelines(self.fn)
                 filename = inspect.getsourcefile(self.fn) or "<unknown>"
             except (OSError, TypeError) as err:
-                raise FrontendError(f"cannot read the source of {self.fn.__qualname__}: {err}") from None
+                name = self.fn.__qualname__
+                raise FrontendError(
+                    f"cannot read the source of {name}: {err}. dfc.jit translates a function's source text, "
+                    "which Python keeps for functions defined in a file or a notebook cell (IPython, Jupyter) but "
+                    f"not for those typed at the plain `python` prompt or given to `python -c`: define {name} in "
+                    "a file and import it, or work in IPython or Jupyter") from None
             text = "".join(lines)
             dedented = textwrap.dedent(text)
             indent = len(lines[0]) - len(lines[0].lstrip())
@@ -183,6 +197,7 @@ class JitFunction:
             self._modules[key] = (module, name, translator.updated)
         return self._modules[key]
 
+    @user_errors
     def specialize(self, *args: Any):
         """(the `Function` for these arguments, its arguments, IR position of each)."""
         from dfc.function import Function
@@ -194,10 +209,12 @@ class JitFunction:
             self._specialisations[key] = Function(module, name, self.threads)
         return self._specialisations[key], ir_args, positions
 
+    @user_errors
     def __call__(self, *args: Any) -> Any:
         fn, ir_args, _ = self.specialize(*args)
         return fn(*ir_args)
 
+    @user_errors
     def mlir(self, *args: Any, stage: str = "frontend") -> str:
         """The module for these arguments at `stage` ("frontend", "autodiff", "lowered")."""
         fn, _, _ = self.specialize(*args)

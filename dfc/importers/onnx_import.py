@@ -70,6 +70,7 @@ from dfc.dialects import nn_indexing as nni
 from dfc.dialects import nn_shape as nns
 from dfc.dialects import nn_window as nnw
 from dfc.dialects.diagnostics import CompileError
+from dfc.errors import require_extra, user_errors
 from dfc.function import Function
 
 _ELEMENT_TYPES: dict[str, Attribute] = {
@@ -781,13 +782,13 @@ class OnnxImporter:
 
 
 def _load(model: Any) -> tuple[Any, str]:
-    import onnx
-
+    onnx = require_extra("onnx", "onnx", "importing ONNX models")
     if isinstance(model, onnx.ModelProto):
         return model, model.graph.name or "<onnx>"
     return onnx.load(str(model)), str(model)
 
 
+@user_errors
 def import_onnx(model: Any, parameters: Sequence[str] | None = None
                 ) -> tuple[ModuleOp, list[str], list[tuple[str, np.ndarray]]]:
     """(`@main`'s module, the graph input names, the (name, value) parameters that
@@ -824,6 +825,7 @@ class OnnxFunction(Function):
         return super().__call__(*(np.asarray(x, dtype_of(t.element_type)) for x, t in zip(args, self.inputs)))
 
 
+@user_errors
 def from_onnx(model: Any, parameters: Sequence[str] | None = None) -> OnnxFunction:
     """An ONNX model (`ModelProto` or path) imported and ready to call;
     `parameters` names the initializers that become arguments (default: every

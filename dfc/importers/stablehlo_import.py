@@ -22,14 +22,23 @@ from xdsl.dialects.builtin import ModuleOp, StringAttr
 from dfc.compiler.interpreter import dtype_of
 from dfc.compiler.parsing import parse_module
 from dfc.compiler.pass_manager import PassManager
+from dfc.dialects.diagnostics import CompileError
+from dfc.errors import require_extra, user_errors
 from dfc.function import Function
 
 
+@user_errors
 def import_stablehlo(text: str, filename: str = "<stablehlo>") -> ModuleOp:
     """The library-level module of a StableHLO module's text (debug locations
-    become the source positions they name, see `compiler.location_aliases`)."""
-    module = parse_module(text, filename)
-    PassManager.parse("convert-stablehlo,dce").run(module)
+    become the source positions they name, see `compiler.location_aliases`);
+    an error located in `text` shows its line."""
+    try:
+        module = parse_module(text, filename)
+        PassManager.parse("convert-stablehlo,dce").run(module)
+    except CompileError as err:
+        if err.location and err.location.startswith(f"{filename}:"):
+            err.with_source(text)
+        raise
     return module
 
 
@@ -64,6 +73,7 @@ def _symbol(name: str) -> str:
     return cleaned if cleaned and not cleaned[0].isdigit() else f"f_{cleaned}"
 
 
+@user_errors
 def from_jax(f: Callable[..., Any], *example_args: Any) -> JaxFunction:
     """`f` lowered by `jax.jit` for arguments shaped like `example_args`, imported.
 
@@ -71,8 +81,7 @@ def from_jax(f: Callable[..., Any], *example_args: Any) -> JaxFunction:
     carries the position in the Python source of the JAX call it comes from,
     so errors point there.
     """
-    import jax
-
+    jax = require_extra("jax", "jax", "dfc.from_jax")
     text = jax.jit(f).lower(*example_args).as_text(debug_info=True)
     name = _symbol(getattr(f, "__name__", "main"))
     module = import_stablehlo(text, f"<jax:{name}>")

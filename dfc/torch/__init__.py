@@ -16,7 +16,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-import torch
+from dfc.errors import require_extra
+
+torch = require_extra("torch", "torch", "dfc.torch")
 
 from dfc.torch.backend import dfc_backend, register
 from dfc.torch.capture import UnsupportedOpError

@@ -21,6 +21,7 @@ from __future__ import annotations
 import functools
 import inspect
 import operator
+import warnings
 from dataclasses import dataclass
 from typing import Any
 
@@ -92,7 +93,11 @@ def export(module: torch.nn.Module, args: tuple, kwargs: dict | None = None) -> 
             f"torch.export cannot capture {type(module).__name__}: its Python control flow depends on tensor "
             "values; torch.compile(model, backend='dfc') compiles the pieces between such branches"
         ) from err
-    return program.run_decompositions(_decompositions())
+    with warnings.catch_warnings():
+        # run_decompositions deep-copies the export's LeafSpecs, and torch's own copy warns that LeafSpec is
+        # deprecated on every capture: the cause is in torch, so this one warning is hidden while decomposing
+        warnings.filterwarnings("ignore", r"`isinstance\(treespec, LeafSpec\)` is deprecated", FutureWarning)
+        return program.run_decompositions(_decompositions())
 
 
 def module_path(node: torch.fx.Node, root: str) -> str:
