@@ -64,6 +64,7 @@ from dfc.compiler.codegen.llvm.emitter import (
     Handlers,
     ModuleEmitter,
 )
+from dfc.compiler.codegen.llvm.jit import run_default_pipeline
 from dfc.compiler.codegen.llvm.memref import bounds_guard, guarded_value
 from dfc.compiler.codegen.llvm.values import MemRef, scalar_type
 from dfc.passes.gpu_gemm import SHARED
@@ -435,9 +436,7 @@ def compile_ptx(ir_module: ir.Module, arch: str = DEFAULT_ARCH, opt_level: int =
     tm = _target(arch, opt_level)
     mod = llvm.parse_assembly(str(ir_module))
     mod.verify()
-    pto = llvm.create_pipeline_tuning_options(speed_level=opt_level)
-    pb = llvm.create_pass_builder(tm, pto)
-    pb.getModulePassManager().run(mod, pb)
+    run_default_pipeline(mod, tm, llvm.create_pipeline_tuning_options(speed_level=opt_level))
     return tm.emit_assembly(mod)
 
 

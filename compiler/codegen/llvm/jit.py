@@ -20,6 +20,7 @@ import weakref
 
 import llvmlite.binding as llvm
 import llvmlite.ir as ir
+from llvmlite.binding.newpassmanagers import NewPassManager
 from xdsl.dialects.builtin import ModuleOp
 
 from dfc.compiler.codegen import blas_runtime, gemm_kernel, perf_map
@@ -29,7 +30,7 @@ from dfc.compiler.codegen.object_cache import CachedObject
 from dfc.compiler.codegen.runtime import install
 from dfc.compiler.codegen.target import host_target_machine
 
-__all__ = ["optimize", "JitModule"]
+__all__ = ["optimize", "run_default_pipeline", "JitModule"]
 
 
 def optimize(ir_module: ir.Module, opt_level: int = 3) -> llvm.ModuleRef:
@@ -48,10 +49,25 @@ def optimize(ir_module: ir.Module, opt_level: int = 3) -> llvm.ModuleRef:
     # and 0.4 s of code generation) and bought no kernel time on the benchmarks
     # (mlp/softmax/jacobi gradients, 1024^3 matmul); vectorisation stays on.
     pto.loop_unrolling = False
-    pb = llvm.create_pass_builder(tm, pto)
-    pb.getModulePassManager().run(mod, pb)
+    run_default_pipeline(mod, tm, pto)
     mod.verify()
     return mod
+
+
+def run_default_pipeline(mod: llvm.ModuleRef, tm: llvm.TargetMachine, pto: llvm.PipelineTuningOptions) -> None:
+    """Run LLVM's default module pipeline for `pto`'s speed level on `mod`.
+
+    The pass manager is freed here: llvmlite's `ModulePassManager` inherits a
+    no-op `_dispose` (its `ObjectRef` base comes first), so closing or
+    collecting it would keep the whole pipeline of every compiled module."""
+    pb = llvm.create_pass_builder(tm, pto)
+    mpm = pb.getModulePassManager()
+    try:
+        mpm.run(mod, pb)
+    finally:
+        NewPassManager._dispose(mpm)
+        mpm.detach()
+        pb.close()
 
 
 class JitModule:
