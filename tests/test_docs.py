@@ -23,3 +23,14 @@ def test_pass_reference_lists_every_project_pass_and_its_options():
     for name in PROJECT_PASSES:
         assert f"## `{name}`" in text
     assert "- `threads` (int, default `0`)" in text
+
+
+def test_api_reference_lists_every_public_name():
+    import dfc
+
+    text = docgen.api_reference()
+    for name in dfc.__all__:
+        if name != "__version__":
+            assert f"`dfc.{name}" in text, name
+    assert "### `dfc.grad(f, argnums=0)`" in text
+    assert "- `mlir(stage='frontend', wrt=None)`: The module as text" in text

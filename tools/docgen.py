@@ -1,6 +1,6 @@
-"""Generate the op and pass references in docs/ from the code.
+"""Generate the op, pass and Python API references in docs/ from the code.
 
-    python -m dfc.tools.docgen            # rewrite docs/ops.md and docs/passes.md
+    python -m dfc.tools.docgen            # rewrite docs/ops.md, docs/passes.md and docs/api.md
     python -m dfc.tools.docgen --check    # exit 1 if they are out of date
 
 The op reference is read off the op definitions (IRDL operands, properties,
@@ -9,7 +9,8 @@ expansion table of `dfc.dialects.nn_expand` and the backward-rule registry of
 autodiff, and says for each nn op where its definition, expansion and rule
 are; the pass
 reference off the pass registry (docstrings and dataclass options) and the
-named pipelines. A test keeps the committed files equal to this output.
+named pipelines; the API reference off `dfc.__all__` (signatures and
+docstrings). A test keeps the committed files equal to this output.
 """
 
 from __future__ import annotations
@@ -148,7 +149,68 @@ def pass_reference() -> str:
     return "".join(out)
 
 
-GENERATED = {"ops.md": op_reference, "passes.md": pass_reference}
+def _signature(obj: object) -> str:
+    """`obj`'s parameters as written in a call, without annotations (a class: its `__init__`'s)."""
+    if dataclasses.is_dataclass(obj):
+        return "(" + ", ".join(f"{f.name}=..." for f in dataclasses.fields(obj) if f.init) + ")"
+    try:
+        sig = inspect.signature(obj.__init__ if inspect.isclass(obj) else obj)  # type: ignore[arg-type,misc]
+    except (TypeError, ValueError):
+        return "(...)"
+    empty = inspect.Parameter.empty
+    params = [p.replace(annotation=empty) for p in sig.parameters.values() if not p.name.startswith("_")]
+    params = params[1:] if inspect.isclass(obj) else params
+    return str(sig.replace(parameters=params, return_annotation=empty))
+
+
+def _members(cls: type) -> list[str]:
+    """One line per public method and property `cls` defines: its call and its docstring's first paragraph."""
+    lines = []
+    for name, value in vars(cls).items():
+        if name.startswith("_") or not (callable(value) or isinstance(value, property | classmethod | staticmethod)):
+            continue
+        call = name if isinstance(value, property) else name + _signature(getattr(cls, name)).replace("(self, ", "(")
+        summary = " ".join(_doc(getattr(cls, name)).split("\n\n")[0].split())
+        lines.append(f"- `{call.replace('(self)', '()')}`: {summary}")
+    return lines
+
+
+API_SECTIONS = (
+    ("Compiling NumPy functions", ("jit", "JitFunction", "f16", "FrontendError")),
+    ("Gradients", ("grad", "value_and_grad", "vjp")),
+    ("Callable modules", ("Function",)),
+    ("Importers", ("from_jax", "import_stablehlo", "from_onnx", "import_onnx")),
+    ("IR, passes and execution", ("parse_module", "make_context", "PassManager", "ExecutionEngine", "interpret",
+                                  "CompileError")),
+)
+"""The reference's sections: every name of `dfc.__all__` (f32, ... with f16) and the class `dfc.jit` returns."""
+
+
+def api_reference() -> str:
+    import dfc
+    from dfc.frontend import JitFunction
+
+    out = [HEADER, "# Python API reference\n\n",
+           "The names `import dfc` exports (`dfc.__all__`; each is imported on first use). The PyTorch "
+           "integration is `dfc.torch` ([torch.md](torch.md)); the environment settings are in "
+           "[configuration.md](configuration.md).\n"]
+    for title, names in API_SECTIONS:
+        out.append(f"\n## {title}\n")
+        for name in names:
+            obj = JitFunction if name == "JitFunction" else getattr(dfc, name)
+            if name == "f16":
+                heading = ", ".join(f"`dfc.{n}`" for n in ("f16", "f32", "f64", "i32", "i64"))
+                out.append(f"\n### {heading}\n\n{_doc(type(obj))}\n")
+                continue
+            qualified = "dfc.frontend.JitFunction" if name == "JitFunction" else f"dfc.{name}"
+            kind = "class " if inspect.isclass(obj) else ""
+            out.append(f"\n### {kind}`{qualified}{_signature(obj)}`\n\n{_doc(obj)}\n")
+            if inspect.isclass(obj) and (members := _members(obj)):
+                out.append("\n" + "\n".join(members) + "\n")
+    return "".join(out)
+
+
+GENERATED = {"ops.md": op_reference, "passes.md": pass_reference, "api.md": api_reference}
 
 
 def main(argv: list[str] | None = None) -> int:

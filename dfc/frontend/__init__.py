@@ -55,7 +55,8 @@ def _unique(fn: Any, params: tuple) -> str:
 
 
 class JitFunction:
-    """A Python function compiled per signature (see the module docstring)."""
+    """What `dfc.jit` returns: calling it compiles the function for the arguments'
+    signature (dtypes, shapes, int values; cached) and runs it (see the module docstring)."""
 
     def __init__(self, fn: Any, threads: int | None = None):
         functools.update_wrapper(self, fn)
@@ -76,6 +77,8 @@ class JitFunction:
         return head + "</p>" + "".join(f._repr_html_() for f in self._specialisations.values())
 
     def source(self):
+        """The function's parsed source and where it lives (read once; a `FrontendError` when Python
+        kept no source: a function typed at the plain REPL)."""
         from dfc.frontend.translate import Source
 
         if self._source is None:
