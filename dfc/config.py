@@ -77,7 +77,8 @@ PERF_MAP = Setting("DFC_PERF_MAP", "bool", False,
 TORCH_OPENMP = Setting("DFC_TORCH_OPENMP", "bool", True,
                        "run dfc.torch kernels' parallel loops on the OpenMP runtime torch loaded (0: dfc's own pool)")
 TRACEBACK = Setting("DFC_TRACEBACK", "bool", False,
-                    "opt-tool and run-tool print the Python traceback of an internal error")
+                    "opt-tool and run-tool print the Python traceback of an internal error, and the Python API's "
+                    "errors keep dfc's internal frames")
 
 SETTINGS: tuple[Setting, ...] = (
     NUM_THREADS, GEMM, JIT_CACHE_SIZE, CACHE_DIR, CACHE_MAX_MB, BUFFER_CACHE_MB, VERIFY_EACH, PERF_MAP,
