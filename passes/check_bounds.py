@@ -13,7 +13,8 @@ map's range are proven and stay unmarked, so kernels pay nothing for them.
 `lower-dataflow` carries the mark to the loads and stores it creates, and the
 LLVM backend guards each marked access: an index outside the buffer skips the
 access (a load yields 0), counts the failure, and records its source location,
-and `ExecutionEngine.invoke` raises `IndexError` naming it after the call.
+and `ExecutionEngine.invoke` raises `IndexError` naming it after the call; the
+loops holding a marked access end soon after a failure (`FunctionEmitter.loop`).
 `print-stats=true` prints `check-bounds: @f checked=N proven=M` per function.
 """
 

@@ -173,3 +173,22 @@ def test_opt_tool_diagnostics_show_the_source_line_and_a_caret():
         "  %c = nn.add %a, %b : (tensor<3xf32>, tensor<4xf32>) -> tensor<3xf32>",
         "       ^",
     ]
+
+
+def test_an_ipython_cell_compiles_and_its_errors_show_the_cell_line():
+    """The same in a real IPython shell, where IPython is installed (it is no dependency of dfc)."""
+    interactive = pytest.importorskip("IPython.core.interactiveshell")
+    shell = interactive.InteractiveShell.instance()
+    result = shell.run_cell("import numpy as np, dfc\n@dfc.jit\ndef cell(x):\n    return np.sum(x * x)\n"
+                            "value = cell(np.arange(3.0))")
+    assert result.success and shell.user_ns["value"] == 5.0
+    result = shell.run_cell("@dfc.jit\ndef bad(x):\n    return {1: x}\nbad(np.ones(2))")
+    assert isinstance(result.error_in_exec, dfc.FrontendError)
+    assert str(result.error_in_exec).splitlines()[1:] == ["    return {1: x}", "           ^"]
+
+
+def test_help_lists_the_api():
+    import pydoc
+
+    text = pydoc.render_doc(dfc, renderer=pydoc.plaintext)
+    assert "jit(fn" in text and "class Function" in text and "value_and_grad(" in text

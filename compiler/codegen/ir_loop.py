@@ -9,10 +9,12 @@ import llvmlite.ir as ir
 
 def counted_loop(fn: ir.Function, b: ir.IRBuilder, lb: ir.Value, ub: ir.Value, step: ir.Value,
                  inits: Sequence[ir.Value], body: Callable[[ir.Value, list[ir.Value]], Sequence[ir.Value]],
-                 name: str = "for") -> list[ir.Value]:
+                 name: str = "for", keep_going: Callable[[], ir.Value] | None = None) -> list[ir.Value]:
     """`for (iv = lb; iv < ub; iv += step)` at `b`'s position in `fn`, with
     loop-carried `inits`: `body(iv, carried)` emits one iteration and returns
-    the next values. Returns the carried values on exit; `b` is left after the loop."""
+    the next values; `keep_going()`, emitted before each iteration, an i1 that
+    ends the loop early when false. Returns the carried values on exit; `b` is
+    left after the loop."""
     pre = b.block
     header = fn.append_basic_block(f"{name}.header")
     body_bb = fn.append_basic_block(f"{name}.body")
@@ -26,7 +28,10 @@ def counted_loop(fn: ir.Function, b: ir.IRBuilder, lb: ir.Value, ub: ir.Value, s
         p = b.phi(v.type)
         p.add_incoming(v, pre)
         phis.append(p)
-    b.cbranch(b.icmp_signed("<", iv, ub), body_bb, exit_bb)
+    more = b.icmp_signed("<", iv, ub)
+    if keep_going is not None:
+        more = b.and_(more, keep_going())
+    b.cbranch(more, body_bb, exit_bb)
     b.position_at_end(body_bb)
     nexts = body(iv, list(phis))
     iv_next = b.add(iv, step, name="iv.next")

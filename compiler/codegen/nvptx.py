@@ -142,6 +142,7 @@ class KernelEmitter(FunctionEmitter):
     it; `sites`: the number of each checked access (`bounds_sites`)."""
 
     terminators = TERMINATORS | {"gpu.return"}
+    stops_early = False  # a thread's loops are short; the counter is a device global
     known_block: tuple[int, ...] | None = None
     sites: dict[Operation, int]
 

@@ -74,6 +74,10 @@ the engine compares it before and after a call."""
 BOUNDS_SITE = "__dfc_bounds_site"
 """An exported pointer to the message of the last failed bounds check."""
 
+STOP_STRIP = 4096
+"""Iterations of a loop without inner loops between two tests for a failed
+bounds check (`FunctionEmitter.loop`)."""
+
 TERMINATORS = frozenset({"scf.yield", "scf.condition", "scf.reduce", "func.return"})
 """Region terminators: `emit_ops` returns them to the op owning the region."""
 
@@ -215,6 +219,8 @@ class FunctionEmitter:
     inside a parallel loop (nested parallel loops and GEMMs then run serially)."""
 
     terminators: frozenset[str] = TERMINATORS
+    stops_early = True
+    """Whether loops holding checked accesses end after a failure (`loop`)."""
 
     def __init__(self, mod: ModuleEmitter, fn: ir.Function, func_op: Operation, *, in_parallel: bool):
         self.m = mod
@@ -371,11 +377,34 @@ class FunctionEmitter:
         inits: list[ir.Value],
         body: Callable[[ir.Value, list[ir.Value]], list[ir.Value]],
         name: str = "for",
+        checked: bool = False,
+        nested: bool = True,
     ) -> list[ir.Value]:
         """`for (iv = lb; iv < ub; iv += step)` with loop-carried `inits`;
         `body(iv, carried)` emits one iteration and returns the next values.
-        Returns the carried values on exit."""
-        return counted_loop(self.fn, self.b, lb, ub, step, inits, body, name)
+        Returns the carried values on exit. `checked` (the body holds accesses
+        marked by `check-bounds`): where `stops_early`, the loop ends soon
+        after a failure (`BOUNDS_FAILURES` changed since the loop began, a
+        relaxed atomic read): before the next iteration when the body holds
+        loops (`nested`), else before the next strip of `STOP_STRIP`
+        iterations, the strip a plain loop that LLVM may vectorise."""
+        if not (checked and self.stops_early):
+            return counted_loop(self.fn, self.b, lb, ub, step, inits, body, name)
+        failures, _ = self.m.bounds_state()
+        start = self.b.load_atomic(failures, "monotonic", 8, typ=I64)
+
+        def keep_going() -> ir.Value:
+            return self.b.icmp_unsigned("==", self.b.load_atomic(failures, "monotonic", 8, typ=I64), start)
+
+        if nested:
+            return counted_loop(self.fn, self.b, lb, ub, step, inits, body, name, keep_going)
+        span = self.b.mul(step, ir.Constant(step.type, STOP_STRIP))
+
+        def strip(first: ir.Value, carried: list[ir.Value]) -> list[ir.Value]:
+            last = self.call_intrinsic("smin", step.type, [self.b.add(first, span), ub])
+            return counted_loop(self.fn, self.b, first, last, step, carried, body, name)
+
+        return counted_loop(self.fn, self.b, lb, ub, span, inits, strip, f"{name}.strip", keep_going)
 
     def address(self, m: MemRef, indices: Sequence[SSAValue]) -> ir.Value:
         """The address of element `indices` of `m`."""

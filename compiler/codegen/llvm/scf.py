@@ -180,8 +180,18 @@ def _for(e: FunctionEmitter, op: Operation) -> None:
         for k in range(trip):
             out = body(ir.Constant(lb.type, lb.constant + k * step.constant), out)
     else:
-        out = e.loop(lb, ub, step, inits, body)
+        out = e.loop(lb, ub, step, inits, body, checked=_checked(block), nested=_nested(block))
     e.bind(op.results, out)
+
+
+def _checked(block: Block) -> bool:
+    """Whether `block` holds an access marked by `check-bounds`."""
+    return any("check_bounds" in o.attributes for o in block.walk())
+
+
+def _nested(block: Block) -> bool:
+    """Whether `block` holds a loop."""
+    return any(o.name in ("scf.for", "scf.while", "scf.parallel") for o in block.walk())
 
 
 _UNROLL_TRIPS, _UNROLL_OPS = 8, 160
@@ -335,7 +345,7 @@ def _serial_nest(e: FunctionEmitter, block: Block, lbs, ubs, steps,
             level(k + 1)
             return []
 
-        e.loop(lb, ub, e.getv(steps[k]), [], body, name=f"par{k}")
+        e.loop(lb, ub, e.getv(steps[k]), [], body, name=f"par{k}", checked=_checked(block))
 
     level(0)
 
