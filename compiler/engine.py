@@ -9,8 +9,10 @@ dynamic dimensions, the sizes the program's maps rely on are checked too
 (`compiler.shape_checks`), so no call indexes outside an argument. An
 access the compiler cannot prove in bounds is checked where it runs
 (`check-bounds`); if one fails, the call raises `IndexError` with its source
-location (a concurrent call into the same module that fails can make another
-call raise too: the failure counter is per module).
+location; an integer division by zero raises `ZeroDivisionError` the same way,
+as the interpreter does, and `MIN / -1` wraps (a concurrent call into the same
+module that fails can make another call raise too: the failure counter is per
+module).
 Each function's calling plan (parameter dtypes and shapes, result layout,
 the ctypes entry) is prepared on its first call; after that an argument of
 exactly the declared dtype and static shape, C-contiguous and writeable, is
@@ -61,7 +63,7 @@ from xdsl.ir import Attribute
 
 from dfc import config
 from dfc.compiler.codegen import gemm_kernel, object_cache
-from dfc.compiler.codegen.llvm.emitter import DEFAULT_PARALLEL_MIN_WORK
+from dfc.compiler.codegen.llvm.emitter import DEFAULT_PARALLEL_MIN_WORK, run_time_error
 from dfc.compiler.codegen.llvm.jit import JitModule
 from dfc.compiler.codegen.runtime import free_function
 from dfc.compiler.codegen.target import host_target_machine
@@ -357,7 +359,7 @@ class ExecutionEngine:
                 results.append(_scalar_from_slot(desc[at], r.dtype))
                 at += 1
         if failures is not None and failures.value != failed_before:  # the results are released with `results`
-            raise IndexError(f"@{name}: {self.jit.bounds_failure_message()}")
+            raise run_time_error(f"@{name}: {self.jit.bounds_failure_message()}")
         return results[0] if len(results) == 1 else tuple(results)
 
     def _invoke_into(self, name: str, args: Sequence[Any], outs: tuple[np.ndarray, ...]) -> Any:

@@ -503,6 +503,7 @@ _BUILDERS: dict[type[Operation], _Builder] = {
     arith.DivUIOp: _int_op(operator.floordiv, signed=False),
     arith.FloorDivSIOp: _int_op(operator.floordiv),
     arith.CeilDivSIOp: _int_op(lambda a, b: -(-a // b)),
+    arith.CeilDivUIOp: _int_op(lambda a, b: -(-a // b), signed=False),
     arith.RemSIOp: _int_op(lambda a, b: a - b * _trunc_div(a, b)),
     arith.RemUIOp: _int_op(operator.mod, signed=False),
     arith.MaxSIOp: _int_op(max),

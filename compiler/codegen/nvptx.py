@@ -143,6 +143,7 @@ class KernelEmitter(FunctionEmitter):
 
     terminators = TERMINATORS | {"gpu.return"}
     stops_early = False  # a thread's loops are short; the counter is a device global
+    checks_division = False  # PTX's integer division does not trap
     known_block: tuple[int, ...] | None = None
     sites: dict[Operation, int]
 

@@ -297,9 +297,8 @@ def _constant(b: Builder, value: float | int | bool, dtype: str) -> SSAValue:
 
 _FLOAT_BINARY = {"add": arith.AddfOp, "sub": arith.SubfOp, "mul": arith.MulfOp, "div": arith.DivfOp,
                  "maximum": arith.MaximumfOp, "minimum": arith.MinimumfOp, "pow": math.PowFOp}
-_INT_BINARY = {"add": arith.AddiOp, "sub": arith.SubiOp, "mul": arith.MuliOp, "floordiv": arith.FloorDivSIOp,
-               "maximum": arith.MaxSIOp, "minimum": arith.MinSIOp, "and": arith.AndIOp, "or": arith.OrIOp,
-               "xor": arith.XOrIOp}
+_INT_BINARY = {"add": arith.AddiOp, "sub": arith.SubiOp, "mul": arith.MuliOp, "maximum": arith.MaxSIOp,
+               "minimum": arith.MinSIOp, "and": arith.AndIOp, "or": arith.OrIOp, "xor": arith.XOrIOp}
 _FLOAT_UNARY = {"exp": math.ExpOp, "log": math.LogOp, "sqrt": math.SqrtOp, "tanh": math.TanhOp, "sin": math.SinOp,
                 "cos": math.CosOp, "abs": math.AbsFOp, "neg": arith.NegfOp, "log1p": math.Log1pOp,
                 "floor": math.FloorOp, "ceil": math.CeilOp, "rint": math.RoundEvenOp, "erf": math.ErfOp}
@@ -353,10 +352,21 @@ def _op_value(b: Builder, e: Op, children: list, args: Sequence[SSAValue]) -> SS
         negated = b.insert(arith.SubiOp(_constant(b, 0, e.dtype), values[0])).result
         below = b.insert(arith.CmpiOp(values[0], _constant(b, 0, e.dtype), "slt")).result
         return b.insert(arith.SelectOp(below, negated, values[0])).result
-    if e.name == "mod":  # Python's sign convention: a - floor(a / b) * b
-        q = b.insert(arith.FloorDivSIOp(values[0], values[1])).result
-        return b.insert(arith.SubiOp(values[0], b.insert(arith.MuliOp(q, values[1])).result)).result
+    if e.name in ("floordiv", "mod"):
+        return _numpy_division(b, e.name, values[0], values[1], e.dtype)
     return b.insert(_INT_BINARY[e.name](values[0], values[1])).result
+
+
+def _numpy_division(b: Builder, name: str, x: SSAValue, y: SSAValue, dtype: str) -> SSAValue:
+    """NumPy's integer `x // y` or `x % y` (Python's signs: the remainder takes
+    the divisor's), 0 where y is 0, and wrapping for MIN // -1 (MIN % -1 is 0)."""
+    zero = _constant(b, 0, dtype)
+    by_zero = b.insert(arith.CmpiOp(y, zero, "eq")).result
+    safe = b.insert(arith.SelectOp(by_zero, _constant(b, 1, dtype), y)).result
+    r = b.insert(arith.FloorDivSIOp(x, safe)).result
+    if name == "mod":  # x - floor(x / y) * y
+        r = b.insert(arith.SubiOp(x, b.insert(arith.MuliOp(r, safe)).result)).result
+    return b.insert(arith.SelectOp(by_zero, zero, r)).result
 
 
 def _integer_power(b: Builder, x: SSAValue, n: int, dtype: str) -> SSAValue:

@@ -1,6 +1,7 @@
 """arith to LLVM IR: `HANDLERS`, the arith dialect's handlers.
 
-Integer ops map to LLVM's instructions (`index` is i64); min/max to
+Integer ops map to LLVM's instructions (`index` is i64), divisions guarded
+where the divisor may be 0 or -1 (`_safe_divisor`); min/max to
 `llvm.smin`/`umax`/`maximum`/`minnum`...; floor/ceil divisions to a
 division and a correction; casts to LLVM's casts. Float ops carry the
 emitter's fast-math flags (`FunctionEmitter.fflags`; comparisons only the
@@ -13,8 +14,9 @@ import llvmlite.ir as ir
 from xdsl.dialects.builtin import FloatAttr, IntegerAttr
 from xdsl.ir import Operation
 
-from dfc.compiler.codegen.llvm.emitter import FunctionEmitter, Handlers
+from dfc.compiler.codegen.llvm.emitter import DIVISION_BY_ZERO, FunctionEmitter, Handlers
 from dfc.compiler.codegen.llvm.values import I1, MemRef, flatten, is_float, scalar_type, unflatten, unsupported
+from dfc.dialects.diagnostics import location_of
 
 __all__ = ["HANDLERS", "result_type"]
 
@@ -31,10 +33,10 @@ _CMPI = {
 }  # fmt: skip
 _FBIN = {"arith.addf": "fadd", "arith.subf": "fsub", "arith.mulf": "fmul", "arith.divf": "fdiv", "arith.remf": "frem"}
 _IBIN = {
-    "arith.addi": "add", "arith.subi": "sub", "arith.muli": "mul", "arith.divsi": "sdiv", "arith.divui": "udiv",
-    "arith.remsi": "srem", "arith.remui": "urem", "arith.andi": "and_", "arith.ori": "or_", "arith.xori": "xor",
-    "arith.shli": "shl", "arith.shrsi": "ashr", "arith.shrui": "lshr",
+    "arith.addi": "add", "arith.subi": "sub", "arith.muli": "mul", "arith.andi": "and_", "arith.ori": "or_",
+    "arith.xori": "xor", "arith.shli": "shl", "arith.shrsi": "ashr", "arith.shrui": "lshr",
 }  # fmt: skip
+_IDIV = {"arith.divsi": "sdiv", "arith.divui": "udiv", "arith.remsi": "srem", "arith.remui": "urem"}
 _IMINMAX = {"arith.minsi": "smin", "arith.maxsi": "smax", "arith.minui": "umin", "arith.maxui": "umax"}
 _FMINMAX = {"arith.maximumf": "maximum", "arith.minimumf": "minimum", "arith.maxnumf": "maxnum", "arith.minnumf": "minnum"}
 _CASTS = {
@@ -87,6 +89,36 @@ for _name, _inst in _IBIN.items():
 
     HANDLERS[_name] = _ibin
 
+
+def _safe_divisor(e: FunctionEmitter, op: Operation, d: ir.Value, signed: bool) -> tuple[ir.Value, ir.Value | None]:
+    """`d`, or 1 where dividing by it would trap, and (signed) whether `d` is -1.
+
+    A zero divisor is reported (`FunctionEmitter.report_failure`: the call
+    raises `ZeroDivisionError`, as the interpreter does) and the division goes
+    on with 1; a signed division by -1, which traps for the minimum value,
+    is left to the caller (`a / -1` is `0 - a`, wrapping; `a % -1` is 0)."""
+    if not e.checks_division or (isinstance(d, ir.Constant) and d.constant not in (0, -1 if signed else 0)):
+        return d, None
+    b = e.b
+    zero = b.icmp_unsigned("==", d, ir.Constant(d.type, 0))
+    with b.if_then(zero, likely=False):
+        e.report_failure(f"{location_of(op) or '<unknown location>'}: '{op.name}' {DIVISION_BY_ZERO}")
+    if not signed:
+        return b.select(zero, ir.Constant(d.type, 1), d), None
+    minus_one = b.icmp_signed("==", d, ir.Constant(d.type, -1))
+    return b.select(b.or_(zero, minus_one), ir.Constant(d.type, 1), d), minus_one
+
+
+@HANDLERS.register(*_IDIV)
+def _division(e: FunctionEmitter, op: Operation) -> None:
+    a, d = (e.getv(v) for v in op.operands)
+    d, minus_one = _safe_divisor(e, op, d, signed=op.name.endswith("si"))
+    r = getattr(e.b, _IDIV[op.name])(a, d)
+    if minus_one is not None:  # a / -1 = 0 - a (wrapping), a % -1 = 0
+        zero = ir.Constant(a.type, 0)
+        r = e.b.select(minus_one, e.b.sub(zero, a) if op.name == "arith.divsi" else zero, r)
+    e.values[op.results[0]] = r
+
 for _name, _intr in _IMINMAX.items():
 
     def _iminmax(e: FunctionEmitter, op: Operation, _intr=_intr) -> None:
@@ -110,6 +142,7 @@ def _divround(e: FunctionEmitter, op: Operation) -> None:
     a, d = (e.getv(v) for v in op.operands)
     zero = ir.Constant(a.type, 0)
     one = ir.Constant(a.type, 1)
+    d, minus_one = _safe_divisor(e, op, d, op.name != "arith.ceildivui")
     if op.name == "arith.ceildivui":
         q = b.add(b.udiv(b.sub(a, one), d), one)
         e.values[op.results[0]] = b.select(b.icmp_unsigned("==", a, zero), zero, q)
@@ -120,10 +153,12 @@ def _divround(e: FunctionEmitter, op: Operation) -> None:
     same_sign = b.icmp_signed("==", b.icmp_signed("<", a, zero), b.icmp_signed("<", d, zero))
     if op.name == "arith.ceildivsi":
         adjust = b.and_(inexact, same_sign)
-        e.values[op.results[0]] = b.select(adjust, b.add(q, one), q)
+        q = b.select(adjust, b.add(q, one), q)
     else:
         adjust = b.and_(inexact, b.not_(same_sign))
-        e.values[op.results[0]] = b.select(adjust, b.sub(q, one), q)
+        q = b.select(adjust, b.sub(q, one), q)
+    # a / -1 is exact: -a, wrapping for the minimum value
+    e.values[op.results[0]] = q if minus_one is None else b.select(minus_one, b.sub(zero, a), q)
 
 
 @HANDLERS.register("arith.cmpf")

@@ -20,7 +20,12 @@ Extension surface, what a target's function emitter overrides:
 * `unsupported(what)`: the error for what this emitter cannot translate;
 * `report_out_of_bounds(op)`: what a failed check of an access marked by
   `check-bounds` records (on the host: the exported counter `BOUNDS_FAILURES`
-  and message `BOUNDS_SITE`).
+  and message `BOUNDS_SITE`);
+* `checks_division`: whether integer divisions by a divisor not known to be
+  safe are guarded (on the host: a zero divisor is recorded like a failed
+  bounds check with the message `DIVISION_BY_ZERO`, and `MIN / -1` wraps,
+  so no division traps; the GPU emitter, whose division does not trap,
+  divides plainly).
 
 and the builders handlers share: `get`/`getv`/`getm`, `bind`,
 `flat_operands`, `emit_ops`, `loop`, `address`, `num_elements`,
@@ -59,7 +64,7 @@ from dfc.compiler.codegen.runtime import opaque
 from dfc.dialects.diagnostics import location_of
 
 __all__ = ["ModuleEmitter", "FunctionEmitter", "Handler", "Handlers", "TERMINATORS", "DEFAULT_PARALLEL_MIN_WORK",
-           "BOUNDS_FAILURES", "BOUNDS_SITE", "bounds_message"]  # fmt: skip
+           "BOUNDS_FAILURES", "BOUNDS_SITE", "DIVISION_BY_ZERO", "bounds_message", "run_time_error"]  # fmt: skip
 
 DEFAULT_PARALLEL_MIN_WORK = 1 << 17
 """Default `parallel_min_work`: estimated ops each thread must get before a
@@ -72,7 +77,10 @@ BOUNDS_FAILURES = "__dfc_bounds_failures"
 """An exported i64 counting the module's failed bounds checks (`check-bounds`):
 the engine compares it before and after a call."""
 BOUNDS_SITE = "__dfc_bounds_site"
-"""An exported pointer to the message of the last failed bounds check."""
+"""An exported pointer to the message of the last failed bounds check (or
+division by zero, which counts in `BOUNDS_FAILURES` too)."""
+DIVISION_BY_ZERO = "integer division by zero"
+"""How the message of an integer division by zero ends."""
 
 STOP_STRIP = 4096
 """Iterations of a loop without inner loops between two tests for a failed
@@ -87,6 +95,12 @@ def bounds_message(op: Operation) -> str:
     where = location_of(op) or "<unknown location>"
     what = op.attributes["check_bounds"].data  # type: ignore[attr-defined]
     return f"{where}: '{what}' index out of bounds"
+
+
+def run_time_error(message: str) -> Exception:
+    """The exception a call raises for the failure `message` (see `BOUNDS_SITE`):
+    `ZeroDivisionError` for a division by zero, else `IndexError`."""
+    return (ZeroDivisionError if message.endswith(DIVISION_BY_ZERO) else IndexError)(message)
 
 
 Handler = Callable[["FunctionEmitter", Operation], None]
@@ -221,6 +235,7 @@ class FunctionEmitter:
     terminators: frozenset[str] = TERMINATORS
     stops_early = True
     """Whether loops holding checked accesses end after a failure (`loop`)."""
+    checks_division = True
 
     def __init__(self, mod: ModuleEmitter, fn: ir.Function, func_op: Operation, *, in_parallel: bool):
         self.m = mod
@@ -252,9 +267,13 @@ class FunctionEmitter:
 
     def report_out_of_bounds(self, op: Operation) -> None:
         """Count a failed bounds check of `op` and record where it happened (see `BOUNDS_FAILURES`)."""
+        self.report_failure(bounds_message(op))
+
+    def report_failure(self, message: str) -> None:
+        """Count a failure in `BOUNDS_FAILURES` and make `message` the one reported."""
         failures, site = self.m.bounds_state()
         self.b.atomic_rmw("add", failures, ir.Constant(I64, 1), "monotonic")
-        self.b.store(self.m.message(bounds_message(op)), site, align=8)  # any one failure's message
+        self.b.store(self.m.message(message), site, align=8)  # any one failure's message
 
     # -- values
 

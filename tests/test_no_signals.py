@@ -1,0 +1,148 @@
+"""Integer division never kills the process: a zero divisor raises
+`ZeroDivisionError` from compiled code as from the interpreter, `MIN / -1`
+wraps (x86's `idiv` raises SIGFPE for both), and the NumPy frontend gives
+NumPy's results."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import dfc
+from dfc.compiler.engine import ExecutionEngine
+from dfc.compiler.interpreter import interpret
+from dfc.compiler.parsing import parse_module
+
+OPS = ("divsi", "remsi", "divui", "remui", "floordivsi", "ceildivsi", "ceildivui")
+SCALAR = """func.func @f(%a: {t}, %b: {t}) -> {t} {{
+  %r = arith.{op} %a, %b : {t}
+  func.return %r : {t}
+}}
+"""
+PAIRS = [(7, 2), (-7, 2), (7, -2), (-7, -2), (5, -1), (0, 3), (5, 0), (0, 0), ("min", -1), ("min", 1), ("min", 0)]
+
+
+def run_alone(program: str, tmp_path) -> subprocess.CompletedProcess:
+    """`program` in a fresh Python process (from a file: `dfc.jit` reads the
+    source); it must not die of a signal."""
+    path = tmp_path / "case.py"
+    path.write_text(program)
+    proc = subprocess.run([sys.executable, str(path)], capture_output=True, text=True, timeout=300)
+    assert proc.returncode >= 0, f"killed by signal {-proc.returncode}: {proc.stderr}"
+    return proc
+
+
+def outcome(call, *args):
+    try:
+        return int(call(*args))
+    except ZeroDivisionError:
+        return ZeroDivisionError
+
+
+@pytest.mark.parametrize("t", ["i64", "i32", "index"])
+@pytest.mark.parametrize("op", OPS)
+def test_division_agrees_with_the_interpreter(op, t):
+    module = parse_module(SCALAR.format(op=op, t=t))
+    smallest = -(2 ** (31 if t == "i32" else 63))
+    with ExecutionEngine(module) as engine:
+        for a, b in PAIRS:
+            a = smallest if a == "min" else a
+            want = outcome(interpret, module, "f", a, b)
+            assert outcome(engine.invoke, "f", a, b) == want, (op, t, a, b)
+            assert (want is ZeroDivisionError) == (b == 0)
+
+
+def test_zero_divisor_in_a_parallel_map_names_the_division():
+    """A divisor read from data, in a map split over threads."""
+    source = """func.func @f(%a: tensor<64xi64>, %b: tensor<64xi64>) -> tensor<64xi64> {
+  %e = tensor.empty() : tensor<64xi64>
+  %r = df.map (%i) in (64) outs(%o = %e : tensor<64xi64>) {
+    %x = df.read %a[%i] : tensor<64xi64>
+    %y = df.read %b[%i] : tensor<64xi64>
+    %q = arith.divsi %x, %y : i64
+    df.write %q, %o[%i] : tensor<64xi64>
+  } -> tensor<64xi64>
+  func.return %r : tensor<64xi64>
+}
+"""
+    a = np.arange(64, dtype=np.int64) - 32
+    b = np.where(np.arange(64) % 5 == 4, -1, 3).astype(np.int64)
+    with ExecutionEngine(parse_module(source), threads=2, parallel_min_work=0) as engine:
+        np.testing.assert_array_equal(engine.invoke("f", a, b), interpret(parse_module(source), "f", a, b))
+        b[40] = 0
+        with pytest.raises(ZeroDivisionError, match=r"<string>:6:\d+: 'arith.divsi' integer division by zero"):
+            engine.invoke("f", a, b)
+        b[40] = 3
+        np.testing.assert_array_equal(engine.invoke("f", a, b), np.trunc(a / b).astype(np.int64))
+
+
+@dfc.jit
+def floor_divide_sum(a, b):
+    return np.sum(a // b)
+
+
+@dfc.jit
+def remainder(a, b):
+    return a % b
+
+
+@dfc.jit
+def floor_divide(a, b):
+    return a // b
+
+
+@pytest.mark.parametrize("dtype", [np.int64, np.int32])
+def test_frontend_division_follows_numpy(dtype):
+    low = np.iinfo(dtype).min
+    a = np.array([7, -7, 7, -7, 5, 0, low, low, 3, low, 9], dtype)
+    b = np.array([2, 2, -2, -2, 0, 0, -1, 1, -4, 0, 3], dtype)
+    with np.errstate(all="ignore"):
+        np.testing.assert_array_equal(floor_divide(a, b), a // b)
+        np.testing.assert_array_equal(remainder(a, b), a % b)
+        assert floor_divide_sum(a, b) == np.sum(a // b)
+
+
+ENGINE_CASE = """
+from dfc.compiler.engine import ExecutionEngine
+from dfc.compiler.parsing import parse_module
+engine = ExecutionEngine(parse_module('''{source}'''))
+try:
+    print(engine.invoke("f", {a}, {b}))
+except ZeroDivisionError as err:
+    print("ZeroDivisionError", err)
+"""
+FRONTEND_CASE = """
+import numpy as np
+import dfc
+
+@dfc.jit
+def f(a, b):
+    return {expr}
+
+a, b = np.array([{a}, 1]), np.array([{b}, 1])
+print(f(a, b).tolist())
+"""
+
+
+@pytest.mark.parametrize(("op", "a", "b", "expected"), [
+    ("divsi", 5, 0, "ZeroDivisionError @f: <string>:2:8: 'arith.divsi' integer division by zero"),
+    ("remsi", 5, 0, "ZeroDivisionError @f: <string>:2:8: 'arith.remsi' integer division by zero"),
+    ("divsi", -2**63, -1, str(-2**63)),
+    ("remsi", -2**63, -1, "0"),
+])  # fmt: skip
+def test_engine_division_in_a_process_of_its_own(op, a, b, expected, tmp_path):
+    proc = run_alone(ENGINE_CASE.format(source=SCALAR.format(op=op, t="i64"), a=a, b=b), tmp_path)
+    assert proc.stdout.strip() == expected, proc.stderr
+
+
+@pytest.mark.parametrize(("expr", "a", "b"), [("a // b", 5, 0), ("a % b", 5, 0), ("a // b", -2**63, -1),
+                                              ("np.sum(a % b)", -2**63, -1)])
+def test_frontend_division_in_a_process_of_its_own(expr, a, b, tmp_path):
+    proc = run_alone(FRONTEND_CASE.format(expr=expr, a=a, b=b), tmp_path)
+    x, y = np.array([a, 1]), np.array([b, 1])
+    with np.errstate(all="ignore"):
+        want = eval(expr, {"np": np, "a": x, "b": y})
+    assert proc.stdout.strip() == str(np.asarray(want).tolist()), proc.stderr
