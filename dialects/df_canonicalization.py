@@ -135,12 +135,13 @@ class DropUnusedResults(RewritePattern):
 
 
 class EmptyIterationSpace(RewritePattern):
-    """A map with a zero bound runs no iteration: its results are its inits."""
+    """A map with a zero bound runs no iteration: its results are its inits
+    (on buffers, where it has no results, it does nothing)."""
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: df.MapOp, rewriter: PatternRewriter) -> None:
         if 0 in op.static_extents:
-            rewriter.replace(op, [], list(op.outs))
+            rewriter.replace(op, [], list(op.outs) if op.res else [])
 
 
 class UntouchedOutputs(RewritePattern):

@@ -10,7 +10,16 @@ import linecache
 import re
 from collections.abc import Iterable
 
-from xdsl.dialects.builtin import FileLineColLoc, Float80Type, Float128Type, IntAttr, ModuleOp, StringAttr
+from xdsl.dialects import tensor
+from xdsl.dialects.builtin import (
+    FileLineColLoc,
+    Float80Type,
+    Float128Type,
+    IntAttr,
+    IntegerType,
+    ModuleOp,
+    StringAttr,
+)
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.parser import Parser, UnresolvedOperand
 from xdsl.traits import NoTerminator
@@ -154,10 +163,11 @@ class LocatingParser(DfcParser):
         return op
 
     def parse_optional_type(self) -> Attribute | None:
-        """Also rejects the float types the compiler has no arithmetic for."""
+        """Also rejects the types the compiler has no arithmetic for: `UNSUPPORTED_TYPES`
+        and integers wider than 64 bits (xDSL cannot pack them into literals either)."""
         start = self._current_token.span.start
         t = super().parse_optional_type()
-        if isinstance(t, UNSUPPORTED_TYPES):
+        if isinstance(t, UNSUPPORTED_TYPES) or (isinstance(t, IntegerType) and t.width.data > 64):
             self.raise_error(f"type {t} is not supported by dfc",
                              Span(start, self.pos, self.lexer.input))
         return t
@@ -199,3 +209,16 @@ def verify_located(root: Operation) -> None:
             raise CompileError.at(op, f"'{op.name}' op {str(err).strip() or 'does not verify'}") from None
         if not op.has_trait(NoTerminator) and any(b.first_op is None for r in op.regions for b in r.blocks):
             raise CompileError.at(op, f"'{op.name}' op empty block: expect at least a terminator")
+        if (message := _upstream_problem(op)) is not None:
+            raise CompileError.at(op, f"'{op.name}' op {message}")
+
+
+def _upstream_problem(op: Operation) -> str | None:
+    """What dfc requires of an upstream op that xDSL's verifier does not check
+    (the index analysis relies on it)."""
+    if isinstance(op, tensor.EmptyOp):
+        dynamic = sum(d < 0 for d in op.tensor.type.get_shape())
+        if len(op.dynamic_sizes) != dynamic:
+            return f"expected {dynamic} size operand(s), one per dynamic dimension of {op.tensor.type}, " \
+                   f"got {len(op.dynamic_sizes)}"
+    return None

@@ -135,7 +135,8 @@ def pass_reference() -> str:
            "Every pass is an `opt-tool` flag (`--NAME`, `'--NAME{opt=value}'`), a pipeline element "
            "(`-p 'a,b{opt=value}'`) and a `PassManager.parse` element. xDSL's own passes "
            "(`canonicalize`, `cse`, `dce`, ...) are available too; the project's dialects add "
-           "canonicalization patterns to them.\n"]
+           "canonicalization patterns to them. The few that cannot work on dfc's IR are not offered "
+           "(`XDSL_HIDDEN` in `passes/__init__.py` says why).\n"]
     for name, target in PROJECT_PASSES.items():
         module_name, cls_name = target.split(":")
         module = import_module(module_name)
