@@ -33,9 +33,10 @@ reading an output, and each of them then matches.
 The rewrite is sound because the call reads and writes exactly the elements
 M does (M has no access `check-bounds` marked: all are proven in bounds), and
 the buffers cannot overlap: the output's buffer (through views)
-is an allocation that neither read's buffer comes from. Nothing happens when
-the BLAS is not installed (`compiler.codegen.blas_runtime.available`),
-unless the target is the GPU (`contraction-to-blas{target=gpu}`, where
+is an allocation that neither read's buffer comes from. Nothing happens with
+`contraction-to-blas{blas=false}` (the engine's pipeline says so when no BLAS
+is installed, `compiler.codegen.blas_runtime.available`), unless the target
+is the GPU (`contraction-to-blas{target=gpu}`, where
 `lower-dataflow{target=gpu}` launches a tiled kernel for each op,
 `passes.gpu_gemm`).
 
@@ -56,7 +57,6 @@ from xdsl.ir import Block, BlockArgument, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint
 
-from dfc.compiler.codegen import blas_runtime
 from dfc.dialects import df
 from dfc.dialects.blas import GemmOp
 from dfc.dialects.diagnostics import CompileError
@@ -365,17 +365,19 @@ class ContractionToBlasPass(ModulePass):
     """Replace contraction maps on buffers by `blas.gemm` calls (see the module docstring).
 
     Option `target`: "cpu", or "gpu" (the ops become tiled kernels,
-    `passes.gpu_gemm`, whether or not a CPU BLAS is installed).
+    `passes.gpu_gemm`, whether or not a CPU BLAS is installed). Option `blas`:
+    whether a CPU BLAS can be called (false: nothing changes on the CPU).
     """
 
     name = "contraction-to-blas"
 
     target: str = "cpu"
+    blas: bool = True
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.target not in ("cpu", "gpu"):
             raise CompileError(f"contraction-to-blas: unknown target '{self.target}' (cpu or gpu)")
-        if self.target == "cpu" and not blas_runtime.available():
+        if self.target == "cpu" and not self.blas:
             return
         for m in _top_level_maps(op):
             for part in _split(m) or [m]:

@@ -16,10 +16,7 @@ import os
 
 LAYERS = ("dfc.config", "dfc.dialects", "dfc.passes", "dfc.compiler", "dfc", "dfc.tools")
 
-KNOWN_UPWARD = {
-    # contraction-to-blas rewrites only when a CPU BLAS is installed: the probe is the runtime's
-    "dfc.passes.contraction_to_blas -> dfc.compiler.codegen.blas_runtime",
-}
+KNOWN_UPWARD: set[str] = set()
 KNOWN_CIRCLES = [
     # df's ops reach their canonicalization patterns (which build df ops) and the bounds analysis their
     # verifier uses through function-local imports, xDSL's idiom for op-owned patterns

@@ -1,4 +1,8 @@
 // RUN: opt-tool %s --contraction-to-blas | filecheck %s
+// RUN: opt-tool %s -p 'contraction-to-blas{blas=false}' | filecheck %s --check-prefix=NOBLAS
+
+// Without a CPU BLAS (the engine's pipeline when none is installed) nothing changes.
+// NOBLAS-NOT: blas.gemm
 
 // A zero fill followed by a product map: one gemm with beta = 0, the fill gone.
 // out[i, j] += x[i, k] * w[j, k] reads w transposed (linear's weight layout).
