@@ -255,7 +255,8 @@ SUBSET: dict[str, tuple[str, ...]] = {
     "LogSoftmax": ("test_logsoftmax_default_axis", "test_logsoftmax_negative_axis", "pytorch-converted/test_LogSoftmax"),
     "MatMul": ("test_matmul_2d", "test_matmul_1d_1d", "test_matmul_4d_1d", "test_matmul_bcast"),
     "Max": ("test_max_example", "test_max_one_input", "test_max_int64"),
-    "MaxPool": ("pytorch-converted/test_MaxPool1d_stride", "pytorch-converted/test_MaxPool2d"),
+    "MaxPool": ("pytorch-converted/test_MaxPool1d_stride", "pytorch-converted/test_MaxPool2d", "test_maxpool_2d_ceil",
+                "test_maxpool_2d_ceil_output_size_reduce_by_one"),
     "Min": ("test_min_example",),
     "Mul": ("test_mul_bcast",),
     "Neg": ("test_neg",),
@@ -281,6 +282,27 @@ SUBSET: dict[str, tuple[str, ...]] = {
     "Where": ("test_where_long_example",),
     "Sign": ("test_sign",), "Floor": ("test_floor",), "Ceil": ("test_ceil",), "Round": ("test_round",),
     "Sin": ("test_sin",), "Cos": ("test_cos",), "Tan": ("test_tan",),
+    "Range": ("test_range_float_type_positive_delta",),
+    "Split": ("test_split_variable_parts_2d_opset13", "test_split_2d_uneven_split_opset18",
+              "test_split_zero_size_splits_opset18", "test_split_equal_parts_default_axis_opset13"),
+    "Tile": ("test_tile",),
+    "Pad": ("test_constant_pad", "test_constant_pad_negative_axes", "test_edge_pad", "test_reflect_pad",
+            "test_wrap_pad"),
+    "GatherElements": ("test_gather_elements_1", "test_gather_elements_negative_indices"),
+    "GatherND": ("test_gathernd_example_float32", "test_gathernd_example_int32_batch_dim1"),
+    "CumSum": ("test_cumsum_2d_negative_axis", "test_cumsum_1d_reverse_exclusive", "test_cumsum_1d_int32_exclusive"),
+    "Clip": ("test_clip", "test_clip_default_min", "test_clip_default_max", "test_clip_min_greater_than_max"),
+    "And": ("test_and_bcast4v2d",), "Or": ("test_or_bcast3v1d",), "Xor": ("test_xor3d",), "Not": ("test_not_2d",),
+    "IsNaN": ("test_isnan",), "IsInf": ("test_isinf", "test_isinf_negative"),
+    "GroupNormalization": ("test_group_normalization_example", "test_group_normalization_epsilon"),
+    "Resize": ("test_resize_upsample_scales_nearest", "test_resize_downsample_sizes_nearest_not_larger",
+               "test_resize_upsample_sizes_nearest_round_prefer_ceil_asymmetric",
+               "test_resize_upsample_sizes_nearest_floor_align_corners", "test_resize_upsample_scales_linear",
+               "test_resize_downsample_scales_linear_align_corners",
+               "test_resize_downsample_sizes_linear_pytorch_half_pixel",
+               "test_resize_upsample_scales_linear_half_pixel_symmetric",
+               "test_resize_upsample_scales_nearest_axes_3_2"),
+    "Einsum": ("test_einsum_batch_matmul", "test_einsum_sum", "test_einsum_inner_prod", "test_einsum_transpose"),
 }
 FOLDED: dict[str, tuple[str, ...]] = {
     # op -> node cases CI runs with every input an initializer (OnnxImporter.fold)
@@ -539,3 +561,83 @@ def test_an_axis_outside_the_rank_is_refused_naming_the_node(name):
         model.opset_import[0].version = 13
     with pytest.raises(CompileError, match=rf"node 'n0' \({op}\): {message}"):
         import_onnx(model)
+
+
+GRADIENT_CASES = ("resize linear", "resize linear align_corners", "resize nearest", "pad reflect", "pad edge",
+                  "pad wrap", "pad constant", "cumsum reverse exclusive", "gather_elements", "gather_nd",
+                  "group_norm", "einsum", "tile", "clip", "resize pytorch_half_pixel")
+
+
+def _grad_cases():
+    """(name, node of x, its constant inputs, x's shape, torch's function of x, opset), one per op (and
+    form) built of nn ops, which differentiate it: the result and x's gradient are compared."""
+    torch = pytest.importorskip("torch")
+    F = torch.nn.functional
+    from onnx import helper
+
+    def node(op, inputs=(), **attrs):
+        return helper.make_node(op, ["x", *inputs], ["y"], **attrs)
+
+    rng = np.random.default_rng(1)
+    ids = rng.integers(-3, 3, (2, 4))
+    ids_nd = np.array([[[1, -1], [0, 2]], [[0, 0], [1, 1]]], np.int64)
+    w, b, m = rng.standard_normal(4), rng.standard_normal(4), rng.standard_normal((5, 4))
+    f64 = np.float64
+    return [
+        ("resize linear", node("Resize", ["", "s"], mode="linear"), [("s", np.array([1, 1, 2, 2], np.float32))],
+         (1, 2, 3, 4), lambda x: F.interpolate(x, scale_factor=2, mode="bilinear"), 19),
+        ("resize linear align_corners", node("Resize", ["", "", "n"], mode="linear",
+                                             coordinate_transformation_mode="align_corners"),
+         [("n", np.array([1, 2, 5, 7], np.int64))], (1, 2, 3, 4),
+         lambda x: F.interpolate(x, size=(5, 7), mode="bilinear", align_corners=True), 19),
+        ("resize nearest", node("Resize", ["", "", "n"], coordinate_transformation_mode="asymmetric",
+                                nearest_mode="floor"), [("n", np.array([1, 2, 5, 7], np.int64))], (1, 2, 3, 4),
+         lambda x: F.interpolate(x, size=(5, 7)), 19),
+        ("pad reflect", node("Pad", ["p"], mode="reflect"), [("p", np.array([0, 0, 1, 2, 0, 0, 2, 1], np.int64))],
+         (1, 2, 4, 5), lambda x: F.pad(x, (2, 1, 1, 2), mode="reflect"), 18),
+        ("pad edge", node("Pad", ["p"], mode="edge"), [("p", np.array([0, 0, 1, 2, 0, 0, 2, 1], np.int64))],
+         (1, 2, 4, 5), lambda x: F.pad(x, (2, 1, 1, 2), mode="replicate"), 18),
+        ("pad wrap", node("Pad", ["p"], mode="wrap"), [("p", np.array([0, 0, 1, 2, 0, 0, 2, 1], np.int64))],
+         (1, 2, 4, 5), lambda x: F.pad(x, (2, 1, 1, 2), mode="circular"), 19),
+        ("pad constant", node("Pad", ["p", "v"]), [("p", np.array([1, -1, 0, 2], np.int64)), ("v", np.array(0.5))],
+         (3, 4), lambda x: F.pad(x, (-1, 2, 1, 0), value=0.5), 18),
+        ("cumsum reverse exclusive", node("CumSum", ["a"], reverse=1, exclusive=1), [("a", np.array(1))], (3, 6),
+         lambda x: x.flip(1).cumsum(1).flip(1) - x, 14),
+        ("gather_elements", node("GatherElements", ["i"], axis=1), [("i", ids)], (3, 5),
+         lambda x: torch.gather(x, 1, torch.from_numpy(np.where(ids < 0, ids + 5, ids))), 13),
+        ("gather_nd", node("GatherND", ["i"], batch_dims=1), [("i", ids_nd)], (2, 3, 4),
+         lambda x: x[torch.tensor([[0, 0], [1, 1]]), torch.from_numpy(ids_nd[..., 0] % 3),
+                     torch.from_numpy(ids_nd[..., 1] % 4)], 13),
+        ("group_norm", node("GroupNormalization", ["w", "b"], num_groups=2, epsilon=0.25),
+         [("w", w), ("b", b)], (2, 4, 3),
+         lambda x: F.group_norm(x, 2, torch.from_numpy(w), torch.from_numpy(b), eps=0.25), 21),
+        ("einsum", helper.make_node("Einsum", ["x", "m"], ["y"], equation="bij,kj->bki"), [("m", m)], (2, 3, 4),
+         lambda x: torch.einsum("bij,kj->bki", x, torch.from_numpy(m)), 13),
+        ("tile", node("Tile", ["r"]), [("r", np.array([2, 1, 3], np.int64))], (2, 3, 2),
+         lambda x: x.repeat(2, 1, 3), 13),
+        ("clip", node("Clip", ["lo", "hi"]), [("lo", np.array(-0.5)), ("hi", np.array(0.7))], (4, 5),
+         lambda x: x.clamp(-0.5, 0.7), 13),
+        ("resize pytorch_half_pixel", node("Resize", ["", "s"], mode="linear",
+                                           coordinate_transformation_mode="pytorch_half_pixel"),
+         [("s", np.array([1, 1, 0.5, 1.5], np.float32))], (1, 1, 6, 4),
+         lambda x: F.interpolate(x, scale_factor=(0.5, 1.5), mode="bilinear"), 19),
+    ], f64
+
+
+@pytest.mark.parametrize("k", range(len(GRADIENT_CASES)), ids=lambda k: GRADIENT_CASES[k])
+def test_gradients_equal_torch(k):
+    """The forward and the gradient of x (float64, a seed of random numbers) equal torch's autograd."""
+    torch = pytest.importorskip("torch")
+    cases, f64 = _grad_cases()
+    assert [c[0] for c in cases] == list(GRADIENT_CASES)
+    name, node, constants, shape, fn, opset = cases[k]
+    x = np.random.default_rng(k).standard_normal(shape)
+    t = torch.tensor(x, requires_grad=True)
+    want = fn(t)
+    model = _model([node], {"x": (f64, shape)}, {"y": (f64, None)}, constants, opset=opset)
+    f = from_onnx(model, parameters=[])
+    seed = np.random.default_rng(k + 100).standard_normal(tuple(want.shape))
+    y, dx = interpret(f.autodiff_module(), "main_grad", x, seed)
+    want.backward(torch.from_numpy(seed))
+    np.testing.assert_allclose(y, want.detach().numpy(), rtol=1e-12, atol=0, err_msg=name)
+    np.testing.assert_allclose(dx, t.grad.numpy(), rtol=1e-12, atol=0, err_msg=name)
