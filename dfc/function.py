@@ -27,6 +27,7 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import AnyFloat, FunctionType, ModuleOp, TensorType
 
 from dfc import config
+from dfc.errors import user_errors
 
 STAGES = ("frontend", "autodiff", "lowered")
 log = logging.getLogger(__name__)
@@ -73,12 +74,14 @@ class Function:
         log.info("@%s compiled in %.1f ms", self.name, (time.perf_counter() - start) * 1e3)
         return engine
 
+    @user_errors
     def __call__(self, *args: Any) -> Any:
         if self._engine is None:
             self._engine = self._engine_for(self.module)
         result = self._engine.invoke(self.name, *_arguments(self.inputs, args))
         return _results(result, len(self.outputs))
 
+    @user_errors
     def mlir(self, stage: str = "frontend", wrt: Sequence[int] | None = None) -> str:
         """The module as text: as built ("frontend"), after `autodiff`
         ("autodiff"; gradients of `wrt`, default every float tensor argument),
@@ -105,6 +108,7 @@ class Function:
         """The indices of the float arguments: those that can have gradients."""
         return [k for k, t in enumerate(self.inputs) if is_float_type(t)]
 
+    @user_errors
     def gradient(self, wrt: Sequence[int]) -> Callable[..., tuple]:
         """A callable `(args..., seeds...) -> (results..., grads...)` for `wrt`."""
         key = tuple(wrt)
