@@ -13,6 +13,8 @@ grow about linearly with N. Imports are not counted (about 0.4 s per process).
 from __future__ import annotations
 
 import argparse
+import logging
+import re
 import time
 from collections import defaultdict
 from pathlib import Path
@@ -59,6 +61,19 @@ def stencil_chain(n: int, size: int = 64) -> str:
     return "\n".join(lines)
 
 
+def softmax_loss(rows: int, cols: int) -> str:
+    """The softmax_loss example at `rows` x `cols`."""
+    text = (EXAMPLES / "softmax.mlir").read_text()
+    return (text.replace("64x512", f"{rows}x{cols}").replace("tensor<64xf32>", f"tensor<{rows}xf32>")
+            .replace("(64, 512)", f"({rows}, {cols})"))
+
+
+def mlp(batch: int) -> str:
+    """The mlp example on a batch of `batch`."""
+    text = re.sub(r"tensor<8x", f"tensor<{batch}x", (EXAMPLES / "mlp.mlir").read_text())
+    return text.replace("tensor<8xi64>", f"tensor<{batch}xi64>")
+
+
 def stages(text: str, name: str) -> dict[str, float]:
     """Seconds per stage compiling `text` and the gradient of `@name` as the engine does."""
     times: dict[str, float] = defaultdict(float)
@@ -91,17 +106,151 @@ def stages(text: str, name: str) -> dict[str, float]:
     return dict(times)
 
 
+def resnet18(classes: int = 1000):
+    """torchvision's ResNet-18 (a 7x7 stride-2 stem, max pooling, four stages
+    of two basic blocks at 64/128/256/512 features, average pooling, a linear
+    head), written in plain torch.nn."""
+    import torch
+    import torch.nn as nn
+    import torch.nn.functional as F
+
+    class Block(nn.Module):
+        def __init__(self, c_in: int, c_out: int, stride: int):
+            super().__init__()
+            self.conv1 = nn.Conv2d(c_in, c_out, 3, stride, 1, bias=False)
+            self.bn1 = nn.BatchNorm2d(c_out)
+            self.conv2 = nn.Conv2d(c_out, c_out, 3, 1, 1, bias=False)
+            self.bn2 = nn.BatchNorm2d(c_out)
+            self.downsample = None if stride == 1 and c_in == c_out else nn.Sequential(
+                nn.Conv2d(c_in, c_out, 1, stride, bias=False), nn.BatchNorm2d(c_out))
+
+        def forward(self, x):
+            y = F.relu(self.bn1(self.conv1(x)))
+            y = self.bn2(self.conv2(y))
+            return F.relu(y + (x if self.downsample is None else self.downsample(x)))
+
+    class ResNet18(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv1 = nn.Conv2d(3, 64, 7, 2, 3, bias=False)
+            self.bn1 = nn.BatchNorm2d(64)
+            self.maxpool = nn.MaxPool2d(3, 2, 1)
+            layers, c = [], 64
+            for k, width in enumerate((64, 128, 256, 512)):
+                layers += [Block(c, width, 1 if k == 0 else 2), Block(width, width, 1)]
+                c = width
+            self.layers = nn.Sequential(*layers)
+            self.fc = nn.Linear(512, classes)
+
+        def forward(self, x):
+            x = self.maxpool(F.relu(self.bn1(self.conv1(x))))
+            return self.fc(torch.flatten(F.adaptive_avg_pool2d(self.layers(x), 1), 1))
+
+    return ResNet18()
+
+
+class StageTimes:
+    """Wall seconds per compile stage of everything run inside `with`: the
+    torch capture, parsing, every pass (the pass manager's INFO log), the
+    final verification, LLVM IR emission, optimisation, code generation and
+    loading."""
+
+    def __init__(self) -> None:
+        self.times: dict[str, float] = defaultdict(float)
+
+    def _timed(self, owner: object, attr: str, stage: str) -> None:
+        original = getattr(owner, attr)
+
+        def timed(*args, **kwargs):
+            start = time.perf_counter()
+            try:
+                return original(*args, **kwargs)
+            finally:
+                self.times[stage] += time.perf_counter() - start
+
+        setattr(owner, attr, timed)
+        self._restore.append((owner, attr, original))
+
+    def emit(self, record: logging.LogRecord) -> None:
+        name, ms = record.args  # type: ignore[misc]
+        self.times[name] += ms / 1e3
+
+    def __enter__(self) -> StageTimes:
+        from dfc.compiler import engine
+        from dfc.compiler.codegen.llvm import jit
+        from dfc.torch import module, runtime
+
+        self._restore: list = []
+        self._timed(module, "capture", "capture")
+        self._timed(runtime, "parse_module", "parse")
+        self._timed(engine, "verify_located", "verify")
+        self._timed(jit, "emit_module", "llvm emit")
+        self._timed(jit, "optimize", "llvm opt")
+        self._timed(jit.JitModule, "_load", "load")
+        self._timed(jit.JitModule, "__init__", "llvm total")
+        self._handler = logging.Handler(logging.INFO)
+        self._handler.emit = self.emit  # type: ignore[method-assign]
+        self._logger = logging.getLogger("dfc.compiler.pass_manager")
+        self._level = self._logger.level
+        self._logger.setLevel(logging.INFO)
+        self._logger.addHandler(self._handler)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for owner, attr, original in reversed(self._restore):
+            setattr(owner, attr, original)
+        self._logger.removeHandler(self._handler)
+        self._logger.setLevel(self._level)
+        t = self.times
+        t["llvm codegen"] = t.pop("llvm total", 0.0) - t["llvm emit"] - t["llvm opt"] - t["load"]
+
+
+def resnet18_first_step(batch: int = 8, size: int = 32) -> tuple[float, float, dict[str, float]]:
+    """ResNet-18's first training step through dfc.torch (forward, cross
+    entropy, backward) on a batch of `batch` `size`x`size` images: its wall
+    and CPU seconds and the seconds per stage."""
+    import torch
+    import torch.nn.functional as F
+
+    import dfc.torch
+
+    torch.manual_seed(0)
+    model = resnet18()
+    x, y = torch.randn(batch, 3, size, size), torch.randint(0, 1000, (batch,))
+    compiled = dfc.torch.compile(model)
+    with StageTimes() as stages_seen:
+        wall, cpu = time.perf_counter(), time.process_time()
+        F.cross_entropy(compiled(x), y).backward()
+        wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+    return wall, cpu, dict(stages_seen.times)
+
+
+def report(label: str, total: float, times: dict[str, float], extra: str = "") -> None:
+    top = sorted(times.items(), key=lambda kv: -kv[1])[:8]
+    print(f"{label:<26} total {total:6.2f} s{extra}   " + "  ".join(f"{k} {v:.2f}" for k, v in top), flush=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--quick", action="store_true", help="only the examples and N = 20")
+    parser.add_argument("--only", choices=("examples", "sizes", "resnet18"), help="one group of rows")
     args = parser.parse_args()
-    cases = [(f"{example} grad", (EXAMPLES / f"{example}.mlir").read_text(), fn) for example, fn in FUNCTIONS.items()]
-    cases += [(f"{n} stencil maps grad", stencil_chain(n), "f") for n in ((20,) if args.quick else (20, 40, 80))]
-    for label, text, fn in cases:
-        times = stages(text, fn)
-        total = sum(times.values())
-        top = sorted(times.items(), key=lambda kv: -kv[1])[:6]
-        print(f"{label:<22} total {total:6.2f} s   " + "  ".join(f"{k} {v:.2f}" for k, v in top))
+    if args.only in (None, "examples"):
+        cases = [(f"{example} grad", (EXAMPLES / f"{example}.mlir").read_text(), fn)
+                 for example, fn in FUNCTIONS.items()]
+        cases += [(f"{n} stencil maps grad", stencil_chain(n), "f") for n in ((20,) if args.quick else (20, 40, 80))]
+        for label, text, fn in cases:
+            times = stages(text, fn)
+            report(label, sum(times.values()), times)
+    if args.only in (None, "sizes"):  # the same programs at two sizes: the times should match
+        for label, text, fn in (("softmax_loss 64x512", softmax_loss(64, 512), "softmax_loss"),
+                                ("softmax_loss 8192x8192", softmax_loss(8192, 8192), "softmax_loss"),
+                                ("mlp batch 64", mlp(64), "mlp"), ("mlp batch 8192", mlp(8192), "mlp")):
+            times = stages(text, fn)
+            report(label + " grad", sum(times.values()), times)
+    if args.only in (None, "resnet18") and not args.quick:
+        wall, cpu, times = resnet18_first_step()
+        report("resnet18 8x3x32x32 step", wall, times, f" (cpu {cpu:.2f} s)")
 
 
 if __name__ == "__main__":

@@ -52,7 +52,7 @@ from xdsl.rewriter import InsertPoint
 from dfc.dialects import df
 from dfc.dialects.nn import NNOp
 from dfc.dialects.nn_expand import EXPANSIONS, expand
-from dfc.dialects.xdsl_fixes import RemFOp
+from dfc.dialects.xdsl_fixes import RemFOp, splat_element
 
 _Eval = Callable[..., Sequence[Any]]
 """Evaluates one op: (frame, *operand values) -> result values."""
@@ -279,7 +279,10 @@ def _constant(op: arith.ConstantOp) -> _Eval:
     if isinstance(value, DenseIntOrFPElementsAttr):
         assert isinstance(t, TensorType)
         dtype = dtype_of(t.element_type)
-        result = np.array(value.get_values(), dtype=dtype).reshape(t.get_shape())
+        if (element := splat_element(value)) is not None:
+            result = np.full(t.get_shape(), element, dtype=dtype)
+        else:
+            result = np.array(value.get_values(), dtype=dtype).reshape(t.get_shape())
     else:
         assert isinstance(value, IntegerAttr | FloatAttr)
         result = _converter(t)(value.value.data)

@@ -14,8 +14,6 @@ from dataclasses import dataclass
 from xdsl.builder import Builder
 from xdsl.dialects import arith, math, tensor
 from xdsl.dialects.builtin import (
-    AnyFloat,
-    DenseIntOrFPElementsAttr,
     FloatAttr,
     IndexType,
     IntegerAttr,
@@ -25,7 +23,7 @@ from xdsl.ir import Attribute, Block, BlockArgument, SSAValue
 from xdsl.rewriter import InsertPoint
 
 from dfc.dialects import df
-from dfc.dialects.limits import MAX_DENSE_ELEMENTS
+from dfc.dialects.xdsl_fixes import splat_attr
 
 
 @dataclass
@@ -107,18 +105,9 @@ def empty(b: Builder, t: TensorType) -> SSAValue:
 
 
 def splat(b: Builder, t: TensorType, value: float | int) -> SSAValue:
-    """A tensor with every element `value`: a constant, or a map filling an
-    empty tensor when it has more elements than a dense literal may hold
-    (`dialects.limits.MAX_DENSE_ELEMENTS`; xDSL stores every element)."""
-    if t.element_count() <= MAX_DENSE_ELEMENTS:
-        return b.insert(arith.ConstantOp(DenseIntOrFPElementsAttr.from_list(t, [value] * max(t.element_count(), 1)))).result
-    element = t.get_element_type()
-
-    def fill(inner: Builder, ivs: Sequence[BlockArgument], outs: Sequence[BlockArgument]) -> None:
-        attr = FloatAttr(float(value), element) if isinstance(element, AnyFloat) else IntegerAttr(int(value), element)
-        write(inner, inner.insert(arith.ConstantOp(attr)).result, outs[0], ivs)
-
-    return map_op(b, t.get_shape(), [empty(b, t)], fill).res[0]
+    """A constant tensor with every element `value`, in the splat form
+    (`xdsl_fixes.splat_attr`: one element held, whatever the size of `t`)."""
+    return b.insert(arith.ConstantOp(splat_attr(t, value))).result
 
 
 def broadcast_indices(b: Builder, source: TensorType, ivs: Sequence[SSAValue]) -> list[SSAValue]:

@@ -6,8 +6,9 @@ error instead of exhausting memory or overflowing a 64-bit index later:
 * `MAX_DIM`: one static dimension of a shaped type, and a static map bound;
 * `MAX_ELEMENTS`: the element count of a static shaped type (its byte size,
   at 16 bytes an element, then still fits a signed 64-bit offset);
-* `MAX_DENSE_ELEMENTS`: the elements of a `dense<...>` literal, which the
-  compiler holds in memory (a splat included: xDSL stores every element).
+* `MAX_DENSE_ELEMENTS`: the elements a `dense<...>` literal lists, which
+  the compiler holds in memory (a splat holds one, whatever its type's size:
+  `xdsl_fixes.splat_attr`).
 """
 
 from __future__ import annotations

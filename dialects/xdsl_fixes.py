@@ -24,17 +24,24 @@ dfc entry point that reads MLIR text) uses.
 * A float literal out of its type's range (`1.0e308 : f32`, also as a dense
   element), or a real element of a complex literal, is a parse error (xDSL
   raised `OverflowError` or failed an assertion).
-* Shapes and dense literals beyond `dialects.limits` are parse errors at the
-  type (xDSL would build a list of 2**32 elements for
-  `dense<1.0> : tensor<4294967296xf32>`).
+* A splat literal (`dense<1.0> : tensor<4096x4096xf32>`, or a hexadecimal
+  string of one element) holds its one element (`splat_attr`), where xDSL
+  packs it once per element of the type; shapes, and literals listing more
+  elements than `dialects.limits` allows, are parse errors.
 
-Attributes: `is_splat(attr)` instead of `DenseIntOrFPElementsAttr.is_splat`,
-which unpacks every element into a Python object (linear in the tensor's
-size, for the large zero tensors autodiff creates); this one compares the raw bytes
-shifted by one element. `DfcPrinter` (and `module_text(op)`, `str(op)` with
-it) prints a splat dense literal from its first element, where xDSL's
-printer unpacks every element and asks `is_splat`; the engine keys its cache by that text,
-the pass manager's dumps and opt-tool print with it.
+Attributes: splat constants keep one element from the builders
+(`df_builders.splat`) and the parser to the LLVM IR (`bufferize` fills a
+buffer with it), so no stage's work grows with a tensor's size: the splat
+form is a `DenseIntOrFPElementsAttr` of the full type holding one element,
+which xDSL verifies and prints as `dense<v>` (`splat_attr`; `splat_element`
+reads it; `dense_values` repeats it for the few readers of every element).
+`is_splat(attr)` answers at once for it, and for other literals compares the
+raw bytes shifted by one element, where `DenseIntOrFPElementsAttr.is_splat`
+unpacks every element into a Python object. `DfcPrinter` (and
+`module_text(op)`, `str(op)` with it) prints a splat dense literal from its
+first element, where xDSL's printer unpacks every element and asks
+`is_splat`; the engine keys its cache by that text, the pass manager's dumps
+and opt-tool print with it.
 
 Dialects: `ARITH`, xDSL's arith dialect plus `arith.remf` (`RemFOp`), which
 xDSL 0.74 lacks (MLIR's C `fmod`: the remainder of `lhs / rhs` with the sign
@@ -68,17 +75,22 @@ import math
 import re
 import struct
 from dataclasses import dataclass, field
+from typing import Any
 
 from xdsl.context import Context
 from xdsl.dialects.arith import Arith, FloatingPointLikeBinaryOperation
 from xdsl.dialects.builtin import (
     BFloat16Type,
+    BytesAttr,
     ComplexType,
     DenseIntOrFPElementsAttr,
     Float16Type,
     Float32Type,
     Float64Type,
+    IndexType,
+    IntegerType,
     ModuleOp,
+    RankedStructure,
 )
 from xdsl.ir import Attribute, Block, Dialect, Operation, Region, SSAValue
 from xdsl.irdl import irdl_op_definition, traits_def
@@ -187,14 +199,52 @@ class DfcParser(Parser):
             self.raise_error(problem, self._span_from(start))
         return dims, type
 
-    def _parse_dense_literal_type(self):  # type: ignore[no-untyped-def]
-        """Upstream: xDSL expands a splat to every element of its type,
-        however many."""
+    def parse_dense_int_or_fp_elements_attr(self, type):  # type: ignore[no-untyped-def]
+        """A dense literal; a splat (`dense<v>`, or a hexadecimal string of
+        one element) in the splat form of `splat_attr`, and a literal of more
+        elements than `dialects.limits` allows a located error.
+
+        Upstream: xDSL expands a splat to every element of its type, however
+        many (a list and a packed copy of 16 M floats for a 4096x4096 zero)."""
+        self.parse_punctuation("<", " in dense attribute")
+        contents: tuple[list, list[int]] | str | None = None
+        if self.parse_optional_punctuation(">") is None:
+            contents = self.parse_optional_str_literal()
+            if contents is None:
+                contents = self._parse_tensor_literal()
+            self.parse_punctuation(">", " in dense attribute")
+        if type is None:
+            self.parse_punctuation(":", " in dense attribute")
         start = self._current_token.span.start  # pyright: ignore[reportPrivateUsage]
-        type = super()._parse_dense_literal_type()
+        if type is None:
+            type = self._parse_dense_literal_type()
+        count = math.prod(type.get_shape())
+        if isinstance(contents, str):
+            try:
+                data = bytes.fromhex(contents[2:])
+            except ValueError:
+                self.raise_error("Hex string in denseAttr is invalid")
+            if len(data) == type.element_type.compile_time_size:
+                return DenseIntOrFPElementsAttr(type, BytesAttr(data if count else b""))
+        elif contents is not None and not contents[1]:
+            return splat_attr(type, contents[0][0].to_type(self, type.element_type))
         if (problem := dense_problem(type.get_shape())) is not None:
             self.raise_error(problem, self._span_from(start))
-        return type
+        if isinstance(contents, str):
+            attr = DenseIntOrFPElementsAttr(type, BytesAttr(data))
+            if len(attr) != count:
+                self.raise_error(f"Shape mismatch in dense literal. Expected {count} elements from the type, "
+                                 f"but got {len(attr)} elements.")
+            return attr
+        if contents is None:
+            if count != 0:
+                self.raise_error("Expected at least one element in the dense literal, but got None")
+            return DenseIntOrFPElementsAttr.from_list(type, [])
+        elements, shape = contents
+        if list(type.get_shape()) != shape:
+            self.raise_error(f"Shape mismatch in dense literal. Expected {list(type.get_shape())} shape from the "
+                             f"type, but got {shape} shape.")
+        return DenseIntOrFPElementsAttr.from_list(type, [e.to_type(self, type.element_type) for e in elements])
 
     def parse_optional_builtin_int_or_float_attr(self):  # type: ignore[no-untyped-def]
         """Upstream: `1.0e308 : f32` raises `OverflowError` out of the parser."""
@@ -208,13 +258,50 @@ class DfcParser(Parser):
 # -- attributes ---------------------------------------------------------------------------
 
 
+def splat_attr(type: RankedStructure, value: float | int) -> DenseIntOrFPElementsAttr:
+    """The dense literal of `type` with every element `value`, holding that
+    one element (the splat form dfc builds and parses; xDSL accepts it, and
+    prints it as `dense<value>`), whatever the number of elements (none for
+    a type of no elements).
+
+    Upstream: `DenseIntOrFPElementsAttr.from_list(type, [value])` packs the
+    element once per element of `type` (64 MB for a 4096x4096 f32 zero)."""
+    element = type.get_element_type()
+    if isinstance(element, IntegerType):
+        value = element.get_normalized_value(int(value))
+    elif isinstance(element, IndexType):
+        value = int(value)
+    data = element.pack([value]) if math.prod(type.get_shape()) else b""  # pyright: ignore[reportArgumentType]
+    return DenseIntOrFPElementsAttr(type, BytesAttr(data))
+
+
 def is_splat(attr: DenseIntOrFPElementsAttr) -> bool:
-    """Whether every element of `attr` is the same (`attr.is_splat()`, in
-    time linear in its bytes, without unpacking them).
+    """Whether every element of `attr` is the same (`attr.is_splat()`): at
+    once for the splat form, else in time linear in its bytes, without
+    unpacking them.
 
     Upstream: `DenseIntOrFPElementsAttr.is_splat` unpacks every element into
     a Python object and counts the first."""
+    if len(attr.data.data) == attr.get_element_type().compile_time_size:
+        return True
     return _all_elements_equal(attr.data.data, math.prod(attr.get_shape()))
+
+
+def splat_element(attr: DenseIntOrFPElementsAttr) -> Any:
+    """The value every element of `attr` holds when it is a splat (its first
+    element), else None; None too for a literal of no elements."""
+    if not attr.data.data or not is_splat(attr):
+        return None
+    return next(attr.iter_values())
+
+
+def dense_values(attr: DenseIntOrFPElementsAttr) -> tuple:
+    """Every element of `attr` in row-major order (`attr.get_values()`, the
+    splat form's element repeated): for small literals whose elements are
+    read one by one (padding widths)."""
+    values = attr.get_values()
+    n = math.prod(attr.get_shape())
+    return values * n if len(values) == 1 else values
 
 
 @functools.lru_cache(maxsize=64)

@@ -64,6 +64,7 @@ from dfc.dialects import nn_shape as nns
 from dfc.dialects import nn_window as nnw
 from dfc.dialects import stablehlo as shlo
 from dfc.dialects.diagnostics import CompileError
+from dfc.dialects.xdsl_fixes import dense_values, splat_element
 
 UNARY: dict[str, type[Operation]] = nn.one_to_one("stablehlo", 1)
 BINARY: dict[str, type[Operation]] = nn.one_to_one("stablehlo", 2)
@@ -88,9 +89,8 @@ def splat_value(v: SSAValue) -> float | int | None:
     if isinstance(op, shlo.ConstantOp | nn.ConstantOp):
         value = op.value
         assert isinstance(value, DenseIntOrFPElementsAttr)
-        values = value.get_values()
-        if values and all(x == values[0] for x in values):
-            return values[0]  # type: ignore[return-value]
+        if (element := splat_element(value)) is not None:
+            return element
     if isinstance(op, nn.FullOp):
         return op.value.value.data  # type: ignore[union-attr]
     if isinstance(op, shlo.BroadcastInDimOp | nns.BroadcastInDimOp):
@@ -276,7 +276,7 @@ class Converter:
             raise CompileError.at(op, "convert-stablehlo: convolution with window_reversal is not supported")
         if op.batch_group_count.value.data != 1:
             raise CompileError.at(op, "convert-stablehlo: convolution with batch_group_count > 1 is not supported")
-        pad = op.padding.get_values() if op.padding is not None else (0,) * (2 * spatial)
+        pad = dense_values(op.padding) if op.padding is not None else (0,) * (2 * spatial)
         low, high = tuple(pad[0::2]), tuple(pad[1::2])
         if any(p < 0 for p in (*low, *high)):
             raise CompileError.at(op, "convert-stablehlo: convolution with negative padding is not supported")
@@ -362,7 +362,7 @@ class Converter:
 
         if any(v != 1 for v in per_dim(op.base_dilations, 1)):
             raise CompileError.at(op, "convert-stablehlo: reduce_window with base_dilations is not supported")
-        pad = op.padding.get_values() if op.padding is not None else (0,) * (2 * rank)
+        pad = dense_values(op.padding) if op.padding is not None else (0,) * (2 * rank)
         return [self.ins(nnw.ReduceWindowOp(x, kind, op.window_dimensions.get_values(), per_dim(op.window_strides, 1),
                                             per_dim(op.window_dilations, 1), pad[0::2], pad[1::2]))]
 

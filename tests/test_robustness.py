@@ -43,7 +43,7 @@ CASES = {
     "non-utf8": (b"func.func @f() {\n  \"a\xff\"\n}\n", 2, "invalid UTF-8 byte 0xff"),
     "huge-dense": (
         "func.func @f() -> tensor<4294967296xf32> {\n"
-        "  %c = arith.constant dense<1.0> : tensor<4294967296xf32>\n"
+        "  %c = arith.constant dense<[1.0, 2.0]> : tensor<4294967296xf32>\n"
         "  func.return %c : tensor<4294967296xf32>\n}\n",
         2,
         "dense literal of 4294967296 elements exceeds the limit",
@@ -201,13 +201,16 @@ def test_zero_size_splat_has_no_value():
     assert splat_value(constant.results[0]) is None
 
 
-def test_splat_beyond_the_dense_limit_is_a_fill_map(tmp_path, capsys):
+def test_splat_of_any_size_holds_one_element(tmp_path, capsys):
     """expand-library built a zero accumulator of 2**40 elements as a dense
-    literal (MemoryError); beyond `MAX_DENSE_ELEMENTS` it is a map."""
+    literal (MemoryError); a splat, built or parsed, holds one element."""
     t = "tensor<1048576x1048576xf32>"
     rc, err = opt(tmp_path, capsys, f"func.func @f(%a: {t}) -> {t} {{\n  %b = nn.matmul %a, %a : ({t}, {t}) -> {t}\n"
                   f"  func.return %b : {t}\n}}\n", "--expand-library")
     assert rc == 0, err
+    module = parse_module(f"func.func @f() -> {t} {{\n  %c = arith.constant dense<1.0> : {t}\n  func.return %c : {t}\n}}\n")
+    constant = next(op for op in module.walk() if op.name == "arith.constant")
+    assert len(constant.value.data.data) == 4 and f"dense<1.000000e+00> : {t}" in str(module)
 
 
 def test_small_splat_is_still_a_constant():
