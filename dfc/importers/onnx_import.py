@@ -24,12 +24,14 @@ An operator or attribute outside what is covered is a `CompileError` naming
 the node (`model.onnx: node 'Conv_3' (Conv): ...`). Covered: the elementwise
 ops an nn op names as its ONNX op (`EXTERNAL`: Abs, Add, Ceil, Cos, Div, Exp,
 Floor, Log, Mul, Neg, Relu, Round, Sigmoid, Sign, Sin, Sqrt, Sub, Tan, Tanh),
-and AveragePool, BatchNormalization (inference), Cast, Concat, Constant,
-ConstantOfShape, Conv, Dropout (inference), Equal, Erf, Expand, Flatten,
-Gather, Gelu, Gemm, GlobalAveragePool, Greater, GreaterOrEqual, Identity,
-LayerNormalization, Less, LessOrEqual, LogSoftmax, MatMul, Max, MaxPool, Min,
-Pow, Range, ReduceMax, ReduceMean, ReduceMin, ReduceSum, Reshape, Shape,
-Slice, Softmax, Squeeze, Transpose, Unsqueeze, Where.
+and And, AveragePool, BatchNormalization (inference), Cast, Clip, Concat,
+Constant, ConstantOfShape, Conv, CumSum, Dropout (inference), Einsum, Equal,
+Erf, Expand, Flatten, Gather, GatherElements, GatherND, Gelu, Gemm,
+GlobalAveragePool, Greater, GreaterOrEqual, GroupNormalization, Identity,
+IsInf, IsNaN, LayerNormalization, Less, LessOrEqual, LogSoftmax, MatMul, Max,
+MaxPool, Min, Not, Or, Pad, Pow, Range, ReduceMax, ReduceMean, ReduceMin,
+ReduceSum, Reshape, Resize, Shape, Slice, Softmax, Split, Squeeze, Tile,
+TopK, Transpose, Unsqueeze, Where, Xor.
 """
 
 from __future__ import annotations
@@ -923,6 +925,46 @@ class OnnxImporter:
             raise NodeError(f"Einsum equation '{equation}': output letters {out!r} not found once in the operands")
         perm = [letters.index(c) for c in out]
         return [acc if perm == sorted(perm) else self.ins(nn.TransposeOp(acc, perm))]
+
+    def op_TopK(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
+        """The k largest (`largest`, else smallest) elements along `axis` in order, and their indices, the
+        lower index first among equal values: k rounds of argmax (argmin) over the elements not yet taken
+        (those set to -inf, or +inf; where only such remain, the first index not taken). Float inputs."""
+        x = self.value(node.input[0])
+        t = _tensor(x)
+        shape, e = t.get_shape(), t.element_type
+        if e not in (f16, f32, f64):
+            raise NodeError(f"TopK of {t} (not float) is not supported")
+        axis = normalize_axis(attrs["axis"], len(shape))
+        k = int(self.known(node.input[1]).reshape(-1)[0]) if len(node.input) > 1 else attrs["k"]
+        if not 0 <= k <= shape[axis]:
+            raise NodeError(f"TopK of {k} elements of a dimension of {shape[axis]}")
+        largest = attrs.get("largest", 1)
+        arg, extreme = (nnc.ArgMaxOp, "max") if largest else (nnc.ArgMinOp, "min")
+        fill = self.scalar(-math.inf if largest else math.inf, x)
+        positions = self.ins(nns.IotaOp(TensorType(i64, shape), axis))
+        picked = [1 if d == axis else n for d, n in enumerate(shape)]
+        others = [d for d in range(len(shape)) if d != axis]
+        dims = {"collapsed_slice_dims": [axis], "operand_batching_dims": others, "start_indices_batching_dims": others,
+                "start_index_map": [axis], "slice_sizes": [1] * len(shape)}
+        values, indices, taken, rest = [], [], None, x
+        for _ in range(k):
+            index = self.ins(arg(rest, axis))
+            if taken is not None:
+                free = self.ins(nne.ConvertOp(self.ins(nne.NotOp(taken)), f32))
+                stuck = self.ins(nne.CompareOp(self.ins(nn.ReduceOp(rest, extreme, [axis])), fill, "EQ"))
+                index = self.ins(nne.SelectOp(stuck, self.ins(nnc.ArgMaxOp(free, axis)), index))
+            index = self._reshape(index, picked)
+            hit = self.ins(nne.CompareOp(positions, index, "EQ"))
+            taken = hit if taken is None else self.ins(nne.OrOp(taken, hit))
+            rest = self.ins(nne.SelectOp(taken, fill, x))
+            values.append(self.ins(nni.GatherOp(x, index, dims, len(shape))))
+            indices.append(index)
+        if k == 0:
+            empty = [0 if d == axis else n for d, n in enumerate(shape)]
+            return [self.constant(np.zeros(empty, dtype_of(e))), self.constant(np.zeros(empty, np.int64))]
+        return [self.ins(nns.ConcatenateOp(values, axis)) if k > 1 else values[0],
+                self.ins(nns.ConcatenateOp(indices, axis)) if k > 1 else indices[0]]
 
     def _spatial(self, attrs: dict[str, Any], spatial: int) -> tuple[list[int], ...]:
         """(strides, low pads, high pads, dilations) of a convolution or pooling node."""
