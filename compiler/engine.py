@@ -12,7 +12,8 @@ access the compiler cannot prove in bounds is checked where it runs
 location; an integer division by zero raises `ZeroDivisionError` the same way,
 as the interpreter does, and `MIN / -1` wraps (a concurrent call into the same
 module that fails can make another call raise too: the failure counter is per
-module).
+module). A call during which an op's `df.WARN_IF` result was true issues one
+`RuntimeWarning` per message (the same caveat for concurrent calls).
 Each function's calling plan (parameter dtypes and shapes, result layout,
 the ctypes entry) is prepared on its first call; after that an argument of
 exactly the declared dtype and static shape, C-contiguous and writeable, is
@@ -358,8 +359,15 @@ class ExecutionEngine:
             else:
                 results.append(_scalar_from_slot(desc[at], r.dtype))
                 at += 1
+        warned = self.jit.warnings
+        mask = warned.value if warned is not None else 0
+        if mask:  # cleared before a failure can raise, so that no later call reports these
+            warned.value = 0
         if failures is not None and failures.value != failed_before:  # the results are released with `results`
             raise run_time_error(f"@{name}: {self.jit.bounds_failure_message()}")
+        if mask:
+            for message in self.jit.warning_messages(mask):
+                warnings.warn(message, RuntimeWarning, stacklevel=2)
         return results[0] if len(results) == 1 else tuple(results)
 
     def _invoke_into(self, name: str, args: Sequence[Any], outs: tuple[np.ndarray, ...]) -> Any:

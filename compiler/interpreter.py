@@ -22,6 +22,7 @@ from __future__ import annotations
 import itertools
 import math
 import operator
+import warnings
 from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
@@ -178,7 +179,22 @@ def _step(op: Operation) -> _Step:
         raise NotImplementedError(
             f"interpret: '{op.name}' on tensors is not supported, only on scalars"
         )
-    return _Step(build(op), operands, results)
+    evaluate = build(op)
+    if df.WARN_IF in op.attributes:
+        evaluate = _warning(evaluate, op.attributes[df.WARN_IF].data)  # type: ignore[attr-defined]
+    return _Step(evaluate, operands, results)
+
+
+def _warning(evaluate: _Eval, message: str) -> _Eval:
+    """`evaluate`, issuing a `RuntimeWarning` with `message` where its i1 result is true (`df.WARN_IF`)."""
+
+    def warn(frame: _Frame, *values: Any) -> Sequence[Any]:
+        results = evaluate(frame, *values)
+        if results[0]:
+            warnings.warn(message, RuntimeWarning, stacklevel=2)
+        return results
+
+    return warn
 
 
 class _Frame:

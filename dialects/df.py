@@ -69,6 +69,11 @@ from dfc.dialects.index_exprs import depends_on, used_variables
 from dfc.dialects.limits import MAX_DIM
 
 WCR_KINDS = ("add", "mul", "max", "min")
+WARN_IF = "dfc.warn_if"
+"""A discardable attribute of an op with one i1 result (`arith.cmpi`,
+`arith.andi`): a string; where the result is true, the program issues a
+`RuntimeWarning` with that message (the NumPy frontend's integer division by
+zero). The interpreter warns at each such value; compiled code once per call."""
 
 
 class MapCanonicalization(HasCanonicalizationPatternsTrait):

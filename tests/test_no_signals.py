@@ -1,12 +1,13 @@
 """Integer division never kills the process: a zero divisor raises
 `ZeroDivisionError` from compiled code as from the interpreter, `MIN / -1`
 wraps (x86's `idiv` raises SIGFPE for both), and the NumPy frontend gives
-NumPy's results."""
+NumPy's results and warnings."""
 
 from __future__ import annotations
 
 import subprocess
 import sys
+import warnings
 
 import numpy as np
 import pytest
@@ -15,6 +16,7 @@ import dfc
 from dfc.compiler.engine import ExecutionEngine
 from dfc.compiler.interpreter import interpret
 from dfc.compiler.parsing import parse_module
+from dfc.dialects.df import WARN_IF
 
 OPS = ("divsi", "remsi", "divui", "remui", "floordivsi", "ceildivsi", "ceildivui")
 SCALAR = """func.func @f(%a: {t}, %b: {t}) -> {t} {{
@@ -94,15 +96,50 @@ def floor_divide(a, b):
     return a // b
 
 
+def messages(call, *args):
+    """The result of `call(*args)` and the messages of the RuntimeWarnings it issued."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = call(*args)
+    assert all(w.category is RuntimeWarning for w in caught)
+    return result, [str(w.message) for w in caught]
+
+
 @pytest.mark.parametrize("dtype", [np.int64, np.int32])
 def test_frontend_division_follows_numpy(dtype):
+    """Values and warnings, once per call however many elements divide by zero."""
     low = np.iinfo(dtype).min
     a = np.array([7, -7, 7, -7, 5, 0, low, low, 3, low, 9], dtype)
-    b = np.array([2, 2, -2, -2, 0, 0, -1, 1, -4, 0, 3], dtype)
-    with np.errstate(all="ignore"):
-        np.testing.assert_array_equal(floor_divide(a, b), a // b)
-        np.testing.assert_array_equal(remainder(a, b), a % b)
-        assert floor_divide_sum(a, b) == np.sum(a // b)
+    for b in ([2, 2, -2, -2, 0, 0, -1, 1, -4, 0, 3], [2, 2, -2, -2, 1, 3, -1, 1, -4, 5, 3],
+              [2, 2, -2, -2, 0, 3, 1, 1, -4, 5, 3], [2, 2, -2, -2, 1, 3, 2, 1, -4, 5, 3]):
+        b = np.array(b, dtype)
+        for ours, numpys in ((floor_divide, np.floor_divide), (remainder, np.remainder),
+                             (floor_divide_sum, lambda a, b: np.sum(a // b))):
+            (got, warned), (want, expected) = messages(ours, a, b), messages(numpys, a, b)
+            np.testing.assert_array_equal(got, want)
+            assert warned == expected, (ours, b)
+
+
+def test_warning_flag_warns_in_the_interpreter_and_once_per_call_in_the_engine():
+    source = f"""func.func @f(%a: tensor<8xi64>) -> tensor<8xi1> {{
+  %e = tensor.empty() : tensor<8xi1>
+  %r = df.map (%i) in (8) outs(%o = %e : tensor<8xi1>) {{
+    %x = df.read %a[%i] : tensor<8xi64>
+    %c0 = arith.constant 0 : i64
+    %z = "arith.cmpi"(%x, %c0) <{{predicate = 0 : i64}}> {{"{WARN_IF}" = "a zero"}} : (i64, i64) -> i1
+    df.write %z, %o[%i] : tensor<8xi1>
+  }} -> tensor<8xi1>
+  func.return %r : tensor<8xi1>
+}}
+"""
+    module = parse_module(source)
+    with ExecutionEngine(module, threads=2, parallel_min_work=0) as engine:
+        for a in (np.arange(1, 9), np.array([0, 1, 0, 1, 0, 1, 0, 1])):
+            got, warned = messages(engine.invoke, "f", a)
+            want, interpreted = messages(interpret, module, "f", a)
+            np.testing.assert_array_equal(got, want)
+            assert warned == (["a zero"] if (a == 0).any() else [])
+            assert interpreted == ["a zero"] * int((a == 0).sum())
 
 
 ENGINE_CASE = """

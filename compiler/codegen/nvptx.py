@@ -163,6 +163,9 @@ class KernelEmitter(FunctionEmitter):
         self.b.atomic_rmw("add", failures, ir.Constant(_I64, 1), _DEVICE)
         self.b.store_atomic(ir.Constant(_I64, self.sites[op]), site, "monotonic", align=8)
 
+    def report_warning(self, message: str) -> None:
+        """Kernels issue no warnings (the engine reads no warning counter)."""
+
     def nvvm(self, name: str, ret: ir.Type, args: list[ir.Value]) -> ir.Value:
         fn = self.m.declare("llvm.nvvm." + name, ret, [a.type for a in args])
         return self.b.call(fn, args)

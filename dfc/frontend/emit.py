@@ -17,7 +17,7 @@ from collections.abc import Callable, Sequence
 
 from xdsl.builder import Builder
 from xdsl.dialects import arith, math
-from xdsl.dialects.builtin import FloatAttr, IndexType, IntegerAttr, i64
+from xdsl.dialects.builtin import FloatAttr, IndexType, IntegerAttr, StringAttr, i64
 from xdsl.ir import Block, SSAValue
 from xdsl.rewriter import InsertPoint
 
@@ -359,14 +359,23 @@ def _op_value(b: Builder, e: Op, children: list, args: Sequence[SSAValue]) -> SS
 
 def _numpy_division(b: Builder, name: str, x: SSAValue, y: SSAValue, dtype: str) -> SSAValue:
     """NumPy's integer `x // y` or `x % y` (Python's signs: the remainder takes
-    the divisor's), 0 where y is 0, and wrapping for MIN // -1 (MIN % -1 is 0)."""
+    the divisor's), 0 where y is 0, and wrapping for MIN // -1 (MIN % -1 is 0),
+    with NumPy's `RuntimeWarning`s for both (`df.WARN_IF`)."""
+    ufunc = "floor_divide" if name == "floordiv" else "remainder"
     zero = _constant(b, 0, dtype)
-    by_zero = b.insert(arith.CmpiOp(y, zero, "eq")).result
-    safe = b.insert(arith.SelectOp(by_zero, _constant(b, 1, dtype), y)).result
+    by_zero = b.insert(arith.CmpiOp(y, zero, "eq"))
+    by_zero.attributes[df.WARN_IF] = StringAttr(f"divide by zero encountered in {ufunc}")
+    safe = b.insert(arith.SelectOp(by_zero.result, _constant(b, 1, dtype), y)).result
     r = b.insert(arith.FloorDivSIOp(x, safe)).result
     if name == "mod":  # x - floor(x / y) * y
         r = b.insert(arith.SubiOp(x, b.insert(arith.MuliOp(r, safe)).result)).result
-    return b.insert(arith.SelectOp(by_zero, zero, r)).result
+    else:  # MIN // -1 is MIN, which the select keeps alive with its warning
+        smallest = b.insert(arith.CmpiOp(x, _constant(b, -(2 ** (int(dtype[1:]) - 1)), dtype), "eq")).result
+        by_minus_one = b.insert(arith.CmpiOp(y, _constant(b, -1, dtype), "eq")).result
+        overflow = b.insert(arith.AndIOp(smallest, by_minus_one))
+        overflow.attributes[df.WARN_IF] = StringAttr(f"overflow encountered in {ufunc}")
+        r = b.insert(arith.SelectOp(overflow.result, x, r)).result
+    return b.insert(arith.SelectOp(by_zero.result, zero, r)).result
 
 
 def _integer_power(b: Builder, x: SSAValue, n: int, dtype: str) -> SSAValue:

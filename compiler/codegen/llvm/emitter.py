@@ -21,6 +21,9 @@ Extension surface, what a target's function emitter overrides:
 * `report_out_of_bounds(op)`: what a failed check of an access marked by
   `check-bounds` records (on the host: the exported counter `BOUNDS_FAILURES`
   and message `BOUNDS_SITE`);
+* `report_warning(message)`: what an op's true `df.WARN_IF` result records
+  (on the host: the message's bit in the exported mask `WARNINGS`, whose
+  messages `WARNING_MESSAGES` lists; the GPU emitter records nothing);
 * `checks_division`: whether integer divisions by a divisor not known to be
   safe are guarded (on the host: a zero divisor is recorded like a failed
   bounds check with the message `DIVISION_BY_ZERO`, and `MIN / -1` wraps,
@@ -61,10 +64,12 @@ from dfc.compiler.codegen.llvm.values import (
     unsupported,
 )
 from dfc.compiler.codegen.runtime import opaque
+from dfc.dialects.df import WARN_IF
 from dfc.dialects.diagnostics import location_of
 
 __all__ = ["ModuleEmitter", "FunctionEmitter", "Handler", "Handlers", "TERMINATORS", "DEFAULT_PARALLEL_MIN_WORK",
-           "BOUNDS_FAILURES", "BOUNDS_SITE", "DIVISION_BY_ZERO", "bounds_message", "run_time_error"]  # fmt: skip
+           "BOUNDS_FAILURES", "BOUNDS_SITE", "DIVISION_BY_ZERO", "WARNINGS", "WARNING_MESSAGES", "bounds_message",
+           "run_time_error"]  # fmt: skip
 
 DEFAULT_PARALLEL_MIN_WORK = 1 << 17
 """Default `parallel_min_work`: estimated ops each thread must get before a
@@ -81,6 +86,13 @@ BOUNDS_SITE = "__dfc_bounds_site"
 division by zero, which counts in `BOUNDS_FAILURES` too)."""
 DIVISION_BY_ZERO = "integer division by zero"
 """How the message of an integer division by zero ends."""
+WARNINGS = "__dfc_warnings"
+"""An exported i64 mask of the module's warnings (`df.WARN_IF`) since the
+engine last cleared it, bit k for message k of `WARNING_MESSAGES`: after a
+call the engine clears it and issues a `RuntimeWarning` per bit set."""
+WARNING_MESSAGES = "__dfc_warning_messages"
+"""An exported array of `MAX_WARNINGS` pointers to the module's warning messages (null: none)."""
+MAX_WARNINGS = 64
 
 STOP_STRIP = 4096
 """Iterations of a loop without inner loops between two tests for a failed
@@ -163,6 +175,7 @@ class ModuleEmitter:
         """memref.global symbol -> (op, its LLVM global)."""
         self._outlined = 0
         self._messages: dict[str, ir.GlobalVariable] = {}
+        self._warnings: list[str] = []
         self._scopes: dict[Operation, dict[tuple, tuple[ir.MDValue, ir.MDValue]]] = {}
 
     def declare(self, name: str, ret: ir.Type, args: Sequence[ir.Type], *, pure: bool = False) -> ir.Function:
@@ -190,6 +203,20 @@ class ModuleEmitter:
             opaque(count)
             opaque(site)
         return self.ir.globals[BOUNDS_FAILURES], self.ir.globals[BOUNDS_SITE]
+
+    def warning_bit(self, message: str) -> tuple[ir.GlobalVariable, int]:
+        """The module's warning mask (see `WARNINGS`) and the bit of `message` in it."""
+        if WARNINGS not in self.ir.globals:
+            opaque(ir.GlobalVariable(self.ir, I64, WARNINGS)).initializer = ir.Constant(I64, 0)
+            opaque(ir.GlobalVariable(self.ir, ir.ArrayType(PTR, MAX_WARNINGS), WARNING_MESSAGES))
+        if message not in self._warnings:
+            if len(self._warnings) == MAX_WARNINGS:
+                raise unsupported(f"more than {MAX_WARNINGS} distinct warning messages in a module")
+            self._warnings.append(message)
+            table = self.ir.globals[WARNING_MESSAGES]
+            table.initializer = ir.Constant(table.value_type, [self.message(m) for m in self._warnings]
+                                            + [ir.Constant(PTR, None)] * (MAX_WARNINGS - len(self._warnings)))
+        return self.ir.globals[WARNINGS], self._warnings.index(message)
 
     def message(self, text: str) -> ir.GlobalVariable:
         """A private, NUL-terminated constant string."""
@@ -275,6 +302,11 @@ class FunctionEmitter:
         self.b.atomic_rmw("add", failures, ir.Constant(I64, 1), "monotonic")
         self.b.store(self.m.message(message), site, align=8)  # any one failure's message
 
+    def report_warning(self, message: str) -> None:
+        """Set the bit of `message` in `WARNINGS`."""
+        mask, bit = self.m.warning_bit(message)
+        self.b.atomic_rmw("or", mask, ir.Constant(I64, (1 << bit) - (1 << 64 if bit == 63 else 0)), "monotonic")
+
     # -- values
 
     def get(self, v: SSAValue) -> ir.Value | MemRef:
@@ -342,6 +374,9 @@ class FunctionEmitter:
                     raise self.unsupported(f"op '{op.name}' before the end of a block")
                 return op
             self.handler(op)(self, op)
+            if WARN_IF in op.attributes:
+                with self.b.if_then(self.getv(op.results[0]), likely=False):
+                    self.report_warning(op.attributes[WARN_IF].data)  # type: ignore[attr-defined]
             for r in op.results:
                 self.name_value(r)
         return None

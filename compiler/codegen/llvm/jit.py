@@ -24,7 +24,14 @@ from llvmlite.binding.newpassmanagers import NewPassManager
 from xdsl.dialects.builtin import ModuleOp
 
 from dfc.compiler.codegen import blas_runtime, gemm_kernel, perf_map
-from dfc.compiler.codegen.llvm.emitter import BOUNDS_FAILURES, BOUNDS_SITE, DEFAULT_PARALLEL_MIN_WORK
+from dfc.compiler.codegen.llvm.emitter import (
+    BOUNDS_FAILURES,
+    BOUNDS_SITE,
+    DEFAULT_PARALLEL_MIN_WORK,
+    MAX_WARNINGS,
+    WARNING_MESSAGES,
+    WARNINGS,
+)
 from dfc.compiler.codegen.llvm.module import ENTRY_PREFIX, emit_module
 from dfc.compiler.codegen.object_cache import CachedObject
 from dfc.compiler.codegen.runtime import install
@@ -135,6 +142,11 @@ class JitModule:
         self.bounds_failures = ctypes.c_int64.from_address(failures) if failures else None
         """The module's failed-bounds-check counter (None: it checks no bounds)."""
         self._bounds_site = ctypes.c_char_p.from_address(self._engine.get_global_value_address(BOUNDS_SITE)) if failures else None
+        warnings = self._engine.get_global_value_address(WARNINGS) if WARNINGS in entry.llvm_ir else 0
+        self.warnings = ctypes.c_uint64.from_address(warnings) if warnings else None
+        """The module's mask of warnings since the engine last cleared it (None: it issues none)."""
+        self._warning_messages = (ctypes.c_char_p * MAX_WARNINGS).from_address(
+            self._engine.get_global_value_address(WARNING_MESSAGES)) if warnings else None
         self.users: weakref.WeakSet[object] = weakref.WeakSet()
         """The open `ExecutionEngine`s calling into this module."""
 
@@ -147,6 +159,11 @@ class JitModule:
         assert self._bounds_site is not None
         raw = self._bounds_site.value
         return raw.decode() if raw else "index out of bounds"
+
+    def warning_messages(self, mask: int) -> list[str]:
+        """The messages of the warnings whose bits `mask` sets (see `WARNINGS`)."""
+        assert self._warning_messages is not None
+        return [m.decode() for k, m in enumerate(self._warning_messages) if mask >> k & 1 and m is not None]
 
     def entry_address(self, name: str) -> int:
         """Address of `void _dfc_entry_<name>(i64 *desc)`."""
