@@ -79,7 +79,7 @@ class JitFunction:
     def source(self):
         """The function's parsed source and where it lives (read once; a `FrontendError` when Python
         kept no source: a function typed at the plain REPL)."""
-        from dfc.frontend.translate import Source
+        from dfc.frontend.scopes import Source
 
         if self._source is None:
             try:
