@@ -6,8 +6,9 @@ In order: the machine (copy bandwidth, cores, OpenBLAS's kernel set), contractio
 f32/f64, the MLP's skinny products, the MLP value and gradient, convolutions),
 gradient cost (mlp, softmax_loss 4096^2, jacobi-2d 512^2 x 200), softmax_loss
 against its memory-traffic floor and a hand-written C version, memory-bound
-kernels against the copy bandwidth, compile times, call overhead, the thread
-runtime, the NumPy frontend, and PyTorch training. Each section is its own
+kernels against the copy bandwidth, reproducible sums (their cost and
+errors), compile times, call overhead, the thread runtime, the NumPy
+frontend, and PyTorch training. Each section is its own
 module (`python -m benchmarks.<name>` runs one); ratios are what count, since
 absolute times move from run to run.
 """
@@ -23,9 +24,9 @@ import time
 from benchmarks.common import copy_bandwidth
 from dfc.compiler.codegen import blas_runtime, gemm_kernel
 
-SECTIONS = ("contractions", "autodiff_cost", "roofline", "cpu_kernels", "compile_time", "call_overhead", "thread_runtime",
-            "frontend", "torch_training")
-TAKES_QUICK = {"contractions", "autodiff_cost", "roofline", "cpu_kernels", "compile_time", "torch_training"}
+SECTIONS = ("contractions", "autodiff_cost", "roofline", "cpu_kernels", "sums", "compile_time", "call_overhead",
+            "thread_runtime", "frontend", "torch_training")
+TAKES_QUICK = {"contractions", "autodiff_cost", "roofline", "cpu_kernels", "sums", "compile_time", "torch_training"}
 
 
 def main() -> None:

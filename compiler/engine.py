@@ -27,8 +27,10 @@ Compiled code is cached by module text and options in a bounded LRU cache
 `with` block, releases the machine code once no other open engine shares it.
 `vector_math` (default
 on) uses the backend's vectorisable exp/tanh polynomials (within ~2 ulp of
-libm) instead of scalar libm calls; `fast_math=False` gives bit-reproducible
-arithmetic (no reassociation); `pipeline` replaces the lowering pipeline;
+libm) instead of scalar libm calls; `fast_math=False` keeps LLVM from
+reassociating or contracting float arithmetic (float sums give the same bits
+for any thread count either way: docs/architecture.md, "Reproducible sums");
+`pipeline` replaces the lowering pipeline;
 `parallel_min_work` is the estimated work per thread below which a parallel
 loop runs on one thread (0: every parallel loop is split, as tests want).
 `invoke(name, *args, out=arrays)` writes the function's array results into
@@ -141,16 +143,18 @@ _ENTRY = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
 _UPSTREAM = ("builtin", "func", "scf", "memref", "arith", "math", "llvm", "vector")
 
 
-def lower(module: ModuleOp, threads: int, pipeline: str | None = None, out_params: bool = False) -> ModuleOp:
+def lower(module: ModuleOp, threads: int, pipeline: str | None = None, out_params: bool = False,
+          fast_math: bool = True) -> ModuleOp:
     """A copy of `module` lowered to upstream dialects (unchanged if it already is),
-    by `pipeline` (default: the `default` pipeline with `threads` threads), then,
-    with `out_params`, by `buffer-results-to-out-params`.
+    by `pipeline` (default: the `default` pipeline with `threads` threads, for
+    code compiled with or without `fast_math`), then, with `out_params`, by
+    `buffer-results-to-out-params`.
 
     The result is verified once; `DFC_VERIFY_EACH=1` verifies after every pass
     instead (slower; the test suite sets it, so a pass breaking the IR is named)."""
     module = module.clone()
     if _needs_lowering(module):
-        pipeline = pipeline or default_pipeline(threads)
+        pipeline = pipeline or default_pipeline(threads, fast_math=fast_math)
         verify_each = config.VERIFY_EACH.value()
         PassManager.parse(pipeline, verify_each=verify_each).run(module)
         if not verify_each:
@@ -217,7 +221,7 @@ def _compile(module: ModuleOp, text: str, options: CompileOptions) -> JitModule:
             return JitModule.from_object(entry, options.opt_level)
     with paused_gc():
         jit = JitModule(
-            lower(module, options.threads, options.pipeline, options.out_params),
+            lower(module, options.threads, options.pipeline, options.out_params, options.fast_math),
             opt_level=options.opt_level,
             fast_math=options.fast_math,
             num_threads=options.threads,

@@ -24,6 +24,7 @@ PROJECT_PASSES: dict[str, str] = {
     "fuse-outer": "dfc.passes.fuse_outer:FuseOuterPass",
     "lower-dataflow": "dfc.passes.lower_dataflow:LowerDataflowPass",
     "reuse-sibling-loops": "dfc.passes.reuse_sibling_loops:ReuseSiblingLoopsPass",
+    "pairwise-sums": "dfc.passes.pairwise_sums:PairwiseSumsPass",
     "mem-plan": "dfc.passes.mem_plan:MemPlanPass",
     "buffer-results-to-out-params": "dfc.passes.buffer_results_to_out_params:BufferResultsToOutParamsPass",
     "view-dataflow": "dfc.passes.view_dataflow:ViewDataflowPass",
@@ -42,6 +43,7 @@ PASS_SUMMARIES: dict[str, str] = {
     "fuse-outer": "consecutive buffer maps over one outer dimension become one map.",
     "lower-dataflow": "buffer-form df maps to scf loops on memrefs.",
     "reuse-sibling-loops": "a value later loops recompute from an earlier one over the same range is kept in a buffer.",
+    "pairwise-sums": "float sum loops run in fixed blocks whose sums are combined pairwise.",
     "mem-plan": "liveness-based buffer reuse, one static arena per function.",
     "buffer-results-to-out-params": "returned buffers become caller-provided arguments.",
     "convert-stablehlo": "StableHLO (as JAX emits it) into nn library ops and scf.",
@@ -54,7 +56,8 @@ no pass."""
 DEFAULT_PIPELINE: tuple[str, ...] = (
     "expand-library", "canonicalize", "cse", "scatter-to-gather", "fuse", "canonicalize", "cse", "fuse",
     "canonicalize", "cse", "bufferize", "check-bounds", "contraction-to-blas", "fuse-gemm-gather",
-    "fuse-gemm-epilogue", "fuse-outer", "lower-dataflow", "canonicalize", "cse", "reuse-sibling-loops", "mem-plan",
+    "fuse-gemm-epilogue", "fuse-outer", "lower-dataflow", "canonicalize", "cse", "reuse-sibling-loops",
+    "pairwise-sums", "mem-plan",
 )  # fmt: skip
 """The passes of the `default` pipeline, in order."""
 
@@ -62,10 +65,12 @@ PIPELINES: dict[str, str] = {"default": ",".join(DEFAULT_PIPELINE)}
 """Named pipelines, usable wherever a pass name is (`-p default`)."""
 
 
-def default_pipeline(threads: int) -> str:
-    """The `default` pipeline with `lower-dataflow` splitting maps for `threads` threads."""
-    return ",".join(f"lower-dataflow{{threads={threads}}}" if name == "lower-dataflow" else name
-                    for name in DEFAULT_PIPELINE)  # fmt: skip
+def default_pipeline(threads: int, fast_math: bool = True) -> str:
+    """The `default` pipeline with `lower-dataflow` splitting maps for `threads`
+    threads and, for code compiled without `fast_math` (each block of a sum
+    added strictly in order, not in vector lanes), `pairwise-sums` blocks of 32."""
+    options = {"lower-dataflow": f"{{threads={threads}}}", "pairwise-sums": "" if fast_math else "{block=32}"}
+    return ",".join(name + options.get(name, "") for name in DEFAULT_PIPELINE)
 
 
 XDSL_REPLACEMENTS: dict[str, str] = {

@@ -8,12 +8,18 @@ next ones, as one index space, where the outer one is too short to give each
 thread `CHUNKS_PER_THREAD` iterations); a wcr write (in its body or in a
 nested map) whose index does not tell the chunks apart goes to a per-chunk
 private buffer (filled with the reduction's
-identity) and the chunks are combined in order after the parallel loop, so
-the result equals the serial one up to reassociation. A map that reads an
+identity) and the chunks are combined after the parallel loop in a fixed
+pairwise tree, so the result equals the serial one up to reassociation. When
+such a private output is a float sum or product (`ORDERED_KINDS`), the
+number of chunks is a function of the map's static sizes alone
+(`_Lowering.fixed_chunks`, also with one thread), so the association of its
+terms does not depend on the thread count. A map that reads an
 output it would privatise, or reduces one output with two wcr kinds, stays
 serial. Where a wcr write's index does not depend on the innermost
-loop, that loop accumulates in a register (`scf.for` iter_arg) and combines
-once, which is what lets LLVM vectorise sums, maxima and dot products.
+loop, that loop accumulates in a register (`scf.for` iter_arg, the loop
+marked `REDUCTION` for `pairwise-sums`) and combines once, which is what lets
+LLVM vectorise sums, maxima and dot products; a one-dimensional map's chunk
+is such a loop too.
 Otherwise an innermost loop of static extent whose body compares its
 variable with constants (the bounds guards and clamps of `scatter-to-gather`)
 is split into three loops at the points where the outcomes change, so the
@@ -42,6 +48,7 @@ from xdsl.dialects.builtin import (
     IntegerType,
     MemRefType,
     ModuleOp,
+    UnitAttr,
 )
 from xdsl.ir import Attribute, Block, BlockArgument, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
@@ -54,6 +61,7 @@ from dfc.dialects.diagnostics import CompileError
 from dfc.dialects.index_exprs import IndexSymbols, depends_on
 from dfc.passes.check_bounds import checked
 from dfc.passes.gpu_lowering import outline_kernels
+from dfc.passes.pairwise_sums import REDUCTION
 from dfc.passes.scf_builders import for_loop, index_constant
 
 
@@ -79,6 +87,27 @@ def combine(b: Builder, kind: str, x: SSAValue, y: SSAValue) -> SSAValue:
 CHUNKS_PER_THREAD = 4
 """A parallel map's chunked index space has at least this many iterations per
 thread where its static extents allow (`_Lowering.chunking`)."""
+
+ORDERED_KINDS = frozenset({"add", "mul"})
+"""wcr kinds whose float result depends on the order the terms are combined in."""
+
+FIXED_CHUNKS = 32
+"""The most chunks a map with ordered private outputs runs in, whatever the
+thread count; its chunked index space has at least this many iterations where
+its static extents allow."""
+
+CHUNK_WORK = 32
+"""A map with ordered private outputs gets at most one chunk per this many
+iterations per element of its private copies (filling and combining a copy
+costs two passes over it)."""
+
+
+def _ordered(private: dict[SSAValue, str | None]) -> bool:
+    """Whether a privatised output is a float sum or product."""
+    return any(
+        kind in ORDERED_KINDS and isinstance(arg.type, MemRefType) and isinstance(arg.type.element_type, AnyFloat)
+        for arg, kind in private.items()
+    )
 
 
 def _work(op: df.MapOp, dynamic: int) -> int:
@@ -202,11 +231,13 @@ class _Lowering:
         b = Builder(InsertPoint.before(op))
         for arg, buf in zip(op.out_args, op.outs):
             self.targets[arg] = _Target(buf)
-        private, chunked = None, 0
-        if self.threads > 1 and op.rank >= 1 and _work(op, self.threshold) >= self.threshold:
+        private, chunked, count = None, 0, 1
+        if op.rank >= 1 and _work(op, self.threshold) >= self.threshold:
             private, chunked = self.chunking(op)
         if private is not None and _chunkable(op, private):
-            self.parallel(b, op, private, chunked)  # type: ignore[arg-type]
+            count = self.fixed_chunks(op, private, chunked) if _ordered(private) else self.threads
+        if count > 1:
+            self.parallel(b, op, private, chunked, count)  # type: ignore[arg-type]
         else:
             self.nest(b, op, list(op.ivs), op.bounds)
         op.detach()
@@ -220,26 +251,37 @@ class _Lowering:
         dimensions too, but never the innermost (it stays a plain vectorisable
         loop), and only if that privatises no more outputs. (None, 0): serial."""
         extents = op.static_extents
+        first = self.privatized(op, op.ivs[:1])
+        parts = FIXED_CHUNKS if _ordered(first) else CHUNKS_PER_THREAD * self.threads
         count, total = 1, extents[0]
-        while (total is not None and total < CHUNKS_PER_THREAD * self.threads and count < op.rank - 1
-               and extents[count] is not None):
+        while total is not None and total < parts and count < op.rank - 1 and extents[count] is not None:
             total *= extents[count]
             count += 1
-        first = self.privatized(op, op.ivs[:1])
         if count > 1:
             wider = self.privatized(op, op.ivs[:count])
             if len(wider) == len(first):
                 return wider, count
         return (None, 0) if extents[0] == 1 else (first, 1)
 
-    def parallel(self, b: Builder, op: df.MapOp, private: dict[SSAValue, str], chunked: int) -> None:
-        """`op` in chunks of its first `chunked` dimensions (one index space);
-        `private`: what `chunking` chose, checked `_chunkable`."""
+    def fixed_chunks(self, op: df.MapOp, private: dict[SSAValue, str | None], chunked: int) -> int:
+        """The number of chunks of a map with ordered private outputs: from its
+        static sizes alone (a dynamic one counts as the parallel threshold), at
+        most `FIXED_CHUNKS`, one per `CHUNK_WORK` iterations per private element."""
+        extent = pymath.prod(e if e is not None else FIXED_CHUNKS for e in op.static_extents[:chunked])
+        elements = sum(
+            pymath.prod(d if d >= 0 else self.threshold for d in arg.type.get_shape())  # type: ignore[attr-defined]
+            for arg in private
+        )
+        return max(1, min(FIXED_CHUNKS, extent, _work(op, self.threshold) // (CHUNK_WORK * elements)))
+
+    def parallel(self, b: Builder, op: df.MapOp, private: dict[SSAValue, str], chunked: int, count: int) -> None:
+        """`op` in `count` chunks of its first `chunked` dimensions (one index
+        space); `private`: what `chunking` chose, checked `_chunkable`."""
         if chunked == 1:
             n = self.bound(b, op.bounds[0])
         else:
             n = index_constant(b, pymath.prod(op.static_extents[:chunked]))
-        chunks = index_constant(b, self.threads)
+        chunks = index_constant(b, count)
         one = index_constant(b, 1)
         size = b.insert(arith.DivUIOp(b.insert(arith.AddiOp(n, b.insert(arith.SubiOp(chunks, one)).result)).result, chunks)).result
         buffers: dict[SSAValue, SSAValue] = {}
@@ -247,7 +289,7 @@ class _Lowering:
             t = arg.type
             assert isinstance(t, MemRefType)
             dims = [self.dim(b, self.targets[arg].buffer, k) for k, d in enumerate(t.get_shape()) if d < 0]
-            priv_type = MemRefType(t.element_type, [self.threads, *t.get_shape()])
+            priv_type = MemRefType(t.element_type, [count, *t.get_shape()])
             buffers[arg] = b.insert(memref.AllocOp.get(t.element_type, 64, priv_type.get_shape(), dynamic_sizes=dims)).memref
         body = Block(arg_types=[IndexType()])
         pb = Builder(InsertPoint.at_end(body))
@@ -258,21 +300,24 @@ class _Lowering:
         for arg, kind in private.items():
             self.fill(pb, buffers[arg], self.targets[arg].buffer, chunk, kind, arg.type)
             self.targets[arg] = _Target(buffers[arg], [chunk])
-        loop, lb = for_loop(pb, lo, hi)
-        flat = loop.body.block.args[0]
-        for k in reversed(range(1, chunked)):  # the chunked variables from the flat index, last fastest
-            extent = index_constant(lb, op.static_extents[k])
-            self.values[op.ivs[k]] = lb.insert(arith.RemUIOp(flat, extent)).result
-            flat = lb.insert(arith.DivUIOp(flat, extent)).result
-        self.values[op.ivs[0]] = flat
-        self.nest(lb, op, list(op.ivs[chunked:]), op.bounds[chunked:])
-        lb.insert(scf.YieldOp())
+        if chunked == op.rank:  # one dimension: the chunk is the innermost loop
+            self.innermost(pb, op, op.ivs[0], hi, lo)
+        else:
+            loop, lb = for_loop(pb, lo, hi)
+            flat = loop.body.block.args[0]
+            for k in reversed(range(1, chunked)):  # the chunked variables from the flat index, last fastest
+                extent = index_constant(lb, op.static_extents[k])
+                self.values[op.ivs[k]] = lb.insert(arith.RemUIOp(flat, extent)).result
+                flat = lb.insert(arith.DivUIOp(flat, extent)).result
+            self.values[op.ivs[0]] = flat
+            self.nest(lb, op, list(op.ivs[chunked:]), op.bounds[chunked:])
+            lb.insert(scf.YieldOp())
         pb.insert(scf.ReduceOp())
         zero = index_constant(b, 0)
         b.insert(scf.ParallelOp([zero], [chunks], [one], Region(body)))
         self.targets = shared
         for arg, kind in private.items():
-            self.combine_chunks(b, buffers[arg], self.targets[arg].buffer, kind, arg.type)
+            self.combine_chunks(b, buffers[arg], self.targets[arg].buffer, kind, arg.type, count)
             b.insert(memref.DeallocOp.get(buffers[arg]))
 
     def privatized(self, op: df.MapOp, chunked: Sequence[SSAValue]) -> dict[SSAValue, str | None]:
@@ -318,17 +363,19 @@ class _Lowering:
         for lb in reversed(builders):
             lb.insert(scf.YieldOp())
 
-    def combine_chunks(self, b: Builder, priv: SSAValue, out: SSAValue, kind: str, t: Attribute) -> None:
+    def combine_chunks(self, b: Builder, priv: SSAValue, out: SSAValue, kind: str, t: Attribute, count: int) -> None:
+        """out[...] = out[...] (kind) the `count` chunks' priv[c, ...], combined
+        pairwise in a fixed tree (neighbours first)."""
         assert isinstance(t, MemRefType)
-        _, cb = for_loop(b, index_constant(b, 0), index_constant(b, self.threads))
-        chunk = cb.insertion_point.block.args[0]
-        inner, ivs, builders = self.element_loops(cb, out, t.get_shape())
+        inner, ivs, builders = self.element_loops(b, out, t.get_shape())
+        parts = [inner.insert(memref.LoadOp.get(priv, [index_constant(inner, c), *ivs])).res for c in range(count)]
+        while len(parts) > 1:
+            pairs = [combine(inner, kind, x, y) for x, y in zip(parts[::2], parts[1::2])]
+            parts = pairs + parts[len(pairs) * 2 :]
         old = inner.insert(memref.LoadOp.get(out, ivs)).res
-        part = inner.insert(memref.LoadOp.get(priv, [chunk, *ivs])).res
-        inner.insert(memref.StoreOp.get(combine(inner, kind, old, part), out, ivs))
+        inner.insert(memref.StoreOp.get(combine(inner, kind, old, parts[0]), out, ivs))
         for lb in reversed(builders):
             lb.insert(scf.YieldOp())
-        cb.insert(scf.YieldOp())
 
     # -- loop nests --------------------------------------------------------
 
@@ -345,13 +392,17 @@ class _Lowering:
             return
         self.innermost(b, op, ivs[0], bounds[0])
 
-    def innermost(self, b: Builder, op: df.MapOp, iv: BlockArgument, bound: int | SSAValue) -> None:
-        """The innermost loop; wcr writes invariant in it accumulate in registers.
-        Without those, a static loop whose body compares its variable with
-        constants (the bounds guards of gathers) is split where the outcomes
-        change, so that the long middle part runs without them."""
+    def innermost(self, b: Builder, op: df.MapOp, iv: BlockArgument, bound: int | SSAValue,
+                  lower: SSAValue | None = None) -> None:
+        """The innermost loop (from `lower`, default 0); wcr writes invariant in
+        it accumulate in registers, the loop marked `REDUCTION`. Without those,
+        a static loop from 0 whose body compares its variable with constants
+        (the bounds guards of gathers) is split where the outcomes change, so
+        that the long middle part runs without them."""
         writes = self.register_writes(op, iv)
-        split = _guard_free_range(op.body.block, iv, bound) if not writes and isinstance(bound, int) else None
+        split = None
+        if not writes and isinstance(bound, int) and lower is None:
+            split = _guard_free_range(op.body.block, iv, bound)
         if split is not None:
             assert isinstance(bound, int)
             edges = [0, *split, bound]
@@ -367,7 +418,9 @@ class _Lowering:
             indices[w] = [self.hoist(b, i) for i in w.indices]
             assert w.wcr_kind is not None
             inits.append(identity(b, w.wcr_kind, w.value.type))
-        loop, inner = for_loop(b, index_constant(b, 0), self.bound(b, bound), inits)
+        loop, inner = for_loop(b, lower or index_constant(b, 0), self.bound(b, bound), inits)
+        if writes:
+            loop.attributes[REDUCTION] = UnitAttr()
         self.values[iv] = loop.body.block.args[0]
         for w, acc in zip(writes, loop.body.block.args[1:]):
             self.accumulators[w] = acc

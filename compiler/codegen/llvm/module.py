@@ -110,7 +110,7 @@ def emit_module(
     """Translate `module` (func/scf/memref/arith/math/blas only) to LLVM IR for the host.
 
     `fast_math`: `reassoc contract` on float arithmetic (False: no flags, so
-    results are bit-reproducible). `num_threads`: threads an `scf.parallel`
+    LLVM keeps the order the IR states). `num_threads`: threads an `scf.parallel`
     may use (1: serial). `parallel_min_work`: estimated ops per thread below
     which a parallel loop runs serially. `vector_math`: inline vectorisable
     exp/log/tanh for f32/f64 instead of intrinsics and libm calls. Raises

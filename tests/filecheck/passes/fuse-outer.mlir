@@ -23,9 +23,10 @@
 // CHECK:         func.return
 
 // Running rows in chunks: the total gets a private copy per chunk (it is not
-// indexed by the row); the row max and sum do not.
+// indexed by the row; a float sum, so 32 chunks whatever the thread count);
+// the row max and sum do not.
 // LOWERED-LABEL: func.func @rows
-// LOWERED:         memref.alloc() {{.*}} : memref<2xf32>
+// LOWERED:         memref.alloc() {{.*}} : memref<32xf32>
 // LOWERED:         "scf.parallel"
 // LOWERED-NOT:     memref<2x64xf32>
 // LOWERED:         math.exp

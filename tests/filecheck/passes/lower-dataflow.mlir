@@ -1,38 +1,79 @@
 // RUN: opt-tool %s '--lower-dataflow{threads=1}' | filecheck %s --check-prefix=SERIAL
 // RUN: opt-tool %s '--lower-dataflow{threads=4 parallel_threshold=16}' | filecheck %s --check-prefix=PAR
+// RUN: opt-tool %s '--lower-dataflow{threads=2 parallel_threshold=16}' | filecheck %s --check-prefix=TWO
 
-// A sum: serially, the innermost loop accumulates in an iter_arg and adds to memory once.
+// A sum: serially, the innermost loop accumulates in an iter_arg (the loop
+// marked for pairwise-sums) and adds to memory once.
 // SERIAL-LABEL: func.func @sum
 // SERIAL:         %[[Z:.*]] = arith.constant 0.000000e+00 : f32
 // SERIAL:         %[[T:.*]] = scf.for %[[I:.*]] = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%[[ACC:.*]] = %[[Z]]) -> (f32) {
-// SERIAL-NEXT:      %[[V:.*]] = memref.load %x[%[[I]]] : memref<1024xf32>
+// SERIAL-NEXT:      %[[V:.*]] = memref.load %x[%[[I]]] : memref<128xf32>
 // SERIAL-NEXT:      %[[N:.*]] = arith.addf %[[ACC]], %[[V]] : f32
 // SERIAL-NEXT:      scf.yield %[[N]] : f32
+// SERIAL-NEXT:    } {df.reduction}
 // SERIAL:         %[[OLD:.*]] = memref.load %s[] : memref<f32>
 // SERIAL-NEXT:    %[[NEW:.*]] = arith.addf %[[OLD]], %[[T]] : f32
 // SERIAL-NEXT:    memref.store %[[NEW]], %s[] : memref<f32>
 // SERIAL-NOT:     df.
 
 // In parallel, the output is privatised per chunk (filled with the identity),
-// then the chunks are combined in order.
+// each chunk of the one dimension summed in a register, then the chunks are
+// combined in a pairwise tree. A float sum runs in a number of chunks fixed
+// by its sizes (128 iterations: 4), not by the thread count.
 // PAR-LABEL: func.func @sum
 // PAR:         %[[P:.*]] = memref.alloc() {alignment = 64 : i64} : memref<4xf32>
 // PAR:         "scf.parallel"
 // PAR:           memref.store %{{.*}}, %[[P]][%[[C:.*]]] : memref<4xf32>
-// PAR:           scf.for
+// PAR:           %[[T:.*]] = scf.for
 // PAR:             memref.load %x
+// PAR:           } {df.reduction}
 // PAR:           memref.load %[[P]][%[[C]]] : memref<4xf32>
 // PAR:           scf.reduce
-// PAR:         scf.for %[[K:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
-// PAR-NEXT:      %[[A:.*]] = memref.load %s[] : memref<f32>
-// PAR-NEXT:      %[[B:.*]] = memref.load %[[P]][%[[K]]] : memref<4xf32>
-// PAR-NEXT:      %[[C2:.*]] = arith.addf %[[A]], %[[B]] : f32
-// PAR-NEXT:      memref.store %[[C2]], %s[] : memref<f32>
+// PAR:         %[[P0:.*]] = memref.load %[[P]][%{{.*}}] : memref<4xf32>
+// PAR:         %[[P1:.*]] = memref.load %[[P]][%{{.*}}] : memref<4xf32>
+// PAR:         %[[P2:.*]] = memref.load %[[P]][%{{.*}}] : memref<4xf32>
+// PAR:         %[[P3:.*]] = memref.load %[[P]][%{{.*}}] : memref<4xf32>
+// PAR-NEXT:    %[[A:.*]] = arith.addf %[[P0]], %[[P1]] : f32
+// PAR-NEXT:    %[[B:.*]] = arith.addf %[[P2]], %[[P3]] : f32
+// PAR-NEXT:    %[[AB:.*]] = arith.addf %[[A]], %[[B]] : f32
+// PAR-NEXT:    %[[OLD:.*]] = memref.load %s[] : memref<f32>
+// PAR-NEXT:    %[[NEW:.*]] = arith.addf %[[OLD]], %[[AB]] : f32
+// PAR-NEXT:    memref.store %[[NEW]], %s[] : memref<f32>
 // PAR:         memref.dealloc %[[P]]
-func.func @sum(%x: memref<1024xf32>, %s: memref<f32>) {
-  df.map (%i) in (1024) outs(%o = %s : memref<f32>) {
-    %v = df.read %x[%i] : memref<1024xf32>
+// TWO-LABEL: func.func @sum
+// TWO:         memref.alloc() {alignment = 64 : i64} : memref<4xf32>
+func.func @sum(%x: memref<128xf32>, %s: memref<f32>) {
+  df.map (%i) in (128) outs(%o = %s : memref<f32>) {
+    %v = df.read %x[%i] : memref<128xf32>
     df.write %v, %o[] wcr(add) : memref<f32>
+  }
+  func.return
+}
+
+// Above the parallel threshold a float sum runs in chunks with one thread
+// too (at most 32), so its terms associate the same way for any thread count.
+// A maximum is exact in any order: with one thread it stays serial.
+// SERIAL-LABEL: func.func @big_sum
+// SERIAL:         memref.alloc() {alignment = 64 : i64} : memref<32xf64>
+// SERIAL:         "scf.parallel"
+// SERIAL-LABEL: func.func @big_max
+// SERIAL-NOT:     scf.parallel
+// SERIAL:         func.return
+// TWO-LABEL: func.func @big_sum
+// TWO:         memref.alloc() {alignment = 64 : i64} : memref<32xf64>
+// TWO-LABEL: func.func @big_max
+// TWO:         memref.alloc() {alignment = 64 : i64} : memref<2xf64>
+func.func @big_sum(%x: memref<65536xf64>, %s: memref<f64>) {
+  df.map (%i) in (65536) outs(%o = %s : memref<f64>) {
+    %v = df.read %x[%i] : memref<65536xf64>
+    df.write %v, %o[] wcr(add) : memref<f64>
+  }
+  func.return
+}
+func.func @big_max(%x: memref<65536xf64>, %s: memref<f64>) {
+  df.map (%i) in (65536) outs(%o = %s : memref<f64>) {
+    %v = df.read %x[%i] : memref<65536xf64>
+    df.write %v, %o[] wcr(max) : memref<f64>
   }
   func.return
 }
