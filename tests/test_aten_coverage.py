@@ -64,6 +64,9 @@ OPINFOS = (
     "nn.functional.nll_loss", "nn.functional.relu", "nn.functional.relu6", "permute", "pow", "rsqrt", "scalar_tensor",
     "select", "sigmoid", "sin", "slice", "softmax", "sqrt", "square", "squeeze", "sub", "sum", "tanh",
     "torch.ops.aten._safe_softmax.default", "unsqueeze", "view", "view_copy", "where",
+    "split_with_sizes", "repeat", "gather", "cumsum", "constant_pad_nd", "nn.functional.pad.constant",
+    "nn.functional.interpolate.nearest", "nn.functional.interpolate.bilinear", "nn.functional.group_norm",
+    "slice_scatter", "isnan", "__getitem__", "topk",
 )
 """The OpInfos whose op is one overload in HANDLERS (or decomposes to a few)."""
 CI_SAMPLE = {"nn.functional.adaptive_avg_pool2d": 6, "nn.functional.avg_pool2d": 5, "nn.functional.max_pool2d": 13,
@@ -427,6 +430,64 @@ def hand_cases() -> list[Case]:
              torch.expm1)
     positive = (torch.log, torch.sqrt, torch.rsqrt, torch.log1p)
     return [
+        # issues 34 and 35: ops real models need
+        case("arange", lambda x: x * torch.arange(4, dtype=F64), x34, grad=True),
+        case("arange int start step", lambda: torch.arange(2, 11, 3)),
+        case("arange negative step float32", lambda: torch.arange(1.0, -1.0, -0.25)),
+        case("arange float64 fraction", lambda: torch.arange(0.1, 1.0, 0.1, dtype=F64)),
+        case("split_with_sizes", lambda x: torch.split(x, [1, 3], 1), x34, grad=True),
+        case("split equal -1", lambda x: torch.split(x, 2, -1), x234),
+        case("chunk", lambda x: torch.chunk(x, 2, 0), r(5, 2)),
+        case("repeat", lambda x: x.repeat(2, 1, 3), x34, grad=True),
+        case("repeat ones", lambda x: x.repeat(1, 1), i(3, 4)),
+        case("cumsum", lambda x: torch.cumsum(x, 1), r(3, 7), grad=True),
+        case("cumsum -1 of int", lambda x: torch.cumsum(x, -1), i(2, 9)),
+        case("cumsum of bool", lambda x: torch.cumsum(x > 0, 0), r(5)),
+        case("cumsum dtype", lambda x: torch.cumsum(x, 0, dtype=F64), r(6, 2).float()),
+        case("cumsum 0-d", lambda x: torch.cumsum(x, 0), torch.tensor(1.5, dtype=F64)),
+        case("constant_pad_nd", lambda x: F.pad(x, (1, 2, 0, 1), value=0.5), x234, grad=True),
+        case("constant_pad_nd crop", lambda x: F.pad(x, (-1, 2)), x34, grad=True),
+        case("constant_pad_nd int", lambda x: F.pad(x, (2, 0), value=7), i(3, 4)),
+        case("copy", lambda x, y: x.clone().copy_(y), x34, r(4), grad=True),
+        case("copy int into float", lambda x, y: x.clone().copy_(y), x34, i(3, 4)),
+        case("slice_scatter step", lambda x, y: torch.slice_scatter(x, y, 1, 1, 6, 2), r(3, 7), r(3, 3), grad=True),
+        case("slice_scatter default", lambda x, y: torch.slice_scatter(x, y), x34, y34),
+        case("slice_scatter negative", lambda x, y: torch.slice_scatter(x, y, -1, -3, None), x34, r(3, 3)),
+        case("gather", lambda x, k: torch.gather(x, 1, k), r(3, 5), i(2, 4, lo=0, hi=5), grad=True),
+        case("gather dim 0", lambda x, k: torch.gather(x, 0, k), x234, i(4, 3, 4, lo=0, hi=2)),
+        case("gather -1", lambda x, k: x.gather(-1, k), x234, i(2, 3, 6, lo=0, hi=4)),
+        case("index", lambda x, k: x[k], x34, i(2, 5, lo=-3, hi=3), grad=True),
+        case("index middle", lambda x, k: x[:, k], x234, i(4, lo=-3, hi=3), grad=True),
+        case("index adjacent broadcast", lambda x, j, k: x[:, j, k], x234, i(2, 1, lo=0, hi=3), i(5, lo=-4, hi=4)),
+        case("index apart", lambda x, j, k: x[j, :, k], x234, i(3, lo=0, hi=2), i(3, lo=0, hi=4), grad=True),
+        case("index int32", lambda x, k: x[k], i(5), i(3, lo=0, hi=5).int()),
+        case("bitwise and or xor", lambda x, y: (x & y, x | y, x ^ y), i(3, 4), i(4)),
+        case("logical and of bools", lambda x, y: (x > 0) & (y > 0), x34, y34),
+        case("bitwise_not", lambda x, y: (~x, ~(y > 0)), i(3, 4), y34),
+        case("isnan", torch.isnan, torch.tensor([0.0, float("nan"), -float("inf"), 1.0], dtype=F64)),
+        case("isnan int", torch.isnan, i(3)),
+        case("group_norm", lambda x, w, b: F.group_norm(x, 2, w, b), r(2, 4, 3, 3), r(4), r(4), grad=True),
+        case("group_norm no affine eps", lambda x: F.group_norm(x, 3, eps=0.1), r(2, 6, 5), grad=True),
+        case("instance_norm", nn.InstanceNorm2d(3).double(), r(2, 3, 4, 4), grad=True),
+        case("upsample nearest 2", lambda x: F.interpolate(x, scale_factor=2), r(1, 2, 3, 4), grad=True),
+        case("upsample nearest size", lambda x: F.interpolate(x, size=(5, 7)), r(1, 2, 3, 4)),
+        case("upsample nearest down", lambda x: F.interpolate(x, scale_factor=0.6), r(2, 1, 5, 7)),
+        case("upsample bilinear", lambda x: F.interpolate(x, scale_factor=1.5, mode="bilinear"), r(1, 2, 4, 5),
+             grad=True),
+        case("upsample bilinear align_corners", lambda x: F.interpolate(x, size=(7, 3), mode="bilinear",
+                                                                        align_corners=True), r(1, 2, 4, 5),
+             grad=True),
+        case("upsample bilinear down", lambda x: F.interpolate(x, size=(3, 2), mode="bilinear"), r(1, 1, 5, 5)),
+        case("topk", lambda x: torch.topk(x, 3), r(4, 6), grad=True),
+        case("topk smallest dim 0", lambda x: torch.topk(x, 2, 0, largest=False), r(5, 3), grad=True),
+        case("topk infinities", lambda x: torch.topk(x, 4), torch.tensor([[1.0, -float("inf"), 2.0, 0.5, 3.0],
+                                                                          [float("inf"), 0.0, -1.0, 7.0, -2.0]],
+                                                                         dtype=F64)),
+        case("topk all", lambda x: torch.topk(x, 4, -1), r(2, 4)),
+        case("max_pool2d ceil_mode adding a window", lambda x: F.max_pool2d(x, 2, ceil_mode=True), r(1, 2, 5, 5),
+             grad=True),
+        case("max_pool2d ceil_mode stride padding", lambda x: F.max_pool2d(x, 3, 2, 1, ceil_mode=True), r(1, 1, 6, 8),
+             grad=True),
         # issue 39: clamp with one bound kept hardtanh's other default
         case("clamp min alone", lambda x: torch.clamp(x, min=0.5), k, grad=True),
         case("clamp max alone", lambda x: x.clamp(max=-0.25), k, grad=True),
@@ -606,7 +667,10 @@ def refused_forms() -> dict[str, tuple[Callable, tuple]]:
         "avg_pool2d count_include_pad=False padded": (lambda x: F.avg_pool2d(x, 3, padding=1, count_include_pad=False),
                                                       (r(1, 1, 5, 5),)),
         "avg_pool2d divisor_override": (lambda x: F.avg_pool2d(x, 2, divisor_override=3), (r(1, 1, 4, 4),)),
-        "max_pool2d ceil_mode adding a window": (lambda x: F.max_pool2d(x, 2, ceil_mode=True), (r(1, 1, 5, 5),)),
+        "avg_pool2d ceil_mode adding a window": (lambda x: F.avg_pool2d(x, 2, ceil_mode=True), (r(1, 1, 5, 5),)),
+        "index by a boolean mask": (lambda x, m: x[m], (r(4), torch.tensor([True, False, True, True]))),
+        "topk of integers": (lambda x: torch.topk(x, 2), (i(5),)),
+        "bitwise_and of floats": (lambda x, y: torch.ops.aten.bitwise_and.Tensor(x, y), (r(3), r(3))),
         "adaptive_avg_pool2d uneven": (lambda x: F.adaptive_avg_pool2d(x, 3), (r(1, 1, 5, 5),)),
         "conv_transpose2d": (F.conv_transpose2d, (r(1, 2, 4, 4), r(2, 3, 3, 3))),
         "detach": (lambda x: x.detach() * x, (r(3),)),
@@ -678,10 +742,11 @@ ALWAYS_REFUSED = {"aten.detach.default": "detach"}
 NOT_DIFFERENTIABLE = {
     *(f"aten.{op}.{kind}" for op in ("eq", "ne", "lt", "le", "gt", "ge") for kind in ("Tensor", "Scalar")),
     "aten.logical_not.default", "aten.full.default", "aten.full_like.default", "aten.scalar_tensor.default",
-    "aten._assert_tensor_metadata.default",
+    "aten._assert_tensor_metadata.default", "aten.arange.start_step", "aten.isnan.default",
+    *(f"aten.bitwise_{op}.Tensor" for op in ("and", "or", "xor")), "aten.bitwise_not.default",
 }
 """Overloads the gradient walk does not require: their results carry no gradient
-(comparisons, logical not, constants, a metadata check)."""
+(comparisons, logical and bitwise ops, constants, a metadata check)."""
 
 
 def test_untranslatable_forms_are_refused():
@@ -741,11 +806,14 @@ def test_bind_fills_the_schemas_defaults_not_the_handlers():
 
 @pytest.mark.parametrize("name", sorted(HANDLERS))
 def test_handled_overloads_survive_the_export(name):
-    """An overload the export decomposes (a composite, or one in its table) never
-    reaches the translation: HANDLERS lists only overloads it can produce."""
+    """An overload the export decomposes (a composite it does not preserve, or one in its
+    table) never reaches the translation: HANDLERS lists only overloads it can produce."""
+    from torch.export.decomp_utils import PRESERVED_ATEN_CIA_OPS
+
     _, op, overload = name.split(".")
     target = getattr(getattr(torch.ops.aten, op), overload)
-    if target in KEPT:
+    if target in KEPT or target in PRESERVED_ATEN_CIA_OPS:
+        assert target not in capture_module._decompositions(), name
         return
     assert not target.has_kernel_for_dispatch_key(torch._C.DispatchKey.CompositeImplicitAutograd), name
     assert target not in capture_module._decompositions(), name

@@ -125,6 +125,38 @@ class Builder(IRWriter):
         """A 1-d `v` reshaped to broadcast along `axis` of a rank-`rank` tensor."""
         return self.reshape(v, [v.shape[0] if d == axis else 1 for d in range(rank)])
 
+    def constant(self, array: np.ndarray, dtype: str) -> Value:
+        """`array` as an `nn.constant` of `dtype`."""
+        array = np.asarray(array)
+        if dtype.startswith("f"):
+            literal = np.array2string(array.astype(np.float64), separator=", ", threshold=array.size + 1,
+                                      floatmode="unique", max_line_width=2**31)
+        else:
+            literal = np.array2string(array.astype(np.int64 if dtype != "i1" else bool), separator=", ",
+                                      threshold=array.size + 1, max_line_width=2**31).replace("True", "true")
+            literal = literal.replace("False", "false")
+        t = f"tensor<{''.join(f'{d}x' for d in array.shape)}{dtype}>"
+        return self.op("nn.constant", [], array.shape, dtype, value=Raw(f"dense<{literal}> : {t}"))
+
+    def pad(self, x: Value, low: Sequence[int], high: Sequence[int], value: float | int | bool = 0,
+            interior: Sequence[int] | None = None) -> Value:
+        """`nn.pad` of x with `value` (negative amounts remove elements)."""
+        interior = list(interior or [0] * len(x.shape))
+        shape = [lo + hi + d + max(d - 1, 0) * i for lo, hi, d, i in zip(low, high, x.shape, interior)]
+        return self.op("nn.pad", [x, self.full(value, (), x.dtype)], shape, x.dtype, edge_padding_low=list(low),
+                       edge_padding_high=list(high), interior_padding=interior)
+
+    def take(self, x: Value, axis: int, indices: Value) -> Value:
+        """numpy's `take(x, indices, axis)` (indices in range), an `nn.gather` of size-1 slices."""
+        rank, k = len(x.shape), len(indices.shape)
+        shape = [*x.shape[:axis], *indices.shape, *x.shape[axis + 1:]]
+        return self.op(
+            "nn.gather", [x, indices], shape, x.dtype, offset_dims=[*range(axis), *range(axis + k, rank - 1 + k)],
+            collapsed_slice_dims=[axis], operand_batching_dims=[], start_indices_batching_dims=[],
+            start_index_map=[axis], index_vector_dim=k, slice_sizes=[1 if d == axis else n for d, n in
+                                                                     enumerate(x.shape)],
+        )
+
 
 def _int_list(x, n: int) -> list[int]:
     if isinstance(x, int):
@@ -435,12 +467,18 @@ def _window(b, node, kind, x, kernel, stride, padding, dilation=1):
     shape, dtype = b.out(node)
     windows = [(d + 2 * p - (k - 1) * r - 1) // s + 1 for d, k, s, p, r in zip(x.shape[lead:], kernel, stride, pad,
                                                                                  dilation)]
+    high = list(pad)
     if windows != list(shape[lead:]):
-        raise UnsupportedOp(f"{kind} pooling to {list(shape[lead:])} where the windows give {windows} (ceil_mode)")
+        if kind != "max":  # the divisor of a window reaching past the padding is torch's own
+            raise UnsupportedOp(f"{kind} pooling to {list(shape[lead:])} where the windows give {windows} "
+                                "(ceil_mode)")
+        # ceil_mode: the last windows reach past the high padding, into more -inf
+        high = [(o - 1) * s + (k - 1) * r + 1 - d - p for o, d, k, s, p, r in zip(shape[lead:], x.shape[lead:],
+                                                                                   kernel, stride, pad, dilation)]
     return b.op(
         "nn.reduce_window", [x], shape, dtype, kind=kind, window_dimensions=[1] * lead + kernel,
         window_strides=[1] * lead + stride, window_dilations=[1] * lead + dilation,
-        padding_low=[0] * lead + pad, padding_high=[0] * lead + pad,
+        padding_low=[0] * lead + pad, padding_high=[0] * lead + high,
     )
 
 
@@ -595,3 +633,272 @@ def _nll_loss(b, node, x, target, weight, reduction, ignore_index):
         loss = b.binary("nn.mul", loss, float(n))
     return loss, b.full(n, (), x.dtype)
 
+
+
+# --- creation, splitting, tiling, scans --------------------------------------------
+
+@handles("arange.start_step")
+def _arange(b, node, start, end, step, **kwargs):
+    """start + i * step, computed in f64 (i64 for integer results) and converted, as torch's accumulation."""
+    (n,), dtype = b.out(node)
+    wide = "f64" if dtype.startswith("f") else "i64"
+    y = b.op("nn.iota", [], (n,), wide, iota_dimension=0)
+    if step != 1:
+        y = b.binary("nn.mul", y, step, wide)
+    if start != 0:
+        y = b.binary("nn.add", y, start, wide)
+    return b.convert(y, dtype)
+
+
+@handles("split_with_sizes.default")
+def _split_with_sizes(b, node, x, sizes, dim):
+    dim %= len(x.shape)
+    starts = np.cumsum([0, *sizes])
+    return tuple(_slice(b, x, dim, int(s), int(s + n), 1) for s, n in zip(starts, sizes))
+
+
+@handles("repeat.default")
+def _repeat(b, node, x, repeats):
+    """x tiled `repeats` times: (1, d0, 1, d1, ...) broadcast to (r0, d0, r1, d1, ...), then merged."""
+    shape = (1,) * (len(repeats) - len(x.shape)) + x.shape
+    x = b.reshape(x, [n for d in shape for n in (1, d)])
+    x = b.broadcast(x, [n for r, d in zip(repeats, shape) for n in (r, d)])
+    return b.reshape(x, b.out(node)[0])
+
+
+@handles("cumsum.default")
+def _cumsum(b, node, x, dim, dtype):
+    """Inclusive prefix sums along `dim` in log2(n) steps (x + x shifted by 1, 2, 4, ...; Hillis and Steele)."""
+    x = b.convert(x, b.out(node)[1])
+    return _prefix_sum(b, x, dim % len(x.shape) if x.shape else 0)
+
+
+def _prefix_sum(b, x: Value, axis: int) -> Value:
+    if not x.shape:
+        return x
+    shift = 1
+    while shift < x.shape[axis]:
+        low = [shift if d == axis else 0 for d in range(len(x.shape))]
+        x = b.binary("nn.add", x, b.pad(x, low, [-n for n in low]))
+        shift *= 2
+    return x
+
+
+@handles("constant_pad_nd.default")
+def _constant_pad_nd(b, node, x, pad, value):
+    """`pad` as (low, high) pairs from the last dimension backwards; negative amounts crop."""
+    rank = len(x.shape)
+    low, high = [0] * rank, [0] * rank
+    for k in range(len(pad) // 2):
+        low[rank - 1 - k], high[rank - 1 - k] = pad[2 * k], pad[2 * k + 1]
+    return b.pad(x, low, high, value)
+
+
+@handles("copy.default")
+def _copy_into(b, node, x, src, non_blocking):
+    """src converted to x's dtype and broadcast to its shape (x's values are not read)."""
+    return b.broadcast(b.convert(src, x.dtype), x.shape)
+
+
+@handles("slice_scatter.default")
+def _slice_scatter(b, node, x, src, dim, start, end, step):
+    """x with src written at x[start:end:step] along `dim`: src padded into place (interior padding for
+    the step), selected by a mask padded likewise."""
+    dim %= len(x.shape)
+    start, stop, step = slice(start, end, step).indices(x.shape[dim])
+    if src.shape[dim] == 0:
+        return x
+    low = [start if d == dim else 0 for d in range(len(x.shape))]
+    high = [x.shape[d] - start - (src.shape[d] - 1) * step - 1 if d == dim else 0 for d in range(len(x.shape))]
+    interior = [step - 1 if d == dim else 0 for d in range(len(x.shape))]
+    placed = b.pad(b.convert(src, x.dtype), low, high, 0, interior)
+    mask = b.pad(b.full(True, src.shape, "i1"), low, high, False, interior)
+    return b.op("nn.select", [mask, placed, x], x.shape, x.dtype)
+
+
+# --- indexing ----------------------------------------------------------------------
+
+def _wrapped(b, index: Value, size: int) -> Value:
+    """An integer index tensor with negative entries counted from the end (`index + size` where negative), i64."""
+    index = b.convert(index, "i64")
+    negative = b.compare("LT", index, 0)
+    return b.op("nn.select", [negative, b.binary("nn.add", index, size), index], index.shape, "i64")
+
+
+@handles("gather.default")
+def _gather(b, node, x, dim, index, sparse_grad):
+    """out[i][j][k] = x[i][index[i][j][k]][k] (dim 1): an `nn.gather` of single elements whose other
+    dimensions are batching dimensions (x cropped to index's extent in them first)."""
+    rank = len(x.shape)
+    if rank == 0:
+        return x
+    dim %= rank
+    others = [d for d in range(rank) if d != dim]
+    x = b.op("nn.slice", [x], [index.shape[d] if d != dim else n for d, n in enumerate(x.shape)], x.dtype,
+             start_indices=[0] * rank, limit_indices=[index.shape[d] if d != dim else n for d, n in enumerate(x.shape)],
+             strides=[1] * rank) if any(index.shape[d] != x.shape[d] for d in others) else x
+    return b.op(
+        "nn.gather", [x, _wrapped(b, index, x.shape[dim])], index.shape, x.dtype, offset_dims=[],
+        collapsed_slice_dims=[dim], operand_batching_dims=others, start_indices_batching_dims=others,
+        start_index_map=[dim], index_vector_dim=rank, slice_sizes=[1] * rank,
+    )
+
+
+@handles("index.Tensor")
+def _index(b, node, x, indices):
+    """x[i0, :, i2] with integer index tensors (broadcast together, negative ones counted from
+    the end): an `nn.gather` of the indexed dimensions. The broadcast index dimensions replace the
+    indexed ones where those are adjacent, else they come first (numpy's rule)."""
+    dims = [d for d, i in enumerate(indices) if i is not None]
+    shape, dtype = b.out(node)
+    batch = np.broadcast_shapes(*(indices[d].shape for d in dims))
+    k = len(batch)
+    columns = [b.reshape(b.broadcast(_wrapped(b, indices[d], x.shape[d]), batch), [*batch, 1]) for d in dims]
+    stacked = columns[0] if len(columns) == 1 else b.op("nn.concatenate", columns, [*batch, len(dims)], "i64",
+                                                        dimension=k)
+    rest = [d for d in range(len(x.shape)) if d not in dims]
+    first = dims[0] if dims == list(range(dims[0], dims[-1] + 1)) else 0
+    offset = [p if p < first else p + k for p in range(len(rest))]
+    return b.op(
+        "nn.gather", [x, stacked], shape, dtype, offset_dims=offset, collapsed_slice_dims=dims,
+        operand_batching_dims=[], start_indices_batching_dims=[], start_index_map=dims, index_vector_dim=k,
+        slice_sizes=[1 if d in dims else n for d, n in enumerate(x.shape)],
+    )
+
+
+# --- logical -----------------------------------------------------------------------
+
+def _bitwise(b, node, name: str, *operands):
+    """`name` (nn.and, nn.or, nn.xor, nn.not) of integers or booleans in the result's type."""
+    dtype = b.out(node)[1]
+    if dtype.startswith("f"):
+        raise UnsupportedOp(f"{node.target} of floats (torch defines it for integers and booleans)")
+    operands = [b.tensor(x, dtype) for x in operands]
+    if len(operands) == 1:
+        return b.unary(name, operands[0])
+    return b.binary(name, *operands, dtype)
+
+
+for _aten, _nn in {"bitwise_and": "nn.and", "bitwise_or": "nn.or", "bitwise_xor": "nn.xor"}.items():
+    handles(f"{_aten}.Tensor")(lambda b, node, x, y, _nn=_nn: _bitwise(b, node, _nn, x, y))
+
+
+@handles("bitwise_not.default")
+def _bitwise_not(b, node, x):
+    return _bitwise(b, node, "nn.not", x)
+
+
+@handles("isnan.default")
+def _isnan(b, node, x):
+    return b.compare("NE", x, x) if x.is_float else b.full(False, x.shape, "i1")
+
+
+# --- normalisation and resampling ------------------------------------------------------
+
+@handles("native_group_norm.default")
+def _group_norm(b, node, x, weight, bias, n, c, hw, group, eps):
+    """Normalised over each group of C / group channels and the spatial dimensions, then scaled and
+    shifted per channel; the mean and rstd are (N, group)."""
+    grouped = b.reshape(x, [n, group, (c // group) * hw])
+    y, mean, rstd, _ = _normalize(b, grouped, [2], eps)
+    y = b.reshape(y, x.shape)
+    if weight is not None:
+        y = b.binary("nn.mul", y, b.along(weight, len(x.shape), 1))
+    if bias is not None:
+        y = b.binary("nn.add", y, b.along(bias, len(x.shape), 1))
+    return y, b.reshape(mean, [n, group]), b.reshape(rstd, [n, group])
+
+
+def _resample(b, node, x, mode: str, output_size, scale_factors, align_corners: bool = False):
+    """Each spatial axis (the last ones) resampled by its own source indices and weights, the last axis first."""
+    shape = b.out(node)[0]
+    scales = list(scale_factors) if scale_factors is not None else [None] * (len(shape) - 2)
+    real = np.float64 if x.dtype == "f64" else np.float32
+    for axis in range(len(shape) - 1, 1, -1):
+        size, out, scale = x.shape[axis], shape[axis], scales[axis - 2]
+        if mode == "nearest":
+            x = b.take(x, axis, b.constant(_nearest_source(size, out, scale), "i64"))
+            continue
+        lo, hi, weight = _linear_source(size, out, scale, align_corners, real)
+        rank = len(x.shape)
+        low, high = b.take(x, axis, b.constant(lo, "i64")), b.take(x, axis, b.constant(hi, "i64"))
+        w1 = b.along(b.constant(weight, x.dtype), rank, axis)
+        w0 = b.along(b.constant(real(1) - weight, x.dtype), rank, axis)
+        x = b.binary("nn.add", b.binary("nn.mul", w0, low), b.binary("nn.mul", w1, high))
+    return x
+
+
+def _nearest_source(size: int, out: int, scale: float | None) -> np.ndarray:
+    """torch's nearest_idx: min(floor(dst * s), size - 1), s = 1 / scale or size / out in float32."""
+    dst = np.arange(out)
+    if out == size:
+        return dst
+    if out == 2 * size:
+        return dst >> 1
+    s = np.float32(1.0 / scale) if scale and scale > 0 else np.float32(size) / np.float32(out)
+    return np.minimum(np.floor(dst.astype(np.float32) * s).astype(np.int64), size - 1)
+
+
+def _linear_source(size: int, out: int, scale: float | None, align_corners: bool, real: type):
+    """torch's area_pixel_compute_source_index (in the input's float type): the lower and upper
+    source index of each output position and the upper one's weight."""
+    if align_corners:
+        s = real(size - 1) / real(out - 1) if out > 1 else real(0)
+        src = s * np.arange(out, dtype=real)
+    else:
+        s = real(1.0 / scale) if scale and scale > 0 else real(size) / real(out)
+        src = np.maximum(s * (np.arange(out, dtype=real) + real(0.5)) - real(0.5), real(0))
+    lo = src.astype(np.int64)
+    hi = lo + (lo < size - 1)
+    return lo, hi, (src - lo.astype(real)).astype(real)
+
+
+@handles("upsample_nearest2d.vec")
+def _upsample_nearest(b, node, x, output_size, scale_factors):
+    return _resample(b, node, x, "nearest", output_size, scale_factors)
+
+
+@handles("upsample_bilinear2d.vec")
+def _upsample_bilinear(b, node, x, output_size, align_corners, scale_factors):
+    return _resample(b, node, x, "linear", output_size, scale_factors, align_corners)
+
+
+@handles("topk.default")
+def _topk(b, node, x, k, dim, largest, sorted):
+    """The k largest (smallest) elements along `dim` in order and their indices: k rounds of argmax
+    (argmin) over the elements not yet taken (those set to -inf, or +inf; where only such remain, the
+    first index not taken). Among equal values the lower index comes first."""
+    if not x.is_float:
+        raise UnsupportedOp(f"topk of {x.dtype} (the library's argmax is of floats)")
+    rank = len(x.shape)
+    if rank == 0:
+        return x, b.full(0, (), "i64")
+    dim %= rank
+    arg, extreme = ("nn.argmax", "max") if largest else ("nn.argmin", "min")
+    fill = -math.inf if largest else math.inf
+    reduced = [n for d, n in enumerate(x.shape) if d != dim]
+    picked = [1 if d == dim else n for d, n in enumerate(x.shape)]
+    positions = b.op("nn.iota", [], x.shape, "i64", iota_dimension=dim)
+    others = [d for d in range(rank) if d != dim]
+    values, indices, taken, rest = [], [], None, x
+    for _ in range(k):
+        index = b.op(arg, [rest], reduced, "i64", axis=dim)
+        if taken is not None:
+            free = b.convert(b.unary("nn.not", taken), "f32")
+            stuck = b.compare("EQ", b.reduce(extreme, rest, [dim]), fill)
+            index = b.op("nn.select", [stuck, b.op("nn.argmax", [free], reduced, "i64", axis=dim), index], reduced,
+                         "i64")
+        index = b.reshape(index, picked)
+        hit = b.compare("EQ", positions, index)
+        taken = hit if taken is None else b.binary("nn.or", taken, hit)
+        rest = b.op("nn.select", [taken, b.tensor(fill, x.dtype), x], x.shape, x.dtype)
+        values.append(b.op(
+            "nn.gather", [x, index], picked, x.dtype, offset_dims=[], collapsed_slice_dims=[dim],
+            operand_batching_dims=others, start_indices_batching_dims=others, start_index_map=[dim],
+            index_vector_dim=rank, slice_sizes=[1] * rank))
+        indices.append(index)
+    shape = b.out(node)[0]
+    if len(values) == 1:
+        return values[0], indices[0]
+    return (b.op("nn.concatenate", values, shape, x.dtype, dimension=dim),
+            b.op("nn.concatenate", indices, shape, "i64", dimension=dim))

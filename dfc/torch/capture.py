@@ -190,6 +190,9 @@ def _translate(b: Builder, node: torch.fx.Node, env: dict, root: str) -> Any:
     if handler is None:
         raise UnsupportedOpError(f"unsupported aten op {name} in {module_path(node, root)}")
     args, kwargs = bind(node.target, handler, args, kwargs, lambda: f"{name} in {module_path(node, root)}")
+    if _data_dependent(node):
+        raise UnsupportedOpError(f"unsupported {name} in {module_path(node, root)}: the shape of its result "
+                                 "depends on tensor values (as boolean-mask indexing's); dfc needs static shapes")
     try:
         result = _zeros(b, node) if _empty(node) else handler(b, node, *args, **kwargs)
     except UnsupportedOp as err:
@@ -247,6 +250,13 @@ def bind(target, handler, args: tuple, kwargs: dict, where=lambda: "") -> tuple[
         extra += sorted(set(kwargs) - (names or set()))
         raise UnsupportedOpError(f"{where()}: the translation takes no argument {', '.join(extra)}")
     return tuple(args), kwargs
+
+
+def _data_dependent(node: torch.fx.Node) -> bool:
+    """Whether a result of `node` has a dimension the export could not make a number."""
+    val = node.meta.get("val")
+    vals = val if isinstance(val, tuple | list) else (val,)
+    return any(isinstance(v, torch.Tensor) and not all(isinstance(d, int) for d in v.shape) for v in vals)
 
 
 def _empty(node: torch.fx.Node) -> bool:
