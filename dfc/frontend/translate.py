@@ -52,7 +52,8 @@ from dfc.frontend.arrays import (
 from dfc.frontend.control_flow import ControlFlow
 from dfc.frontend.emit import Emitter
 from dfc.frontend.errors import FrontendError
-from dfc.frontend.numpy_api import array_attribute, call, matmul
+from dfc.frontend.numpy_api import array_attribute, call
+from dfc.frontend.numpy_linalg import matmul
 from dfc.frontend.scopes import IDENTIFIER, Cond, Scope, Source, cell_serial
 
 BINOPS = {ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.Div: "div", ast.Pow: "pow", ast.FloorDiv: "floordiv",

@@ -1,0 +1,101 @@
+"""NumPy's products: dot, matmul, inner, vdot, outer and einsum, as
+`nn.dot_general` contractions."""
+
+from __future__ import annotations
+
+import ast
+from typing import Any
+
+import numpy as np
+
+from dfc.frontend.arrays import Expr
+from dfc.frontend.numpy_args import (
+    Handler,
+    bind,
+    expr_of,
+    no_kwargs,
+)
+from dfc.frontend.numpy_shapes import flat
+
+
+def matmul(tr, a: Expr, b: Expr, node: ast.AST) -> Expr:
+    subs = {(1, 1): ("i", "i", ""), (2, 1): ("ij", "j", "i"), (1, 2): ("j", "jk", "k"), (2, 2): ("ij", "jk", "ik"),
+            (3, 3): ("bij", "bjk", "bik")}.get((a.ndim, b.ndim))
+    if subs is None:
+        raise tr.fail(f"@ of arrays of ranks {a.ndim} and {b.ndim} is not supported", node)
+    return tr.em.contract([a, b], [subs[0], subs[1]], subs[2])
+
+
+LETTERS = "abcdefghijklmnopqrstuvwxy"  # "z" is the contracted index below
+
+
+def _two(tr, args, kwargs, node, what: str) -> tuple[Expr, Expr]:
+    a, b = bind(tr, args, kwargs, node, what, ("a", "b"))
+    return expr_of(tr, a, node), expr_of(tr, b, node)
+
+
+def _dot(tr, args, kwargs, node):
+    """np.dot: a product with a scalar; else the last axis of a against the
+    second-to-last of b (its only one when b is a vector)."""
+    a, b = _two(tr, args, kwargs, node, "np.dot")
+    if a.ndim == 0 or b.ndim == 0:
+        return tr.binop("mul", a, b, node)
+    if a.ndim <= 2 and b.ndim <= 2:
+        return matmul(tr, a, b, node)
+    sa = LETTERS[:a.ndim - 1] + "z"
+    rest = LETTERS[a.ndim - 1:a.ndim + b.ndim - 2]
+    sb = rest[:-1] + "z" + rest[-1:] if b.ndim > 1 else "z"
+    return tr.em.contract([a, b], [sa, sb], sa[:-1] + rest)
+
+
+def _matmul(tr, args, kwargs, node):
+    a, b = _two(tr, args, kwargs, node, "np.matmul")
+    return matmul(tr, a, b, node)
+
+
+def _inner(tr, args, kwargs, node):
+    """np.inner: a product with a scalar; else the last axes of a and b against each other."""
+    a, b = _two(tr, args, kwargs, node, "np.inner")
+    if a.ndim == 0 or b.ndim == 0:
+        return tr.binop("mul", a, b, node)
+    sa = LETTERS[:a.ndim - 1] + "z"
+    sb = LETTERS[a.ndim - 1:a.ndim + b.ndim - 2] + "z"
+    return tr.em.contract([a, b], [sa, sb], sa[:-1] + sb[:-1])
+
+
+def _vdot(tr, args, kwargs, node):
+    """np.vdot: the dot product of the flattened arrays (real: no conjugate)."""
+    a, b = _two(tr, args, kwargs, node, "np.vdot")
+    return tr.em.contract([flat(tr, a, node), flat(tr, b, node)], ["z", "z"], "")
+
+
+def _outer(tr, args, kwargs, node):
+    a, b = _two(tr, args, kwargs, node, "np.outer")
+    return tr.em.contract([flat(tr, a, node), flat(tr, b, node)], ["i", "j"], "ij")
+
+
+def _einsum(tr, args, kwargs, node):
+    no_kwargs(tr, kwargs, node, ("optimize",))
+    if not args or not isinstance(args[0], str):
+        raise tr.fail("np.einsum needs a subscripts string first", node)
+    spec = args[0].replace(" ", "")
+    if "." in spec:
+        raise tr.fail("np.einsum with ellipses is not supported", node)
+    inputs, _, out = spec.partition("->")
+    subscripts = inputs.split(",")
+    if "->" not in spec:
+        letters = "".join(subscripts)
+        out = "".join(sorted(c for c in set(letters) if letters.count(c) == 1))
+    operands = [expr_of(tr, x, node) for x in args[1:]]
+    if len(operands) != len(subscripts):
+        raise tr.fail(f"np.einsum: {len(subscripts)} subscripts for {len(operands)} operands", node)
+    if any(len(set(s)) != len(s) for s in subscripts):
+        raise tr.fail("np.einsum with a repeated index in one operand (a diagonal) is not supported", node)
+    if len(set(out)) != len(out) or any(c not in inputs for c in out) or not all(c.isalpha() for c in spec if c not in ",->"):
+        raise tr.fail(f"np.einsum: invalid subscripts '{args[0]}'", node)
+    return tr.em.contract(operands, subscripts, out)
+
+
+LINALG_HANDLERS: dict[Any, Handler] = {
+    np.dot: _dot, np.matmul: _matmul, np.inner: _inner, np.vdot: _vdot, np.outer: _outer, np.einsum: _einsum,
+}

@@ -1,0 +1,196 @@
+"""NumPy's shape functions: transpose, flip, reshape, ravel, concatenate,
+stack, diag and diagonal (views where NumPy gives views)."""
+
+from __future__ import annotations
+
+import ast
+from typing import Any
+
+import numpy as np
+
+from dfc.dialects import nn
+from dfc.dialects.nn_shape import ConcatenateOp
+from dfc.frontend.affine import Affine
+from dfc.frontend.arrays import Cell, Const, Expr, View, is_float, result_dtype
+from dfc.frontend.numpy_args import (
+    Handler,
+    axes_of,
+    bind,
+    check_order,
+    expr_of,
+)
+
+
+def view_of(tr, e: Expr) -> View:
+    return e if isinstance(e, View) and not e.gathers else View.whole(tr.em.materialize(e))
+
+
+def transpose(tr, e: Expr, axes: Any, node: ast.AST) -> Expr:
+    if axes is None or axes == ():
+        perm = list(range(e.ndim))[::-1]
+    else:
+        items = [tr.integer(a, node).static for a in (axes if isinstance(axes, tuple) else (axes,))]
+        perm = [k % e.ndim if k is not None and -e.ndim <= k < e.ndim else k for k in items]  # type: ignore[operator]
+    if sorted(perm) != list(range(e.ndim)):  # type: ignore[type-var]
+        raise tr.fail(f"axes {perm} are not a permutation of the array's dimensions", node)
+    if e.ndim < 2:
+        return e
+    v = view_of(tr, e)
+    return v.columns([v.column(k) for k in perm], [v.shape[k] for k in perm])
+
+
+def _transpose(tr, args, kwargs, node):
+    a, axes = bind(tr, args, kwargs, node, "np.transpose", ("a", "axes"), (None,))
+    return transpose(tr, expr_of(tr, a, node), axes, node)
+
+
+def _flip(tr, args, kwargs, node):
+    a, axis = bind(tr, args, kwargs, node, "np.flip", ("m", "axis"), (None,))
+    e = expr_of(tr, a, node)
+    v = view_of(tr, e)
+    for k in axes_of(tr, axis, e.ndim, node):
+        col = v.column(k)
+        last = v.shape[k] - 1
+        offset = [o + last.scale(c) for o, c in zip(v.offset, col)]
+        cols = [[-c for c in v.column(j)] if j == k else v.column(j) for j in range(v.ndim)]
+        v = v.columns(cols, v.shape, offset)
+    return v
+
+
+def shape_of(tr, shape: Any, node: ast.AST) -> list[int]:
+    items = shape if isinstance(shape, tuple) else (shape,)
+    out = []
+    for d in items:
+        k = tr.integer(d, node).static
+        if k is None:
+            raise tr.fail("array sizes must be constants (or depend only on argument shapes)", node)
+        out.append(k)
+    return out
+
+
+def reshape(tr, e: Expr, shape: Any, node: ast.AST) -> Expr:
+    dims = shape_of(tr, shape, node)
+    total = int(np.prod(tr.em.static(e, "the reshaped array") or [1]))
+    if dims.count(-1) == 1:
+        known = int(np.prod([d for d in dims if d != -1]))
+        if known == 0:
+            raise tr.fail(f"cannot reshape an array of {total} elements into shape {tuple(dims)}: -1 is ambiguous", node)
+        dims[dims.index(-1)] = total // known
+    if any(d < 0 for d in dims) or int(np.prod(dims or [1])) != total:
+        raise tr.fail(f"cannot reshape an array of {total} elements into shape {tuple(dims)}", node)
+    src = tr.em.materialize(e)
+    result = tr.b.insert(nn.ReshapeOp(src, dims)).result
+    if isinstance(e, View) and e.cell is not None and not e.gathers:  # NumPy's result is a view of e's memory
+        return View.whole(result, Cell(result, shares=[e.cell]))
+    return View.whole(result)
+
+
+def _reshape(tr, args, kwargs, node):
+    a, shape, order = bind(tr, args, kwargs, node, "np.reshape", ("a", "shape", "order"), (None,))
+    check_order(tr, order, node, "np.reshape")
+    return reshape(tr, expr_of(tr, a, node), shape, node)
+
+
+def _ravel(tr, args, kwargs, node):
+    a, order = bind(tr, args, kwargs, node, "np.ravel", ("a", "order"), (None,))
+    check_order(tr, order, node, "np.ravel")
+    return flat(tr, expr_of(tr, a, node), node)
+
+
+def flat(tr, e: Expr, node: ast.AST) -> Expr:
+    return e if e.ndim == 1 else reshape(tr, e, (Affine(-1),), node)
+
+
+def _concatenate(tr, args, kwargs, node):
+    parts, axis = bind(tr, args, kwargs, node, "np.concatenate", ("arrays", "axis"), (Affine(0),))
+    if not isinstance(parts, tuple) or not parts:
+        raise tr.fail("np.concatenate takes a non-empty list or tuple of arrays", node)
+    exprs = [expr_of(tr, p, node) for p in parts]
+    if axis is None:  # the flattened arrays
+        exprs, axis = [flat(tr, e, node) for e in exprs], Affine(0)
+    if isinstance(axis, tuple) or any(e.ndim != exprs[0].ndim for e in exprs) or exprs[0].ndim == 0:
+        raise tr.fail("np.concatenate takes arrays of one rank (at least 1) and one integer axis", node)
+    k = axes_of(tr, axis, exprs[0].ndim, node)[0]
+    shapes = [[d for j, d in enumerate(tr.em.static(e, "a concatenated array")) if j != k] for e in exprs]
+    if any(s != shapes[0] for s in shapes):
+        raise tr.fail(f"np.concatenate: the arrays' sizes differ outside axis {k}", node)
+    dtype = result_dtype(exprs)
+    if all(e.weak for e in exprs) and is_float(dtype):
+        dtype = tr.default_float
+    values = [tr.em.materialize(e, dtype) for e in exprs]
+    return View.whole(tr.b.insert(ConcatenateOp(values, k)).result)
+
+
+def _stack(tr, args, kwargs, node):
+    parts, axis = bind(tr, args, kwargs, node, "np.stack", ("arrays", "axis"), (Affine(0),))
+    if not isinstance(parts, tuple) or not parts:
+        raise tr.fail("np.stack takes a non-empty list or tuple of arrays", node)
+    exprs = [expr_of(tr, p, node) for p in parts]
+    shapes = [tr.em.static(e, "a stacked array") for e in exprs]
+    if any(s != shapes[0] for s in shapes):
+        raise tr.fail("np.stack takes arrays of one shape", node)
+    k = axes_of(tr, axis, len(shapes[0]) + 1, node)[0]
+    new = tuple(Affine(d) for d in shapes[0][:k] + [1] + shapes[0][k:])
+    return _concatenate(tr, [tuple(reshape(tr, e, new, node) for e in exprs), Affine(k)], {}, node)
+
+
+def diag_args(tr, args, kwargs, node, what: str) -> tuple[Expr, int]:
+    """(the matrix, the offset) of np.diagonal/np.trace-style arguments; axes (1, 0) transpose it."""
+    a, offset, axis1, axis2 = bind(tr, args, kwargs, node, what, ("a", "offset", "axis1", "axis2"), (0, 0, 1))
+    e = expr_of(tr, a, node)
+    if e.ndim != 2:
+        raise tr.fail(f"{what} of an array of rank other than 2 is not supported", node)
+    first, second = (axes_of(tr, x, 2, node)[0] for x in (axis1, axis2))
+    if first == second:
+        raise tr.fail(f"{what}: axis1 and axis2 are the same axis", node)
+    k = tr.integer(offset, node).static
+    if k is None:
+        raise tr.fail(f"{what} needs a constant offset", node)
+    return (transpose(tr, e, None, node) if first == 1 else e), k
+
+
+def diagonal(tr, e: Expr, node: ast.AST, k: int = 0) -> View:
+    """The view of `e[i, i + k]` (a k-th diagonal of a matrix)."""
+    if e.ndim != 2:
+        raise tr.fail("the diagonal of an array of rank other than 2 is not supported", node)
+    v = view_of(tr, e)
+    if k == 0 and v.shape[0] == v.shape[1]:
+        size = v.shape[0]
+    else:
+        rows, cols = tr.em.static(v, "the array")
+        size = Affine(max(0, min(rows + min(k, 0), cols - max(k, 0))))
+    r0, c0 = max(-k, 0), max(k, 0)
+    offset = [o + Affine(r0 * a + c0 * b) for o, a, b in zip(v.offset, v.column(0), v.column(1))]
+    return v.columns([[a + b for a, b in zip(v.column(0), v.column(1))]], [size], offset)
+
+
+def _diagonal_fn(tr, args, kwargs, node):
+    e, k = diag_args(tr, args, kwargs, node, "np.diagonal")
+    return diagonal(tr, e, node, k)
+
+
+def _diag(tr, args, kwargs, node):
+    """np.diag: the k-th diagonal of a matrix, or the square matrix with a vector on its k-th diagonal."""
+    a, k = bind(tr, args, kwargs, node, "np.diag", ("v", "k"), (0,))
+    e = expr_of(tr, a, node)
+    k = tr.integer(k, node).static
+    if k is None:
+        raise tr.fail("np.diag needs a constant k", node)
+    if e.ndim == 2:
+        return diagonal(tr, e, node, k)
+    if e.ndim != 1:
+        raise tr.fail("np.diag takes an array of rank 1 or 2", node)
+    n = e.shape[0] + abs(k)
+    target = Const(0, tr.em.concrete(e), False, [n, n])
+    out = View.whole(tr.em.materialize(target))
+    from dfc.frontend.arrays import Cell
+
+    out.cell = Cell(out.source)
+    tr.write(diagonal(tr, out, node, k), e, node)
+    return View.whole(out.cell.value)
+
+
+SHAPE_HANDLERS: dict[Any, Handler] = {
+    np.transpose: _transpose, np.flip: _flip, np.reshape: _reshape, np.ravel: _ravel, np.diag: _diag,
+    np.diagonal: _diagonal_fn, np.concatenate: _concatenate, np.stack: _stack,
+}
