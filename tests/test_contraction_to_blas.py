@@ -232,9 +232,14 @@ CONV = """func.func @f(%x: tensor<{xs}xf64>, %k: tensor<{ks}xf64>, %w: tensor<{y
 }}"""
 
 
-@pytest.mark.parametrize("wd", [6, 20])
-@pytest.mark.parametrize("groups", [1, 2])
-@pytest.mark.parametrize("layout", ["NCHW", "NHWC"])
+CONV_CI = {(1, "NCHW", 6), (2, "NHWC", 20)}
+"""The convolution cases CI runs (each value of each parameter once); `--slow` runs all eight."""
+
+
+@pytest.mark.parametrize("groups,layout,wd", [
+    pytest.param(g, layout, wd, marks=() if (g, layout, wd) in CONV_CI else pytest.mark.slow)
+    for g in (1, 2) for layout in ("NCHW", "NHWC") for wd in (6, 20)
+])  # fmt: skip
 def test_convolution_and_its_gradient_are_gemms(groups, layout, wd):
     """The im2col expansion turns a convolution (strides, padding, dilation,
     feature groups) and both products of its gradient into GEMMs, with its
