@@ -11,14 +11,33 @@ import pytest  # noqa: E402
 from dfc.compiler.engine import clear_jit_cache  # noqa: E402
 
 
-@pytest.fixture(params=["dfc", "blas"])
+def _gemm_modes(ci_both: bool) -> list:
+    """dfc's kernel and OpenBLAS; with `ci_both` false the one `DFC_GEMM=auto`
+    would not pick on this host runs only with --slow."""
+    from dfc.compiler.codegen import gemm_kernel
+
+    host = "dfc" if gemm_kernel.vector_bits() >= 512 else "blas"
+    return [pytest.param(m, marks=() if ci_both or m == host else pytest.mark.slow) for m in ("dfc", "blas")]
+
+
+def _use_gemm(mode: str, monkeypatch):
+    monkeypatch.setenv("DFC_GEMM", mode)
+    clear_jit_cache()  # compiled modules are keyed by the choice; start each run clean
+    yield mode
+    clear_jit_cache()
+
+
+@pytest.fixture(params=_gemm_modes(ci_both=True))
 def gemm_mode(request, monkeypatch):
     """`blas.gemm` calls dfc's own kernel, then OpenBLAS (`DFC_GEMM`), whatever
     the host would choose."""
-    monkeypatch.setenv("DFC_GEMM", request.param)
-    clear_jit_cache()  # compiled modules are keyed by the choice; start each run clean
-    yield request.param
-    clear_jit_cache()
+    yield from _use_gemm(request.param, monkeypatch)
+
+
+@pytest.fixture(params=_gemm_modes(ci_both=False))
+def host_gemm_mode(request, monkeypatch):
+    """`gemm_mode` where CI runs only the GEMM the host would choose (both with --slow)."""
+    yield from _use_gemm(request.param, monkeypatch)
 
 
 def pytest_addoption(parser):

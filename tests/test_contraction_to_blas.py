@@ -25,8 +25,10 @@ TO_BLAS = PIPELINES["default"].split(",fuse-gemm-epilogue")[0]
 
 
 @pytest.fixture(autouse=True)
-def _both_gemms(gemm_mode):
-    """Every test runs with dfc's GEMM kernel and with OpenBLAS's."""
+def _both_gemms(host_gemm_mode):
+    """Every test runs with the GEMM the host would choose, and with --slow
+    with both dfc's kernel and OpenBLAS (tests/test_gemm_kernel.py and the
+    fuse-gemm tests run both always)."""
 
 
 def contraction(out: str, x: str, y: str, sizes: dict[str, int], dtype: str = "f64", *, init: str = "zero",
