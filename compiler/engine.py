@@ -50,6 +50,7 @@ from __future__ import annotations
 
 import ctypes
 import functools
+import importlib
 import math
 import struct
 import sys
@@ -65,7 +66,7 @@ from xdsl.dialects.builtin import FunctionType, MemRefType, ModuleOp, TensorType
 from xdsl.ir import Attribute
 
 from dfc import config
-from dfc.compiler.codegen import gemm_kernel, object_cache
+from dfc.compiler.codegen import blas_runtime, gemm_kernel, object_cache
 from dfc.compiler.codegen.llvm.emitter import DEFAULT_PARALLEL_MIN_WORK, run_time_error
 from dfc.compiler.codegen.llvm.jit import JitModule
 from dfc.compiler.codegen.runtime import free_function
@@ -82,8 +83,10 @@ from dfc.passes.buffer_results_to_out_params import called_functions
 
 ACCESS_BOUNDS_KEPT = 16
 """Modules whose access bounds are kept for the argument checks of later engines."""
-GPU_TARGETS = ("gpu", "cuda")
-"""Targets that run on the GPU engine (`compiler.cuda_engine`): `gpu`, and `cuda`, its deprecated spelling."""
+ENGINES: dict[str, str] = {"gpu": "dfc.compiler.cuda_engine:CudaEngine", "cuda": "dfc.compiler.cuda_engine:CudaEngine"}
+"""The engines of targets other than `cpu` (subclasses with the same contract),
+as `module:Class`, loaded when first used, as passes are (`cuda` is the
+deprecated spelling of `gpu`)."""
 
 
 class JitCache:
@@ -154,7 +157,7 @@ def lower(module: ModuleOp, threads: int, pipeline: str | None = None, out_param
     instead (slower; the test suite sets it, so a pass breaking the IR is named)."""
     module = module.clone()
     if _needs_lowering(module):
-        pipeline = pipeline or default_pipeline(threads, fast_math=fast_math)
+        pipeline = pipeline or default_pipeline(threads, blas_runtime.available(), fast_math=fast_math)
         verify_each = config.VERIFY_EACH.value()
         PassManager.parse(pipeline, verify_each=verify_each).run(module)
         if not verify_each:
@@ -241,13 +244,12 @@ class ExecutionEngine:
     """JIT-compiled functions of one module, called with numpy arrays."""
 
     def __new__(cls, module: ModuleOp, target: str = "cpu", *args: Any, **kwargs: Any) -> ExecutionEngine:
-        if target in GPU_TARGETS and cls is ExecutionEngine:  # the GPU engine, same contract
-            if target != "gpu":
+        if target in ENGINES and cls is ExecutionEngine:
+            if target == "cuda":
                 warnings.warn(f"ExecutionEngine target '{target}' is deprecated; use 'gpu'", DeprecationWarning,
                               stacklevel=2)
-            from dfc.compiler.cuda_engine import CudaEngine
-
-            cls = CudaEngine
+            module, name = ENGINES[target].split(":")
+            cls = getattr(importlib.import_module(module), name)
         return super().__new__(cls)
 
     def __init__(

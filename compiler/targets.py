@@ -32,9 +32,10 @@ def _host_optimised(module: ModuleOp, manager: PassManager, threads: int):
         from dfc.compiler.codegen.llvm.jit import optimize
         from dfc.compiler.codegen.llvm.module import emit_module
         from dfc.compiler.engine import _needs_lowering
+        from dfc.compiler.codegen import blas_runtime
         from dfc.passes import default_pipeline
 
-    pipeline = default_pipeline(threads)
+    pipeline = default_pipeline(threads, blas_runtime.available())
     lowered = _lower(module, manager, pipeline, _needs_lowering(module))
     with manager.stage("emit LLVM IR"):
         ir_module = emit_module(lowered, num_threads=threads, vector_math=True)

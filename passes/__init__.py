@@ -65,11 +65,13 @@ PIPELINES: dict[str, str] = {"default": ",".join(DEFAULT_PIPELINE)}
 """Named pipelines, usable wherever a pass name is (`-p default`)."""
 
 
-def default_pipeline(threads: int, fast_math: bool = True) -> str:
+def default_pipeline(threads: int, blas: bool = True, fast_math: bool = True) -> str:
     """The `default` pipeline with `lower-dataflow` splitting maps for `threads`
-    threads and, for code compiled without `fast_math` (each block of a sum
+    threads, `contraction-to-blas` rewriting only when `blas` (a CPU BLAS is
+    installed), and, for code compiled without `fast_math` (each block of a sum
     added strictly in order, not in vector lanes), `pairwise-sums` blocks of 32."""
-    options = {"lower-dataflow": f"{{threads={threads}}}", "pairwise-sums": "" if fast_math else "{block=32}"}
+    options = {"lower-dataflow": f"{{threads={threads}}}", "contraction-to-blas": "" if blas else "{blas=false}",
+               "pairwise-sums": "" if fast_math else "{block=32}"}
     return ",".join(name + options.get(name, "") for name in DEFAULT_PIPELINE)
 
 
