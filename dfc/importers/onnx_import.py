@@ -6,7 +6,7 @@ ops (and an elementwise df map for `Erf`). The graph inputs come first, then
 every float initializer of more than one element (the model's weights; or
 those named by `parameters`) as a parameter argument, so that `autodiff`
 gives the gradient of each weight; other initializers (shapes, axes,
-indices, the one-element constants exporters emit) are constants. Whatever can be computed at import
+indices, the one-element constants exporters emit, Resize's scales) are constants. Whatever can be computed at import
 time is: `Shape` of a static shape, and arithmetic, `Gather`, `Concat`,
 `Slice`, `Unsqueeze`, `Cast`, ... on constants (numpy), so the shape
 computations exporters emit fold away. Shapes must be static.
@@ -28,7 +28,7 @@ and And, AveragePool, BatchNormalization (inference), Cast, Clip, Concat,
 Constant, ConstantOfShape, Conv, CumSum, Dropout (inference), Einsum, Equal,
 Erf, Expand, Flatten, Gather, GatherElements, GatherND, Gelu, Gemm,
 GlobalAveragePool, Greater, GreaterOrEqual, GroupNormalization, Identity,
-IsInf, IsNaN, LayerNormalization, Less, LessOrEqual, LogSoftmax, MatMul, Max,
+InstanceNormalization, IsInf, IsNaN, LayerNormalization, Less, LessOrEqual, LogSoftmax, MatMul, Max,
 MaxPool, Min, Not, Or, Pad, Pow, Range, ReduceMax, ReduceMean, ReduceMin,
 ReduceSum, Reshape, Resize, Shape, Slice, Softmax, Split, Squeeze, Tile,
 TopK, Transpose, Unsqueeze, Where, Xor.
@@ -84,6 +84,8 @@ _BINARY = nn.one_to_one("onnx", 2)
 """The elementwise ops translated by name, from the nn ops' `EXTERNAL` declarations (an `op_<Type>` method
 of the importer takes precedence)."""
 _VARIADIC = {"Max": nne.MaximumOp, "Min": nne.MinimumOp}
+_SETTING_INPUTS = {"Resize": (1, 2, 3)}
+"""Float inputs that set a shape (Resize's roi, scales and sizes): an initializer used only there is a constant."""
 _LOGICAL = {"And": nne.AndOp, "Or": nne.OrOp, "Xor": nne.XorOp}
 _COMPARE = {"Equal": "EQ", "Less": "LT", "Greater": "GT", "LessOrEqual": "LE", "GreaterOrEqual": "GE"}
 _NUMPY_BINARY: dict[str, Callable[[Any, Any], Any]] = {
@@ -221,8 +223,11 @@ class OnnxImporter:
         if unknown := chosen - set(initializers):
             raise CompileError(f"{filename}: no initializer named {sorted(unknown)[0]!r} to make a parameter")
         graph_inputs = [i for i in self.graph.input if i.name not in initializers]
+        nodes = self.graph.node
+        settings = {n.input[k] for n in nodes for k in _SETTING_INPUTS.get(n.op_type, ()) if k < len(n.input)}
+        uses = {i for n in nodes for k, i in enumerate(n.input) if k not in _SETTING_INPUTS.get(n.op_type, ())}
         for name, value in initializers.items():
-            weight = value.dtype.kind == "f" and value.size > 1
+            weight = value.dtype.kind == "f" and value.size > 1 and (name in uses or name not in settings)
             if name in chosen if parameters is not None else weight:
                 self.parameters.append((name, value))
             else:
@@ -379,6 +384,8 @@ class OnnxImporter:
             return [np.where(c[0], c[1], c[2])]
         if op == "Neg":
             return [-c[0]]
+        if op == "Transpose":
+            return [np.transpose(c[0], attrs.get("perm"))]
         if op == "Expand":
             shape = np.broadcast_shapes(c[0].shape, tuple(c[1].tolist()))
             return [np.broadcast_to(c[0], shape).copy()]
@@ -805,7 +812,7 @@ class OnnxImporter:
         shape = _tensor(data).get_shape()
         index_shape = (self.consts[node.input[1]].shape if node.input[1] in self.consts
                        else _tensor(self.value(node.input[1])).get_shape())
-        b, k, q = attrs["batch_dims"], index_shape[-1], len(index_shape)
+        b, k, q = attrs.get("batch_dims", 0), index_shape[-1], len(index_shape)  # opset 12 on
         if b + k > len(shape) or list(index_shape[:b]) != list(shape[:b]):
             raise NodeError(f"GatherND of {list(shape)} by indices of {list(index_shape)} (batch_dims {b})")
         indices = self._indices(node.input[1], shape[b:b + k])
@@ -1064,8 +1071,8 @@ class OnnxImporter:
         elif len(node.input) > 3 and node.input[3]:
             sizes = [int(v) for v in self.known(node.input[3]).reshape(-1)]
             scales = [n / shape[a] for n, a in zip(sizes, axes)]
-            policy = attrs["keep_aspect_ratio_policy"]
-            if policy != "stretch":
+            policy = attrs.get("keep_aspect_ratio_policy")  # opset 18 on
+            if policy not in (None, "stretch"):
                 scale = (min if policy == "not_larger" else max)(scales)
                 scales = [scale] * len(axes)
                 sizes = [int(math.floor(scale * shape[a] + 0.5)) for a in axes]
@@ -1073,7 +1080,7 @@ class OnnxImporter:
             raise NodeError("Resize needs scales or sizes")
         if len(sizes) != len(axes):
             raise NodeError(f"Resize with {len(sizes)} scales or sizes for {len(axes)} axes")
-        if mode == "linear" and attrs["antialias"] and min(scales) < 1:
+        if mode == "linear" and attrs.get("antialias") and min(scales) < 1:
             raise NodeError("Resize with antialias when downsampling is not supported")
         for axis, scale, out in zip(axes, scales, sizes):
             if out == shape[axis] and scale == 1.0:
@@ -1179,6 +1186,18 @@ class OnnxImporter:
         if len(node.output) < 3 or not node.output[2]:
             return [y, mean]
         return [y, mean, self.ins(nn.DivOp(self.scalar(1.0, std), std))]
+
+    def op_InstanceNormalization(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
+        """Normalised over the spatial dimensions of each sample and channel, then scaled and shifted per channel."""
+        x, scale, bias = (self.value(n) for n in node.input)
+        shape = _tensor(x).get_shape()
+        axes = list(range(2, len(shape)))
+        mean = self.ins(nn.ReduceOp(x, "mean", axes, keepdims=True))
+        centred = self.ins(nn.SubOp(x, mean))
+        var = self.ins(nn.ReduceOp(self.ins(nn.MulOp(centred, centred)), "mean", axes, keepdims=True))
+        y = self._normalize(x, mean, var, attrs["epsilon"])
+        scale, bias = (self._reshape(v, [shape[1]] + [1] * len(axes)) for v in (scale, bias))
+        return [self.ins(nn.AddOp(self.ins(nn.MulOp(y, scale)), bias))]
 
     def op_GroupNormalization(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
         """Normalised over each of `num_groups` groups of channels with their spatial dimensions, then
