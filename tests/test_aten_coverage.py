@@ -456,6 +456,8 @@ def hand_cases() -> list[Case]:
         case("gather", lambda x, k: torch.gather(x, 1, k), r(3, 5), i(2, 4, lo=0, hi=5), grad=True),
         case("gather dim 0", lambda x, k: torch.gather(x, 0, k), x234, i(4, 3, 4, lo=0, hi=2)),
         case("gather -1", lambda x, k: x.gather(-1, k), x234, i(2, 3, 6, lo=0, hi=4)),
+        case("gather of 0-d", lambda x, k: x.gather(0, k), torch.tensor(1.5, dtype=F64), torch.zeros(1, dtype=int),
+             grad=True),
         case("index", lambda x, k: x[k], x34, i(2, 5, lo=-3, hi=3), grad=True),
         case("index middle", lambda x, k: x[:, k], x234, i(4, lo=-3, hi=3), grad=True),
         case("index adjacent broadcast", lambda x, j, k: x[:, j, k], x234, i(2, 1, lo=0, hi=3), i(5, lo=-4, hi=4)),

@@ -730,8 +730,8 @@ def _gather(b, node, x, dim, index, sparse_grad):
     """out[i][j][k] = x[i][index[i][j][k]][k] (dim 1): an `nn.gather` of single elements whose other
     dimensions are batching dimensions (x cropped to index's extent in them first)."""
     rank = len(x.shape)
-    if rank == 0:
-        return x
+    if rank == 0:  # every index is 0
+        return b.broadcast(b.reshape(x, [1] * len(index.shape)), index.shape)
     dim %= rank
     others = [d for d in range(rank) if d != dim]
     x = b.op("nn.slice", [x], [index.shape[d] if d != dim else n for d, n in enumerate(x.shape)], x.dtype,
