@@ -196,7 +196,7 @@ class MapOp(IRDLOperation):
 
     @property
     def rank(self) -> int:
-        return len(self.static_bounds.get_values())
+        return len(self.static_bounds)
 
     @property
     def ivs(self) -> tuple[BlockArgument, ...]:

@@ -47,7 +47,6 @@ from dfc.dialects.index_exprs import IndexSymbols, simplified
 from dfc.passes.expand_library import ExpandLibraryPass
 
 
-
 def _same_space(a: df.MapOp, b: df.MapOp) -> bool:
     return a.rank == b.rank and all(
         x == y for x, y in zip(a.bounds, b.bounds)
@@ -64,10 +63,17 @@ def _at_ivs(indices, ivs) -> bool:
     return all(simplified(symbols.to_sympy(i) - symbols.symbol(v)) == 0 for i, v in zip(indices, ivs))
 
 
-def _position(op: Operation) -> int:
-    block = op.parent_block()
-    assert block is not None
-    return list(block.ops).index(op)
+def _precedes(a: Operation, b: Operation) -> bool:
+    """Whether `a` comes before `b`, two ops of one block: stepping forward
+    from `a` and backward from `b` together, in time linear in the shorter
+    walk to an answer (not in the block's length)."""
+    forward, backward = a.next_op, b.prev_op
+    while True:
+        if forward is b or backward is a:
+            return True
+        if forward is None or backward is None:
+            return False
+        forward, backward = forward.next_op, backward.prev_op
 
 
 def _defined_before(value: SSAValue, op: Operation) -> bool:
@@ -77,7 +83,7 @@ def _defined_before(value: SSAValue, op: Operation) -> bool:
     ancestor = owner
     while ancestor is not None and ancestor.parent_block() is not op.parent_block():
         ancestor = ancestor.parent_op()
-    return ancestor is None or _position(ancestor) < _position(op)
+    return ancestor is None or _precedes(ancestor, op)
 
 
 @dataclass
@@ -224,11 +230,18 @@ def _inline_producer(prod: _Producer, c: df.MapOp, reads: list[Operation]) -> No
 
 def _next_map(a: df.MapOp) -> df.MapOp | None:
     """The next map over `a`'s space in its block, if no op in between uses `a`'s results."""
+    block, users = a.parent_block(), set()
+    for r in a.res:
+        for use in r.uses:
+            user: Operation | None = use.operation
+            while user is not None and user.parent_block() is not block:
+                user = user.parent_op()
+            users.add(user)
     op = a.next_op
     while op is not None:
         if isinstance(op, df.MapOp) and _same_space(a, op):
             return op
-        if any(v in a.res for v in (_operands_of(op) if op.regions else op.operands)):
+        if op in users:
             return None
         op = op.next_op
     return None

@@ -100,15 +100,15 @@ def _same(a: SSAValue, b: SSAValue, first: _Loop, second: _Loop) -> bool:
 
 def _tree(op: Operation, loop: _Loop) -> list[Operation]:
     """`op` and the ops of `loop`'s body it depends on (at its top level)."""
-    seen: list[Operation] = []
+    seen: dict[Operation, None] = {}
     stack = [op]
     while stack:
         o = stack.pop()
         if o in seen:
             continue
-        seen.append(o)
+        seen[o] = None
         stack.extend(v.owner for v in o.operands if isinstance(v.owner, Operation) and v.owner.parent_block() is loop.block)
-    return seen
+    return list(seen)
 
 
 def _expensive(tree: list[Operation]) -> bool:
@@ -182,8 +182,11 @@ class _Reuse:
         """Reuse in `second` what `first` computes."""
         zone = _between(first.op, second.op)
         candidates = [o for o in first.block.ops if len(o.results) == 1 and _expression_op(o)]
+        names = {a.name for a in candidates}
         for b in reversed(list(second.block.ops)):
-            if len(b.results) != 1 or not _expression_op(b) or not isinstance(b.results[0].type, AnyFloat):
+            if b.name not in names or len(b.results) != 1 or not _expression_op(b):
+                continue
+            if not isinstance(b.results[0].type, AnyFloat):
                 continue
             if b.results[0].type.bitwidth * first.extent > 8 * BUFFER_LIMIT:
                 continue

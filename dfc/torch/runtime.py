@@ -54,8 +54,8 @@ class TrainingStep:
     new buffer each step: the caller passes the argument's own array on
     (`saved_arguments`), as PyTorch saves the tensor itself."""
 
-    def __init__(self, text: str, wrt: tuple[int, ...], threads: int | None, n_outputs: int):
-        module = parse_module(text, "<dfc.torch>")
+    def __init__(self, module: ModuleOp, wrt: tuple[int, ...], threads: int | None, n_outputs: int):
+        """`module`: the captured program (changed here)."""
         PassManager(passes=[AutodiffPass(func="forward", wrt=tuple(wrt), split=True)]).run(module)
         forward = function_named(module, "forward")  # only @forward_fwd and @forward_bwd are compiled
         assert forward is not None
@@ -93,7 +93,8 @@ class CompiledGraph:
 
     def __init__(self, captured: Captured, threads: int | None = None):
         self.captured = captured
-        parse_module(captured.text, "<dfc.torch>")  # verified now: a translation bug fails at compile time
+        self.module = parse_module(captured.text, "<dfc.torch>")  # verified now: a translation bug fails here
+        """The parsed program, which each engine starts from a copy of (parsed once)."""
         self.threads = threads
         self.n_outputs = len(captured.outputs)
         self._inference: ExecutionEngine | None = None
@@ -107,13 +108,13 @@ class CompiledGraph:
     def inference(self) -> ExecutionEngine:
         with self._lock:
             if self._inference is None:
-                self._inference = ExecutionEngine(parse_module(self.text, "<dfc.torch>"), threads=self.threads)
+                self._inference = ExecutionEngine(self.module, threads=self.threads)
             return self._inference
 
     def step(self, wrt: tuple[int, ...]) -> TrainingStep:
         with self._lock:
             if wrt not in self._steps:
-                self._steps[wrt] = TrainingStep(self.text, wrt, self.threads, self.n_outputs)
+                self._steps[wrt] = TrainingStep(self.module.clone(), wrt, self.threads, self.n_outputs)
             return self._steps[wrt]
 
     def run(self, *tensors: torch.Tensor) -> tuple[torch.Tensor, ...]:
