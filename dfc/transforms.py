@@ -98,7 +98,7 @@ def vjp(f: Any, *args: Any) -> tuple[Any, Callable[[Any], tuple]]:
 
     def pullback(cotangent: Any) -> tuple:
         _, *grads = gradient(*ir_args, cotangent)
-        by_arg: list[Any] = [None] * len(args)
+        by_arg: list[Any] = [None] * len(positions)
         for k, g in zip(floats, grads):
             by_arg[k] = g
         return tuple(by_arg)

@@ -12,8 +12,13 @@ library-level IR (nn + df maps + scf), specialised per signature.
 Array parameters are annotated (`dfc.f32[64, 512]`, a string for a size
 name) or specialised on the first call's shapes and dtypes; Python floats
 become 0-d float parameters and Python ints are compile-time constants (a
-new int value compiles a new specialisation). docs/frontend.md lists the
-supported subset and how each construct maps to IR.
+new int value compiles a new specialisation); defaults and keywords bind as
+in Python. A function may update its array arguments and return nothing:
+called from Python, the compiled function also returns their final values,
+which the wrapper copies into the caller's arrays; called from another jitted
+function, the caller stores them where the arguments live. Plain Python
+helpers called from a jitted function are compiled with it (`helper`).
+docs/frontend.md lists the supported subset and how each construct maps to IR.
 """
 
 from __future__ import annotations
@@ -22,7 +27,9 @@ import ast
 import functools
 import html
 import inspect
+import sys
 import textwrap
+import types
 from typing import Any
 
 import numpy as np
@@ -64,7 +71,14 @@ class JitFunction:
         self.threads = threads
         self._source = None
         self._specialisations: dict[tuple, Any] = {}
-        self._modules: dict[tuple, tuple[ModuleOp, str, list[int]]] = {}
+        self._modules: dict[tuple, tuple[ModuleOp, str, list[int], list[int | None]]] = {}
+        self._calls: dict[tuple, tuple[Any, list[int], list[int | None]]] = {}
+        self._translating: set[tuple] = set()
+        self._signature = inspect.signature(fn)
+        plain = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+        self._positional = sum(1 for p in self._signature.parameters.values() if p.kind in plain)
+        if self._positional != len(self._signature.parameters):
+            self._positional = -1  # keyword-only or variadic parameters: always bind
 
     def __repr__(self) -> str:
         return f"<dfc.jit {self.fn.__qualname__}>"
@@ -107,9 +121,8 @@ class JitFunction:
     # -- signatures ---------------------------------------------------------------------
 
     def _annotations(self) -> list[Any]:
-        sig = inspect.signature(self.fn)
         out = []
-        for p in sig.parameters.values():
+        for p in self._signature.parameters.values():
             a = p.annotation
             if isinstance(a, str):
                 try:
@@ -119,11 +132,28 @@ class JitFunction:
             out.append(a if isinstance(a, ArrayType) else None)
         return out
 
-    def params(self, args: tuple) -> tuple[list[tuple], list[Any], list[int]]:
-        """The translation parameters, the IR arguments and each Python argument's IR position."""
+    def bind(self, args: tuple, kwargs: dict) -> list[Any]:
+        """The value of each parameter, in order: `args` and `kwargs` bound as Python binds
+        them (its `TypeError` for a bad call), defaults filled in."""
+        if not kwargs and len(args) == self._positional:
+            return list(args)  # the common call: no binding to do
+        try:
+            bound = self._signature.bind(*args, **kwargs)
+        except TypeError as err:
+            raise TypeError(f"{self.fn.__qualname__}(): {err}") from None
+        bound.apply_defaults()
+        values = []
+        for name, value in bound.arguments.items():
+            kind = self._signature.parameters[name].kind
+            if kind in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD):
+                raise TypeError(f"{self.fn.__qualname__}(): *args and **kwargs parameters are not supported by dfc.jit")
+            values.append(value)
+        return values
+
+    def params(self, args: list) -> tuple[list[tuple], list[Any], list[int]]:
+        """The translation parameters, the IR arguments and each parameter's IR
+        position (-1 for compile-time ones), for the bound parameter values `args`."""
         annotations = self._annotations()
-        if len(args) != len(annotations):
-            raise TypeError(f"{self.fn.__qualname__}() takes {len(annotations)} arguments, got {len(args)}")
         sizes: dict[str, int] = {}
         params: list[tuple] = []
         ir_args: list[Any] = []
@@ -148,9 +178,9 @@ class JitFunction:
                             raise ValueError(f"argument {k} of {self.fn.__qualname__} must have shape {ann.shape}, got {array.shape}")
                 if dtype is None:
                     raise TypeError(f"argument {k}: unsupported dtype {array.dtype}")
-                if array.ndim == 0:
-                    params.append(("float", dtype) if dtype.startswith("f") else ("static", array.item()))
-                else:
+                if array.ndim == 0 and not dtype.startswith("f"):
+                    params.append(("static", array.item()))
+                else:  # a 0-d float array too: strongly typed (NEP 50), updated in place by `s += 1`
                     params.append(("array", dtype, array.shape))
                 if params[-1][0] == "static":
                     positions.append(-1)
@@ -169,14 +199,18 @@ class JitFunction:
             positions.append(len(ir_args) - 1)
         return params, ir_args, positions
 
-    def module_for(self, params: list[tuple], writeback: bool = False) -> tuple[ModuleOp, str, list[int]]:
+    def module_for(self, params: list[tuple], writeback: bool = False) -> tuple[ModuleOp, str, list[int], list[int | None]]:
         """The module (this function and its callees) for one signature, the
-        function's name, and the Python parameters it updates in place.
+        function's name, the Python parameters it updates in place, and per result
+        the parameter it returns as it is (`return A`; else None).
 
         With `writeback` (a call from another jitted function) the function also
         returns the final value of each updated array parameter, after its own
         results, so that the caller can store them where NumPy would have."""
         key = (*params, ("writeback",)) if writeback else tuple(params)
+        if key in self._translating:
+            raise FrontendError(f"{self.fn.__qualname__} calls itself with the same signature: recursion is not "
+                                "supported in compiled functions (write it as a loop)")
         if key not in self._modules:
             from dfc.frontend.translate import Translator
 
@@ -189,39 +223,94 @@ class JitFunction:
                     module.body.block.add_op(f)
 
             translator = Translator(self.source(), name, add, _call_jitted)
+            self._translating.add(key)
             try:
                 f = translator.function(list(params), writeback)
             except CompileError:
                 raise
             except Exception as err:  # a frontend bug: still located at the user's statement
                 raise translator.fail(f"internal error translating this statement: {type(err).__name__}: {err}") from err
+            finally:
+                self._translating.discard(key)
             module.body.block.add_op(f)
             _verify(module, self.source())
-            self._modules[key] = (module, name, translator.updated)
+            self._modules[key] = (module, name, translator.updated, translator.aliases)
         return self._modules[key]
 
     @user_errors
-    def specialize(self, *args: Any):
-        """(the `Function` for these arguments, its arguments, IR position of each)."""
+    def specialize(self, *args: Any, **kwargs: Any):
+        """(the `Function` for these arguments, its arguments, IR position of each
+        parameter). The Function has value semantics: it does not update its arguments."""
+        params, ir_args, positions = self.params(self.bind(args, kwargs))
+        return self._function(params), ir_args, positions
+
+    def _function(self, params: list[tuple]):
         from dfc.function import Function
 
-        params, ir_args, positions = self.params(args)
         key = tuple(params)
         if key not in self._specialisations:
-            module, name, _ = self.module_for(params)
+            module, name, _, _ = self.module_for(params)
             self._specialisations[key] = Function(module, name, self.threads)
-        return self._specialisations[key], ir_args, positions
+        return self._specialisations[key]
 
     @user_errors
-    def __call__(self, *args: Any) -> Any:
-        fn, ir_args, _ = self.specialize(*args)
-        return fn(*ir_args)
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        """Run the function; the arrays it updates in place are updated in the caller's
+        arguments too (their final values come back as extra results and are copied in)."""
+        values = self.bind(args, kwargs)
+        params, ir_args, positions = self.params(values)
+        key = tuple(params)
+        if key not in self._calls:
+            self._calls[key] = self._entry(params)
+        fn, updated, aliases = self._calls[key]
+        if not updated and not any(k is not None for k in aliases):
+            return _python_results(fn(*ir_args), len(fn.outputs))
+        targets = [ir_args[positions[k]] for k in updated]
+        for k, target in zip(updated, targets):
+            _check_target(self, k, values, target, [a for j, a in enumerate(ir_args) if j != positions[k]])
+        out = fn(*ir_args)
+        out = out if len(fn.outputs) != 1 else (out,)
+        n = len(fn.outputs) - len(updated)
+        for target, value in zip(targets, out[n:]):
+            np.copyto(target, value)
+        results = [values[k] if k is not None and isinstance(values[k], np.ndarray) else r  # `return A`: A itself
+                   for r, k in zip(out[:n], aliases)]
+        return _python_results(tuple(results) if n != 1 else results[0], n)
+
+    def _entry(self, params: list[tuple]) -> tuple[Any, list[int], list[int | None]]:
+        """What a call from Python runs for `params`: the Function, the parameters
+        it updates (the Function then returns their final values last) and its results' aliases."""
+        from dfc.function import Function
+
+        _, _, updated, aliases = self.module_for(params)
+        if not updated:
+            return self._function(params), [], aliases
+        module, name, updated, aliases = self.module_for(params, writeback=True)
+        return Function(module, name, self.threads), updated, aliases
 
     @user_errors
-    def mlir(self, *args: Any, stage: str = "frontend") -> str:
+    def mlir(self, *args: Any, stage: str = "frontend", **kwargs: Any) -> str:
         """The module for these arguments at `stage` ("frontend", "autodiff", "lowered")."""
-        fn, _, _ = self.specialize(*args)
+        fn, _, _ = self.specialize(*args, **kwargs)
         return fn.mlir(stage)
+
+
+def _python_results(out: Any, n: int) -> Any:
+    """A Function's results as the Python function returns them: None for none."""
+    return None if n == 0 else out
+
+
+def _check_target(jf: JitFunction, k: int, values: list, target: np.ndarray, others: list) -> None:
+    """Refuse an in-place update the caller could not see as NumPy would show it."""
+    name = list(jf._signature.parameters)[k]
+    where = f"{jf.fn.__qualname__} updates its argument '{name}' in place"
+    if not isinstance(values[k], np.ndarray):
+        raise TypeError(f"{where}, but a {type(values[k]).__name__} was passed: pass a NumPy array")
+    if not target.flags.writeable:
+        raise ValueError(f"{where}, but the array passed is read-only")
+    if any(isinstance(a, np.ndarray) and np.may_share_memory(target, a) and np.shares_memory(target, a) for a in others):
+        raise ValueError(f"{where}, and another argument shares its memory: calls whose arguments share memory "
+                         "with an updated one are not supported")
 
 
 def _verify(module: ModuleOp, source) -> None:
@@ -246,8 +335,16 @@ def _call_jitted(tr, callee: JitFunction, args: list, kwargs: dict, node) -> Any
     from dfc.frontend.affine import Affine
     from dfc.frontend.arrays import Const, View, dtype_name
 
-    if kwargs:
-        raise tr.fail("keyword arguments to compiled functions are not supported", node)
+    try:
+        callee.source()
+    except FrontendError as err:
+        raise (err if err.location is not None else tr.fail(err.message, node)) from None
+    try:
+        bound = callee._signature.bind(*args, **kwargs)
+    except TypeError as err:
+        raise tr.fail(f"{callee.fn.__qualname__}(): {err}", node) from None
+    bound.apply_defaults()
+    args = list(bound.arguments.values())
     params, values = [], []
     for k, a in enumerate(args):
         if isinstance(a, View) and a.cell is not None and not a.gathers:
@@ -268,7 +365,10 @@ def _call_jitted(tr, callee: JitFunction, args: list, kwargs: dict, node) -> Any
             shape = tuple(t.get_shape())
             params.append(("array", dtype_name(t.element_type), shape) if shape else ("float", dtype_name(t.element_type)))
             values.append(v)
-    module, name, updated = callee.module_for(params, writeback=True)
+    try:
+        module, name, updated, aliases = callee.module_for(params, writeback=True)
+    except FrontendError as err:
+        raise (err if err.location is not None else tr.fail(err.message, node)) from None
     for op in module.ops:
         if isinstance(op, func.FuncOp):
             tr.add_function(op.clone())
@@ -276,8 +376,18 @@ def _call_jitted(tr, callee: JitFunction, args: list, kwargs: dict, node) -> Any
     call = tr.b.insert(func.CallOp(name, values, f.function_type.outputs.data))
     n_results = len(call.results) - len(updated)
     _write_back(tr, callee, [args[k] for k in updated], updated, call.results[n_results:], args, node)
-    results = tuple(View.whole(r) for r in call.results[:n_results])
-    return results[0] if len(results) == 1 else results
+    results = tuple(_returned(tr, args[k] if k is not None else None, r) for r, k in zip(call.results[:n_results], aliases))
+    return results[0] if len(results) == 1 else (results or None)
+
+
+def _returned(tr, argument: Any, value) -> Any:
+    """A result of a call: the caller's array itself when the callee returns one
+    of its arguments as it is (`return A`) and that argument names the caller's memory."""
+    from dfc.frontend.arrays import View
+
+    if isinstance(argument, View) and argument.cell is not None and not argument.gathers:
+        return tr.as_expr(argument, tr.node)
+    return View.whole(value)
 
 
 def _write_back(tr, callee: JitFunction, targets: list, positions: list[int], values, args: list, node) -> None:
@@ -294,6 +404,30 @@ def _write_back(tr, callee: JitFunction, targets: list, positions: list[int], va
                 "array (or a view of it): calls whose arguments share memory with an updated one are not supported",
                 node)
         tr.write(target, View.whole(value), node)
+
+
+_helpers: dict[types.FunctionType, JitFunction] = {}
+_LIBRARIES = {"numpy", "scipy", "dfc", *sys.stdlib_module_names}
+
+
+def helper(fn: types.FunctionType) -> JitFunction | None:
+    """The `JitFunction` compiling a plain Python function called from a jitted
+    one (cached per function object), or None for a library's function (NumPy's,
+    the standard library's: only the frontend's own translations of those apply).
+
+    A lambda or a decorated function (`__wrapped__`: its source is not what it
+    runs) is a `FrontendError`, located by the caller at the call."""
+    module = (getattr(fn, "__module__", None) or "").split(".")[0]
+    if module in _LIBRARIES:
+        return None
+    if fn not in _helpers:
+        if fn.__name__ == "<lambda>":
+            raise FrontendError(f"a lambda ({fn.__qualname__}) cannot be compiled: define it with `def`")
+        if hasattr(fn, "__wrapped__"):
+            raise FrontendError(f"{fn.__qualname__} is wrapped by a decorator, whose code dfc cannot compile: call "
+                                "the undecorated function, or decorate it with @dfc.jit")
+        _helpers[fn] = JitFunction(fn)
+    return _helpers[fn]
 
 
 def jit(fn: Any = None, *, threads: int | None = None) -> Any:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 import builtins
 import math
+import types
 from collections.abc import Callable
 from typing import Any
 
@@ -64,8 +65,15 @@ METHOD_MOMENTS = ("var", "std")
 
 
 def call(tr, f: Any, args: list, kwargs: dict, node: ast.AST) -> Any:
-    from dfc.frontend import JitFunction
+    """`f(*args, **kwargs)`: a translated NumPy function, method or builtin, or a call of
+    a jitted function or of a plain Python function (compiled like a jitted one)."""
+    from dfc.frontend import FrontendError, JitFunction, helper
 
+    if isinstance(f, types.FunctionType) and f not in HANDLERS:
+        try:
+            f = helper(f) or f
+        except FrontendError as err:
+            raise tr.fail(err.message, node) from None
     if isinstance(f, JitFunction):
         return tr.callee(tr, f, args, kwargs, node)
     if isinstance(f, Method):
@@ -77,7 +85,9 @@ def call(tr, f: Any, args: list, kwargs: dict, node: ast.AST) -> Any:
     if handler is None:
         name = getattr(f, "__qualname__", None) or getattr(f, "__name__", None) or type(f).__name__
         module = getattr(f, "__module__", None)
-        raise tr.fail(f"call of unsupported function {module + '.' if module else ''}{name}", node)
+        raise tr.fail(f"call of unsupported function {module + '.' if module else ''}{name}: the frontend compiles the "
+                      "NumPy functions docs/frontend.md lists and Python functions whose source it can read, not "
+                      "other library or C functions", node)
     return handler(tr, args, kwargs, node)
 
 
@@ -501,7 +511,6 @@ HANDLERS: dict[Any, Handler] = {
     builtins.len: _len, builtins.min: _minmax("minimum"), builtins.max: _minmax("maximum"),
     builtins.float: _float, builtins.int: _int,
     builtins.range: _unsupported("range() is supported only as the iterable of a for loop"),
-    builtins.print: _unsupported("print() is not supported in compiled functions"),
     np.nonzero: _unsupported("np.nonzero gives a data-dependent shape; it is not supported"),
     np.argwhere: _unsupported("np.argwhere gives a data-dependent shape; it is not supported"),
     np.unique: _unsupported("np.unique gives a data-dependent shape; it is not supported"),

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -94,6 +95,7 @@ class Translator(ControlFlow):
         self.scopes: list[Scope] = []
         self.default_float = "f64"
         self.updated: list[int] = []  # the Python parameters the function updates in place
+        self.aliases: list[int | None] = []  # per result: the parameter it is (`return A`), as NumPy returns it
         self.param_cells: set[Cell] = set()
         self.b: Builder
         self.em: Emitter
@@ -122,9 +124,9 @@ class Translator(ControlFlow):
         Sets `updated` to the array parameters updated in place; with `writeback`
         the function returns their final values after its own results."""
         tree = self.src.tree
-        names = [a.arg for a in tree.args.args]
-        if tree.args.vararg or tree.args.kwarg or tree.args.kwonlyargs or tree.args.posonlyargs:
-            raise self.fail("only plain positional parameters are supported", tree)
+        names = [a.arg for a in (*tree.args.posonlyargs, *tree.args.args, *tree.args.kwonlyargs)]
+        if tree.args.vararg or tree.args.kwarg:
+            raise self.fail("*args and **kwargs parameters are not supported", tree)
         floats = [p[1] for p in params if p[0] == "array" and is_float(p[1])]
         self.default_float = max(floats, key=lambda d: int(d[1:])) if floats else "f64"
         types = []
@@ -155,26 +157,29 @@ class Translator(ControlFlow):
         body = list(tree.body)
         if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
             body = body[1:]  # the docstring
-        if not body or not isinstance(body[-1], ast.Return):
-            raise self.fail("the function must end with a return statement", body[-1] if body else tree)
-        self.statements(body[:-1])
-        results = self.returned(body[-1])
+        last = body[-1] if body and isinstance(body[-1], ast.Return) else None
+        self.statements(body[:-1] if last is not None else body)
+        results = self.returned(last, {cell: k for k, cell in cells.items()}) if last is not None else []
         self.updated = [k for k, cell in cells.items() if cell.value is not block.args[_position(params, k)]]
         if writeback:
             results += [cells[k].value for k in self.updated]
         f = func.FuncOp(self.name, (types, [r.type for r in results]), Region(block))
         self.b.insert(func.ReturnOp(*results))
-        self._locate(f, body[-1])
+        self._locate(f, last or tree)
         f.location = FileLineColLoc(StringAttr(self.src.filename), IntAttr(self.loc(tree)[0]), IntAttr(self.loc(tree)[1]))
         return f
 
-    def returned(self, node: ast.Return) -> list[SSAValue]:
+    def returned(self, node: ast.Return, params: dict[Cell, int]) -> list[SSAValue]:
+        """The values of the final `return` (none for a bare `return`); sets `aliases`."""
         self.node = node
         if node.value is None:
-            raise self.fail("the function must return a value", node)
+            return []
         value = self.expr(node.value)
         values = list(value) if isinstance(value, tuple) else [value]
-        return [self.em.materialize(self.as_expr(v, node)) for v in values]
+        exprs = [self.as_expr(v, node) for v in values]
+        self.aliases = [params.get(e.cell) if isinstance(e, View) and e.cell is not None and e.is_whole else None
+                        for e in exprs]
+        return [self.em.materialize(e) for e in exprs]
 
     # -- statements ---------------------------------------------------------------------
 
@@ -303,7 +308,7 @@ class Translator(ControlFlow):
         elif isinstance(node.target, ast.Name):
             current = self.lookup(node.target.id, node.target)
             new = self.binop(op, current, rhs, node)
-            if isinstance(current, View) and current.cell is not None and current.ndim:
+            if isinstance(current, View) and current.cell is not None and (current.ndim or current.cell in self.param_cells):
                 if isinstance(new, Expr) and new.dtype != current.dtype and is_float(new.dtype) and not is_float(current.dtype):
                     raise self.fail(f"cannot cast the {new.dtype} result into an {current.dtype} array in place", node)
                 self.write(current, self.as_expr(new, node), node)  # in place, as NumPy
@@ -650,11 +655,22 @@ class Translator(ControlFlow):
 
     def _Call(self, node: ast.Call) -> Any:
         f = self.expr(node.func)
+        if f is builtins.print:  # compiled code has no Python to print with: skipped, arguments unevaluated
+            where = (self.src.filename, self.loc(node)[0])
+            if where not in _WARNED:
+                _WARNED.add(where)
+                warnings.warn_explicit(f"print() in the compiled function {self.src.tree.name} is ignored",
+                                       UserWarning, *where)
+            return None
         if any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords):
             raise self.fail("*args and **kwargs in calls are not supported", node)
         args = [self.expr(a) for a in node.args]
         kwargs = {k.arg: self.expr(k.value) for k in node.keywords}
         return call(self, f, args, kwargs, node)
+
+
+_WARNED: set[tuple[str, int]] = set()
+"""The source lines whose `print` was warned about: each warns once per process."""
 
 
 def _position(params: list[tuple[str, Any]], k: int) -> int:

@@ -40,11 +40,6 @@ def nonzero(x):
     return np.nonzero(x)  # error
 
 
-def calls_print(x):
-    print(x)  # error
-    return np.sum(x)
-
-
 def comprehension(x):
     return sum([v for v in x])  # error
 
@@ -111,7 +106,6 @@ EXPECTED = {
     "boolean_mask": "boolean mask indexing",
     "data_dependent_shape": "depends on a loop variable",
     "nonzero": "np.nonzero gives a data-dependent shape",
-    "calls_print": "print() is not supported",
     "comprehension": "unsupported expression: list comprehension",
     "early_return": "return is supported only as the last statement",
     "data_index": "int() of a run-time float",
