@@ -157,8 +157,10 @@ def _as_tuple(x):
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
-@pytest.mark.parametrize("gradient", [False, True])
-@pytest.mark.parametrize("stack", [True, False])
+@pytest.mark.parametrize("gradient,stack", [
+    (True, True), (False, False),
+    pytest.param(True, False, marks=pytest.mark.slow), pytest.param(False, True, marks=pytest.mark.slow),
+])  # fmt: skip; CI: each value of each option once per program
 def test_planned_matches_unplanned(name, gradient, stack):
     fn, dtype, make_args = CASES[name]
     args = make_args()
