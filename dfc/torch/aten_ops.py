@@ -126,15 +126,10 @@ class Builder(IRWriter):
         return self.reshape(v, [v.shape[0] if d == axis else 1 for d in range(rank)])
 
     def constant(self, array: np.ndarray, dtype: str) -> Value:
-        """`array` as an `nn.constant` of `dtype`."""
+        """`array` (numbers) as an `nn.constant` of `dtype` (a float or integer type)."""
         array = np.asarray(array)
-        if dtype.startswith("f"):
-            literal = np.array2string(array.astype(np.float64), separator=", ", threshold=array.size + 1,
-                                      floatmode="unique", max_line_width=2**31)
-        else:
-            literal = np.array2string(array.astype(np.int64 if dtype != "i1" else bool), separator=", ",
-                                      threshold=array.size + 1, max_line_width=2**31).replace("True", "true")
-            literal = literal.replace("False", "false")
+        literal = np.array2string(array.astype(np.float64 if dtype.startswith("f") else np.int64), separator=", ",
+                                  threshold=array.size + 1, floatmode="unique", max_line_width=2**31)
         t = f"tensor<{''.join(f'{d}x' for d in array.shape)}{dtype}>"
         return self.op("nn.constant", [], array.shape, dtype, value=Raw(f"dense<{literal}> : {t}"))
 
@@ -632,7 +627,6 @@ def _nll_loss(b, node, x, target, weight, reduction, ignore_index):
     if reduction == 2:
         loss = b.binary("nn.mul", loss, float(n))
     return loss, b.full(n, (), x.dtype)
-
 
 
 # --- creation, splitting, tiling, scans --------------------------------------------
