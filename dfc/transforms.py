@@ -28,14 +28,17 @@ def _types(types: Sequence[Any]) -> str:
     return text if len(types) == 1 else f"({text})"
 
 
-def _specialize(f: Any, args: Sequence[Any]) -> tuple[Function, list[Any], list[int]]:
-    """(the Function, its IR arguments, IR index of each Python argument or -1)."""
+def _specialize(f: Any, args: Sequence[Any], kwargs: dict) -> tuple[Function, list[Any], list[int]]:
+    """(the Function, its IR arguments, IR index of each parameter or -1); keyword
+    arguments and defaults bind as in Python (not for a `Function`)."""
     if isinstance(f, Function):
+        if kwargs:
+            raise TypeError(f"@{f.name} takes positional arguments only")
         return f, list(args), list(range(len(args)))
     if hasattr(f, "specialize"):
-        return f.specialize(*args)
+        return f.specialize(*args, **kwargs)
     if callable(f):
-        return jit(f).specialize(*args)
+        return jit(f).specialize(*args, **kwargs)
     raise TypeError(f"expected a dfc.Function or a Python function, got {type(f).__name__}")
 
 
@@ -52,8 +55,8 @@ def _wrt(fn: Function, argnums: int | Sequence[int], positions: list[int], what:
     return wrt
 
 
-def _value_and_grads(f: Any, argnums: int | Sequence[int], args: Sequence[Any]) -> tuple[Any, Any]:
-    fn, ir_args, positions = _specialize(f, args)
+def _value_and_grads(f: Any, argnums: int | Sequence[int], args: Sequence[Any], kwargs: dict) -> tuple[Any, Any]:
+    fn, ir_args, positions = _specialize(f, args, kwargs)
     wrt = _wrt(fn, argnums, positions)
     float_outputs = [t for t in fn.outputs if is_float_type(t)]
     if len(fn.outputs) != 1 or len(float_outputs) != 1 or (isinstance(float_outputs[0], TensorType) and float_outputs[0].get_shape()):
@@ -66,11 +69,12 @@ def _value_and_grads(f: Any, argnums: int | Sequence[int], args: Sequence[Any]) 
 
 def grad(f: Any, argnums: int | Sequence[int] = 0) -> Callable[..., Any]:
     """The gradient of scalar-valued `f` (a `Function` or a Python function,
-    jitted) with respect to argument `argnums` (an int, or a tuple: a tuple of gradients)."""
+    jitted) with respect to argument `argnums` (an int, or a tuple: a tuple of gradients;
+    keyword arguments bind as in a call, and `argnums` counts the parameters in order)."""
 
     @user_errors
-    def gradient(*args: Any) -> Any:
-        return _value_and_grads(f, argnums, args)[1]
+    def gradient(*args: Any, **kwargs: Any) -> Any:
+        return _value_and_grads(f, argnums, args, kwargs)[1]
 
     return gradient
 
@@ -79,17 +83,18 @@ def value_and_grad(f: Any, argnums: int | Sequence[int] = 0) -> Callable[..., tu
     """Like `grad`, returning `(f(*args), gradient)`."""
 
     @user_errors
-    def both(*args: Any) -> tuple[Any, Any]:
-        return _value_and_grads(f, argnums, args)
+    def both(*args: Any, **kwargs: Any) -> tuple[Any, Any]:
+        return _value_and_grads(f, argnums, args, kwargs)
 
     return both
 
 
 @user_errors
-def vjp(f: Any, *args: Any) -> tuple[Any, Callable[[Any], tuple]]:
-    """`(f(*args), pullback)`: `pullback(cotangent)` returns the vector-Jacobian
-    product for every float argument of `f`, in order (None for the others)."""
-    fn, ir_args, positions = _specialize(f, args)
+def vjp(f: Any, *args: Any, **kwargs: Any) -> tuple[Any, Callable[[Any], tuple]]:
+    """`(f(*args, **kwargs), pullback)`: `pullback(cotangent)` returns the vector-Jacobian
+    product for every float parameter of `f`, in order (None for the others; defaults
+    and keyword arguments included)."""
+    fn, ir_args, positions = _specialize(f, args, kwargs)
     floats = [k for k, ir in enumerate(positions) if ir >= 0 and is_float_type(fn.inputs[ir])]
     if len(fn.outputs) != 1 or not is_float_type(fn.outputs[0]):
         raise TypeError(f"vjp needs a function with one float result; @{fn.name} returns {_types(fn.outputs)}")

@@ -169,6 +169,21 @@ def test_defaults_and_keywords_from_python():
         np.testing.assert_allclose(f(*args, **kwargs), scaled(*args, **kwargs), rtol=1e-12)
 
 
+def scaled_energy(x, k=2, *, scale=1.0):
+    return np.sum(scaled(x, k, scale=scale) * x)
+
+
+def test_gradients_take_keywords_and_defaults():
+    x = np.random.rand(5)
+    np.testing.assert_allclose(dfc.grad(scaled_energy)(x), 4 * x, rtol=1e-12)
+    np.testing.assert_allclose(dfc.grad(dfc.jit(scaled_energy))(x, scale=3.0), 12 * x, rtol=1e-12)
+    value, pullback = dfc.vjp(scaled_energy, x, k=3)
+    np.testing.assert_allclose(value, 3 * np.sum(x * x), rtol=1e-12)
+    gx, gk, gscale = pullback(1.0)
+    np.testing.assert_allclose(gx, 6 * x, rtol=1e-12)
+    assert gk is None and gscale == pytest.approx(3 * np.sum(x * x), rel=1e-12)  # scale: a float parameter
+
+
 @pytest.mark.parametrize("args, kwargs", [((), {}), ((1.0, 2, 3.0, 4), {}), ((1.0,), {"size": 2}),
                                           ((1.0, 2), {"k": 3})])
 def test_bad_calls_raise_pythons_type_error(args, kwargs):

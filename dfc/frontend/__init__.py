@@ -406,28 +406,28 @@ def _write_back(tr, callee: JitFunction, targets: list, positions: list[int], va
         tr.write(target, View.whole(value), node)
 
 
-_helpers: dict[types.FunctionType, JitFunction] = {}
 _LIBRARIES = {"numpy", "scipy", "dfc", *sys.stdlib_module_names}
 
 
 def helper(fn: types.FunctionType) -> JitFunction | None:
     """The `JitFunction` compiling a plain Python function called from a jitted
-    one (cached per function object), or None for a library's function (NumPy's,
-    the standard library's: only the frontend's own translations of those apply).
+    one (cached on the function object, so it lives as long as the function), or
+    None for a library's function (NumPy's, the standard library's: only the
+    frontend's own translations of those apply).
 
     A lambda or a decorated function (`__wrapped__`: its source is not what it
     runs) is a `FrontendError`, located by the caller at the call."""
     module = (getattr(fn, "__module__", None) or "").split(".")[0]
     if module in _LIBRARIES:
         return None
-    if fn not in _helpers:
-        if fn.__name__ == "<lambda>":
-            raise FrontendError(f"a lambda ({fn.__qualname__}) cannot be compiled: define it with `def`")
-        if hasattr(fn, "__wrapped__"):
-            raise FrontendError(f"{fn.__qualname__} is wrapped by a decorator, whose code dfc cannot compile: call "
-                                "the undecorated function, or decorate it with @dfc.jit")
-        _helpers[fn] = JitFunction(fn)
-    return _helpers[fn]
+    if fn.__name__ == "<lambda>":
+        raise FrontendError(f"a lambda ({fn.__qualname__}) cannot be compiled: define it with `def`")
+    if hasattr(fn, "__wrapped__"):
+        raise FrontendError(f"{fn.__qualname__} is wrapped by a decorator, whose code dfc cannot compile: call "
+                            "the undecorated function, or decorate it with @dfc.jit")
+    if "_dfc_helper" not in fn.__dict__:
+        fn.__dict__["_dfc_helper"] = JitFunction(fn)
+    return fn.__dict__["_dfc_helper"]
 
 
 def jit(fn: Any = None, *, threads: int | None = None) -> Any:
