@@ -280,3 +280,17 @@ def test_print_is_ignored_with_a_warning_naming_its_line():
     with pytest.warns(UserWarning, match="print\\(\\) in the compiled function prints is ignored") as record:
         np.testing.assert_allclose(dfc.jit(prints)(x), prints(x), rtol=1e-12)
     assert [(w.filename, w.lineno) for w in record] == [(__file__, prints.__code__.co_firstlineno + 2)]
+
+
+def counts(x, n):
+    x *= 2.0
+    n += 1  # NumPy updates a 0-d array argument in place; here it is a compile-time constant
+
+
+def test_update_of_a_0d_integer_array_argument_is_refused():
+    with pytest.raises(dfc.FrontendError, match="'n' is a 0-d integer array argument, compiled as a constant") as err:
+        dfc.jit(counts)(np.ones(2), np.array(3))
+    assert err.value.location.endswith(f":{counts.__code__.co_firstlineno + 2}:5")
+    x = np.ones(2)
+    dfc.jit(counts)(x, 3)  # a Python int is rebound, as in Python
+    np.testing.assert_array_equal(x, 2.0)

@@ -179,7 +179,7 @@ class JitFunction:
                 if dtype is None:
                     raise TypeError(f"argument {k}: unsupported dtype {array.dtype}")
                 if array.ndim == 0 and not dtype.startswith("f"):
-                    params.append(("static", array.item()))
+                    params.append(("static", array.item(), "0-d array"))  # a constant that must not be updated
                 else:  # a 0-d float array too: strongly typed (NEP 50), updated in place by `s += 1`
                     params.append(("array", dtype, array.shape))
                 if params[-1][0] == "static":

@@ -97,6 +97,7 @@ class Translator(ControlFlow):
         self.updated: list[int] = []  # the Python parameters the function updates in place
         self.aliases: list[int | None] = []  # per result: the parameter it is (`return A`), as NumPy returns it
         self.param_cells: set[Cell] = set()
+        self.constant_arrays: set[str] = set()  # parameters that are 0-d int arrays, compiled as constants
         self.b: Builder
         self.em: Emitter
 
@@ -119,7 +120,8 @@ class Translator(ControlFlow):
     # -- the function -------------------------------------------------------------------
 
     def function(self, params: list[tuple[str, Any]], writeback: bool = False) -> func.FuncOp:
-        """`params`: per Python parameter ('array', dtype, shape) | ('float', dtype) | ('static', value).
+        """`params`: per Python parameter ('array', dtype, shape) | ('float', dtype) | ('static', value)
+        | ('static', value, '0-d array') (a 0-d int array: a constant that may not be updated in place).
 
         Sets `updated` to the array parameters updated in place; with `writeback`
         the function returns their final values after its own results."""
@@ -143,6 +145,8 @@ class Translator(ControlFlow):
         for k, (name, p) in enumerate(zip(names, params)):
             if p[0] == "static":
                 self.env[name] = Affine(p[1]) if isinstance(p[1], int) and not isinstance(p[1], bool) else p[1]
+                if len(p) > 2:
+                    self.constant_arrays.add(name)
                 continue
             arg = next(args)
             arg.name_hint = name
@@ -260,6 +264,7 @@ class Translator(ControlFlow):
         for scope in self.scopes:
             scope.names[name] = None
         self.env[name] = value
+        self.constant_arrays.discard(name)
 
     def _live(self, cell: Cell) -> bool:
         """Whether `cell` can still be read: a name holds it, or it is a parameter (callers see its updates)."""
@@ -306,6 +311,9 @@ class Translator(ControlFlow):
             snapshot = View(view.cell.value, view.shape, view.offset, view.coef, view.dtype)  # type: ignore[union-attr]
             self.write(view, self.as_expr(self.binop(op, snapshot, rhs, node), node), node)
         elif isinstance(node.target, ast.Name):
+            if node.target.id in self.constant_arrays:
+                raise self.fail(f"'{node.target.id}' is a 0-d integer array argument, compiled as a constant: updating "
+                                "it in place is not supported (pass a Python int, or a 1-element array)", node)
             current = self.lookup(node.target.id, node.target)
             new = self.binop(op, current, rhs, node)
             if isinstance(current, View) and current.cell is not None and (current.ndim or current.cell in self.param_cells):
