@@ -24,6 +24,7 @@ from llvmlite.binding.newpassmanagers import NewPassManager
 from xdsl.dialects.builtin import ModuleOp
 
 from dfc.compiler.codegen import blas_runtime, gemm_kernel, perf_map
+from dfc.compiler.codegen.elf_symbols import undefined_symbols
 from dfc.compiler.codegen.llvm.emitter import (
     BOUNDS_FAILURES,
     BOUNDS_SITE,
@@ -36,6 +37,7 @@ from dfc.compiler.codegen.llvm.module import ENTRY_PREFIX, emit_module
 from dfc.compiler.codegen.object_cache import CachedObject
 from dfc.compiler.codegen.runtime import install
 from dfc.compiler.codegen.target import host_target_machine
+from dfc.dialects.diagnostics import CompileError
 
 __all__ = ["optimize", "run_default_pipeline", "JitModule"]
 
@@ -75,6 +77,16 @@ def run_default_pipeline(mod: llvm.ModuleRef, tm: llvm.TargetMachine, pto: llvm.
         NewPassManager._dispose(mpm)
         mpm.detach()
         pb.close()
+
+
+def check_symbols(obj: bytes) -> None:
+    """Raise `CompileError` naming each symbol the machine code `obj` calls that
+    neither dfc's runtime nor the process defines (MCJIT would link it to
+    address 0: a host whose libgcc lacks a helper LLVM calls, say)."""
+    missing = [name for name in undefined_symbols(obj) or () if not llvm.address_of_symbol(name)]
+    if missing:
+        raise CompileError(f"the compiled code calls {', '.join(missing)}, which this host does not provide "
+                           f"(neither dfc's runtime nor a loaded library defines it)")
 
 
 class JitModule:
@@ -130,6 +142,7 @@ class JitModule:
         """The optimised LLVM IR."""
         blas_runtime.load_if_called(entry.llvm_ir)
         gemm_kernel.load_if_called(entry.llvm_ir)
+        check_symbols(entry.obj)
         self._tm = tm
         empty = llvm.parse_assembly("")
         empty.triple = tm.triple
