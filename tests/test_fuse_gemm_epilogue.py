@@ -15,10 +15,11 @@ from dfc.compiler.interpreter import interpret
 from dfc.passes import PIPELINES
 from tests.test_contraction_to_blas import lowered
 
-# every test runs with dfc's GEMM kernel (panel epilogues) and OpenBLAS's (block epilogues)
+# every test runs with the GEMM the host would choose, and with --slow with both dfc's kernel
+# (panel epilogues) and OpenBLAS's (block epilogues)
 pytestmark = [
     pytest.mark.skipif(not blas_runtime.available(), reason="scipy-openblas64 is not installed"),
-    pytest.mark.usefixtures("gemm_mode"),
+    pytest.mark.usefixtures("host_gemm_mode"),
 ]
 
 WITHOUT = PIPELINES["default"].replace("fuse-gemm-epilogue,", "")

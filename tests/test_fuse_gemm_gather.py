@@ -56,7 +56,7 @@ def test_convolution_products_gather_their_input(case, layout):
 
 @pytest.mark.parametrize("threads", [1, 2])
 @pytest.mark.parametrize("case", range(len(CASES)))
-def test_gathered_convolutions_match_torch(case, threads, gemm_mode):
+def test_gathered_convolutions_match_torch(case, threads, host_gemm_mode):
     """Values and gradients (float64) against PyTorch; with two threads
     every product is split (`parallel_min_work=0`). Gathered products run on
     dfc's kernel whatever `DFC_GEMM` says; the others follow it."""

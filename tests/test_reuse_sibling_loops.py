@@ -26,8 +26,9 @@ def _reused(text: str) -> int:
     return str(lower(parse_module(text), threads=2)).count("memref.alloca() {alignment = 64 : i64}")
 
 
-@pytest.mark.parametrize("n,m", [(3, 5), (64, 512)])
-@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("n,m,threads", [
+    (3, 5, 1), (3, 5, 2), pytest.param(64, 512, 1, marks=pytest.mark.slow), (64, 512, 2),
+])  # fmt: skip
 def test_softmax_rows_agree_with_and_without(n, m, threads):
     text = SOFTMAX.format(n=n, m=m)
     assert _reused(text) > 0
