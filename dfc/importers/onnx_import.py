@@ -37,7 +37,6 @@ TopK, Transpose, Unsqueeze, Where, Xor.
 from __future__ import annotations
 
 import math
-from collections import Counter
 from collections.abc import Callable, Sequence
 from functools import cache, reduce
 from typing import Any
@@ -56,108 +55,56 @@ from xdsl.dialects.builtin import (
     f32,
     f64,
     i1,
-    i32,
-    i64,
 )
-from xdsl.ir import Attribute, Block, Region, SSAValue
+from xdsl.ir import Block, Region, SSAValue
 from xdsl.rewriter import InsertPoint
 from xdsl.utils.exceptions import VerifyException
 
 from dfc.compiler.interpreter import dtype_of
 from dfc.dialects import df_builders as dfb
 from dfc.dialects import nn
-from dfc.dialects import nn_contract as nnc
-from dfc.dialects import nn_conv as nnconv
 from dfc.dialects import nn_elementwise as nne
-from dfc.dialects import nn_indexing as nni
-from dfc.dialects import nn_shape as nns
-from dfc.dialects import nn_window as nnw
 from dfc.dialects.diagnostics import CompileError
 from dfc.errors import require_extra, user_errors
 from dfc.function import Function
+from dfc.importers.onnx_common import (
+    NodeError,
+    element_type,
+    normalize_axes,
+    normalize_axis,
+    range_values,
+    squeezed_shape,
+    tensor_of,
+    unsqueezed_shape,
+)
+from dfc.importers.onnx_nn_ops import NNOps
+from dfc.importers.onnx_shape_ops import ShapeOps
 
-_ELEMENT_TYPES: dict[str, Attribute] = {
-    "float32": f32, "float64": f64, "float16": f16, "int64": i64, "int32": i32, "bool": i1,
-}
 _UNARY = nn.one_to_one("onnx", 1)
+
 _BINARY = nn.one_to_one("onnx", 2)
 """The elementwise ops translated by name, from the nn ops' `EXTERNAL` declarations (an `op_<Type>` method
 of the importer takes precedence)."""
+
 _VARIADIC = {"Max": nne.MaximumOp, "Min": nne.MinimumOp}
+
 _SETTING_INPUTS = {"Resize": (1, 2, 3)}
 """Float inputs that set a shape (Resize's roi, scales and sizes): an initializer used only there is a constant."""
+
 _LOGICAL = {"And": nne.AndOp, "Or": nne.OrOp, "Xor": nne.XorOp}
+
 _COMPARE = {"Equal": "EQ", "Less": "LT", "Greater": "GT", "LessOrEqual": "LE", "GreaterOrEqual": "GE"}
+
 _NUMPY_BINARY: dict[str, Callable[[Any, Any], Any]] = {
     "Add": np.add, "Sub": np.subtract, "Mul": np.multiply, "Equal": np.equal, "Less": np.less,
     "Greater": np.greater, "Max": np.maximum, "Min": np.minimum,
 }
 
 
-def element_type(dtype: np.dtype) -> Attribute:
-    name = np.dtype(dtype).name
-    if name not in _ELEMENT_TYPES:
-        raise NodeError(f"ONNX element type {name} is not supported")
-    return _ELEMENT_TYPES[name]
-
-
 def _name_hint(name: str) -> str | None:
     """An ONNX value name as an SSA name (`l1.weight` -> `l1_weight`)."""
     cleaned = "".join(c if c.isalnum() or c == "_" else "_" for c in name)
     return cleaned if cleaned and not cleaned[0].isdigit() else None
-
-
-def _tensor(v: SSAValue) -> TensorType:
-    assert isinstance(v.type, TensorType)
-    return v.type
-
-
-class NodeError(Exception):
-    """An unsupported node feature; becomes a `CompileError` naming the node."""
-
-
-def normalize_axis(axis: int, rank: int, what: str = "axis", between: bool = False) -> int:
-    """`axis` as a dimension index in [0, rank): a negative one counts from the
-    end (`axis + rank`). `between` accepts [-rank, rank] (a position between
-    dimensions, as Flatten's axis); otherwise [-rank, rank). Outside: NodeError."""
-    if not -rank <= axis < rank + between:
-        bound = rank if between else rank - 1
-        raise NodeError(f"{what} {axis} is out of range [{-rank}, {bound}] for rank {rank}")
-    return axis + rank if axis < 0 else axis
-
-
-def normalize_axes(axes: Sequence[int], rank: int, what: str = "axes") -> list[int]:
-    """Every axis of `axes` normalised (`normalize_axis`); a repeated dimension is a NodeError."""
-    out = [normalize_axis(int(a), rank, what) for a in axes]
-    if len(set(out)) != len(out):
-        raise NodeError(f"{what} {list(axes)} name a dimension twice")
-    return out
-
-
-def unsqueezed_shape(shape: Sequence[int], axes: Sequence[int] | None) -> list[int]:
-    """Unsqueeze: `axes` index the result (rank + len(axes)) and get a size-1 dimension."""
-    if axes is None:
-        raise NodeError("Unsqueeze needs axes")
-    out = list(shape)
-    for a in sorted(normalize_axes(axes, len(shape) + len(axes))):
-        out.insert(a, 1)
-    return out
-
-
-def squeezed_shape(shape: Sequence[int], axes: Sequence[int] | None) -> list[int]:
-    """Squeeze: `shape` without `axes` (each of size 1), or without every size-1 dimension."""
-    if axes is None:
-        return [d for d in shape if d != 1]
-    drop = set(normalize_axes(axes, len(shape)))
-    if any(shape[a] != 1 for a in drop):
-        raise NodeError(f"Squeeze of axes {list(axes)} of shape {list(shape)}: a squeezed dimension is not 1")
-    return [d for k, d in enumerate(shape) if k not in drop]
-
-
-def flattened_shape(shape: Sequence[int], axis: int) -> list[int]:
-    """Flatten: [product of the dimensions before `axis`, product of the rest]; `axis` in [-rank, rank]."""
-    axis = normalize_axis(axis, len(shape), between=True)
-    return [math.prod(shape[:axis]), math.prod(shape[axis:])]
 
 
 @cache
@@ -184,28 +131,7 @@ def _trunc_div(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return q + ((np.remainder(a, b) != 0) & ((a < 0) ^ (b < 0))).astype(q.dtype)
 
 
-def _range(start: np.ndarray, limit: np.ndarray, delta: np.ndarray) -> np.ndarray:
-    """Range: start + k * delta for k < ceil((limit - start) / delta), in start's type."""
-    return np.arange(start, limit, delta).astype(start.dtype)
-
-
-def _resize_source(mode: str, size: int, out: int, scale: float) -> np.ndarray:
-    """Resize's source coordinate of each of `out` output positions (float64, as ONNX's reference)."""
-    y, width = np.arange(out, dtype=np.float64), scale * size
-    if mode == "align_corners":
-        return np.zeros(out) if width == 1 else y * (size - 1) / (width - 1)
-    if mode == "asymmetric":
-        return y / scale
-    if mode == "pytorch_half_pixel":
-        return np.full(out, -0.5) if width == 1 else (y + 0.5) / scale - 0.5
-    if mode == "half_pixel":
-        return (y + 0.5) / scale - 0.5
-    if mode == "half_pixel_symmetric":
-        return size / 2 * (1 - out / width) + (y + 0.5) / scale - 0.5
-    raise NodeError(f"coordinate_transformation_mode '{mode}' is not supported")
-
-
-class OnnxImporter:
+class OnnxImporter(ShapeOps, NNOps):
     """Builds `@main` node by node; `consts` holds the values known at import time."""
 
     def __init__(self, model: Any, filename: str, parameters: Sequence[str] | None = None):
@@ -285,7 +211,7 @@ class OnnxImporter:
         return self.ins(nn.ConstantOp(dense))
 
     def scalar(self, value: float, like: SSAValue) -> SSAValue:
-        return self.ins(nn.FullOp(FloatAttr(value, _tensor(like).element_type), []))  # type: ignore[arg-type]
+        return self.ins(nn.FullOp(FloatAttr(value, tensor_of(like).element_type), []))  # type: ignore[arg-type]
 
     def known(self, name: str) -> np.ndarray:
         if name not in self.consts:
@@ -337,7 +263,7 @@ class OnnxImporter:
             return [self._constant_attr(attrs)]
         if op == "Shape":
             name = node.input[0]
-            shape = np.array(self.consts[name].shape if name in self.consts else _tensor(self.value(name)).get_shape(),
+            shape = np.array(self.consts[name].shape if name in self.consts else tensor_of(self.value(name)).get_shape(),
                              np.int64)
             return [shape[attrs.get("start", 0): attrs.get("end", len(shape))]]
         inputs = [n for n in node.input if n]
@@ -379,7 +305,7 @@ class OnnxImporter:
             fill = np.zeros(1, np.float32) if value is None else self._tensor_attr(value)
             return [np.full(tuple(c[0].tolist()), fill.reshape(-1)[0], dtype=fill.dtype)]
         if op == "Range":
-            return [_range(*c)]
+            return [range_values(*c)]
         if op == "Where":
             return [np.where(c[0], c[1], c[2])]
         if op == "Neg":
@@ -469,14 +395,13 @@ class OnnxImporter:
         a, b = (self.value(n) for n in node.input)
         return [self.ins(_BINARY[node.op_type](a, b))]
 
-
     def op_Pow(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
         """`x ** y` for a float `x`; an integer exponent is converted to `x`'s type first."""
         x, y = (self.value(n) for n in node.input)
-        e = _tensor(x).element_type
+        e = tensor_of(x).element_type
         if e not in (f16, f32, f64):
-            raise NodeError(f"Pow of {_tensor(x)} (an integer base) is not supported")
-        if _tensor(y).element_type != e:
+            raise NodeError(f"Pow of {tensor_of(x)} (an integer base) is not supported")
+        if tensor_of(y).element_type != e:
             y = self.ins(nne.ConvertOp(y, e))
         return [self.ins(nne.PowerOp(x, y))]
 
@@ -492,9 +417,8 @@ class OnnxImporter:
     def _unary(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
         return [self.ins(_UNARY[node.op_type](self.value(node.input[0])))]
 
-
     def _erf(self, x: SSAValue) -> SSAValue:
-        return dfb.elementwise(self.b, _tensor(x), [x], lambda t, a: t.b.insert(xmath.ErfOp(a[0])).result)
+        return dfb.elementwise(self.b, tensor_of(x), [x], lambda t, a: t.b.insert(xmath.ErfOp(a[0])).result)
 
     def op_Erf(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
         return [self._erf(self.value(node.input[0]))]
@@ -519,7 +443,7 @@ class OnnxImporter:
     def op_Clip(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
         """min(max(x, min), max), a bound not given left out (inputs, or attributes before opset 11)."""
         x = self.value(node.input[0])
-        e = _tensor(x).element_type
+        e = tensor_of(x).element_type
         for k, (key, op) in enumerate((("min", nne.MaximumOp), ("max", nne.MinimumOp)), start=1):
             if len(node.input) > k and node.input[k]:
                 x = self.ins(op(x, self.value(node.input[k])))
@@ -548,7 +472,7 @@ class OnnxImporter:
             if attrs[key]:
                 found.append(self.ins(nne.CompareOp(x, self.scalar(value, x), "EQ")))
         if not found:
-            return [self.constant(np.zeros(_tensor(x).get_shape(), bool))]
+            return [self.constant(np.zeros(tensor_of(x).get_shape(), bool))]
         return [found[0] if len(found) == 1 else self.ins(nne.OrOp(*found))]
 
     def op_Cast(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
@@ -556,7 +480,7 @@ class OnnxImporter:
 
         x = self.value(node.input[0])
         e = element_type(helper.tensor_dtype_to_np_dtype(attrs["to"]))
-        return [x if _tensor(x).element_type == e else self.ins(nne.ConvertOp(x, e))]
+        return [x if tensor_of(x).element_type == e else self.ins(nne.ConvertOp(x, e))]
 
     def op_Identity(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
         return [self.value(node.input[0])]
@@ -576,658 +500,18 @@ class OnnxImporter:
         x = self.value(node.input[0])
         if len(node.output) < 2 or not node.output[1]:
             return [x]
-        return [x, self.constant(np.ones(_tensor(x).get_shape(), bool))]
+        return [x, self.constant(np.ones(tensor_of(x).get_shape(), bool))]
 
     # ------------------------------------------------------------ shapes
 
-    def _reshape(self, x: SSAValue, shape: Sequence[int]) -> SSAValue:
-        return x if list(_tensor(x).get_shape()) == list(shape) else self.ins(nn.ReshapeOp(x, shape))
-
-    def op_Reshape(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
-        x, target = self.value(node.input[0]), self.known(node.input[1])
-        return [self._reshape(x, self._reshape_target(_tensor(x).get_shape(), target, attrs.get("allowzero")))]
-
-    def op_Flatten(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
-        x = self.value(node.input[0])
-        return [self._reshape(x, flattened_shape(_tensor(x).get_shape(), attrs["axis"]))]
-
-    def op_Unsqueeze(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
-        x = self.value(node.input[0])
-        return [self._reshape(x, unsqueezed_shape(_tensor(x).get_shape(), self._axes(node, attrs)))]
-
-    def op_Squeeze(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
-        x = self.value(node.input[0])
-        return [self._reshape(x, squeezed_shape(_tensor(x).get_shape(), self._axes(node, attrs)))]
-
-    def op_Range(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
-        """Range's length is its inputs' values, so they must be known at import time."""
-        return [self.constant(_range(*(self.known(n) for n in node.input)))]
-
-    def op_Split(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
-        """Slices along `axis` of the sizes given (the `split` input or attribute), else `num_outputs`
-        (or one per output) parts of ceil(d / n) elements, the last one smaller."""
-        x = self.value(node.input[0])
-        shape = _tensor(x).get_shape()
-        axis = normalize_axis(attrs["axis"], len(shape))
-        d = shape[axis]
-        if len(node.input) > 1 and node.input[1]:
-            sizes = [int(n) for n in self.known(node.input[1]).reshape(-1)]
-        elif "split" in attrs:
-            sizes = list(attrs["split"])
-        else:
-            n = attrs.get("num_outputs") or len(node.output)
-            part = -(-d // n)
-            sizes = [max(0, min(part, d - k * part)) for k in range(n)]
-        if sum(sizes) != d or len(sizes) != len(node.output) or min(sizes) < 0:
-            raise NodeError(f"Split of a dimension of {d} into {sizes} for {len(node.output)} outputs")
-        outputs, start = [], 0
-        for size in sizes:
-            lo = [start if k == axis else 0 for k in range(len(shape))]
-            hi = [start + size if k == axis else n for k, n in enumerate(shape)]
-            outputs.append(self.ins(nns.SliceOp(x, lo, hi, [1] * len(shape))))
-            start += size
-        return outputs
-
-    def op_Tile(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
-        """x repeated `repeats[k]` times along each dimension k: (1, d0, 1, d1, ...) broadcast to
-        (r0, d0, r1, d1, ...), then merged."""
-        x = self.value(node.input[0])
-        shape = _tensor(x).get_shape()
-        repeats = [int(r) for r in self.known(node.input[1]).reshape(-1)]
-        if len(repeats) != len(shape) or min(repeats, default=0) < 0:
-            raise NodeError(f"Tile of a rank-{len(shape)} tensor by repeats {repeats}")
-        y = self._reshape(x, [n for d in shape for n in (1, d)])
-        y = self.ins(nn.BroadcastOp(y, [n for r, d in zip(repeats, shape) for n in (r, d)]))
-        return [self._reshape(y, [r * d for r, d in zip(repeats, shape)])]
-
-    def op_Pad(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
-        """`pads` (begin values, then end values, of `axes` or every dimension) in `mode` constant (the
-        `constant_value`, default 0), edge, reflect or wrap; negative pads crop."""
-        x = self.value(node.input[0])
-        shape = _tensor(x).get_shape()
-        rank = len(shape)
-        pads = [int(p) for p in (self.known(node.input[1]).reshape(-1) if len(node.input) > 1 else attrs["pads"])]
-        axes = list(range(rank))
-        if len(node.input) > 3 and node.input[3]:
-            axes = normalize_axes(self.known(node.input[3]).reshape(-1).tolist(), rank)
-        if len(pads) != 2 * len(axes):
-            raise NodeError(f"Pad with {len(pads)} pads for {len(axes)} axes")
-        low, high = [0] * rank, [0] * rank
-        for k, a in enumerate(axes):
-            low[a], high[a] = pads[k], pads[k + len(axes)]
-        e = _tensor(x).element_type
-        mode = attrs["mode"]
-        if mode == "constant":
-            if len(node.input) > 2 and node.input[2]:
-                value = self._reshape(self.value(node.input[2]), [])
-            elif "value" in attrs:
-                value = self.constant(np.array(attrs["value"], dtype_of(e)))
-            else:
-                value = self.ins(nn.FullOp(FloatAttr(0.0, e) if e in (f16, f32, f64) else IntegerAttr(0, e), []))
-            return [self.ins(nns.PadOp(x, value, low, high, [0] * rank))]
-        if mode not in ("edge", "reflect", "wrap"):
-            raise NodeError(f"Pad mode '{mode}' is not supported")
-        for a in range(rank):
-            x = self._pad_axis(x, a, low[a], high[a], mode)
-        return [x]
-
-    def _cut(self, x: SSAValue, axis: int, start: int, stop: int) -> SSAValue:
-        shape = _tensor(x).get_shape()
-        lo = [start if k == axis else 0 for k in range(len(shape))]
-        hi = [stop if k == axis else n for k, n in enumerate(shape)]
-        return self.ins(nns.SliceOp(x, lo, hi, [1] * len(shape)))
-
-    def _pad_axis(self, x: SSAValue, axis: int, low: int, high: int, mode: str) -> SSAValue:
-        """Pad (edge, reflect or wrap) along one axis, as a concatenation of slices of x."""
-        d = _tensor(x).get_shape()[axis]
-        x = self._cut(x, axis, max(-low, 0), d - max(-high, 0))
-        d = _tensor(x).get_shape()[axis]
-        low, high = max(low, 0), max(high, 0)
-        if not low and not high:
-            return x
-        if mode == "reflect" and (low >= d or high >= d):
-            raise NodeError(f"Pad mode 'reflect' of {max(low, high)} elements of a dimension of {d}")
-        if mode == "wrap" and (low > d or high > d):
-            raise NodeError(f"Pad mode 'wrap' of {max(low, high)} elements of a dimension of {d}")
-
-        def edge(start: int, count: int) -> SSAValue:
-            one = self._cut(x, axis, start, start + 1)
-            shape = list(_tensor(one).get_shape())
-            shape[axis] = count
-            return self.ins(nn.BroadcastOp(one, shape))
-
-        parts = {
-            "edge": (lambda: edge(0, low), lambda: edge(d - 1, high)),
-            "reflect": (lambda: self.ins(nns.ReverseOp(self._cut(x, axis, 1, low + 1), [axis])),
-                        lambda: self.ins(nns.ReverseOp(self._cut(x, axis, d - 1 - high, d - 1), [axis]))),
-            "wrap": (lambda: self._cut(x, axis, d - low, d), lambda: self._cut(x, axis, 0, high)),
-        }[mode]
-        pieces = ([parts[0]()] if low else []) + [x] + ([parts[1]()] if high else [])
-        return self.ins(nns.ConcatenateOp(pieces, axis))
-
-    def op_Transpose(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
-        x = self.value(node.input[0])
-        rank = _tensor(x).get_num_dims()
-        perm = list(attrs["perm"]) if "perm" in attrs else list(range(rank - 1, -1, -1))
-        if sorted(perm) != list(range(rank)):
-            raise NodeError(f"Transpose perm {perm} is not a permutation of the {rank} dimensions")
-        return [self.ins(nn.TransposeOp(x, perm))]
-
-    def op_Expand(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
-        x = self.value(node.input[0])
-        shape = np.broadcast_shapes(tuple(_tensor(x).get_shape()), tuple(self.known(node.input[1]).tolist()))
-        return [x if tuple(_tensor(x).get_shape()) == shape else self.ins(nn.BroadcastOp(x, shape))]
-
-    @staticmethod
-    def _check_concat_axis(attrs: dict[str, Any]) -> None:
-        if "axis" not in attrs:  # optional before opset 4, its default only in prose
-            raise NodeError("Concat without an axis attribute is not supported")
-
-    def op_Concat(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
-        values = [self.value(n) for n in node.input if n]
-        self._check_concat_axis(attrs)
-        return [self.ins(nns.ConcatenateOp(values, normalize_axis(attrs["axis"], _tensor(values[0]).get_num_dims())))]
-
-    def op_Slice(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
-        x = self.value(node.input[0])
-        shape = _tensor(x).get_shape()
-        starts, limits, strides, reverse = [], [], [], []
-        for k, (s, d) in enumerate(zip(self._slices(shape, node, attrs), shape)):
-            start, stop, step = s.indices(d)
-            if step < 0:  # a reversed slice: reverse, then slice forward
-                reverse.append(k)
-                start, stop, step = d - 1 - start, d - 1 - stop, -step
-            starts.append(start)
-            limits.append(max(start, stop))
-            strides.append(step)
-        if reverse:
-            x = self.ins(nns.ReverseOp(x, reverse))
-        return [self.ins(nns.SliceOp(x, starts, limits, strides))]
-
-    def op_Gather(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
-        """numpy's `take(data, indices, axis)`: a gather of size-1 slices along `axis`.
-
-        Negative indices count from the end: known ones are wrapped now (outside
-        [-size, size) a NodeError), others at run time (`indices + size` where
-        `indices < 0`); a run-time index still outside [0, size) is clamped by
-        `nn.gather` to the nearest end."""
-        data = self.value(node.input[0])
-        shape = _tensor(data).get_shape()
-        axis = normalize_axis(attrs["axis"], len(shape))
-        if node.input[1] in self.consts:
-            indices = self.constant(self._wrapped_indices(self.consts[node.input[1]], shape[axis]))
-        else:
-            indices = self._wrap_negative(self.value(node.input[1]), shape[axis])
-        rank = _tensor(indices).get_num_dims()
-        dims = {
-            "offset_dims": [*range(axis), *range(axis + rank, len(shape) - 1 + rank)],
-            "collapsed_slice_dims": [axis],
-            "start_index_map": [axis],
-            "slice_sizes": [1 if k == axis else d for k, d in enumerate(shape)],
-        }
-        return [self.ins(nni.GatherOp(data, indices, dims, rank))]
-
-    def _indices(self, name: str, sizes: Sequence[int]) -> SSAValue:
-        """The integer tensor `name` with negative entries counted from the end, as i64: its last
-        dimension's entries of `sizes[k]` elements (or all of `sizes[0]`, one size given)."""
-        if name in self.consts:
-            known = self.consts[name].astype(np.int64)
-            size = np.array(sizes, np.int64) if len(sizes) > 1 else sizes[0]
-            if known.size and ((known < -size) | (known >= size)).any():
-                raise NodeError(f"an index of {known.reshape(-1).tolist()} is out of range for {list(sizes)}")
-            return self.constant(np.where(known < 0, known + size, known))
-        indices = self.value(name)
-        if _tensor(indices).element_type != i64:
-            indices = self.ins(nne.ConvertOp(indices, i64))
-        if len(sizes) == 1:
-            return self._wrap_negative(indices, sizes[0])
-        zero = self.ins(nn.FullOp(IntegerAttr(0, i64), []))  # type: ignore[arg-type]
-        shifted = self.ins(nn.AddOp(indices, self.constant(np.array(sizes, np.int64))))
-        return self.ins(nne.SelectOp(self.ins(nne.CompareOp(indices, zero, "LT")), shifted, indices))
-
-    def op_GatherElements(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
-        """out[i][j] = data[i][indices[i][j]] (axis 1): an `nn.gather` of single elements whose other
-        dimensions are batching dimensions (data cropped to the indices' extent in them first)."""
-        data = self.value(node.input[0])
-        shape = _tensor(data).get_shape()
-        rank = len(shape)
-        axis = normalize_axis(attrs["axis"], rank)
-        index_shape = (self.consts[node.input[1]].shape if node.input[1] in self.consts
-                       else _tensor(self.value(node.input[1])).get_shape())
-        if len(index_shape) != rank or any(i > d for k, (i, d) in enumerate(zip(index_shape, shape)) if k != axis):
-            raise NodeError(f"GatherElements of {list(shape)} by indices of {list(index_shape)}")
-        indices = self._indices(node.input[1], [shape[axis]])
-        crop = [d if k == axis else i for k, (i, d) in enumerate(zip(index_shape, shape))]
-        if crop != list(shape):
-            data = self.ins(nns.SliceOp(data, [0] * rank, crop, [1] * rank))
-        others = [k for k in range(rank) if k != axis]
-        dims = {"collapsed_slice_dims": [axis], "operand_batching_dims": others, "start_indices_batching_dims": others,
-                "start_index_map": [axis], "slice_sizes": [1] * rank}
-        return [self.ins(nni.GatherOp(data, indices, dims, rank))]
-
-    def op_GatherND(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
-        """data indexed by the vectors along the indices' last dimension (after `batch_dims` shared leading
-        dimensions): an `nn.gather` of the slices of data's remaining dimensions."""
-        data = self.value(node.input[0])
-        shape = _tensor(data).get_shape()
-        index_shape = (self.consts[node.input[1]].shape if node.input[1] in self.consts
-                       else _tensor(self.value(node.input[1])).get_shape())
-        b, k, q = attrs.get("batch_dims", 0), index_shape[-1], len(index_shape)  # opset 12 on
-        if b + k > len(shape) or list(index_shape[:b]) != list(shape[:b]):
-            raise NodeError(f"GatherND of {list(shape)} by indices of {list(index_shape)} (batch_dims {b})")
-        indices = self._indices(node.input[1], shape[b:b + k])
-        batch = list(range(b))
-        dims = {"offset_dims": list(range(q - 1, q - 1 + len(shape) - b - k)),
-                "collapsed_slice_dims": list(range(b, b + k)), "operand_batching_dims": batch,
-                "start_indices_batching_dims": batch, "start_index_map": list(range(b, b + k)),
-                "slice_sizes": [1] * (b + k) + list(shape[b + k:])}
-        return [self.ins(nni.GatherOp(data, indices, dims, q - 1))]
-
-    def _wrap_negative(self, indices: SSAValue, size: int) -> SSAValue:
-        """`indices < 0 ? indices + size : indices`, elementwise on the integer tensor."""
-        e = _tensor(indices).element_type
-        zero = self.ins(nn.FullOp(IntegerAttr(0, e), []))  # type: ignore[arg-type]
-        negative = self.ins(nne.CompareOp(indices, zero, "LT"))
-        shifted = self.ins(nn.AddOp(indices, self.ins(nn.FullOp(IntegerAttr(size, e), []))))  # type: ignore[arg-type]
-        return self.ins(nne.SelectOp(negative, shifted, indices))
 
     # ------------------------------------------------------------ contractions
 
-    def op_MatMul(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
-        """numpy's `matmul`: a 1-D operand is a row (lhs) or column (rhs) whose dimension is then
-        dropped; batch dimensions broadcast."""
-        a, b = (self.value(n) for n in node.input)
-        sa, sb = list(_tensor(a).get_shape()), list(_tensor(b).get_shape())
-        if not sa or not sb:
-            raise NodeError("MatMul of a 0-d tensor is not defined")
-        row, column = len(sa) == 1, len(sb) == 1
-        if row:
-            a, sa = self._reshape(a, [1, *sa]), [1, *sa]
-        if column:
-            b, sb = self._reshape(b, [*sb, 1]), [*sb, 1]
-        try:
-            batch = list(np.broadcast_shapes(tuple(sa[:-2]), tuple(sb[:-2])))
-        except ValueError:
-            batch = None
-        if batch is None or sa[-1] != sb[-2]:
-            raise NodeError(f"MatMul of shapes {_tensor(a).get_shape()} and {_tensor(b).get_shape()}: they do not match")
-        if len(sa) == 2 and len(sb) == 2:
-            y = self.ins(nn.MatmulOp(a, b))
-        elif len(sb) == 2:
-            y = self.ins(nnc.DotGeneralOp(a, b, ((), ()), ((len(sa) - 1,), (0,))))
-        else:
-            if sa[:-2] != batch:
-                a = self.ins(nn.BroadcastOp(a, [*batch, *sa[-2:]]))
-            if sb[:-2] != batch:
-                b = self.ins(nn.BroadcastOp(b, [*batch, *sb[-2:]]))
-            dims = tuple(range(len(batch)))
-            y = self.ins(nnc.DotGeneralOp(a, b, (dims, dims), ((len(batch) + 1,), (len(batch),))))
-        out = [*batch, *([] if row else [sa[-2]]), *([] if column else [sb[-1]])]
-        return [self._reshape(y, out)]
-
-    def op_Gemm(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
-        a, b = self.value(node.input[0]), self.value(node.input[1])
-        alpha, beta = attrs["alpha"], attrs["beta"]
-        ta, tb = attrs["transA"], attrs["transB"]
-        c = self.value(node.input[2]) if len(node.input) > 2 and node.input[2] else None
-        if not ta and tb and alpha == 1.0 and beta == 1.0 and c is not None and _tensor(c).get_num_dims() == 1:
-            return [self.ins(nn.LinearOp(a, b, c))]
-        y = self.ins(nnc.DotGeneralOp(a, b, ((), ()), ((0 if ta else 1,), (1 if tb else 0,))))
-        if alpha != 1.0:
-            y = self.ins(nn.MulOp(y, self.scalar(alpha, y)))
-        if c is not None:
-            if beta != 1.0:
-                c = self.ins(nn.MulOp(c, self.scalar(beta, c)))
-            y = self.ins(nn.AddOp(y, c))
-        return [y]
-
-    def op_Einsum(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
-        """numpy's einsum of float operands: each operand's letters found only there and not in the output
-        summed out, then the operands contracted left to right (`dot_general`: letters of both kept later are
-        batch dimensions, the others contracted), then transposed to the output's order. An ellipsis
-        stands for the same leading dimensions in every operand; a repeated letter (a diagonal) is refused."""
-        values = [self.value(n) for n in node.input]
-        equation = attrs["equation"].replace(" ", "")
-        lhs, arrow, out = equation.partition("->")
-        terms = lhs.split(",")
-        if len(terms) != len(values):
-            raise NodeError(f"Einsum equation '{equation}' for {len(values)} operands")
-        ellipsis = max((_tensor(v).get_num_dims() - len(t.replace("...", "")) for t, v in zip(terms, values)
-                        if "..." in t), default=0)
-        fill = "".join(chr(0x100 + k) for k in range(ellipsis))
-        terms = [t.replace("...", fill[len(fill) - (_tensor(v).get_num_dims() - len(t) + 3):] if "..." in t else "")
-                 for t, v in zip(terms, values)]
-        if arrow:
-            out = out.replace("...", fill)
-        else:
-            counts = Counter("".join(terms))
-            out = fill + "".join(sorted(c for c, n in counts.items() if n == 1 and c not in fill))
-        sizes: dict[str, int] = {}
-        for t, v in zip(terms, values):
-            shape = _tensor(v).get_shape()
-            if len(t) != len(shape) or len(set(t)) != len(t):
-                raise NodeError(f"Einsum term '{t}' of a rank-{len(shape)} operand (a repeated letter is a "
-                                "diagonal, not supported)")
-            for c, d in zip(t, shape):
-                if sizes.setdefault(c, d) != d:
-                    raise NodeError(f"Einsum letter '{c}' of sizes {sizes[c]} and {d}")
-        for k, (t, v) in enumerate(zip(terms, values)):
-            elsewhere = set(out).union(*(terms[j] for j in range(len(terms)) if j != k))
-            summed = [a for a, c in enumerate(t) if c not in elsewhere]
-            if summed:
-                values[k] = self.ins(nn.ReduceOp(v, "sum", summed))
-                terms[k] = "".join(c for c in t if c in elsewhere)
-        acc, letters = values[0], terms[0]
-        for k in range(1, len(values)):
-            later = set(out).union(*terms[k + 1:])
-            both = [c for c in letters if c in terms[k]]
-            batch = [c for c in both if c in later]
-            contract = [c for c in both if c not in later]
-            acc = self.ins(nnc.DotGeneralOp(
-                acc, values[k], ([letters.index(c) for c in batch], [terms[k].index(c) for c in batch]),
-                ([letters.index(c) for c in contract], [terms[k].index(c) for c in contract])))
-            letters = "".join(batch) + "".join(c for c in letters if c not in both) + "".join(
-                c for c in terms[k] if c not in both)
-        if set(letters) != set(out):
-            raise NodeError(f"Einsum equation '{equation}': output letters {out!r} not found once in the operands")
-        perm = [letters.index(c) for c in out]
-        return [acc if perm == sorted(perm) else self.ins(nn.TransposeOp(acc, perm))]
-
-    def op_TopK(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
-        """The k largest (`largest`, else smallest) elements along `axis` in order, and their indices, the
-        lower index first among equal values: k rounds of argmax (argmin) over the elements not yet taken
-        (those set to -inf, or +inf; where only such remain, the first index not taken). Float inputs."""
-        x = self.value(node.input[0])
-        t = _tensor(x)
-        shape, e = t.get_shape(), t.element_type
-        if e not in (f16, f32, f64):
-            raise NodeError(f"TopK of {t} (not float) is not supported")
-        axis = normalize_axis(attrs["axis"], len(shape))
-        k = int(self.known(node.input[1]).reshape(-1)[0]) if len(node.input) > 1 else attrs["k"]
-        if not 0 <= k <= shape[axis]:
-            raise NodeError(f"TopK of {k} elements of a dimension of {shape[axis]}")
-        largest = attrs.get("largest", 1)
-        arg, extreme = (nnc.ArgMaxOp, "max") if largest else (nnc.ArgMinOp, "min")
-        fill = self.scalar(-math.inf if largest else math.inf, x)
-        positions = self.ins(nns.IotaOp(TensorType(i64, shape), axis))
-        picked = [1 if d == axis else n for d, n in enumerate(shape)]
-        others = [d for d in range(len(shape)) if d != axis]
-        dims = {"collapsed_slice_dims": [axis], "operand_batching_dims": others, "start_indices_batching_dims": others,
-                "start_index_map": [axis], "slice_sizes": [1] * len(shape)}
-        values, indices, taken, rest = [], [], None, x
-        for _ in range(k):
-            index = self.ins(arg(rest, axis))
-            if taken is not None:
-                free = self.ins(nne.ConvertOp(self.ins(nne.NotOp(taken)), f32))
-                stuck = self.ins(nne.CompareOp(self.ins(nn.ReduceOp(rest, extreme, [axis])), fill, "EQ"))
-                index = self.ins(nne.SelectOp(stuck, self.ins(nnc.ArgMaxOp(free, axis)), index))
-            index = self._reshape(index, picked)
-            hit = self.ins(nne.CompareOp(positions, index, "EQ"))
-            taken = hit if taken is None else self.ins(nne.OrOp(taken, hit))
-            rest = self.ins(nne.SelectOp(taken, fill, x))
-            values.append(self.ins(nni.GatherOp(x, index, dims, len(shape))))
-            indices.append(index)
-        if k == 0:
-            empty = [0 if d == axis else n for d, n in enumerate(shape)]
-            return [self.constant(np.zeros(empty, dtype_of(e))), self.constant(np.zeros(empty, np.int64))]
-        return [self.ins(nns.ConcatenateOp(values, axis)) if k > 1 else values[0],
-                self.ins(nns.ConcatenateOp(indices, axis)) if k > 1 else indices[0]]
-
-    def _spatial(self, attrs: dict[str, Any], spatial: int) -> tuple[list[int], ...]:
-        """(strides, low pads, high pads, dilations) of a convolution or pooling node."""
-        if attrs["auto_pad"] != "NOTSET":
-            raise NodeError(f"auto_pad = {attrs['auto_pad']} is not supported (explicit pads are)")
-        pads = list(attrs.get("pads", [0] * (2 * spatial)))
-        strides = list(attrs.get("strides", [1] * spatial))
-        dilations = list(attrs.get("dilations", [1] * spatial))
-        return strides, pads[:spatial], pads[spatial:], dilations
-
-    def op_Conv(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
-        x, w = self.value(node.input[0]), self.value(node.input[1])
-        spatial = _tensor(x).get_num_dims() - 2
-        strides, low, high, dilations = self._spatial(attrs, spatial)
-        layout = tuple(range(spatial + 2))
-        y = self.ins(nnconv.ConvolutionOp(x, w, (layout, layout, layout), (strides, low, high, dilations),
-                                          attrs["group"]))
-        if len(node.input) > 2 and node.input[2]:
-            bias = self.value(node.input[2])
-            y = self.ins(nn.AddOp(y, self._reshape(bias, [_tensor(bias).get_shape()[0]] + [1] * spatial)))
-        return [y]
 
     # ------------------------------------------------------------ pooling and reductions
 
-    def _pool(self, node: Any, attrs: dict[str, Any], kind: str) -> list[SSAValue]:
-        """A pooling window; with `ceil_mode` (MaxPool) the output rounds up, but a last window must start
-        inside the input or its low padding, and reaches into more high padding."""
-        if len(node.output) > 1 and node.output[1]:
-            raise NodeError("the Indices output is not supported")
-        x = self.value(node.input[0])
-        shape = _tensor(x).get_shape()
-        spatial = len(shape) - 2
-        kernel = list(attrs["kernel_shape"])
-        strides, low, high, dilations = self._spatial(attrs, spatial)
-        if attrs.get("ceil_mode"):
-            if kind != "max":
-                raise NodeError("AveragePool with ceil_mode = 1 is not supported")
-            for k, (d, w, s, lo, hi, r) in enumerate(zip(shape[2:], kernel, strides, low, high, dilations)):
-                span = (w - 1) * r + 1
-                out = -(-(d + lo + hi - span) // s) + 1
-                out -= (out - 1) * s >= d + lo
-                high[k] = max(hi, (out - 1) * s + span - d - lo)
-        if kind == "mean" and any(low + high) and not attrs.get("count_include_pad"):
-            raise NodeError("AveragePool with padding and count_include_pad = 0 is not supported")
-        return [self.ins(nnw.ReduceWindowOp(x, kind, [1, 1, *kernel], [1, 1, *strides], [1, 1, *dilations],
-                                            [0, 0, *low], [0, 0, *high]))]
-
-    def op_MaxPool(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
-        return self._pool(node, attrs, "max")
-
-    def op_AveragePool(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
-        return self._pool(node, attrs, "mean")
-
-    def op_CumSum(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
-        """Prefix sums along `axis` in log2(n) steps (x + x shifted by 1, 2, 4, ...); `reverse` sums from
-        the end, `exclusive` leaves each element out of its own sum."""
-        x = self.value(node.input[0])
-        shape = _tensor(x).get_shape()
-        rank = len(shape)
-        axis = normalize_axis(int(self.known(node.input[1]).reshape(-1)[0]), rank)
-        e = _tensor(x).element_type
-        zero = self.ins(nn.FullOp(FloatAttr(0.0, e) if e in (f16, f32, f64) else IntegerAttr(0, e), []))
-
-        def shifted(v: SSAValue, by: int) -> SSAValue:
-            low = [by if k == axis else 0 for k in range(rank)]
-            return self.ins(nns.PadOp(v, zero, low, [-n for n in low], [0] * rank))
-
-        if attrs["reverse"]:
-            x = self.ins(nns.ReverseOp(x, [axis]))
-        if attrs["exclusive"]:
-            x = shifted(x, 1)
-        by = 1
-        while by < shape[axis]:
-            x = self.ins(nn.AddOp(x, shifted(x, by)))
-            by *= 2
-        return [self.ins(nns.ReverseOp(x, [axis])) if attrs["reverse"] else x]
-
-    def op_Resize(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
-        """`nearest` or `linear` resampling of each resized axis in turn (as ONNX's reference): the
-        source coordinate of each output position by `coordinate_transformation_mode`, then its nearest
-        element (`nearest_mode`) or its two neighbours weighted, indices clamped to the input (edge values).
-        The output size is floor(size * scale) (`scales`) or `sizes` (with `keep_aspect_ratio_policy`)."""
-        x = self.value(node.input[0])
-        shape = list(_tensor(x).get_shape())
-        rank = len(shape)
-        mode, coordinates = attrs["mode"], attrs.get("coordinate_transformation_mode")
-        if self.opset < 11:
-            raise NodeError("Resize before opset 11 is not supported")
-        if mode not in ("nearest", "linear") or coordinates == "tf_crop_and_resize":
-            raise NodeError(f"Resize with mode '{mode}' and coordinate_transformation_mode '{coordinates}' "
-                            "is not supported (nearest and linear are)")
-        axes = normalize_axes(attrs["axes"], rank) if "axes" in attrs else list(range(rank))
-        scales_given = len(node.input) > 2 and node.input[2] and self.known(node.input[2]).size
-        if scales_given:
-            scales = [float(v) for v in self.known(node.input[2]).reshape(-1)]
-            sizes = [int(scale * shape[a]) for scale, a in zip(scales, axes)]
-        elif len(node.input) > 3 and node.input[3]:
-            sizes = [int(v) for v in self.known(node.input[3]).reshape(-1)]
-            scales = [n / shape[a] for n, a in zip(sizes, axes)]
-            policy = attrs.get("keep_aspect_ratio_policy")  # opset 18 on
-            if policy not in (None, "stretch"):
-                scale = (min if policy == "not_larger" else max)(scales)
-                scales = [scale] * len(axes)
-                sizes = [int(math.floor(scale * shape[a] + 0.5)) for a in axes]
-        else:
-            raise NodeError("Resize needs scales or sizes")
-        if len(sizes) != len(axes):
-            raise NodeError(f"Resize with {len(sizes)} scales or sizes for {len(axes)} axes")
-        if mode == "linear" and attrs.get("antialias") and min(scales) < 1:
-            raise NodeError("Resize with antialias when downsampling is not supported")
-        for axis, scale, out in zip(axes, scales, sizes):
-            if out == shape[axis] and scale == 1.0:
-                continue
-            source = _resize_source(coordinates, shape[axis], out, scale)
-            floor = np.floor(source)
-            below = floor.astype(np.int64)
-            if mode == "nearest":
-                ratio = source - floor
-                up = {"round_prefer_floor": ratio > 0.5, "round_prefer_ceil": ratio >= 0.5, "floor": ratio < 0,
-                      "ceil": ratio > 0}[attrs["nearest_mode"]]
-                x = self._take(x, axis, np.clip(below + up, 0, shape[axis] - 1))
-            else:
-                e = _tensor(x).element_type
-                weight = (source - floor).astype(dtype_of(e))
-                along = [out if k == axis else 1 for k in range(rank)]
-                low = self._take(x, axis, np.clip(below, 0, shape[axis] - 1))
-                high = self._take(x, axis, np.clip(below + 1, 0, shape[axis] - 1))
-                low = self.ins(nn.MulOp(low, self.constant((1 - weight).reshape(along))))
-                x = self.ins(nn.AddOp(low, self.ins(nn.MulOp(high, self.constant(weight.reshape(along))))))
-            shape[axis] = out
-        return [x]
-
-    def _take(self, x: SSAValue, axis: int, indices: np.ndarray) -> SSAValue:
-        """numpy's `take(x, indices, axis)` of known, in-range 1-D indices."""
-        shape = _tensor(x).get_shape()
-        dims = {"offset_dims": [k for k in range(len(shape)) if k != axis], "collapsed_slice_dims": [axis],
-                "start_index_map": [axis], "slice_sizes": [1 if k == axis else d for k, d in enumerate(shape)]}
-        return self.ins(nni.GatherOp(x, self.constant(indices.astype(np.int64)), dims, 1))
-
-    def op_GlobalAveragePool(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
-        x = self.value(node.input[0])
-        return [self.ins(nn.ReduceOp(x, "mean", list(range(2, _tensor(x).get_num_dims())), keepdims=True))]
-
-    def _reduce(self, node: Any, attrs: dict[str, Any], kind: str) -> list[SSAValue]:
-        """`kind` over the axes (attribute or input); none or an empty list means every axis,
-        or none with `noop_with_empty_axes`. Max/min of booleans go through f32 0/1."""
-        x = self.value(node.input[0])
-        rank = _tensor(x).get_num_dims()
-        axes = self._axes(node, attrs)
-        if not axes:
-            if attrs.get("noop_with_empty_axes"):
-                return [x]
-            axes = list(range(rank))
-        axes = normalize_axes(axes, rank)
-        keepdims = bool(attrs["keepdims"])
-        e = _tensor(x).element_type
-        if e == i1 and kind in ("max", "min"):
-            r = self.ins(nn.ReduceOp(self.ins(nne.ConvertOp(x, f32)), kind, axes, keepdims=keepdims))
-            return [self.ins(nne.CompareOp(r, self.scalar(0.5, r), "GT"))]
-        if e not in (f16, f32, f64):
-            raise NodeError(f"{node.op_type} of {_tensor(x)} (not float) is not supported")
-        return [self.ins(nn.ReduceOp(x, kind, axes, keepdims=keepdims))]
-
-    def op_ReduceMean(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
-        return self._reduce(node, attrs, "mean")
-
-    def op_ReduceSum(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
-        return self._reduce(node, attrs, "sum")
-
-    def op_ReduceMax(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
-        return self._reduce(node, attrs, "max")
-
-    def op_ReduceMin(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
-        return self._reduce(node, attrs, "min")
-
-    def _softmax(self, node: Any, attrs: dict[str, Any], op: type) -> list[SSAValue]:
-        """Along `axis`; before opset 13, over the 2-D view [dimensions before `axis`, the rest]."""
-        x = self.value(node.input[0])
-        shape = list(_tensor(x).get_shape())
-        axis = normalize_axis(attrs["axis"], len(shape))
-        if self.opset >= 13 or axis == len(shape) - 1:
-            return [self.ins(op(x, axis))]
-        y = self.ins(op(self._reshape(x, flattened_shape(shape, axis)), 1))
-        return [self._reshape(y, shape)]
-
-    def op_Softmax(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
-        return self._softmax(node, attrs, nn.SoftmaxOp)
-
-    def op_LogSoftmax(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
-        return self._softmax(node, attrs, nn.LogSoftmaxOp)
 
     # ------------------------------------------------------------ normalisation
-
-    def _normalize(self, x: SSAValue, mean: SSAValue, var: SSAValue, eps: float) -> SSAValue:
-        centred = self.ins(nn.SubOp(x, mean))
-        std = self.ins(nn.SqrtOp(self.ins(nn.AddOp(var, self.scalar(eps, var)))))
-        return self.ins(nn.DivOp(centred, std))
-
-    def op_LayerNormalization(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
-        """Normalised over the dimensions from `axis` on (in the input's type, whatever
-        `stash_type`), scaled and shifted; the Mean and InvStdDev outputs keep those dimensions as 1."""
-        x = self.value(node.input[0])
-        rank = _tensor(x).get_num_dims()
-        axes = list(range(normalize_axis(attrs["axis"], rank), rank))
-        mean = self.ins(nn.ReduceOp(x, "mean", axes, keepdims=True))
-        centred = self.ins(nn.SubOp(x, mean))
-        var = self.ins(nn.ReduceOp(self.ins(nn.MulOp(centred, centred)), "mean", axes, keepdims=True))
-        std = self.ins(nn.SqrtOp(self.ins(nn.AddOp(var, self.scalar(attrs["epsilon"], var)))))
-        y = self.ins(nn.MulOp(self.ins(nn.DivOp(centred, std)), self.value(node.input[1])))
-        if len(node.input) > 2 and node.input[2]:
-            y = self.ins(nn.AddOp(y, self.value(node.input[2])))
-        if len(node.output) < 3 or not node.output[2]:
-            return [y, mean]
-        return [y, mean, self.ins(nn.DivOp(self.scalar(1.0, std), std))]
-
-    def op_InstanceNormalization(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
-        """Normalised over the spatial dimensions of each sample and channel, then scaled and shifted per channel."""
-        x, scale, bias = (self.value(n) for n in node.input)
-        shape = _tensor(x).get_shape()
-        axes = list(range(2, len(shape)))
-        mean = self.ins(nn.ReduceOp(x, "mean", axes, keepdims=True))
-        centred = self.ins(nn.SubOp(x, mean))
-        var = self.ins(nn.ReduceOp(self.ins(nn.MulOp(centred, centred)), "mean", axes, keepdims=True))
-        y = self._normalize(x, mean, var, attrs["epsilon"])
-        scale, bias = (self._reshape(v, [shape[1]] + [1] * len(axes)) for v in (scale, bias))
-        return [self.ins(nn.AddOp(self.ins(nn.MulOp(y, scale)), bias))]
-
-    def op_GroupNormalization(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
-        """Normalised over each of `num_groups` groups of channels with their spatial dimensions, then
-        scaled and shifted per channel (opset 21) or per group (opset 18, `scale` of num_groups elements)."""
-        x, scale, bias = (self.value(n) for n in node.input)
-        shape = _tensor(x).get_shape()
-        groups = attrs["num_groups"]
-        if len(shape) < 2 or shape[1] % groups:
-            raise NodeError(f"GroupNormalization of {list(shape)} into {groups} groups")
-        grouped = self._reshape(x, [shape[0], groups, math.prod(shape[1:]) // groups])
-        mean = self.ins(nn.ReduceOp(grouped, "mean", [2], keepdims=True))
-        centred = self.ins(nn.SubOp(grouped, mean))
-        var = self.ins(nn.ReduceOp(self.ins(nn.MulOp(centred, centred)), "mean", [2], keepdims=True))
-        y = self._normalize(grouped, mean, var, attrs["epsilon"])
-        per = _tensor(scale).get_shape()[0]
-        if per == groups and groups != shape[1]:
-            scale, bias = (self._reshape(v, [groups, 1]) for v in (scale, bias))
-            return [self._reshape(self.ins(nn.AddOp(self.ins(nn.MulOp(y, scale)), bias)), shape)]
-        y = self._reshape(y, shape)
-        scale, bias = (self._reshape(v, [per] + [1] * (len(shape) - 2)) for v in (scale, bias))
-        return [self.ins(nn.AddOp(self.ins(nn.MulOp(y, scale)), bias))]
-
-    def op_BatchNormalization(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
-        if attrs.get("training_mode") or any(node.output[1:]):
-            raise NodeError("BatchNormalization in training mode is not supported (export the model in eval mode)")
-        x, scale, bias, mean, var = (self.value(n) for n in node.input)
-        per_channel = [_tensor(scale).get_shape()[0]] + [1] * (_tensor(x).get_num_dims() - 2)
-        scale, bias, mean, var = (self._reshape(v, per_channel) for v in (scale, bias, mean, var))
-        y = self._normalize(x, mean, var, attrs["epsilon"])
-        return [self.ins(nn.AddOp(self.ins(nn.MulOp(y, scale)), bias))]
 
 
 def _load(model: Any) -> tuple[Any, str]:

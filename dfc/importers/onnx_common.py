@@ -1,0 +1,105 @@
+"""What the ONNX importer's modules share: element types, axis normalisation,
+the shapes of Squeeze/Unsqueeze/Flatten, Range and Resize's source indices,
+and `NodeError`."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+from xdsl.dialects.builtin import (
+    TensorType,
+    f16,
+    f32,
+    f64,
+    i1,
+    i32,
+    i64,
+)
+from xdsl.ir import Attribute, SSAValue
+
+_ELEMENT_TYPES: dict[str, Attribute] = {
+    "float32": f32, "float64": f64, "float16": f16, "int64": i64, "int32": i32, "bool": i1,
+}
+
+
+def element_type(dtype: np.dtype) -> Attribute:
+    name = np.dtype(dtype).name
+    if name not in _ELEMENT_TYPES:
+        raise NodeError(f"ONNX element type {name} is not supported")
+    return _ELEMENT_TYPES[name]
+
+
+def tensor_of(v: SSAValue) -> TensorType:
+    assert isinstance(v.type, TensorType)
+    return v.type
+
+
+class NodeError(Exception):
+    """An unsupported node feature; becomes a `CompileError` naming the node."""
+
+
+def normalize_axis(axis: int, rank: int, what: str = "axis", between: bool = False) -> int:
+    """`axis` as a dimension index in [0, rank): a negative one counts from the
+    end (`axis + rank`). `between` accepts [-rank, rank] (a position between
+    dimensions, as Flatten's axis); otherwise [-rank, rank). Outside: NodeError."""
+    if not -rank <= axis < rank + between:
+        bound = rank if between else rank - 1
+        raise NodeError(f"{what} {axis} is out of range [{-rank}, {bound}] for rank {rank}")
+    return axis + rank if axis < 0 else axis
+
+
+def normalize_axes(axes: Sequence[int], rank: int, what: str = "axes") -> list[int]:
+    """Every axis of `axes` normalised (`normalize_axis`); a repeated dimension is a NodeError."""
+    out = [normalize_axis(int(a), rank, what) for a in axes]
+    if len(set(out)) != len(out):
+        raise NodeError(f"{what} {list(axes)} name a dimension twice")
+    return out
+
+
+def unsqueezed_shape(shape: Sequence[int], axes: Sequence[int] | None) -> list[int]:
+    """Unsqueeze: `axes` index the result (rank + len(axes)) and get a size-1 dimension."""
+    if axes is None:
+        raise NodeError("Unsqueeze needs axes")
+    out = list(shape)
+    for a in sorted(normalize_axes(axes, len(shape) + len(axes))):
+        out.insert(a, 1)
+    return out
+
+
+def squeezed_shape(shape: Sequence[int], axes: Sequence[int] | None) -> list[int]:
+    """Squeeze: `shape` without `axes` (each of size 1), or without every size-1 dimension."""
+    if axes is None:
+        return [d for d in shape if d != 1]
+    drop = set(normalize_axes(axes, len(shape)))
+    if any(shape[a] != 1 for a in drop):
+        raise NodeError(f"Squeeze of axes {list(axes)} of shape {list(shape)}: a squeezed dimension is not 1")
+    return [d for k, d in enumerate(shape) if k not in drop]
+
+
+def flattened_shape(shape: Sequence[int], axis: int) -> list[int]:
+    """Flatten: [product of the dimensions before `axis`, product of the rest]; `axis` in [-rank, rank]."""
+    axis = normalize_axis(axis, len(shape), between=True)
+    return [math.prod(shape[:axis]), math.prod(shape[axis:])]
+
+
+def range_values(start: np.ndarray, limit: np.ndarray, delta: np.ndarray) -> np.ndarray:
+    """Range: start + k * delta for k < ceil((limit - start) / delta), in start's type."""
+    return np.arange(start, limit, delta).astype(start.dtype)
+
+
+def resize_source(mode: str, size: int, out: int, scale: float) -> np.ndarray:
+    """Resize's source coordinate of each of `out` output positions (float64, as ONNX's reference)."""
+    y, width = np.arange(out, dtype=np.float64), scale * size
+    if mode == "align_corners":
+        return np.zeros(out) if width == 1 else y * (size - 1) / (width - 1)
+    if mode == "asymmetric":
+        return y / scale
+    if mode == "pytorch_half_pixel":
+        return np.full(out, -0.5) if width == 1 else (y + 0.5) / scale - 0.5
+    if mode == "half_pixel":
+        return (y + 0.5) / scale - 0.5
+    if mode == "half_pixel_symmetric":
+        return size / 2 * (1 - out / width) + (y + 0.5) / scale - 0.5
+    raise NodeError(f"coordinate_transformation_mode '{mode}' is not supported")

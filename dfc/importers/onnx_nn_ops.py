@@ -1,0 +1,346 @@
+"""The ONNX importer's network operators: MatMul, Gemm, Einsum, TopK, Conv,
+pooling, reductions, (Log)Softmax and the normalizations."""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from typing import Any
+
+import numpy as np
+from xdsl.dialects.builtin import (
+    TensorType,
+    f16,
+    f32,
+    f64,
+    i1,
+    i64,
+)
+from xdsl.ir import SSAValue
+
+from dfc.compiler.interpreter import dtype_of
+from dfc.dialects import nn
+from dfc.dialects import nn_contract as nnc
+from dfc.dialects import nn_conv as nnconv
+from dfc.dialects import nn_elementwise as nne
+from dfc.dialects import nn_indexing as nni
+from dfc.dialects import nn_shape as nns
+from dfc.dialects import nn_window as nnw
+from dfc.importers.onnx_common import (
+    NodeError,
+    flattened_shape,
+    normalize_axes,
+    normalize_axis,
+    tensor_of,
+)
+
+
+class NNOps:
+    """Network `op_<Type>` methods, mixed into `OnnxImporter` (whose `value`,
+    `ins`, `constant` and `known` they use)."""
+
+    def op_MatMul(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
+        """numpy's `matmul`: a 1-D operand is a row (lhs) or column (rhs) whose dimension is then
+        dropped; batch dimensions broadcast."""
+        a, b = (self.value(n) for n in node.input)
+        sa, sb = list(tensor_of(a).get_shape()), list(tensor_of(b).get_shape())
+        if not sa or not sb:
+            raise NodeError("MatMul of a 0-d tensor is not defined")
+        row, column = len(sa) == 1, len(sb) == 1
+        if row:
+            a, sa = self._reshape(a, [1, *sa]), [1, *sa]
+        if column:
+            b, sb = self._reshape(b, [*sb, 1]), [*sb, 1]
+        try:
+            batch = list(np.broadcast_shapes(tuple(sa[:-2]), tuple(sb[:-2])))
+        except ValueError:
+            batch = None
+        if batch is None or sa[-1] != sb[-2]:
+            raise NodeError(f"MatMul of shapes {tensor_of(a).get_shape()} and {tensor_of(b).get_shape()}: they do not match")
+        if len(sa) == 2 and len(sb) == 2:
+            y = self.ins(nn.MatmulOp(a, b))
+        elif len(sb) == 2:
+            y = self.ins(nnc.DotGeneralOp(a, b, ((), ()), ((len(sa) - 1,), (0,))))
+        else:
+            if sa[:-2] != batch:
+                a = self.ins(nn.BroadcastOp(a, [*batch, *sa[-2:]]))
+            if sb[:-2] != batch:
+                b = self.ins(nn.BroadcastOp(b, [*batch, *sb[-2:]]))
+            dims = tuple(range(len(batch)))
+            y = self.ins(nnc.DotGeneralOp(a, b, (dims, dims), ((len(batch) + 1,), (len(batch),))))
+        out = [*batch, *([] if row else [sa[-2]]), *([] if column else [sb[-1]])]
+        return [self._reshape(y, out)]
+
+    def op_Gemm(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
+        a, b = self.value(node.input[0]), self.value(node.input[1])
+        alpha, beta = attrs["alpha"], attrs["beta"]
+        ta, tb = attrs["transA"], attrs["transB"]
+        c = self.value(node.input[2]) if len(node.input) > 2 and node.input[2] else None
+        if not ta and tb and alpha == 1.0 and beta == 1.0 and c is not None and tensor_of(c).get_num_dims() == 1:
+            return [self.ins(nn.LinearOp(a, b, c))]
+        y = self.ins(nnc.DotGeneralOp(a, b, ((), ()), ((0 if ta else 1,), (1 if tb else 0,))))
+        if alpha != 1.0:
+            y = self.ins(nn.MulOp(y, self.scalar(alpha, y)))
+        if c is not None:
+            if beta != 1.0:
+                c = self.ins(nn.MulOp(c, self.scalar(beta, c)))
+            y = self.ins(nn.AddOp(y, c))
+        return [y]
+
+    def op_Einsum(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
+        """numpy's einsum of float operands: each operand's letters found only there and not in the output
+        summed out, then the operands contracted left to right (`dot_general`: letters of both kept later are
+        batch dimensions, the others contracted), then transposed to the output's order. An ellipsis
+        stands for the same leading dimensions in every operand; a repeated letter (a diagonal) is refused."""
+        values = [self.value(n) for n in node.input]
+        equation = attrs["equation"].replace(" ", "")
+        lhs, arrow, out = equation.partition("->")
+        terms = lhs.split(",")
+        if len(terms) != len(values):
+            raise NodeError(f"Einsum equation '{equation}' for {len(values)} operands")
+        ellipsis = max((tensor_of(v).get_num_dims() - len(t.replace("...", "")) for t, v in zip(terms, values)
+                        if "..." in t), default=0)
+        fill = "".join(chr(0x100 + k) for k in range(ellipsis))
+        terms = [t.replace("...", fill[len(fill) - (tensor_of(v).get_num_dims() - len(t) + 3):] if "..." in t else "")
+                 for t, v in zip(terms, values)]
+        if arrow:
+            out = out.replace("...", fill)
+        else:
+            counts = Counter("".join(terms))
+            out = fill + "".join(sorted(c for c, n in counts.items() if n == 1 and c not in fill))
+        sizes: dict[str, int] = {}
+        for t, v in zip(terms, values):
+            shape = tensor_of(v).get_shape()
+            if len(t) != len(shape) or len(set(t)) != len(t):
+                raise NodeError(f"Einsum term '{t}' of a rank-{len(shape)} operand (a repeated letter is a "
+                                "diagonal, not supported)")
+            for c, d in zip(t, shape):
+                if sizes.setdefault(c, d) != d:
+                    raise NodeError(f"Einsum letter '{c}' of sizes {sizes[c]} and {d}")
+        for k, (t, v) in enumerate(zip(terms, values)):
+            elsewhere = set(out).union(*(terms[j] for j in range(len(terms)) if j != k))
+            summed = [a for a, c in enumerate(t) if c not in elsewhere]
+            if summed:
+                values[k] = self.ins(nn.ReduceOp(v, "sum", summed))
+                terms[k] = "".join(c for c in t if c in elsewhere)
+        acc, letters = values[0], terms[0]
+        for k in range(1, len(values)):
+            later = set(out).union(*terms[k + 1:])
+            both = [c for c in letters if c in terms[k]]
+            batch = [c for c in both if c in later]
+            contract = [c for c in both if c not in later]
+            acc = self.ins(nnc.DotGeneralOp(
+                acc, values[k], ([letters.index(c) for c in batch], [terms[k].index(c) for c in batch]),
+                ([letters.index(c) for c in contract], [terms[k].index(c) for c in contract])))
+            letters = "".join(batch) + "".join(c for c in letters if c not in both) + "".join(
+                c for c in terms[k] if c not in both)
+        if set(letters) != set(out):
+            raise NodeError(f"Einsum equation '{equation}': output letters {out!r} not found once in the operands")
+        perm = [letters.index(c) for c in out]
+        return [acc if perm == sorted(perm) else self.ins(nn.TransposeOp(acc, perm))]
+
+    def op_TopK(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
+        """The k largest (`largest`, else smallest) elements along `axis` in order, and their indices, the
+        lower index first among equal values: k rounds of argmax (argmin) over the elements not yet taken
+        (those set to -inf, or +inf; where only such remain, the first index not taken). Float inputs."""
+        x = self.value(node.input[0])
+        t = tensor_of(x)
+        shape, e = t.get_shape(), t.element_type
+        if e not in (f16, f32, f64):
+            raise NodeError(f"TopK of {t} (not float) is not supported")
+        axis = normalize_axis(attrs["axis"], len(shape))
+        k = int(self.known(node.input[1]).reshape(-1)[0]) if len(node.input) > 1 else attrs["k"]
+        if not 0 <= k <= shape[axis]:
+            raise NodeError(f"TopK of {k} elements of a dimension of {shape[axis]}")
+        largest = attrs.get("largest", 1)
+        arg, extreme = (nnc.ArgMaxOp, "max") if largest else (nnc.ArgMinOp, "min")
+        fill = self.scalar(-math.inf if largest else math.inf, x)
+        positions = self.ins(nns.IotaOp(TensorType(i64, shape), axis))
+        picked = [1 if d == axis else n for d, n in enumerate(shape)]
+        others = [d for d in range(len(shape)) if d != axis]
+        dims = {"collapsed_slice_dims": [axis], "operand_batching_dims": others, "start_indices_batching_dims": others,
+                "start_index_map": [axis], "slice_sizes": [1] * len(shape)}
+        values, indices, taken, rest = [], [], None, x
+        for _ in range(k):
+            index = self.ins(arg(rest, axis))
+            if taken is not None:
+                free = self.ins(nne.ConvertOp(self.ins(nne.NotOp(taken)), f32))
+                stuck = self.ins(nne.CompareOp(self.ins(nn.ReduceOp(rest, extreme, [axis])), fill, "EQ"))
+                index = self.ins(nne.SelectOp(stuck, self.ins(nnc.ArgMaxOp(free, axis)), index))
+            index = self._reshape(index, picked)
+            hit = self.ins(nne.CompareOp(positions, index, "EQ"))
+            taken = hit if taken is None else self.ins(nne.OrOp(taken, hit))
+            rest = self.ins(nne.SelectOp(taken, fill, x))
+            values.append(self.ins(nni.GatherOp(x, index, dims, len(shape))))
+            indices.append(index)
+        if k == 0:
+            empty = [0 if d == axis else n for d, n in enumerate(shape)]
+            return [self.constant(np.zeros(empty, dtype_of(e))), self.constant(np.zeros(empty, np.int64))]
+        return [self.ins(nns.ConcatenateOp(values, axis)) if k > 1 else values[0],
+                self.ins(nns.ConcatenateOp(indices, axis)) if k > 1 else indices[0]]
+
+    def _spatial(self, attrs: dict[str, Any], spatial: int) -> tuple[list[int], ...]:
+        """(strides, low pads, high pads, dilations) of a convolution or pooling node."""
+        if attrs["auto_pad"] != "NOTSET":
+            raise NodeError(f"auto_pad = {attrs['auto_pad']} is not supported (explicit pads are)")
+        pads = list(attrs.get("pads", [0] * (2 * spatial)))
+        strides = list(attrs.get("strides", [1] * spatial))
+        dilations = list(attrs.get("dilations", [1] * spatial))
+        return strides, pads[:spatial], pads[spatial:], dilations
+
+    def op_Conv(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
+        x, w = self.value(node.input[0]), self.value(node.input[1])
+        spatial = tensor_of(x).get_num_dims() - 2
+        strides, low, high, dilations = self._spatial(attrs, spatial)
+        layout = tuple(range(spatial + 2))
+        y = self.ins(nnconv.ConvolutionOp(x, w, (layout, layout, layout), (strides, low, high, dilations),
+                                          attrs["group"]))
+        if len(node.input) > 2 and node.input[2]:
+            bias = self.value(node.input[2])
+            y = self.ins(nn.AddOp(y, self._reshape(bias, [tensor_of(bias).get_shape()[0]] + [1] * spatial)))
+        return [y]
+
+    def _pool(self, node: Any, attrs: dict[str, Any], kind: str) -> list[SSAValue]:
+        """A pooling window; with `ceil_mode` (MaxPool) the output rounds up, but a last window must start
+        inside the input or its low padding, and reaches into more high padding."""
+        if len(node.output) > 1 and node.output[1]:
+            raise NodeError("the Indices output is not supported")
+        x = self.value(node.input[0])
+        shape = tensor_of(x).get_shape()
+        spatial = len(shape) - 2
+        kernel = list(attrs["kernel_shape"])
+        strides, low, high, dilations = self._spatial(attrs, spatial)
+        if attrs.get("ceil_mode"):
+            if kind != "max":
+                raise NodeError("AveragePool with ceil_mode = 1 is not supported")
+            for k, (d, w, s, lo, hi, r) in enumerate(zip(shape[2:], kernel, strides, low, high, dilations)):
+                span = (w - 1) * r + 1
+                out = -(-(d + lo + hi - span) // s) + 1
+                out -= (out - 1) * s >= d + lo
+                high[k] = max(hi, (out - 1) * s + span - d - lo)
+        if kind == "mean" and any(low + high) and not attrs.get("count_include_pad"):
+            raise NodeError("AveragePool with padding and count_include_pad = 0 is not supported")
+        return [self.ins(nnw.ReduceWindowOp(x, kind, [1, 1, *kernel], [1, 1, *strides], [1, 1, *dilations],
+                                            [0, 0, *low], [0, 0, *high]))]
+
+    def op_MaxPool(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
+        return self._pool(node, attrs, "max")
+
+    def op_AveragePool(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
+        return self._pool(node, attrs, "mean")
+
+    def op_GlobalAveragePool(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
+        x = self.value(node.input[0])
+        return [self.ins(nn.ReduceOp(x, "mean", list(range(2, tensor_of(x).get_num_dims())), keepdims=True))]
+
+    def _reduce(self, node: Any, attrs: dict[str, Any], kind: str) -> list[SSAValue]:
+        """`kind` over the axes (attribute or input); none or an empty list means every axis,
+        or none with `noop_with_empty_axes`. Max/min of booleans go through f32 0/1."""
+        x = self.value(node.input[0])
+        rank = tensor_of(x).get_num_dims()
+        axes = self._axes(node, attrs)
+        if not axes:
+            if attrs.get("noop_with_empty_axes"):
+                return [x]
+            axes = list(range(rank))
+        axes = normalize_axes(axes, rank)
+        keepdims = bool(attrs["keepdims"])
+        e = tensor_of(x).element_type
+        if e == i1 and kind in ("max", "min"):
+            r = self.ins(nn.ReduceOp(self.ins(nne.ConvertOp(x, f32)), kind, axes, keepdims=keepdims))
+            return [self.ins(nne.CompareOp(r, self.scalar(0.5, r), "GT"))]
+        if e not in (f16, f32, f64):
+            raise NodeError(f"{node.op_type} of {tensor_of(x)} (not float) is not supported")
+        return [self.ins(nn.ReduceOp(x, kind, axes, keepdims=keepdims))]
+
+    def op_ReduceMean(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
+        return self._reduce(node, attrs, "mean")
+
+    def op_ReduceSum(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
+        return self._reduce(node, attrs, "sum")
+
+    def op_ReduceMax(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
+        return self._reduce(node, attrs, "max")
+
+    def op_ReduceMin(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
+        return self._reduce(node, attrs, "min")
+
+    def _softmax(self, node: Any, attrs: dict[str, Any], op: type) -> list[SSAValue]:
+        """Along `axis`; before opset 13, over the 2-D view [dimensions before `axis`, the rest]."""
+        x = self.value(node.input[0])
+        shape = list(tensor_of(x).get_shape())
+        axis = normalize_axis(attrs["axis"], len(shape))
+        if self.opset >= 13 or axis == len(shape) - 1:
+            return [self.ins(op(x, axis))]
+        y = self.ins(op(self._reshape(x, flattened_shape(shape, axis)), 1))
+        return [self._reshape(y, shape)]
+
+    def op_Softmax(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
+        return self._softmax(node, attrs, nn.SoftmaxOp)
+
+    def op_LogSoftmax(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
+        return self._softmax(node, attrs, nn.LogSoftmaxOp)
+
+    def _normalize(self, x: SSAValue, mean: SSAValue, var: SSAValue, eps: float) -> SSAValue:
+        centred = self.ins(nn.SubOp(x, mean))
+        std = self.ins(nn.SqrtOp(self.ins(nn.AddOp(var, self.scalar(eps, var)))))
+        return self.ins(nn.DivOp(centred, std))
+
+    def op_LayerNormalization(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
+        """Normalised over the dimensions from `axis` on (in the input's type, whatever
+        `stash_type`), scaled and shifted; the Mean and InvStdDev outputs keep those dimensions as 1."""
+        x = self.value(node.input[0])
+        rank = tensor_of(x).get_num_dims()
+        axes = list(range(normalize_axis(attrs["axis"], rank), rank))
+        mean = self.ins(nn.ReduceOp(x, "mean", axes, keepdims=True))
+        centred = self.ins(nn.SubOp(x, mean))
+        var = self.ins(nn.ReduceOp(self.ins(nn.MulOp(centred, centred)), "mean", axes, keepdims=True))
+        std = self.ins(nn.SqrtOp(self.ins(nn.AddOp(var, self.scalar(attrs["epsilon"], var)))))
+        y = self.ins(nn.MulOp(self.ins(nn.DivOp(centred, std)), self.value(node.input[1])))
+        if len(node.input) > 2 and node.input[2]:
+            y = self.ins(nn.AddOp(y, self.value(node.input[2])))
+        if len(node.output) < 3 or not node.output[2]:
+            return [y, mean]
+        return [y, mean, self.ins(nn.DivOp(self.scalar(1.0, std), std))]
+
+    def op_InstanceNormalization(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
+        """Normalised over the spatial dimensions of each sample and channel, then scaled and shifted per channel."""
+        x, scale, bias = (self.value(n) for n in node.input)
+        shape = tensor_of(x).get_shape()
+        axes = list(range(2, len(shape)))
+        mean = self.ins(nn.ReduceOp(x, "mean", axes, keepdims=True))
+        centred = self.ins(nn.SubOp(x, mean))
+        var = self.ins(nn.ReduceOp(self.ins(nn.MulOp(centred, centred)), "mean", axes, keepdims=True))
+        y = self._normalize(x, mean, var, attrs["epsilon"])
+        scale, bias = (self._reshape(v, [shape[1]] + [1] * len(axes)) for v in (scale, bias))
+        return [self.ins(nn.AddOp(self.ins(nn.MulOp(y, scale)), bias))]
+
+    def op_GroupNormalization(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
+        """Normalised over each of `num_groups` groups of channels with their spatial dimensions, then
+        scaled and shifted per channel (opset 21) or per group (opset 18, `scale` of num_groups elements)."""
+        x, scale, bias = (self.value(n) for n in node.input)
+        shape = tensor_of(x).get_shape()
+        groups = attrs["num_groups"]
+        if len(shape) < 2 or shape[1] % groups:
+            raise NodeError(f"GroupNormalization of {list(shape)} into {groups} groups")
+        grouped = self._reshape(x, [shape[0], groups, math.prod(shape[1:]) // groups])
+        mean = self.ins(nn.ReduceOp(grouped, "mean", [2], keepdims=True))
+        centred = self.ins(nn.SubOp(grouped, mean))
+        var = self.ins(nn.ReduceOp(self.ins(nn.MulOp(centred, centred)), "mean", [2], keepdims=True))
+        y = self._normalize(grouped, mean, var, attrs["epsilon"])
+        per = tensor_of(scale).get_shape()[0]
+        if per == groups and groups != shape[1]:
+            scale, bias = (self._reshape(v, [groups, 1]) for v in (scale, bias))
+            return [self._reshape(self.ins(nn.AddOp(self.ins(nn.MulOp(y, scale)), bias)), shape)]
+        y = self._reshape(y, shape)
+        scale, bias = (self._reshape(v, [per] + [1] * (len(shape) - 2)) for v in (scale, bias))
+        return [self.ins(nn.AddOp(self.ins(nn.MulOp(y, scale)), bias))]
+
+    def op_BatchNormalization(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
+        if attrs.get("training_mode") or any(node.output[1:]):
+            raise NodeError("BatchNormalization in training mode is not supported (export the model in eval mode)")
+        x, scale, bias, mean, var = (self.value(n) for n in node.input)
+        per_channel = [tensor_of(scale).get_shape()[0]] + [1] * (tensor_of(x).get_num_dims() - 2)
+        scale, bias, mean, var = (self._reshape(v, per_channel) for v in (scale, bias, mean, var))
+        y = self._normalize(x, mean, var, attrs["epsilon"])
+        return [self.ins(nn.AddOp(self.ins(nn.MulOp(y, scale)), bias))]

@@ -1,0 +1,379 @@
+"""The ONNX importer's shape and indexing operators: Reshape, Flatten,
+(Un)Squeeze, Range, Split, Tile, Pad, Transpose, Expand, Concat, Slice, the
+Gathers, CumSum and Resize."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from xdsl.dialects.builtin import (
+    FloatAttr,
+    IntegerAttr,
+    f16,
+    f32,
+    f64,
+    i64,
+)
+from xdsl.ir import SSAValue
+
+from dfc.compiler.interpreter import dtype_of
+from dfc.dialects import nn
+from dfc.dialects import nn_elementwise as nne
+from dfc.dialects import nn_indexing as nni
+from dfc.dialects import nn_shape as nns
+from dfc.importers.onnx_common import (
+    NodeError,
+    flattened_shape,
+    normalize_axes,
+    normalize_axis,
+    range_values,
+    resize_source,
+    squeezed_shape,
+    tensor_of,
+    unsqueezed_shape,
+)
+
+
+class ShapeOps:
+    """Shape and indexing `op_<Type>` methods, mixed into `OnnxImporter`
+    (whose `value`, `ins`, `constant` and `known` they use)."""
+
+    def _reshape(self, x: SSAValue, shape: Sequence[int]) -> SSAValue:
+        return x if list(tensor_of(x).get_shape()) == list(shape) else self.ins(nn.ReshapeOp(x, shape))
+
+    def op_Reshape(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
+        x, target = self.value(node.input[0]), self.known(node.input[1])
+        return [self._reshape(x, self._reshape_target(tensor_of(x).get_shape(), target, attrs.get("allowzero")))]
+
+    def op_Flatten(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
+        x = self.value(node.input[0])
+        return [self._reshape(x, flattened_shape(tensor_of(x).get_shape(), attrs["axis"]))]
+
+    def op_Unsqueeze(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
+        x = self.value(node.input[0])
+        return [self._reshape(x, unsqueezed_shape(tensor_of(x).get_shape(), self._axes(node, attrs)))]
+
+    def op_Squeeze(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
+        x = self.value(node.input[0])
+        return [self._reshape(x, squeezed_shape(tensor_of(x).get_shape(), self._axes(node, attrs)))]
+
+    def op_Range(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
+        """Range's length is its inputs' values, so they must be known at import time."""
+        return [self.constant(range_values(*(self.known(n) for n in node.input)))]
+
+    def op_Split(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
+        """Slices along `axis` of the sizes given (the `split` input or attribute), else `num_outputs`
+        (or one per output) parts of ceil(d / n) elements, the last one smaller."""
+        x = self.value(node.input[0])
+        shape = tensor_of(x).get_shape()
+        axis = normalize_axis(attrs["axis"], len(shape))
+        d = shape[axis]
+        if len(node.input) > 1 and node.input[1]:
+            sizes = [int(n) for n in self.known(node.input[1]).reshape(-1)]
+        elif "split" in attrs:
+            sizes = list(attrs["split"])
+        else:
+            n = attrs.get("num_outputs") or len(node.output)
+            part = -(-d // n)
+            sizes = [max(0, min(part, d - k * part)) for k in range(n)]
+        if sum(sizes) != d or len(sizes) != len(node.output) or min(sizes) < 0:
+            raise NodeError(f"Split of a dimension of {d} into {sizes} for {len(node.output)} outputs")
+        outputs, start = [], 0
+        for size in sizes:
+            lo = [start if k == axis else 0 for k in range(len(shape))]
+            hi = [start + size if k == axis else n for k, n in enumerate(shape)]
+            outputs.append(self.ins(nns.SliceOp(x, lo, hi, [1] * len(shape))))
+            start += size
+        return outputs
+
+    def op_Tile(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
+        """x repeated `repeats[k]` times along each dimension k: (1, d0, 1, d1, ...) broadcast to
+        (r0, d0, r1, d1, ...), then merged."""
+        x = self.value(node.input[0])
+        shape = tensor_of(x).get_shape()
+        repeats = [int(r) for r in self.known(node.input[1]).reshape(-1)]
+        if len(repeats) != len(shape) or min(repeats, default=0) < 0:
+            raise NodeError(f"Tile of a rank-{len(shape)} tensor by repeats {repeats}")
+        y = self._reshape(x, [n for d in shape for n in (1, d)])
+        y = self.ins(nn.BroadcastOp(y, [n for r, d in zip(repeats, shape) for n in (r, d)]))
+        return [self._reshape(y, [r * d for r, d in zip(repeats, shape)])]
+
+    def op_Pad(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
+        """`pads` (begin values, then end values, of `axes` or every dimension) in `mode` constant (the
+        `constant_value`, default 0), edge, reflect or wrap; negative pads crop."""
+        x = self.value(node.input[0])
+        shape = tensor_of(x).get_shape()
+        rank = len(shape)
+        pads = [int(p) for p in (self.known(node.input[1]).reshape(-1) if len(node.input) > 1 else attrs["pads"])]
+        axes = list(range(rank))
+        if len(node.input) > 3 and node.input[3]:
+            axes = normalize_axes(self.known(node.input[3]).reshape(-1).tolist(), rank)
+        if len(pads) != 2 * len(axes):
+            raise NodeError(f"Pad with {len(pads)} pads for {len(axes)} axes")
+        low, high = [0] * rank, [0] * rank
+        for k, a in enumerate(axes):
+            low[a], high[a] = pads[k], pads[k + len(axes)]
+        e = tensor_of(x).element_type
+        mode = attrs["mode"]
+        if mode == "constant":
+            if len(node.input) > 2 and node.input[2]:
+                value = self._reshape(self.value(node.input[2]), [])
+            elif "value" in attrs:
+                value = self.constant(np.array(attrs["value"], dtype_of(e)))
+            else:
+                value = self.ins(nn.FullOp(FloatAttr(0.0, e) if e in (f16, f32, f64) else IntegerAttr(0, e), []))
+            return [self.ins(nns.PadOp(x, value, low, high, [0] * rank))]
+        if mode not in ("edge", "reflect", "wrap"):
+            raise NodeError(f"Pad mode '{mode}' is not supported")
+        for a in range(rank):
+            x = self._pad_axis(x, a, low[a], high[a], mode)
+        return [x]
+
+    def _cut(self, x: SSAValue, axis: int, start: int, stop: int) -> SSAValue:
+        shape = tensor_of(x).get_shape()
+        lo = [start if k == axis else 0 for k in range(len(shape))]
+        hi = [stop if k == axis else n for k, n in enumerate(shape)]
+        return self.ins(nns.SliceOp(x, lo, hi, [1] * len(shape)))
+
+    def _pad_axis(self, x: SSAValue, axis: int, low: int, high: int, mode: str) -> SSAValue:
+        """Pad (edge, reflect or wrap) along one axis, as a concatenation of slices of x."""
+        d = tensor_of(x).get_shape()[axis]
+        x = self._cut(x, axis, max(-low, 0), d - max(-high, 0))
+        d = tensor_of(x).get_shape()[axis]
+        low, high = max(low, 0), max(high, 0)
+        if not low and not high:
+            return x
+        if mode == "reflect" and (low >= d or high >= d):
+            raise NodeError(f"Pad mode 'reflect' of {max(low, high)} elements of a dimension of {d}")
+        if mode == "wrap" and (low > d or high > d):
+            raise NodeError(f"Pad mode 'wrap' of {max(low, high)} elements of a dimension of {d}")
+
+        def edge(start: int, count: int) -> SSAValue:
+            one = self._cut(x, axis, start, start + 1)
+            shape = list(tensor_of(one).get_shape())
+            shape[axis] = count
+            return self.ins(nn.BroadcastOp(one, shape))
+
+        parts = {
+            "edge": (lambda: edge(0, low), lambda: edge(d - 1, high)),
+            "reflect": (lambda: self.ins(nns.ReverseOp(self._cut(x, axis, 1, low + 1), [axis])),
+                        lambda: self.ins(nns.ReverseOp(self._cut(x, axis, d - 1 - high, d - 1), [axis]))),
+            "wrap": (lambda: self._cut(x, axis, d - low, d), lambda: self._cut(x, axis, 0, high)),
+        }[mode]
+        pieces = ([parts[0]()] if low else []) + [x] + ([parts[1]()] if high else [])
+        return self.ins(nns.ConcatenateOp(pieces, axis))
+
+    def op_Transpose(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
+        x = self.value(node.input[0])
+        rank = tensor_of(x).get_num_dims()
+        perm = list(attrs["perm"]) if "perm" in attrs else list(range(rank - 1, -1, -1))
+        if sorted(perm) != list(range(rank)):
+            raise NodeError(f"Transpose perm {perm} is not a permutation of the {rank} dimensions")
+        return [self.ins(nn.TransposeOp(x, perm))]
+
+    def op_Expand(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
+        x = self.value(node.input[0])
+        shape = np.broadcast_shapes(tuple(tensor_of(x).get_shape()), tuple(self.known(node.input[1]).tolist()))
+        return [x if tuple(tensor_of(x).get_shape()) == shape else self.ins(nn.BroadcastOp(x, shape))]
+
+    @staticmethod
+    def _check_concat_axis(attrs: dict[str, Any]) -> None:
+        if "axis" not in attrs:  # optional before opset 4, its default only in prose
+            raise NodeError("Concat without an axis attribute is not supported")
+
+    def op_Concat(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
+        values = [self.value(n) for n in node.input if n]
+        self._check_concat_axis(attrs)
+        return [self.ins(nns.ConcatenateOp(values, normalize_axis(attrs["axis"], tensor_of(values[0]).get_num_dims())))]
+
+    def op_Slice(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
+        x = self.value(node.input[0])
+        shape = tensor_of(x).get_shape()
+        starts, limits, strides, reverse = [], [], [], []
+        for k, (s, d) in enumerate(zip(self._slices(shape, node, attrs), shape)):
+            start, stop, step = s.indices(d)
+            if step < 0:  # a reversed slice: reverse, then slice forward
+                reverse.append(k)
+                start, stop, step = d - 1 - start, d - 1 - stop, -step
+            starts.append(start)
+            limits.append(max(start, stop))
+            strides.append(step)
+        if reverse:
+            x = self.ins(nns.ReverseOp(x, reverse))
+        return [self.ins(nns.SliceOp(x, starts, limits, strides))]
+
+    def op_Gather(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
+        """numpy's `take(data, indices, axis)`: a gather of size-1 slices along `axis`.
+
+        Negative indices count from the end: known ones are wrapped now (outside
+        [-size, size) a NodeError), others at run time (`indices + size` where
+        `indices < 0`); a run-time index still outside [0, size) is clamped by
+        `nn.gather` to the nearest end."""
+        data = self.value(node.input[0])
+        shape = tensor_of(data).get_shape()
+        axis = normalize_axis(attrs["axis"], len(shape))
+        if node.input[1] in self.consts:
+            indices = self.constant(self._wrapped_indices(self.consts[node.input[1]], shape[axis]))
+        else:
+            indices = self._wrap_negative(self.value(node.input[1]), shape[axis])
+        rank = tensor_of(indices).get_num_dims()
+        dims = {
+            "offset_dims": [*range(axis), *range(axis + rank, len(shape) - 1 + rank)],
+            "collapsed_slice_dims": [axis],
+            "start_index_map": [axis],
+            "slice_sizes": [1 if k == axis else d for k, d in enumerate(shape)],
+        }
+        return [self.ins(nni.GatherOp(data, indices, dims, rank))]
+
+    def _indices(self, name: str, sizes: Sequence[int]) -> SSAValue:
+        """The integer tensor `name` with negative entries counted from the end, as i64: its last
+        dimension's entries of `sizes[k]` elements (or all of `sizes[0]`, one size given)."""
+        if name in self.consts:
+            known = self.consts[name].astype(np.int64)
+            size = np.array(sizes, np.int64) if len(sizes) > 1 else sizes[0]
+            if known.size and ((known < -size) | (known >= size)).any():
+                raise NodeError(f"an index of {known.reshape(-1).tolist()} is out of range for {list(sizes)}")
+            return self.constant(np.where(known < 0, known + size, known))
+        indices = self.value(name)
+        if tensor_of(indices).element_type != i64:
+            indices = self.ins(nne.ConvertOp(indices, i64))
+        if len(sizes) == 1:
+            return self._wrap_negative(indices, sizes[0])
+        zero = self.ins(nn.FullOp(IntegerAttr(0, i64), []))  # type: ignore[arg-type]
+        shifted = self.ins(nn.AddOp(indices, self.constant(np.array(sizes, np.int64))))
+        return self.ins(nne.SelectOp(self.ins(nne.CompareOp(indices, zero, "LT")), shifted, indices))
+
+    def op_GatherElements(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
+        """out[i][j] = data[i][indices[i][j]] (axis 1): an `nn.gather` of single elements whose other
+        dimensions are batching dimensions (data cropped to the indices' extent in them first)."""
+        data = self.value(node.input[0])
+        shape = tensor_of(data).get_shape()
+        rank = len(shape)
+        axis = normalize_axis(attrs["axis"], rank)
+        index_shape = (self.consts[node.input[1]].shape if node.input[1] in self.consts
+                       else tensor_of(self.value(node.input[1])).get_shape())
+        if len(index_shape) != rank or any(i > d for k, (i, d) in enumerate(zip(index_shape, shape)) if k != axis):
+            raise NodeError(f"GatherElements of {list(shape)} by indices of {list(index_shape)}")
+        indices = self._indices(node.input[1], [shape[axis]])
+        crop = [d if k == axis else i for k, (i, d) in enumerate(zip(index_shape, shape))]
+        if crop != list(shape):
+            data = self.ins(nns.SliceOp(data, [0] * rank, crop, [1] * rank))
+        others = [k for k in range(rank) if k != axis]
+        dims = {"collapsed_slice_dims": [axis], "operand_batching_dims": others, "start_indices_batching_dims": others,
+                "start_index_map": [axis], "slice_sizes": [1] * rank}
+        return [self.ins(nni.GatherOp(data, indices, dims, rank))]
+
+    def op_GatherND(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
+        """data indexed by the vectors along the indices' last dimension (after `batch_dims` shared leading
+        dimensions): an `nn.gather` of the slices of data's remaining dimensions."""
+        data = self.value(node.input[0])
+        shape = tensor_of(data).get_shape()
+        index_shape = (self.consts[node.input[1]].shape if node.input[1] in self.consts
+                       else tensor_of(self.value(node.input[1])).get_shape())
+        b, k, q = attrs.get("batch_dims", 0), index_shape[-1], len(index_shape)  # opset 12 on
+        if b + k > len(shape) or list(index_shape[:b]) != list(shape[:b]):
+            raise NodeError(f"GatherND of {list(shape)} by indices of {list(index_shape)} (batch_dims {b})")
+        indices = self._indices(node.input[1], shape[b:b + k])
+        batch = list(range(b))
+        dims = {"offset_dims": list(range(q - 1, q - 1 + len(shape) - b - k)),
+                "collapsed_slice_dims": list(range(b, b + k)), "operand_batching_dims": batch,
+                "start_indices_batching_dims": batch, "start_index_map": list(range(b, b + k)),
+                "slice_sizes": [1] * (b + k) + list(shape[b + k:])}
+        return [self.ins(nni.GatherOp(data, indices, dims, q - 1))]
+
+    def _wrap_negative(self, indices: SSAValue, size: int) -> SSAValue:
+        """`indices < 0 ? indices + size : indices`, elementwise on the integer tensor."""
+        e = tensor_of(indices).element_type
+        zero = self.ins(nn.FullOp(IntegerAttr(0, e), []))  # type: ignore[arg-type]
+        negative = self.ins(nne.CompareOp(indices, zero, "LT"))
+        shifted = self.ins(nn.AddOp(indices, self.ins(nn.FullOp(IntegerAttr(size, e), []))))  # type: ignore[arg-type]
+        return self.ins(nne.SelectOp(negative, shifted, indices))
+
+    def op_CumSum(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
+        """Prefix sums along `axis` in log2(n) steps (x + x shifted by 1, 2, 4, ...); `reverse` sums from
+        the end, `exclusive` leaves each element out of its own sum."""
+        x = self.value(node.input[0])
+        shape = tensor_of(x).get_shape()
+        rank = len(shape)
+        axis = normalize_axis(int(self.known(node.input[1]).reshape(-1)[0]), rank)
+        e = tensor_of(x).element_type
+        zero = self.ins(nn.FullOp(FloatAttr(0.0, e) if e in (f16, f32, f64) else IntegerAttr(0, e), []))
+
+        def shifted(v: SSAValue, by: int) -> SSAValue:
+            low = [by if k == axis else 0 for k in range(rank)]
+            return self.ins(nns.PadOp(v, zero, low, [-n for n in low], [0] * rank))
+
+        if attrs["reverse"]:
+            x = self.ins(nns.ReverseOp(x, [axis]))
+        if attrs["exclusive"]:
+            x = shifted(x, 1)
+        by = 1
+        while by < shape[axis]:
+            x = self.ins(nn.AddOp(x, shifted(x, by)))
+            by *= 2
+        return [self.ins(nns.ReverseOp(x, [axis])) if attrs["reverse"] else x]
+
+    def op_Resize(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
+        """`nearest` or `linear` resampling of each resized axis in turn (as ONNX's reference): the
+        source coordinate of each output position by `coordinate_transformation_mode`, then its nearest
+        element (`nearest_mode`) or its two neighbours weighted, indices clamped to the input (edge values).
+        The output size is floor(size * scale) (`scales`) or `sizes` (with `keep_aspect_ratio_policy`)."""
+        x = self.value(node.input[0])
+        shape = list(tensor_of(x).get_shape())
+        rank = len(shape)
+        mode, coordinates = attrs["mode"], attrs.get("coordinate_transformation_mode")
+        if self.opset < 11:
+            raise NodeError("Resize before opset 11 is not supported")
+        if mode not in ("nearest", "linear") or coordinates == "tf_crop_and_resize":
+            raise NodeError(f"Resize with mode '{mode}' and coordinate_transformation_mode '{coordinates}' "
+                            "is not supported (nearest and linear are)")
+        axes = normalize_axes(attrs["axes"], rank) if "axes" in attrs else list(range(rank))
+        scales_given = len(node.input) > 2 and node.input[2] and self.known(node.input[2]).size
+        if scales_given:
+            scales = [float(v) for v in self.known(node.input[2]).reshape(-1)]
+            sizes = [int(scale * shape[a]) for scale, a in zip(scales, axes)]
+        elif len(node.input) > 3 and node.input[3]:
+            sizes = [int(v) for v in self.known(node.input[3]).reshape(-1)]
+            scales = [n / shape[a] for n, a in zip(sizes, axes)]
+            policy = attrs.get("keep_aspect_ratio_policy")  # opset 18 on
+            if policy not in (None, "stretch"):
+                scale = (min if policy == "not_larger" else max)(scales)
+                scales = [scale] * len(axes)
+                sizes = [int(math.floor(scale * shape[a] + 0.5)) for a in axes]
+        else:
+            raise NodeError("Resize needs scales or sizes")
+        if len(sizes) != len(axes):
+            raise NodeError(f"Resize with {len(sizes)} scales or sizes for {len(axes)} axes")
+        if mode == "linear" and attrs.get("antialias") and min(scales) < 1:
+            raise NodeError("Resize with antialias when downsampling is not supported")
+        for axis, scale, out in zip(axes, scales, sizes):
+            if out == shape[axis] and scale == 1.0:
+                continue
+            source = resize_source(coordinates, shape[axis], out, scale)
+            floor = np.floor(source)
+            below = floor.astype(np.int64)
+            if mode == "nearest":
+                ratio = source - floor
+                up = {"round_prefer_floor": ratio > 0.5, "round_prefer_ceil": ratio >= 0.5, "floor": ratio < 0,
+                      "ceil": ratio > 0}[attrs["nearest_mode"]]
+                x = self._take(x, axis, np.clip(below + up, 0, shape[axis] - 1))
+            else:
+                e = tensor_of(x).element_type
+                weight = (source - floor).astype(dtype_of(e))
+                along = [out if k == axis else 1 for k in range(rank)]
+                low = self._take(x, axis, np.clip(below, 0, shape[axis] - 1))
+                high = self._take(x, axis, np.clip(below + 1, 0, shape[axis] - 1))
+                low = self.ins(nn.MulOp(low, self.constant((1 - weight).reshape(along))))
+                x = self.ins(nn.AddOp(low, self.ins(nn.MulOp(high, self.constant(weight.reshape(along))))))
+            shape[axis] = out
+        return [x]
+
+    def _take(self, x: SSAValue, axis: int, indices: np.ndarray) -> SSAValue:
+        """numpy's `take(x, indices, axis)` of known, in-range 1-D indices."""
+        shape = tensor_of(x).get_shape()
+        dims = {"offset_dims": [k for k in range(len(shape)) if k != axis], "collapsed_slice_dims": [axis],
+                "start_index_map": [axis], "slice_sizes": [1 if k == axis else d for k, d in enumerate(shape)]}
+        return self.ins(nni.GatherOp(x, self.constant(indices.astype(np.int64)), dims, 1))
