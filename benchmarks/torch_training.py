@@ -27,7 +27,7 @@ import torch.nn.functional as F
 
 import dfc.torch
 from benchmarks.common import median_time
-from tests.torch_models import MLP, EncoderBlock, LeNet5, ResNetSmall
+from tests.support.torch_models import MLP, EncoderBlock, LeNet5, ResNetSmall
 
 
 def models(quick: bool):

@@ -9,7 +9,7 @@ reference; then
   `bufferize` that changes the IR (each tensor-level pass must keep the meaning);
 - the engine: `default` with 1 thread and with 2 splitting every map, without
   `fuse`, without `mem-plan`;
-- the GPU lowering on the simulated device (`tests/gpu_sim.py`);
+- the GPU lowering on the simulated device (`tests/support/gpu_sim.py`);
 - autodiff's `@f_grad`, in the interpreter and the engine: its gradient along
   two random directions must match float64 central differences of the
   interpreter's forward (f64 programs), and the engine's gradient must match
@@ -183,11 +183,11 @@ def _autodiff(name: str) -> PassManager:
 
 
 def _gpu_engine(module):
-    """The CUDA engine on the simulated device of tests/gpu_sim.py."""
+    """The CUDA engine on the simulated device of tests/support/gpu_sim.py."""
     tests = Path(__file__).resolve().parent.parent / "tests"
     if str(tests) not in sys.path:
         sys.path.append(str(tests))
-    from gpu_sim import simulated_engine
+    from support.gpu_sim import simulated_engine
 
     return simulated_engine(module)
 

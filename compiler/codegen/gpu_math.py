@@ -14,7 +14,7 @@ reductions rely on exact rounding steps. f16 is computed in f32 by the caller.
 Each function is range reduction + a polynomial (least-squares fits weighted
 for relative error, or fdlibm's where noted), with IEEE special values
 (inf, NaN, signed zeros). Accuracy, measured against numpy in
-`tests/test_gpu_math.py` (the same IR compiled for the host):
+`tests/compiler/test_gpu_math.py` (the same IR compiled for the host):
 
 | op | method | max error |
 |---|---|---|

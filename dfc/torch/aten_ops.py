@@ -7,7 +7,7 @@ results (None for a result it does not compute). It receives every argument
 of the op's schema (`capture.bind`): each positional one, and each keyword-only
 one it names, an omitted argument carrying the schema's default, so a
 handler's own default values never decide a result. The keys are overloads
-that the export can produce: none is decomposed by it (tests/test_aten_coverage.py
+that the export can produce: none is decomposed by it (tests/api/test_aten_coverage.py
 checks this, and compares each against eager PyTorch). The node's fake tensor
 (`node.meta["val"]`) gives the shape and dtype torch expects; the translator
 checks every handler's result against it.

@@ -1,0 +1,1379 @@
+"""Every entry of the frontend's NumPy API table against NumPy itself.
+
+`numpy_api.HANDLERS` (NumPy, `math` and builtin functions) and
+`numpy_api.METHODS` (array methods): each case is a plain Python function
+naming the callable (or method) it tests. A value case runs through `dfc.jit`
+on the reference interpreter and must equal the same function run by NumPy
+element by element (relative tolerance 1e-12 in float64, 1e-5 for float32
+results against float64 NumPy; same shape and dtype), with each optional
+argument omitted, given alone and at its edges (negative and tuple axes,
+axis=None, keepdims both ways, size-1 dimensions, offsets, empty arrays,
+NaN and infinities). A form the frontend refuses raises a `dfc.FrontendError`
+located at the call (the line marked `# refused`). Gradient cases compare
+autodiff with float64 sixth-order central differences (the corpus' check);
+a subset runs compiled. `test_every_handler_has_a_case` walks HANDLERS and
+METHODS, so a handler added without a case fails.
+"""
+
+from __future__ import annotations
+
+import builtins
+import inspect
+import math
+import warnings
+
+import numpy as np
+import pytest
+
+import dfc
+from dfc.frontend import numpy_api
+from support.frontend_corpus.check import check, copies
+
+RTOL = {np.dtype(np.float64): 1e-12, np.dtype(np.float32): 1e-5}
+
+rng = np.random.default_rng(0)
+X = rng.standard_normal((3, 4))                 # any sign
+P = rng.uniform(0.5, 2.0, (3, 4))               # positive, away from 0 and 1
+X3 = rng.standard_normal((2, 3, 4))
+P3 = rng.uniform(0.5, 2.0, (2, 3, 4))
+V3, V4 = rng.uniform(0.5, 2.0, 3), rng.uniform(0.5, 2.0, 4)
+B45 = rng.uniform(0.5, 2.0, (4, 5))
+Y = rng.standard_normal((3, 4))
+I = rng.integers(-5, 6, (3, 4))                 # int64
+I32 = I.astype(np.int32)
+BOOL = X > 0.2
+E = np.zeros((0, 3))                            # empty
+S1 = rng.standard_normal((1, 4, 1))             # size-1 dims
+SPECIAL = np.array([np.nan, np.inf, -np.inf, 0.0, -0.0, 1.0, -2.5])
+F32 = X.astype(np.float32)
+PF32 = P.astype(np.float32)
+
+VALUE: list[tuple] = []     # (targets, fn, args)
+GRAD: list[tuple] = []      # (targets, fn, args)
+REFUSED: list[tuple] = []   # (targets, fn, args, message)
+
+
+def values(fn, *arg_lists, of):
+    """Registers `fn` called on each of `arg_lists` as a value case of `of` (a target or a tuple of them)."""
+    for args in arg_lists:
+        VALUE.append((of if isinstance(of, tuple) else (of,), fn, args))
+    return fn
+
+
+def grads(fn, *arg_lists, of):
+    """Registers `fn` (one float result) on each of `arg_lists` as a gradient case of `of`."""
+    for args in arg_lists:
+        GRAD.append((of if isinstance(of, tuple) else (of,), fn, args))
+    return fn
+
+
+def refused(of, message, *args):
+    """Decorator: `fn(*args)` must raise a FrontendError containing `message` at its `# refused` line."""
+
+    def register(fn):
+        REFUSED.append((of if isinstance(of, tuple) else (of,), fn, args, message))
+        return fn
+
+    return register
+
+
+def _name(t) -> str:
+    return t if isinstance(t, str) else f"{getattr(t, '__module__', '') or ''}.{getattr(t, '__name__', t)}"
+
+
+# -- elementwise functions of one argument ----------------------------------------------
+
+
+def call1(f):
+    def fn(x):
+        return f(x)
+
+    fn.__name__ = f"call1_{f.__name__}"
+    return fn
+
+
+def call1_forms(f):
+    def fn(x, x32, size1, scalar, empty, special):
+        return f(x), f(x32), f(size1), f(scalar), f(empty), f(special)
+
+    fn.__name__ = f"forms_{f.__name__}"
+    return fn
+
+
+def call1_ints(f):
+    def fn(i64, i32, b):
+        return f(i64), f(i32), f(b)
+
+    fn.__name__ = f"ints_{f.__name__}"
+    return fn
+
+
+def call_const(f, c):
+    def fn(x):
+        return f(c) + x  # folded at compile time
+
+    fn.__name__ = f"const_{f.__name__}"
+    return fn
+
+
+POSITIVE_DOMAIN = {np.log, np.sqrt, np.log1p, np.log2, np.log10, np.reciprocal}
+NUMPY_UNARY = [np.exp, np.log, np.sqrt, np.tanh, np.sin, np.cos, np.absolute, np.fabs, np.log1p, np.floor, np.ceil,
+               np.rint, np.negative, np.sign, np.log2, np.log10, np.sinh, np.cosh, np.reciprocal, np.square]
+for f in NUMPY_UNARY:
+    base = P if f in POSITIVE_DOMAIN else X
+    values(call1_forms(f), (base, base.astype(np.float32), S1 * 0.5 + 1.5, 1.25, E, SPECIAL), of=f)
+    if f in (np.floor, np.ceil, np.absolute):
+        values(call1_ints(f), (I, I32, BOOL), of=f)
+    elif f is not np.reciprocal:
+        values(call1(f), (I,), of=f)
+    values(call_const(f, 1.75), (P,), of=f)
+    if f is not np.reciprocal:  # NumPy's reciprocal of an int is an integer division: refused below
+        values(call_const(f, 3), (P,), of=f)
+    grads(call1(f), (base + 0.3 if f in (np.floor, np.ceil, np.rint) else base,), of=f)
+
+HALVES = np.array([-2.5, -1.5, -0.5, -0.0, 0.5, 1.5, 2.5, 0.125, 0.375, 12.345, -7.65, 1e300, np.nan])
+
+
+def rounded(x):
+    return np.round(x), np.around(x, 1), np.round(x * 100.0, -1), np.round(x, decimals=2), np.round(x, 0)
+
+
+def rounded_ints(i):
+    return np.round(i), np.around(i, 2)
+
+
+def rounded_loss(x):
+    return np.sum(np.round(x * 3.0, 1) + x)
+
+
+values(rounded, (HALVES,), (HALVES[:9].astype(np.float32),), (X,), (S1,), (E,), of=(np.round, np.around))  # float32: exact halves only
+values(rounded_ints, (I,), (I32,), of=(np.round, np.around))
+grads(rounded_loss, (X + 0.01,), of=(np.round, np.around))
+values(call1(np.rint), (HALVES,), of=np.rint)
+
+
+@refused(np.round, "decimals must be a constant integer", X)
+def round_loop_decimals(x):
+    for k in range(2):
+        x = np.round(x, k)  # refused
+    return x
+
+
+@refused(np.around, "to negative decimals is not supported", I)
+def round_ints_negative_decimals(i):
+    return np.around(i, -1)  # refused
+
+
+values(call1(np.sinh), (np.array([1e-9, -1e-7, 1e-5, 0.3, -0.9, 5.0, 30.0, -300.0]),), of=np.sinh)  # no cancellation
+values(call1(np.sign), (np.array([3, -2, 0]),), of=np.sign)
+values(call1(np.negative), (np.array([3, -2, 0], np.int32),), of=np.negative)
+
+
+def scalar_math(f):
+    def fn(s):
+        return f(s)
+
+    fn.__name__ = f"scalar_{f.__name__}"
+    return fn
+
+
+MATH_UNARY = [math.exp, math.log, math.sqrt, math.tanh, math.sin, math.cos, math.fabs, math.log1p, math.floor,
+              math.ceil, math.erf, builtins.abs]
+for f in MATH_UNARY:
+    positive = f in (math.log, math.sqrt, math.log1p)
+    values(scalar_math(f), (1.37,), (0.6,) if positive else (-0.6,), of=f)
+    values(call_const(f, 2.5), (P,), of=f)
+    values(call_const(f, 4), (P,), of=f)
+    if f not in (math.floor, math.ceil):
+        grads(scalar_math(f), (1.37,), (0.6,) if positive else (-0.6,), of=f)
+values(call1(builtins.abs), (X,), (I,), (X.astype(np.float32),), of=builtins.abs)
+grads(call1(builtins.abs), (X,), of=builtins.abs)
+
+
+def abs_of_sizes(x):
+    return x * abs(x.shape[0] - 5) + abs(-2)
+
+
+values(abs_of_sizes, (X,), of=builtins.abs)
+
+
+# -- elementwise functions of two arguments ---------------------------------------------
+
+
+def call2(f):
+    def fn(x, y):
+        return f(x, y)
+
+    fn.__name__ = f"call2_{f.__name__}"
+    return fn
+
+
+def call2_forms(f):
+    def fn(a, b, column, row, a32, empty, nan_a, nan_b):
+        return f(a, b), f(column, row), f(a, 1.5), f(1.5, b), f(a32, 2.0), f(a32, b), f(empty, empty), f(nan_a, nan_b)
+
+    fn.__name__ = f"forms2_{f.__name__}"
+    return fn
+
+
+def call2_ints(f):
+    def fn(i, j, i32):
+        return f(i, j), f(i, 2.5), f(i32, i), f(i32, 3)
+
+    fn.__name__ = f"ints2_{f.__name__}"
+    return fn
+
+
+def call2_const(f, c, first=False):
+    def fn(x):
+        return f(c, x) if first else f(x, c)
+
+    fn.__name__ = f"const2_{f.__name__}"
+    return fn
+
+
+NUMPY_BINARY = [np.add, np.subtract, np.multiply, np.divide, np.power, np.maximum, np.minimum, np.fmax, np.fmin]
+NAN_PAIR = (np.array([1.0, np.nan, np.nan, -np.inf, 2.0, -0.0]), np.array([np.nan, 2.0, np.nan, 1.0, np.inf, 0.0]))
+for f in NUMPY_BINARY:
+    a, b = (P, P[::-1].copy()) if f is np.power else (X, Y)
+    values(call2_forms(f), (a, b, a[:, :1].copy(), b[:1, :].copy(), a.astype(np.float32), E, *NAN_PAIR), of=f)
+    if f is not np.power:
+        values(call2_ints(f), (I, I[::-1].copy(), I32), of=f)
+    values(call2_const(f, 3), (P,), of=f)
+    values(call2_const(f, 0.5, first=True), (P,), of=f)
+    grads(call2(f), (a[:, :1].copy(), b), of=f)
+for c in (2, 3, -2, 0, 0.5, 1.5, -1.0, 2.0):
+    values(call2_const(np.power, c), (P,), (X,), of=np.power)
+values(call2_const(np.power, 2), (I,), of=np.power)
+values(call2_const(np.divide, 2), (I,), of=np.divide)
+
+
+def math_pow(s, t):
+    return math.pow(s, t) + math.pow(s, 2) + math.pow(2, 3)
+
+
+values(math_pow, (1.3, 0.7), (2.0, -1.5), of=math.pow)
+grads(math_pow, (1.3, 0.7), of=math.pow)
+
+
+# -- reductions -------------------------------------------------------------------------
+
+
+def reduce_forms(r):
+    def fn(x):
+        return (r(x), r(x, 1), r(x, -1), r(x, axis=None), r(x, axis=(0, 2)), r(x, axis=(-1, 0)),
+                r(x, keepdims=True), r(x, keepdims=False), r(x, axis=-2, keepdims=True),
+                r(x, axis=None, keepdims=True), r(x, axis=(), keepdims=False), r(x, axis=(0, 1, 2)))
+
+    fn.__name__ = f"reduce_{r.__name__}"
+    return fn
+
+
+def reduce_axis(r, axis, keepdims=False):
+    def fn(x):
+        return r(x, axis=axis, keepdims=keepdims)
+
+    fn.__name__ = f"reduce_axis_{r.__name__}"
+    return fn
+
+
+REDUCTIONS = [np.sum, np.max, np.amax, np.min, np.amin, np.prod, np.mean, np.var, np.std]
+for r in REDUCTIONS:
+    values(reduce_forms(r), (P3,), (P3.astype(np.float32),), (S1 + 3.0,), of=r)
+    values(call1(r), (P,), (V4,), (2.5,), of=r)
+    values(reduce_axis(r, 1), (np.array([[1.0, np.nan, 2.0], [0.5, 1.5, 3.0]]),), of=r)  # NaN propagates
+    if r in (np.max, np.amax, np.min, np.amin):
+        values(reduce_forms(r), (BOOL.reshape(2, 3, 2),), of=r)
+        values(reduce_axis(r, 1), (E,), of=r)  # no lanes is fine; an empty lane is not (refused below)
+    else:
+        values(reduce_forms(r), (I.reshape(2, 3, 2),), (I32.reshape(2, 3, 2),), (BOOL.reshape(2, 3, 2),), of=r)
+        values(reduce_axis(r, 0), (E,), of=r)
+        values(call1(r), (E,), of=r)
+    for axis, keep in ((None, False), ((0, -1), True)):
+        grads(reduce_axis(r, axis, keep), (P3,), of=r)
+
+
+def moment_ddof(r):
+    def fn(x):
+        return r(x, ddof=1), r(x, axis=0, ddof=1), r(x, 1, ddof=2, keepdims=True), r(x, axis=(0, 1), ddof=0)
+
+    fn.__name__ = f"ddof_{r.__name__}"
+    return fn
+
+
+for r in (np.var, np.std):
+    values(moment_ddof(r), (P,), (I,), of=r)
+
+
+def ddof_grad_var(x):
+    return np.var(x, axis=0, ddof=1)
+
+
+def ddof_grad_std(x):
+    return np.std(x, ddof=1)
+
+
+grads(ddof_grad_var, (P,), of=np.var)
+grads(ddof_grad_std, (P,), of=np.std)
+
+
+# -- products and contractions ----------------------------------------------------------
+
+C245 = rng.uniform(0.5, 2.0, (2, 4, 5))
+C235 = rng.uniform(0.5, 2.0, (2, 3, 5))
+A54 = rng.uniform(0.5, 2.0, (5, 4))
+M26 = rng.uniform(0.5, 2.0, (2, 6))
+CONTRACTIONS = {
+    np.dot: [(P, B45), (P, V4), (V3, P), (V4, V4), (2.5, P), (P, 2.5), (P3, C245), (P3, V4), (V3, C235),
+             (P, C245), (PF32, B45.astype(np.float32))],
+    np.matmul: [(P, B45), (P, V4), (V3, P), (V4, V4), (P3, C245), (PF32, B45)],
+    np.inner: [(V4, V4), (P, A54), (V4, A54), (P3, V4), (P, 2.5), (P3, A54)],
+    np.vdot: [(V4, V4), (P, P[::-1].copy()), (P, M26), (1.5, 2.5)],
+    np.outer: [(V3, V4), (P, V3), (2.5, V4)],
+}
+for f, forms in CONTRACTIONS.items():
+    values(call2(f), *forms, of=f)
+    grads(call2(f), forms[0], forms[-2], of=f)
+
+
+def einsum_case(spec, n):
+    def one(a):
+        return np.einsum(spec, a)
+
+    def two(a, b):
+        return np.einsum(spec, a, b)
+
+    def three(a, b, c):
+        return np.einsum(spec, a, b, c)
+
+    fn = {1: one, 2: two, 3: three}[n]
+    fn.__name__ = "einsum_" + "".join(c if c.isalnum() else "_" for c in spec)
+    return fn
+
+
+EINSUMS = [("ij,jk->ik", (P, B45)), ("ij,jk", (P, B45)), ("ij->ji", (P,)), ("ij->", (P,)), ("i,i", (V4, V4)),
+           ("i,j->ij", (V3, V4)), ("ij,jk,kl->il", (P, B45, A54)), ("bij,bjk->bik", (P3, C245)),
+           ("ij,ij->i", (P, P[::-1].copy())), (" ij , jk -> ik ", (P, B45)), ("aB,Bc", (P, B45)),
+           ("ba,Ca", (P, A54.T.copy()[:, :3].T.copy())), ("ij->j", (P,)), ("i,i->i", (V4, V4))]
+for spec, args in EINSUMS:
+    values(einsum_case(spec, len(args)), args, of=np.einsum)
+grads(einsum_case("ij,jk->ik", 2), (P, B45), of=np.einsum)
+grads(einsum_case("ij,jk,kl->il", 3), (P, B45, A54), of=np.einsum)
+
+
+def einsum_optimize(a, b):
+    return np.einsum("ij,jk->ik", a, b, optimize=True)
+
+
+values(einsum_optimize, (P, B45), of=np.einsum)
+
+
+def norms(x):
+    return np.linalg.norm(x), np.linalg.norm(x, None), np.linalg.norm(x, ord=None, axis=None, keepdims=False)
+
+
+def norm_ord2(v):
+    return np.linalg.norm(v, 2) + np.linalg.norm(v, ord=2.0)
+
+
+def norm_fro(m):
+    return np.linalg.norm(m, "fro")
+
+
+values(norms, (V4,), (P,), (P3,), (1.5,), (I,), (E,), of=np.linalg.norm)
+values(norm_ord2, (V4,), of=np.linalg.norm)
+values(norm_fro, (P,), of=np.linalg.norm)
+grads(call1(np.linalg.norm), (V4,), (P,), of=np.linalg.norm)
+
+
+# -- shapes and views -------------------------------------------------------------------
+
+
+def transposes(x):
+    return (np.transpose(x), np.transpose(x, (1, 0, 2)), np.transpose(x, axes=(2, 0, 1)), np.transpose(x, (-1, 0, 1)),
+            np.transpose(x, None), np.transpose(x[0, 0]))
+
+
+def flips(x):
+    return np.flip(x), np.flip(x, 0), np.flip(x, axis=-1), np.flip(x, axis=(0, 2)), np.flip(x, axis=None), np.flip(x[0, 0])
+
+
+def reshapes(x):
+    return (np.reshape(x, (4, 6)), np.reshape(x, -1), np.reshape(x, (2, -1)), np.reshape(x, shape=(6, 4)),
+            np.reshape(x, (24,), order="C"), np.reshape(x, (2, 3, 4, 1)), np.reshape(x[0, 0, 0], (1, 1)),
+            np.reshape(x[:1, :1, :1], ()))
+
+
+def ravels(x):
+    return np.ravel(x), np.ravel(x, order="C"), np.ravel(x[0, 0, 0]), np.ravel(x[0, 0])
+
+
+values(transposes, (X3,), (I.reshape(2, 3, 2),), of=np.transpose)
+values(flips, (X3,), (BOOL.reshape(2, 3, 2),), of=np.flip)
+values(reshapes, (X3,), of=np.reshape)
+values(ravels, (X3,), of=np.ravel)
+values(call1(np.ravel), (E,), of=np.ravel)
+for f in (np.transpose, np.flip, np.ravel):
+    grads(call1(f), (X3,), of=f)
+
+
+def reshape_grad(x):
+    return np.reshape(x, (4, -1))
+
+
+grads(reshape_grad, (X3,), of=np.reshape)
+
+
+def diagonals(a):
+    return (np.diagonal(a), np.diagonal(a, 1), np.diagonal(a, offset=-1), np.diagonal(a, 2, 1, 0),
+            np.diagonal(a, axis1=-1, axis2=-2), np.diagonal(a, 7), np.diagonal(a, -2))
+
+
+def traces(a):
+    return np.trace(a), np.trace(a, 1), np.trace(a, offset=-2), np.trace(a, 1, 1, 0), np.trace(a, 9)
+
+
+def diags(a, v):
+    return np.diag(a), np.diag(a, 1), np.diag(a, k=-2), np.diag(v), np.diag(v, 2), np.diag(v, k=-1), np.diag(a, 8)
+
+
+values(diagonals, (P,), (P.T.copy(),), (I,), (P[:3, :3].copy(),), of=np.diagonal)
+values(traces, (P,), (P.T.copy(),), (I,), of=np.trace)
+values(diags, (P, V3), (I, np.arange(3)), of=np.diag)
+for f in (np.diagonal, np.trace, np.diag):
+    grads(call1(f), (P,), of=f)
+
+
+def diagonal_grad(a):
+    return np.diagonal(a, 1) + np.trace(a, -1) + np.diag(a[0], -1)[1:, :3].sum(axis=0)
+
+
+grads(diagonal_grad, (P,), of=(np.diagonal, np.trace, np.diag))
+
+
+def concatenates(a, b, c):
+    return (np.concatenate((a, b)), np.concatenate([a, b], 1), np.concatenate((a, b, c), axis=-1),
+            np.concatenate((a, b), axis=None), np.concatenate((a[0], b[1], c[2])), np.concatenate((a,)),
+            np.concatenate((a, b.astype(np.float32))), np.concatenate((a, (b * 10).astype(np.int64))))
+
+
+def stacks(a, b):
+    return (np.stack((a, b)), np.stack([a, b], 1), np.stack((a, b, a), axis=-1), np.stack((a[0], b[0]), axis=-2),
+            np.stack((a,), axis=2), np.stack((a[0, 0], b[0, 0])))
+
+
+values(concatenates, (X, Y, P), of=np.concatenate)
+values(stacks, (X, Y), (I, I * 2), of=np.stack)
+
+
+def concat_grad(a, b):
+    return np.concatenate((a, b * 2.0), axis=-1)
+
+
+def stack_grad(a, b):
+    return np.stack((a, b * 2.0), axis=1)
+
+
+grads(concat_grad, (X, Y), of=np.concatenate)
+grads(stack_grad, (X, Y), of=np.stack)
+
+
+# -- constructors -----------------------------------------------------------------------
+
+
+def constructors(x):
+    return (np.zeros(3), np.zeros((2, 3)), np.zeros(()), np.zeros((0,)), np.zeros(x.shape), np.zeros(4, np.float32),
+            np.zeros((2,), dtype=int), np.zeros(2, dtype=bool), np.ones(3), np.ones((2, 1), dtype=np.int32),
+            np.ones(x.shape[1], np.float32), np.ones((0, 2)), np.full(3, 2.5), np.full((2, 2), 7), np.full(2, True),
+            np.full((2,), -2.7, dtype=int), np.full(3, 0.5, dtype=bool), np.full(2, 1.5, np.float32),
+            np.full(x.shape, x[0, 0]), np.full(3, x[1, 1], dtype=np.float32), np.full(2, x[0, 0] > 0))
+
+
+values(constructors, (X,), of=(np.zeros, np.ones, np.full))
+
+
+def empties(x):
+    a = np.empty((3, 4))
+    a[:] = x
+    b = np.empty(4, dtype=np.float32)
+    b[:] = x[0]
+    c = np.empty_like(x)
+    c[:] = 2.0 * x
+    d = np.empty_like(x, np.int64)
+    d[:] = 3
+    return a, b, c, d, np.empty((0, 2)).shape[0], np.empty_like(x[:0]).shape[0]
+
+
+values(empties, (X,), of=(np.empty, np.empty_like))
+
+
+def likes(x):
+    return (np.zeros_like(x), np.ones_like(x), np.zeros_like(x, dtype=np.float32), np.ones_like(x, np.int64),
+            np.full_like(x, 2.5), np.full_like(x, 3, dtype=np.float32), np.full_like(x, x[0, 0]),
+            np.full_like(x, 2.7, int), np.zeros_like(x[:0]), np.ones_like(x[0, 0]), np.full_like(x, True, dtype=bool))
+
+
+values(likes, (X,), (F32,), (I,), of=(np.zeros_like, np.ones_like, np.full_like))
+
+
+def full_grad(x, s):
+    return np.full((3, 4), s) * x + np.full_like(x, s) + np.zeros_like(x) + np.ones_like(x) * x
+
+
+grads(full_grad, (X, 0.7), of=(np.full, np.full_like, np.zeros_like, np.ones_like))
+
+
+def empty_like_grad(x):
+    c = np.empty_like(x)
+    c[:] = x * x
+    return c
+
+
+grads(empty_like_grad, (X,), of=np.empty_like)
+
+
+def copies_and_arrays(x):
+    a = np.copy(x)
+    b = np.array(x)
+    c = np.asarray(x)
+    d = x.copy()
+    x[0, 0] = 100.0  # a copy is unaffected; asarray is the same array
+    return (a, b, c, d, np.array(x, dtype=np.float32), np.array(x, np.int64), np.asarray(x, np.float32),
+            np.asarray(x, dtype=bool), np.copy(x, order="K"), np.array(x, copy=True), np.asarray(x, order="C"),
+            np.array(2.5), np.asarray(x[0, 0]))
+
+
+values(copies_and_arrays, (X,), (I,), of=(np.copy, np.array, np.asarray, "copy"))
+
+
+def copy_grad(x):
+    return np.copy(x) * np.array(x) + np.asarray(x) + x.copy()
+
+
+grads(copy_grad, (X,), of=(np.copy, np.array, np.asarray, "copy"))
+
+
+def aranges(x):
+    return (np.arange(5), np.arange(2, 7), np.arange(1, 10, 3), np.arange(5, 2), np.arange(x.shape[0]),
+            np.arange(4, dtype=float), np.arange(0, 5, 1, np.float32), np.arange(x.shape[1], dtype=np.int32),
+            np.arange(0), x[0, 0] * np.arange(3))
+
+
+values(aranges, (X,), of=np.arange)
+
+
+def arange_in_a_loop(x):
+    total = 0.0 * x[0]
+    for i in range(1, x.shape[0]):
+        total = total + np.sum(np.arange(i) * 1.0) + np.sum(x[i, :i] * np.arange(0, i))
+    return total
+
+
+values(arange_in_a_loop, (P,), of=np.arange)
+
+
+# -- selection, clipping, squares ---------------------------------------------------------
+
+
+def wheres(x, y):
+    return (np.where(x > 0, x, y), np.where(x, 1.0, 0.0), np.where(x > y, 2, -1), np.where(x[:, :1] > 0, x, 0.5),
+            np.where(True, x, y), np.where(x > 0, 1.5, 2.5), np.where(x > 0, x.astype(np.float32), 1.0))
+
+
+def clips(x, lo, hi):
+    return (np.clip(x, -0.5, 0.5), np.clip(x, lo, hi), np.clip(x, None, 0.5), np.clip(x, -0.5, None),
+            np.clip(x, a_min=0.0, a_max=1.0), np.clip(x, min=-1.0), np.clip(x, 1.0, -1.0), np.clip(x, None, None),
+            np.clip(x, lo[:, :1], 0.25))
+
+
+SPECIAL2 = SPECIAL.reshape(7, 1)
+values(wheres, (X, Y), (I, I[::-1].copy()), (SPECIAL2, SPECIAL2[::-1].copy()), of=np.where)
+values(clips, (X, -np.abs(Y), np.abs(Y)), (I, I - 2, I + 2), (SPECIAL2, np.full((7, 1), -1.0), np.ones((7, 1))), of=np.clip)
+
+
+def where_grad(x, y):
+    return np.where(x > 0, x * y, y)
+
+
+def clip_grad(x, lo, hi):
+    return np.clip(x, lo, hi) + np.clip(x, -0.5, None)
+
+
+grads(where_grad, (X, Y), of=np.where)
+grads(clip_grad, (X, -np.abs(Y), np.abs(Y)), of=np.clip)
+
+
+# -- builtins ---------------------------------------------------------------------------
+
+
+def lengths(x):
+    return x * len(x) + len(x.shape) + len(x[0]) + len((x, x, x))
+
+
+values(lengths, (X,), (X3,), of=builtins.len)
+
+
+def py_max(s, t, x):
+    return (max(s, t), max(t, s), max(s, t, 0.5), max((s, t)), max(3, x.shape[0]), max(x.shape),
+            max(x[0]), max(s, 2) * 1.0, max(x[0, 0], x[1, 1]))
+
+
+def py_min(s, t, x):
+    return (min(s, t), min(t, s), min(s, t, 0.5), min((s, t)), min(3, x.shape[0]), min(x.shape),
+            min(x[0]), min(s, 2) * 1.0, min(x[0, 0], x[1, 1]))
+
+
+for f, fn in ((builtins.max, py_max), (builtins.min, py_min)):
+    values(fn, (0.3, 1.7, X), (1.7, 0.3, X), (np.nan, 1.0, X), (1.0, np.nan, X), (0.3, 0.3, X), of=f)
+
+
+def py_max_grad(s, t):
+    return max(s, t) * min(s, 0.5) + max(s * 2.0, t, 1.0)
+
+
+grads(py_max_grad, (0.3, 1.7), (1.2, 0.4), of=(builtins.max, builtins.min))
+
+
+def floats(x, s):
+    return float(x[0, 0]) * 2.0, float(3), float(s), float(x.shape[0]), float(x[1, 1] > 0)
+
+
+def ints(x):
+    return x * int(2.7) + int(-2.7) + int(x.shape[0]) + int(7) + int(True)
+
+
+values(floats, (X, 0.25), (F32, 0.25), of=builtins.float)
+values(ints, (X,), of=builtins.int)
+
+
+def float_grad(x, s):
+    return float(x[0, 1]) * float(s) * x
+
+
+grads(float_grad, (X, 0.7), of=builtins.float)
+
+
+# -- array methods ----------------------------------------------------------------------
+
+
+def method_reductions(x):
+    return (x.sum(), x.sum(1), x.sum(axis=-1, keepdims=True), x.sum(axis=(0, 2)), x.sum(keepdims=True),
+            x.max(), x.max(0), x.max(axis=(-1, -2), keepdims=True), x.min(), x.min(-1), x.min(axis=None, keepdims=True),
+            x.prod(), x.prod(2), x.prod(axis=(0, 1), keepdims=True), x.mean(), x.mean(0), x.mean(axis=-1, keepdims=True),
+            x.var(), x.var(1), x.var(axis=(0, 2), keepdims=True), x.var(ddof=1), x.std(), x.std(-1),
+            x.std(axis=0, ddof=1, keepdims=True), x.sum(axis=()), x.mean(axis=None, keepdims=False))
+
+
+values(method_reductions, (P3,), (P3.astype(np.float32),), (S1 + 2.0,), of=("sum", "max", "min", "prod", "mean", "var", "std"))
+
+
+def int_method_reductions(x):
+    return x.sum(), x.sum(0), x.prod(axis=1), x.mean(), x.var(0), x.std(ddof=1)
+
+
+values(int_method_reductions, (I,), (BOOL,), of=("sum", "prod", "mean", "var", "std"))
+
+
+def method_shapes(x):
+    return (x.transpose(), x.transpose(1, 0, 2), x.transpose((2, 0, 1)), x.transpose(-1, 0, 1), x.transpose(None),
+            x.reshape(4, 6), x.reshape((2, -1)), x.reshape(-1), x.reshape((24,), order="C"), x[0, 0, 0].reshape(1),
+            x.ravel(), x.ravel("C"), x.flatten(), x.flatten(order="C"), x[0].ravel(), x.T, x[0].T)
+
+
+values(method_shapes, (X3,), of=("transpose", "reshape", "ravel", "flatten"))
+
+
+def method_matrices(a, b, v):
+    return (a.dot(b), a.dot(v[:4]), v[:3].dot(a), v.dot(v), a.dot(2.0), a.diagonal(), a.diagonal(1),
+            a.diagonal(offset=-1), a.diagonal(0, 1, 0), a.trace(), a.trace(2), a.trace(offset=-1, axis1=1, axis2=0))
+
+
+values(method_matrices, (P, B45, rng.uniform(0.5, 2.0, 5)), of=("dot", "diagonal", "trace"))
+
+
+def method_astype(x):
+    return (x.astype(np.float32), x.astype(np.int64), x.astype(bool), x.astype("float64"), x.astype(int),
+            x.astype(np.int32), x.astype(np.float64, copy=False), (x > 0).astype(float), x.astype(dtype=np.float32))
+
+
+values(method_astype, (X * 3,), (SPECIAL[np.isfinite(SPECIAL)],), (I,), of="astype")
+
+
+def updated_results(x, i):
+    a = x.flatten()
+    a[0] = 100.0
+    b = np.floor(i)
+    b[0] = 7
+    c = np.sum(x, axis=())
+    c[1] = 100.0
+    d = np.clip(x, None, None)
+    d[2] = 100.0
+    e = x.astype(np.float64)
+    e[3] = 100.0
+    f = np.asarray(x)  # the same array: the update is seen through x
+    f[4] = -1.0
+    g = np.ravel(x)  # a view of a vector
+    g[5] = -2.0
+    h = np.mean(x, axis=())
+    h[0] = 5.0
+    return x, i, a, b, c, d, e, f, g, h
+
+
+values(updated_results, (rng.standard_normal(6), np.arange(6)),
+       of=("flatten", np.floor, np.sum, np.clip, "astype", np.asarray, np.ravel, np.mean))
+
+
+def update_through_reshape(x):
+    y = x.reshape(2, 2)
+    y[0, 0] = 100.0  # refused
+    return x
+
+
+def update_after_reshape(x):
+    y = np.reshape(x, (2, 2))
+    x[0] = 100.0  # refused
+    return y
+
+
+def update_reshaped_temporary(x):
+    x.reshape(2, 2)[0, 0] = 1.0  # refused
+    return x
+
+
+@pytest.mark.parametrize("fn", [update_through_reshape, update_after_reshape, update_reshaped_temporary],
+                         ids=lambda f: f.__name__)
+def test_an_update_of_memory_a_reshape_shares_is_refused(fn):
+    """NumPy's reshape of a named array is a view: an update through either name changes both; here they are
+    separate values, so such an update is a located error, never a stale result."""
+    with pytest.raises(dfc.FrontendError, match="views of the same memory in NumPy") as err:
+        _interpret(fn, (np.arange(4.0),))
+    line = next(k for k, text in enumerate(inspect.getsourcelines(fn)[0]) if "# refused" in text)
+    assert err.value.location.endswith(f":{fn.__code__.co_firstlineno + line}:5")
+
+
+def reshape_then_update_a_copy(x):
+    y = x.reshape(2, 2).copy()
+    y[0, 0] = 100.0
+    z = np.ones(4)
+    w = z.reshape(2, 2)
+    z = w * 2.0  # the name z is rebound: the array w views is no longer reachable
+    w[1, 1] = -1.0
+    return x, y, w, z
+
+
+values(reshape_then_update_a_copy, (np.arange(4.0),), of=())
+
+
+def attributes(x):
+    return x * x.ndim + x.size + x.shape[1], x.T, np.zeros(3, x.dtype)
+
+
+values(attributes, (X,), (F32,), of=())
+
+def m_reductions_grad(x):
+    return (x.sum(axis=1)[:, :3] + x.max(axis=2) + x.min(-1) + x.prod(axis=(0, 2)) + x.mean(0)[:, 0]
+            + x.mean(axis=(0, 2), keepdims=True)[0, :, 0] + x.var(axis=2) + x.std(ddof=1) + x.max(keepdims=True)[0])
+
+
+grads(m_reductions_grad, (P3,), of=("sum", "max", "min", "prod", "mean", "var", "std"))
+
+
+def m_shapes_grad(x, b):
+    return (x.transpose(1, 0, 2).reshape(3, 8).ravel() + x.flatten() * 2.0 + x.copy().ravel()
+            + x[0].dot(b).astype(np.float64).ravel().sum() + x[0].diagonal(1).sum() + x[1].trace())
+
+
+grads(m_shapes_grad, (X3, B45), of=("transpose", "reshape", "ravel", "flatten", "copy", "dot", "astype", "diagonal", "trace"))
+
+
+# -- refusals (each `# refused` line is where the error must point) ----------------------
+
+
+@refused(builtins.range, "range() is supported only", X)
+def range_object(x):
+    r = range(3)  # refused
+    return x
+
+
+@refused(np.nonzero, "data-dependent shape", X)
+def nonzero(x):
+    return np.nonzero(x)  # refused
+
+
+@refused(np.argwhere, "data-dependent shape", X)
+def argwhere(x):
+    return np.argwhere(x)  # refused
+
+
+@refused(np.unique, "data-dependent shape", X)
+def unique(x):
+    return np.unique(x)  # refused
+
+
+@refused((np.max, np.amax), "of an empty array", E)
+def max_of_empty(x):
+    return np.max(x, axis=0)  # refused
+
+
+@refused("min", "of an empty array", E)
+def min_method_of_empty(x):
+    return x.min()  # refused
+
+
+def min_of_ints(x):
+    return np.min(x, axis=0), np.max(x[1:], axis=1), np.min(x)
+
+
+values(min_of_ints, (I,), (I32,), (np.abs(I) + 1,), (-np.abs(I) - 1,), of=(np.min, np.max))
+
+
+def py_max_of_int_vector(x):
+    return max(x), min(x[1:])
+
+
+values(py_max_of_int_vector, (I[0],), (-np.abs(I[0]) - 1,), (np.abs(I32[1]) + 1,), of=(builtins.max, builtins.min))
+
+
+@refused(np.sum, "out of range", P3)
+def sum_axis_out_of_range(x):
+    return np.sum(x, axis=3)  # refused
+
+
+@refused(np.mean, "out of range", P3)
+def mean_negative_axis_out_of_range(x):
+    return np.mean(x, axis=(0, -4))  # refused
+
+
+@refused(np.sum, "repeats an axis", P3)
+def sum_axis_repeated(x):
+    return np.sum(x, axis=(0, -3))  # refused
+
+
+@refused(np.prod, "unsupported keyword argument 'dtype'", P3)
+def prod_dtype(x):
+    return np.prod(x, dtype=np.float32)  # refused
+
+
+@refused(np.sum, "takes an array and an optional axis", P3)
+def sum_positional_dtype(x):
+    return np.sum(x, 0, None)  # refused
+
+
+@refused("sum", "takes at most 2 arguments", P3)
+def sum_method_positional_keepdims(x):
+    return x.sum(0, None, None, True)  # refused
+
+
+@refused(np.var, "takes at most 4 arguments", P3)
+def var_positional_ddof(x):
+    return np.var(x, 0, None, None, 1)  # refused
+
+
+@refused(np.reshape, "order='F' is not supported", X)
+def reshape_fortran(x):
+    return np.reshape(x, (4, 3), order="F")  # refused
+
+
+@refused("reshape", "order='F' is not supported", X)
+def reshape_method_fortran(x):
+    return x.reshape(4, 3, order="F")  # refused
+
+
+@refused(np.reshape, "cannot reshape", X)
+def reshape_wrong_size(x):
+    return np.reshape(x, (5, -1))  # refused
+
+
+@refused(np.reshape, "cannot reshape", X)
+def reshape_two_unknowns(x):
+    return x.reshape(-1, -1)  # refused
+
+
+@refused(np.ravel, "order='F' is not supported", X)
+def ravel_fortran(x):
+    return np.ravel(x, "F")  # refused
+
+
+@refused("flatten", "order='F' is not supported", X)
+def flatten_fortran(x):
+    return x.flatten("F")  # refused
+
+
+@refused("ravel", "order='A' is not supported", X)
+def ravel_method_any(x):
+    return x.ravel(order="A")  # refused
+
+
+@refused("transpose", "unsupported keyword argument 'axes'", X3)
+def transpose_method_keyword(x):
+    return x.transpose(axes=(0, 2, 1))  # refused
+
+
+@refused(np.transpose, "not a permutation", X3)
+def transpose_repeated_axis(x):
+    return np.transpose(x, (0, 0, 1))  # refused
+
+
+@refused(np.transpose, "not a permutation", V4)
+def transpose_vector_bad_axes(x):
+    return np.transpose(x, (1,))  # refused
+
+
+@refused(np.flip, "repeats an axis", X3)
+def flip_repeated_axis(x):
+    return np.flip(x, (0, 0))  # refused
+
+
+@refused(np.reciprocal, "integer division", I)
+def reciprocal_of_ints(x):
+    return np.reciprocal(x)  # refused
+
+
+@refused(np.reciprocal, "integer division", X)
+def reciprocal_of_an_int_constant(x):
+    return x + np.reciprocal(3)  # refused
+
+
+@refused(np.square, "of booleans", BOOL)
+def square_of_booleans(x):
+    return np.square(x)  # refused
+
+
+@refused(np.power, "on integer arrays is not supported", I)
+def int_power_negative(x):
+    return np.power(x, -1)  # refused
+
+
+@refused(np.matmul, "is not supported", P3, P)
+def matmul_broadcast(a, b):
+    return np.matmul(a, b[:, :3].T)  # refused
+
+
+@refused(np.matmul, "unsupported keyword argument 'axes'", P, B45)
+def matmul_axes(a, b):
+    return np.matmul(a, b, axes=[(0, 1), (0, 1), (0, 1)])  # refused
+
+
+@refused(np.dot, "contraction sizes disagree", P, P)
+def dot_mismatch(a, b):
+    return np.dot(a, b)  # refused
+
+
+@refused(np.dot, "of integer arrays are not supported", I, I)
+def dot_of_ints(a, b):
+    return np.dot(a, b.T)  # refused
+
+
+@refused(np.inner, "contraction sizes disagree", V3, V4)
+def inner_mismatch(a, b):
+    return np.inner(a, b)  # refused
+
+
+@refused(np.vdot, "contraction sizes disagree", V3, V4)
+def vdot_mismatch(a, b):
+    return np.vdot(a, b)  # refused
+
+
+@refused(np.outer, "unsupported keyword argument 'out'", V3, V4)
+def outer_out(a, b):
+    return np.outer(a, b, out=a)  # refused
+
+
+@refused(np.einsum, "repeated index", P)
+def einsum_diagonal(a):
+    return np.einsum("ii->i", a[:3, :3])  # refused
+
+
+@refused(np.einsum, "ellipses", P)
+def einsum_ellipsis(a):
+    return np.einsum("...j->...", a)  # refused
+
+
+@refused(np.einsum, "invalid subscripts", P)
+def einsum_unknown_output(a):
+    return np.einsum("ij->ik", a)  # refused
+
+
+@refused(np.einsum, "2 subscripts for 1 operands", P)
+def einsum_operand_count(a):
+    return np.einsum("ij,jk->ik", a)  # refused
+
+
+@refused(np.linalg.norm, "ord=1", V4)
+def norm_ord1(v):
+    return np.linalg.norm(v, 1)  # refused
+
+
+@refused(np.linalg.norm, "ord=fro", V4)
+def norm_fro_of_vector(v):
+    return np.linalg.norm(v, "fro")  # refused
+
+
+@refused(np.linalg.norm, "axis or keepdims", P)
+def norm_axis(m):
+    return np.linalg.norm(m, axis=0)  # refused
+
+
+@refused(np.where, "three arguments", X)
+def where_one_argument(x):
+    return np.where(x > 0)  # refused
+
+
+@refused(np.clip, "unsupported keyword argument 'out'", X)
+def clip_out(x):
+    return np.clip(x, 0.0, 1.0, out=x)  # refused
+
+
+@refused(np.concatenate, "sizes differ outside axis", X, P3)
+def concatenate_mismatch(a, b):
+    return np.concatenate((a, b[0, :, :3]), axis=0)  # refused
+
+
+@refused(np.concatenate, "one rank", X)
+def concatenate_scalars(a):
+    return np.concatenate((a[0, 0], a[1, 1]))  # refused
+
+
+@refused(np.concatenate, "unsupported keyword argument 'dtype'", X)
+def concatenate_dtype(a):
+    return np.concatenate((a, a), dtype=np.float32)  # refused
+
+
+@refused(np.stack, "out of range", V4)
+def stack_axis_out_of_range(v):
+    return np.stack((v, v), axis=2)  # refused
+
+
+@refused(np.stack, "of one shape", V3, V4)
+def stack_mismatch(a, b):
+    return np.stack((a, b))  # refused
+
+
+@refused(np.diagonal, "rank other than 2", X3)
+def diagonal_of_3d(x):
+    return np.diagonal(x)  # refused
+
+
+@refused(np.trace, "same axis", X)
+def trace_same_axes(x):
+    return np.trace(x, 0, 1, 1)  # refused
+
+
+@refused(np.diag, "rank 1 or 2", X3)
+def diag_of_3d(x):
+    return np.diag(x)  # refused
+
+
+@refused(np.arange, "positive constant step", X)
+def arange_negative_step(x):
+    return np.arange(5, 0, -1)  # refused
+
+
+@refused(np.arange, "expected an integer", X)
+def arange_of_floats(x):
+    return np.arange(2.5)  # refused
+
+
+@refused(np.zeros, "unsupported keyword argument 'order'", X)
+def zeros_fortran(x):
+    return np.zeros((2, 2), order="F")  # refused
+
+
+@refused(np.ones_like, "unsupported keyword argument 'shape'", X)
+def ones_like_shape(x):
+    return np.ones_like(x, shape=(2, 2))  # refused
+
+
+@refused(np.full, "unsupported dtype", X)
+def full_int8(x):
+    return np.full(3, 1, dtype=np.int8)  # refused
+
+
+@refused(np.array, "ndmin", X)
+def array_ndmin(x):
+    return np.array(x, ndmin=3)  # refused
+
+
+@refused(np.asarray, "unsupported keyword argument 'like'", X)
+def asarray_like(x):
+    return np.asarray(x, like=x)  # refused
+
+
+@refused(np.copy, "unsupported keyword argument 'subok'", X)
+def copy_subok(x):
+    return np.copy(x, subok=True)  # refused
+
+
+@refused("astype", "unsupported dtype", X)
+def astype_int8(x):
+    return x.astype(np.int8)  # refused
+
+
+@refused(np.sinh, "takes at most 1 arguments", X)
+def sinh_out(x):
+    return np.sinh(x, x)  # refused
+
+
+@refused(np.exp, "unsupported keyword argument 'out'", X)
+def exp_out(x):
+    return np.exp(x, out=x)  # refused
+
+
+@refused(np.add, "takes two arguments", X)
+def add_three(x):
+    return np.add(x, x, x)  # refused
+
+
+@refused(np.fmax, "unsupported keyword argument 'where'", X)
+def fmax_where(x):
+    return np.fmax(x, 0.0, where=x > 0)  # refused
+
+
+@refused(builtins.len, "len() of a scalar", X)
+def len_of_scalar(x):
+    return len(x[0, 0])  # refused
+
+
+@refused(builtins.max, "unsupported keyword argument 'key'", X)
+def max_key(x):
+    return max(x[0, 0], x[0, 1], key=abs)  # refused
+
+
+@refused(builtins.min, "takes a vector", X)
+def min_of_matrix(x):
+    return min(x)  # refused
+
+
+@refused(builtins.int, "int() of a run-time float", X)
+def int_of_data(x):
+    return int(x[0, 0])  # refused
+
+
+@refused(builtins.float, "float() of an array", X)
+def float_of_array(x):
+    return float(x)  # refused
+
+
+@refused("dot", "contraction sizes disagree", P)
+def dot_method_mismatch(a):
+    return a.dot(a)  # refused
+
+
+@refused("diagonal", "rank other than 2", X3)
+def diagonal_method_3d(x):
+    return x.diagonal()  # refused
+
+
+@refused("trace", "expected an integer", X, 0.5)
+def trace_runtime_offset(x, s):
+    return x.trace(s)  # refused
+
+
+@refused("copy", "unsupported keyword argument 'subok'", X)
+def copy_method_subok(x):
+    return x.copy(subok=True)  # refused
+
+
+@refused(("var", "std"), "expected an integer", X, 0.5)
+def var_runtime_ddof(x, s):
+    return x.var(ddof=s)  # refused
+
+
+@refused("mean", "keepdims must be a constant", X, 0.5)
+def mean_runtime_keepdims(x, s):
+    return x.mean(keepdims=s > 0)  # refused
+
+
+@refused("prod", "out of range", X)
+def prod_method_axis(x):
+    return x.prod(axis=-3)  # refused
+
+
+@refused("max", "unsupported keyword argument 'initial'", X)
+def max_method_initial(x):
+    return x.max(initial=0.0)  # refused
+
+
+# -- running the cases ------------------------------------------------------------------
+
+
+def _interpret(fn, args):
+    f, ir_args, _ = dfc.jit(fn).specialize(*copies(args))
+    return dfc.interpret(f.module, f.name, *ir_args)
+
+
+def _numpy(fn, args):
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore", RuntimeWarning)
+        return fn(*copies(args))
+
+
+def _float64(args):
+    return [a.astype(np.float64) if isinstance(a, np.ndarray) and a.dtype.kind == "f" else a for a in args]
+
+
+def assert_same(got, want, reference, where=""):
+    """`got` (dfc) has `want`'s (NumPy's) shape and dtype and equals `reference` (NumPy in float64)
+    element by element, relatively (NaN where it is NaN, infinities exactly)."""
+    if isinstance(want, tuple):
+        assert isinstance(got, tuple) and len(got) == len(want), f"{where}: {len(want)} results expected"
+        for k, (g, w, r) in enumerate(zip(got, want, reference)):
+            assert_same(g, w, r, f"{where}[{k}]")
+        return
+    g, w, r = np.asarray(got), np.asarray(want), np.asarray(reference)
+    assert g.shape == w.shape, f"{where}: shape {g.shape}, NumPy {w.shape}"
+    if isinstance(want, bool):
+        assert g.dtype == np.bool_, f"{where}: dtype {g.dtype}, Python bool"
+    elif isinstance(want, int):
+        assert g.dtype.kind == "i", f"{where}: dtype {g.dtype}, Python int"
+    elif isinstance(want, float):
+        assert g.dtype.kind == "f", f"{where}: dtype {g.dtype}, Python float"
+    else:
+        assert g.dtype == w.dtype, f"{where}: dtype {g.dtype}, NumPy {w.dtype}"
+    if g.dtype.kind in "biu":
+        np.testing.assert_array_equal(g, r, err_msg=where)
+    else:
+        np.testing.assert_allclose(g.astype(np.float64), r, rtol=RTOL[g.dtype], atol=0, equal_nan=True, err_msg=where)
+
+
+def _ids(cases):
+    seen: dict[str, int] = {}
+    out = []
+    for case in cases:
+        base = f"{'+'.join(_name(t) for t in case[0]) or 'attributes'}-{case[1].__name__}"
+        seen[base] = seen.get(base, -1) + 1
+        out.append(f"{base}-{seen[base]}")
+    return out
+
+
+@pytest.mark.parametrize("targets, fn, args", VALUE, ids=_ids(VALUE))
+def test_value(targets, fn, args):
+    """dfc equals NumPy: same shapes and dtypes, values within RTOL of NumPy in float64."""
+    want = _numpy(fn, args)
+    reference = _numpy(fn, _float64(args))
+    assert_same(_interpret(fn, args), want, reference, fn.__name__)
+
+
+@pytest.mark.parametrize("targets, fn, args", GRAD, ids=_ids(GRAD))
+def test_gradient(targets, fn, args):
+    """autodiff of the frontend's IR equals float64 central differences of the NumPy function (rtol 1e-9)."""
+    check(fn, args)
+
+
+def _refusal_line(fn) -> int:
+    lines, first = inspect.getsourcelines(fn)
+    return first + next(k for k, line in enumerate(lines) if "# refused" in line)
+
+
+@pytest.mark.parametrize("targets, fn, args, message", REFUSED, ids=[f"{'+'.join(map(_name, c[0]))}-{c[1].__name__}" for c in REFUSED])
+def test_refused(targets, fn, args, message):
+    """An unsupported form is a FrontendError at the call's line, never a number."""
+    with pytest.raises(dfc.FrontendError) as err:
+        _interpret(fn, args)
+    assert message in err.value.message, err.value.message
+    assert "internal error" not in err.value.message
+    path, line, _col = err.value.location.rsplit(":", 2)
+    assert path.endswith("test_numpy_api_coverage.py") and int(line) == _refusal_line(fn), err.value.location
+
+
+# -- compiled (the engine): every handler once, in a few functions ------------------------
+
+
+def compiled_elementwise(x, p, y, i):
+    return (np.exp(x), np.log(p), np.sqrt(p), np.tanh(x), np.sin(x), np.cos(x), np.absolute(x), np.fabs(x),
+            np.log1p(p), np.floor(x), np.ceil(x), np.negative(x), np.sign(x), np.log2(p), np.log10(p), np.sinh(x),
+            np.cosh(x), np.reciprocal(p), np.square(x), abs(x), np.add(x, y), np.subtract(x, 1.5), np.multiply(x, y),
+            np.divide(x, p), np.power(p, y), np.power(x, 3), np.power(p, -0.5), np.maximum(x, y), np.minimum(x, 0.0),
+            np.fmax(x, y), np.fmin(x, y), np.where(x > y, x, y), np.clip(x, -0.5, y), np.sign(i), np.floor(i),
+            np.divide(i, 4), np.maximum(i, 1), np.square(i), np.sum(i, axis=0), np.prod(i > 0, axis=1))
+
+
+def compiled_scalars(s, t, x):
+    return (math.exp(s), math.log(t), math.sqrt(t), math.tanh(s), math.sin(s), math.cos(s), math.fabs(s),
+            math.log1p(t), math.floor(s), math.ceil(s), math.erf(s), abs(s), math.pow(t, s), max(s, t), min(s, t),
+            max(x[0]), min(x[1]), float(x[0, 0]) + float(x.shape[0]) + int(2.5) + len(x))
+
+
+def compiled_reductions(p3, p):
+    return (np.sum(p3, axis=-1), np.max(p3, axis=(0, 2), keepdims=True), np.amax(p3), np.min(p3, 1),
+            np.amin(p3, axis=None, keepdims=True), np.prod(p3, axis=0), np.mean(p3, axis=(1, 2)), np.var(p3, axis=-1),
+            np.std(p3, ddof=1), np.linalg.norm(p), p3.sum(0), p3.max(axis=1), p3.min(keepdims=True), p3.prod(-1),
+            p3.mean(axis=0, keepdims=True), p3.var(axis=(0, 1)), p3.std(2), np.trace(p, 1), p.trace(), np.sum(p3),
+            np.max(p3 > 1.0, axis=0), np.min(p3 > 0.6, axis=2))
+
+
+def compiled_shapes(x3, p, v):
+    a = np.empty((2, 3))
+    a[:] = p[:2, :3]
+    b = np.empty_like(v)
+    b[:] = v * 2.0
+    return (np.transpose(x3, (2, 0, 1)), np.flip(x3, (0, -1)), np.reshape(x3, (4, -1)), np.ravel(x3), x3.ravel(),
+            x3.flatten(), x3.reshape(6, 4), x3.transpose(1, 0, 2), x3.T, np.concatenate((p, p * 2.0), axis=1),
+            np.concatenate((v, v), axis=None), np.stack((v, v * 3.0), axis=-1), np.diag(v, 1), np.diag(p, -1),
+            np.diagonal(p, 1), p.diagonal(), np.zeros((2, 3)), np.ones(4, np.float32), np.full((2, 2), 3.5),
+            np.full(3, p[0, 0]), np.zeros_like(p), np.ones_like(v), np.full_like(p, 2), a, b, np.arange(1, 9, 3),
+            np.arange(4, dtype=float), np.copy(p), np.array(p, np.float32), np.asarray(p, dtype=int), p.copy(),
+            p.astype(np.int32), (p > 1.0).astype(float), p.astype(bool))
+
+
+def compiled_contractions(p, b, v3, v4, p3, c):
+    return (np.dot(p, b), np.dot(p, v4), np.dot(p3, c), np.matmul(p, b), np.matmul(p3, c), np.inner(p, p),
+            np.inner(v4, p), np.vdot(p, p), np.outer(v3, v4), np.einsum("ij,jk->ik", p, b),
+            np.einsum("bij,bjk->bik", p3, c), np.einsum("ij,jk,kl->il", p, b, b.T), np.einsum("ij->", p), p.dot(v4),
+            np.linalg.norm(v4, 2), np.linalg.norm(p, "fro"))
+
+
+def compiled_loss(x, p, y):
+    a = np.sum(np.exp(x) * np.tanh(y) + np.log(p) * np.sinh(x) + np.fmax(x, y) + np.clip(x, -0.5, 0.5))
+    return a + np.var(p, axis=0).sum() + np.max(x, axis=1).sum() + np.einsum("ij,ij->", x, y) + np.trace(np.dot(x, y.T))
+
+
+COMPILED = [
+    (compiled_elementwise, (X, P, Y, I)),
+    (compiled_scalars, (0.4, 1.3, X)),
+    (compiled_reductions, (P3, P)),
+    (compiled_shapes, (X3, P, V4)),
+    (compiled_contractions, (P, B45, V3, V4, P3, C245)),
+]
+
+
+@pytest.mark.parametrize("fn, args", COMPILED, ids=[c[0].__name__ for c in COMPILED])
+def test_compiled(fn, args):
+    """Compiled code (the engine) equals NumPy like the interpreter does."""
+    want = _numpy(fn, args)
+    assert_same(dfc.jit(fn)(*copies(args)), want, _numpy(fn, _float64(args)), fn.__name__)
+
+
+def test_compiled_gradient():
+    """dfc.vjp of compiled code (elementwise, a moment, a max, contractions) equals central differences."""
+    check(compiled_loss, (X, P, Y), engine=True)
+
+
+# -- the walk ---------------------------------------------------------------------------
+
+NO_GRADIENT = {
+    np.zeros: "no float input", np.ones: "no float input", np.empty: "no float input", np.arange: "integers",
+    builtins.len: "an integer", builtins.int: "an integer", math.floor: "a Python int", math.ceil: "a Python int",
+    builtins.range: "refused", np.nonzero: "refused", np.argwhere: "refused",
+    np.unique: "refused",
+}
+
+
+def _always_refuses(handler) -> bool:
+    return handler.__qualname__.startswith("_unsupported.")
+
+
+def test_every_handler_has_a_case():
+    """Each HANDLERS key and METHODS name has a value case (a refusal case when its handler refuses
+    every call) and a gradient case unless listed in NO_GRADIENT; the cases name nothing else."""
+    valued = {t for targets, _, _ in VALUE for t in targets}
+    refusals = {t for targets, *_ in REFUSED for t in targets}
+    graded = {t for targets, _, _ in GRAD for t in targets}
+    table = list(numpy_api.HANDLERS) + list(numpy_api.METHODS)
+    missing = [_name(k) for k in numpy_api.HANDLERS if k not in (refusals if _always_refuses(numpy_api.HANDLERS[k]) else valued)]
+    missing += [f".{k}()" for k in numpy_api.METHODS if k not in valued]
+    assert not missing, f"handlers without a value case: {missing}"
+    ungraded = [_name(k) for k in table if k not in graded and k not in NO_GRADIENT]
+    assert not ungraded, f"handlers without a gradient case (or a NO_GRADIENT reason): {ungraded}"
+    stale = [_name(t) for t in valued | refusals | graded | set(NO_GRADIENT) if t not in table]
+    assert not stale, f"cases of callables the table does not have: {stale}"

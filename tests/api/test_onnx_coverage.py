@@ -1,0 +1,685 @@
+"""ONNX's own backend node tests through `dfc.import_onnx` and the interpreter.
+
+Each case is one node with inputs and the outputs ONNX computed for them
+(`onnx.backend.test.case.node`, generated in memory: the wheel ships the
+generators, not `data/node`), plus the model files ONNX ships under
+`onnx/backend/test/data/{pytorch-converted,pytorch-operator,simple}`. A case
+ends as one of:
+
+* pass: every output has the expected shape and dtype, and equals the
+  expected one (integers and booleans exactly; floats element by element
+  within a relative tolerance of the dtype, NaN where NaN is expected);
+* refused: `import_onnx` raises a `CompileError` (an unsupported type,
+  attribute or operator, named);
+* wrong: a result that differs, or of another shape or dtype;
+* internal: any other exception.
+
+A case runs as given ("graph"); inputs the importer needs at import time (it
+says "input 'x' must be a constant") are then given as initializers. Cases of
+ops `OnnxImporter.fold` computes with numpy also run with every input an
+initializer ("folded"), which checks the folding.
+
+CI runs `SUBSET` (every handler passes at least one case, checked by
+`test_every_handler_has_a_passing_case`); `DFC_ONNX_NODE_SUITE=1` runs every
+node case of a handled op and every shipped model, and requires wrong and
+internal to be zero. `python tests/api/test_onnx_coverage.py` prints the counts.
+Cases run on the interpreter, those over `LARGE` elements on the engine
+(`DFC_ONNX_NODE_ENGINE=1`: every case on the engine).
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import os
+import re
+import warnings
+from collections import Counter
+from functools import cache
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+onnx = pytest.importorskip("onnx")
+
+from onnx import numpy_helper  # noqa: E402
+
+import dfc  # noqa: E402
+from dfc import CompileError, interpret  # noqa: E402
+from dfc.importers.onnx_import import OnnxImporter, from_onnx, import_onnx  # noqa: E402
+
+FULL = bool(os.environ.get("DFC_ONNX_NODE_SUITE"))
+NODE_PACKAGE = "onnx.backend.test.case.node"
+DATA = Path(onnx.__file__).parent / "backend" / "test" / "data"
+MODEL_DIRS = ("pytorch-converted", "pytorch-operator", "simple")
+TOLERANCE = {np.dtype(np.float16): (1e-3, 1e-4), np.dtype(np.float32): (1e-5, 1e-6), np.dtype(np.float64): (1e-12, 1e-13)}
+"""(rtol, floor) per float dtype: an element may differ from the expected one by rtol of
+its magnitude or by floor times the largest expected magnitude of the output (where a
+result near 0 comes from cancellation, as LayerNormalization's shift)."""
+ENGINE = bool(os.environ.get("DFC_ONNX_NODE_ENGINE"))
+LARGE = 50_000
+"""Cases with more elements (inputs and outputs) run on the engine, the others on the interpreter."""
+
+
+def handler_ops() -> set[str]:
+    """The ops `OnnxImporter` builds IR for: its `op_*` methods and the elementwise ops it translates by name."""
+    from dfc.importers import onnx_import
+
+    return {name[3:] for name in dir(OnnxImporter) if name.startswith("op_")} | set(onnx_import._UNARY) | set(
+        onnx_import._BINARY)
+
+
+@cache
+def fold_ops() -> set[str]:
+    """The ops `OnnxImporter.fold` computes with numpy, read off its source."""
+    from dfc.importers import onnx_import
+
+    source = inspect.getsource(OnnxImporter.fold)
+    names = set(re.findall(r'op == "(\w+)"', source))
+    for group in re.findall(r"op in \(([^)]*)\)", source):
+        names |= set(re.findall(r'"(\w+)"', group))
+    return names | set(onnx_import._NUMPY_BINARY)
+
+
+# ---------------------------------------------------------------- cases
+
+
+class Case:
+    """One model with its inputs and expected outputs."""
+
+    def __init__(self, name: str, model, inputs: list[np.ndarray], outputs: list[np.ndarray]):
+        self.name, self.model, self.inputs, self.outputs = name, model, inputs, outputs
+
+    @property
+    def ops(self) -> set[str]:
+        return {n.op_type for n in self.model.graph.node}
+
+
+def _array(value) -> np.ndarray:
+    return numpy_helper.to_array(value) if isinstance(value, onnx.TensorProto) else np.asarray(value)
+
+
+def _modules(ops: set[str]) -> list[str]:
+    """The node-case modules that build a node of one of `ops`."""
+    package = importlib.import_module(NODE_PACKAGE)
+    found = []
+    for path in sorted(Path(package.__file__).parent.glob("*.py")):
+        if set(re.findall(r'make_node\(\s*"(\w+)"', path.read_text())) & ops:
+            found.append(path.stem)
+    return found
+
+
+@cache
+def node_cases(ops: frozenset[str]) -> dict[str, Case]:
+    """ONNX's node cases of one node whose op is in `ops` (generating a module's
+    cases imports it: its `export_*` functions run once)."""
+    package = importlib.import_module(NODE_PACKAGE)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for module in _modules(set(ops)):
+            importlib.import_module(f"{NODE_PACKAGE}.{module}")
+    cases = {}
+    for c in package._NodeTestCases:
+        if len(c.model.graph.node) == 1 and c.model.graph.node[0].op_type in ops:
+            inputs, outputs = c.data_sets[0]
+            cases[c.name] = Case(c.name, c.model, [_array(x) for x in inputs], [_array(y) for y in outputs])
+    return cases
+
+
+def model_cases() -> dict[str, Case]:
+    """The model files ONNX ships (`model.onnx` + `test_data_set_0/{input,output}_*.pb`)."""
+    cases = {}
+    for kind in MODEL_DIRS:
+        for folder in sorted((DATA / kind).iterdir()):
+            data = folder / "test_data_set_0"
+            if not (folder / "model.onnx").exists() or not data.exists():
+                continue
+
+            def read(prefix: str) -> list[np.ndarray]:
+                files = sorted(data.glob(f"{prefix}_*.pb"), key=lambda p: int(p.stem.split("_")[1]))
+                return [numpy_helper.to_array(onnx.load_tensor(str(p))) for p in files]
+
+            cases[f"{kind}/{folder.name}"] = Case(f"{kind}/{folder.name}", onnx.load(str(folder / "model.onnx")),
+                                                  read("input"), read("output"))
+    return cases
+
+
+# ---------------------------------------------------------------- running
+
+
+def _with_initializers(model, values: dict[str, np.ndarray]):
+    """`model` with the graph inputs named in `values` turned into initializers of those values."""
+    model = onnx.ModelProto.FromString(model.SerializeToString())
+    kept = [i for i in model.graph.input if i.name not in values]
+    del model.graph.input[:]
+    model.graph.input.extend(kept)
+    model.graph.initializer.extend(numpy_helper.from_array(v, n) for n, v in values.items())
+    return model
+
+
+def _compare(got: np.ndarray, want: np.ndarray) -> str | None:
+    """Why `got` differs from `want`, or None when equal (see the module docstring)."""
+    got = np.asarray(got)
+    if got.shape != want.shape or got.dtype != want.dtype:
+        return f"got {got.dtype}{list(got.shape)}, expected {want.dtype}{list(want.shape)}"
+    if want.dtype.kind == "f":
+        rtol, floor = TOLERANCE[want.dtype]
+        finite = np.abs(want[np.isfinite(want)])
+        scale = floor * float(finite.max()) if finite.size else 0.0
+        close = np.isclose(got, want, rtol=rtol, atol=scale, equal_nan=True) & (np.isnan(got) == np.isnan(want))
+        if not close.all():
+            k = int(np.argmin(close.reshape(-1)))
+            return f"element {k}: got {got.reshape(-1)[k]!r}, expected {want.reshape(-1)[k]!r} (rtol {rtol})"
+        return None
+    if not np.array_equal(got, want):
+        k = np.argmax((got != want).reshape(-1))
+        return f"element {k}: got {got.reshape(-1)[k]!r}, expected {want.reshape(-1)[k]!r}"
+    return None
+
+
+CONSTANT_INPUT = re.compile(r"input '([^']*)' must be a constant")
+
+
+def run_case(case: Case, folded: bool = False) -> tuple[str, str]:
+    """(outcome, detail): outcome one of pass, refused, wrong, internal."""
+    names = [i.name for i in case.model.graph.input]
+    given = dict(zip(names, case.inputs))
+    if folded and not all(i.type.HasField("tensor_type") for i in case.model.graph.input):
+        return "refused", "an input is not a tensor (no initializer holds it)"
+    known = dict(given) if folded else {}
+    try:
+        while True:
+            try:
+                module, inputs, _ = import_onnx(_with_initializers(case.model, known), parameters=[])
+                break
+            except CompileError as err:
+                wanted = CONSTANT_INPUT.search(str(err))
+                if folded or not wanted or wanted.group(1) not in given or wanted.group(1) in known:
+                    raise
+                known[wanted.group(1)] = given[wanted.group(1)]
+        if folded and any(op.name not in ("nn.constant", "nn.full", "func.func", "func.return", "builtin.module")
+                          for op in module.walk()):
+            return "refused", "not folded (an input left it to the graph)"
+        args = [given[n] for n in inputs]
+        if ENGINE or sum(x.size for x in [*args, *case.outputs]) > LARGE:
+            from dfc.compiler.engine import ExecutionEngine
+
+            got = ExecutionEngine(module).invoke("main", *args)
+        else:
+            got = interpret(module, "main", *args)
+    except CompileError as err:
+        return "refused", str(err).splitlines()[0]
+    except Exception as err:  # noqa: BLE001 - every other exception is an internal error
+        return "internal", f"{type(err).__name__}: {err}"
+    got = got if isinstance(got, tuple) else (got,)
+    if len(got) != len(case.outputs):
+        return "wrong", f"{len(got)} outputs, expected {len(case.outputs)}"
+    for k, (g, w) in enumerate(zip(got, case.outputs)):
+        if (why := _compare(g, w)) is not None:
+            return "wrong", f"output {k}: {why}"
+    return "pass", ""
+
+
+# ---------------------------------------------------------------- the cases CI runs
+
+SUBSET: dict[str, tuple[str, ...]] = {
+    # op -> node cases CI runs as graphs (model files: "<dir>/<name>")
+    "Abs": ("test_abs",),
+    "Add": ("test_add_bcast",),
+    "AveragePool": ("pytorch-converted/test_AvgPool1d", "pytorch-converted/test_AvgPool2d_stride"),
+    "BatchNormalization": ("test_batchnorm_epsilon",),
+    "Cast": ("test_cast_FLOAT_to_DOUBLE", "test_cast_DOUBLE_to_FLOAT16"),
+    "Concat": ("test_concat_2d_axis_1", "test_concat_3d_axis_negative_3"),
+    "Conv": ("test_conv_with_strides_and_asymmetric_padding", "test_basic_conv_without_padding"),
+    "Div": ("test_div_bcast", "test_div_int32_trunc"),
+    "Dropout": ("test_dropout_default_mask_ratio", "test_training_dropout_zero_ratio_mask"),
+    "Equal": ("test_equal_bcast",),
+    "Erf": ("test_erf",),
+    "Exp": ("test_exp",),
+    "Expand": ("test_expand_dim_changed",),
+    "Flatten": ("test_flatten_axis0", "test_flatten_default_axis", "test_flatten_negative_axis1",
+                "test_flatten_negative_axis2", "test_flatten_negative_axis3", "test_flatten_negative_axis4"),
+    "Gather": ("test_gather_1", "test_gather_2d_indices", "test_gather_negative_indices"),
+    "Gelu": ("test_gelu_default_1",),
+    "Gemm": ("test_gemm_all_attributes", "test_gemm_default_no_bias", "test_gemm_transposeA"),
+    "GlobalAveragePool": ("test_globalaveragepool",),
+    "Greater": ("test_greater_bcast",),
+    "GreaterOrEqual": ("test_greater_equal_bcast",),
+    "Identity": ("test_identity",),
+    "LayerNormalization": ("test_layer_normalization_default_axis", "test_layer_normalization_4d_axis1",
+                           "test_layer_normalization_3d_axis_negative_2_epsilon"),
+    "Less": ("test_less_bcast",),
+    "LessOrEqual": ("test_less_equal_bcast",),
+    "Log": ("test_log",),
+    "LogSoftmax": ("test_logsoftmax_default_axis", "test_logsoftmax_negative_axis", "pytorch-converted/test_LogSoftmax"),
+    "MatMul": ("test_matmul_2d", "test_matmul_1d_1d", "test_matmul_4d_1d", "test_matmul_bcast"),
+    "Max": ("test_max_example", "test_max_one_input", "test_max_int64"),
+    "MaxPool": ("pytorch-converted/test_MaxPool1d_stride", "pytorch-converted/test_MaxPool2d", "test_maxpool_2d_ceil",
+                "test_maxpool_2d_ceil_output_size_reduce_by_one"),
+    "Min": ("test_min_example",),
+    "Mul": ("test_mul_bcast",),
+    "Neg": ("test_neg",),
+    "Pow": ("test_pow_bcast_array", "test_pow_types_float32_int64"),
+    "ReduceMax": ("test_reduce_max_negative_axes_keepdims_example", "test_reduce_max_bool_inputs",
+                  "test_reduce_max_empty_set"),
+    "ReduceMean": ("test_reduce_mean_default_axes_keepdims_example", "test_reduce_mean_do_not_keepdims_example"),
+    "ReduceMin": ("test_reduce_min_negative_axes_keepdims_example", "test_reduce_min_empty_set"),
+    "ReduceSum": ("test_reduce_sum_default_axes_keepdims_example", "test_reduce_sum_empty_axes_input_noop_example",
+                  "test_reduce_sum_negative_axes_keepdims_example"),
+    "Relu": ("test_relu",),
+    "Reshape": ("test_reshape_zero_and_negative_dim", "test_reshape_allowzero_reordered"),
+    "Sigmoid": ("test_sigmoid",),
+    "Slice": ("test_slice_neg_steps", "test_slice_negative_axes", "test_slice_default_axes", "test_slice_end_out_of_bounds"),
+    "Softmax": ("test_softmax_axis_0", "test_softmax_negative_axis", "test_softmax_large_number",
+                "pytorch-converted/test_Softmax"),
+    "Sqrt": ("test_sqrt",),
+    "Squeeze": ("test_squeeze_negative_axes",),
+    "Sub": ("test_sub_bcast",),
+    "Tanh": ("test_tanh",),
+    "Transpose": ("test_transpose_default", "test_transpose_all_permutations_4"),
+    "Unsqueeze": ("test_unsqueeze_negative_axes", "test_unsqueeze_unsorted_axes", "test_unsqueeze_three_axes"),
+    "Where": ("test_where_long_example",),
+    "Sign": ("test_sign",), "Floor": ("test_floor",), "Ceil": ("test_ceil",), "Round": ("test_round",),
+    "Sin": ("test_sin",), "Cos": ("test_cos",), "Tan": ("test_tan",),
+    "Range": ("test_range_float_type_positive_delta",),
+    "Split": ("test_split_variable_parts_2d_opset13", "test_split_2d_uneven_split_opset18",
+              "test_split_zero_size_splits_opset18", "test_split_equal_parts_default_axis_opset13"),
+    "Tile": ("test_tile",),
+    "Pad": ("test_constant_pad", "test_constant_pad_negative_axes", "test_edge_pad", "test_reflect_pad",
+            "test_wrap_pad"),
+    "GatherElements": ("test_gather_elements_1", "test_gather_elements_negative_indices"),
+    "GatherND": ("test_gathernd_example_float32", "test_gathernd_example_int32_batch_dim1"),
+    "CumSum": ("test_cumsum_2d_negative_axis", "test_cumsum_1d_reverse_exclusive", "test_cumsum_1d_int32_exclusive"),
+    "Clip": ("test_clip", "test_clip_default_min", "test_clip_default_max", "test_clip_min_greater_than_max"),
+    "And": ("test_and_bcast4v2d",), "Or": ("test_or_bcast3v1d",), "Xor": ("test_xor3d",), "Not": ("test_not_2d",),
+    "IsNaN": ("test_isnan",), "IsInf": ("test_isinf", "test_isinf_negative"),
+    "GroupNormalization": ("test_group_normalization_example", "test_group_normalization_epsilon"),
+    "Resize": ("test_resize_upsample_scales_nearest", "test_resize_downsample_sizes_nearest_not_larger",
+               "test_resize_upsample_sizes_nearest_round_prefer_ceil_asymmetric",
+               "test_resize_upsample_sizes_nearest_floor_align_corners", "test_resize_upsample_scales_linear",
+               "test_resize_downsample_scales_linear_align_corners",
+               "test_resize_downsample_sizes_linear_pytorch_half_pixel",
+               "test_resize_upsample_scales_linear_half_pixel_symmetric",
+               "test_resize_upsample_scales_nearest_axes_3_2"),
+    "TopK": ("test_top_k", "test_top_k_smallest", "test_top_k_negative_axis"),
+    "InstanceNormalization": ("test_instancenorm_example", "test_instancenorm_epsilon"),
+    "Einsum": ("test_einsum_batch_matmul", "test_einsum_sum", "test_einsum_inner_prod", "test_einsum_transpose"),
+}
+FOLDED: dict[str, tuple[str, ...]] = {
+    # op -> node cases CI runs with every input an initializer (OnnxImporter.fold)
+    "Add": ("test_add_bcast",), "Sub": ("test_sub_bcast",), "Mul": ("test_mul_bcast",),
+    "Div": ("test_div_int32_trunc", "test_div_bcast"), "Equal": ("test_equal_bcast",), "Less": ("test_less_bcast",),
+    "Greater": ("test_greater_bcast",), "Max": ("test_max_example", "test_max_one_input"), "Min": ("test_min_example",),
+    "Identity": ("test_identity",), "Dropout": ("test_dropout_default_mask_ratio", "test_training_dropout_zero_ratio_mask"),
+    "Cast": ("test_cast_FLOAT_to_DOUBLE",), "Gather": ("test_gather_negative_indices", "test_gather_2d_indices"),
+    "Concat": ("test_concat_3d_axis_negative_3",), "Unsqueeze": ("test_unsqueeze_negative_axes",),
+    "Squeeze": ("test_squeeze_negative_axes",), "Reshape": ("test_reshape_allowzero_reordered",),
+    "Slice": ("test_slice_neg_steps", "test_slice_negative_axes"),
+    "ConstantOfShape": ("test_constantofshape_float_ones", "test_constantofshape_int_shape_zero"),
+    "Range": ("test_range_float_type_positive_delta", "test_range_int32_type_negative_delta"),
+    "Transpose": ("test_transpose_default", "test_transpose_all_permutations_4"),
+    "Where": ("test_where_long_example",), "Neg": ("test_neg",), "Expand": ("test_expand_dim_changed",),
+    "Constant": ("test_constant",), "Shape": ("test_shape_start_negative_1", "test_shape_end_negative_1", "test_shape_clip_end"),
+}
+
+
+def _cases(names: set[str], ops: set[str]) -> dict[str, Case]:
+    """The node cases of `ops` and the model cases among `names`."""
+    cases = dict(node_cases(frozenset(ops)))
+    for name in names:
+        if "/" in name:
+            folder = DATA / name
+            data = folder / "test_data_set_0"
+
+            def read(prefix: str) -> list[np.ndarray]:
+                files = sorted(data.glob(f"{prefix}_*.pb"), key=lambda p: int(p.stem.split("_")[1]))
+                return [numpy_helper.to_array(onnx.load_tensor(str(p))) for p in files]
+
+            cases[name] = Case(name, onnx.load(str(folder / "model.onnx")), read("input"), read("output"))
+    return cases
+
+
+@cache
+def ci_cases() -> dict[str, Case]:
+    names = {n for group in (*SUBSET.values(), *FOLDED.values()) for n in group}
+    return _cases(names, {op for op in (*SUBSET, *FOLDED) if any("/" not in n for n in SUBSET.get(op, FOLDED.get(op)))})
+
+
+@cache
+def all_cases() -> dict[str, Case]:
+    return {**node_cases(frozenset(handler_ops() | fold_ops())), **model_cases()}
+
+
+def _runs() -> list[tuple[str, bool]]:
+    """(case name, folded) of every run of this session: the CI subset, or every case."""
+    if not FULL:
+        return sorted({(n, False) for names in SUBSET.values() for n in names}
+                      | {(n, True) for names in FOLDED.values() for n in names})
+    cases, folds = all_cases(), fold_ops()
+    return [(n, f) for n, c in cases.items() for f in (False, True) if not f or c.ops <= folds]
+
+
+@cache
+def outcome(name: str, folded: bool) -> tuple[str, str]:
+    cases = all_cases() if FULL else ci_cases()
+    return run_case(cases[name], folded)
+
+
+@pytest.mark.parametrize("name,folded", _runs(), ids=lambda v: v if isinstance(v, str) else "folded" if v else "graph")
+def test_node_case(name, folded):
+    """CI's cases pass; in the full suite each case passes or is refused with a CompileError."""
+    result, detail = outcome(name, folded)
+    allowed = ("pass", "refused") if FULL else ("pass",)
+    assert result in allowed, f"{name}{' (folded)' if folded else ''}: {result}: {detail}"
+
+
+def test_every_handler_has_a_passing_case():
+    """Each `op_*` handler passes a graph case of CI's subset containing its op, and each op
+    `fold` computes passes a folded case of it."""
+    cases = ci_cases()
+    missing = []
+    for op in sorted(handler_ops()):
+        if not any(op in cases[n].ops and outcome(n, False)[0] == "pass" for n in SUBSET.get(op, ())):
+            missing.append(op)
+    for op in sorted(fold_ops()):
+        if not any(op in cases[n].ops and outcome(n, True)[0] == "pass" for n in FOLDED.get(op, ())):
+            missing.append(f"{op} (folded)")
+    assert not missing, f"handlers without a passing case: {missing}"
+
+
+def test_hand_written_defaults_agree_with_the_schema():
+    """The importer reads schema defaults (`schema_defaults`); a default it writes itself
+    (`attrs.get(name, default)`) is for an attribute whose schema has none, or equals the
+    schema's in every opset of every handled op that has it."""
+    import ast
+
+    from dfc.importers import onnx_import
+
+    tree = ast.parse(inspect.getsource(onnx_import))
+    written = []
+    for node in ast.walk(tree):
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "get"
+                and isinstance(node.func.value, ast.Name) and node.func.value.id == "attrs" and len(node.args) == 2):
+            written.append((node.args[0].value, node.args[1]))
+    assert written
+    ops = handler_ops() | fold_ops()
+    for name, default in written:
+        for op in ops:
+            for opset in range(1, onnx.defs.onnx_opset_version() + 1):
+                schema = onnx_import.schema_defaults(op, opset)
+                if name in schema:
+                    assert isinstance(default, ast.Constant) and schema[name] == default.value, (op, opset, name)
+
+
+def test_schema_defaults_are_read():
+    from dfc.importers.onnx_import import schema_defaults
+
+    assert schema_defaults("Flatten", 13)["axis"] == 1
+    assert schema_defaults("Softmax", 11)["axis"] == 1 and schema_defaults("Softmax", 13)["axis"] == -1
+    assert schema_defaults("Gelu", 20)["approximate"] == "none"
+    assert "perm" not in schema_defaults("Transpose", 13)
+
+
+def main() -> None:
+    """Print each run's outcome and the counts (`DFC_ONNX_NODE_SUITE=1` for every case)."""
+    counts: Counter[str] = Counter()
+    for name, folded in _runs():
+        result, detail = outcome(name, folded)
+        counts[result] += 1
+        print(f"{result:9s} {name}{' [folded]' if folded else ''}: {detail[:160]}", flush=True)
+    print(f"{sum(counts.values())} runs: " + ", ".join(f"{k} {counts[k]}" for k in ("pass", "refused", "wrong", "internal")))
+
+
+if __name__ == "__main__":
+    main()
+
+
+# ---------------------------------------------------------------- regressions and axis checks
+
+
+def _model(nodes, inputs, outputs, initializers=(), opset=18):
+    """A model of `nodes`; `inputs`/`outputs` map names to (numpy dtype, shape)."""
+    from onnx import helper
+
+    def info(name, dtype, shape):
+        return helper.make_tensor_value_info(name, helper.np_dtype_to_tensor_dtype(np.dtype(dtype)), shape)
+
+    graph = helper.make_graph(nodes, "g", [info(n, *t) for n, t in inputs.items()],
+                              [info(n, *t) for n, t in outputs.items()],
+                              [numpy_helper.from_array(v, n) for n, v in initializers])
+    return helper.make_model(graph, opset_imports=[helper.make_operatorsetid("", opset)])
+
+
+@pytest.mark.parametrize("axis,indices", [(0, [-1, 0, -2]), (1, [[-1, 0], [-3, 2]])])
+def test_gather_wraps_negative_indices_given_at_run_time(axis, indices):
+    """Forward equals onnxruntime; the table's gradient equals torch's autograd (float64), on
+    the interpreter and (axis 0) the engine."""
+    ort = pytest.importorskip("onnxruntime")
+    torch = pytest.importorskip("torch")
+    from onnx import helper
+
+    rng = np.random.default_rng(0)
+    table, ids = rng.standard_normal((4, 3)), np.array(indices, np.int64)
+    out_shape = np.take(table, ids, axis=axis).shape
+    model = _model([helper.make_node("Gather", ["table", "ids"], ["y"], axis=axis)], {"ids": (np.int64, ids.shape)},
+                   {"y": (np.float64, out_shape)}, [("table", table)])
+    f = from_onnx(model)
+    assert [n for n, _ in f.parameters] == ["table"]
+    want = ort.InferenceSession(model.SerializeToString()).run(None, {"ids": ids})[0]
+    np.testing.assert_array_equal(interpret(f.module, "main", ids, table), want)
+
+    seed = rng.standard_normal(out_shape)
+    y, d_table = interpret(f.autodiff_module(), "main_grad", ids, table, seed)
+    np.testing.assert_array_equal(y, want)
+    t = torch.tensor(table, requires_grad=True)
+    (t[torch.from_numpy(ids)] if axis == 0 else t[:, torch.from_numpy(ids)]).backward(torch.from_numpy(seed))
+    np.testing.assert_allclose(d_table, t.grad.numpy(), rtol=1e-15)
+    if axis == 0:  # the engine too (`f(ids)` compiles the module)
+        np.testing.assert_array_equal(f(ids), want)
+        _, pullback = dfc.vjp(f, ids, table)
+        np.testing.assert_allclose(pullback(seed)[1], t.grad.numpy(), rtol=1e-15)
+
+
+def test_gather_clamps_run_time_indices_outside_the_dimension():
+    """The documented behaviour outside [-size, size) (onnxruntime raises): the nearest end."""
+    from onnx import helper
+
+    table, ids = np.arange(12.0).reshape(4, 3), np.array([4, 9, -5, -9], np.int64)
+    model = _model([helper.make_node("Gather", ["table", "ids"], ["y"])], {"ids": (np.int64, [4])},
+                   {"y": (np.float64, [4, 3])}, [("table", table)])
+    f = from_onnx(model)
+    np.testing.assert_array_equal(interpret(f.module, "main", ids, table), table[[3, 3, 0, 0]])
+
+
+def test_gather_refuses_constant_indices_outside_the_dimension():
+    from onnx import helper
+
+    model = _model([helper.make_node("Gather", ["table", "ids"], ["y"], name="g0")], {"table": (np.float32, [4, 3])},
+                   {"y": (np.float32, [2, 3])}, [("ids", np.array([1, -5], np.int64))])
+    with pytest.raises(CompileError, match=r"node 'g0' \(Gather\): Gather index -5 is out of range for a dimension of 4"):
+        import_onnx(model)
+
+
+@pytest.mark.parametrize("axis,shape", [(-1, (6, 4)), (-2, (2, 12)), (-3, (1, 24)), (0, (1, 24)), (3, (24, 1))])
+def test_flatten_axis_counts_from_the_end(axis, shape):
+    """Flatten of a 2x3x4 tensor at `axis` (negative: `axis + rank`) equals onnxruntime."""
+    ort = pytest.importorskip("onnxruntime")
+    from onnx import helper
+
+    x = np.random.default_rng(0).standard_normal((2, 3, 4)).astype(np.float32)
+    model = _model([helper.make_node("Flatten", ["x"], ["y"], axis=axis)], {"x": (np.float32, x.shape)},
+                   {"y": (np.float32, shape)})
+    want = ort.InferenceSession(model.SerializeToString()).run(None, {"x": x})[0]
+    assert want.shape == shape
+    got = interpret(import_onnx(model)[0], "main", x)
+    assert got.shape == shape
+    np.testing.assert_array_equal(got, want)
+
+
+def test_softmax_before_opset_13_runs_on_the_2d_view():
+    """Opset 11 Softmax with axis 1 of a 2x3x4 tensor normalises over 3x4 together, as onnxruntime."""
+    ort = pytest.importorskip("onnxruntime")
+    from onnx import helper
+
+    x = np.random.default_rng(0).standard_normal((2, 3, 4)).astype(np.float32)
+    for op in ("Softmax", "LogSoftmax"):
+        model = _model([helper.make_node(op, ["x"], ["y"], axis=1)], {"x": (np.float32, x.shape)},
+                       {"y": (np.float32, x.shape)}, opset=11)
+        want = ort.InferenceSession(model.SerializeToString()).run(None, {"x": x})[0]
+        np.testing.assert_allclose(interpret(import_onnx(model)[0], "main", x), want, rtol=1e-6, err_msg=op)
+
+
+def _refusal(op, attrs, shape, extra=(), outputs=1):
+    from onnx import helper
+
+    names = ["x", *[n for n, _ in extra]]
+    return _model([helper.make_node(op, names, [f"y{k}" for k in range(outputs)], name="n0", **attrs)],
+                  {"x": (np.float32, shape)}, {f"y{k}": (np.float32, None) for k in range(outputs)}, list(extra))
+
+
+AXIS_ERRORS = {
+    "flatten": (("Flatten", {"axis": 4}, [2, 3, 4]), r"axis 4 is out of range \[-3, 3\] for rank 3"),
+    "flatten_negative": (("Flatten", {"axis": -4}, [2, 3, 4]), r"axis -4 is out of range \[-3, 3\]"),
+    "concat": (("Concat", {"axis": -3}, [2, 3]), r"axis -3 is out of range \[-2, 1\] for rank 2"),
+    "gather": (("Gather", {"axis": 2}, [2, 3], [("i", np.array([0], np.int64))]), r"axis 2 is out of range"),
+    "softmax": (("Softmax", {"axis": -4}, [2, 3, 4]), r"axis -4 is out of range \[-3, 2\]"),
+    "layernorm": (("LayerNormalization", {"axis": 2}, [2, 2], [("s", np.ones(2, np.float32))]), r"axis 2 is out"),
+    "reduce": (("ReduceSum", {}, [2, 3], [("a", np.array([1, -1], np.int64))]), r"axes \[1, -1\] name a dimension twice"),
+    "reduce_range": (("ReduceMax", {"axes": [2]}, [2, 3], (), 1), r"axes 2 is out of range"),
+    "squeeze": (("Squeeze", {}, [2, 1], [("a", np.array([0], np.int64))]), r"Squeeze of axes \[0\] of shape \[2, 1\]: a squeezed dimension is not 1"),
+    "unsqueeze": (("Unsqueeze", {}, [2, 3], [("a", np.array([3], np.int64))]), r"axes 3 is out of range \[-3, 2\]"),
+    "transpose": (("Transpose", {"perm": [0, 0]}, [2, 3]), r"Transpose perm \[0, 0\] is not a permutation"),
+    "slice": (("Slice", {}, [2, 3], [("s", np.array([0], np.int64)), ("e", np.array([1], np.int64)),
+                                     ("a", np.array([2], np.int64))]), r"axes 2 is out of range"),
+}
+
+
+@pytest.mark.parametrize("name", AXIS_ERRORS)
+def test_an_axis_outside_the_rank_is_refused_naming_the_node(name):
+    (op, attrs, shape, *rest), message = AXIS_ERRORS[name]
+    extra = rest[0] if rest else ()
+    model = _refusal(op, attrs, shape, extra)
+    if name == "reduce_range":
+        model.opset_import[0].version = 13
+    with pytest.raises(CompileError, match=rf"node 'n0' \({op}\): {message}"):
+        import_onnx(model)
+
+
+GRADIENT_CASES = ("resize linear", "resize linear align_corners", "resize nearest", "pad reflect", "pad edge",
+                  "pad wrap", "pad constant", "cumsum reverse exclusive", "gather_elements", "gather_nd",
+                  "group_norm", "einsum", "tile", "clip", "resize pytorch_half_pixel")
+
+
+def _grad_cases():
+    """(name, node of x, its constant inputs, x's shape, torch's function of x, opset), one per op (and
+    form) built of nn ops, which differentiate it: the result and x's gradient are compared."""
+    torch = pytest.importorskip("torch")
+    F = torch.nn.functional
+    from onnx import helper
+
+    def node(op, inputs=(), **attrs):
+        return helper.make_node(op, ["x", *inputs], ["y"], **attrs)
+
+    rng = np.random.default_rng(1)
+    ids = rng.integers(-3, 3, (2, 4))
+    ids_nd = np.array([[[1, -1], [0, 2]], [[0, 0], [1, 1]]], np.int64)
+    w, b, m = rng.standard_normal(4), rng.standard_normal(4), rng.standard_normal((5, 4))
+    f64 = np.float64
+    return [
+        ("resize linear", node("Resize", ["", "s"], mode="linear"), [("s", np.array([1, 1, 2, 2], np.float32))],
+         (1, 2, 3, 4), lambda x: F.interpolate(x, scale_factor=2, mode="bilinear"), 19),
+        ("resize linear align_corners", node("Resize", ["", "", "n"], mode="linear",
+                                             coordinate_transformation_mode="align_corners"),
+         [("n", np.array([1, 2, 5, 7], np.int64))], (1, 2, 3, 4),
+         lambda x: F.interpolate(x, size=(5, 7), mode="bilinear", align_corners=True), 19),
+        ("resize nearest", node("Resize", ["", "", "n"], coordinate_transformation_mode="asymmetric",
+                                nearest_mode="floor"), [("n", np.array([1, 2, 5, 7], np.int64))], (1, 2, 3, 4),
+         lambda x: F.interpolate(x, size=(5, 7)), 19),
+        ("pad reflect", node("Pad", ["p"], mode="reflect"), [("p", np.array([0, 0, 1, 2, 0, 0, 2, 1], np.int64))],
+         (1, 2, 4, 5), lambda x: F.pad(x, (2, 1, 1, 2), mode="reflect"), 18),
+        ("pad edge", node("Pad", ["p"], mode="edge"), [("p", np.array([0, 0, 1, 2, 0, 0, 2, 1], np.int64))],
+         (1, 2, 4, 5), lambda x: F.pad(x, (2, 1, 1, 2), mode="replicate"), 18),
+        ("pad wrap", node("Pad", ["p"], mode="wrap"), [("p", np.array([0, 0, 1, 2, 0, 0, 2, 1], np.int64))],
+         (1, 2, 4, 5), lambda x: F.pad(x, (2, 1, 1, 2), mode="circular"), 19),
+        ("pad constant", node("Pad", ["p", "v"]), [("p", np.array([1, -1, 0, 2], np.int64)), ("v", np.array(0.5))],
+         (3, 4), lambda x: F.pad(x, (-1, 2, 1, 0), value=0.5), 18),
+        ("cumsum reverse exclusive", node("CumSum", ["a"], reverse=1, exclusive=1), [("a", np.array(1))], (3, 6),
+         lambda x: x.flip(1).cumsum(1).flip(1) - x, 14),
+        ("gather_elements", node("GatherElements", ["i"], axis=1), [("i", ids)], (3, 5),
+         lambda x: torch.gather(x, 1, torch.from_numpy(np.where(ids < 0, ids + 5, ids))), 13),
+        ("gather_nd", node("GatherND", ["i"], batch_dims=1), [("i", ids_nd)], (2, 3, 4),
+         lambda x: x[torch.tensor([[0, 0], [1, 1]]), torch.from_numpy(ids_nd[..., 0] % 3),
+                     torch.from_numpy(ids_nd[..., 1] % 4)], 13),
+        ("group_norm", node("GroupNormalization", ["w", "b"], num_groups=2, epsilon=0.25),
+         [("w", w), ("b", b)], (2, 4, 3),
+         lambda x: F.group_norm(x, 2, torch.from_numpy(w), torch.from_numpy(b), eps=0.25), 21),
+        ("einsum", helper.make_node("Einsum", ["x", "m"], ["y"], equation="bij,kj->bki"), [("m", m)], (2, 3, 4),
+         lambda x: torch.einsum("bij,kj->bki", x, torch.from_numpy(m)), 13),
+        ("tile", node("Tile", ["r"]), [("r", np.array([2, 1, 3], np.int64))], (2, 3, 2),
+         lambda x: x.repeat(2, 1, 3), 13),
+        ("clip", node("Clip", ["lo", "hi"]), [("lo", np.array(-0.5)), ("hi", np.array(0.7))], (4, 5),
+         lambda x: x.clamp(-0.5, 0.7), 13),
+        ("resize pytorch_half_pixel", node("Resize", ["", "s"], mode="linear",
+                                           coordinate_transformation_mode="pytorch_half_pixel"),
+         [("s", np.array([1, 1, 0.5, 1.5], np.float32))], (1, 1, 6, 4),
+         lambda x: F.interpolate(x, scale_factor=(0.5, 1.5), mode="bilinear"), 19),
+    ], f64
+
+
+@pytest.mark.parametrize("k", range(len(GRADIENT_CASES)), ids=lambda k: GRADIENT_CASES[k])
+def test_gradients_equal_torch(k):
+    """The forward and the gradient of x (float64, a seed of random numbers) equal torch's autograd."""
+    torch = pytest.importorskip("torch")
+    cases, f64 = _grad_cases()
+    assert [c[0] for c in cases] == list(GRADIENT_CASES)
+    name, node, constants, shape, fn, opset = cases[k]
+    x = np.random.default_rng(k).standard_normal(shape)
+    t = torch.tensor(x, requires_grad=True)
+    want = fn(t)
+    model = _model([node], {"x": (f64, shape)}, {"y": (f64, None)}, constants, opset=opset)
+    f = from_onnx(model, parameters=[])
+    seed = np.random.default_rng(k + 100).standard_normal(tuple(want.shape))
+    y, dx = interpret(f.autodiff_module(), "main_grad", x, seed)
+    want.backward(torch.from_numpy(seed))
+    np.testing.assert_allclose(y, want.detach().numpy(), rtol=1e-12, atol=0, err_msg=name)
+    np.testing.assert_allclose(dx, t.grad.numpy(), rtol=1e-12, atol=0, err_msg=name)
+
+
+@pytest.mark.parametrize("largest", [1, 0])
+def test_top_k_orders_ties_and_infinities_by_index(largest):
+    """TopK of rows with ties and infinities equals a stable argsort (the lower index first among equal
+    values, every index once); the gradient of the values goes to the elements taken (float64)."""
+    from onnx import helper
+
+    inf = np.inf
+    x = np.array([[1.0, 3.0, 3.0, -inf, 0.5, 3.0], [-inf, -inf, 2.0, inf, inf, -inf], [inf, 0.0, -inf, 0.0, inf, inf]])
+    k = 5
+    model = _model([helper.make_node("TopK", ["x", "k"], ["v", "i"], axis=-1, largest=largest)],
+                   {"x": (np.float64, x.shape)}, {"v": (np.float64, (3, k)), "i": (np.int64, (3, k))},
+                   [("k", np.array([k], np.int64))], opset=11)
+    f = from_onnx(model, parameters=[])
+    order = np.argsort(-x if largest else x, axis=1, kind="stable")[:, :k]
+    values, indices = interpret(f.module, "main", x)
+    np.testing.assert_array_equal(indices, order)
+    np.testing.assert_array_equal(values, np.take_along_axis(x, order, 1))
+    seed = np.arange(15.0).reshape(3, k) + 1
+    _, _, dx = interpret(f.autodiff_module(), "main_grad", x, seed)
+    want = np.zeros_like(x)
+    np.put_along_axis(want, order, seed, 1)
+    np.testing.assert_array_equal(dx, want)
+
+
+def test_resize_scales_initializer_is_a_constant():
+    """A float initializer of several elements used only as Resize's scales (as the dynamo exporter writes
+    it) is a constant, not a weight; the result equals onnxruntime's."""
+    ort = pytest.importorskip("onnxruntime")
+    from onnx import helper
+
+    x = np.random.default_rng(0).standard_normal((1, 2, 3, 4)).astype(np.float32)
+    model = _model([helper.make_node("Resize", ["x", "", "s"], ["y"], mode="linear")], {"x": (np.float32, x.shape)},
+                   {"y": (np.float32, (1, 2, 6, 8))}, [("s", np.array([1, 1, 2, 2], np.float32))])
+    f = from_onnx(model)
+    assert f.parameters == []
+    want = ort.InferenceSession(model.SerializeToString()).run(None, {"x": x})[0]
+    np.testing.assert_allclose(f(x), want, rtol=1e-6)

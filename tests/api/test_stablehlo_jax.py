@@ -1,0 +1,81 @@
+"""JAX programs imported through StableHLO (`dfc.from_jax`): the forward result
+equals JAX's, and the gradient from dfc's own `autodiff` equals `jax.grad`.
+
+The gradients run on the interpreter (the semantics) except for the MLP,
+which goes through `dfc.value_and_grad` and the engine; `DFC_IMPORT_ENGINE=1`
+runs every program on the engine (about 40 s more)."""
+
+import os
+
+import numpy as np
+import pytest
+from support.jax_programs import programs
+
+import dfc
+from dfc import CompileError, interpret
+from dfc.compiler.pass_manager import PassManager
+from dfc.importers.stablehlo_import import from_jax
+
+jax = pytest.importorskip("jax")
+
+DIFFERENTIABLE = ["mlp", "softmax_xent", "attention", "convnet", "jacobi2d", "lstm", "branch_argmax", "library"]
+ON_ENGINE = set(DIFFERENTIABLE) if os.environ.get("DFC_IMPORT_ENGINE") else {"mlp"}
+
+
+def _as_tuple(value):
+    return value if isinstance(value, tuple) else (value,)
+
+
+@pytest.mark.parametrize("name", DIFFERENTIABLE)
+def test_forward_and_gradient_equal_jax(name):
+    f, args = programs()[name]
+    imported = from_jax(f, *args)
+    want = _as_tuple(jax.jit(f)(*args))
+    floats = tuple(k for k, a in enumerate(args) if a.dtype.kind == "f")
+    jax_grads = jax.jit(jax.grad(lambda *a: _as_tuple(f(*a))[0], argnums=floats))(*args)
+    if name in ON_ENGINE and len(want) == 1:
+        value, grads = dfc.value_and_grad(imported, argnums=floats)(*args)
+        got = (value,)
+    else:
+        module = imported.autodiff_module(floats)
+        out = interpret(module, f"{imported.name}_grad", *imported.arguments(*args), np.array(1.0, np.float32))
+        got, grads = out[: len(want)], out[len(want):]
+    for value, expected in zip(got, want):
+        np.testing.assert_allclose(value, np.asarray(expected), rtol=1e-5, atol=1e-5)
+    assert len(grads) == len(floats)
+    for g, expected in zip(grads, jax_grads):
+        np.testing.assert_allclose(g, np.asarray(expected), rtol=1e-4, atol=1e-5)
+
+
+def test_call_matches_jax_and_python_scalars_take_jax_dtypes():
+    f, args = programs()["branch_argmax"]
+    imported = from_jax(f, *args)
+    assert isinstance(imported, dfc.Function)
+    for p in (0.5, -0.5):  # both branches of the lax.cond
+        value, index = imported(args[0].astype(np.float64), p)
+        want_value, want_index = f(args[0], p)
+        np.testing.assert_allclose(value, np.asarray(want_value), rtol=1e-5)
+        assert int(index) == int(want_index)
+
+
+def test_data_dependent_while_runs_forward_and_autodiff_refuses_it():
+    f, args = programs()["newton_sqrt"]
+    imported = from_jax(f, *args)
+    want = np.asarray(f(*args))
+    np.testing.assert_allclose(interpret(imported.module, imported.name, *args), want, rtol=1e-6)
+    np.testing.assert_allclose(imported(*args), want, rtol=1e-6)
+    with pytest.raises(CompileError, match=r"scf.while.*trip count depends on the data"):
+        PassManager.parse("autodiff").run(imported.module.clone())
+
+
+def test_conversion_errors_point_at_the_python_source():
+    import inspect
+
+    def product(x):
+        return jax.numpy.prod(jax.numpy.sin(x))
+
+    line = inspect.getsourcelines(product)[1] + 1
+    with pytest.raises(CompileError) as err:
+        from_jax(product, np.ones(3, np.float32))
+    assert str(err.value).startswith(f"{__file__}:{line}:")
+    assert "reduce with a 'stablehlo.multiply' body is not supported" in str(err.value)
