@@ -126,6 +126,17 @@ def _verify(first: Operation | None, op: Operation) -> None:
         first = first.next_op
 
 
+def _padding(op: Operation, dims: int) -> tuple[int, ...]:
+    """The (low, high) pairs of `op`'s `padding` (all 0 without one), which
+    must be a `tensor<{dims}x2xi64>`, as the spec says."""
+    if op.padding is None:
+        return (0,) * (2 * dims)
+    if tuple(op.padding.get_shape()) != (dims, 2):
+        raise CompileError.at(op, f"convert-stablehlo: the padding of '{op.name}' must be tensor<{dims}x2xi64>, "
+                                  f"not {op.padding.type}")
+    return dense_values(op.padding)
+
+
 class Converter:
     """Rewrites the stablehlo ops of one function, block by block, in order."""
 
@@ -276,7 +287,7 @@ class Converter:
             raise CompileError.at(op, "convert-stablehlo: convolution with window_reversal is not supported")
         if op.batch_group_count.value.data != 1:
             raise CompileError.at(op, "convert-stablehlo: convolution with batch_group_count > 1 is not supported")
-        pad = dense_values(op.padding) if op.padding is not None else (0,) * (2 * spatial)
+        pad = _padding(op, spatial)
         low, high = tuple(pad[0::2]), tuple(pad[1::2])
         if any(p < 0 for p in (*low, *high)):
             raise CompileError.at(op, "convert-stablehlo: convolution with negative padding is not supported")
@@ -362,7 +373,7 @@ class Converter:
 
         if any(v != 1 for v in per_dim(op.base_dilations, 1)):
             raise CompileError.at(op, "convert-stablehlo: reduce_window with base_dilations is not supported")
-        pad = dense_values(op.padding) if op.padding is not None else (0,) * (2 * rank)
+        pad = _padding(op, rank)
         return [self.ins(nnw.ReduceWindowOp(x, kind, op.window_dimensions.get_values(), per_dim(op.window_strides, 1),
                                             per_dim(op.window_dilations, 1), pad[0::2], pad[1::2]))]
 

@@ -12,7 +12,6 @@ import pytest
 from dfc.compiler.parsing import parse_module
 from dfc.compiler.pass_manager import PassManager
 from dfc.dialects.df_canonicalization import splat_value
-from dfc.dialects.diagnostics import CompileError
 from dfc.passes import XDSL_HIDDEN, get_all_passes
 from dfc.tools import opt_tool
 
@@ -280,3 +279,27 @@ def test_every_offered_pass_succeeds_or_reports_an_error(tmp_path, capsys):
                 failures.append(f"{name} on {what}: exit {rc}: {err.strip()[-300:]}")
     assert not failures, "\n".join(failures)
     assert not set(XDSL_HIDDEN) & set(get_all_passes())
+
+
+POOLING = """func.func @f(%x: tensor<1x2x6x6xf32>) -> tensor<1x2x3x3xf32> {{
+  %cst = stablehlo.constant dense<0xFF800000> : tensor<f32>
+  %0 = "stablehlo.reduce_window"(%x, %cst) <{{padding = dense<0> : {padding}, window_dimensions = array<i64: 1, 1, 2, 2>, window_strides = array<i64: 1, 1, 2, 2>}}> ({{
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+    %m = stablehlo.maximum %a, %b : tensor<f32>
+    stablehlo.return %m : tensor<f32>
+  }}) : (tensor<1x2x6x6xf32>, tensor<f32>) -> tensor<1x2x3x3xf32>
+  func.return %0 : tensor<1x2x3x3xf32>
+}}
+"""  # fmt: skip
+
+
+def test_a_padding_of_the_wrong_shape_is_a_located_error(tmp_path, capsys):
+    """A splat padding literal of any size holds one element; convert-stablehlo
+    reads its (low, high) pairs only when it has the spec's shape (a fuzzed
+    tensor<4x2147483648xi64> padding ran out of memory)."""
+    rc, err = opt(tmp_path, capsys, POOLING.format(padding="tensor<4x2147483648xi64>"), "--convert-stablehlo")
+    assert rc == 1 and "internal error" not in err, err
+    assert located(err, 3, "the padding of 'stablehlo.reduce_window' must be tensor<4x2xi64>, "
+                           "not tensor<4x2147483648xi64>"), err
+    rc, err = opt(tmp_path, capsys, POOLING.format(padding="tensor<4x2xi64>"), "--convert-stablehlo")
+    assert rc == 0, err
