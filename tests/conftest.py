@@ -16,7 +16,7 @@ def _gemm_modes(ci_both: bool) -> list:
     would not pick on this host runs only with --slow."""
     from dfc.compiler.codegen import gemm_kernel
 
-    host = "dfc" if gemm_kernel.vector_bits() >= 512 else "blas"
+    host = gemm_kernel.auto_choice()
     return [pytest.param(m, marks=() if ci_both or m == host else pytest.mark.slow) for m in ("dfc", "blas")]
 
 

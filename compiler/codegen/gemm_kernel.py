@@ -63,7 +63,7 @@ from dfc.compiler.codegen import blas_runtime, object_cache
 from dfc.compiler.codegen.ir_loop import counted_loop
 from dfc.compiler.codegen.target import host_target_machine, load_runtime_libraries
 
-__all__ = ["EPILOGUE_TYPE", "mode", "enabled", "vector_bits", "symbol", "gather_args", "epilogue_args",
+__all__ = ["EPILOGUE_TYPE", "mode", "auto_choice", "enabled", "vector_bits", "symbol", "gather_args", "epilogue_args",
            "epilogue_callee", "Blocking", "blocking", "kernel_module", "Compiled", "compiled", "install", "load_if_called"]
 
 _I1, _I32, _I64, _PTR, _VOID = ir.IntType(1), ir.IntType(32), ir.IntType(64), ir.PointerType(), ir.VoidType()
@@ -93,10 +93,16 @@ def vector_bits() -> int:
     return 256 if {"avx2", "fma"} <= features else 128
 
 
+def auto_choice() -> str:
+    """What `DFC_GEMM=auto` picks on this host: "dfc" where the CPU has 512-bit
+    vectors, else "blas"."""
+    return "dfc" if vector_bits() >= 512 else "blas"
+
+
 def enabled() -> bool:
     """Whether `blas.gemm` calls dfc's kernels (see `DFC_GEMM`)."""
     chosen = mode()
-    return chosen == "dfc" or (chosen == "auto" and vector_bits() >= 512)
+    return (auto_choice() if chosen == "auto" else chosen) == "dfc"
 
 
 def symbol(elem: str, epilogue: bool = False, gather: bool = False) -> str:
