@@ -23,33 +23,28 @@ from benchmarks.common import median_time
 from benchmarks.cpu_kernels import scaled_example
 from dfc.compiler import ExecutionEngine, PassManager, parse_module
 from dfc.config import default_threads
-from dfc.passes import PIPELINES
+from dfc.passes import default_pipeline
 from dfc.passes.mem_plan import plan_function
 
-VARIANTS = {
-    "default": PIPELINES["default"],
-    "no fuse": PIPELINES["default"].replace("fuse,", ""),
-    "no mem-plan": PIPELINES["default"].replace(",mem-plan", ""),
-    "neither": PIPELINES["default"].replace("fuse,", "").replace(",mem-plan", ""),
-}
+VARIANTS = {"default": (), "no fuse": ("fuse",), "no mem-plan": ("mem-plan",), "neither": ("fuse", "mem-plan")}
+"""The default pipeline without these passes."""
 
 
-def peak_bytes(text: str, pipeline: str, name: str) -> int:
-    """mem-plan's peak for @name: after planning if `pipeline` plans, else before."""
+def peak_bytes(text: str, threads: int, without: tuple[str, ...], name: str) -> int:
+    """mem-plan's peak for @name: after planning if the variant plans, else before."""
     module = parse_module(text)
-    PassManager.parse(pipeline.replace(",mem-plan", "")).run(module)
+    PassManager.parse(default_pipeline(threads, without=(*without, "mem-plan"))).run(module)
     f = next(op for op in module.ops if isinstance(op, func.FuncOp) and op.sym_name.data == name)
     stats = plan_function(module, f, 4096, False)
-    return stats.after if "mem-plan" in pipeline else stats.before
+    return stats.before if "mem-plan" in without else stats.after
 
 
 def measure(label: str, text: str, name: str, args: list, threads: int, repeats: int) -> None:
     cells = []
-    for variant, pipeline in VARIANTS.items():
-        lowering = pipeline.replace("lower-dataflow", f"lower-dataflow{{threads={threads}}}")
-        engine = ExecutionEngine(parse_module(text), pipeline=lowering, threads=threads)
+    for variant, without in VARIANTS.items():
+        engine = ExecutionEngine(parse_module(text), pipeline=default_pipeline(threads, without=without), threads=threads)
         seconds = median_time(lambda: engine.invoke(name, *args), repeats=repeats)
-        peak = peak_bytes(text, pipeline, name)
+        peak = peak_bytes(text, threads, without, name)
         cells.append(f"{variant}: {seconds * 1e3:8.2f} ms {peak / 2**20:7.2f} MiB")
     print(f"{label:<30}" + " | ".join(cells))
 

@@ -4,7 +4,7 @@ Each project pass lives in its own module; `PROJECT_PASSES` maps its registered
 name to `"module:Class"` so that importing the registry stays cheap.
 """
 
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from importlib import import_module
 
 from xdsl.passes import ModulePass
@@ -65,14 +65,18 @@ PIPELINES: dict[str, str] = {"default": ",".join(DEFAULT_PIPELINE)}
 """Named pipelines, usable wherever a pass name is (`-p default`)."""
 
 
-def default_pipeline(threads: int, blas: bool = True, fast_math: bool = True) -> str:
+def default_pipeline(threads: int, blas: bool = True, fast_math: bool = True, without: Collection[str] = ()) -> str:
     """The `default` pipeline with `lower-dataflow` splitting maps for `threads`
     threads, `contraction-to-blas` rewriting only when `blas` (a CPU BLAS is
     installed), and, for code compiled without `fast_math` (each block of a sum
-    added strictly in order, not in vector lanes), `pairwise-sums` blocks of 32."""
+    added strictly in order, not in vector lanes), `pairwise-sums` blocks of 32;
+    the passes named in `without` left out (for measuring what one pass does)."""
+    unknown = set(without) - set(DEFAULT_PIPELINE)
+    if unknown:
+        raise ValueError(f"not in the default pipeline: {', '.join(sorted(unknown))}")
     options = {"lower-dataflow": f"{{threads={threads}}}", "contraction-to-blas": "" if blas else "{blas=false}",
                "pairwise-sums": "" if fast_math else "{block=32}"}
-    return ",".join(name + options.get(name, "") for name in DEFAULT_PIPELINE)
+    return ",".join(name + options.get(name, "") for name in DEFAULT_PIPELINE if name not in without)
 
 
 XDSL_REPLACEMENTS: dict[str, str] = {

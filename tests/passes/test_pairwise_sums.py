@@ -6,35 +6,12 @@ sums, sums of squares, row and column sums and softmax denominators."""
 import numpy as np
 import pytest
 
+from benchmarks.sums import KERNELS, reference
 from dfc.compiler import ExecutionEngine, parse_module
 from dfc.compiler.engine import lower
 
 N = 1_000_003
 ROWS, COLS = 96, 3001
-
-PROGRAMS = """
-func.func @total(%x: tensor<{n}x{t}>) -> tensor<{t}> {{
-  %s = nn.reduce %x {{kind = "sum", axes = array<i64: 0>}} : (tensor<{n}x{t}>) -> tensor<{t}>
-  func.return %s : tensor<{t}>
-}}
-func.func @squares(%x: tensor<{n}x{t}>) -> tensor<{t}> {{
-  %q = nn.mul %x, %x : (tensor<{n}x{t}>, tensor<{n}x{t}>) -> tensor<{n}x{t}>
-  %s = nn.reduce %q {{kind = "sum", axes = array<i64: 0>}} : (tensor<{n}x{t}>) -> tensor<{t}>
-  func.return %s : tensor<{t}>
-}}
-func.func @rows(%x: tensor<{r}x{c}x{t}>) -> tensor<{r}x{t}> {{
-  %s = nn.reduce %x {{kind = "sum", axes = array<i64: 1>}} : (tensor<{r}x{c}x{t}>) -> tensor<{r}x{t}>
-  func.return %s : tensor<{r}x{t}>
-}}
-func.func @columns(%x: tensor<{c}x{r}x{t}>) -> tensor<{r}x{t}> {{
-  %s = nn.reduce %x {{kind = "sum", axes = array<i64: 0>}} : (tensor<{c}x{r}x{t}>) -> tensor<{r}x{t}>
-  func.return %s : tensor<{r}x{t}>
-}}
-func.func @softmax(%x: tensor<{r}x{c}x{t}>) -> tensor<{r}x{c}x{t}> {{
-  %s = nn.softmax %x {{axis = -1 : i64}} : (tensor<{r}x{c}x{t}>) -> tensor<{r}x{c}x{t}>
-  func.return %s : tensor<{r}x{c}x{t}>
-}}
-"""
 
 DTYPES = {np.float32: "f32", np.float64: "f64"}
 
@@ -48,30 +25,7 @@ def _inputs(dtype):
 
 def _exact(name, x):
     """The result computed in long double (float64's reference)."""
-    w = x.astype(np.longdouble)
-    if name == "total":
-        return w.sum()
-    if name == "squares":
-        return (w * w).sum()
-    if name == "rows":
-        return w.sum(axis=1)
-    if name == "columns":
-        return w.sum(axis=0)
-    e = np.exp(w - w.max(axis=1, keepdims=True))
-    return e / e.sum(axis=1, keepdims=True)
-
-
-def _numpy(name, x):
-    if name == "total":
-        return np.sum(x)
-    if name == "squares":
-        return np.sum(x * x)
-    if name == "rows":
-        return np.sum(x, axis=1)
-    if name == "columns":
-        return np.sum(x, axis=0)
-    e = np.exp(x - x.max(axis=1, keepdims=True))
-    return e / np.sum(e, axis=1, keepdims=True)
+    return reference(name, x.astype(np.longdouble))
 
 
 def _error(got, exact):
@@ -82,7 +36,7 @@ def _error(got, exact):
 def runs(request):
     """{fast_math: {threads: {name: result}}} and the inputs, for one dtype."""
     dtype = request.param
-    text = PROGRAMS.format(n=N, r=ROWS, c=COLS, t=DTYPES[dtype])
+    text = KERNELS.format(n=N, r=ROWS, c=COLS, t=DTYPES[dtype])
     inputs = _inputs(dtype)
     results = {}
     for fast_math in (True, False):
@@ -110,12 +64,12 @@ def test_as_accurate_as_numpy(runs, fast_math):
     eps = np.finfo(dtype).eps
     for name, x in inputs.items():
         exact = _exact(name, x)
-        bound = 4 * max(_error(_numpy(name, x), exact), eps)
+        bound = 4 * max(_error(reference(name, x), exact), eps)
         assert _error(results[fast_math][2][name], exact) <= bound, name
 
 
 def test_threads_do_not_change_the_lowered_sums():
-    text = PROGRAMS.format(n=N, r=ROWS, c=COLS, t="f32")
+    text = KERNELS.format(n=N, r=ROWS, c=COLS, t="f32")
     lowered = {threads: str(lower(parse_module(text), threads=threads)) for threads in (1, 2, 3)}
     for name in ("total", "squares", "columns"):
         bodies = {t: low[low.index(f"@{name}("):].split("func.func")[0] for t, low in lowered.items()}

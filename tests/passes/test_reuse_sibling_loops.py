@@ -8,9 +8,12 @@ import pytest
 from dfc.compiler import ExecutionEngine, PassManager, parse_module
 from dfc.compiler.engine import lower
 from dfc.compiler.interpreter import interpret
-from dfc.passes import PIPELINES
+from dfc.passes import default_pipeline
 
-WITHOUT = PIPELINES["default"].replace("reuse-sibling-loops,", "")
+
+def _without(threads: int) -> str:
+    return default_pipeline(threads, without=("reuse-sibling-loops",))
+
 
 SOFTMAX = """func.func @f(%x: tensor<{n}x{m}xf64>, %w: tensor<{n}x{m}xf64>) -> (tensor<{n}x{m}xf64>, tensor<f64>) {{
   %s = nn.softmax %x {{axis = -1 : i64}} : (tensor<{n}x{m}xf64>) -> tensor<{n}x{m}xf64>
@@ -35,8 +38,7 @@ def test_softmax_rows_agree_with_and_without(n, m, threads):
     rng = np.random.default_rng(n)
     x, w = rng.standard_normal((n, m)), rng.standard_normal((n, m))
     expected = interpret(parse_module(text), "f", x, w)
-    for pipeline in (None, WITHOUT):
-        pipeline = pipeline and pipeline.replace("lower-dataflow", f"lower-dataflow{{threads={threads}}}")
+    for pipeline in (None, _without(threads)):
         got = ExecutionEngine(parse_module(text), threads=threads, pipeline=pipeline).invoke("f", x, w)
         for g, e in zip(got, expected):
             np.testing.assert_allclose(g, e, rtol=1e-12, atol=1e-12)
@@ -48,7 +50,7 @@ def test_gradient_shares_its_exponentials():
     PassManager.parse("autodiff{func=f}").run(module)
     differentiated = str(module)
     with_pass = str(lower(parse_module(differentiated), threads=2))
-    without = str(lower(parse_module(differentiated), threads=2, pipeline=WITHOUT))
+    without = str(lower(parse_module(differentiated), threads=2, pipeline=_without(2)))
     assert with_pass.count("math.exp") < without.count("math.exp")
     rng = np.random.default_rng(7)
     x, w = rng.standard_normal((32, 256)), rng.standard_normal((32, 256))
