@@ -45,7 +45,7 @@ from dfc.dialects.nn_base import (
 
 COMPARE_DIRECTIONS = ("EQ", "NE", "LT", "LE", "GT", "GE")
 
-CONVERT_WIDTHS = (1, 32, 64)
+CONVERT_WIDTHS = (1, 8, 16, 32, 64)
 """Integer widths `nn.convert` takes and produces (signless; i1 is boolean)."""
 
 
@@ -363,7 +363,7 @@ def convertible(t: Attribute) -> bool:
 
 @irdl_op_definition
 class ConvertOp(NNOp):
-    """Elementwise conversion to the result's element type (f16, bf16, f32, f64, i1, i32, i64; integers signed).
+    """Elementwise conversion to the result's element type (f16, bf16, f32, f64, i1, i8, i16, i32, i64; integers signed).
 
     float -> float rounds to nearest; float -> integer rounds toward zero (undefined
     out of range); integer -> integer wraps or sign-extends; i1 converts as 0/1,
@@ -385,7 +385,8 @@ class ConvertOp(NNOp):
         t, out = _static(self.input.type, "input"), _static(self.result.type, "result")
         for what, x in (("input", t), ("result", out)):
             if not convertible(x.element_type):
-                raise VerifyException(f"{what} element type must be f16, bf16, f32, f64, i1, i32 or i64, got {x.element_type}")
+                raise VerifyException(f"{what} element type must be f16, bf16, f32, f64, i1, i8, i16, i32 or i64, "
+                                      f"got {x.element_type}")
         return TensorType(out.element_type, t.get_shape())
 
 

@@ -14,13 +14,15 @@ from xdsl.dialects.builtin import (
     f32,
     f64,
     i1,
+    i8,
+    i16,
     i32,
     i64,
 )
 from xdsl.ir import Attribute, SSAValue
 
 _ELEMENT_TYPES: dict[str, Attribute] = {
-    "float32": f32, "float64": f64, "float16": f16, "int64": i64, "int32": i32, "bool": i1,
+    "float32": f32, "float64": f64, "float16": f16, "int64": i64, "int32": i32, "int16": i16, "int8": i8, "bool": i1,
 }
 
 

@@ -232,7 +232,7 @@ SUBSET: dict[str, tuple[str, ...]] = {
     "Cast": ("test_cast_FLOAT_to_DOUBLE", "test_cast_DOUBLE_to_FLOAT16"),
     "Concat": ("test_concat_2d_axis_1", "test_concat_3d_axis_negative_3"),
     "Conv": ("test_conv_with_strides_and_asymmetric_padding", "test_basic_conv_without_padding"),
-    "Div": ("test_div_bcast", "test_div_int32_trunc"),
+    "Div": ("test_div_bcast", "test_div_int32_trunc", "test_div_int8", "test_div_int16"),
     "Dropout": ("test_dropout_default_mask_ratio", "test_training_dropout_zero_ratio_mask"),
     "Equal": ("test_equal_bcast",),
     "Erf": ("test_erf",),
@@ -249,7 +249,7 @@ SUBSET: dict[str, tuple[str, ...]] = {
     "Identity": ("test_identity",),
     "LayerNormalization": ("test_layer_normalization_default_axis", "test_layer_normalization_4d_axis1",
                            "test_layer_normalization_3d_axis_negative_2_epsilon"),
-    "Less": ("test_less_bcast",),
+    "Less": ("test_less_bcast", "test_less_int8"),
     "LessOrEqual": ("test_less_equal_bcast",),
     "Log": ("test_log",),
     "LogSoftmax": ("test_logsoftmax_default_axis", "test_logsoftmax_negative_axis", "pytorch-converted/test_LogSoftmax"),
@@ -309,7 +309,7 @@ SUBSET: dict[str, tuple[str, ...]] = {
 FOLDED: dict[str, tuple[str, ...]] = {
     # op -> node cases CI runs with every input an initializer (OnnxImporter.fold)
     "Add": ("test_add_bcast",), "Sub": ("test_sub_bcast",), "Mul": ("test_mul_bcast",),
-    "Div": ("test_div_int32_trunc", "test_div_bcast"), "Equal": ("test_equal_bcast",), "Less": ("test_less_bcast",),
+    "Div": ("test_div_int32_trunc", "test_div_bcast"), "Equal": ("test_equal_bcast",), "Less": ("test_less_bcast", "test_less_int8"),
     "Greater": ("test_greater_bcast",), "Max": ("test_max_example", "test_max_one_input"), "Min": ("test_min_example",),
     "Identity": ("test_identity",), "Dropout": ("test_dropout_default_mask_ratio", "test_training_dropout_zero_ratio_mask"),
     "Cast": ("test_cast_FLOAT_to_DOUBLE",), "Gather": ("test_gather_negative_indices", "test_gather_2d_indices"),

@@ -160,8 +160,10 @@ def test_select_broadcasts():
 
 CONVERSIONS = [("f32", "f64"), ("f64", "f32"), ("f32", "i32"), ("f64", "i64"), ("i32", "f32"), ("i64", "f64"),
                ("i32", "i64"), ("i64", "i32"), ("i1", "i32"), ("i1", "f32"), ("i32", "i1"), ("f32", "i1"),
-               ("f16", "f32"), ("f32", "f16"), ("f16", "i32"), ("i64", "f16"), ("f16", "f64")]
-DTYPES = {"f16": np.float16, "f32": np.float32, "f64": np.float64, "i1": np.bool_, "i32": np.int32, "i64": np.int64}
+               ("f16", "f32"), ("f32", "f16"), ("f16", "i32"), ("i64", "f16"), ("f16", "f64"), ("i8", "i32"),
+               ("i32", "i8"), ("i16", "f32"), ("f64", "i16"), ("i8", "i16"), ("i16", "i1")]
+DTYPES = {"f16": np.float16, "f32": np.float32, "f64": np.float64, "i1": np.bool_, "i8": np.int8, "i16": np.int16,
+          "i32": np.int32, "i64": np.int64}
 
 
 @pytest.mark.parametrize("source,target", CONVERSIONS)
@@ -170,6 +172,8 @@ def test_convert(source, target):
     x = (values != 0) if source == "i1" else values.astype(DTYPES[source])
     if source in ("i32", "i64"):
         x = np.array([[-3, -1, 0, 1], [2, 5, 1 << 20, 0]], dtype=DTYPES[source])
+    if source in ("i8", "i16"):
+        x = np.array([[-128, -1, 0, 1], [2, 5, 127, 0]], dtype=DTYPES[source])
     with np.errstate(over="ignore"):  # 1 << 20 is inf in f16, as in the conversion
         expected = x.astype(DTYPES[target])  # numpy: toward zero to integers, != 0 to bool
     text = _module("nn.convert", [_t([2, 4], source)], _t([2, 4], target))
@@ -283,7 +287,7 @@ def test_gradient_through_compare_select_and_convert():
         ("nn.compare", ["f32", "f32"], "i1", '{direction = "LTE"}', "direction must be one of EQ, NE, LT, LE, GT, GE"),
         ("nn.compare", ["f32", "f64"], "i1", '{direction = "LT"}', "operand element types differ: f32 and f64"),
         ("nn.select", ["f32", "f32", "f32"], "f32", "", "pred must be an i1 tensor"),
-        ("nn.convert", ["f32"], "i16", "", "result element type must be f16, bf16, f32, f64, i1, i32 or i64, got i16"),
+        ("nn.convert", ["f32"], "ui8", "", "result element type must be f16, bf16, f32, f64, i1, i8, i16, i32 or i64, got ui8"),
         ("nn.power", ["f32", "i32"], "f32", "", "rhs must have a float element type"),
     ],
 )

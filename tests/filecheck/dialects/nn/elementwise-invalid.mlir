@@ -90,9 +90,9 @@ func.func @nn_select_9(%p: tensor<4xi1>, %a: tensor<4xf32>, %b: tensor<4xf64>) {
 
 // -----
 
-func.func @nn_convert_10(%a: tensor<4xi8>) {
-  // expected-error @+1 {{'nn.convert' op input element type must be f16, bf16, f32, f64, i1, i32 or i64, got i8}}
-  %r = nn.convert %a : (tensor<4xi8>) -> tensor<4xf32>
+func.func @nn_convert_10(%a: tensor<4xui8>) {
+  // expected-error @+1 {{'nn.convert' op input element type must be f16, bf16, f32, f64, i1, i8, i16, i32 or i64, got ui8}}
+  %r = nn.convert %a : (tensor<4xui8>) -> tensor<4xf32>
   func.return
 }
 
