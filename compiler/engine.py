@@ -66,6 +66,7 @@ from xdsl.dialects.builtin import FunctionType, MemRefType, ModuleOp, TensorType
 from xdsl.ir import Attribute
 
 from dfc import config
+from dfc.compiler import progress
 from dfc.compiler.codegen import blas_runtime, gemm_kernel, object_cache
 from dfc.compiler.codegen.llvm.emitter import DEFAULT_PARALLEL_MIN_WORK, run_time_error
 from dfc.compiler.codegen.llvm.jit import JitModule
@@ -223,8 +224,10 @@ def _compile(module: ModuleOp, text: str, options: CompileOptions) -> JitModule:
         if (entry := object_cache.load(disk_key)) is not None:
             return JitModule.from_object(entry, options.opt_level)
     with paused_gc():
+        lowered = lower(module, options.threads, options.pipeline, options.out_params, options.fast_math)
+        progress.stage("LLVM")
         jit = JitModule(
-            lower(module, options.threads, options.pipeline, options.out_params, options.fast_math),
+            lowered,
             opt_level=options.opt_level,
             fast_math=options.fast_math,
             num_threads=options.threads,

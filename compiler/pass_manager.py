@@ -27,7 +27,7 @@ from xdsl.passes import ModulePass
 from xdsl.utils.arg_spec import ArgSpec
 from xdsl.utils.exceptions import DiagnosticException, PassFailedException, VerifyException
 
-from dfc.compiler import locations
+from dfc.compiler import locations, progress
 from dfc.compiler.context import make_context
 from dfc.compiler.gc_pause import paused_gc
 from dfc.compiler.pipeline_syntax import PipelineElement, format_pipeline, parse_elements
@@ -173,7 +173,8 @@ class PassManager:
     @contextmanager
     def stage(self, name: str) -> Iterator[None]:
         """Time a stage under `name` in the timing report (a pass, or a backend step),
-        also logged at INFO on the `dfc` logger."""
+        also logged at INFO on the `dfc` logger and shown on the progress line."""
+        progress.stage(name)
         start = time.perf_counter()
         try:
             yield

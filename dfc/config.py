@@ -79,10 +79,13 @@ TORCH_OPENMP = Setting("DFC_TORCH_OPENMP", "bool", True,
 TRACEBACK = Setting("DFC_TRACEBACK", "bool", False,
                     "opt-tool and run-tool print the Python traceback of an internal error, and the Python API's "
                     "errors keep dfc's internal frames")
+PROGRESS = Setting("DFC_PROGRESS", "str", "auto",
+                   "a progress line on stderr for compiles longer than a second: on, off, or auto (on when stderr "
+                   "is a terminal or in a Jupyter kernel)", ("auto", "on", "off"))
 
 SETTINGS: tuple[Setting, ...] = (
     NUM_THREADS, GEMM, JIT_CACHE_SIZE, CACHE_DIR, CACHE_MAX_MB, BUFFER_CACHE_MB, VERIFY_EACH, PERF_MAP,
-    TORCH_OPENMP, TRACEBACK,
+    TORCH_OPENMP, TRACEBACK, PROGRESS,
 )
 
 

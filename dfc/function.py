@@ -67,10 +67,12 @@ class Function:
                 f"</p><details><summary>IR</summary><pre>{html.escape(self.mlir())}</pre></details>")
 
     def _engine_for(self, module: ModuleOp):
+        from dfc.compiler import progress
         from dfc.compiler.engine import ExecutionEngine
 
         start = time.perf_counter()
-        engine = ExecutionEngine(module, threads=self.threads)
+        with progress.compiling(f"@{self.name}"):
+            engine = ExecutionEngine(module, threads=self.threads)
         log.info("@%s compiled in %.1f ms", self.name, (time.perf_counter() - start) * 1e3)
         return engine
 
