@@ -18,6 +18,7 @@ from xdsl.rewriter import InsertPoint
 from dfc.frontend.affine import Affine, opaque
 from dfc.frontend.arrays import Cell, Expr, View
 from dfc.frontend.emit import Emitter
+from dfc.frontend.jumps import loop_jumps, lower_loop_body, new_flag, not_flag
 from dfc.frontend.scopes import IDENTIFIER, Cond, Scope, cell_serial
 
 
@@ -40,10 +41,28 @@ class ControlFlow:
             raise self.fail("the step of range must be a nonzero constant", it)
         return start, stop, step.static
 
-    def for_loop(self, node: ast.For) -> None:
+    def _jumps(self, node: ast.For | ast.While) -> tuple[list[ast.stmt], str | None]:
+        """The loop's body without break/continue (see jumps.py) and its break flag (bound to False here)."""
+        has_break, has_continue = loop_jumps(node.body)
+        if not (has_break or has_continue):
+            return node.body, None
+        flag = new_flag("break") if has_break else None
+        body = lower_loop_body(node.body, flag)
+        if flag is not None:
+            self.bind(flag, False, node)
+        return body, flag
+
+    def _else(self, node: ast.For | ast.While, flag: str | None) -> None:
+        """A loop's `else` block: it runs unless the loop ended by a break."""
         if node.orelse:
-            raise self.fail("for ... else is not supported", node)
+            self.statements(node.orelse if flag is None else [
+                ast.copy_location(ast.If(test=not_flag(flag, node), body=node.orelse, orelse=[]), node)])
+
+    def for_loop(self, node: ast.For) -> None:
         start, stop, step = self._range(node)
+        body, flag = self._jumps(node)
+        if flag is not None:  # after a break the remaining iterations do nothing
+            body = [ast.copy_location(ast.If(test=not_flag(flag, node), body=body, orelse=[]), node)]
         if not isinstance(node.target, ast.Name):
             raise self.fail("the loop variable must be a name", node.target)
         if step > 0:
@@ -54,11 +73,13 @@ class ControlFlow:
             lb, ub = Affine(0), opaque(self.b, arith.FloorDivSIOp, start - stop - step - 1, Affine(-step))
         count = (ub - lb).static
         if count is not None and count <= 0:
+            self._else(node, None)
             return
-        names, cells = self._guess_carried(node.body)
+        names, cells = self._guess_carried(body)
         for _ in range(4):
-            attempt = self._loop_attempt(node, lb, ub, start, step, names, cells)
+            attempt = self._loop_attempt(node, body, lb, ub, start, step, names, cells)
             if attempt is None:
+                self._else(node, flag)
                 return
             names, cells = attempt
         raise self.fail("could not determine the values this loop carries", node)
@@ -121,18 +142,13 @@ class ControlFlow:
         v.weak = weak
         return v
 
-    def _loop_attempt(self, node: ast.For, lb: Affine, ub: Affine, start: Affine, step: int,
+    def _loop_attempt(self, node: ast.For, body: list[ast.stmt], lb: Affine, ub: Affine, start: Affine, step: int,
                       names: dict[str, str | None], cells: dict[Cell, None]):
         """Translate the loop carrying `names` (with kinds) and `cells`; None when
         that was enough, else the larger sets to try again with."""
         env_before = dict(self.env)
         self._check_aliases(names, cells, node)
-        inits, kinds, weak = [], {}, {}
-        for n in names:
-            v, kinds[n] = self._slot_value(self.env[n], names[n], node)
-            weak[n] = getattr(self.env[n], "weak", False)
-            inits.append(v)
-        inits += [c.value for c in cells]
+        inits, kinds, weak = self._carried_inits(names, cells, node)
         lb_v, ub_v = lb.emit(self.b), ub.emit(self.b)
         step_v = Affine(step if step > 0 else 1).emit(self.b)
         block = Block(arg_types=[IndexType(), *[v.type for v in inits]])
@@ -145,28 +161,12 @@ class ControlFlow:
         outer_scopes, self.scopes = self.scopes, [scope]  # outer scopes see the loop's results only
         values_before = {c: c.value for c in cells}
         try:
-            args = iter(block.args[1:])
-            for n in names:
-                arg = next(args)
-                arg.name_hint = n if IDENTIFIER.fullmatch(n) else None
-                self.env[n] = self._from_slot(arg, kinds[n], weak[n])
-            for c in cells:
-                c.value = next(args)
+            self._enter(block.args[1:], names, kinds, weak, cells)
             self.env[node.target.id] = Affine.of(iv) if step > 0 else start - Affine.of(iv).scale(-step)  # type: ignore[attr-defined]
-            self.statements(node.body)
+            self.statements(body)
             self.node = node
             more_names = {n: names.get(n) for n in scope.names if n in env_before and n != node.target.id}  # type: ignore[attr-defined]
-            yields, retry = [], False
-            for k, n in enumerate(names):
-                value, kind = self._slot_value(self.env[n], kinds[n] if kinds[n] != "index" else None, node)
-                if kind != kinds[n] or value.type != inits[k].type:
-                    if kinds[n] == "index" and kind != "index":
-                        more_names[n] = kind
-                        retry = True
-                        continue
-                    raise self.fail(f"'{n}' changes its type or shape in the loop ({inits[k].type} -> {value.type})", node)
-                yields.append(value)
-            yields += [c.value for c in cells]
+            yields, retry = self._carried_yields(names, kinds, inits, cells, more_names, node)
         finally:
             self.scopes = outer_scopes
             self.b, self.em = outer_b, outer_em
@@ -179,14 +179,118 @@ class ControlFlow:
             return more_names, {**cells, **dict.fromkeys(scope.cells)}
         Builder(InsertPoint.at_end(block)).insert(scf.YieldOp(*yields))
         loop = self.b.insert(scf.ForOp(lb_v, ub_v, step_v, inits, block))
-        results = iter(loop.results)
+        self._leave(loop.results, names, kinds, weak, cells)
+        return None
+
+    def _enter(self, args, names: dict[str, str | None], kinds: dict, weak: dict, cells: dict[Cell, None]) -> None:
+        """Bind the carried names and cells to a loop region's block arguments."""
+        args = iter(args)
+        for n in names:
+            arg = next(args)
+            arg.name_hint = n if IDENTIFIER.fullmatch(n) else None
+            self.env[n] = self._from_slot(arg, kinds[n], weak[n])
+        for c in cells:
+            c.value = next(args)
+
+    def _carried_yields(self, names, kinds, inits, cells, more_names, node) -> tuple[list[SSAValue], bool]:
+        """The values a loop body yields for its carried names and cells, and whether
+        to translate it again (an integer became a run-time value: `more_names` says which kind)."""
+        yields, retry = [], False
+        for k, n in enumerate(names):
+            value, kind = self._slot_value(self.env[n], kinds[n] if kinds[n] != "index" else None, node)
+            if kind != kinds[n] or value.type != inits[k].type:
+                if kinds[n] == "index" and kind != "index":
+                    more_names[n] = kind
+                    retry = True
+                    continue
+                raise self.fail(f"'{_shown(n)}' changes its type or shape in the loop ({inits[k].type} -> {value.type})", node)
+            yields.append(value)
+        return yields + [c.value for c in cells], retry
+
+    def _carried_inits(self, names, cells, node) -> tuple[list[SSAValue], dict, dict]:
+        inits, kinds, weak = [], {}, {}
+        for n in names:
+            v, kinds[n] = self._slot_value(self.env[n], names[n], node)
+            weak[n] = getattr(self.env[n], "weak", False)
+            inits.append(v)
+        return inits + [c.value for c in cells], kinds, weak
+
+    def while_loop(self, node: ast.While) -> None:
+        """`while cond:` as `scf.while`: the before region evaluates the condition on the
+        carried values (names the body rebinds, arrays it updates), the after region the body."""
+        body, flag = self._jumps(node)
+        test = node.test
+        if flag is not None:
+            test = ast.copy_location(ast.BoolOp(op=ast.And(), values=[not_flag(flag, node), test]), node.test)
+        names, cells = self._guess_carried(body)
+        for _ in range(4):
+            attempt = self._while_attempt(node, test, body, names, cells)
+            if attempt is None:
+                self._else(node, flag)
+                return
+            names, cells = attempt
+        raise self.fail("could not determine the values this loop carries", node)
+
+    def _while_attempt(self, node: ast.While, test: ast.expr, body: list[ast.stmt],
+                       names: dict[str, str | None], cells: dict[Cell, None]):
+        """As `_loop_attempt`, for a while loop."""
+        env_before = dict(self.env)
+        self._check_aliases(names, cells, node)
+        inits, kinds, weak = self._carried_inits(names, cells, node)
+        types = [v.type for v in inits]
+        before, after = Block(arg_types=types), Block(arg_types=types)
+        outer_b, outer_em = self.b, self.em
+        scope = Scope(next(cell_serial))
+        outer_scopes, self.scopes = self.scopes, [scope]
+        values_before = {c: c.value for c in cells}
+        never = False
+        try:
+            self.b = Builder(InsertPoint.at_end(before))
+            self.em = Emitter(self.b, self.default_float, outer_em.fail)
+            self._enter(before.args, names, kinds, weak, cells)
+            cond = self.condition(self.expr(test), test)
+            if scope.cells or any(c.value is not a for c, a in zip(cells, before.args[len(names):])):
+                raise self.fail("the condition of a while loop updates an array (a call that updates its argument)", test)
+            if cond is True:
+                raise self.fail("this while loop never ends: its condition is always true and it has no break", node)
+            never = cond is False
+            if not never:
+                self.b.insert(scf.ConditionOp(cond, *before.args))
+            self.env = dict(env_before)
+            self.b = Builder(InsertPoint.at_end(after))
+            self.em = Emitter(self.b, self.default_float, outer_em.fail)
+            self._enter(after.args, names, kinds, weak, cells)
+            if not never:
+                self.statements(body)
+            self.node = node
+            more_names = {n: names.get(n) for n in scope.names if n in env_before}
+            yields, retry = self._carried_yields(names, kinds, inits, cells, more_names, node)
+        finally:
+            self.scopes = outer_scopes
+            self.b, self.em = outer_b, outer_em
+            for c, v in {**scope.before, **values_before}.items():
+                c.value = v
+            self.env = env_before
+        if never:  # the condition is false before the first iteration (and does not depend on the body)
+            return None
+        if retry or any(n not in names for n in more_names) or any(c not in cells for c in scope.cells):
+            for n, k in names.items():
+                more_names.setdefault(n, k)
+            return more_names, {**cells, **dict.fromkeys(scope.cells)}
+        Builder(InsertPoint.at_end(after)).insert(scf.YieldOp(*yields))
+        loop = self.b.insert(scf.WhileOp(inits, types, Region(before), Region(after)))
+        self._leave(loop.results, names, kinds, weak, cells)
+        return None
+
+    def _leave(self, results, names, kinds, weak, cells) -> None:
+        """Bind the carried names and cells to a loop's results."""
+        results = iter(results)
         for n in names:
             self.env[n] = self._from_slot(next(results), kinds[n], weak[n])
             for s in self.scopes:
                 s.names[n] = None
         for c in cells:
             self.update(c, next(results))
-        return None
 
     def condition(self, value: Any, node: ast.AST) -> bool | SSAValue:
         if isinstance(value, bool | np.bool_):
@@ -261,3 +365,12 @@ class ControlFlow:
                 s.names[n] = None
         for c in cells:
             self.update(c, next(results))
+
+
+def _shown(name: str) -> str:
+    """A name as the user wrote it (the frontend's hidden names, `$ret0`, say what they stand for)."""
+    if name.startswith("$ret"):
+        return "the returned value"
+    if name.startswith("$break"):
+        return "the break flag"
+    return name

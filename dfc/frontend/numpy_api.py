@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from dfc.frontend import masks
 from dfc.frontend.affine import Affine
 from dfc.frontend.arrays import (
     Const,
@@ -76,8 +77,12 @@ def call(tr, f: Any, args: list, kwargs: dict, node: ast.AST) -> Any:
             raise tr.fail(err.message, node) from None
     if isinstance(f, JitFunction):
         return tr.callee(tr, f, args, kwargs, node)
+    if isinstance(f, Method) and isinstance(f.value, masks.Masked):
+        return _masked_method(tr, f.value, f.name, args, kwargs, node)
     if isinstance(f, Method):
         return method(tr, f.value, f.name, args, kwargs, node)
+    if any(isinstance(a, masks.Masked) for a in args):
+        return _masked_call(tr, f, args, kwargs, node)
     try:
         handler = HANDLERS.get(f)
     except TypeError:
@@ -495,6 +500,10 @@ def _unsupported(what: str) -> Handler:
     return handler
 
 
+ELEMENTWISE = {*UNARY, *BINARY, np.fmax, np.fmin, np.square, np.clip, np.where, np.sinh, np.cosh, np.log2, np.log10,
+               np.reciprocal, np.round, np.around}
+"""The handlers that apply element by element (a boolean-masked read stays masked through them)."""
+
 HANDLERS: dict[Any, Handler] = {
     **{f: _unary(n, f) for f, n in UNARY.items()},
     **{f: _binary(n) for f, n in BINARY.items()},
@@ -517,7 +526,44 @@ HANDLERS: dict[Any, Handler] = {
 }
 
 
+def _masked_call(tr, f: Any, args: list, kwargs: dict, node: ast.AST) -> Any:
+    """A NumPy function of a boolean-masked read (masks.py): reductions over all
+    elements, elementwise functions (which stay masked), len()."""
+    m = args[0]
+    if f in REDUCTIONS and isinstance(m, masks.Masked):
+        _, axis, keepdims = bind(tr, args, kwargs, node, "a reduction", ("a", "axis", "keepdims"), (None, False))
+        return masks.reduce(tr, REDUCTIONS[f], m, axis, keepdims, node)
+    if f in (np.var, np.std) and isinstance(m, masks.Masked):
+        _, axis, ddof, keepdims = bind(tr, args, kwargs, node, f"np.{f.__name__}", ("a", "axis", "ddof", "keepdims"),
+                                       (None, 0, False))
+        return masks.reduce(tr, f.__name__, m, axis, keepdims, node, ddof)
+    if f is builtins.len and isinstance(m, masks.Masked):
+        return masks.count(tr, m, node)
+    if f in ELEMENTWISE:
+        return masks.elementwise(tr, HANDLERS[f], args, kwargs, node)
+    name = getattr(f, "__name__", type(f).__name__)
+    raise tr.fail(masks.SHAPE_MESSAGE.format(what=f"the boolean-masked array passed to {name}()"), node)
+
+
+def _masked_method(tr, m: masks.Masked, name: str, args: list, kwargs: dict, node: ast.AST) -> Any:
+    if name in METHOD_REDUCTIONS:
+        axis, keepdims = bind(tr, args, kwargs, node, f".{name}()", ("axis", "keepdims"), (None, False))
+        return masks.reduce(tr, METHOD_REDUCTIONS[name], m, axis, keepdims, node)
+    if name in METHOD_MOMENTS:
+        axis, ddof, keepdims = bind(tr, args, kwargs, node, f".{name}()", ("axis", "ddof", "keepdims"), (None, 0, False))
+        return masks.reduce(tr, name, m, axis, keepdims, node, ddof)
+    raise tr.fail(masks.SHAPE_MESSAGE.format(what=f"the boolean-masked array whose .{name}() is called"), node)
+
+
 def array_attribute(tr, e: Expr, name: str, node: ast.AST) -> Any:
+    if isinstance(e, masks.Masked):
+        if name in METHOD_REDUCTIONS or name in METHOD_MOMENTS:
+            return Method(e, name)  # type: ignore[arg-type]
+        if name == "size":
+            return masks.count(tr, e, node)
+        if name == "ndim":
+            return Affine(1)
+        raise tr.fail(masks.SHAPE_MESSAGE.format(what=f"a boolean-masked array (its .{name})"), node)
     if name == "T":
         return transpose(tr, e, None, node)
     if name == "shape":

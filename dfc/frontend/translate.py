@@ -23,17 +23,19 @@ from typing import Any
 
 import numpy as np
 from xdsl.builder import Builder
-from xdsl.dialects import arith, func, tensor
+from xdsl.dialects import arith, func, scf, tensor
 from xdsl.dialects.builtin import (
     FileLineColLoc,
     IntAttr,
     StringAttr,
     UnknownLoc,
+    i1,
 )
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.rewriter import InsertPoint
 
 from dfc.dialects.df_builders import splat
+from dfc.frontend import masks
 from dfc.frontend.affine import Affine, opaque
 from dfc.frontend.arrays import (
     IR_TYPES,
@@ -53,6 +55,7 @@ from dfc.frontend.arrays import (
 from dfc.frontend.control_flow import ControlFlow
 from dfc.frontend.emit import Emitter
 from dfc.frontend.errors import FrontendError
+from dfc.frontend.jumps import lower_returns, returns_in
 from dfc.frontend.numpy_api import array_attribute, call
 from dfc.frontend.numpy_linalg import matmul
 from dfc.frontend.scopes import IDENTIFIER, Cond, Scope, Source, cell_serial
@@ -161,6 +164,8 @@ class Translator(ControlFlow):
         body = list(tree.body)
         if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
             body = body[1:]  # the docstring
+        if any(r is not body[-1] for r in returns_in(body, into_loops=True)):
+            body = lower_returns(body, lambda m, n: self.fail(m, n))  # early returns: one return at the end
         last = body[-1] if body and isinstance(body[-1], ast.Return) else None
         self.statements(body[:-1] if last is not None else body)
         results = self.returned(last, {cell: k for k, cell in cells.items()}) if last is not None else []
@@ -204,6 +209,8 @@ class Translator(ControlFlow):
             self.aug_assign(node)
         elif isinstance(node, ast.For):
             self.for_loop(node)
+        elif isinstance(node, ast.While):
+            self.while_loop(node)
         elif isinstance(node, ast.If):
             self.if_statement(node)
         elif isinstance(node, ast.Pass):
@@ -213,7 +220,8 @@ class Translator(ControlFlow):
         elif isinstance(node, ast.Expr) and isinstance(node.value, ast.Call):
             self.expr(node.value)  # evaluated for its errors; its value is unused
         elif isinstance(node, ast.Return):
-            raise self.fail("return is supported only as the last statement of the function", node)
+            raise self.fail("return inside a loop is not supported; break out of the loop (a flag set before the "
+                            "break) and return after it", node)
         else:
             raise self.fail(f"unsupported statement: {_describe(node)}", node)
         self._locate_since(start, node)
@@ -243,7 +251,10 @@ class Translator(ControlFlow):
                 self.assign(t, v)
         elif isinstance(target, ast.Subscript):
             view = self.target_view(target)
-            self.write(view, self.as_expr(value, target), target)
+            if isinstance(view, tuple):
+                masks.assign(self, *view, value, None, target)
+            else:
+                self.write(view, self.as_expr(value, target), target)
         else:
             raise self.fail(f"cannot assign to {_describe(target)}", target)
 
@@ -293,11 +304,15 @@ class Translator(ControlFlow):
         current = View(view.cell.value, view.shape, view.offset, view.coef, view.dtype, view.cell)
         self.update(view.cell, self.em.assign(current, value))
 
-    def target_view(self, target: ast.Subscript) -> View:
+    def target_view(self, target: ast.Subscript) -> View | tuple[View, masks.Masked]:
+        """The view a subscript assigns to; (the array, its masked read) for a boolean mask."""
         base = self.expr(target.value)
         if not isinstance(base, View) or base.cell is None:
             raise self.fail("cannot assign into a temporary array (only into named arrays and their views)", target)
-        view = self.index(base, self.subscript(target.slice), target, keep_cell=True)
+        parts = self.subscript(target.slice)
+        if any(masks.is_mask(p) for p in parts):
+            return base, masks.split(self, base, parts, target)
+        view = self.index(base, parts, target, keep_cell=True)
         assert isinstance(view, View)
         return view
 
@@ -308,6 +323,9 @@ class Translator(ControlFlow):
         rhs = self.expr(node.value)
         if isinstance(node.target, ast.Subscript):
             view = self.target_view(node.target)
+            if isinstance(view, tuple):
+                masks.assign(self, *view, rhs, op, node)
+                return
             snapshot = View(view.cell.value, view.shape, view.offset, view.coef, view.dtype)  # type: ignore[union-attr]
             self.write(view, self.as_expr(self.binop(op, snapshot, rhs, node), node), node)
         elif isinstance(node.target, ast.Name):
@@ -370,6 +388,8 @@ class Translator(ControlFlow):
             return View.whole(self.b.insert(tensor.InsertOp(value.value, t, [])).result)
         if isinstance(value, np.ndarray):
             raise self.fail("NumPy arrays from outside the function are not supported; pass them as arguments", node)
+        if isinstance(value, masks.Masked):
+            raise self.fail(masks.SHAPE_MESSAGE.format(what="a boolean-masked array (x[m])"), node)
         raise self.fail(f"expected an array or a number, got {_kind(value)}", node)
 
     def expr(self, node: ast.expr) -> Any:
@@ -398,7 +418,7 @@ class Translator(ControlFlow):
 
     def _Attribute(self, node: ast.Attribute) -> Any:
         base = self.expr(node.value)
-        if isinstance(base, Expr):
+        if isinstance(base, Expr | masks.Masked):
             return array_attribute(self, base, node.attr, node)
         try:
             return getattr(base, node.attr)
@@ -412,9 +432,14 @@ class Translator(ControlFlow):
             if k.static is None:
                 raise self.fail("a tuple index must be a constant", node)
             return base[k.static]
+        if isinstance(base, masks.Masked):
+            raise self.fail(masks.SHAPE_MESSAGE.format(what="a boolean-masked array (x[m])"), node)
         if not isinstance(base, Expr):
             raise self.fail(f"cannot index {_kind(base)}", node)
-        return self.index(base, self.subscript(node.slice), node)
+        parts = self.subscript(node.slice)
+        if any(masks.is_mask(p) for p in parts):
+            return masks.split(self, base, parts, node)
+        return self.index(base, parts, node)
 
     def subscript(self, node: ast.expr) -> tuple:
         parts = node.elts if isinstance(node, ast.Tuple) else [node]
@@ -441,7 +466,7 @@ class Translator(ControlFlow):
             raise self.fail(f"too many indices for an array of rank {base.ndim}", node)
         for p in parts:
             if isinstance(p, Expr) and p.dtype == "i1" and p.ndim:
-                raise self.fail("boolean mask indexing (a data-dependent shape) is not supported; use np.where", node)
+                raise self.fail("a boolean mask is supported as the only index (x[m] = v, np.sum(x[m]))", node)
             if isinstance(p, Expr) and is_float(p.dtype):
                 raise self.fail("an index must be an integer, not a float array", node)
         advanced = [k for k, p in enumerate(parts) if _data_index(p)]
@@ -527,6 +552,8 @@ class Translator(ControlFlow):
         if isinstance(node.op, ast.UAdd):
             return v
         if isinstance(node.op, ast.USub):
+            if isinstance(v, masks.Masked):
+                return masks.binop(self, "mul", v, Const(-1, "i64"), node)
             if isinstance(v, Affine):
                 return -v
             if isinstance(v, Const) and not v.shape:
@@ -552,6 +579,8 @@ class Translator(ControlFlow):
         return self.binop(op, self.expr(node.left), self.expr(node.right), node)
 
     def binop(self, op: str, a: Any, b: Any, node: ast.AST) -> Any:
+        if isinstance(a, masks.Masked) or isinstance(b, masks.Masked):
+            return masks.binop(self, op, a, b, node)
         if op == "matmul":
             return matmul(self, self.as_expr(a, node), self.as_expr(b, node), node)
         if isinstance(a, Affine) and isinstance(b, Affine) and op not in ("div", "pow"):
@@ -622,6 +651,8 @@ class Translator(ControlFlow):
         return result
 
     def compare(self, name: str, a: Any, b: Any, node: ast.AST) -> Any:
+        if isinstance(a, masks.Masked) or isinstance(b, masks.Masked):
+            return masks.elementwise(self, lambda tr, v, kw, n: self.compare(name, *v, n), [a, b], {}, node)
         if isinstance(a, Affine | int) and isinstance(b, Affine | int):
             a, b = Affine.of(a), Affine.of(b)
             d = a - b
@@ -637,10 +668,38 @@ class Translator(ControlFlow):
         return self.elementwise("compare", [x, y], node, "i1", (name, operand))
 
     def _BoolOp(self, node: ast.BoolOp) -> Any:
-        result = self.expr(node.values[0])
-        for v in node.values[1:]:
-            result = self.logical("and" if isinstance(node.op, ast.And) else "or", result, self.expr(v), node)
-        return result
+        """`a and b`, `a or b` as conditions; a run-time `a` evaluates `b` in an `scf.if`
+        (Python's short circuit: `i < n and x[i] > 0` does not read `x[n]`)."""
+        is_and = isinstance(node.op, ast.And)
+        first = self.expr(node.values[0])
+        if len(node.values) == 1:
+            return first
+        rest = node.values[1] if len(node.values) == 2 else ast.copy_location(
+            ast.BoolOp(op=node.op, values=node.values[1:]), node.values[1])
+        if isinstance(first, Expr) and first.ndim:
+            raise self.fail("'and'/'or' on arrays is ambiguous; use & and |", node)
+        c = self.condition(first, node)
+        if isinstance(c, bool):
+            if c != is_and:  # decided: False and ..., True or ...
+                return c
+            second = self.condition(self.expr(rest), rest)
+            return second if isinstance(second, bool) else Cond(second)
+        block = Block()
+        outer_b, outer_em = self.b, self.em
+        self.b = Builder(InsertPoint.at_end(block))
+        self.em = Emitter(self.b, self.default_float, outer_em.fail)
+        try:
+            v = self.condition(self.expr(rest), rest)
+            if isinstance(v, bool):
+                v = self.b.insert(arith.ConstantOp.from_int_and_width(int(v), 1)).result
+            self.b.insert(scf.YieldOp(v))
+        finally:
+            self.b, self.em = outer_b, outer_em
+        decided = Block()
+        Builder(InsertPoint.at_end(decided)).insert(scf.YieldOp(
+            Builder(InsertPoint.at_end(decided)).insert(arith.ConstantOp.from_int_and_width(int(not is_and), 1)).result))
+        regions = (Region(block), Region(decided)) if is_and else (Region(decided), Region(block))
+        return Cond(self.b.insert(scf.IfOp(c, [i1], *regions)).results[0])
 
     def logical(self, op: str, a: Any, b: Any, node: ast.AST) -> Any:
         if isinstance(a, Expr) and a.ndim or isinstance(b, Expr) and b.ndim:

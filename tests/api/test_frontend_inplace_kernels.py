@@ -246,18 +246,10 @@ def calls_recursive(x):
     return countdown(x, 2)
 
 
-def early_bare_return(x):
-    x[0] = 1.0
-    if x[1] > 0:
-        return
-    x[1] = 2.0
-
-
 @pytest.mark.parametrize("fn, message, line", [
     (calls_lambda, "a lambda .* cannot be compiled: define it with `def`", 1),
     (calls_c_function, "call of unsupported function numpy.sinc: the frontend compiles the NumPy functions", 1),
     (countdown, "countdown calls itself with the same signature: recursion is not supported", 1),
-    (early_bare_return, "return is supported only as the last statement", 3),
 ], ids=lambda x: getattr(x, "__name__", ""))
 def test_refused_calls_are_located(fn, message, line):
     with pytest.raises(dfc.FrontendError, match=message) as err:

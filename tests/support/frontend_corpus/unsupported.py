@@ -5,17 +5,17 @@ import numpy as np
 
 
 def while_loop(x):
-    s = 0.0
-    while s < 3:  # error
-        s += 1.0
-    return s
+    n = 3
+    while n > 0:  # error
+        x += 1.0
+    return x
 
 
-def loop_break(x):
-    s = 0.0
+def loop_return(x):
     for i in range(3):
-        break  # error
-    return s
+        if x[i] > 0:
+            return i  # error
+    return -1
 
 
 def scatter_assignment(x):
@@ -25,7 +25,7 @@ def scatter_assignment(x):
 
 
 def boolean_mask(x):
-    return np.sum(x[x > 0])  # error
+    return x[x > 0]  # error
 
 
 def data_dependent_shape(x):
@@ -47,7 +47,7 @@ def comprehension(x):
 def early_return(x):
     if x[0] > 0:
         return x[0]  # error
-    return x[1]
+    x += 1.0
 
 
 def data_index(x):
@@ -100,14 +100,14 @@ def undefined_name(x):
 
 
 EXPECTED = {
-    "while_loop": "unsupported statement: while loop",
-    "loop_break": "unsupported statement: break",
+    "while_loop": "this while loop never ends",
+    "loop_return": "return inside a loop is not supported",
     "scatter_assignment": "assignment at an array of indices (a scatter) is not supported",
-    "boolean_mask": "boolean mask indexing",
+    "boolean_mask": "a boolean-masked array (x[m]) has a data-dependent shape",
     "data_dependent_shape": "depends on a loop variable",
     "nonzero": "np.nonzero gives a data-dependent shape",
     "comprehension": "unsupported expression: list comprehension",
-    "early_return": "return is supported only as the last statement",
+    "early_return": "returns different numbers of values on different paths",
     "data_index": "int() of a run-time float",
     "broadcast_mismatch": "do not broadcast",
     "array_condition": "truth value of an array is ambiguous",
