@@ -12,6 +12,7 @@ from xdsl.transforms import get_all_passes as get_xdsl_passes
 
 PROJECT_PASSES: dict[str, str] = {
     "autodiff": "dfc.passes.autodiff.autodiff:AutodiffPass",
+    "jvp": "dfc.passes.autodiff.forward:JvpPass",
     "convert-stablehlo": "dfc.passes.convert_stablehlo:ConvertStableHLOPass",
     "expand-library": "dfc.passes.expand_library:ExpandLibraryPass",
     "fuse": "dfc.passes.fuse:FusePass",
@@ -32,6 +33,7 @@ PROJECT_PASSES: dict[str, str] = {
 
 PASS_SUMMARIES: dict[str, str] = {
     "autodiff": "reverse-mode gradients of tensor functions.",
+    "jvp": "forward-mode Jacobian-vector products of tensor functions.",
     "expand-library": "replace every nn op by its pure df expansion.",
     "fuse": "producer-consumer and sibling map fusion, and tasklet merging.",
     "scatter-to-gather": "stencil-shaped `wcr(add)` scatters become gathers.",

@@ -4,7 +4,8 @@
 `gradient_tasklet` differentiates them with `sympy.diff` (no further
 simplification: SymPy's automatic evaluation only, full `simplify` is slow),
 shares common subexpressions with `sympy.cse` and emits the vector-Jacobian
-product as a new tasklet of arith/math ops.
+product as a new tasklet of arith/math ops; `tangent_tasklet` emits the
+Jacobian-vector product (forward mode, `forward.py`) from the same derivatives.
 
 Conventions:
 - Unordered `arith.cmpf` predicates hold where an operand is NaN: `ugt(a, b)`
@@ -274,6 +275,41 @@ def gradient_tasklet(
             del operands[arg.index]
             block.erase_arg(arg)
     return list(builder.insert(df.TaskletOp(operands, [inputs[k] for k in wrt], block)).res)
+
+
+def tangent_tasklet(tasklet: df.TaskletOp, tangents: Sequence[SSAValue | None], builder: Builder) -> list[SSAValue | None]:
+    """Insert at `builder` a new df.TaskletOp taking those of (tasklet's operands..., the
+    given tangents) its body uses and returning, for each float result r, the
+    Jacobian-vector product sum_k d result_r / d input_k * tangent_k over the inputs
+    with a tangent (forward mode; the same derivatives as `gradient_tasklet`, ties
+    and kinks included). Returns one value per result: None for a non-float one."""
+    inputs, results = tasklet.inputs.types, tasklet.res.types
+    given = [k for k, t in enumerate(tangents) if t is not None]
+    if len(tangents) != len(inputs) or any(tangents[k].type != inputs[k] or not isinstance(inputs[k], AnyFloat) for k in given):
+        raise ValueError(f"expected one tangent (or None) per float input, of types {', '.join(map(str, inputs))}")
+    floats = [r for r, t in enumerate(results) if isinstance(t, AnyFloat)]
+    symbols, exprs = tasklet_to_sympy(tasklet)
+    tangent_symbols = [sympy.Dummy(f"tangent{k}", real=True) for k in given]
+    products = [sympy.Add(*(t * exprs[r].diff(symbols[k]) for t, k in zip(tangent_symbols, given))) for r in floats]
+    shared, products = sympy.cse(products, symbols=sympy.numbered_symbols("t", cls=sympy.Dummy))
+    block = Block(arg_types=[*inputs, *(inputs[k] for k in given)])
+    values = dict(zip([*symbols, *tangent_symbols], block.args))
+    emitter = _Emitter(Builder(InsertPoint.at_end(block)), values, dict(shared))
+    try:
+        outs = [emitter.emit(p, results[r]) for p, r in zip(products, floats)]
+    except _NoForm as err:
+        raise _blame(tasklet, err.expr) from None
+    emitter.b.insert(df.YieldOp(*outs))
+    operands = [*tasklet.inputs, *(tangents[k] for k in given)]
+    for arg in reversed(block.args):  # only the values the product needs
+        if not arg.uses:
+            del operands[arg.index]
+            block.erase_arg(arg)
+    new = builder.insert(df.TaskletOp(operands, [results[r] for r in floats], block))
+    found: list[SSAValue | None] = [None] * len(results)
+    for r, v in zip(floats, new.res):
+        found[r] = v
+    return found
 
 
 _UNEVALUATED = (sympy.Derivative, sympy.Subs, sympy.Heaviside, sympy.DiracDelta)
