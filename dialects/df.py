@@ -50,6 +50,7 @@ from xdsl.irdl import (
     var_result_def,
 )
 from xdsl.parser import Parser, UnresolvedOperand
+from xdsl.pattern_rewriter import RewritePattern
 from xdsl.printer import Printer
 from xdsl.traits import (
     EffectInstance,
@@ -66,6 +67,7 @@ from xdsl.traits import (
 from xdsl.utils.exceptions import VerifyException
 
 from dfc.dialects.index_exprs import depends_on, used_variables
+from dfc.dialects.index_ranges import IndexedAccess, IterationSpace, out_of_bounds
 from dfc.dialects.limits import MAX_DIM
 
 WCR_KINDS = ("add", "mul", "max", "min")
@@ -76,28 +78,51 @@ WARN_IF = "dfc.warn_if"
 zero). The interpreter warns at each such value; compiled code once per call."""
 
 
-class MapCanonicalization(HasCanonicalizationPatternsTrait):
+CANONICALIZATION_PATTERNS: dict[type[Operation], tuple[RewritePattern, ...]] = {}
+"""The canonicalization patterns of each df op, keyed by its class. The module
+that defines them (`dialects.df_canonicalization`, which builds df ops) fills
+the table when imported, and the `dfc.dialects` package imports it, so the
+table is full before any df op exists; df itself never imports the patterns."""
+
+
+class Canonicalization(HasCanonicalizationPatternsTrait):
+    """The patterns `CANONICALIZATION_PATTERNS` holds for the op (for xDSL's and dfc's `canonicalize`)."""
+
+    def get_patterns(self, op: type[Operation]) -> tuple[RewritePattern, ...]:
+        return CANONICALIZATION_PATTERNS.get(op, ())
+
     @classmethod
-    def get_canonicalization_patterns(cls):
-        from dfc.dialects.df_canonicalization import MAP_PATTERNS
-
-        return MAP_PATTERNS
+    def get_canonicalization_patterns(cls) -> tuple[RewritePattern, ...]:
+        raise NotImplementedError("df's patterns are per op: Canonicalization.get_patterns")
 
 
-class ReadCanonicalization(HasCanonicalizationPatternsTrait):
-    @classmethod
-    def get_canonicalization_patterns(cls):
-        from dfc.dialects.df_canonicalization import READ_PATTERNS
+class MapIterationSpace(IterationSpace):
+    """A map's variables range over [0, bound); its results have its outputs' shapes."""
 
-        return READ_PATTERNS
+    def variable_bounds(self, op: Operation) -> list[int | SSAValue]:
+        assert isinstance(op, MapOp)
+        return op.bounds
+
+    def tied_operand(self, op: Operation, result: SSAValue) -> SSAValue | None:
+        assert isinstance(op, MapOp)
+        return op.outs[list(op.res).index(result)]
 
 
-class TaskletCanonicalization(HasCanonicalizationPatternsTrait):
-    @classmethod
-    def get_canonicalization_patterns(cls):
-        from dfc.dialects.df_canonicalization import TASKLET_PATTERNS
+class ReadAccess(IndexedAccess):
+    def access(self, op: Operation) -> tuple[SSAValue, list[SSAValue]] | None:
+        assert isinstance(op, ReadOp)
+        return op.source, list(op.indices)
 
-        return TASKLET_PATTERNS
+
+class WriteAccess(IndexedAccess):
+    """A write touches its map's output (the initial value its block argument stands for)."""
+
+    def access(self, op: Operation) -> tuple[SSAValue, list[SSAValue]] | None:
+        assert isinstance(op, WriteOp)
+        target = op.target_map()
+        if target is None:
+            return None
+        return target.outs[list(target.out_args).index(op.dest)], list(op.indices)
 
 
 class MapEffects(MemoryEffect):
@@ -165,7 +190,7 @@ class MapOp(IRDLOperation):
     res = var_result_def(TensorType)
     body = region_def("single_block")
 
-    traits = traits_def(MapEffects(), NoTerminator(), MapCanonicalization())
+    traits = traits_def(MapEffects(), NoTerminator(), Canonicalization(), MapIterationSpace())
     irdl_options = (AttrSizedOperandSegments(as_property=True),)
 
     def __init__(
@@ -426,7 +451,7 @@ class ReadOp(IRDLOperation):
     indices = var_operand_def(IndexType)
     res = result_def()
 
-    traits = traits_def(ReadEffect(), ReadCanonicalization())
+    traits = traits_def(ReadEffect(), Canonicalization(), ReadAccess())
 
     def __init__(self, source: SSAValue, indices: Sequence[SSAValue]):
         assert isinstance(source.type, TensorType | MemRefType)
@@ -463,8 +488,6 @@ class ReadOp(IRDLOperation):
 
 def _verify_in_bounds(op: Operation) -> None:
     """Reject an access whose index provably leaves its buffer (`dialects.index_ranges`)."""
-    from dfc.dialects.index_ranges import out_of_bounds
-
     found = out_of_bounds(op)
     if found is not None:
         dim, low, high, extent = found
@@ -496,7 +519,7 @@ class WriteOp(IRDLOperation):
     indices = var_operand_def(IndexType)
     wcr = opt_prop_def(StringAttr)
 
-    traits = traits_def(WriteEffect())
+    traits = traits_def(WriteEffect(), WriteAccess())
 
     def __init__(
         self,
@@ -639,7 +662,7 @@ class TaskletOp(IRDLOperation):
     res = var_result_def()
     body = region_def("single_block")
 
-    traits = traits_def(IsolatedFromAbove(), Pure(), TaskletCanonicalization())
+    traits = traits_def(IsolatedFromAbove(), Pure(), Canonicalization())
 
     def __init__(
         self,

@@ -1,4 +1,6 @@
-"""Canonicalization patterns of the df dialect, run by xDSL's `canonicalize`.
+"""Canonicalization patterns of the df dialect, run by `canonicalize` (this module
+puts them in `df.CANONICALIZATION_PATTERNS`, which the ops' `df.Canonicalization`
+trait reads).
 
 Tasklets: constant operands move into the body (where arith folding sees them),
 duplicate and unused operands disappear, results that merely forward an operand
@@ -445,3 +447,5 @@ MAP_PATTERNS = (
     DropUnusedOutputs(),
 )
 READ_PATTERNS = (ReadOfSplat(), ReadOfBoxFill(), ReadOfTransposeInProduct())
+
+df.CANONICALIZATION_PATTERNS.update({df.TaskletOp: TASKLET_PATTERNS, df.MapOp: MAP_PATTERNS, df.ReadOp: READ_PATTERNS})

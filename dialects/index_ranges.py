@@ -11,18 +11,53 @@ once, every step is 1), its ends and the size are constants, the loops and
 maps around it provably run, nothing conditional stands between, and the
 range leaves the dimension. Everything else is unknown, and `check-bounds`
 guards it at run time.
+
+The analysis knows upstream ops (arith, scf.for, memref, tensor) by their
+classes and a dialect's own ops through two interfaces (op traits) they
+implement: `IterationSpace` (an op whose body runs once per point of a box,
+`df.map`) and `IndexedAccess` (an op that reads or writes one element,
+`df.read`, `df.write`). So the dialects' verifiers can use it while it
+imports none of them.
 """
 
 from __future__ import annotations
 
+import abc
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from xdsl.dialects import arith, func, memref, scf, tensor
 from xdsl.dialects.builtin import MemRefType, TensorType
 from xdsl.ir import Block, BlockArgument, Operation, SSAValue
+from xdsl.traits import OpTrait
 
-from dfc.dialects import df
 from dfc.dialects.index_exprs import int_constant
+
+
+class IterationSpace(OpTrait, abc.ABC):
+    """The interface of an op whose body runs once for every point of a box: its
+    body's first block arguments are the variables, each ranging over [0, bound)."""
+
+    @abc.abstractmethod
+    def variable_bounds(self, op: Operation) -> Sequence[int | SSAValue]:
+        """Each variable's bound: an int when static, else the SSA value giving it."""
+
+    @abc.abstractmethod
+    def tied_operand(self, op: Operation, result: SSAValue) -> SSAValue | None:
+        """The operand whose shape the result `result` of `op` has, if any."""
+
+
+class IndexedAccess(OpTrait, abc.ABC):
+    """The interface of an op that reads or writes one element of a buffer."""
+
+    @abc.abstractmethod
+    def access(self, op: Operation) -> tuple[SSAValue, list[SSAValue]] | None:
+        """The buffer (tensor or memref) and the indices, or None when unknown."""
+
+
+def _variables(op: Operation) -> tuple[IterationSpace, Sequence[int | SSAValue]] | None:
+    space = op.get_trait(IterationSpace)
+    return None if space is None else (space, space.variable_bounds(op))
 
 
 @dataclass(frozen=True)
@@ -78,8 +113,9 @@ def size(buffer: SSAValue, dim: int) -> Lin:
         dynamic = sum(1 for d in shape[:dim] if d < 0)
         operands = op.dynamic_sizes
         return linear(operands[dynamic])
-    if isinstance(op, df.MapOp):
-        return size(op.outs[list(op.res).index(buffer)], dim)
+    if isinstance(op, Operation) and (space := op.get_trait(IterationSpace)) is not None:
+        if (tied := space.tied_operand(op, buffer)) is not None:
+            return size(tied, dim)
     return Lin.term(("size", buffer, dim))
 
 
@@ -107,8 +143,8 @@ def linear(value: SSAValue) -> Lin:
 
 def _variable(value: BlockArgument) -> Range | None:
     owner = value.owner.parent_op() if isinstance(value.owner, Block) else None
-    if isinstance(owner, df.MapOp) and value.index < owner.rank:
-        bound = owner.bounds[value.index]
+    if owner is not None and (space := _variables(owner)) is not None and value.index < len(space[1]):
+        bound = space[1][value.index]
         high = (Lin(bound) if isinstance(bound, int) else linear(bound)) - Lin(1)
         return Range(Lin(0), high, True, frozenset([value]))
     if isinstance(owner, scf.ForOp) and value.index == 0:
@@ -174,13 +210,8 @@ def index_range(value: SSAValue) -> Range | None:
 
 def _access(op: Operation) -> tuple[SSAValue, list[SSAValue]] | None:
     """The buffer and indices of an access op."""
-    if isinstance(op, df.ReadOp):
-        return op.source, list(op.indices)
-    if isinstance(op, df.WriteOp):
-        target = op.target_map()
-        if target is None:
-            return None
-        return target.outs[list(target.out_args).index(op.dest)], list(op.indices)
+    if (interface := op.get_trait(IndexedAccess)) is not None:
+        return interface.access(op)
     if isinstance(op, memref.LoadOp):
         return op.memref, list(op.indices)
     if isinstance(op, memref.StoreOp):
@@ -208,10 +239,10 @@ def proven_in_bounds(op: Operation) -> bool:
 
 
 def _unconditional(op: Operation) -> bool:
-    """Whether only maps, for loops and the function stand between `op` and its function."""
+    """Whether only iteration spaces (maps), for loops and the function stand between `op` and its function."""
     parent = op.parent_op()
     while parent is not None and not isinstance(parent, func.FuncOp):
-        if not isinstance(parent, df.MapOp | scf.ForOp):
+        if not isinstance(parent, scf.ForOp) and parent.get_trait(IterationSpace) is None:
             return False
         parent = parent.parent_op()
     return True
@@ -241,7 +272,8 @@ def _runs(op: Operation) -> bool:
     """Whether every map and loop around `op` has a constant, positive trip count."""
     parent = op.parent_op()
     while parent is not None and not isinstance(parent, func.FuncOp):
-        ivs = list(parent.ivs) if isinstance(parent, df.MapOp) else [parent.body.block.args[0]]
+        space = _variables(parent)
+        ivs = parent.regions[0].block.args[: len(space[1])] if space is not None else [parent.body.block.args[0]]
         for v in ivs:
             r = _variable(v)
             if r is None or r.low.constant is None or r.high.constant is None or r.low.constant > r.high.constant:
