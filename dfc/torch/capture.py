@@ -21,6 +21,8 @@ from __future__ import annotations
 import functools
 import inspect
 import operator
+import os
+import re
 import warnings
 from dataclasses import dataclass
 from typing import Any
@@ -86,29 +88,53 @@ def _decompositions() -> dict:
 
 def export(module: torch.nn.Module, args: tuple, kwargs: dict | None = None) -> ExportedProgram:
     """The module as core aten (but `KEPT`), for inputs like `args`/`kwargs`."""
+    name = type(module).__name__
     try:
         program = torch.export.export(module, tuple(args), kwargs or {}, strict=False)
+        with warnings.catch_warnings():
+            # run_decompositions deep-copies the export's LeafSpecs, and torch's own copy warns that LeafSpec is
+            # deprecated on every capture: the cause is in torch, so this one warning is hidden while decomposing
+            warnings.filterwarnings("ignore", r"`isinstance\(treespec, LeafSpec\)` is deprecated", FutureWarning)
+            return program.run_decompositions(_decompositions())
     except GuardOnDataDependentSymNode as err:
         raise UnsupportedOpError(
-            f"torch.export cannot capture {type(module).__name__}: its Python control flow depends on tensor "
+            f"torch.export cannot capture {name}: its Python control flow depends on tensor "
             "values; torch.compile(model, backend='dfc') compiles the pieces between such branches"
         ) from err
-    with warnings.catch_warnings():
-        # run_decompositions deep-copies the export's LeafSpecs, and torch's own copy warns that LeafSpec is
-        # deprecated on every capture: the cause is in torch, so this one warning is hidden while decomposing
-        warnings.filterwarnings("ignore", r"`isinstance\(treespec, LeafSpec\)` is deprecated", FutureWarning)
-        return program.run_decompositions(_decompositions())
+    except (RuntimeError, ValueError, TypeError, AssertionError) as err:
+        first = str(err).strip().split("\n")[0]
+        hint = ("; a Hugging Face model exports with attn_implementation=\"eager\", whose attention torch can "
+                "decompose") if "Cannot view a tensor" in first else ""
+        raise UnsupportedOpError(
+            f"torch.export could not capture {name} (an error of the model, or a limit of torch.export): "
+            f"{type(err).__name__}: {first}{hint} (DFC_TRACEBACK=1 shows torch's traceback)"
+        ) from err
 
 
 def module_path(node: torch.fx.Node, root: str) -> str:
-    """`root.layers.2.attn`: where in the module tree `node` was traced."""
+    """`root.layers.2.attn (Attention) at model.py:41` and the source line: where
+    in the module tree and in the user's code `node` was traced."""
     stack = node.meta.get("nn_module_stack") or {}
     if not stack:
-        return root
+        return root + _source(node)
     path, cls = list(stack.values())[-1]
     cls_name = cls if isinstance(cls, str) else getattr(cls, "__name__", str(cls))
     where = f"{root}.{path}" if path else root
-    return f"{where} ({cls_name.rsplit('.', 1)[-1]})"
+    return f"{where} ({cls_name.rsplit('.', 1)[-1]})" + _source(node)
+
+
+_FRAME = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+), in [^\n]*\n(?P<code>[^\n]*)')
+_TORCH_DIR = os.path.dirname(torch.__file__) + os.sep
+
+
+def _source(node: torch.fx.Node) -> str:
+    """` at file:line` and the line's code, for the innermost frame of the
+    node's trace outside torch (torch's own when every frame is torch's)."""
+    frames = list(_FRAME.finditer(node.meta.get("stack_trace") or ""))
+    if not frames:
+        return ""
+    frame = next((f for f in reversed(frames) if not f["file"].startswith(_TORCH_DIR)), frames[0])
+    return f" at {frame['file']}:{frame['line']}\n    {frame['code'].strip()}"
 
 
 def capture(module: torch.nn.Module, args: tuple, kwargs: dict | None = None, root: str = "model") -> Captured:

@@ -12,7 +12,6 @@ user's tensors to the compiled program.
 from __future__ import annotations
 
 import os
-
 from collections.abc import Callable
 from typing import Any
 
@@ -22,7 +21,7 @@ from torch.utils import _pytree as pytree
 
 from dfc import config
 from dfc.compiler.codegen import runtime
-from dfc.torch.capture import capture
+from dfc.torch.capture import UnsupportedOpError, capture
 from dfc.torch.runtime import CompiledGraph
 
 
@@ -102,7 +101,12 @@ class CompiledModule(torch.nn.Module):
         leaves, spec = pytree.tree_flatten((args, kwargs))
         key = (spec, tuple(_signature(x) for x in leaves), self.module.training)
         if key not in self._graphs:
-            captured = capture(self.module, args, kwargs, root=self._name)
+            try:
+                captured = capture(self.module, args, kwargs, root=self._name)
+            except UnsupportedOpError as err:
+                if config.TRACEBACK.value():
+                    raise
+                raise err.with_traceback(None) from None  # the message names the op and the user's line
             self._graphs[key] = (CompiledGraph(captured, self._threads), self._getters(captured))
         if quick is not None:
             self._quick[quick] = self._graphs[key]

@@ -10,7 +10,9 @@ dominates this file. `DFC_TORCH_STEPS` sets the SGD steps (default 20 in CI; the
 from __future__ import annotations
 
 import copy
+import inspect
 import os
+import traceback
 from pathlib import Path
 
 import numpy as np
@@ -419,3 +421,23 @@ def test_the_documented_example_trains(doc):
     exec(code, scope)
     assert all(p.grad is not None for p in scope["model"].parameters())
     assert scope["loss"].item() > 0
+
+
+def test_a_refusal_shows_the_users_line_without_dfcs_frames():
+    with pytest.raises(dfc.torch.UnsupportedOpError) as info:
+        dfc.torch.compile(_Outer(), (torch.randn(2, 4),))
+    line = inspect.getsourcelines(_Inner.forward)[1] + 1
+    assert f"at {__file__}:{line}\n    return torch.sort(x, dim=1).values" in str(info.value)
+    assert not [f for f in traceback.extract_tb(info.tb) if "/dfc/torch/capture.py" in f.filename]
+
+
+class _Failing(nn.Module):
+    def forward(self, x):
+        raise ValueError("Cannot view a tensor with shape [2] and strides [1] as a tensor with shape [1, 2]")
+
+
+def test_an_error_inside_torch_export_is_named_with_a_hint():
+    with pytest.raises(dfc.torch.UnsupportedOpError,
+                       match=r"torch\.export could not capture _Failing .*ValueError: Cannot view a tensor.*"
+                             r"attn_implementation=\"eager\""):
+        dfc.torch.compile(_Failing(), (torch.randn(2),))
