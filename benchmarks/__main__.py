@@ -2,7 +2,7 @@
 
     python -m benchmarks [--quick]
 
-In order: the machine (copy bandwidth, cores, OpenBLAS's kernel set), contractions (matmul 1024^3
+In order: the machine (CPU model and ISA, BLAS and its kernel set, thread counts, copy bandwidth), contractions (matmul 1024^3
 f32/f64, the MLP's skinny products, the MLP value and gradient, convolutions),
 gradient cost (mlp, softmax_loss 4096^2, jacobi-2d 512^2 x 200), softmax_loss
 against its memory-traffic floor and a hand-written C version, memory-bound
@@ -21,8 +21,8 @@ import os
 import sys
 import time
 
-from benchmarks.common import copy_bandwidth
-from dfc.compiler.codegen import blas_runtime, gemm_kernel
+from benchmarks.common import copy_bandwidth, machine
+from dfc.compiler.codegen import blas_runtime
 
 SECTIONS = ("contractions", "autodiff_cost", "roofline", "cpu_kernels", "sums", "compile_time", "call_overhead",
             "thread_runtime", "frontend", "torch_training")
@@ -33,10 +33,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__.strip().splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="small sizes and fewer repeats (a smoke test)")
     quick = parser.parse_args().quick
-    gemm = f"dfc's {gemm_kernel.vector_bits()}-bit kernel" if gemm_kernel.enabled() else "OpenBLAS"
-    print(f"machine: {os.cpu_count()} cores, copy bandwidth {copy_bandwidth():.1f} GB/s, "
-          f"OpenBLAS kernels {blas_runtime.kernels()}; dfc's products call {gemm} (DFC_GEMM={gemm_kernel.mode()})",
-          flush=True)
+    print(machine(), flush=True)
+    print(f"memory: copy bandwidth {copy_bandwidth():.1f} GB/s", flush=True)
     if blas_runtime.avx512_left_unused():
         told = os.environ.get("OPENBLAS_CORETYPE")
         why = f"OPENBLAS_CORETYPE={told} in the environment" if told else "it does not know this CPU"

@@ -96,11 +96,10 @@ def kernels() -> str | None:
 
 def avx512_left_unused() -> bool:
     """Whether this CPU runs AVX-512 (Linux's flags) but OpenBLAS picked kernels
-    without it: because `OPENBLAS_CORETYPE` in the environment says so (the
-    2-core AMD EPYC development VM sets `Haswell`; without it OpenBLAS 0.3.31
-    picks SkylakeX there, and a 1024^3 f32 product took 5.3 instead of 9.3
-    ms), or because it does not know the CPU. The library reads the variable
-    when it loads, before numpy's import returns."""
+    without it: because `OPENBLAS_CORETYPE` in the environment says so, or
+    because it does not know the CPU (docs/performance-notes.md has what that
+    costs). The library reads the variable when it loads, before numpy's
+    import returns."""
     try:
         flags = next((line.split() for line in Path("/proc/cpuinfo").read_text().splitlines()
                       if line.startswith("flags")), [])
