@@ -71,7 +71,7 @@ def _float_tensor(t: Attribute, what: str) -> TensorType:
 
 
 def broadcast_shapes(a: Sequence[int], b: Sequence[int]) -> tuple[int, ...]:
-    """numpy's broadcast of two shapes; ValueError if incompatible."""
+    """numpy's broadcast of two shapes (a 1 takes the other size, 0 included); ValueError if incompatible."""
     rank = max(len(a), len(b))
     pa = (1,) * (rank - len(a)) + tuple(a)
     pb = (1,) * (rank - len(b)) + tuple(b)
@@ -79,7 +79,7 @@ def broadcast_shapes(a: Sequence[int], b: Sequence[int]) -> tuple[int, ...]:
     for x, y in zip(pa, pb):
         if x != y and 1 not in (x, y):
             raise ValueError(f"shapes {list(a)} and {list(b)} do not broadcast")
-        out.append(max(x, y))
+        out.append(y if x == 1 else x)
     return tuple(out)
 
 

@@ -77,6 +77,7 @@ from dfc.importers.onnx_common import (
     tensor_of,
     unsqueezed_shape,
 )
+from dfc.importers.onnx_math_ops import MathOps
 from dfc.importers.onnx_nn_ops import NNOps
 from dfc.importers.onnx_shape_ops import ShapeOps
 
@@ -131,7 +132,7 @@ def _trunc_div(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return q + ((np.remainder(a, b) != 0) & ((a < 0) ^ (b < 0))).astype(q.dtype)
 
 
-class OnnxImporter(ShapeOps, NNOps):
+class OnnxImporter(ShapeOps, NNOps, MathOps):
     """Builds `@main` node by node; `consts` holds the values known at import time."""
 
     def __init__(self, model: Any, filename: str, parameters: Sequence[str] | None = None):
@@ -266,6 +267,10 @@ class OnnxImporter(ShapeOps, NNOps):
             shape = np.array(self.consts[name].shape if name in self.consts else tensor_of(self.value(name)).get_shape(),
                              np.int64)
             return [shape[attrs.get("start", 0): attrs.get("end", len(shape))]]
+        if op == "Size":
+            name = node.input[0]
+            shape = self.consts[name].shape if name in self.consts else tensor_of(self.value(name)).get_shape()
+            return [np.array(math.prod(shape), np.int64)]
         inputs = [n for n in node.input if n]
         if not inputs or not all(n in self.consts for n in inputs):
             return None
@@ -285,6 +290,8 @@ class OnnxImporter(ShapeOps, NNOps):
             from onnx import helper
 
             return [c[0].astype(helper.tensor_dtype_to_np_dtype(attrs["to"]))]
+        if op == "CastLike":
+            return [c[0].astype(c[1].dtype)]
         if op == "Gather":
             axis = normalize_axis(attrs["axis"], c[0].ndim)
             return [np.take(c[0], self._wrapped_indices(c[1], c[0].shape[axis]), axis=axis)]
@@ -423,14 +430,6 @@ class OnnxImporter(ShapeOps, NNOps):
     def op_Erf(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
         return [self._erf(self.value(node.input[0]))]
 
-    def op_Gelu(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
-        x = self.value(node.input[0])
-        if attrs["approximate"] != "none":
-            raise NodeError("Gelu with approximate='tanh' is not supported")
-        inner = self._erf(self.ins(nn.MulOp(x, self.scalar(1 / math.sqrt(2), x))))
-        one_plus = self.ins(nn.AddOp(inner, self.scalar(1.0, x)))
-        return [self.ins(nn.MulOp(self.ins(nn.MulOp(x, one_plus)), self.scalar(0.5, x)))]
-
     def _compare(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
         a, b = (self.value(n) for n in node.input)
         return [self.ins(nne.CompareOp(a, b, _COMPARE[node.op_type]))]
@@ -480,6 +479,12 @@ class OnnxImporter(ShapeOps, NNOps):
 
         x = self.value(node.input[0])
         e = element_type(helper.tensor_dtype_to_np_dtype(attrs["to"]))
+        return [x if tensor_of(x).element_type == e else self.ins(nne.ConvertOp(x, e))]
+
+    def op_CastLike(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
+        """Cast to the element type of the second input."""
+        x, like = self.value(node.input[0]), self.value(node.input[1])
+        e = tensor_of(like).element_type
         return [x if tensor_of(x).element_type == e else self.ins(nne.ConvertOp(x, e))]
 
     def op_Identity(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:

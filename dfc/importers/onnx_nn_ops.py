@@ -9,6 +9,8 @@ from typing import Any
 
 import numpy as np
 from xdsl.dialects.builtin import (
+    IntegerAttr,
+    IntegerType,
     TensorType,
     f16,
     f32,
@@ -253,6 +255,141 @@ class NNOps:
             raise NodeError(f"{node.op_type} of {tensor_of(x)} (not float) is not supported")
         return [self.ins(nn.ReduceOp(x, kind, axes, keepdims=keepdims))]
 
+    def _reduced_axes(self, node: Any, attrs: dict[str, Any], x: SSAValue) -> list[int] | None:
+        """The normalised axes a Reduce node reduces (None: none, with `noop_with_empty_axes`)."""
+        rank = tensor_of(x).get_num_dims()
+        axes = self._axes(node, attrs)
+        if not axes:
+            if attrs.get("noop_with_empty_axes"):
+                return None
+            axes = list(range(rank))
+        return normalize_axes(axes, rank)
+
+    def _reduce_float(self, node: Any, attrs: dict[str, Any], before: Any, kind: str, after: Any) -> list[SSAValue]:
+        """`after(reduce(kind, before(x)))` over the node's axes, x float; with no axes (`noop_with_empty_axes`),
+        `after(before(x))`, as ONNX's reference computes it."""
+        x = self.value(node.input[0])
+        if tensor_of(x).element_type not in (f16, f32, f64):
+            raise NodeError(f"{node.op_type} of {tensor_of(x)} (not float) is not supported")
+        axes = self._reduced_axes(node, attrs, x)
+        y = before(x)
+        if axes is not None:
+            y = self.ins(nn.ReduceOp(y, kind, axes, keepdims=bool(attrs["keepdims"])))
+        return [after(y)]
+
+    def op_ReduceL1(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
+        return self._reduce_float(node, attrs, lambda x: self.ins(nne.AbsOp(x)), "sum", lambda y: y)
+
+    def op_ReduceL2(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
+        return self._reduce_float(node, attrs, lambda x: self.ins(nn.MulOp(x, x)), "sum",
+                                  lambda y: self.ins(nn.SqrtOp(y)))
+
+    def op_ReduceSumSquare(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
+        return self._reduce_float(node, attrs, lambda x: self.ins(nn.MulOp(x, x)), "sum", lambda y: y)
+
+    def op_ReduceLogSum(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
+        return self._reduce_float(node, attrs, lambda x: x, "sum", lambda y: self.ins(nn.LogOp(y)))
+
+    def op_ReduceLogSumExp(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
+        """m + log(sum(exp(x - m))) with m the maximum over the axes (0 where it is infinite: an empty or
+        all -inf slice gives log(0) = -inf)."""
+        x = self.value(node.input[0])
+        if tensor_of(x).element_type not in (f16, f32, f64):
+            raise NodeError(f"ReduceLogSumExp of {tensor_of(x)} (not float) is not supported")
+        axes = self._reduced_axes(node, attrs, x)
+        if axes is None:
+            return [x]
+        m = self.ins(nn.ReduceOp(x, "max", axes, keepdims=True))
+        finite = self.ins(nne.CompareOp(self.ins(nn.SubOp(m, m)), self.scalar(0.0, m), "EQ"))
+        m = self.ins(nne.SelectOp(finite, m, self.scalar(0.0, m)))
+        total = self.ins(nn.ReduceOp(self.ins(nn.ExpOp(self.ins(nn.SubOp(x, m)))), "sum", axes, keepdims=True))
+        y = self.ins(nn.AddOp(self.ins(nn.LogOp(total)), m))
+        if not attrs["keepdims"]:
+            y = self._reshape(y, [d for k, d in enumerate(tensor_of(x).get_shape()) if k not in axes])
+        return [y]
+
+    def op_ReduceProd(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
+        """The product over the axes, of any numeric type: the reduced axes moved last and merged, then
+        halves multiplied until one element is left (an odd length padded with a 1)."""
+        x = self.value(node.input[0])
+        shape = list(tensor_of(x).get_shape())
+        axes = self._reduced_axes(node, attrs, x)
+        if axes is None:
+            return [x]
+        kept = [k for k in range(len(shape)) if k not in axes]
+        if sorted(axes) != axes or kept != list(range(len(kept))):
+            x = self.ins(nn.TransposeOp(x, kept + axes))
+        outer = [shape[k] for k in kept]
+        n = math.prod(shape[k] for k in axes)
+        y = self._reshape(x, [*outer, n])
+        one = self._typed(1, y)
+        if n == 0:
+            y = self.ins(nn.BroadcastOp(self._reshape(one, [1] * (len(outer) + 1)), [*outer, 1]))
+        while n > 1:
+            if n % 2:
+                y = self.ins(nns.PadOp(y, one, [0] * len(outer) + [0], [0] * len(outer) + [1], [0] * (len(outer) + 1)))
+                n += 1
+            half = n // 2
+            lo = self.ins(nns.SliceOp(y, [0] * (len(outer) + 1), [*outer, half], [1] * (len(outer) + 1)))
+            hi = self.ins(nns.SliceOp(y, [0] * len(outer) + [half], [*outer, n], [1] * (len(outer) + 1)))
+            y, n = self.ins(nn.MulOp(lo, hi)), half
+        out = [1 if k in axes else d for k, d in enumerate(shape)] if attrs["keepdims"] else outer
+        return [self._reshape(y, out)]
+
+    def _arg(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
+        """The index (i64) of the first largest (ArgMax) or smallest element along `axis`, or the last
+        with `select_last_index` (argmax of the reversed axis, counted back); integers of up to 32 bits
+        through f64 (exact)."""
+        x = self.value(node.input[0])
+        t = tensor_of(x)
+        shape = list(t.get_shape())
+        axis = normalize_axis(attrs["axis"], len(shape))
+        if t.element_type not in (f16, f32, f64):
+            if not isinstance(t.element_type, IntegerType) or t.element_type.width.data > 32:
+                raise NodeError(f"{node.op_type} of {t} is not supported (floats, and integers of up to 32 bits)")
+            x = self.ins(nne.ConvertOp(x, f64))
+        last = attrs.get("select_last_index", 0)  # opset 12 on
+        if last:
+            x = self.ins(nns.ReverseOp(x, [axis]))
+        y = self.ins((nnc.ArgMaxOp if node.op_type == "ArgMax" else nnc.ArgMinOp)(x, axis))
+        if last:
+            y = self.ins(nn.SubOp(self.ins(nn.FullOp(IntegerAttr(shape[axis] - 1, i64), [])), y))
+        return [self._reshape(y, [1 if k == axis else d for k, d in enumerate(shape)]) if attrs["keepdims"] else y]
+
+    op_ArgMax = op_ArgMin = _arg
+
+    def op_Hardmax(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
+        """1 at the first largest element along `axis`, 0 elsewhere; before opset 13, along the last
+        axis of the 2-D view [dimensions before `axis`, the rest]."""
+        x = self.value(node.input[0])
+        shape = list(tensor_of(x).get_shape())
+        axis = normalize_axis(attrs["axis"], len(shape))
+        view = x
+        if self.opset < 13:
+            view, axis = self._reshape(x, flattened_shape(shape, axis)), 1
+        vshape = list(tensor_of(view).get_shape())
+        index = self._reshape(self.ins(nnc.ArgMaxOp(view, axis)), [1 if k == axis else d for k, d in enumerate(vshape)])
+        hit = self.ins(nne.CompareOp(self.ins(nns.IotaOp(TensorType(i64, vshape), axis)), index, "EQ"))
+        return [self._reshape(self.ins(nne.ConvertOp(hit, tensor_of(x).element_type)), shape)]
+
+    def op_LpNormalization(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
+        """x divided by its L1 (p = 1) or L2 (p = 2) norm along `axis` (0 where the norm is 0, as ONNX's reference)."""
+        x = self.value(node.input[0])
+        axis = normalize_axis(attrs["axis"], tensor_of(x).get_num_dims())
+        p = attrs["p"]
+        if p not in (1, 2):
+            raise NodeError(f"LpNormalization with p = {p} is not supported (1 and 2 are)")
+        if p == 1:
+            norm = self.ins(nn.ReduceOp(self.ins(nne.AbsOp(x)), "sum", [axis], keepdims=True))
+        else:
+            norm = self.ins(nn.SqrtOp(self.ins(nn.ReduceOp(self.ins(nn.MulOp(x, x)), "sum", [axis], keepdims=True))))
+        zero = self.scalar(0.0, norm)
+        return [self.ins(nne.SelectOp(self.ins(nne.CompareOp(norm, zero, "EQ")), zero, self.ins(nn.DivOp(x, norm))))]
+
+    def op_GlobalMaxPool(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
+        x = self.value(node.input[0])
+        return [self.ins(nn.ReduceOp(x, "max", list(range(2, tensor_of(x).get_num_dims())), keepdims=True))]
+
     def op_ReduceMean(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
         return self._reduce(node, attrs, "mean")
 
@@ -302,6 +439,16 @@ class NNOps:
         if len(node.output) < 3 or not node.output[2]:
             return [y, mean]
         return [y, mean, self.ins(nn.DivOp(self.scalar(1.0, std), std))]
+
+    def op_RMSNormalization(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
+        """x / sqrt(mean(x^2 over the dimensions from `axis` on) + epsilon) * scale (in the input's type,
+        whatever `stash_type`)."""
+        x = self.value(node.input[0])
+        rank = tensor_of(x).get_num_dims()
+        axes = list(range(normalize_axis(attrs["axis"], rank), rank))
+        square = self.ins(nn.ReduceOp(self.ins(nn.MulOp(x, x)), "mean", axes, keepdims=True))
+        rms = self.ins(nn.SqrtOp(self.ins(nn.AddOp(square, self.scalar(attrs["epsilon"], square)))))
+        return [self.ins(nn.MulOp(self.ins(nn.DivOp(x, rms)), self.value(node.input[1])))]
 
     def op_InstanceNormalization(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
         """Normalised over the spatial dimensions of each sample and channel, then scaled and shifted per channel."""

@@ -12,6 +12,7 @@ import numpy as np
 from xdsl.dialects.builtin import (
     FloatAttr,
     IntegerAttr,
+    TensorType,
     f16,
     f32,
     f64,
@@ -292,19 +293,19 @@ class ShapeOps:
         shifted = self.ins(nn.AddOp(indices, self.ins(nn.FullOp(IntegerAttr(size, e), []))))  # type: ignore[arg-type]
         return self.ins(nne.SelectOp(negative, shifted, indices))
 
-    def op_CumSum(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
-        """Prefix sums along `axis` in log2(n) steps (x + x shifted by 1, 2, 4, ...); `reverse` sums from
-        the end, `exclusive` leaves each element out of its own sum."""
+    def _scan(self, node: Any, attrs: dict[str, Any], combine: type, identity: int) -> list[SSAValue]:
+        """Prefix sums (products) along `axis` in log2(n) steps (x combined with x shifted by 1, 2, 4, ...,
+        the identity shifted in); `reverse` scans from the end, `exclusive` leaves each element out of its own."""
         x = self.value(node.input[0])
         shape = tensor_of(x).get_shape()
         rank = len(shape)
         axis = normalize_axis(int(self.known(node.input[1]).reshape(-1)[0]), rank)
         e = tensor_of(x).element_type
-        zero = self.ins(nn.FullOp(FloatAttr(0.0, e) if e in (f16, f32, f64) else IntegerAttr(0, e), []))
+        fill = self.ins(nn.FullOp(FloatAttr(float(identity), e) if e in (f16, f32, f64) else IntegerAttr(identity, e), []))
 
         def shifted(v: SSAValue, by: int) -> SSAValue:
             low = [by if k == axis else 0 for k in range(rank)]
-            return self.ins(nns.PadOp(v, zero, low, [-n for n in low], [0] * rank))
+            return self.ins(nns.PadOp(v, fill, low, [-n for n in low], [0] * rank))
 
         if attrs["reverse"]:
             x = self.ins(nns.ReverseOp(x, [axis]))
@@ -312,9 +313,96 @@ class ShapeOps:
             x = shifted(x, 1)
         by = 1
         while by < shape[axis]:
-            x = self.ins(nn.AddOp(x, shifted(x, by)))
+            x = self.ins(combine(x, shifted(x, by)))
             by *= 2
         return [self.ins(nns.ReverseOp(x, [axis])) if attrs["reverse"] else x]
+
+    def op_CumSum(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
+        return self._scan(node, attrs, nn.AddOp, 0)
+
+    def op_CumProd(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
+        return self._scan(node, attrs, nn.MulOp, 1)
+
+    def op_Trilu(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
+        """The elements of the last two dimensions with column - row >= k (`upper`) or <= k (lower), the
+        others 0; `k` (default 0) may be a run-time value."""
+        x = self.value(node.input[0])
+        shape = list(tensor_of(x).get_shape())
+        if len(shape) < 2:
+            raise NodeError(f"Trilu of a rank-{len(shape)} tensor (needs 2 or more dimensions)")
+        rows, cols = shape[-2:]
+        diagonal = self.constant(np.arange(cols, dtype=np.int64)[None, :] - np.arange(rows, dtype=np.int64)[:, None])
+        if len(node.input) > 1 and node.input[1]:
+            k = self.value(node.input[1])
+            if tensor_of(k).element_type != i64:
+                raise NodeError(f"Trilu's k of {tensor_of(k)} (not int64)")
+            k = self._reshape(k, [])
+        else:
+            k = self.ins(nn.FullOp(IntegerAttr(0, i64), []))  # type: ignore[arg-type]
+        keep = self.ins(nne.CompareOp(diagonal, k, "GE" if attrs["upper"] else "LE"))
+        return [self.ins(nne.SelectOp(keep, x, self._typed(0, x)))]
+
+    def op_DepthToSpace(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
+        """[N, C, H, W] to [N, C / b^2, H b, W b]: channels split into (b, b, C / b^2) (`DCR`) or
+        (C / b^2, b, b) (`CRD`), moved next to H and W and merged."""
+        x = self.value(node.input[0])
+        shape = list(tensor_of(x).get_shape())
+        b = attrs["blocksize"]
+        if len(shape) != 4 or shape[1] % (b * b):
+            raise NodeError(f"DepthToSpace of {shape} with blocksize {b}")
+        n, c, h, w = shape
+        if attrs["mode"] == "DCR":
+            y, perm = self._reshape(x, [n, b, b, c // (b * b), h, w]), [0, 3, 4, 1, 5, 2]
+        elif attrs["mode"] == "CRD":
+            y, perm = self._reshape(x, [n, c // (b * b), b, b, h, w]), [0, 1, 4, 2, 5, 3]
+        else:
+            raise NodeError(f"DepthToSpace mode '{attrs['mode']}' is not supported")
+        return [self._reshape(self.ins(nn.TransposeOp(y, perm)), [n, c // (b * b), h * b, w * b])]
+
+    def op_SpaceToDepth(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
+        """[N, C, H, W] to [N, C b^2, H / b, W / b]: the b x b blocks moved ahead of the channels (`DCR`,
+        the default) or after them (`CRD`), DepthToSpace's inverse."""
+        x = self.value(node.input[0])
+        shape = list(tensor_of(x).get_shape())
+        b = attrs["blocksize"]
+        if len(shape) != 4 or shape[2] % b or shape[3] % b:
+            raise NodeError(f"SpaceToDepth of {shape} with blocksize {b}")
+        mode = attrs["mode"] if "mode" in attrs else "DCR"  # an attribute from opset 28 on
+        if mode not in ("DCR", "CRD"):
+            raise NodeError(f"SpaceToDepth mode '{mode}' is not supported")
+        n, c, h, w = shape
+        perm = [0, 3, 5, 1, 2, 4] if mode == "DCR" else [0, 1, 3, 5, 2, 4]
+        y = self.ins(nn.TransposeOp(self._reshape(x, [n, c, h // b, b, w // b, b]), perm))
+        return [self._reshape(y, [n, c * b * b, h // b, w // b])]
+
+    def op_OneHot(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
+        """values[1] where the new dimension's position (at `axis`) equals the index (negative ones
+        counted from the end; floats truncated), values[0] elsewhere; `depth` sets the shape, so it
+        must be known."""
+        indices = self.value(node.input[0])
+        depth = int(self.known(node.input[1]).reshape(-1)[0])
+        values = self.value(node.input[2])
+        shape = list(tensor_of(indices).get_shape())
+        axis = normalize_axis(attrs["axis"], len(shape) + 1)
+        out = [*shape[:axis], depth, *shape[axis:]]
+        if tensor_of(indices).element_type != i64:
+            indices = self.ins(nne.ConvertOp(indices, i64))
+        indices = self._reshape(self._wrap_negative(indices, depth), [*shape[:axis], 1, *shape[axis:]])
+        hit = self.ins(nne.CompareOp(self.ins(nns.IotaOp(TensorType(i64, out), axis)), indices, "EQ"))
+        off, on = (self._reshape(self.ins(nns.SliceOp(values, [k], [k + 1], [1])), []) for k in (0, 1))
+        return [self.ins(nne.SelectOp(hit, on, off))]
+
+    def op_EyeLike(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
+        """Ones on the k-th diagonal of the input's 2-D shape, of `dtype` or the input's type: a constant."""
+        from onnx import helper
+
+        x = self.value(node.input[0])
+        shape = list(tensor_of(x).get_shape())
+        if len(shape) != 2:
+            raise NodeError(f"EyeLike of a rank-{len(shape)} tensor (needs 2 dimensions)")
+        dtype = helper.tensor_dtype_to_np_dtype(attrs["dtype"]) if attrs.get("dtype") else dtype_of(
+            tensor_of(x).element_type)
+        return [self.constant(np.eye(*shape, k=attrs["k"], dtype=dtype))]
 
     def op_Resize(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
         """`nearest` or `linear` resampling of each resized axis in turn (as ONNX's reference): the

@@ -241,7 +241,7 @@ SUBSET: dict[str, tuple[str, ...]] = {
     "Flatten": ("test_flatten_axis0", "test_flatten_default_axis", "test_flatten_negative_axis1",
                 "test_flatten_negative_axis2", "test_flatten_negative_axis3", "test_flatten_negative_axis4"),
     "Gather": ("test_gather_1", "test_gather_2d_indices", "test_gather_negative_indices"),
-    "Gelu": ("test_gelu_default_1",),
+    "Gelu": ("test_gelu_default_1", "test_gelu_tanh_1"),
     "Gemm": ("test_gemm_all_attributes", "test_gemm_default_no_bias", "test_gemm_transposeA"),
     "GlobalAveragePool": ("test_globalaveragepool",),
     "Greater": ("test_greater_bcast",),
@@ -305,6 +305,31 @@ SUBSET: dict[str, tuple[str, ...]] = {
     "TopK": ("test_top_k", "test_top_k_smallest", "test_top_k_negative_axis"),
     "InstanceNormalization": ("test_instancenorm_example", "test_instancenorm_epsilon"),
     "Einsum": ("test_einsum_batch_matmul", "test_einsum_sum", "test_einsum_inner_prod", "test_einsum_transpose"),
+    "Reciprocal": ("test_reciprocal",), "Softplus": ("test_softplus",), "Softsign": ("test_softsign",),
+    "Elu": ("test_elu",), "Selu": ("test_selu_default",), "Celu": ("test_celu",), "LeakyRelu": ("test_leakyrelu",),
+    "PRelu": ("test_prelu_broadcast",), "ThresholdedRelu": ("test_thresholdedrelu",),
+    "HardSigmoid": ("test_hardsigmoid",), "HardSwish": ("test_hardswish",), "Mish": ("test_mish",),
+    "Swish": ("test_swish",), "Shrink": ("test_shrink_hard", "test_shrink_soft"),
+    "Sinh": ("test_sinh",), "Cosh": ("test_cosh",), "Atan": ("test_atan",), "Asin": ("test_asin",),
+    "Acos": ("test_acos",), "Asinh": ("test_asinh",), "Acosh": ("test_acosh",), "Atanh": ("test_atanh",),
+    "Mod": ("test_mod_mixed_sign_int32", "test_mod_mixed_sign_float32", "test_mod_float_edge_cases_fmod_0_float32",
+            "test_mod_broadcast"),
+    "Sum": ("test_sum_example",), "Mean": ("test_mean_example",),
+    "ReduceL1": ("test_reduce_l1_keep_dims_random",), "ReduceL2": ("test_reduce_l2_negative_axes_keep_dims_random",),
+    "ReduceSumSquare": ("test_reduce_sum_square_do_not_keepdims_random",),
+    "ReduceLogSum": ("test_reduce_log_sum_asc_axes",),
+    "ReduceLogSumExp": ("test_reduce_log_sum_exp_keepdims_random", "test_reduce_log_sum_exp_empty_set"),
+    "ReduceProd": ("test_reduce_prod_do_not_keepdims_random", "test_reduce_prod_empty_set"),
+    "ArgMax": ("test_argmax_negative_axis_keepdims_random_select_last_index", "test_argmax_no_keepdims_example"),
+    "ArgMin": ("test_argmin_keepdims_example_select_last_index",),
+    "Hardmax": ("test_hardmax_axis_1", "test_hardmax_one_hot"), "LpNormalization": ("test_l2normalization_axis_0",),
+    "GlobalMaxPool": ("test_globalmaxpool",), "RMSNormalization": ("test_rms_normalization_4d_axis_negative_2",),
+    "Trilu": ("test_triu_one_row", "test_tril_neg", "test_triu_zero"),
+    "DepthToSpace": ("test_depthtospace_example", "test_depthtospace_crd_mode_example"),
+    "SpaceToDepth": ("test_spacetodepth_example", "test_spacetodepth_crd_mode_example"),
+    "OneHot": ("test_onehot_negative_indices", "test_onehot_with_axis"), "EyeLike": ("test_eyelike_with_dtype",),
+    "CumProd": ("test_cumprod_2d_axis_1", "test_cumprod_1d_reverse_exclusive"),
+    "CastLike": ("test_castlike_FLOAT_to_DOUBLE",),
 }
 FOLDED: dict[str, tuple[str, ...]] = {
     # op -> node cases CI runs with every input an initializer (OnnxImporter.fold)
@@ -321,6 +346,7 @@ FOLDED: dict[str, tuple[str, ...]] = {
     "Transpose": ("test_transpose_default", "test_transpose_all_permutations_4"),
     "Where": ("test_where_long_example",), "Neg": ("test_neg",), "Expand": ("test_expand_dim_changed",),
     "Constant": ("test_constant",), "Shape": ("test_shape_start_negative_1", "test_shape_end_negative_1", "test_shape_clip_end"),
+    "Size": ("test_size",), "CastLike": ("test_castlike_FLOAT_to_DOUBLE",),
 }
 
 
@@ -394,11 +420,11 @@ def test_hand_written_defaults_agree_with_the_schema():
     schema's in every opset of every handled op that has it."""
     import ast
 
-    from dfc.importers import onnx_import
+    from dfc.importers import onnx_import, onnx_math_ops, onnx_nn_ops, onnx_shape_ops
 
-    tree = ast.parse(inspect.getsource(onnx_import))
+    trees = [ast.parse(inspect.getsource(m)) for m in (onnx_import, onnx_math_ops, onnx_nn_ops, onnx_shape_ops)]
     written = []
-    for node in ast.walk(tree):
+    for node in (n for tree in trees for n in ast.walk(tree)):
         if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "get"
                 and isinstance(node.func.value, ast.Name) and node.func.value.id == "attrs" and len(node.args) == 2):
             written.append((node.args[0].value, node.args[1]))
@@ -568,7 +594,12 @@ def test_an_axis_outside_the_rank_is_refused_naming_the_node(name):
 
 GRADIENT_CASES = ("resize linear", "resize linear align_corners", "resize nearest", "pad reflect", "pad edge",
                   "pad wrap", "pad constant", "cumsum reverse exclusive", "gather_elements", "gather_nd",
-                  "group_norm", "einsum", "tile", "clip", "resize pytorch_half_pixel")
+                  "group_norm", "einsum", "tile", "clip", "resize pytorch_half_pixel", "elu", "selu", "celu",
+                  "leaky_relu", "prelu", "thresholded_relu", "hard_sigmoid", "hard_swish", "softplus", "softsign",
+                  "mish", "swish", "gelu tanh", "reciprocal", "sinh", "cosh", "atan", "asin", "acos", "asinh", "acosh",
+                  "atanh", "mod fmod", "sum", "mean", "reduce_l1", "reduce_l2", "reduce_sum_square", "reduce_log_sum",
+                  "reduce_log_sum_exp", "reduce_prod", "lp_normalization", "rms_normalization", "trilu",
+                  "depth_to_space", "space_to_depth", "cumprod exclusive", "hardmax", "global_max_pool", "shrink")
 
 
 def _grad_cases():
@@ -624,7 +655,70 @@ def _grad_cases():
                                            coordinate_transformation_mode="pytorch_half_pixel"),
          [("s", np.array([1, 1, 0.5, 1.5], np.float32))], (1, 1, 6, 4),
          lambda x: F.interpolate(x, scale_factor=(0.5, 1.5), mode="bilinear"), 19),
+        *_grad_cases_of_functions(torch, node, rng),
     ], f64
+
+
+def _grad_cases_of_functions(torch, node, rng):
+    """The elementwise functions, reductions and rearrangements built of nn ops (as `_grad_cases`, and
+    optionally a map of the random x into the function's domain)."""
+    F = torch.nn.functional
+
+    slope = rng.standard_normal((1, 5))
+    scale = rng.standard_normal(5) + 1
+    m = rng.standard_normal((3, 5))
+    s35 = (3, 5)
+    return [
+        ("elu", node("Elu", alpha=0.75), [], s35, lambda x: F.elu(x, 0.75), 22),
+        ("selu", node("Selu"), [], s35, lambda x: float(np.float32(1.0507009873554805)) * F.elu(
+            x, float(np.float32(1.6732632423543772))), 22),
+        ("celu", node("Celu", alpha=1.5), [], s35, lambda x: F.celu(x, 1.5), 12),
+        ("leaky_relu", node("LeakyRelu", alpha=0.125), [], s35, lambda x: F.leaky_relu(x, 0.125), 16),
+        ("prelu", node("PRelu", ["s"]), [("s", slope)], s35, lambda x: torch.where(x < 0, x * torch.from_numpy(slope), x),
+         16),
+        ("thresholded_relu", node("ThresholdedRelu", alpha=0.25), [], s35, lambda x: F.threshold(x, 0.25, 0.0), 22),
+        ("hard_sigmoid", node("HardSigmoid", alpha=0.375, beta=0.625), [], s35, lambda x: (0.375 * x + 0.625).clamp(0, 1), 22),
+        ("hard_swish", node("HardSwish"), [], s35, F.hardswish, 22),
+        ("softplus", node("Softplus"), [], s35, F.softplus, 22),
+        ("softsign", node("Softsign"), [], s35, F.softsign, 22),
+        ("mish", node("Mish"), [], s35, F.mish, 22),
+        ("swish", node("Swish", alpha=1.5), [], s35, lambda x: x * torch.sigmoid(1.5 * x), 24),
+        ("gelu tanh", node("Gelu", approximate="tanh"), [], s35, lambda x: F.gelu(x, approximate="tanh"), 20),
+        ("reciprocal", node("Reciprocal"), [], s35, torch.reciprocal, 13),
+        ("sinh", node("Sinh"), [], s35, torch.sinh, 22),
+        ("cosh", node("Cosh"), [], s35, torch.cosh, 22),
+        ("atan", node("Atan"), [], s35, torch.atan, 22),
+        ("asin", node("Asin"), [], s35, torch.asin, 22, np.tanh),
+        ("acos", node("Acos"), [], s35, torch.acos, 22, np.tanh),
+        ("asinh", node("Asinh"), [], s35, torch.asinh, 22),
+        ("acosh", node("Acosh"), [], s35, torch.acosh, 22, lambda x: x * x + 1.5),
+        ("atanh", node("Atanh"), [], s35, torch.atanh, 22, np.tanh),
+        ("mod fmod", node("Mod", ["m"], fmod=1), [("m", m)], s35, lambda x: torch.fmod(x, torch.from_numpy(m)), 13),
+        ("sum", node("Sum", ["m", "x"]), [("m", m)], s35, lambda x: x + torch.from_numpy(m) + x, 13),
+        ("mean", node("Mean", ["m"]), [("m", m)], s35, lambda x: (x + torch.from_numpy(m)) / 2, 13),
+        ("reduce_l1", node("ReduceL1", keepdims=0), [], s35, lambda x: x.abs().sum(), 13),
+        ("reduce_l2", node("ReduceL2", axes=[1]), [], s35, lambda x: x.norm(dim=1, keepdim=True), 13),
+        ("reduce_sum_square", node("ReduceSumSquare", axes=[0]), [], s35, lambda x: (x * x).sum(0, keepdim=True), 13),
+        ("reduce_log_sum", node("ReduceLogSum", axes=[1]), [], s35, lambda x: x.sum(1, keepdim=True).log(), 13,
+         np.abs),
+        ("reduce_log_sum_exp", node("ReduceLogSumExp", axes=[1], keepdims=0), [], s35,
+         lambda x: torch.logsumexp(x, 1), 13),
+        ("reduce_prod", node("ReduceProd", axes=[1]), [], s35, lambda x: x.prod(1, keepdim=True), 13),
+        ("lp_normalization", node("LpNormalization", axis=1), [], s35, lambda x: F.normalize(x, dim=1), 22),
+        ("rms_normalization", node("RMSNormalization", ["s"], epsilon=0.125), [("s", scale)], s35,
+         lambda x: x / (x * x).mean(-1, keepdim=True).add(0.125).sqrt() * torch.from_numpy(scale), 23),
+        ("trilu", node("Trilu", ["k"], upper=0), [("k", np.array(1, np.int64))], s35, lambda x: torch.tril(x, 1), 14),
+        ("depth_to_space", node("DepthToSpace", blocksize=2, mode="CRD"), [], (1, 8, 2, 3),
+         lambda x: F.pixel_shuffle(x, 2), 13),
+        ("space_to_depth", node("SpaceToDepth", blocksize=2), [], (1, 2, 4, 6),
+         lambda x: x.reshape(1, 2, 2, 2, 3, 2).permute(0, 3, 5, 1, 2, 4).reshape(1, 8, 2, 3), 13),
+        ("cumprod exclusive", node("CumProd", ["a"], exclusive=1), [("a", np.array(1))], s35,
+         lambda x: torch.cat([torch.ones(3, 1, dtype=x.dtype), x[:, :-1]], 1).cumprod(1), 26),
+        ("hardmax", node("Hardmax"), [], s35, lambda x: F.one_hot(x.argmax(-1), 5).to(x.dtype) + 0 * x, 13),
+        ("global_max_pool", node("GlobalMaxPool"), [], (2, 3, 4, 5), lambda x: x.amax((2, 3), keepdim=True), 13),
+        ("shrink", node("Shrink", lambd=0.375, bias=0.125), [], s35, lambda x: torch.where(
+            x < -0.375, x + 0.125, torch.where(x > 0.375, x - 0.125, 0 * x)), 13),
+    ]
 
 
 @pytest.mark.parametrize("k", range(len(GRADIENT_CASES)), ids=lambda k: GRADIENT_CASES[k])
@@ -633,8 +727,9 @@ def test_gradients_equal_torch(k):
     torch = pytest.importorskip("torch")
     cases, f64 = _grad_cases()
     assert [c[0] for c in cases] == list(GRADIENT_CASES)
-    name, node, constants, shape, fn, opset = cases[k]
+    name, node, constants, shape, fn, opset, *domain = cases[k]
     x = np.random.default_rng(k).standard_normal(shape)
+    x = domain[0](x) if domain else x
     t = torch.tensor(x, requires_grad=True)
     want = fn(t)
     model = _model([node], {"x": (f64, shape)}, {"y": (f64, None)}, constants, opset=opset)

@@ -433,3 +433,11 @@ def test_shifts(op, dtype):
     x = np.array([[5, -5, 1, -1, np.iinfo(np_dtype).min, 12345]] * 2, dtype=np_dtype)
     y = np.array([[0, 1, bits - 1, bits, -1, 3], [2, bits + 5, 7, 0, 1, bits - 2]], dtype=np_dtype)
     check(_module(op, [_t([2, 6], dtype), _t([2, 6], dtype)], _t([2, 6], dtype)), [x, y], _shift_reference(op, x, y))
+
+
+@pytest.mark.parametrize("a,b", [((2, 0, 4), (2, 1, 4)), ((1, 3), (0, 1)), ((0,), ())])
+def test_a_size_1_dimension_broadcasts_to_size_0(a, b):
+    """numpy's rule: 1 against 0 gives 0 (the result is empty), on both engines."""
+    out = np.broadcast_shapes(a, b)
+    text = _module("nn.sub", [_t(a), _t(b)], _t(out))
+    check(text, [rand(*a), rand(*b)], np.zeros(out, np.float32))

@@ -1,0 +1,251 @@
+"""The ONNX importer's elementwise functions built of nn ops: the activations
+(Elu, Celu, Selu, LeakyRelu, PRelu, ThresholdedRelu, HardSigmoid, HardSwish,
+Softplus, Softsign, Mish, Swish, Shrink), Reciprocal, the hyperbolic and
+inverse trigonometric functions, Mod, and the variadic Sum and Mean.
+
+Each follows the formula of ONNX's operator specification, written in the
+numerically careful form where the naive one loses precision (`log1p` and
+`expm1` near 0, `(1 - x)(1 + x)` for `1 - x^2`); autodiff differentiates the
+composition."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from xdsl.dialects.builtin import AnyFloat, FloatAttr, IntegerAttr
+from xdsl.ir import SSAValue
+
+from dfc.dialects import nn
+from dfc.dialects import nn_elementwise as nne
+from dfc.importers.onnx_common import NodeError, tensor_of
+
+
+class MathOps:
+    """Elementwise `op_<Type>` methods, mixed into `OnnxImporter` (whose `value`, `ins` and `scalar` they use)."""
+
+    # ------------------------------------------------------------ helpers
+
+    def _typed(self, value: float, like: SSAValue) -> SSAValue:
+        """A 0-d constant `value` of `like`'s element type (float or integer)."""
+        e = tensor_of(like).element_type
+        attr = FloatAttr(value, e) if isinstance(e, AnyFloat) else IntegerAttr(int(value), e)
+        return self.ins(nn.FullOp(attr, []))  # type: ignore[arg-type]
+
+    def _float_input(self, node: Any) -> SSAValue:
+        x = self.value(node.input[0])
+        if not isinstance(tensor_of(x).element_type, AnyFloat):
+            raise NodeError(f"{node.op_type} of {tensor_of(x)} (not float) is not supported")
+        return x
+
+    def _mul(self, a: SSAValue, b: SSAValue) -> SSAValue:
+        return self.ins(nn.MulOp(a, b))
+
+    def _add(self, a: SSAValue, b: SSAValue) -> SSAValue:
+        return self.ins(nn.AddOp(a, b))
+
+    def _sub(self, a: SSAValue, b: SSAValue) -> SSAValue:
+        return self.ins(nn.SubOp(a, b))
+
+    def _where(self, pred: SSAValue, a: SSAValue, b: SSAValue) -> SSAValue:
+        return self.ins(nne.SelectOp(pred, a, b))
+
+    def _cmp(self, a: SSAValue, b: SSAValue, direction: str) -> SSAValue:
+        return self.ins(nne.CompareOp(a, b, direction))
+
+    def _softplus(self, x: SSAValue) -> SSAValue:
+        """log(1 + exp(x)) as max(x, 0) + log1p(exp(-|x|)) (no overflow)."""
+        tail = self.ins(nne.Log1pOp(self.ins(nn.ExpOp(self.ins(nn.NegOp(self.ins(nne.AbsOp(x))))))))
+        return self._add(self.ins(nn.ReluOp(x)), tail)
+
+    def _hard_sigmoid(self, x: SSAValue, alpha: float, beta: float) -> SSAValue:
+        """max(0, min(1, alpha x + beta))."""
+        y = self._add(self._mul(x, self.scalar(alpha, x)), self.scalar(beta, x))
+        return self.ins(nne.MaximumOp(self.ins(nne.MinimumOp(y, self.scalar(1.0, x))), self.scalar(0.0, x)))
+
+    def _one_minus_square(self, x: SSAValue) -> SSAValue:
+        """1 - x^2 as (1 - x)(1 + x), exact where x^2 is near 1."""
+        one = self.scalar(1.0, x)
+        return self._mul(self._sub(one, x), self._add(one, x))
+
+    # ------------------------------------------------------------ activations
+
+    def op_Reciprocal(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
+        x = self._float_input(node)
+        return [self.ins(nn.DivOp(self.scalar(1.0, x), x))]
+
+    def op_Softplus(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
+        return [self._softplus(self._float_input(node))]
+
+    def op_Softsign(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
+        """x / (1 + |x|)."""
+        x = self._float_input(node)
+        return [self.ins(nn.DivOp(x, self._add(self.scalar(1.0, x), self.ins(nne.AbsOp(x)))))]
+
+    def _elu(self, x: SSAValue, alpha: float) -> SSAValue:
+        """x where x > 0, else alpha (exp(x) - 1)."""
+        negative = self._mul(self.ins(nne.Expm1Op(x)), self.scalar(alpha, x))
+        return self._where(self._cmp(x, self.scalar(0.0, x), "GT"), x, negative)
+
+    def op_Elu(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
+        return [self._elu(self._float_input(node), attrs["alpha"])]
+
+    def op_Selu(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
+        """gamma * (x where x > 0, else alpha (exp(x) - 1))."""
+        x = self._float_input(node)
+        return [self._mul(self._elu(x, attrs["alpha"]), self.scalar(attrs["gamma"], x))]
+
+    def op_Celu(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
+        """max(0, x) + min(0, alpha (exp(x / alpha) - 1))."""
+        x = self._float_input(node)
+        alpha = attrs["alpha"]
+        if alpha == 0:
+            raise NodeError("Celu with alpha = 0 is not defined")
+        scaled = self._mul(self.ins(nne.Expm1Op(self._mul(x, self.scalar(1 / alpha, x)))), self.scalar(alpha, x))
+        return [self._add(self.ins(nn.ReluOp(x)), self.ins(nne.MinimumOp(scaled, self.scalar(0.0, x))))]
+
+    def op_LeakyRelu(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
+        """alpha x where x < 0, else x."""
+        x = self._float_input(node)
+        return [self._where(self._cmp(x, self.scalar(0.0, x), "LT"), self._mul(x, self.scalar(attrs["alpha"], x)), x)]
+
+    def op_PRelu(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
+        """slope x where x < 0, else x; `slope` broadcasts to x."""
+        x, slope = self.value(node.input[0]), self.value(node.input[1])
+        negative = self._mul(x, slope)
+        if list(tensor_of(negative).get_shape()) != list(tensor_of(x).get_shape()):
+            raise NodeError(f"PRelu slope of {tensor_of(slope)} does not broadcast to {tensor_of(x)}")
+        return [self._where(self._cmp(x, self._typed(0, x), "LT"), negative, x)]
+
+    def op_ThresholdedRelu(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
+        """x where x > alpha, else 0."""
+        x = self._float_input(node)
+        return [self._where(self._cmp(x, self.scalar(attrs["alpha"], x), "GT"), x, self.scalar(0.0, x))]
+
+    def op_HardSigmoid(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
+        return [self._hard_sigmoid(self._float_input(node), attrs["alpha"], attrs["beta"])]
+
+    def op_HardSwish(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
+        """x * HardSigmoid(x) with alpha 1/6, beta 1/2."""
+        x = self._float_input(node)
+        return [self._mul(x, self._hard_sigmoid(x, 1 / 6, 0.5))]
+
+    def op_Mish(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
+        """x tanh(softplus(x))."""
+        x = self._float_input(node)
+        return [self._mul(x, self.ins(nn.TanhOp(self._softplus(x))))]
+
+    def op_Swish(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
+        """x sigmoid(alpha x)."""
+        x = self._float_input(node)
+        return [self._mul(x, self.ins(nn.SigmoidOp(self._mul(x, self.scalar(attrs["alpha"], x)))))]
+
+    def op_Shrink(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
+        """x + bias where x < -lambd, x - bias where x > lambd, else 0 (in x's type: integers too)."""
+        x = self.value(node.input[0])
+        lambd, bias = attrs["lambd"], attrs["bias"]
+        if not isinstance(tensor_of(x).element_type, AnyFloat) and (lambd != int(lambd) or bias != int(bias)):
+            raise NodeError(f"Shrink of {tensor_of(x)} with a fractional lambd or bias is not supported")
+        below = self._cmp(x, self._typed(-lambd, x), "LT")
+        above = self._cmp(x, self._typed(lambd, x), "GT")
+        inner = self._where(above, self._sub(x, self._typed(bias, x)), self._typed(0, x))
+        return [self._where(below, self._add(x, self._typed(bias, x)), inner)]
+
+    # ------------------------------------------------------------ hyperbolic and inverse trigonometric
+
+    def op_Sinh(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
+        """(expm1(x) - expm1(-x)) / 2."""
+        x = self._float_input(node)
+        d = self._sub(self.ins(nne.Expm1Op(x)), self.ins(nne.Expm1Op(self.ins(nn.NegOp(x)))))
+        return [self._mul(d, self.scalar(0.5, x))]
+
+    def op_Cosh(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
+        """(exp(x) + exp(-x)) / 2."""
+        x = self._float_input(node)
+        s = self._add(self.ins(nn.ExpOp(x)), self.ins(nn.ExpOp(self.ins(nn.NegOp(x)))))
+        return [self._mul(s, self.scalar(0.5, x))]
+
+    def op_Atan(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
+        x = self._float_input(node)
+        return [self.ins(nne.Atan2Op(x, self.scalar(1.0, x)))]
+
+    def op_Asin(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
+        """atan2(x, sqrt((1 - x)(1 + x))) (NaN outside [-1, 1])."""
+        x = self._float_input(node)
+        return [self.ins(nne.Atan2Op(x, self.ins(nn.SqrtOp(self._one_minus_square(x)))))]
+
+    def op_Acos(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
+        """atan2(sqrt((1 - x)(1 + x)), x) (NaN outside [-1, 1])."""
+        x = self._float_input(node)
+        return [self.ins(nne.Atan2Op(self.ins(nn.SqrtOp(self._one_minus_square(x))), x))]
+
+    def op_Asinh(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
+        """sign(x) log1p(|x| + x^2 / (1 + sqrt(1 + x^2)))."""
+        x = self._float_input(node)
+        a = self.ins(nne.AbsOp(x))
+        square = self._mul(x, x)
+        one = self.scalar(1.0, x)
+        inner = self._add(a, self.ins(nn.DivOp(square, self._add(one, self.ins(nn.SqrtOp(self._add(one, square)))))))
+        return [self._mul(self.ins(nne.SignOp(x)), self.ins(nne.Log1pOp(inner)))]
+
+    def op_Acosh(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
+        """log1p((x - 1) + sqrt((x - 1)(x + 1))) (NaN below 1)."""
+        x = self._float_input(node)
+        one = self.scalar(1.0, x)
+        below = self._sub(x, one)
+        root = self.ins(nn.SqrtOp(self._mul(below, self._add(x, one))))
+        return [self.ins(nne.Log1pOp(self._add(below, root)))]
+
+    def op_Atanh(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
+        """(log1p(x) - log1p(-x)) / 2."""
+        x = self._float_input(node)
+        d = self._sub(self.ins(nne.Log1pOp(x)), self.ins(nne.Log1pOp(self.ins(nn.NegOp(x)))))
+        return [self._mul(d, self.scalar(0.5, x))]
+
+    # ------------------------------------------------------------ arithmetic
+
+    def op_Mod(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
+        """`fmod = 1`: C's fmod, the sign of the dividend; `fmod = 0`: numpy's `mod` (Python's %), the sign
+        of the divisor: fmod's remainder plus the divisor where the two signs differ (a zero remainder of
+        floats takes the divisor's sign)."""
+        a, b = (self.value(n) for n in node.input)
+        r = self.ins(nne.RemainderOp(a, b))
+        if attrs["fmod"]:
+            return [r]
+        zero = self._typed(0, r)
+        differ = self.ins(nne.XorOp(self._cmp(r, zero, "LT"), self._cmp(b, zero, "LT")))
+        fix = self.ins(nne.AndOp(differ, self._cmp(r, zero, "NE")))
+        out = self._where(fix, self._add(r, b), r)
+        if isinstance(tensor_of(r).element_type, AnyFloat):
+            signed_zero = self._where(self._cmp(b, zero, "LT"), self.scalar(-0.0, r), zero)
+            out = self._where(self._cmp(r, zero, "EQ"), signed_zero, out)
+        return [out]
+
+    def op_Sum(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
+        """The inputs added (numpy broadcasting)."""
+        values = [self.value(n) for n in node.input if n]
+        out = values[0]
+        for v in values[1:]:
+            out = self._add(out, v)
+        return [out]
+
+    def op_Mean(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
+        """The inputs' sum divided by their number."""
+        out = self.op_Sum(node, attrs)[0]
+        if not isinstance(tensor_of(out).element_type, AnyFloat):
+            raise NodeError(f"Mean of {tensor_of(out)} (not float) is not supported")
+        n = len([i for i in node.input if i])
+        return [out if n == 1 else self._mul(out, self.scalar(1 / n, out))]
+
+    def op_Gelu(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
+        """0.5 x (1 + erf(x / sqrt 2)); `approximate = tanh`: 0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3)))."""
+        x = self._float_input(node)
+        if attrs["approximate"] == "tanh":
+            cube = self._mul(self._mul(x, x), x)
+            inner = self._add(x, self._mul(cube, self.scalar(0.044715, x)))
+            inner = self.ins(nn.TanhOp(self._mul(inner, self.scalar(math.sqrt(2 / math.pi), x))))
+        elif attrs["approximate"] == "none":
+            inner = self._erf(self._mul(x, self.scalar(1 / math.sqrt(2), x)))
+        else:
+            raise NodeError(f"Gelu with approximate='{attrs['approximate']}' is not supported")
+        return [self._mul(self._mul(x, self._add(inner, self.scalar(1.0, x))), self.scalar(0.5, x))]
