@@ -83,6 +83,14 @@ def call(tr, f: Any, args: list, kwargs: dict, node: ast.AST) -> Any:
         return method(tr, f.value, f.name, args, kwargs, node)
     if any(isinstance(a, masks.Masked) for a in args):
         return _masked_call(tr, f, args, kwargs, node)
+    if isinstance(getattr(f, "__self__", None), np.ufunc) and not isinstance(f, np.ufunc):
+        from dfc.frontend.numpy_ufuncs import ufunc_method
+
+        return ufunc_method(tr, f.__self__, f.__name__, args, kwargs, node)
+    if isinstance(f, type) and issubclass(f, np.generic):
+        from dfc.frontend.numpy_ufuncs import scalar_type
+
+        return scalar_type(tr, f, args, kwargs, node)
     try:
         handler = HANDLERS.get(f)
     except TypeError:
@@ -416,16 +424,28 @@ def _int(tr, args, kwargs, node):
 
 
 def _norm(tr, args, kwargs, node):
-    """np.linalg.norm without ord (or ord=2 of a vector, 'fro' of a matrix): sqrt(sum(x**2)) over all elements."""
+    """np.linalg.norm: the 2-norm (sqrt(sum(x**2))) of a vector or over `axis`, the Frobenius norm of a
+    matrix (ord None or 'fro'), and of vectors ord 1 (sum |x|), inf (max |x|), -inf (min |x|), 0 (nonzeros)."""
     x, order, axis, keepdims = bind(tr, args, kwargs, node, "np.linalg.norm", ("x", "ord", "axis", "keepdims"),
                                      (None, None, False))
     e = expr_of(tr, x, node)
+    if not is_float(e.dtype):
+        e = astype(tr, e, "f64", node)
     o = static(order)
-    if not (o is None or o in (2, 2.0) and e.ndim == 1 or o == "fro" and e.ndim == 2):
-        raise tr.fail(f"np.linalg.norm with ord={o if o is not MISSING else '...'} of an array of rank {e.ndim} is not supported", node)
-    if axis is not None or keepdims_of(tr, keepdims, node):
-        raise tr.fail("np.linalg.norm with axis or keepdims is not supported", node)
-    return tr.elementwise("sqrt", [reduce(tr, "add", tr.binop("mul", e, e, node), None, False, node)], node)
+    axes = axes_of(tr, axis, e.ndim, node)
+    vector = axis is not None and len(axes) == 1 or axis is None and e.ndim == 1
+    if o is None or o == "fro" and not vector or o in (2, 2.0) and vector:
+        return tr.elementwise("sqrt", [reduce(tr, "add", tr.binop("mul", e, e, node), axis, keepdims, node)], node)
+    if vector and o in (1, 1.0):
+        return reduce(tr, "add", tr.elementwise("abs", [e], node), axis, keepdims, node)
+    if vector and o in (math.inf, -math.inf):
+        return reduce(tr, "max" if o > 0 else "min", tr.elementwise("abs", [e], node), axis, keepdims, node)
+    if vector and o in (0, 0.0):
+        nonzero = astype(tr, condition_of(tr, tr.compare("ne", e, Const(0.0, "f64"), node), node), e.dtype, node)
+        return reduce(tr, "add", nonzero, axis, keepdims, node)
+    shown = o if o is not MISSING else "..."
+    raise tr.fail(f"np.linalg.norm with ord={shown} of {'a vector' if vector else 'a matrix'} is not supported "
+                  "(vectors: None, 1, 2, inf, -inf, 0; matrices: None, 'fro')", node)
 
 
 def moment(tr, kind: str, e: Expr, axis: Any, ddof: Any, keepdims: Any, node: ast.AST) -> Expr:
@@ -649,3 +669,15 @@ METHODS: dict[str, Handler] = {
     "diagonal": lambda tr, e, a, k, n: _method_diagonal(tr, e, a, k, n),
     "trace": lambda tr, e, a, k, n: _trace(tr, [e, *a], k, n),
 }
+
+
+def _more_handlers() -> None:
+    """The handlers of the modules that build on this one's (scans, creation)."""
+    from dfc.frontend.numpy_creation import CREATION_HANDLERS
+    from dfc.frontend.numpy_ufuncs import UFUNC_HANDLERS
+
+    HANDLERS.update(UFUNC_HANDLERS)
+    HANDLERS.update(CREATION_HANDLERS)
+
+
+_more_handlers()

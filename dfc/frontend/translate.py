@@ -432,6 +432,10 @@ class Translator(ControlFlow):
             if k.static is None:
                 raise self.fail("a tuple index must be a constant", node)
             return base[k.static]
+        if base is np.mgrid or base is np.ogrid:
+            from dfc.frontend.numpy_creation import grid
+
+            return grid(self, base is np.ogrid, node.slice, node)
         if isinstance(base, masks.Masked):
             raise self.fail(masks.SHAPE_MESSAGE.format(what="a boolean-masked array (x[m])"), node)
         if not isinstance(base, Expr):
@@ -556,6 +560,8 @@ class Translator(ControlFlow):
                 return masks.binop(self, "mul", v, Const(-1, "i64"), node)
             if isinstance(v, Affine):
                 return -v
+            if isinstance(v, float) or isinstance(v, int) and not isinstance(v, bool):
+                return -v  # a Python number (np.inf): still a compile-time constant
             if isinstance(v, Const) and not v.shape:
                 return Const(-v.value, v.dtype, v.weak)
             e = self.as_expr(v, node)

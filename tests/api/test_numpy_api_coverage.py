@@ -24,10 +24,10 @@ import warnings
 
 import numpy as np
 import pytest
+from support.frontend_corpus.check import check, copies
 
 import dfc
 from dfc.frontend import numpy_api
-from support.frontend_corpus.check import check, copies
 
 RTOL = {np.dtype(np.float64): 1e-12, np.dtype(np.float32): 1e-5}
 
@@ -383,6 +383,22 @@ def norm_fro(m):
 values(norms, (V4,), (P,), (P3,), (1.5,), (I,), (E,), of=np.linalg.norm)
 values(norm_ord2, (V4,), of=np.linalg.norm)
 values(norm_fro, (P,), of=np.linalg.norm)
+
+
+def norm_forms(v, m):
+    return (np.linalg.norm(v, 1), np.linalg.norm(v, np.inf), np.linalg.norm(v, -np.inf), np.linalg.norm(v, 0),
+            np.linalg.norm(m, axis=1), np.linalg.norm(m, axis=0, keepdims=True), np.linalg.norm(m, 1, axis=-1),
+            np.linalg.norm(m, axis=(0, 1)), np.linalg.norm(m, "fro", axis=(1, 0)), np.linalg.norm(v.astype(int)))
+
+
+values(norm_forms, (X[0], X), of=np.linalg.norm)
+
+
+def norm_rows(m):
+    return np.linalg.norm(m, axis=1) + np.linalg.norm(m, 1, axis=1)
+
+
+grads(norm_rows, (X,), of=np.linalg.norm)
 grads(call1(np.linalg.norm), (V4,), (P,), of=np.linalg.norm)
 
 
@@ -786,6 +802,102 @@ def m_shapes_grad(x, b):
 grads(m_shapes_grad, (X3, B45), of=("transpose", "reshape", "ravel", "flatten", "copy", "dot", "astype", "diagonal", "trace"))
 
 
+# -- scans, logical functions, arctan2, grids, cov (numpy_ufuncs.py, numpy_creation.py) -----
+
+
+def scans(x3, p, i32, b):
+    return (np.cumsum(x3), np.cumsum(x3, axis=1), np.cumsum(p, -1, dtype=np.float32), np.cumprod(p, axis=0),
+            np.cumprod(p), np.cumsum(i32), np.cumsum(b, axis=0), np.cumprod(i32, 1), np.cumsum(np.ones(1)))
+
+
+values(scans, (X3, P, I32, BOOL), (F32.reshape(2, 3, 2), PF32, I32, BOOL), of=(np.cumsum, np.cumprod))
+grads(call1(np.cumsum), (P,), of=np.cumsum)
+grads(call1(np.cumprod), (P,), of=np.cumprod)
+
+
+def logicals(x, y, i):
+    return (np.logical_and(x > 0, y < 0.5), np.logical_or(x, i), np.logical_xor(x > 0, True), np.logical_not(i),
+            np.logical_not(x < 0), np.logical_and(True, 0), np.logical_or(0.0, 0), np.logical_xor(1, 1.5),
+            np.logical_not(0))
+
+
+values(logicals, (X, Y, I), of=(np.logical_and, np.logical_or, np.logical_xor, np.logical_not))
+
+
+def arctan2s(y, x, s):
+    return np.arctan2(y, x), np.arctan2(y, 2.0), np.arctan2(s, x[0]), np.arctan2(1.0, -1.0), np.arctan2(y[0], x)
+
+
+values(arctan2s, (X, Y, 0.5), (F32, F32 * 2, 0.5), (SPECIAL, SPECIAL[::-1], -0.0), of=np.arctan2)
+
+
+def arctan2_loss(y, x):
+    return np.arctan2(y, x)
+
+
+grads(arctan2_loss, (X, P), of=np.arctan2)
+
+
+def linspaces(s, t):
+    y, step = np.linspace(s, t, 3, retstep=True)
+    return (np.linspace(0.0, 1.0, 5), np.linspace(s, t, 7), np.linspace(2, 3, num=4, endpoint=False), y, step,
+            np.linspace(0, 1, 1), np.linspace(0, 1, 0), np.linspace(t, s, 4, dtype=np.float32))
+
+
+values(linspaces, (-1.5, 2.25), of=np.linspace)
+
+
+def linspace_loss(s, t):
+    return np.linspace(s, t, 6) ** 2
+
+
+grads(linspace_loss, (0.5, 1.5), of=np.linspace)
+
+
+def float_ranges(x):
+    return np.arange(0.0, 1.0, 0.25) * x[0], np.arange(2.5), np.arange(1, 2, 0.3), np.arange(3.0, 0, -0.5, dtype=np.float32)
+
+
+values(float_ranges, (V4,), of=np.arange)
+
+
+def meshgrids(x, y, z):
+    a, b = np.meshgrid(x, y)
+    c, d, e = np.meshgrid(x, y, z, indexing="ij")
+    f, g = np.meshgrid(x, y, sparse=True)
+    return a, b, c, d, e, f, g, np.meshgrid(x)[0]
+
+
+values(meshgrids, (V3, V4, rng.uniform(size=2)), of=np.meshgrid)
+
+
+def meshgrid_loss(x, y):
+    a, b = np.meshgrid(x, y)
+    return a * b + np.sin(a)
+
+
+grads(meshgrid_loss, (V3, V4), of=np.meshgrid)
+
+
+def ndarrays(x):
+    a, b, c = np.ndarray((2, 3)), np.ndarray(4, dtype=np.float32), np.ndarray((2,), int)  # uninitialised: filled
+    a[:] = x[:2, :3]
+    b[:] = 1.5
+    c[:] = x.shape[0]
+    return a, b, c
+
+
+values(ndarrays, (P,), of=np.ndarray)
+
+
+def covs(x, v):
+    return np.cov(x), np.cov(x, rowvar=False), np.cov(x, bias=True), np.cov(x, ddof=0), np.cov(v), np.cov(x[:1])
+
+
+values(covs, (P, V4), (I, V3), of=np.cov)
+grads(call1(np.cov), (P,), of=np.cov)
+
+
 # -- refusals (each `# refused` line is where the error must point) ----------------------
 
 
@@ -999,9 +1111,9 @@ def einsum_operand_count(a):
     return np.einsum("ij,jk->ik", a)  # refused
 
 
-@refused(np.linalg.norm, "ord=1", V4)
-def norm_ord1(v):
-    return np.linalg.norm(v, 1)  # refused
+@refused(np.linalg.norm, "ord=3", V4)
+def norm_ord3(v):
+    return np.linalg.norm(v, 3)  # refused
 
 
 @refused(np.linalg.norm, "ord=fro", V4)
@@ -1009,9 +1121,9 @@ def norm_fro_of_vector(v):
     return np.linalg.norm(v, "fro")  # refused
 
 
-@refused(np.linalg.norm, "axis or keepdims", P)
-def norm_axis(m):
-    return np.linalg.norm(m, axis=0)  # refused
+@refused(np.linalg.norm, "ord=1 of a matrix", P)
+def norm_matrix_ord1(m):
+    return np.linalg.norm(m, 1)  # refused
 
 
 @refused(np.where, "three arguments", X)
@@ -1069,9 +1181,9 @@ def arange_negative_step(x):
     return np.arange(5, 0, -1)  # refused
 
 
-@refused(np.arange, "expected an integer", X)
+@refused(np.arange, "float arguments and an integer dtype", X)
 def arange_of_floats(x):
-    return np.arange(2.5)  # refused
+    return np.arange(2.5, dtype=int)  # refused
 
 
 @refused(np.zeros, "unsupported keyword argument 'order'", X)
@@ -1354,7 +1466,8 @@ def test_compiled_gradient():
 NO_GRADIENT = {
     np.zeros: "no float input", np.ones: "no float input", np.empty: "no float input", np.arange: "integers",
     builtins.len: "an integer", builtins.int: "an integer", math.floor: "a Python int", math.ceil: "a Python int",
-    builtins.range: "refused", np.nonzero: "refused", np.argwhere: "refused",
+    builtins.range: "refused", np.nonzero: "refused", np.argwhere: "refused", np.ndarray: "no float input",
+    np.logical_and: "booleans", np.logical_or: "booleans", np.logical_xor: "booleans", np.logical_not: "booleans",
     np.unique: "refused",
 }
 
