@@ -11,7 +11,9 @@ in a notebook, a Function displays its signature and IR (`_repr_html_`).
 
 `gradient(wrt)` adds the gradient function `@name_grad` to a copy of the
 module (the `autodiff` pass), compiled once per `wrt` and cached; the
-transforms of `dfc.transforms` (`dfc.grad`, ...) are built on it.
+transforms of `dfc.transforms` (`dfc.grad`, ...) are built on it. `jvp(wrt)`
+does the same with the forward-mode `jvp` pass (`@name_jvp`), for
+`dfc.forward_transforms` (`dfc.jvp`, `dfc.jacfwd`, `dfc.linearize`).
 """
 
 from __future__ import annotations
@@ -47,6 +49,7 @@ class Function:
         self.signature: FunctionType = entry.function_type
         self._engine = None
         self._gradients: dict[tuple[tuple[int, ...], bool], Any] = {}
+        self._jvps: dict[tuple[int, ...], Any] = {}
 
     def __repr__(self) -> str:
         return f"<dfc.Function @{self.name}: {self.signature}>"
@@ -133,6 +136,43 @@ class Function:
             call.n_outputs = n_outputs  # type: ignore[attr-defined]
             self._gradients[key] = call
         return self._gradients[key]
+
+
+    def jvp_module(self, wrt: Sequence[int]) -> ModuleOp:
+        """A copy of the module with `@name_jvp` (the tangents of arguments `wrt`) added."""
+        from dfc.compiler.pass_manager import PassManager
+        from dfc.passes.autodiff.forward import JvpPass
+
+        module = self.module.clone()
+        PassManager(passes=[JvpPass(func=self.name, wrt=tuple(wrt))]).run(module)
+        return module
+
+    @user_errors
+    def jvp(self, wrt: Sequence[int]) -> Callable[..., tuple]:
+        """A callable `(args..., tangents...) -> (results..., tangents...)`: one
+        tangent per argument in `wrt` (at least one, each a float), and the
+        Jacobian-vector product for each float result; compiled once per `wrt`."""
+        key = tuple(wrt)
+        if key not in self._jvps:
+            if not key:
+                raise ValueError(f"jvp of @{self.name}: no argument to differentiate")
+            for k in key:
+                if not 0 <= k < len(self.inputs):
+                    raise ValueError(f"@{self.name} has no argument #{k}")
+                if not is_float_type(self.inputs[k]):
+                    raise TypeError(
+                        f"argument #{k} of @{self.name} has type {self.inputs[k]}: tangents exist only for floats")
+            engine = self._engine_for(self.jvp_module(key))
+            types = self.inputs + [self.inputs[k] for k in key]
+            name = f"{self.name}_jvp"
+
+            def call(*args: Any) -> tuple:
+                out = engine.invoke(name, *_arguments(types, args))
+                out = out if isinstance(out, tuple) else (out,)
+                return tuple(_scalar(x) for x in out)
+
+            self._jvps[key] = call
+        return self._jvps[key]
 
 
 def is_float_type(t) -> bool:

@@ -179,6 +179,7 @@ def _members(cls: type) -> list[str]:
 API_SECTIONS = (
     ("Compiling NumPy functions", ("jit", "JitFunction", "f16", "FrontendError")),
     ("Gradients", ("grad", "value_and_grad", "vjp")),
+    ("Forward mode", ("jvp", "jacfwd", "linearize")),
     ("Callable modules", ("Function",)),
     ("Importers", ("from_jax", "import_stablehlo", "from_onnx", "import_onnx")),
     ("IR, passes and execution", ("parse_module", "make_context", "PassManager", "ExecutionEngine", "interpret",

@@ -312,7 +312,7 @@ class Forward:
         for k in reduced:
             self.tan[new.res[k]] = self.reduced_tangent(after, new, k, writes[k], kinds[k], init_tangents[k])
 
-    def store(self, b: Builder, op: df.MapOp, w: df.WriteOp) -> tuple[df.WriteOp, tuple[SSAValue, SSAValue, list[SSAValue]]]:
+    def store(self, b: Builder, op: df.MapOp, w: df.WriteOp) -> tuple[df.WriteOp, tuple[SSAValue, SSAValue, list]]:
         """Two empty tensors over the iteration space of `w` (the map's and its
         nested maps' variables) for its written values and their tangents."""
         chain: list[df.MapOp] = []
@@ -364,7 +364,8 @@ class Forward:
 
         def share(mb: Builder, value: SSAValue, tangent: SSAValue, idx: list[SSAValue]) -> None:
             z, p = (mb.insert(df.ReadOp(x, idx)).res for x in (zeros, product))
-            mb.insert(df.WriteOp(tasklet(mb, [value, tangent, z, p], value.type, _product_share), sums.out_args[0], idx, "add"))
+            share = tasklet(mb, [value, tangent, z, p], value.type, _product_share)
+            mb.insert(df.WriteOp(share, sums.out_args[0], idx, "add"))
 
         self.revisit(m, m, sums, {}, writes, share)
         return sums.res[0]
@@ -385,10 +386,12 @@ class Forward:
             elif isinstance(o, df.WriteOp):
                 if o in writes:
                     if any(_inside(i, top) and i not in mapping for i in o.indices):
-                        raise CompileError.at(o, f"jvp: the indices of this wcr({o.wcr_kind}) write depend on float values")
+                        raise CompileError.at(
+                            o, f"jvp: the indices of this wcr({o.wcr_kind}) write depend on float values")
                     values, tangents, ivs = self.stored[o]  # the map's block arguments: read its results
                     at = [mapping[iv] for iv in ivs]
-                    value, tangent = (b.insert(df.ReadOp(top.res[x.index - top.rank], at)).res for x in (values, tangents))
+                    value, tangent = (b.insert(df.ReadOp(top.res[x.index - top.rank], at)).res
+                                      for x in (values, tangents))
                     visit(b, value, tangent, [mapping.get(i, i) for i in o.indices])
             elif o.results and not any(is_float(r) for r in o.results) and all(
                 v in mapping or not _inside(v, top) for v in used_from_outside(o)
@@ -452,7 +455,8 @@ def jvp_function(
     ret.detach()
     ret.erase()
     inputs, types = list(f.function_type.inputs.data), list(f.function_type.outputs.data)
-    g.function_type = FunctionType.from_lists([*inputs, *(inputs[k] for k in wrt)], [*types, *(types[k] for k in outputs)])
+    g.function_type = FunctionType.from_lists([*inputs, *(inputs[k] for k in wrt)],
+                                              [*types, *(types[k] for k in outputs)])
     g.attributes.update(_provenance(f, wrt, outputs))
     g.attributes["autodiff.mode"] = StringAttr("forward")
     _locate(g)
