@@ -440,6 +440,65 @@ class NNOps:
             return [y, mean]
         return [y, mean, self.ins(nn.DivOp(self.scalar(1.0, std), std))]
 
+    def _nll(self, node: Any, attrs: dict[str, Any], logp: SSAValue) -> SSAValue:
+        """NegativeLogLikelihoodLoss of `logp` [N, C, d...] (the node's targets [N, d...] and optional class
+        weights): -logp[n, target, d...] * weight[target], 0 where the target is `ignore_index`; `reduction`
+        none, sum, or mean (the sum over the sum of the weights taken; sums accumulate in the next wider
+        float). The target's class is picked with a one-hot mask (a target outside [0, C) picks nothing)."""
+        shape = list(tensor_of(logp).get_shape())
+        if len(shape) < 2:
+            raise NodeError(f"{node.op_type} of a rank-{len(shape)} input (needs [N, C, ...])")
+        target = self.value(node.input[1])
+        if list(tensor_of(target).get_shape()) != [shape[0], *shape[2:]]:
+            raise NodeError(f"{node.op_type} targets of {tensor_of(target)} for scores of {tensor_of(logp)}")
+        if tensor_of(target).element_type != i64:
+            target = self.ins(nne.ConvertOp(target, i64))
+        column = self._reshape(target, [shape[0], 1, *shape[2:]])
+        hit = self.ins(nne.CompareOp(self.ins(nns.IotaOp(TensorType(i64, shape), 1)), column, "EQ"))
+        zero = self.scalar(0.0, logp)
+        picked = self.ins(nn.ReduceOp(self.ins(nne.SelectOp(hit, logp, zero)), "sum", [1]))
+        weighted = len(node.input) > 2 and node.input[2]
+        weight = None
+        if weighted:
+            w = self._reshape(self.value(node.input[2]), [1, shape[1]] + [1] * (len(shape) - 2))
+            weight = self.ins(nn.ReduceOp(self.ins(nne.SelectOp(hit, w, zero)), "sum", [1]))
+        ignore = attrs.get("ignore_index")
+        if ignore is not None:
+            kept = self.ins(nne.CompareOp(target, self.ins(nn.FullOp(IntegerAttr(ignore, i64), [])), "NE"))
+            weight = self.ins(nne.SelectOp(kept, self.scalar(1.0, logp) if weight is None else weight, zero))
+        loss = self.ins(nn.NegOp(picked))
+        if weight is not None:
+            loss = self.ins(nn.MulOp(loss, weight))
+        reduction = attrs["reduction"]
+        every = list(range(len(shape) - 1))
+        if reduction == "none":
+            return loss
+        if reduction not in ("sum", "mean"):
+            raise NodeError(f"{node.op_type} reduction '{reduction}' is not supported")
+        e = tensor_of(loss).element_type
+        wide = {f16: f32, f32: f64}.get(e, e)  # the sums accumulate in the next wider float
+
+        def total(v: SSAValue, kind: str = "sum") -> SSAValue:
+            return self.ins(nn.ReduceOp(v if wide == e else self.ins(nne.ConvertOp(v, wide)), kind, every))
+
+        if reduction == "sum" or weight is None:
+            y = total(loss, reduction)
+        else:
+            y = self.ins(nn.DivOp(total(loss), total(weight)))
+        return y if wide == e else self.ins(nne.ConvertOp(y, e))
+
+    def op_NegativeLogLikelihoodLoss(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
+        return [self._nll(node, attrs, self.value(node.input[0]))]
+
+    def op_SoftmaxCrossEntropyLoss(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
+        """NegativeLogLikelihoodLoss of log_softmax(scores) along the class dimension 1; the log
+        probabilities are the optional second output."""
+        scores = self.value(node.input[0])
+        if tensor_of(scores).get_num_dims() < 2:
+            raise NodeError(f"SoftmaxCrossEntropyLoss of {tensor_of(scores)} (needs [N, C, ...])")
+        logp = self.ins(nn.LogSoftmaxOp(scores, 1))
+        return [self._nll(node, attrs, logp), logp]
+
     def op_RMSNormalization(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
         """x / sqrt(mean(x^2 over the dimensions from `axis` on) + epsilon) * scale (in the input's type,
         whatever `stash_type`)."""

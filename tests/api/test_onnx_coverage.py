@@ -330,6 +330,10 @@ SUBSET: dict[str, tuple[str, ...]] = {
     "OneHot": ("test_onehot_negative_indices", "test_onehot_with_axis"), "EyeLike": ("test_eyelike_with_dtype",),
     "CumProd": ("test_cumprod_2d_axis_1", "test_cumprod_1d_reverse_exclusive"),
     "CastLike": ("test_castlike_FLOAT_to_DOUBLE",),
+    "NegativeLogLikelihoodLoss": ("test_nllloss_NCd1d2_with_weight_reduction_mean", "test_nllloss_NCd1d2d3_none_no_weight_negative_ii",
+                                  "test_nllloss_NCd1d2d3d4d5_mean_weight"),
+    "SoftmaxCrossEntropyLoss": ("test_sce_mean_weight_ii_log_prob", "test_sce_NCd1d2d3_sum_weight_high_ii",
+                                "test_sce_none"),
 }
 FOLDED: dict[str, tuple[str, ...]] = {
     # op -> node cases CI runs with every input an initializer (OnnxImporter.fold)
@@ -599,7 +603,9 @@ GRADIENT_CASES = ("resize linear", "resize linear align_corners", "resize neares
                   "mish", "swish", "gelu tanh", "reciprocal", "sinh", "cosh", "atan", "asin", "acos", "asinh", "acosh",
                   "atanh", "mod fmod", "sum", "mean", "reduce_l1", "reduce_l2", "reduce_sum_square", "reduce_log_sum",
                   "reduce_log_sum_exp", "reduce_prod", "lp_normalization", "rms_normalization", "trilu",
-                  "depth_to_space", "space_to_depth", "cumprod exclusive", "hardmax", "global_max_pool", "shrink")
+                  "depth_to_space", "space_to_depth", "cumprod exclusive", "hardmax", "global_max_pool",
+                  "nll_loss weight ignore_index", "softmax_cross_entropy spatial weight", "softmax_cross_entropy sum",
+                  "shrink")
 
 
 def _grad_cases():
@@ -667,6 +673,7 @@ def _grad_cases_of_functions(torch, node, rng):
     slope = rng.standard_normal((1, 5))
     scale = rng.standard_normal(5) + 1
     m = rng.standard_normal((3, 5))
+    labels, labels2 = np.array([1, 2, 4], np.int64), rng.integers(0, 4, (3, 2))
     s35 = (3, 5)
     return [
         ("elu", node("Elu", alpha=0.75), [], s35, lambda x: F.elu(x, 0.75), 22),
@@ -716,6 +723,14 @@ def _grad_cases_of_functions(torch, node, rng):
          lambda x: torch.cat([torch.ones(3, 1, dtype=x.dtype), x[:, :-1]], 1).cumprod(1), 26),
         ("hardmax", node("Hardmax"), [], s35, lambda x: F.one_hot(x.argmax(-1), 5).to(x.dtype) + 0 * x, 13),
         ("global_max_pool", node("GlobalMaxPool"), [], (2, 3, 4, 5), lambda x: x.amax((2, 3), keepdim=True), 13),
+        ("nll_loss weight ignore_index", node("NegativeLogLikelihoodLoss", ["t", "w"], ignore_index=2),
+         [("t", labels), ("w", scale)], s35, lambda x: F.nll_loss(x, torch.from_numpy(labels), torch.from_numpy(scale),
+                                                                   ignore_index=2), 13),
+        ("softmax_cross_entropy spatial weight", node("SoftmaxCrossEntropyLoss", ["t", "w"]),
+         [("t", labels2), ("w", scale[:4])], (3, 4, 2), lambda x: F.cross_entropy(
+             x, torch.from_numpy(labels2), torch.from_numpy(scale[:4])), 13),
+        ("softmax_cross_entropy sum", node("SoftmaxCrossEntropyLoss", ["t"], reduction="sum"), [("t", labels)], s35,
+         lambda x: F.cross_entropy(x, torch.from_numpy(labels), reduction="sum"), 13),
         ("shrink", node("Shrink", lambd=0.375, bias=0.125), [], s35, lambda x: torch.where(
             x < -0.375, x + 0.125, torch.where(x > 0.375, x - 0.125, 0 * x)), 13),
     ]
