@@ -177,7 +177,7 @@ class JitFunction:
                         elif want != got:
                             raise ValueError(f"argument {k} of {self.fn.__qualname__} must have shape {ann.shape}, got {array.shape}")
                 if dtype is None:
-                    raise TypeError(f"argument {k}: unsupported dtype {array.dtype}")
+                    raise self._dtype_error(k, array.dtype)
                 if array.ndim == 0 and not dtype.startswith("f"):
                     params.append(("static", array.item(), "0-d array"))  # a constant that must not be updated
                 else:  # a 0-d float array too: strongly typed (NEP 50), updated in place by `s += 1`
@@ -192,12 +192,43 @@ class JitFunction:
                 continue
             elif isinstance(a, float | np.floating):
                 dtype = "f64" if isinstance(a, float) else dtype_from_numpy(np.asarray(a).dtype)
+                if dtype is None:
+                    raise self._dtype_error(k, np.asarray(a).dtype)
                 params.append(("float", dtype))
                 ir_args.append(np.asarray(a, np.dtype({"f16": "float16", "f32": "float32", "f64": "float64"}[dtype])))
+            elif isinstance(a, complex | np.complexfloating):
+                raise self._dtype_error(k, np.asarray(a).dtype)
             else:
                 raise TypeError(f"argument {k} of {self.fn.__qualname__}: expected an array or a number, got {type(a).__name__}")
             positions.append(len(ir_args) - 1)
         return params, ir_args, positions
+
+    def _dtype_error(self, k: int, dtype: np.dtype) -> FrontendError:
+        """The refusal of an argument's dtype, located at its parameter in the `def` (a `FrontendError`)."""
+        name = list(self._signature.parameters)[k]
+        where = f"argument '{name}' of {self.fn.__qualname__} has dtype {dtype}"
+        if dtype.kind == "u":
+            why = ("unsigned integers are not supported (their division, comparisons and conversions differ from "
+                   "signed ones): convert it, e.g. .astype(np.int64) (int16/int32 hold every uint8/uint16 value)")
+        elif dtype.kind == "c":
+            why = ("complex numbers are not supported (dfc has no complex element type): pass the real and "
+                   "imaginary parts as two float arrays (x.real, x.imag)")
+        else:
+            return self._located(k, f"{where}, not a supported dtype (bool, int8, int16, int32, int64, float16, "
+                                    "float32, float64)")
+        return self._located(k, f"{where}: {why}")
+
+    def _located(self, k: int, message: str) -> FrontendError:
+        """A `FrontendError` at parameter `k` in the `def` (unlocated when the source cannot be read)."""
+        name = list(self._signature.parameters)[k]
+        try:
+            src = self.source()
+            node = next(a for a in (*src.tree.args.posonlyargs, *src.tree.args.args, *src.tree.args.kwonlyargs)
+                        if a.arg == name)
+            location = f"{src.filename}:{src.line_offset + node.lineno}:{src.col_offset + node.col_offset + 1}"
+        except (FrontendError, StopIteration):
+            location = None
+        return FrontendError(message, location)
 
     def module_for(self, params: list[tuple], writeback: bool = False) -> tuple[ModuleOp, str, list[int], list[int | None]]:
         """The module (this function and its callees) for one signature, the

@@ -24,6 +24,8 @@ from xdsl.dialects.builtin import (
     f32,
     f64,
     i1,
+    i8,
+    i16,
     i32,
     i64,
 )
@@ -32,8 +34,12 @@ from xdsl.ir import Attribute, SSAValue
 from dfc.frontend.affine import Affine
 
 FLOATS = ("f16", "f32", "f64")
-IR_TYPES: dict[str, Attribute] = {"f16": f16, "f32": f32, "f64": f64, "i32": i32, "i64": i64, "i1": i1}
-NUMPY_NAMES = {"f16": "float16", "f32": "float32", "f64": "float64", "i32": "int32", "i64": "int64", "i1": "bool"}
+IR_TYPES: dict[str, Attribute] = {"f16": f16, "f32": f32, "f64": f64, "i8": i8, "i16": i16, "i32": i32, "i64": i64,
+                                  "i1": i1}
+NUMPY_NAMES = {"f16": "float16", "f32": "float32", "f64": "float64", "i8": "int8", "i16": "int16", "i32": "int32",
+               "i64": "int64", "i1": "bool"}
+EXACT_FLOAT = {"i8": "f16", "i16": "f32", "i32": "f64", "i64": "f64"}
+"""The narrowest float that holds every value of an integer type (NumPy's promotion of int and float)."""
 
 
 def dtype_name(t: Attribute) -> str:
@@ -189,8 +195,7 @@ def result_dtype(args: list[Expr], floating: bool = False) -> str:
     floats = [d for d in strong if d in FLOATS]
     ints = [d for d in strong if d not in FLOATS and d != "i1"]
     if floats:
-        widest = max(floats, key=FLOATS.index)
-        return "f64" if ints and widest != "f64" else widest
+        return max([*floats, *(EXACT_FLOAT[d] for d in ints)], key=FLOATS.index)
     if ints:
         return "f64" if floating or any(d in FLOATS for d in weak) else max(ints, key=lambda d: int(d[1:]))
     if any(d in FLOATS for d in weak) or floating:

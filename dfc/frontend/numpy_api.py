@@ -21,6 +21,8 @@ import numpy as np
 from dfc.frontend import masks
 from dfc.frontend.affine import Affine
 from dfc.frontend.arrays import (
+    EXACT_FLOAT,
+    NUMPY_NAMES,
     Const,
     Expr,
     Iota,
@@ -128,6 +130,8 @@ def _unary(name: str, function: Callable | None = None) -> Handler:
         dtype = result_dtype([e], floating)
         if e.weak and is_float(dtype):
             dtype = tr.default_float
+        if floating and not python_math and e.dtype in ("i8", "i16"):
+            dtype = EXACT_FLOAT[e.dtype]  # NumPy: np.sqrt of int8 is float16
         if name == "sign":
             return _sign(tr, e, dtype, node)
         return tr.elementwise(name, [e], node, dtype)
@@ -596,8 +600,7 @@ def array_attribute(tr, e: Expr, name: str, node: ast.AST) -> Any:
             total = tr.int_binop("mul", total, d, node)
         return total
     if name == "dtype":
-        return np.dtype({"f16": "float16", "f32": "float32", "f64": "float64", "i32": "int32", "i64": "int64",
-                         "i1": "bool"}[tr.em.concrete(e)])
+        return np.dtype(NUMPY_NAMES[tr.em.concrete(e)])
     if name in METHODS:
         return Method(e, name)
     raise tr.fail(f"unsupported array attribute '.{name}'", node)

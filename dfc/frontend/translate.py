@@ -38,6 +38,7 @@ from dfc.dialects.df_builders import splat
 from dfc.frontend import masks
 from dfc.frontend.affine import Affine, opaque
 from dfc.frontend.arrays import (
+    EXACT_FLOAT,
     IR_TYPES,
     Cell,
     Const,
@@ -628,6 +629,9 @@ class Translator(ControlFlow):
         if dtype is None:
             floating = op in ("div", "exp", "log", "sqrt", "tanh", "sin", "cos", "log1p", "erf")
             dtype = result_dtype(args, floating)
+            small = [a.dtype for a in args if not a.weak]
+            if floating and op != "div" and small and all(d in ("i8", "i16") for d in small):
+                dtype = EXACT_FLOAT[max(small, key=lambda d: int(d[1:]))]  # NumPy: np.sqrt of int8 is float16
             if op in ("and", "or", "xor") and not all(a.dtype == "i1" for a in args):
                 raise self.fail("&, | and ^ are supported on boolean arrays only", node)
             if all(a.weak for a in args) and is_float(dtype):

@@ -1197,8 +1197,8 @@ def ones_like_shape(x):
 
 
 @refused(np.full, "unsupported dtype", X)
-def full_int8(x):
-    return np.full(3, 1, dtype=np.int8)  # refused
+def full_uint8(x):
+    return np.full(3, 1, dtype=np.uint8)  # refused
 
 
 @refused(np.array, "ndmin", X)
@@ -1217,8 +1217,8 @@ def copy_subok(x):
 
 
 @refused("astype", "unsupported dtype", X)
-def astype_int8(x):
-    return x.astype(np.int8)  # refused
+def astype_uint8(x):
+    return x.astype(np.uint8)  # refused
 
 
 @refused(np.sinh, "takes at most 1 arguments", X)
