@@ -15,9 +15,14 @@ many outputs.
 Tangents propagate op by op, each next to its value; a value that does not
 depend on a `wrt` argument (every integer among them) has tangent 0 and gets
 none:
-- nn library ops are first replaced by their pure expansion (the df code the
-  pipeline runs anyway), so that the derivative is the reverse mode's through
-  the same expansion;
+- an nn library op linear in its float operands (`nn.add`, `nn.transpose`,
+  `nn.slice`, `nn.gather`, a sum or mean `nn.reduce`, ...: `_LINEAR`) has
+  for tangent the same op on their tangents; a bilinear one (`nn.mul`,
+  `nn.matmul`, `nn.dot_general`, `nn.convolution`) the sum of the op with
+  one operand replaced by its tangent (the product rule), so that a JVP keeps
+  its GEMMs; any other is replaced by its pure expansion (the df code the
+  pipeline runs anyway) and differentiated through it, as the reverse mode
+  does without a rule;
 - a `df.tasklet` gets a tangent tasklet beside it: the Jacobian-vector
   product of its body by SymPy (`tasklet_diff.tangent_tasklet`), with the
   reverse mode's conventions at kinks and ties (relu'(0) = 0, a tie of
@@ -71,6 +76,16 @@ from dfc.passes.autodiff.reverse import Reverser, _inside, _product_share, is_fl
 from dfc.passes.autodiff.tasklet_diff import UnsupportedOpError, tangent_tasklet
 
 _TERMINATORS = (func.ReturnOp, scf.YieldOp, scf.ConditionOp, df.YieldOp)
+_LINEAR = {
+    "nn.neg", "nn.add", "nn.sub", "nn.broadcast", "nn.broadcast_in_dim", "nn.transpose", "nn.reshape", "nn.slice",
+    "nn.pad", "nn.concatenate", "nn.reverse", "nn.dynamic_slice", "nn.dynamic_update_slice", "nn.gather", "nn.select",
+    "nn.convert",
+}
+"""nn ops linear in their float operands together (indices, predicates fixed)."""
+_LINEAR_KINDS = {"nn.reduce": ("sum", "mean"), "nn.reduce_window": ("sum", "mean")}
+"""nn ops linear for these `kind`s."""
+_BILINEAR = {"nn.mul", "nn.matmul", "nn.dot_general", "nn.convolution"}
+"""nn ops linear in each of their two operands."""
 
 
 def _zeros(b: Builder, value: SSAValue) -> SSAValue:
@@ -129,6 +144,8 @@ class Forward:
         handler = handlers.get(type(op))
         if handler is not None:
             handler(op)
+        elif isinstance(op, nn.NNOp):
+            self.library(op)
         elif any(is_float(r) for r in op.results):
             raise CompileError.at(op, f"jvp: cannot differentiate '{op.name}': no tangent rule")
 
@@ -197,6 +214,45 @@ class Forward:
         scalar = self.tan.get(op.scalar) or _zeros(b, op.scalar)
         dest = self.tan.get(op.dest) or _zeros(b, op.dest)
         self.tan[op.result] = b.insert(tensor.InsertOp(scalar, dest, op.indices)).result
+
+    def library(self, op: nn.NNOp) -> None:
+        """An nn op by its linearity (`_LINEAR`, `_BILINEAR`), else through its expansion."""
+        if not is_float(op.results[0]):
+            return
+        kind = op.properties.get("kind")
+        linear = op.name in _LINEAR or isinstance(kind, StringAttr) and kind.data in _LINEAR_KINDS.get(op.name, ())
+        if linear or op.name in _BILINEAR:
+            b = Builder(InsertPoint.after(op))
+            positions = [k for k, v in enumerate(op.operands) if v in self.tan]
+            groups = [positions] if linear else [[k] for k in positions]
+            terms = []
+            for group in groups:  # one term per operand of a bilinear op, one of all for a linear one
+                operands = [self.tan[v] if k in group else v for k, v in enumerate(op.operands)]
+                if linear:  # every other float operand's tangent is 0
+                    operands = [_zeros(b, v) if k not in group and is_float(v) else v for k, v in enumerate(operands)]
+                term = op.clone()
+                term.operands = operands
+                terms.append(b.insert(term).results[0])
+            tangent = terms[0]
+            for t in terms[1:]:
+                tangent = Reverser(b, set()).sum(tangent, t)
+            self.tan[op.results[0]] = tangent
+            return
+        block = op.parent_block()
+        assert block is not None
+        before = op.prev_op
+        value = expand(Builder(InsertPoint.before(op)), op)
+        start = before.next_op if before is not None else block.first_op
+        expansion = []
+        while start is not op:
+            assert start is not None
+            expansion.append(start)
+            start = start.next_op
+        op.results[0].replace_all_uses_with(value)
+        op.detach()
+        op.erase()
+        for o in expansion:
+            self.op(o)
 
     # -- control flow and calls -------------------------------------------------
 
@@ -433,11 +489,6 @@ def jvp_function(
     """`@f_jvp`: f's computation with the tangents of its values beside them."""
     g = f.clone()
     g.sym_name = StringAttr(f"{f.sym_name.data}_jvp")
-    for op in [o for o in g.walk() if isinstance(o, nn.NNOp)]:
-        value = expand(Builder(InsertPoint.before(op)), op)
-        op.results[0].replace_all_uses_with(value)
-        op.detach()
-        op.erase()
     _in_tasklets(g)
     block = g.body.block
     forward = Forward(module, in_progress | {f.sym_name.data})

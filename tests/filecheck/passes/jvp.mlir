@@ -4,6 +4,7 @@
 // RUN: opt-tool %s '--jvp{func=loop wrt=0,1}' | filecheck %s --check-prefix=LOOP
 // RUN: opt-tool %s '--jvp{func=caller}' | filecheck %s --check-prefix=CALL
 // RUN: opt-tool %s '--jvp{func=dot_tanh}' '--jvp{func=dot_tanh}' | filecheck %s --check-prefix=TWICE
+// RUN: opt-tool %s '--jvp{func=matmul}' | filecheck %s --check-prefix=MATMUL
 
 // A map gets one more output per float output, its tangent: the reads of the
 // differentiated tensors read their tangents too, the tasklet gets a tangent
@@ -115,3 +116,27 @@ func.func @caller(%x: tensor<4xf64>) -> tensor<4xf64> {
 // The pass is idempotent.
 // TWICE:     func.func @dot_tanh_jvp(
 // TWICE-NOT: func.func @dot_tanh_jvp(
+
+// nn ops with a rule keep their form: the product rule gives two matmuls, a
+// linear op (transpose, a sum) applies to the tangent, an op without one
+// (tanh) is expanded and differentiated through its maps.
+// MATMUL-LABEL: func.func @matmul_jvp(%a: tensor<5x4xf32>, %b: tensor<4x3xf32>, %tangent: tensor<5x4xf32>, %tangent_1: tensor<4x3xf32>)
+// MATMUL:         %z = nn.matmul %a, %b
+// MATMUL-NEXT:    %[[L:.*]] = nn.matmul %tangent, %b
+// MATMUL-NEXT:    %[[R:.*]] = nn.matmul %a, %tangent_1
+// MATMUL-NEXT:    %[[TZ:.*]] = nn.add %[[L]], %[[R]]
+// MATMUL-NEXT:    %t = nn.transpose %z
+// MATMUL-NEXT:    %[[TT:.*]] = nn.transpose %[[TZ]]
+// MATMUL-NOT:     nn.tanh
+// MATMUL:         df.map
+// MATMUL:           df.read %[[TT]]
+// MATMUL:         %s = nn.reduce %{{.*}} {kind = "sum"
+// MATMUL-NEXT:    %[[TS:.*]] = nn.reduce %{{.*}} {kind = "sum"
+// MATMUL-NEXT:    func.return %s, %[[TS]]
+func.func @matmul(%a: tensor<5x4xf32>, %b: tensor<4x3xf32>) -> tensor<f32> {
+  %z = nn.matmul %a, %b : (tensor<5x4xf32>, tensor<4x3xf32>) -> tensor<5x3xf32>
+  %t = nn.transpose %z {permutation = array<i64: 1, 0>} : (tensor<5x3xf32>) -> tensor<3x5xf32>
+  %h = nn.tanh %t : (tensor<3x5xf32>) -> tensor<3x5xf32>
+  %s = nn.reduce %h {kind = "sum", axes = array<i64: 0, 1>} : (tensor<3x5xf32>) -> tensor<f32>
+  func.return %s : tensor<f32>
+}
