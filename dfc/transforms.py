@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 from xdsl.dialects import arith, func
-from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, FloatAttr, FunctionType, TensorType
+from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, FloatAttr, FunctionType, ModuleOp, SymbolRefAttr, TensorType
 from xdsl.ir import Block, Region
 
 from dfc.compiler.interpreter import dtype_of
@@ -35,6 +35,8 @@ from dfc.function import Function, is_float_type
 
 _DERIVED: weakref.WeakKeyDictionary[Function, dict[tuple, Function]] = weakref.WeakKeyDictionary()
 """Per `Function`, its derived gradient Functions by (wrt, has_aux, with_value)."""
+_JITTED: weakref.WeakKeyDictionary[Callable, Any] = weakref.WeakKeyDictionary()
+"""Each plain Python function given to a transform, jitted once (so `grad(f)` made twice shares the compilations)."""
 
 
 def _types(types: Sequence[Any]) -> str:
@@ -44,15 +46,17 @@ def _types(types: Sequence[Any]) -> str:
 
 
 def _prepared(f: Any) -> Any:
-    """`f` as the transforms hold it: a plain Python function is jitted once here,
-    so that its specialisations (and their gradients) are compiled once."""
+    """`f` as the transforms hold it: a plain Python function is jitted (once per
+    function), so that its specialisations (and their gradients) are compiled once."""
     if getattr(f, "_dfc_not_differentiable", None):
         raise TypeError(f"the result of dfc.{f._dfc_not_differentiable} cannot be transformed again "
                         "(it is a Python loop, not IR); transform grad(f) instead, e.g. jacrev(grad(f))")
     if isinstance(f, Function) or hasattr(f, "specialize"):
         return f
     if callable(f):
-        return jit(f)
+        if f not in _JITTED:
+            _JITTED[f] = jit(f)
+        return _JITTED[f]
     raise TypeError(f"expected a dfc.Function or a Python function, got {type(f).__name__}")
 
 
@@ -145,7 +149,25 @@ def _build_derived(fn: Function, wrt: list[int], has_aux: bool, with_value: bool
     wrapper = func.FuncOp(name, FunctionType.from_lists(fn.inputs, [v.type for v in picked]), Region(block))
     wrapper.location = f.location
     module.body.block.insert_op_after(wrapper, g)
+    _keep_reachable(module, name)
     return Function(module, name, fn.threads)
+
+
+def _keep_reachable(module: ModuleOp, entry: str) -> None:
+    """Erase the function definitions `@entry` does not reach through symbol
+    references (f itself and what earlier derivations left): the engine compiles
+    every function of a module. Declarations stay."""
+    defined = {op.sym_name.data: op for op in module.ops if isinstance(op, func.FuncOp) and not op.is_declaration}
+    reached, todo = {entry}, [entry]
+    while todo:
+        for op in defined[todo.pop()].walk():
+            for attr in (*op.attributes.values(), *op.properties.values()):
+                if isinstance(attr, SymbolRefAttr) and attr.root_reference.data in defined.keys() - reached:
+                    reached.add(attr.root_reference.data)
+                    todo.append(attr.root_reference.data)
+    for name, op in defined.items():
+        if name not in reached:
+            module.body.block.erase_op(op)
 
 
 class Derivative:
@@ -220,6 +242,12 @@ def _seed(t: Any, value: Any) -> Any:
     return array if isinstance(t, TensorType) else array[()]
 
 
+def _static_shape(t: Any) -> tuple[int, ...] | None:
+    """The shape of values of type `t` (() for a scalar), or None if a dimension is dynamic."""
+    shape = tuple(t.get_shape()) if isinstance(t, TensorType) else ()
+    return shape if all(d >= 0 for d in shape) else None
+
+
 def _as_list(out: Any) -> list[Any]:
     return list(out) if isinstance(out, tuple) else [out]
 
@@ -229,7 +257,8 @@ def jacrev(f: Any, argnums: int | Sequence[int] = 0, has_aux: bool = False) -> C
     argument of shape `A`, an array of shape `S + A` (a tuple over the results
     if `f` has several, of tuples over `argnums` if it is a tuple, as JAX). One
     compiled vector-Jacobian product (`Function.gradient`) runs once per element
-    of the result. With `has_aux`, only the first result is differentiated and
+    of the result, and nothing else (`f` itself is not compiled when its result
+    shapes are static). With `has_aux`, only the first result is differentiated and
     the call returns `(jacobian, aux)`. Not differentiable again."""
     f = _prepared(f)
 
@@ -242,22 +271,28 @@ def jacrev(f: Any, argnums: int | Sequence[int] = 0, has_aux: bool = False) -> C
             if not is_float_type(fn.outputs[j]):
                 raise TypeError(f"jacrev needs float results; result #{j} of @{fn.name} has type {fn.outputs[j]}")
         floats = [j for j, t in enumerate(fn.outputs) if is_float_type(t)]
-        values = _as_list(fn(*ir_args))
+        n = len(fn.outputs)
+        shapes = [_static_shape(t) for t in fn.outputs]
+        values = None if all(s is not None for s in shapes) else _as_list(fn(*ir_args))
+        if values is not None:
+            shapes = [np.shape(v) for v in values]
         vjp = fn.gradient(wrt)
-        zeros = [np.zeros(np.shape(values[j]), dtype_of(_element(fn.outputs[j]))) for j in floats]
+        zeros = [np.zeros(shapes[j], dtype_of(_element(fn.outputs[j]))) for j in floats]
         result = []
         for j in outs:
-            shape = np.shape(values[j])
-            blocks = [np.zeros(shape + np.shape(ir_args[k]), dtype_of(_element(fn.inputs[k]))) for k in wrt]
-            for index in np.ndindex(shape):
+            blocks = [np.zeros(shapes[j] + np.shape(ir_args[k]), dtype_of(_element(fn.inputs[k]))) for k in wrt]
+            for index in np.ndindex(shapes[j]):
                 seeds = [z.copy() for z in zeros]
                 seeds[floats.index(j)][index] = 1
-                grads = vjp(*ir_args, *[_seed(fn.outputs[i], s) for i, s in zip(floats, seeds)])[len(fn.outputs):]
-                for block, g in zip(blocks, grads):
+                out = vjp(*ir_args, *[_seed(fn.outputs[i], s) for i, s in zip(floats, seeds)])
+                values = values or list(out[:n])
+                for block, g in zip(blocks, out[n:]):
                     block[index] = g
             result.append(blocks[0] if isinstance(argnums, int) else tuple(blocks))
         jac = _one_or_tuple(result)
-        return (jac, _one_or_tuple(values[1:])) if has_aux else jac
+        if not has_aux:
+            return jac
+        return jac, _one_or_tuple((values or _as_list(fn(*ir_args)))[1:])
 
     jacobian._dfc_not_differentiable = "jacrev"  # type: ignore[attr-defined]
     return jacobian
