@@ -374,7 +374,9 @@ class Forward:
         chain: list[df.MapOp] = []
         m = w.parent_op()
         while m is not op:
-            assert isinstance(m, df.MapOp)
+            if not isinstance(m, df.MapOp):
+                raise CompileError.at(w, f"jvp: a wcr({w.wcr_kind}) write in '{m.name}' of a map body is not "
+                                         "supported (one candidate per map iteration is stored)")
             chain.insert(0, m)
             m = m.parent_op()
         bounds = [*op.bounds, *(x for inner in chain for x in inner.bounds)]

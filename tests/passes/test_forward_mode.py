@@ -405,3 +405,36 @@ def test_engine_agrees_with_the_interpreter():
         got, want = (_tuple(run(f"{name}_jvp", *args)) for run in (engine.invoke, partial(interpret, module)))
         for g, w in zip(got, want, strict=True):
             np.testing.assert_allclose(g, w, rtol=1e-12, atol=1e-14, err_msg=name)
+
+
+LOOP_IN_MAP = """
+func.func @f(%x: tensor<3x4xf64>) -> (tensor<3xf64>, tensor<3xf64>) {
+  %e = tensor.empty() : tensor<3xf64>
+  %z = arith.constant dense<0.0> : tensor<3xf64>
+  %m, %s = df.map (%i) in (3) outs(%o = %e : tensor<3xf64>, %acc = %z : tensor<3xf64>) {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c4 = arith.constant 4 : index
+    %one = arith.constant 1.0 : f64
+    %r = scf.for %k = %c0 to %c4 step %c1 iter_args(%a = %one) -> (f64) {
+      %v = df.read %x[%i, %k] : tensor<3x4xf64>
+      %p = df.tasklet (%a, %v) : (f64, f64) -> f64 {
+      ^bb0(%u: f64, %w: f64):
+        %q = arith.mulf %u, %w : f64
+        %t = math.sin %q : f64
+        df.yield %t : f64
+      }
+      df.write %p, %acc[%i] wcr(add) : tensor<3xf64>
+      scf.yield %p : f64
+    }
+    df.write %r, %o[%i] : tensor<3xf64>
+  } -> tensor<3xf64>, tensor<3xf64>
+  func.return %m, %s : tensor<3xf64>, tensor<3xf64>
+}"""
+
+
+def test_scalar_loop_in_a_map_body():
+    """A scalar scf.for in a map body (its tangent iter_arg), writing with wcr(add) from inside."""
+    check_jvp(LOOP_IN_MAP, "f", [RNG.standard_normal((3, 4))], [0], reverse=False)
+    check_jvp(LOOP_IN_MAP.replace("      df.write %p, %acc[%i] wcr(add) : tensor<3xf64>\n", ""), "f",
+              [RNG.standard_normal((3, 4))], [0])

@@ -49,3 +49,20 @@ func.func @writes_and_reads_its_max(%x: tensor<4xf64>) -> tensor<f64> {
   } -> tensor<f64>
   func.return %m : tensor<f64>
 }
+
+// -----
+
+func.func @max_in_a_loop(%x: tensor<4x3xf64>) -> tensor<4xf64> {
+  %init = arith.constant dense<0.0> : tensor<4xf64>
+  %m = df.map (%i) in (4) outs(%o = %init : tensor<4xf64>) {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c3 = arith.constant 3 : index
+    scf.for %j = %c0 to %c3 step %c1 {
+      %v = df.read %x[%i, %j] : tensor<4x3xf64>
+      // expected-error @+1 {{jvp: a wcr(max) write in 'scf.for' of a map body is not supported (one candidate per map iteration is stored)}}
+      df.write %v, %o[%i] wcr(max) : tensor<4xf64>
+    }
+  } -> tensor<4xf64>
+  func.return %m : tensor<4xf64>
+}
