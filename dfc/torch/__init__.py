@@ -6,8 +6,9 @@
     torch.compile(model, backend="dfc")          # the same through dynamo
 
 Capture is `torch.export` (`capture.py`), the aten -> nn translation is
-`aten_ops.py`, the engines and the autograd.Function are `runtime.py`, the
-module wrapper `module.py` and the dynamo backend `backend.py`. The rest of
+`aten_ops.py` (the handler tables of `aten_<family>.py`, merged), the
+engines and the autograd.Function are `runtime.py`, the module wrapper
+`module.py` and the dynamo backend `backend.py`. The rest of
 dfc never imports torch; importing this package registers the backend.
 """
 

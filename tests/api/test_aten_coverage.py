@@ -66,7 +66,7 @@ OPINFOS = (
     "torch.ops.aten._safe_softmax.default", "unsqueeze", "view", "view_copy", "where",
     "split_with_sizes", "repeat", "gather", "cumsum", "constant_pad_nd", "nn.functional.pad.constant",
     "nn.functional.interpolate.nearest", "nn.functional.interpolate.bilinear", "nn.functional.group_norm",
-    "slice_scatter", "isnan", "__getitem__", "topk",
+    "slice_scatter", "isnan", "__getitem__", "topk", "round",
 )
 """The OpInfos whose op is one overload in HANDLERS (or decomposes to a few)."""
 CI_SAMPLE = {"nn.functional.adaptive_avg_pool2d": 6, "nn.functional.avg_pool2d": 5, "nn.functional.max_pool2d": 13,
@@ -466,6 +466,10 @@ def hand_cases() -> list[Case]:
         case("bitwise and or xor", lambda x, y: (x & y, x | y, x ^ y), i(3, 4), i(4)),
         case("logical and of bools", lambda x, y: (x > 0) & (y > 0), x34, y34),
         case("bitwise_not", lambda x, y: (~x, ~(y > 0)), i(3, 4), y34),
+        case("round half to even", torch.round,
+             torch.tensor([0.5, 1.5, 2.5, -0.5, -1.5, -2.5, 0.49999999999999994, 2.51, -3.7, 4.0], dtype=F64),
+             grad=True),
+        case("round int", torch.round, i(3, 4)),
         case("isnan", torch.isnan, torch.tensor([0.0, float("nan"), -float("inf"), 1.0], dtype=F64)),
         case("isnan int", torch.isnan, i(3)),
         case("group_norm", lambda x, w, b: F.group_norm(x, 2, w, b), r(2, 4, 3, 3), r(4), r(4), grad=True),
@@ -722,6 +726,17 @@ def test_cases_match_eager(grad):
     failed = [f"{c.name}: {status[c.name]}" for c in cases if status[c.name].startswith("FAIL")]
     refused = [f"{c.name}: {status[c.name]}" for c in cases if not c.opinfo and status[c.name] != "pass"]
     assert not failed + refused, "\n".join(failed + refused)
+
+
+def test_round_is_half_to_even_with_zero_gradient():
+    """aten.round (nn.round_even): halfway cases go to the even neighbour, as torch's, and the gradient is 0."""
+    x = torch.tensor([0.5, 1.5, 2.5, -0.5, -1.5, 3.5, -2.7, 0.2], dtype=F64, requires_grad=True)
+    compiled = dfc.torch.compile(torch.round, (x,))
+    y = compiled(x)
+    assert torch.equal(y, torch.tensor([0.0, 2.0, 2.0, -0.0, -2.0, 4.0, -3.0, 0.0], dtype=F64))
+    assert torch.equal(torch.signbit(y), torch.signbit(torch.round(x)))
+    y.backward(torch.ones_like(y))
+    assert torch.equal(x.grad, torch.zeros_like(x))
 
 
 def test_every_handler_has_a_case():

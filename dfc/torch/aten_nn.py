@@ -1,0 +1,362 @@
+"""aten's network ops: contractions and convolution, pooling, reductions,
+softmax, the normalisations (layer, batch, group), losses, resampling and
+`topk`."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from dfc.torch.aten_common import UnsupportedOp, handler_table, int_list
+from dfc.torch.ir_text import Value
+
+NN_HANDLERS, handles = handler_table()
+
+
+# --- contractions and convolution ------------------------------------------------
+
+@handles("mm.default")
+def _mm(b, node, x, y):
+    return b.op("nn.matmul", [x, y], b.out(node)[0], x.dtype)
+
+
+@handles("addmm.default")
+def _addmm(b, node, bias, x, y, beta, alpha):
+    product = _mm(b, node, x, y)
+    if alpha != 1:
+        product = b.binary("nn.mul", product, alpha)
+    if beta == 0:  # torch ignores the bias then (NaN in it included)
+        return b.broadcast(product, b.out(node)[0])
+    if beta != 1:
+        bias = b.binary("nn.mul", bias, beta)
+    return b.binary("nn.add", product, bias)
+
+
+@handles("bmm.default")
+def _bmm(b, node, x, y):
+    return b.op(
+        "nn.dot_general", [x, y], b.out(node)[0], x.dtype, lhs_batching_dimensions=[0], rhs_batching_dimensions=[0],
+        lhs_contracting_dimensions=[2], rhs_contracting_dimensions=[1],
+    )
+
+
+@handles("linear.default")
+def _linear(b, node, x, w, bias):
+    shape = b.out(node)[0]
+    flat = b.reshape(x, [int(np.prod(x.shape[:-1])), x.shape[-1]])
+    if bias is None:
+        wt = b.transpose(w, [1, 0])
+        y = b.op("nn.matmul", [flat, wt], [flat.shape[0], w.shape[0]], x.dtype)
+    else:
+        y = b.op("nn.linear", [flat, w, bias], [flat.shape[0], w.shape[0]], x.dtype)
+    return b.reshape(y, shape)
+
+
+@handles("convolution.default")
+def _convolution(b, node, x, w, bias, stride, padding, dilation, transposed, output_padding, groups):
+    if transposed:
+        raise UnsupportedOp("transposed convolution")
+    n = len(w.shape) - 2
+    if isinstance(padding, str):
+        raise UnsupportedOp(f"convolution with padding={padding!r}")
+    pad = int_list(padding, n)
+    dims = list(range(n + 2))
+    shape, dtype = b.out(node)
+    y = b.op(
+        "nn.convolution", [x, w], shape, dtype, input_dimensions=dims, kernel_dimensions=dims,
+        output_dimensions=dims, window_strides=int_list(stride, n), padding_low=pad, padding_high=pad,
+        rhs_dilation=int_list(dilation, n), feature_group_count=groups,
+    )
+    return y if bias is None else b.binary("nn.add", y, b.along(bias, len(shape), 1))
+
+
+# --- pooling ---------------------------------------------------------------------
+
+def _window(b, node, kind, x, kernel, stride, padding, dilation=1):
+    """A 2-d pooling window over the last two dimensions."""
+    n = 2
+    lead = len(x.shape) - n
+    kernel = int_list(kernel, n)
+    stride = int_list(stride, n) if stride else kernel
+    pad = int_list(padding, n)
+    dilation = int_list(dilation, n)
+    shape, dtype = b.out(node)
+    windows = [(d + 2 * p - (k - 1) * r - 1) // s + 1 for d, k, s, p, r in zip(x.shape[lead:], kernel, stride, pad,
+                                                                                 dilation)]
+    high = list(pad)
+    if windows != list(shape[lead:]):
+        if kind != "max":  # the divisor of a window reaching past the padding is torch's own
+            raise UnsupportedOp(f"{kind} pooling to {list(shape[lead:])} where the windows give {windows} "
+                                "(ceil_mode)")
+        # ceil_mode: the last windows reach past the high padding, into more -inf
+        high = [(o - 1) * s + (k - 1) * r + 1 - d - p for o, d, k, s, p, r in zip(shape[lead:], x.shape[lead:],
+                                                                                   kernel, stride, pad, dilation)]
+    return b.op(
+        "nn.reduce_window", [x], shape, dtype, kind=kind, window_dimensions=[1] * lead + kernel,
+        window_strides=[1] * lead + stride, window_dilations=[1] * lead + dilation,
+        padding_low=[0] * lead + pad, padding_high=[0] * lead + high,
+    )
+
+
+@handles("max_pool2d_with_indices.default")
+def _max_pool(b, node, x, kernel, stride, padding, dilation, ceil_mode):
+    return _window(b, node, "max", x, kernel, stride, padding, dilation), None
+
+
+@handles("avg_pool2d.default")
+def _avg_pool(b, node, x, kernel, stride, padding, ceil_mode, count_include_pad, divisor):
+    if divisor is not None or (not count_include_pad and any(int_list(padding, 2))):
+        raise UnsupportedOp("avg_pool2d with divisor_override or count_include_pad=False and padding")
+    return _window(b, node, "mean", x, kernel, stride, padding)
+
+
+@handles("_adaptive_avg_pool2d.default")
+def _adaptive_avg_pool(b, node, x, size):
+    h, w = x.shape[-2:]
+    oh, ow = int_list(size, 2)
+    if (oh, ow) == (1, 1):
+        return b.reduce("mean", x, [-2, -1], keepdims=True)
+    if h % oh or w % ow:
+        raise UnsupportedOp(f"adaptive_avg_pool2d from {h}x{w} to {oh}x{ow} (sizes must divide)")
+    return _window(b, node, "mean", x, [h // oh, w // ow], [h // oh, w // ow], 0)
+
+
+# --- reductions and normalisation --------------------------------------------------
+
+@handles("sum.dim_IntList", "mean.dim", "mean.default", "amax.default", "amin.default")
+def _reduce(b, node, x, dims=None, keepdim=False, dtype=None):
+    kind = {"sum": "sum", "mean": "mean", "amax": "max", "amin": "min"}[node.target.__name__.split(".")[0]]
+    x = b.convert(x, b.out(node)[1])
+    if not x.is_float and x.shape:
+        raise UnsupportedOp(f"{kind} of {x.dtype} (the library reduces floats)")
+    return b.reduce(kind, x, dims, keepdim)
+
+
+def _along_axis(b, node, name: str, x, dim: int) -> Value:
+    """`name` (nn.softmax, nn.log_softmax) of x along `dim`, in the result's type; a 0-d x as a 1-element vector."""
+    x = b.convert(x, b.out(node)[1])
+    flat = b.reshape(x, x.shape or (1,))
+    return b.reshape(b.op(name, [flat], flat.shape, x.dtype, axis=dim % len(flat.shape)), x.shape)
+
+
+@handles("_softmax.default")
+def _softmax(b, node, x, dim, half_to_float):
+    return _along_axis(b, node, "nn.softmax", x, dim)
+
+
+@handles("_safe_softmax.default")
+def _safe_softmax(b, node, x, dim, dtype):
+    """softmax, but 0 along a slice that is all -inf (a fully masked row), gradient included."""
+    x = b.convert(x, b.out(node)[1])
+    flat = b.reshape(x, x.shape or (1,))
+    axis = dim % len(flat.shape)
+    masked = b.compare("EQ", b.reduce("max", flat, [axis], keepdims=True), -math.inf)
+    zero = b.tensor(0.0, x.dtype)
+    finite = b.op("nn.select", [masked, zero, flat], flat.shape, x.dtype)
+    y = b.op("nn.softmax", [finite], flat.shape, x.dtype, axis=axis)
+    return b.reshape(b.op("nn.select", [masked, zero, y], flat.shape, x.dtype), x.shape)
+
+
+@handles("_log_softmax.default")
+def _log_softmax(b, node, x, dim, half_to_float):
+    return _along_axis(b, node, "nn.log_softmax", x, dim)
+
+
+def _normalize(b, x, axes, eps):
+    """(x - mean) * rsqrt(var + eps) over `axes` (biased variance), with the mean,
+    rstd and variance kept."""
+    mean = b.reduce("mean", x, axes, keepdims=True)
+    centered = b.binary("nn.sub", x, mean)
+    var = b.reduce("mean", b.binary("nn.mul", centered, centered), axes, keepdims=True)
+    rstd = b.unary("nn.rsqrt", b.binary("nn.add", var, eps))
+    return b.binary("nn.mul", centered, rstd), mean, rstd, var
+
+
+@handles("native_layer_norm.default")
+def _layer_norm(b, node, x, normalized_shape, weight, bias, eps):
+    k = len(normalized_shape)
+    axes = list(range(len(x.shape) - k, len(x.shape)))
+    y, mean, rstd, _ = _normalize(b, x, axes, eps)
+    if weight is not None:
+        y = b.binary("nn.mul", y, weight)
+    if bias is not None:
+        y = b.binary("nn.add", y, bias)
+    return y, mean, rstd
+
+
+@handles("_native_batch_norm_legit_no_training.default")
+def _batch_norm_eval(b, node, x, weight, bias, running_mean, running_var, momentum, eps):
+    rank = len(x.shape)
+    scale = b.unary("nn.rsqrt", b.binary("nn.add", running_var, eps))
+    if weight is not None:
+        scale = b.binary("nn.mul", scale, weight)
+    y = b.binary("nn.mul", b.binary("nn.sub", x, b.along(running_mean, rank, 1)), b.along(scale, rank, 1))
+    if bias is not None:
+        y = b.binary("nn.add", y, b.along(bias, rank, 1))
+    return y, None, None
+
+
+def _batch_statistics(b, x, weight, bias, eps):
+    """Batch norm with the batch's own statistics over every axis but 1: the
+    output, the mean and rstd (C,), and the biased variance (C,)."""
+    rank = len(x.shape)
+    axes = [d for d in range(rank) if d != 1]
+    y, mean, rstd, var = _normalize(b, x, axes, eps)
+    if weight is not None:
+        y = b.binary("nn.mul", y, b.along(weight, rank, 1))
+    if bias is not None:
+        y = b.binary("nn.add", y, b.along(bias, rank, 1))
+    channels = [x.shape[1]]
+    return y, b.reshape(mean, channels), b.reshape(rstd, channels), b.reshape(var, channels)
+
+
+@handles("_native_batch_norm_legit_functional.default")
+def _batch_norm_train(b, node, x, weight, bias, running_mean, running_var, training, momentum, eps):
+    """Training mode: normalise by the batch's statistics, and return the
+    running statistics updated as torch does (momentum average; the variance
+    unbiased, n / (n - 1)); `dfc.torch` writes them into the module's buffers."""
+    if not training:
+        y, _, _ = _batch_norm_eval(b, node, x, weight, bias, running_mean, running_var, momentum, eps)
+        return y, None, None, running_mean, running_var
+    y, mean, rstd, var = _batch_statistics(b, x, weight, bias, eps)
+    n = math.prod(x.shape) // x.shape[1]
+    unbiased = b.binary("nn.mul", var, n / max(n - 1, 1))
+
+    def updated(old, batch):
+        return b.binary("nn.add", b.binary("nn.mul", old, 1.0 - momentum), b.binary("nn.mul", batch, momentum))
+
+    return y, mean, rstd, updated(running_mean, mean), updated(running_var, unbiased)
+
+
+@handles("_native_batch_norm_legit.no_stats")
+def _batch_norm_no_stats(b, node, x, weight, bias, training, momentum, eps):
+    """Training mode without running statistics (`track_running_stats=False`)."""
+    y, mean, rstd, _ = _batch_statistics(b, x, weight, bias, eps)
+    return y, mean, rstd
+
+
+# --- losses ----------------------------------------------------------------------
+
+@handles("nll_loss_forward.default")
+def _nll_loss(b, node, x, target, weight, reduction, ignore_index):
+    if weight is not None or len(x.shape) != 2 or reduction not in (1, 2):
+        raise UnsupportedOp("nll_loss other than mean or sum over N x C inputs without class weights")
+    if 0 <= ignore_index < x.shape[1]:
+        raise UnsupportedOp(f"nll_loss with ignore_index={ignore_index}, a class a target may hold")
+    loss = b.op("nn.nll_loss", [x, b.convert(target, "i64")], (), x.dtype)
+    n = x.shape[0]
+    if reduction == 2:
+        loss = b.binary("nn.mul", loss, float(n))
+    return loss, b.full(n, (), x.dtype)
+
+
+# --- normalisation and resampling ------------------------------------------------------
+
+@handles("native_group_norm.default")
+def _group_norm(b, node, x, weight, bias, n, c, hw, group, eps):
+    """Normalised over each group of C / group channels and the spatial dimensions, then scaled and
+    shifted per channel; the mean and rstd are (N, group)."""
+    grouped = b.reshape(x, [n, group, (c // group) * hw])
+    y, mean, rstd, _ = _normalize(b, grouped, [2], eps)
+    y = b.reshape(y, x.shape)
+    if weight is not None:
+        y = b.binary("nn.mul", y, b.along(weight, len(x.shape), 1))
+    if bias is not None:
+        y = b.binary("nn.add", y, b.along(bias, len(x.shape), 1))
+    return y, b.reshape(mean, [n, group]), b.reshape(rstd, [n, group])
+
+
+def _resample(b, node, x, mode: str, output_size, scale_factors, align_corners: bool = False):
+    """Each spatial axis (the last ones) resampled by its own source indices and weights, the last axis first."""
+    shape = b.out(node)[0]
+    scales = list(scale_factors) if scale_factors is not None else [None] * (len(shape) - 2)
+    real = np.float64 if x.dtype == "f64" else np.float32
+    for axis in range(len(shape) - 1, 1, -1):
+        size, out, scale = x.shape[axis], shape[axis], scales[axis - 2]
+        if mode == "nearest":
+            x = b.take(x, axis, b.constant(_nearest_source(size, out, scale), "i64"))
+            continue
+        lo, hi, weight = _linear_source(size, out, scale, align_corners, real)
+        rank = len(x.shape)
+        low, high = b.take(x, axis, b.constant(lo, "i64")), b.take(x, axis, b.constant(hi, "i64"))
+        w1 = b.along(b.constant(weight, x.dtype), rank, axis)
+        w0 = b.along(b.constant(real(1) - weight, x.dtype), rank, axis)
+        x = b.binary("nn.add", b.binary("nn.mul", w0, low), b.binary("nn.mul", w1, high))
+    return x
+
+
+def _nearest_source(size: int, out: int, scale: float | None) -> np.ndarray:
+    """torch's nearest_idx: min(floor(dst * s), size - 1), s = 1 / scale or size / out in float32."""
+    dst = np.arange(out)
+    if out == size:
+        return dst
+    if out == 2 * size:
+        return dst >> 1
+    s = np.float32(1.0 / scale) if scale and scale > 0 else np.float32(size) / np.float32(out)
+    return np.minimum(np.floor(dst.astype(np.float32) * s).astype(np.int64), size - 1)
+
+
+def _linear_source(size: int, out: int, scale: float | None, align_corners: bool, real: type):
+    """torch's area_pixel_compute_source_index (in the input's float type): the lower and upper
+    source index of each output position and the upper one's weight."""
+    if align_corners:
+        s = real(size - 1) / real(out - 1) if out > 1 else real(0)
+        src = s * np.arange(out, dtype=real)
+    else:
+        s = real(1.0 / scale) if scale and scale > 0 else real(size) / real(out)
+        src = np.maximum(s * (np.arange(out, dtype=real) + real(0.5)) - real(0.5), real(0))
+    lo = src.astype(np.int64)
+    hi = lo + (lo < size - 1)
+    return lo, hi, (src - lo.astype(real)).astype(real)
+
+
+@handles("upsample_nearest2d.vec")
+def _upsample_nearest(b, node, x, output_size, scale_factors):
+    return _resample(b, node, x, "nearest", output_size, scale_factors)
+
+
+@handles("upsample_bilinear2d.vec")
+def _upsample_bilinear(b, node, x, output_size, align_corners, scale_factors):
+    return _resample(b, node, x, "linear", output_size, scale_factors, align_corners)
+
+
+@handles("topk.default")
+def _topk(b, node, x, k, dim, largest, sorted):
+    """The k largest (smallest) elements along `dim` in order and their indices: k rounds of argmax
+    (argmin) over the elements not yet taken (those set to -inf, or +inf; where only such remain, the
+    first index not taken). Among equal values the lower index comes first."""
+    if not x.is_float:
+        raise UnsupportedOp(f"topk of {x.dtype} (the library's argmax is of floats)")
+    rank = len(x.shape)
+    if rank == 0:
+        return x, b.full(0, (), "i64")
+    dim %= rank
+    arg, extreme = ("nn.argmax", "max") if largest else ("nn.argmin", "min")
+    fill = -math.inf if largest else math.inf
+    reduced = [n for d, n in enumerate(x.shape) if d != dim]
+    picked = [1 if d == dim else n for d, n in enumerate(x.shape)]
+    positions = b.op("nn.iota", [], x.shape, "i64", iota_dimension=dim)
+    others = [d for d in range(rank) if d != dim]
+    values, indices, taken, rest = [], [], None, x
+    for _ in range(k):
+        index = b.op(arg, [rest], reduced, "i64", axis=dim)
+        if taken is not None:
+            free = b.convert(b.unary("nn.not", taken), "f32")
+            stuck = b.compare("EQ", b.reduce(extreme, rest, [dim]), fill)
+            index = b.op("nn.select", [stuck, b.op("nn.argmax", [free], reduced, "i64", axis=dim), index], reduced,
+                         "i64")
+        index = b.reshape(index, picked)
+        hit = b.compare("EQ", positions, index)
+        taken = hit if taken is None else b.binary("nn.or", taken, hit)
+        rest = b.op("nn.select", [taken, b.tensor(fill, x.dtype), x], x.shape, x.dtype)
+        values.append(b.op(
+            "nn.gather", [x, index], picked, x.dtype, offset_dims=[], collapsed_slice_dims=[dim],
+            operand_batching_dims=others, start_indices_batching_dims=others, start_index_map=[dim],
+            index_vector_dim=rank, slice_sizes=[1] * rank))
+        indices.append(index)
+    shape = b.out(node)[0]
+    if len(values) == 1:
+        return values[0], indices[0]
+    return (b.op("nn.concatenate", values, shape, x.dtype, dimension=dim),
+            b.op("nn.concatenate", indices, shape, "i64", dimension=dim))

@@ -1,0 +1,222 @@
+"""aten's data movement: views, permutes, expands, slices, `cat`, embedding,
+creation (`arange`), splitting, tiling, scans, padding, slice scatters and
+indexing (`gather`, `index`)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from dfc.torch.aten_common import UnsupportedOp, handler_table
+from dfc.torch.ir_text import Value
+
+SHAPE_HANDLERS, handles = handler_table()
+
+
+# --- data movement -----------------------------------------------------------------
+
+@handles("view.default", "view_copy.default", "squeeze.dims", "unsqueeze.default")
+def _reshape(b, node, x, *args):
+    return b.reshape(x, b.out(node)[0])
+
+
+@handles("clone.default", "alias.default", "_to_copy.default")
+def _copy(b, node, x, **kwargs):
+    return b.convert(x, b.out(node)[1])
+
+
+@handles("detach.default")
+def _detach(b, node, x):
+    raise UnsupportedOp("dfc differentiates the whole program and has no stop-gradient, so gradients would "
+                        "flow through the detached value")
+
+
+@handles("_assert_tensor_metadata.default")
+def _assert_tensor_metadata(b, node, *args, **kwargs):
+    """Nothing: export checked the metadata on its fake tensors (no result)."""
+
+
+@handles("permute.default")
+def _permute(b, node, x, dims):
+    return b.transpose(x, dims)
+
+
+@handles("expand.default")
+def _expand(b, node, x, sizes, implicit):
+    return b.broadcast(x, b.out(node)[0])
+
+
+def _slice(b, x, dim, start, end, step):
+    rank = len(x.shape)
+    dim %= rank
+    starts, limits, strides = [0] * rank, list(x.shape), [1] * rank
+    starts[dim], limits[dim], strides[dim] = start, end, step
+    shape = [(lim - s + st - 1) // st for s, lim, st in zip(starts, limits, strides)]
+    return b.op("nn.slice", [x], shape, x.dtype, start_indices=starts, limit_indices=limits, strides=strides)
+
+
+@handles("slice.Tensor")
+def _slice_tensor(b, node, x, dim, start, end, step):
+    size = x.shape[dim]
+    start, stop, step = slice(start, end, step).indices(size)
+    if step < 1:
+        raise UnsupportedOp("slice with a negative step")
+    return _slice(b, x, dim, start, max(start, stop), step)
+
+
+@handles("select.int")
+def _select(b, node, x, dim, index):
+    index %= x.shape[dim]
+    return b.reshape(_slice(b, x, dim, index, index + 1, 1), b.out(node)[0])
+
+
+@handles("cat.default")
+def _cat(b, node, tensors, dim):
+    shape, dtype = b.out(node)
+    tensors = [b.convert(t, dtype) for t in tensors if t.shape != (0,)]
+    if len(tensors) == 1:
+        return tensors[0]
+    return b.op("nn.concatenate", tensors, shape, dtype, dimension=dim % len(shape))
+
+
+@handles("embedding.default")
+def _embedding(b, node, weight, indices, padding_idx, scale_grad_by_freq, sparse):
+    if padding_idx not in (-1, None) or scale_grad_by_freq or sparse:
+        raise UnsupportedOp("embedding with padding_idx, scale_grad_by_freq or sparse")
+    shape, dtype = b.out(node)
+    rank = len(indices.shape)
+    return b.op(
+        "nn.gather", [weight, indices], shape, dtype,
+        offset_dims=[rank], collapsed_slice_dims=[0], operand_batching_dims=[], start_indices_batching_dims=[],
+        start_index_map=[0], index_vector_dim=rank, slice_sizes=[1, weight.shape[1]],
+    )
+
+
+# --- creation, splitting, tiling, scans --------------------------------------------
+
+@handles("arange.start_step")
+def _arange(b, node, start, end, step, **kwargs):
+    """start + i * step, computed in f64 (i64 for integer results) and converted, as torch's accumulation."""
+    (n,), dtype = b.out(node)
+    wide = "f64" if dtype.startswith("f") else "i64"
+    y = b.op("nn.iota", [], (n,), wide, iota_dimension=0)
+    if step != 1:
+        y = b.binary("nn.mul", y, step, wide)
+    if start != 0:
+        y = b.binary("nn.add", y, start, wide)
+    return b.convert(y, dtype)
+
+
+@handles("split_with_sizes.default")
+def _split_with_sizes(b, node, x, sizes, dim):
+    dim %= len(x.shape)
+    starts = np.cumsum([0, *sizes])
+    return tuple(_slice(b, x, dim, int(s), int(s + n), 1) for s, n in zip(starts, sizes))
+
+
+@handles("repeat.default")
+def _repeat(b, node, x, repeats):
+    """x tiled `repeats` times: (1, d0, 1, d1, ...) broadcast to (r0, d0, r1, d1, ...), then merged."""
+    shape = (1,) * (len(repeats) - len(x.shape)) + x.shape
+    x = b.reshape(x, [n for d in shape for n in (1, d)])
+    x = b.broadcast(x, [n for r, d in zip(repeats, shape) for n in (r, d)])
+    return b.reshape(x, b.out(node)[0])
+
+
+@handles("cumsum.default")
+def _cumsum(b, node, x, dim, dtype):
+    """Inclusive prefix sums along `dim` in log2(n) steps (x + x shifted by 1, 2, 4, ...; Hillis and Steele)."""
+    x = b.convert(x, b.out(node)[1])
+    return _prefix_sum(b, x, dim % len(x.shape) if x.shape else 0)
+
+
+def _prefix_sum(b, x: Value, axis: int) -> Value:
+    if not x.shape:
+        return x
+    shift = 1
+    while shift < x.shape[axis]:
+        low = [shift if d == axis else 0 for d in range(len(x.shape))]
+        x = b.binary("nn.add", x, b.pad(x, low, [-n for n in low]))
+        shift *= 2
+    return x
+
+
+@handles("constant_pad_nd.default")
+def _constant_pad_nd(b, node, x, pad, value):
+    """`pad` as (low, high) pairs from the last dimension backwards; negative amounts crop."""
+    rank = len(x.shape)
+    low, high = [0] * rank, [0] * rank
+    for k in range(len(pad) // 2):
+        low[rank - 1 - k], high[rank - 1 - k] = pad[2 * k], pad[2 * k + 1]
+    return b.pad(x, low, high, value)
+
+
+@handles("copy.default")
+def _copy_into(b, node, x, src, non_blocking):
+    """src converted to x's dtype and broadcast to its shape (x's values are not read)."""
+    return b.broadcast(b.convert(src, x.dtype), x.shape)
+
+
+@handles("slice_scatter.default")
+def _slice_scatter(b, node, x, src, dim, start, end, step):
+    """x with src written at x[start:end:step] along `dim`: src padded into place (interior padding for
+    the step), selected by a mask padded likewise."""
+    dim %= len(x.shape)
+    start, stop, step = slice(start, end, step).indices(x.shape[dim])
+    if src.shape[dim] == 0:
+        return x
+    low = [start if d == dim else 0 for d in range(len(x.shape))]
+    high = [x.shape[d] - start - (src.shape[d] - 1) * step - 1 if d == dim else 0 for d in range(len(x.shape))]
+    interior = [step - 1 if d == dim else 0 for d in range(len(x.shape))]
+    placed = b.pad(b.convert(src, x.dtype), low, high, 0, interior)
+    mask = b.pad(b.full(True, src.shape, "i1"), low, high, False, interior)
+    return b.op("nn.select", [mask, placed, x], x.shape, x.dtype)
+
+
+# --- indexing ----------------------------------------------------------------------
+
+def _wrapped(b, index: Value, size: int) -> Value:
+    """An integer index tensor with negative entries counted from the end (`index + size` where negative), i64."""
+    index = b.convert(index, "i64")
+    negative = b.compare("LT", index, 0)
+    return b.op("nn.select", [negative, b.binary("nn.add", index, size), index], index.shape, "i64")
+
+
+@handles("gather.default")
+def _gather(b, node, x, dim, index, sparse_grad):
+    """out[i][j][k] = x[i][index[i][j][k]][k] (dim 1): an `nn.gather` of single elements whose other
+    dimensions are batching dimensions (x cropped to index's extent in them first)."""
+    rank = len(x.shape)
+    if rank == 0:  # every index is 0
+        return b.broadcast(b.reshape(x, [1] * len(index.shape)), index.shape)
+    dim %= rank
+    others = [d for d in range(rank) if d != dim]
+    x = b.op("nn.slice", [x], [index.shape[d] if d != dim else n for d, n in enumerate(x.shape)], x.dtype,
+             start_indices=[0] * rank, limit_indices=[index.shape[d] if d != dim else n for d, n in enumerate(x.shape)],
+             strides=[1] * rank) if any(index.shape[d] != x.shape[d] for d in others) else x
+    return b.op(
+        "nn.gather", [x, _wrapped(b, index, x.shape[dim])], index.shape, x.dtype, offset_dims=[],
+        collapsed_slice_dims=[dim], operand_batching_dims=others, start_indices_batching_dims=others,
+        start_index_map=[dim], index_vector_dim=rank, slice_sizes=[1] * rank,
+    )
+
+
+@handles("index.Tensor")
+def _index(b, node, x, indices):
+    """x[i0, :, i2] with integer index tensors (broadcast together, negative ones counted from
+    the end): an `nn.gather` of the indexed dimensions. The broadcast index dimensions replace the
+    indexed ones where those are adjacent, else they come first (numpy's rule)."""
+    dims = [d for d, i in enumerate(indices) if i is not None]
+    shape, dtype = b.out(node)
+    batch = np.broadcast_shapes(*(indices[d].shape for d in dims))
+    k = len(batch)
+    columns = [b.reshape(b.broadcast(_wrapped(b, indices[d], x.shape[d]), batch), [*batch, 1]) for d in dims]
+    stacked = columns[0] if len(columns) == 1 else b.op("nn.concatenate", columns, [*batch, len(dims)], "i64",
+                                                        dimension=k)
+    rest = [d for d in range(len(x.shape)) if d not in dims]
+    first = dims[0] if dims == list(range(dims[0], dims[-1] + 1)) else 0
+    offset = [p if p < first else p + k for p in range(len(rest))]
+    return b.op(
+        "nn.gather", [x, stacked], shape, dtype, offset_dims=offset, collapsed_slice_dims=dims,
+        operand_batching_dims=[], start_indices_batching_dims=[], start_index_map=dims, index_vector_dim=k,
+        slice_sizes=[1 if d in dims else n for d, n in enumerate(x.shape)],
+    )
