@@ -135,3 +135,25 @@ def test_errors():
         dfc.jvp(_energy, (x, 1.0), (x,))
     with pytest.raises(TypeError, match="cannot be transformed again"):
         dfc.jvp(dfc.jacfwd(_energy), (x, 1.0), (x, 0.0))
+
+
+@pytest.mark.slow
+def test_imported_jax_programs():
+    """Every program of the StableHLO importer's tests (float32) through
+    `dfc.from_jax`: its JVP on the interpreter against `jax.jvp`."""
+    jax = _jax()
+    from support.jax_programs import programs
+
+    for name, (fn, args) in programs().items():
+        f = dfc.from_jax(fn, *args)
+        floats = [k for k, a in enumerate(args) if np.asarray(a).dtype.kind == "f"]
+        rng = np.random.default_rng(3)
+        tangents = {k: rng.standard_normal(np.shape(args[k])).astype(np.asarray(args[k]).dtype) for k in floats}
+        out = dfc.interpret(f.jvp_module(floats), f"{f.name}_jvp", *f.arguments(*args), *tangents.values())
+        out = out if isinstance(out, tuple) else (out,)
+        _, want = jax.jvp(fn, tuple(args), tuple(tangents[k] if k in floats else np.zeros(np.shape(a), jax.dtypes.float0)
+                                                   for k, a in enumerate(args)))
+        want = [w for w in (want if isinstance(want, tuple) else (want,)) if np.asarray(w).dtype != jax.dtypes.float0]
+        for got, expected in zip(out[len(f.outputs):], want, strict=True):
+            scale = 1.0 + float(np.max(np.abs(expected)))
+            assert np.max(np.abs(np.asarray(got, np.float64) - np.asarray(expected, np.float64))) <= 1e-5 * scale, name
