@@ -67,6 +67,7 @@ from dfc.dialects import nn_elementwise as nne
 from dfc.dialects.diagnostics import CompileError
 from dfc.errors import require_extra, user_errors
 from dfc.function import Function
+from dfc.importers.onnx_attention_ops import AttentionOps
 from dfc.importers.onnx_common import (
     NodeError,
     element_type,
@@ -132,7 +133,7 @@ def _trunc_div(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return q + ((np.remainder(a, b) != 0) & ((a < 0) ^ (b < 0))).astype(q.dtype)
 
 
-class OnnxImporter(ShapeOps, NNOps, MathOps):
+class OnnxImporter(ShapeOps, NNOps, MathOps, AttentionOps):
     """Builds `@main` node by node; `consts` holds the values known at import time."""
 
     def __init__(self, model: Any, filename: str, parameters: Sequence[str] | None = None):
