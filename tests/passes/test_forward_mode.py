@@ -438,3 +438,24 @@ def test_scalar_loop_in_a_map_body():
     check_jvp(LOOP_IN_MAP, "f", [RNG.standard_normal((3, 4))], [0], reverse=False)
     check_jvp(LOOP_IN_MAP.replace("      df.write %p, %acc[%i] wcr(add) : tensor<3xf64>\n", ""), "f",
               [RNG.standard_normal((3, 4))], [0])
+
+
+def test_second_order_modes_agree():
+    """sum_k w_k H_k t three ways: forward over reverse (jvp of @f_grad), reverse
+    over forward (the gradient of <w, J t> from @f_jvp_grad); and forward over
+    forward (jvp of @f_jvp) against second differences along t."""
+    text, shapes = NN["matmul_softmax"]
+    module = parse_module(text)
+    PassManager.parse("autodiff{func=f},jvp{func=f_grad wrt=0,1},jvp{func=f},autodiff{func=f_jvp wrt=0,1},"
+                      "jvp{func=f_jvp wrt=0,1,2,3}").run(module)
+    a, b = (RNG.standard_normal(s) for s in shapes)
+    ta, tb = (RNG.standard_normal(s) for s in shapes)
+    w = RNG.standard_normal((3, 5))
+    forward_over_reverse = interpret(module, "f_grad_jvp", a, b, w, ta, tb)[-2:]
+    reverse_over_forward = interpret(module, "f_jvp_grad", a, b, ta, tb, np.zeros((3, 5)), w)[-2:]
+    for x, y in zip(forward_over_reverse, reverse_over_forward, strict=True):
+        np.testing.assert_allclose(x, y, rtol=1e-11, atol=1e-13)
+    second = interpret(module, "f_jvp_jvp", a, b, ta, tb, ta, tb, np.zeros_like(ta), np.zeros_like(tb))[-1]
+    eps = 1e-4
+    values = [interpret(module, "f", a + s * ta, b + s * tb) for s in (eps, 0.0, -eps)]
+    np.testing.assert_allclose(second, (values[0] - 2 * values[1] + values[2]) / eps**2, rtol=1e-5, atol=1e-6)
