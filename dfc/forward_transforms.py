@@ -43,10 +43,12 @@ def _forward(fn: Function, ir_args: list[Any], wrt: list[int], tangents: list[An
 
 
 @user_errors
-def jvp(f: Any, primals: Sequence[Any], tangents: Sequence[Any]) -> tuple[Any, Any]:
+def jvp(f: Any, primals: Sequence[Any], tangents: Sequence[Any], has_aux: bool = False) -> tuple[Any, ...]:
     """`(f(*primals), J t)`: the value of `f` and its Jacobian-vector product with
     `tangents` (one per primal, of its shape), by forward mode, as `jax.jvp`.
-    Each is one value for a function of one result, else a tuple."""
+    Each is one value for a function of one result, else a tuple. With
+    `has_aux`, `f` returns `value, aux...` and the result is `(value, J t,
+    aux)`, only the first result differentiated (aux a tuple when several)."""
     primals, tangents = tuple(primals), tuple(tangents)
     if len(primals) != len(tangents):
         raise ValueError(f"jvp: {len(primals)} primals but {len(tangents)} tangents")
@@ -57,6 +59,10 @@ def jvp(f: Any, primals: Sequence[Any], tangents: Sequence[Any]) -> tuple[Any, A
             wrt.append(ir)
             given.append(_tangent(fn, ir, ir_args[ir], t, k))
     values, outs = _forward(fn, ir_args, wrt, given)
+    if has_aux:
+        if len(values) < 2:
+            raise TypeError(f"jvp with has_aux needs a function of two or more results; @{fn.name} has {len(values)}")
+        return values[0], outs[0], _one_or_tuple(values[1:])
     return _one_or_tuple(values), _one_or_tuple(outs)
 
 

@@ -127,6 +127,22 @@ def test_forward_over_reverse_hessian_vector_product():
     np.testing.assert_allclose(dfc.jacfwd(_energy)(x, 1.5), jax.grad(_on_jax(_energy))(x, 1.5), rtol=1e-12)
 
 
+def _with_aux(x, s):
+    return np.sum(np.sin(x) * s), x * 2.0, np.max(x)
+
+
+@pytest.mark.slow
+def test_has_aux():
+    jax = _jax()
+    x, t = np.linspace(-1.0, 1.0, 5), np.linspace(0.5, 1.5, 5)
+    value, tangent, (doubled, top) = dfc.jvp(_with_aux, (x, 1.5), (t, 0.25), has_aux=True)
+    want_value, want, aux = jax.jvp(lambda x, s: (jax.numpy.sum(jax.numpy.sin(x) * s), (x * 2.0, jax.numpy.max(x))),
+                                    (x, 1.5), (t, 0.25), has_aux=True)
+    np.testing.assert_allclose([value, tangent], [want_value, want], rtol=1e-13, atol=1e-15)
+    np.testing.assert_array_equal(doubled, aux[0])
+    assert top == aux[1]
+
+
 def test_errors():
     x = np.ones(3)
     with pytest.raises(ValueError, match="tangent 0 has shape \\(2,\\), but its primal has shape \\(3,\\)"):
