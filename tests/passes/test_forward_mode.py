@@ -459,3 +459,29 @@ def test_second_order_modes_agree():
     eps = 1e-4
     values = [interpret(module, "f", a + s * ta, b + s * tb) for s in (eps, 0.0, -eps)]
     np.testing.assert_allclose(second, (values[0] - 2 * values[1] + values[2]) / eps**2, rtol=1e-5, atol=1e-6)
+
+
+DYNAMIC = """
+func.func @f(%x: tensor<?xf64>) -> (tensor<f64>, tensor<?xf64>) {
+  %c0 = arith.constant 0 : index
+  %n = tensor.dim %x, %c0 : tensor<?xf64>
+  %init = arith.constant dense<INIT> : tensor<f64>
+  %e = tensor.empty(%n) : tensor<?xf64>
+  %m, %y = df.map (%i) in (%n) outs(%o = %init : tensor<f64>, %p = %e : tensor<?xf64>) {
+    %r = df.read %x[%i] : tensor<?xf64>
+    %q = df.tasklet (%r) : (f64) -> f64 {
+    ^bb0(%u: f64):
+      %h = math.sin %u : f64
+      df.yield %h : f64
+    }
+    df.write %q, %o[] wcr(KIND) : tensor<f64>
+    df.write %q, %p[%i] : tensor<?xf64>
+  } -> tensor<f64>, tensor<?xf64>
+  func.return %m, %y : tensor<f64>, tensor<?xf64>
+}"""
+
+
+@pytest.mark.parametrize("kind, init", [("max", "-1.0e+30"), ("mul", "1.0")])
+def test_dynamic_shapes(kind, init):
+    """Stored candidates and zero tangents of a dynamically shaped map."""
+    check_jvp(DYNAMIC.replace("KIND", kind).replace("INIT", init), "f", [RNG.standard_normal(7)], [0])
