@@ -299,10 +299,13 @@ def jacrev(f: Any, argnums: int | Sequence[int] = 0, has_aux: bool = False) -> C
 
 
 def hessian(f: Any, argnums: int | Sequence[int] = 0) -> Callable[..., Any]:
-    """The Hessian of scalar-valued `f`: `jacrev(grad(f, argnums), argnums)`
-    (reverse over reverse); shape `A + A` for an argument of shape `A`, nested
-    tuples `H[i][j]` for a tuple `argnums`, as JAX."""
-    jacobian = jacrev(grad(f, argnums), argnums)
+    """The Hessian of scalar-valued `f`, as `jax.hessian`: forward over reverse,
+    `jacfwd(grad(f, argnums), argnums)`; shape `A + A` for an argument of shape
+    `A`, nested tuples `H[i][j]` for a tuple `argnums`. (`jacrev(grad(f))`,
+    reverse over reverse, gives the same numbers.)"""
+    from dfc.forward_transforms import jacfwd
+
+    jacobian = jacfwd(grad(f, argnums), argnums)
     jacobian._dfc_not_differentiable = "hessian"  # type: ignore[attr-defined]
     return jacobian
 
@@ -310,19 +313,15 @@ def hessian(f: Any, argnums: int | Sequence[int] = 0) -> Callable[..., Any]:
 @user_errors
 def hvp(f: Any, primals: Sequence[Any], tangents: Sequence[Any]) -> Any:
     """The Hessian of scalar-valued `f` at `primals` (a tuple of its arguments,
-    all float) applied to `tangents` (one per primal): JAX's
-    `jvp(grad(f, argnums), primals, tangents)[1]`, computed here as the
-    vector-Jacobian product of the gradient (the Hessian is symmetric), reverse
-    over reverse. An array for one primal, a tuple for several."""
+    all float) applied to `tangents` (one per primal), forward over reverse:
+    `jvp(grad(f, argnums), primals, tangents)[1]` with every primal in
+    `argnums`. An array for one primal, a tuple for several."""
+    from dfc.forward_transforms import jvp
+
     primals, tangents = tuple(primals), tuple(tangents)
     if len(primals) != len(tangents):
         raise ValueError(f"hvp: {len(primals)} primals but {len(tangents)} tangents")
-    argnums = tuple(range(len(primals)))
-    fn, ir_args, positions = grad(f, argnums).specialize(*primals)
-    wrt = _wrt(fn, argnums, positions, "primal")
-    seeds = [_seed(t, v) for t, v in zip(fn.outputs, tangents)]
-    hv = fn.gradient(wrt)(*ir_args, *seeds)[len(fn.outputs):]
-    return _one_or_tuple(hv)
+    return jvp(grad(f, tuple(range(len(primals)))), primals, tangents)[1]
 
 
 @user_errors
