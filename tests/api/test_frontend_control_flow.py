@@ -164,7 +164,7 @@ def _same(got, want):
         np.testing.assert_allclose(got, want, rtol=1e-12)
 
 
-@pytest.mark.parametrize("engine", [False, True], ids=["interpreter", "compiled"])
+@pytest.mark.parametrize("engine", [False, pytest.param(True, marks=pytest.mark.slow)], ids=["interpreter", "compiled"])
 @pytest.mark.parametrize("fn, args", FORWARD, ids=[f.__name__ for f, _ in FORWARD])
 def test_forward_matches_numpy(fn, args, engine):
     a = args(np.random.default_rng(0))
@@ -256,3 +256,20 @@ def test_refusals_are_located(fn, message, line):
     with pytest.raises(dfc.FrontendError, match=message) as err:
         dfc.jit(fn).specialize(np.random.rand(3))
     assert f"{__file__}:{fn.__code__.co_firstlineno + line}:" in str(err.value)
+
+
+def ci_compiled(x, steps):
+    """One compiled function for CI (the sweep above runs compiled with --slow): a while loop carrying an
+    array and an int, a for loop with break and continue, an early return."""
+    countdown_update(x, steps)
+    i = first_negative(x - 1.0)
+    if i == 0:
+        return sum_until_negative(x), i
+    return sum_until_negative(x) + 1.0, i
+
+
+def test_compiled_in_ci():
+    a = (np.random.default_rng(4).random(5), 5)
+    want_args, got_args = copies(a), copies(a)
+    _same(dfc.jit(ci_compiled)(*got_args), ci_compiled(*want_args))
+    np.testing.assert_allclose(got_args[0], want_args[0], rtol=1e-12)

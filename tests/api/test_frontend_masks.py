@@ -86,7 +86,7 @@ def _same(got, want):
         np.testing.assert_allclose(got, want, rtol=1e-12)
 
 
-@pytest.mark.parametrize("engine", [False, True], ids=["interpreter", "compiled"])
+@pytest.mark.parametrize("engine", [False, pytest.param(True, marks=pytest.mark.slow)], ids=["interpreter", "compiled"])
 @pytest.mark.parametrize("fn", KERNELS, ids=lambda f: f.__name__)
 def test_forward_matches_numpy(fn, engine):
     args = _args(fn.__name__, np.random.default_rng(0))
@@ -148,3 +148,18 @@ def test_refusals_are_located(fn, message):
         dfc.jit(fn).specialize(np.random.rand(3, 3) if fn in (masked_axis, mask_with_index) else np.random.rand(3))
     line = fn.__code__.co_firstlineno + (2 if fn is stores_masked else 1)
     assert f"{__file__}:{line}:" in str(err.value)
+
+
+def ci_compiled(x, y):
+    """One compiled function for CI (the sweep above runs compiled with --slow)."""
+    relu_in_place(x)
+    a, b, c, n, _, _ = masked_stats(x, 0.2)
+    return a, b, c, n, masked_loss(x, y)
+
+
+def test_compiled_in_ci():
+    r = np.random.default_rng(5)
+    a = (r.standard_normal(8), r.random(8))
+    want_args, got_args = copies(a), copies(a)
+    _same(dfc.jit(ci_compiled)(*got_args), ci_compiled(*want_args))
+    np.testing.assert_allclose(got_args[0], want_args[0], rtol=1e-12)

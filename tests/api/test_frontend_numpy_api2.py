@@ -74,7 +74,7 @@ def _same(got, want):
     np.testing.assert_allclose(got, want, rtol=1e-6 if np.asarray(want).dtype.itemsize < 8 else 1e-12)
 
 
-@pytest.mark.parametrize("engine", [False, True], ids=["interpreter", "compiled"])
+@pytest.mark.parametrize("engine", [False, pytest.param(True, marks=pytest.mark.slow)], ids=["interpreter", "compiled"])
 @pytest.mark.parametrize("fn, args", CASES, ids=[f.__name__ for f, _ in CASES])
 def test_forward_matches_numpy(fn, args, engine):
     a = args(np.random.default_rng(0))
@@ -128,3 +128,14 @@ def test_refusals_are_located(fn, message):
     with pytest.raises(dfc.FrontendError, match=message) as err:
         dfc.jit(fn).specialize(*([np.random.rand(3)] + ([2] if fn is grid_of_a_variable else [])))
     assert f"{__file__}:{fn.__code__.co_firstlineno + 1}:" in str(err.value)
+
+
+def ci_compiled(a, b, A):
+    """One compiled function for CI (the sweep above runs compiled with --slow)."""
+    return np.minimum.outer(a, b), np.maximum.accumulate(a), np.add.reduce(A, axis=1), running(a), polar(a + 0.1, a)
+
+
+def test_compiled_in_ci():
+    r = np.random.default_rng(6)
+    a = (r.random(4), r.random(3), r.random((3, 4)))
+    _same(dfc.jit(ci_compiled)(*copies(a)), ci_compiled(*copies(a)))
