@@ -173,3 +173,14 @@ def test_imported_jax_programs():
         for got, expected in zip(out[len(f.outputs):], want, strict=True):
             scale = 1.0 + float(np.max(np.abs(expected)))
             assert np.max(np.abs(np.asarray(got, np.float64) - np.asarray(expected, np.float64))) <= 1e-5 * scale, name
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["attention", "layernorm", "maxpool2x2", "softmax"])
+def test_jacfwd_equals_jacrev(name):
+    """The whole Jacobian both ways, compiled: one JVP per argument element
+    against one VJP per result element."""
+    fn, args = getattr(kernels, name), kernels.CASES[name](np.random.default_rng(0))
+    argnums = tuple(range(len(args)))
+    for forward, reverse in zip(dfc.jacfwd(fn, argnums)(*args), dfc.jacrev(fn, argnums)(*args), strict=True):
+        np.testing.assert_allclose(forward, reverse, rtol=1e-12, atol=1e-14)
