@@ -15,11 +15,12 @@ from xdsl.dialects.builtin import IndexType, i1
 from xdsl.ir import Block, Region, SSAValue
 from xdsl.rewriter import InsertPoint
 
+from dfc.dialects.df_builders import splat
 from dfc.frontend.affine import Affine, opaque
 from dfc.frontend.arrays import Cell, Expr, View
 from dfc.frontend.emit import Emitter
 from dfc.frontend.jumps import loop_jumps, lower_loop_body, new_flag, not_flag
-from dfc.frontend.scopes import IDENTIFIER, Cond, Scope, cell_serial
+from dfc.frontend.scopes import IDENTIFIER, Cond, Scope, Undefined, cell_serial
 
 
 class ControlFlow:
@@ -115,6 +116,15 @@ class ControlFlow:
 
     def _slot_value(self, value: Any, kind: str | None, node: ast.AST) -> tuple[SSAValue, str]:
         """A carried value as an SSA value; kind 'index' or a dtype (None: choose)."""
+        if isinstance(value, Undefined):
+            if value.like is None:
+                raise self.fail("internal error: a value without a type is carried by a loop or branch", node)
+            known, t, _ = value.like
+            if known == "index":
+                return Affine(0).emit(self.b), "index"
+            if known == "cond":
+                return self.b.insert(arith.ConstantOp.from_int_and_width(0, 1)).result, "cond"
+            return splat(self.b, t, 0), known  # zeros until a return in the loop sets it
         if isinstance(value, Affine) and kind in (None, "index"):
             return value.emit(self.b), "index"
         if isinstance(value, Cond):
@@ -147,6 +157,7 @@ class ControlFlow:
         """Translate the loop carrying `names` (with kinds) and `cells`; None when
         that was enough, else the larger sets to try again with."""
         env_before = dict(self.env)
+        names = self._typed(names)
         self._check_aliases(names, cells, node)
         inits, kinds, weak = self._carried_inits(names, cells, node)
         lb_v, ub_v = lb.emit(self.b), ub.emit(self.b)
@@ -165,6 +176,7 @@ class ControlFlow:
             self.env[node.target.id] = Affine.of(iv) if step > 0 else start - Affine.of(iv).scale(-step)  # type: ignore[attr-defined]
             self.statements(body)
             self.node = node
+            self._learn(env_before, node)
             more_names = {n: names.get(n) for n in scope.names if n in env_before and n != node.target.id}  # type: ignore[attr-defined]
             yields, retry = self._carried_yields(names, kinds, inits, cells, more_names, node)
         finally:
@@ -207,6 +219,17 @@ class ControlFlow:
             yields.append(value)
         return yields + [c.value for c in cells], retry
 
+    def _typed(self, names: dict[str, str | None]) -> dict[str, str | None]:
+        """`names` without the undefined ones whose type is not known yet (the body's first translation learns it)."""
+        return {n: k for n, k in names.items() if not (isinstance(self.env.get(n), Undefined) and self.env[n].like is None)}
+
+    def _learn(self, env_before: dict, node: ast.AST) -> None:
+        """Give each undefined name the body assigned the type of its value there."""
+        for n, v in env_before.items():
+            if isinstance(v, Undefined) and v.like is None and not isinstance(self.env.get(n), Undefined):
+                value, kind = self._slot_value(self.env[n], None, node)
+                v.like = (kind, value.type, getattr(self.env[n], "weak", False))
+
     def _carried_inits(self, names, cells, node) -> tuple[list[SSAValue], dict, dict]:
         inits, kinds, weak = [], {}, {}
         for n in names:
@@ -235,6 +258,7 @@ class ControlFlow:
                        names: dict[str, str | None], cells: dict[Cell, None]):
         """As `_loop_attempt`, for a while loop."""
         env_before = dict(self.env)
+        names = self._typed(names)
         self._check_aliases(names, cells, node)
         inits, kinds, weak = self._carried_inits(names, cells, node)
         types = [v.type for v in inits]
@@ -263,6 +287,7 @@ class ControlFlow:
             if not never:
                 self.statements(body)
             self.node = node
+            self._learn(env_before, node)
             more_names = {n: names.get(n) for n in scope.names if n in env_before}
             yields, retry = self._carried_yields(names, kinds, inits, cells, more_names, node)
         finally:
@@ -336,22 +361,30 @@ class ControlFlow:
         self.node = node
         names = [n for n in scope.names if n in env_before or all(n in env for _, env, _ in branches)]
         cells = list(scope.cells)
-        yields: list[list[SSAValue]] = []
         kinds: dict[str, str] = {}
-        for block, env, values in branches:
-            outer_b, outer_em = self.b, self.em
-            self.b = Builder(InsertPoint.at_end(block))
-            self.em = Emitter(self.b, self.default_float, outer_em.fail)
-            try:
-                out = []
-                for n in names:
-                    want = kinds.get(n)
-                    v, kinds[n] = self._slot_value(env[n], want if want not in ("index", "cond", "array") else None, node)
-                    out.append(v)
-                out += [values.get(c, scope.before[c]) for c in cells]
-            finally:
-                self.b, self.em = outer_b, outer_em
-            yields.append(out)
+        outs: list[dict[str, SSAValue]] = [{}, {}]
+        for undefined in (False, True):  # a name undefined in one branch takes the other's type (zeros)
+            for k, (block, env, _) in enumerate(branches):
+                outer_b, outer_em = self.b, self.em
+                self.b = Builder(InsertPoint.at_end(block))
+                self.em = Emitter(self.b, self.default_float, outer_em.fail)
+                try:
+                    for n in names:
+                        v = env[n]
+                        if isinstance(v, Undefined) != undefined:
+                            continue
+                        if undefined and v.like is None:
+                            other = outs[1 - k].get(n)
+                            if other is None:
+                                continue  # undefined in both branches: still undefined after the if
+                            v.like = (kinds[n], other.type, False)
+                        want = kinds.get(n)
+                        outs[k][n], kinds[n] = self._slot_value(v, want if want not in ("index", "cond", "array") else None, node)
+                finally:
+                    self.b, self.em = outer_b, outer_em
+        names = [n for n in names if n in outs[0] and n in outs[1]]
+        yields = [[out[n] for n in names] + [values.get(c, scope.before[c]) for c in cells]
+                  for out, (_, _, values) in zip(outs, branches)]
         for a, c in zip(*yields):
             if a.type != c.type:
                 raise self.fail(f"the branches of this if give a value different types ({a.type}, {c.type})", node)
@@ -369,6 +402,8 @@ class ControlFlow:
 
 def _shown(name: str) -> str:
     """A name as the user wrote it (the frontend's hidden names, `$ret0`, say what they stand for)."""
+    if name.startswith("$returned"):
+        return "the return flag"
     if name.startswith("$ret"):
         return "the returned value"
     if name.startswith("$break"):

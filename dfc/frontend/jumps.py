@@ -109,32 +109,87 @@ def arity(node: ast.Return) -> int:
 
 
 def lower_returns(body: list[ast.stmt], fail: Callable[[str, ast.AST], Exception]) -> list[ast.stmt]:
-    """A function body whose returns are all early ones in `if`s (none in loops):
-    each path assigns the result names, and one `return` of them ends the body."""
-    returns = returns_in(body, into_loops=False)
-    for r in returns_in(body, into_loops=True):
-        if not any(r is x for x in returns):
-            raise fail("return inside a loop is not supported; break out of the loop (a flag set before the break) "
-                       "and return after it", r)
+    """A function body with early returns (in `if`s and in loops): each path
+    assigns the result names and one `return` of them ends the body.
+
+    A `return` in a loop sets the result names and a flag and breaks (out of
+    every enclosing loop); the statements after the loop run unless the flag is
+    set. The result names start undefined (`$undefined`: the translator gives a
+    loop's carried value its type from what the body assigns)."""
+    returns = returns_in(body, into_loops=True)
     counts = {arity(r) for r in returns}
-    tail_returns = bool(body) and isinstance(body[-1], ast.Return)
-    if not tail_returns:
+    if not (body and isinstance(body[-1], ast.Return)):
         counts.add(0)  # falling off the end returns None
     if len(counts) > 1:
         raise fail("this function returns different numbers of values on different paths (a value on one, a tuple "
                    "or None on another): every return must give the same number", returns[0])
     n = counts.pop()
     names = [f"$ret{k}" for k in range(n)]
+    flag = new_flag("returned")
 
-    def on_jump(s: ast.stmt) -> list[ast.stmt]:
-        assert isinstance(s, ast.Return)
+    def assign(s: ast.Return) -> list[ast.stmt]:
         if not names:
             return []
         targets = _name(names[0], ast.Store(), s) if n == 1 else _at(
             ast.Tuple(elts=[_name(x, ast.Store(), s) for x in names], ctx=ast.Store()), s)
         return [_at(ast.Assign(targets=[targets], value=s.value), s)]  # type: ignore[list-item]
 
-    lowered = _push_down(body, lambda s: isinstance(s, ast.Return), on_jump, list)
+    def has_return(s: ast.stmt) -> bool:
+        return bool(returns_in([s], into_loops=True))
+
+    def set_flag(at: ast.AST) -> ast.stmt:
+        return _at(ast.Assign(targets=[_name(flag, ast.Store(), at)], value=_at(ast.Constant(True), at)), at)  # type: ignore[return-value]
+
+    def in_loop(stmts: list[ast.stmt]) -> list[ast.stmt]:
+        """A loop body whose returns set the results and the flag and break out."""
+        out: list[ast.stmt] = []
+        for s in stmts:
+            if isinstance(s, ast.Return):
+                out += [*assign(s), set_flag(s), _at(ast.Break(), s)]  # type: ignore[list-item]
+            elif isinstance(s, ast.If) and has_return(s):
+                out.append(_at(ast.If(test=s.test, body=in_loop(s.body) or [_at(ast.Pass(), s)],
+                                      orelse=in_loop(s.orelse)), s))  # type: ignore[arg-type]
+            elif isinstance(s, _LOOPS) and has_return(s):
+                out += [loop(s), _at(ast.If(test=_name(flag, ast.Load(), s), body=[_at(ast.Break(), s)], orelse=[]), s)]  # type: ignore[list-item]
+            else:
+                out.append(s)
+        return out
+
+    def loop(s: ast.stmt) -> ast.stmt:
+        inside_else = returns_in(s.orelse, into_loops=True)  # type: ignore[attr-defined]
+        if inside_else:
+            raise fail("return in the else block of a loop is not supported; set a flag there and return after "
+                       "the loop", inside_else[0])
+        new = copy.copy(s)
+        new.body = in_loop(s.body)  # type: ignore[attr-defined]
+        return new
+
+    def lower(stmts: list[ast.stmt]) -> list[ast.stmt]:
+        out: list[ast.stmt] = []
+        for k, s in enumerate(stmts):
+            rest = stmts[k + 1:]
+            if isinstance(s, ast.Return):
+                return out + assign(s)
+            if isinstance(s, ast.If) and has_return(s):
+                body = lower(s.body + copy.deepcopy(rest))
+                out.append(_at(ast.If(test=s.test, body=body or [_at(ast.Pass(), s)], orelse=lower(s.orelse + rest)), s))  # type: ignore[arg-type]
+                return out
+            if isinstance(s, _LOOPS) and has_return(s):
+                after = lower(rest)
+                out.append(loop(s))
+                if after:
+                    out.append(_at(ast.If(test=not_flag(flag, s), body=after, orelse=[]), s))  # type: ignore[arg-type]
+                return out
+            out.append(s)
+        return out
+
+    lowered = lower(body)
+    if any(returns_in([s], into_loops=False) != returns_in([s], into_loops=True) for s in body):
+        first = body[0]
+        start = [_at(ast.Assign(targets=[_name(x, ast.Store(), first)], value=_name("$undefined", ast.Load(), first)),
+                     first) for x in [flag, *names]]
+        start[0] = _at(ast.Assign(targets=[_name(flag, ast.Store(), first)], value=_at(ast.Constant(False), first)), first)
+        lowered = start + lowered  # type: ignore[operator]
     last = returns[-1]
     value = None if not names else _name(names[0], ast.Load(), last) if n == 1 else _at(
         ast.Tuple(elts=[_name(x, ast.Load(), last) for x in names], ctx=ast.Load()), last)

@@ -35,6 +35,15 @@ class Cond:
     value: SSAValue
 
 
+class Undefined:
+    """A name without a value yet: the results of a `return` inside a loop (jumps.py) before it runs.
+    A loop or branch carrying it takes `like` = (kind, type, weak) from the value the body assigns
+    and starts from zeros of that type."""
+
+    def __init__(self) -> None:
+        self.like: tuple[str, Any, bool] | None = None
+
+
 class Scope:
     """What a loop or branch body changed: cells it updated and names it rebound."""
 

@@ -59,7 +59,7 @@ from dfc.frontend.errors import FrontendError
 from dfc.frontend.jumps import lower_returns, returns_in
 from dfc.frontend.numpy_api import array_attribute, call
 from dfc.frontend.numpy_linalg import matmul
-from dfc.frontend.scopes import IDENTIFIER, Cond, Scope, Source, cell_serial
+from dfc.frontend.scopes import IDENTIFIER, Cond, Scope, Source, Undefined, cell_serial
 
 BINOPS = {ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.Div: "div", ast.Pow: "pow", ast.FloorDiv: "floordiv",
           ast.Mod: "mod", ast.BitAnd: "and", ast.BitOr: "or", ast.BitXor: "xor", ast.MatMult: "matmul"}
@@ -260,6 +260,8 @@ class Translator(ControlFlow):
             raise self.fail(f"cannot assign to {_describe(target)}", target)
 
     def bind(self, name: str, value: Any, node: ast.AST) -> None:
+        if name.startswith("$ret") and isinstance(value, View) and value.cell is not None and not value.is_whole:
+            value = View.whole(self.em.materialize(value))  # a returned view: its value (branches merge values)
         if isinstance(value, Expr) and not (isinstance(value, View) and value.cell is not None):
             if isinstance(value, Const) and not value.shape:
                 pass  # a Python number stays one
@@ -347,6 +349,8 @@ class Translator(ControlFlow):
     # -- expressions ------------------------------------------------------------------------
 
     def lookup(self, name: str, node: ast.AST) -> Any:
+        if name == "$undefined":  # jumps.py: the results of a return in a loop, before it runs
+            return Undefined()
         if name in self.env:
             v = self.env[name]
             if isinstance(v, View) and v.cell is not None:

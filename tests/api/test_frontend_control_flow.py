@@ -5,8 +5,8 @@ accumulations).
 Forward values against NumPy (the reference interpreter and compiled code);
 gradients of the differentiable forms (a `for` loop with break/continue is an
 `scf.for` with flags, an early return an `scf.if`) against float64 Richardson
-differences; a `while` whose trip count depends on the data is refused by
-autodiff at the user's `while` line; refusals with their message and location."""
+differences, a `while` whose trip count depends on the data included (autodiff
+counts its trips and replays them); refusals with their message and location."""
 
 import numpy as np
 import pytest
@@ -196,34 +196,81 @@ def test_gradients_through_break_continue_and_early_return(fn, args):
     check(fn, args(np.random.default_rng(3)))
 
 
-def test_gradient_of_a_data_dependent_while_is_refused_at_the_while():
-    def loss(x):
-        y, _ = newton_sqrt(x, 1e-12)
-        return np.sum(y)
-
-    with pytest.raises(dfc.CompileError, match="cannot differentiate 'scf.while': its trip count depends on the data") as err:
-        dfc.grad(loss)(np.array([2.0, 3.0]))
-    assert f"{__file__}:{newton_sqrt.__code__.co_firstlineno + 3}:" in str(err.value)
+def newton_loss(x):
+    y, _ = newton_sqrt(x, 1e-12)
+    return np.sum(np.sin(y))
 
 
-def test_early_return_in_a_loop_compiles_to_the_same_values():
-    def search(x, t):
-        found = -1
-        for i in range(x.shape[0]):
-            if x[i] > t:
-                found = i
-                break
-        return found
-
-    x = np.array([0.1, 0.5, 0.9, 0.95])
-    assert dfc.jit(search)(x, 0.8) == 2 and dfc.jit(search)(x, 0.99) == -1
+def growth_loss(x, w):
+    """Sums and products of arrays, as many times as the data say."""
+    h, p = x.copy(), w.copy()
+    while np.sum(h) < 20.0:
+        h, p = h * w + x, p * np.tanh(h)
+    return np.sum(h * p)
 
 
-def returns_in_loop(x):
+@pytest.mark.parametrize("engine", [False, True], ids=["interpreter", "compiled"])
+@pytest.mark.parametrize("fn, args", [
+    (newton_loss, lambda r: (np.array([2.0, 3.0, 0.5]),)),
+    (growth_loss, lambda r: (np.array([0.3, 0.5, 0.2, 0.4]), np.array([1.1, 1.3, 0.9, 1.2]))),
+], ids=["newton", "growth"])
+def test_gradient_through_a_data_dependent_while(fn, args, engine):
+    """Autodiff counts the trips and replays them (an scf.for with a tape)."""
+    check(fn, args(None), engine=engine)
+
+
+def test_gradient_of_newton_sqrt_is_the_derivative_of_sqrt():
+    x = np.array([2.0, 3.0, 0.5])
+    np.testing.assert_allclose(dfc.grad(newton_loss)(x), np.cos(np.sqrt(x)) / (2 * np.sqrt(x)), rtol=1e-10)
+
+
+def find_first(x, t):
     for i in range(x.shape[0]):
-        if x[i] > 0:
-            return i
-    return -1
+        if x[i] > t:
+            return x[i] * 2.0, i  # a return in a loop: results and a flag set, every loop broken
+    return 0.0, -1
+
+
+def first_row_above(A, t):
+    for i in range(A.shape[0]):
+        for j in range(A.shape[1]):
+            if A[i, j] > t:
+                return A[i, :] * t  # out of both loops
+    return A[0, :]
+
+
+def accumulate_until(x):
+    k = 0
+    s = 0.0
+    while k < x.shape[0]:
+        s += x[k] * x[k]
+        if s > 1.0:
+            return s
+        k += 1
+    return -s
+
+
+@pytest.mark.parametrize("fn, args", [
+    (find_first, (np.array([0.1, 0.5, 0.9]), 0.4)),
+    (find_first, (np.array([0.1, 0.5, 0.9]), 0.95)),
+    (first_row_above, (np.array([[0.1, 0.2], [0.7, 0.3], [0.9, 0.1]]), 0.5)),
+    (first_row_above, (np.array([[0.1, 0.2], [0.7, 0.3]]), 1.5)),
+    (accumulate_until, (np.array([0.3, 0.6, 0.9, 0.2]),)),
+    (accumulate_until, (np.array([0.1, 0.2]),)),
+], ids=lambda x: getattr(x, "__name__", ""))
+def test_return_inside_loops(fn, args):
+    f, ir_args, _ = dfc.jit(fn).specialize(*copies(args))
+    got = dfc.interpret(f.module, f.name, *ir_args)
+    _same(tuple(got) if isinstance(got, list) else got, fn(*copies(args)))
+
+
+def search_loss(x, t):
+    v, i = find_first(x, t)
+    return v + np.sum(first_row_above(np.outer(x, x), t)) * i
+
+
+def test_gradient_through_returns_in_loops():
+    check(search_loss, (np.array([0.1, 0.5, 0.9]), 0.4))
 
 
 def mixed_returns(x):
@@ -246,8 +293,17 @@ def changes_type(x):
     return y
 
 
+def returns_in_loop_else(x):
+    for i in range(x.shape[0]):
+        if x[i] > 0:
+            break
+    else:
+        return -1
+    return i
+
+
 @pytest.mark.parametrize("fn, message, line", [
-    (returns_in_loop, "return inside a loop is not supported; break out of the loop", 3),
+    (returns_in_loop_else, "return in the else block of a loop is not supported", 5),
     (mixed_returns, "returns different numbers of values on different paths", 2),
     (endless, "this while loop never ends", 2),
     (changes_type, "changes its type or shape in the loop", 2),

@@ -14,8 +14,10 @@ def while_loop(x):
 def loop_return(x):
     for i in range(3):
         if x[i] > 0:
-            return i  # error
-    return -1
+            break
+    else:
+        return -1  # error
+    return i
 
 
 def scatter_assignment(x):
@@ -101,7 +103,7 @@ def undefined_name(x):
 
 EXPECTED = {
     "while_loop": "this while loop never ends",
-    "loop_return": "return inside a loop is not supported",
+    "loop_return": "return in the else block of a loop is not supported",
     "scatter_assignment": "assignment at an array of indices (a scatter) is not supported",
     "boolean_mask": "a boolean-masked array (x[m]) has a data-dependent shape",
     "data_dependent_shape": "depends on a loop variable",
