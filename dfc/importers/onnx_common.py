@@ -23,7 +23,10 @@ from xdsl.ir import Attribute, SSAValue
 
 _ELEMENT_TYPES: dict[str, Attribute] = {
     "float32": f32, "float64": f64, "float16": f16, "int64": i64, "int32": i32, "int16": i16, "int8": i8, "bool": i1,
+    "uint64": i64, "uint32": i32, "uint16": i16, "uint8": i8,
 }
+"""nn's element type of each ONNX (numpy) dtype: an unsigned integer is the signless integer of its bits
+(the importer tracks which values are unsigned: `onnx_unsigned`)."""
 
 
 def element_type(dtype: np.dtype) -> Attribute:

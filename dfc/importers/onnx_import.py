@@ -46,6 +46,7 @@ from xdsl.builder import Builder
 from xdsl.dialects import func
 from xdsl.dialects import math as xmath
 from xdsl.dialects.builtin import (
+    AnyFloat,
     DenseIntOrFPElementsAttr,
     FloatAttr,
     IntegerAttr,
@@ -81,6 +82,7 @@ from dfc.importers.onnx_common import (
 from dfc.importers.onnx_math_ops import MathOps
 from dfc.importers.onnx_nn_ops import NNOps
 from dfc.importers.onnx_shape_ops import ShapeOps
+from dfc.importers.onnx_unsigned import SIGN_AGNOSTIC, UNSIGNED_AWARE, UnsignedOps, signless, with_onnx_dtype
 
 _UNARY = nn.one_to_one("onnx", 1)
 
@@ -101,6 +103,13 @@ _NUMPY_BINARY: dict[str, Callable[[Any, Any], Any]] = {
     "Add": np.add, "Sub": np.subtract, "Mul": np.multiply, "Equal": np.equal, "Less": np.less,
     "Greater": np.greater, "Max": np.maximum, "Min": np.minimum,
 }
+
+
+def _onnx_dtype(value_info: Any) -> np.dtype:
+    """The numpy dtype of a tensor value info of the graph (its declared ONNX element type)."""
+    from onnx import helper
+
+    return np.dtype(helper.tensor_dtype_to_np_dtype(value_info.type.tensor_type.elem_type))
 
 
 def _name_hint(name: str) -> str | None:
@@ -133,7 +142,7 @@ def _trunc_div(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return q + ((np.remainder(a, b) != 0) & ((a < 0) ^ (b < 0))).astype(q.dtype)
 
 
-class OnnxImporter(ShapeOps, NNOps, MathOps, AttentionOps):
+class OnnxImporter(ShapeOps, NNOps, MathOps, AttentionOps, UnsignedOps):
     """Builds `@main` node by node; `consts` holds the values known at import time."""
 
     def __init__(self, model: Any, filename: str, parameters: Sequence[str] | None = None):
@@ -146,6 +155,9 @@ class OnnxImporter(ShapeOps, NNOps, MathOps, AttentionOps):
         self.consts: dict[str, np.ndarray] = {}
         self.values: dict[str, SSAValue] = {}
         self.parameters: list[tuple[str, np.ndarray]] = []
+        self.unsigned: set[str] = set()
+        self.unsigned_inputs: set[int] = set()
+        self.unsigned_outputs: set[int] | None = None
         initializers = {t.name: numpy_helper.to_array(t) for t in self.graph.initializer}
         chosen = set(parameters or ())
         if unknown := chosen - set(initializers):
@@ -168,6 +180,7 @@ class OnnxImporter(ShapeOps, NNOps, MathOps, AttentionOps):
             self.values[name] = arg
             arg.name_hint = _name_hint(name)
         self.input_names = [i.name for i in graph_inputs]
+        self.unsigned |= {i.name for i in graph_inputs if _onnx_dtype(i).kind == "u"}
         self.b = Builder(InsertPoint.at_end(self.block))
 
     def _input_type(self, value_info: Any) -> TensorType:
@@ -200,10 +213,13 @@ class OnnxImporter(ShapeOps, NNOps, MathOps, AttentionOps):
             if name not in self.consts:
                 raise NodeError(f"input '{name}' is not defined")
             self.values[name] = self.constant(self.consts[name])
+            if self.consts[name].dtype.kind == "u":
+                self.unsigned.add(name)
         return self.values[name]
 
     def constant(self, array: np.ndarray) -> SSAValue:
         e = element_type(array.dtype)
+        array = signless(array)
         flat = array.reshape(-1)
         if flat.size and (flat == flat[0]).all() and e != i1:
             attr = FloatAttr(float(flat[0]), e) if array.dtype.kind == "f" else IntegerAttr(int(flat[0]), e)
@@ -237,10 +253,12 @@ class OnnxImporter(ShapeOps, NNOps, MathOps, AttentionOps):
                     handler = self.handler(node.op_type)
                     if handler is None:
                         raise NodeError("operator is not supported")
+                    self.unsigned_inputs = {k for k, n in enumerate(node.input) if self.is_unsigned(n)}
+                    self.unsigned_outputs = None
+                    if self.unsigned_inputs and node.op_type not in SIGN_AGNOSTIC | UNSIGNED_AWARE:
+                        raise NodeError(f"{node.op_type} of unsigned integers is not supported")
                     outputs = handler(node, attrs)
-                    for name, v in zip(node.output, outputs):
-                        if name:
-                            self.values[name] = v
+                    self._record(node, outputs)
                 else:
                     for name, v in zip(node.output, folded):
                         self.consts[name] = v
@@ -255,6 +273,19 @@ class OnnxImporter(ShapeOps, NNOps, MathOps, AttentionOps):
         self.b.insert(func.ReturnOp(*results))
         f = func.FuncOp("main", (list(self.block.arg_types), [r.type for r in results]), Region(self.block))
         return ModuleOp([f])
+
+    def _record(self, node: Any, outputs: Sequence[SSAValue]) -> None:
+        """The node's outputs as the values of its output names, those the handler says (`unsigned_outputs`)
+        or, by default, those of an unsigned input's integer type unsigned."""
+        unsigned_types = {tensor_of(self.value(node.input[k])).element_type for k in self.unsigned_inputs}
+        for k, (name, v) in enumerate(zip(node.output, outputs)):
+            if not name:
+                continue
+            self.values[name] = v
+            e = tensor_of(v).element_type
+            if (k in self.unsigned_outputs if self.unsigned_outputs is not None
+                    else e in unsigned_types and e != i1 and not isinstance(e, AnyFloat)):
+                self.unsigned.add(name)
 
     # ------------------------------------------------------------ constant folding (numpy)
 
@@ -417,8 +448,16 @@ class OnnxImporter(ShapeOps, NNOps, MathOps, AttentionOps):
         values = [self.value(n) for n in node.input]
         out = values[0]
         for v in values[1:]:
-            out = self.ins(_VARIADIC[node.op_type](out, v))
+            if self.unsigned_inputs:
+                out = self.unsigned_extreme(out, v, node.op_type == "Max")
+            else:
+                out = self.ins(_VARIADIC[node.op_type](out, v))
         return [out]
+
+    def op_Div(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
+        """IEEE division of floats; integers round toward zero; unsigned integers divide their values."""
+        a, b = (self.value(n) for n in node.input)
+        return [self.unsigned_divide(a, b) if self.unsigned_inputs else self.ins(nn.DivOp(a, b))]
 
     op_Min = op_Max
 
@@ -433,6 +472,8 @@ class OnnxImporter(ShapeOps, NNOps, MathOps, AttentionOps):
 
     def _compare(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
         a, b = (self.value(n) for n in node.input)
+        if self.unsigned_inputs:
+            return [self.unsigned_compare(a, b, _COMPARE[node.op_type])]
         return [self.ins(nne.CompareOp(a, b, _COMPARE[node.op_type]))]
 
     op_Equal = op_Less = op_Greater = op_LessOrEqual = op_GreaterOrEqual = _compare
@@ -445,7 +486,9 @@ class OnnxImporter(ShapeOps, NNOps, MathOps, AttentionOps):
         x = self.value(node.input[0])
         e = tensor_of(x).element_type
         for k, (key, op) in enumerate((("min", nne.MaximumOp), ("max", nne.MinimumOp)), start=1):
-            if len(node.input) > k and node.input[k]:
+            if len(node.input) > k and node.input[k] and self.unsigned_inputs:
+                x = self.unsigned_extreme(x, self.value(node.input[k]), key == "min")
+            elif len(node.input) > k and node.input[k]:
                 x = self.ins(op(x, self.value(node.input[k])))
             elif key in attrs:
                 x = self.ins(op(x, self.ins(nn.FullOp(FloatAttr(attrs[key], e), []))))  # type: ignore[arg-type]
@@ -476,17 +519,19 @@ class OnnxImporter(ShapeOps, NNOps, MathOps, AttentionOps):
         return [found[0] if len(found) == 1 else self.ins(nne.OrOp(*found))]
 
     def op_Cast(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
+        """Conversion to `to`; from or to unsigned integers by their values (`UnsignedOps.cast`)."""
         from onnx import helper
 
-        x = self.value(node.input[0])
-        e = element_type(helper.tensor_dtype_to_np_dtype(attrs["to"]))
-        return [x if tensor_of(x).element_type == e else self.ins(nne.ConvertOp(x, e))]
+        dtype = np.dtype(helper.tensor_dtype_to_np_dtype(attrs["to"]))
+        return self._cast(node, element_type(dtype), dtype.kind == "u")
 
     def op_CastLike(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
         """Cast to the element type of the second input."""
-        x, like = self.value(node.input[0]), self.value(node.input[1])
-        e = tensor_of(like).element_type
-        return [x if tensor_of(x).element_type == e else self.ins(nne.ConvertOp(x, e))]
+        return self._cast(node, tensor_of(self.value(node.input[1])).element_type, self.is_unsigned(node.input[1]))
+
+    def _cast(self, node: Any, e: Any, unsigned: bool) -> list[SSAValue]:
+        self.unsigned_outputs = {0} if unsigned else set()
+        return [self.cast(self.value(node.input[0]), 0 in self.unsigned_inputs, e, unsigned)]
 
     def op_Identity(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
         return [self.value(node.input[0])]
@@ -544,12 +589,16 @@ class OnnxFunction(Function):
     Calling it with the graph inputs (converted to the model's dtypes) runs the
     model with its own weights; `dfc.grad`/`dfc.value_and_grad` take every
     argument, weights included (`*f.parameter_values()`), so that gradients
-    of the weights are available."""
+    of the weights are available. Unsigned integers cross as the signed
+    integers of their bits (`signless`); calling the model views its unsigned
+    outputs back (`output_dtypes`, the model's declared ones)."""
 
-    def __init__(self, module: ModuleOp, inputs: list[str], parameters: list[tuple[str, np.ndarray]]):
+    def __init__(self, module: ModuleOp, inputs: list[str], parameters: list[tuple[str, np.ndarray]],
+                 output_dtypes: Sequence[np.dtype] = ()):
         super().__init__(module, "main")
         self.input_names = inputs
         self.parameters = parameters
+        self.output_dtypes = list(output_dtypes)
 
     def parameter_values(self) -> list[np.ndarray]:
         return [v for _, v in self.parameters]
@@ -561,7 +610,19 @@ class OnnxFunction(Function):
         elif len(args) != len(self.inputs):
             raise TypeError(f"the model takes {len(self.input_names)} inputs ({', '.join(self.input_names)}), "
                             f"or those and its {len(self.parameters)} parameters; got {len(args)} arguments")
-        return super().__call__(*(np.asarray(x, dtype_of(t.element_type)) for x, t in zip(args, self.inputs)))
+        result = super().__call__(*(np.asarray(signless(x), dtype_of(t.element_type))
+                                    for x, t in zip(args, self.inputs)))
+        if not self.output_dtypes:
+            return result
+        outputs = [with_onnx_dtype(r, d) for r, d in zip(result if isinstance(result, tuple) else (result,),
+                                                         self.output_dtypes)]
+        return tuple(outputs) if isinstance(result, tuple) else outputs[0]
+
+
+def output_dtypes(model: Any) -> list[np.dtype]:
+    """The numpy dtypes the graph of an ONNX model (`ModelProto` or path) declares for its outputs."""
+    proto, _ = _load(model)
+    return [_onnx_dtype(o) for o in proto.graph.output]
 
 
 @user_errors
@@ -569,5 +630,5 @@ def from_onnx(model: Any, parameters: Sequence[str] | None = None) -> OnnxFuncti
     """An ONNX model (`ModelProto` or path) imported and ready to call;
     `parameters` names the initializers that become arguments (default: every
     float initializer of more than one element)."""
-    return OnnxFunction(*import_onnx(model, parameters))
-
+    proto, _ = _load(model)
+    return OnnxFunction(*import_onnx(proto, parameters), output_dtypes=output_dtypes(proto))

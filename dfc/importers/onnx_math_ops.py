@@ -110,8 +110,12 @@ class MathOps:
         return [self._where(self._cmp(x, self.scalar(0.0, x), "LT"), self._mul(x, self.scalar(attrs["alpha"], x)), x)]
 
     def op_PRelu(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
-        """slope x where x < 0, else x; `slope` broadcasts to x."""
+        """slope x where x < 0, else x; `slope` broadcasts to x (before opset 7, which did not specify
+        broadcasting, a slope of C elements for x of [N, C, ...] is per channel, as Caffe's and PyTorch's)."""
         x, slope = self.value(node.input[0]), self.value(node.input[1])
+        shape, per = tensor_of(x).get_shape(), tensor_of(slope).get_shape()
+        if self.opset < 7 and len(per) == 1 and len(shape) > 2 and per[0] == shape[1] != shape[-1]:
+            slope = self._reshape(slope, [per[0]] + [1] * (len(shape) - 2))
         negative = self._mul(x, slope)
         if list(tensor_of(negative).get_shape()) != list(tensor_of(x).get_shape()):
             raise NodeError(f"PRelu slope of {tensor_of(slope)} does not broadcast to {tensor_of(x)}")
@@ -209,6 +213,8 @@ class MathOps:
         of the divisor: fmod's remainder plus the divisor where the two signs differ (a zero remainder of
         floats takes the divisor's sign)."""
         a, b = (self.value(n) for n in node.input)
+        if self.unsigned_inputs:  # both rules agree for unsigned values: a - floor(a / b) b
+            return [self._sub(a, self._mul(self.unsigned_divide(a, b), b))]
         r = self.ins(nne.RemainderOp(a, b))
         if attrs["fmod"]:
             return [r]

@@ -344,10 +344,11 @@ class NNOps:
         t = tensor_of(x)
         shape = list(t.get_shape())
         axis = normalize_axis(attrs["axis"], len(shape))
+        self.unsigned_outputs = set()
         if t.element_type not in (f16, f32, f64):
             if not isinstance(t.element_type, IntegerType) or t.element_type.width.data > 32:
                 raise NodeError(f"{node.op_type} of {t} is not supported (floats, and integers of up to 32 bits)")
-            x = self.ins(nne.ConvertOp(x, f64))
+            x = self.cast(x, bool(self.unsigned_inputs), f64, False)
         last = attrs.get("select_last_index", 0)  # opset 12 on
         if last:
             x = self.ins(nns.ReverseOp(x, [axis]))

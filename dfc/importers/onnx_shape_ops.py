@@ -61,6 +61,11 @@ class ShapeOps:
         x = self.value(node.input[0])
         return [self._reshape(x, squeezed_shape(tensor_of(x).get_shape(), self._axes(node, attrs)))]
 
+    def op_ConstantOfShape(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
+        """The shape input sets the shape, so it must be known; `fold` computes the node then."""
+        self.known(node.input[0])
+        return [self.constant(self.fold(node, attrs)[0])]
+
     def op_Range(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
         """Range's length is its inputs' values, so they must be known at import time."""
         return [self.constant(range_values(*(self.known(n) for n in node.input)))]
@@ -402,6 +407,7 @@ class ShapeOps:
             raise NodeError(f"EyeLike of a rank-{len(shape)} tensor (needs 2 dimensions)")
         dtype = helper.tensor_dtype_to_np_dtype(attrs["dtype"]) if attrs.get("dtype") else dtype_of(
             tensor_of(x).element_type)
+        self.unsigned_outputs = {0} if np.dtype(dtype).kind == "u" else set()
         return [self.constant(np.eye(*shape, k=attrs["k"], dtype=dtype))]
 
     def op_Resize(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
