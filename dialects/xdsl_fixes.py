@@ -526,15 +526,14 @@ class CanonicalizePass(xdsl_canonicalize.CanonicalizePass):
 def _region_fingerprint(op: Operation) -> int:
     """A hash of what structural equivalence compares in `op`'s regions: each
     nested op's name, and the values it uses that are defined outside `op`."""
+    inner_ops = [inner for region in op.regions for inner in region.walk()]
+    inside: set[SSAValue] = {r for inner in [op, *inner_ops] for r in inner.results}
+    inside.update(a for region in op.regions for block in region.blocks for a in block.args)
+    inside.update(a for inner in inner_ops for region in inner.regions for block in region.blocks for a in block.args)
     parts: list[object] = []
-    for region in op.regions:
-        for inner in region.walk():
-            parts.append(inner.name)
-            for v in inner.operands:
-                owner = v.owner
-                where = owner.parent_op() if isinstance(owner, Block) else owner
-                if where is not op and (where is None or not op.is_ancestor(where)):
-                    parts.append(v)
+    for inner in inner_ops:
+        parts.append(inner.name)
+        parts.extend(v for v in inner.operands if v not in inside)
     return hash(tuple(parts))
 
 
@@ -578,6 +577,7 @@ class _CSEDriver(xdsl_cse.CSEDriver):
     _known_ops: xdsl_cse.KnownOps = field(default_factory=_KnownOps)
 
     def _simplify_operation(self, op: Operation) -> None:
+        info = _op_class(op)
         if op.has_trait(IsTerminator):
             return
         if is_trivially_dead(op):
@@ -585,7 +585,7 @@ class _CSEDriver(xdsl_cse.CSEDriver):
             return
         if any(len(region.blocks) > 1 for region in op.regions):
             return
-        if not is_side_effect_free(op):
+        if not info.no_effects and not is_side_effect_free(op):
             if not only_has_effect(op, MemoryEffectKind.READ):
                 return
             existing = self._known_ops.get(op)
