@@ -11,10 +11,12 @@ transform is made).
 `autodiff` pass has added `@f_grad` and a new entry `@grad_f(args...)` calls it
 with the seed 1 and returns the gradients (then the aux results). It is
 compiled once and cached (on the `Function` of `f`, weakly), and since it is IR
-like any other, the `autodiff` pass differentiates it again: `grad(grad(f))`,
-`jacrev(grad(f))`, `hessian` and `hvp` are reverse mode over reverse mode. The
-result of `jacrev` (a Python loop over the rows of the Jacobian, one compiled
-vector-Jacobian product reused for every row) is not differentiable again.
+like any other, the `autodiff` pass differentiates it again (`grad(grad(f))`,
+`jacrev(grad(f))`: reverse over reverse) and the `jvp` pass carries tangents
+through it (`hessian` and `hvp`: forward over reverse, with
+`dfc.forward_transforms`). The result of `jacrev` (a Python loop over the rows
+of the Jacobian, one compiled vector-Jacobian product reused for every row) is
+not differentiable again.
 """
 
 from __future__ import annotations
