@@ -677,10 +677,11 @@ METHODS: dict[str, Handler] = {
 def _more_handlers() -> None:
     """The handlers of the modules that build on this one's (scans, creation)."""
     from dfc.frontend.numpy_creation import CREATION_HANDLERS
-    from dfc.frontend.numpy_ufuncs import UFUNC_HANDLERS
+    from dfc.frontend.numpy_ufuncs import UFUNC_HANDLERS, UFUNC_METHODS
 
     HANDLERS.update(UFUNC_HANDLERS)
     HANDLERS.update(CREATION_HANDLERS)
+    METHODS.update(UFUNC_METHODS)
 
 
 _more_handlers()

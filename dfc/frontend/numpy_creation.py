@@ -196,6 +196,60 @@ def _cov(tr, args, kwargs, node):
     return c
 
 
+def _triangle(tr, rows: int, cols: int, k: int, upper: bool, node: ast.AST) -> Expr:
+    """The boolean (rows, cols) matrix of j - i >= k (upper) or j - i <= k."""
+    i = tr.index(Iota(Affine(0), 1, Affine(rows)), (slice(None), None), node)
+    j = tr.index(Iota(Affine(0), 1, Affine(cols)), (None, slice(None)), node)
+    return tr.compare("ge" if upper else "le", tr.binop("sub", j, i, node), Affine(k), node)
+
+
+def _constant_ints(tr, node: ast.AST, what: str, *values: Any) -> list[int]:
+    out = []
+    for v in values:
+        n = tr.integer(v, node).static
+        if n is None:
+            raise tr.fail(f"{what} needs constant sizes and diagonal offset", node)
+        out.append(n)
+    return out
+
+
+def _eye(tr, args, kwargs, node):
+    n, m, k, dtype = bind(tr, args, kwargs, node, "np.eye", ("N", "M", "k", "dtype"), (None, 0, float))
+    rows, cols, off = _constant_ints(tr, node, "np.eye", n, n if m is None else m, k)
+    diagonal = tr.elementwise("and", [_triangle(tr, rows, cols, off, True, node),
+                                      _triangle(tr, rows, cols, off, False, node)], node, "i1")
+    return fresh(astype(tr, diagonal, dtype_of(tr, dtype, node, "f64"), node))
+
+
+def _identity(tr, args, kwargs, node):
+    n, dtype = bind(tr, args, kwargs, node, "np.identity", ("n", "dtype"), (float,))
+    return _eye(tr, [n], {"dtype": dtype}, node)
+
+
+def _tri(tr, args, kwargs, node):
+    n, m, k, dtype = bind(tr, args, kwargs, node, "np.tri", ("N", "M", "k", "dtype"), (None, 0, float))
+    rows, cols, off = _constant_ints(tr, node, "np.tri", n, n if m is None else m, k)
+    return fresh(astype(tr, _triangle(tr, rows, cols, off, False, node), dtype_of(tr, dtype, node, "f64"), node))
+
+
+def _tril_triu(upper: bool) -> Handler:
+    what = "np.triu" if upper else "np.tril"
+
+    def handler(tr, args, kwargs, node):
+        m, k = bind(tr, args, kwargs, node, what, ("m", "k"), (0,))
+        e = expr_of(tr, m, node)
+        if e.ndim < 2:
+            raise tr.fail(f"{what} of an array of rank less than 2 is not supported", node)
+        rows, cols = tr.em.static(e, "the array")[-2:]
+        (off,) = _constant_ints(tr, node, what, k)
+        keep = _triangle(tr, rows, cols, off, upper, node)
+        zero = Const(False if e.dtype == "i1" else 0, tr.em.concrete(e), False)
+        return tr.elementwise("where", [keep, e, zero], node, tr.em.concrete(e))
+
+    return handler
+
+
 CREATION_HANDLERS: dict[Any, Handler] = {
+    np.eye: _eye, np.identity: _identity, np.tri: _tri, np.tril: _tril_triu(False), np.triu: _tril_triu(True),
     np.linspace: _linspace, np.arange: _arange_float, np.meshgrid: _meshgrid, np.ndarray: _ndarray, np.cov: _cov,
 }

@@ -1,7 +1,10 @@
 """NumPy's ufunc methods and the functions built on them: `np.cumsum`,
 `np.cumprod`, `ufunc.accumulate` (scans), `ufunc.reduce`, `ufunc.outer`; the
-logical functions, `np.arctan2`, and NumPy scalar types called as casts
-(`np.float64(x)`, `np.int32(n)`).
+logical functions and reductions (`np.any`, `np.all`, `np.count_nonzero`,
+`np.argmax`, `np.argmin`), the comparison ufuncs, `np.isnan`/`isinf`/
+`isfinite`, `np.mod`/`floor_divide`, the inverse trigonometric functions (on
+`nn.atan2`), `np.tan`, `np.hypot`, `np.expm1`, `np.exp2`, degrees and radians,
+and NumPy scalar types called as casts (`np.float64(x)`, `np.int32(n)`).
 
 A scan is an `scf.for` along the axis carrying the result, whose body writes
 `out[k] = out[k - 1] op out[k]` (a map over the other axes): linear work, and
@@ -23,7 +26,7 @@ from xdsl.rewriter import InsertPoint
 
 from dfc.dialects.nn_elementwise import Atan2Op
 from dfc.frontend.affine import Affine
-from dfc.frontend.arrays import Const, Expr, View, is_float, result_dtype
+from dfc.frontend.arrays import Const, Expr, Iota, View, is_float, result_dtype
 from dfc.frontend.emit import Emitter
 from dfc.frontend.numpy_api import HANDLERS, astype, reduce
 from dfc.frontend.numpy_args import Handler, axes_of, bind, dtype_of, expr_of, no_kwargs, static
@@ -154,7 +157,181 @@ def scalar_type(tr, f: type, args: list, kwargs: dict, node: ast.AST) -> Expr:
     return astype(tr, expr_of(tr, x, node), d, node)
 
 
+def _compare(name: str) -> Handler:
+    def handler(tr, args, kwargs, node):
+        no_kwargs(tr, kwargs, node)
+        if len(args) != 2:
+            raise tr.fail(f"np.{name} takes two arguments", node)
+        return tr.compare(name, args[0], args[1], node)
+
+    return handler
+
+
+_NUMPY_COMPARE = {np.greater: "gt", np.greater_equal: "ge", np.less: "lt", np.less_equal: "le", np.equal: "eq",
+                  np.not_equal: "ne"}
+
+
+def _float_test(kind: str) -> Handler:
+    """np.isnan (x != x), np.isinf (|x| == inf), np.isfinite (|x| < inf: false for NaN)."""
+
+    def handler(tr, args, kwargs, node):
+        (x,) = bind(tr, args, kwargs, node, f"np.{kind}", ("x",))
+        e = expr_of(tr, x, node)
+        if kind == "isnan":
+            return tr.compare("ne", e, e, node)
+        a = tr.elementwise("abs", [e], node, e.dtype if not e.weak else tr.em.concrete(e))
+        return tr.compare("eq" if kind == "isinf" else "lt", a, Const(math.inf, "f64"), node)
+
+    return handler
+
+
+def _arith(op: str, what: str) -> Handler:
+    def handler(tr, args, kwargs, node):
+        no_kwargs(tr, kwargs, node)
+        if len(args) != 2:
+            raise tr.fail(f"{what} takes two arguments", node)
+        return tr.binop(op, args[0], args[1], node)
+
+    return handler
+
+
+def _one(tr, args, kwargs, node, what: str) -> Expr:
+    (x,) = bind(tr, args, kwargs, node, what, ("x",))
+    e = expr_of(tr, x, node)
+    return e if is_float(e.dtype) else astype(tr, e, "f64", node)
+
+
+def _call(tr, f, *args, node) -> Any:
+    return HANDLERS[f](tr, list(args), {}, node)
+
+
+def _inverse_trig(kind: str) -> Handler:
+    """np.arctan(x) = atan2(x, 1), np.arcsin(x) = atan2(x, sqrt((1 - x)(1 + x))), np.arccos(x) = atan2(sqrt(...), x)
+    (NaN outside [-1, 1], as NumPy): nn.atan2 and its backward rule."""
+
+    def handler(tr, args, kwargs, node):
+        e = _one(tr, args, kwargs, node, f"np.{kind}")
+        one = Const(1.0, "f64")
+        if kind == "arctan":
+            return _arctan2(tr, [e, one], {}, node)
+        c = _call(tr, np.sqrt, tr.binop("mul", tr.binop("sub", one, e, node), tr.binop("add", one, e, node), node), node=node)
+        return _arctan2(tr, [e, c] if kind == "arcsin" else [c, e], {}, node)
+
+    return handler
+
+
+def _tan(tr, args, kwargs, node):
+    e = _one(tr, args, kwargs, node, "np.tan")
+    return tr.binop("div", _call(tr, np.sin, e, node=node), _call(tr, np.cos, e, node=node), node)
+
+
+def _hypot(tr, args, kwargs, node):
+    x, y = bind(tr, args, kwargs, node, "np.hypot", ("x1", "x2"))
+    return _call(tr, np.sqrt, tr.binop("add", tr.binop("mul", x, x, node), tr.binop("mul", y, y, node), node), node=node)
+
+
+def _expm1(tr, args, kwargs, node):
+    """exp(x) - 1 without cancellation near 0: 2t / (1 - t) with t = tanh(x / 2)."""
+    e = _one(tr, args, kwargs, node, "np.expm1")
+    t = _call(tr, np.tanh, tr.binop("mul", e, Const(0.5, "f64"), node), node=node)
+    return tr.binop("div", tr.binop("mul", t, Const(2.0, "f64"), node), tr.binop("sub", Const(1.0, "f64"), t, node), node)
+
+
+def _exp2(tr, args, kwargs, node):
+    e = _one(tr, args, kwargs, node, "np.exp2")
+    return _call(tr, np.exp, tr.binop("mul", e, Const(math.log(2.0), "f64"), node), node=node)
+
+
+def _scaled(factor: float, what: str) -> Handler:
+    def handler(tr, args, kwargs, node):
+        return tr.binop("mul", _one(tr, args, kwargs, node, what), Const(factor, "f64"), node)
+
+    return handler
+
+
+def logical_reduce(tr, kind: str, e: Expr, axis: Any, keepdims: Any, node: ast.AST) -> Expr:
+    """np.any (kind 'max') / np.all ('min') of `e` as booleans (of nothing: False / True)."""
+    from dfc.frontend.numpy_args import keepdims_of
+
+    axes = axes_of(tr, axis, e.ndim, node)
+    if any(e.shape[k].static == 0 for k in axes):
+        keep = keepdims_of(tr, keepdims, node)
+        shape = [Affine(1) if k in axes else d for k, d in enumerate(e.shape) if keep or k not in axes]
+        return Const(kind == "min", "i1", False, shape)
+    return reduce(tr, kind, astype(tr, e, "i1", node), axis, keepdims, node)
+
+
+def _any_all(kind: str, what: str) -> Handler:
+    def handler(tr, args, kwargs, node):
+        a, axis, out, keepdims = bind(tr, args, kwargs, node, what, ("a", "axis", "out", "keepdims"), (None, None, False))
+        if out is not None:
+            raise tr.fail(f"{what} with out= is not supported (assign the result)", node)
+        return logical_reduce(tr, kind, expr_of(tr, a, node), axis, keepdims, node)
+
+    return handler
+
+
+def _count_nonzero(tr, args, kwargs, node):
+    a, axis, keepdims = bind(tr, args, kwargs, node, "np.count_nonzero", ("a", "axis", "keepdims"), (None, False))
+    return reduce(tr, "add", astype(tr, expr_of(tr, a, node), "i1", node), axis, keepdims, node)
+
+
+def arg_extremum(tr, kind: str, e: Expr, axis: Any, keepdims: Any, node: ast.AST) -> Expr:
+    """np.argmax / np.argmin: the first index of the extremum along `axis` (None: of the flattened array), or of
+    the first NaN, as NumPy: the minimum index where the element equals the reduction or is NaN."""
+    from dfc.frontend.numpy_args import keepdims_of
+
+    keep = keepdims_of(tr, keepdims, node)
+    if axis is None:
+        if keep:
+            raise tr.fail("np.argmax/argmin with keepdims needs an axis", node)
+        e, axis = flat(tr, e, node), Affine(0)
+    if e.ndim == 0:
+        raise tr.fail("np.argmax/argmin of a 0-d array", node)
+    k = axes_of(tr, axis, e.ndim, node)[0]
+    n = tr.em.static(e, "the array")[k]
+    if n == 0:
+        raise tr.fail("np.argmax/argmin of an empty sequence", node)
+    e = View.whole(tr.em.materialize(e))
+    best = reduce(tr, "max" if kind == "argmax" else "min", e, Affine(k), True, node)
+    hit = tr.compare("eq", e, best, node)
+    if is_float(e.dtype):
+        hit = tr.elementwise("or", [hit, tr.compare("ne", e, e, node)], node, "i1")
+    at = tr.index(Iota(Affine(0), 1, Affine(n)), tuple(slice(None) if j == k else None for j in range(e.ndim)), node)
+    first = tr.elementwise("where", [hit, at, Const(n, "i64", False)], node, "i64")
+    return reduce(tr, "min", first, Affine(k), keep, node)
+
+
+def _arg(kind: str) -> Handler:
+    def handler(tr, args, kwargs, node):
+        a, axis, out, keepdims = bind(tr, args, kwargs, node, f"np.{kind}", ("a", "axis", "out", "keepdims"),
+                                      (None, None, False))
+        if out is not None:
+            raise tr.fail(f"np.{kind} with out= is not supported (assign the result)", node)
+        return arg_extremum(tr, kind, expr_of(tr, a, node), axis, keepdims, node)
+
+    return handler
+
+
+def _method(handler: Handler) -> Handler:
+    return lambda tr, e, args, kwargs, node: handler(tr, [e, *args], kwargs, node)
+
+
+UFUNC_METHODS: dict[str, Handler] = {
+    "any": _method(_any_all("max", ".any()")), "all": _method(_any_all("min", ".all()")),
+    "argmax": _method(_arg("argmax")), "argmin": _method(_arg("argmin")),
+}
+
 UFUNC_HANDLERS: dict[Any, Handler] = {
+    **{f: _compare(name) for f, name in _NUMPY_COMPARE.items()},
+    np.isnan: _float_test("isnan"), np.isinf: _float_test("isinf"), np.isfinite: _float_test("isfinite"),
+    np.mod: _arith("mod", "np.mod"), np.floor_divide: _arith("floordiv", "np.floor_divide"),
+    np.arctan: _inverse_trig("arctan"), np.arcsin: _inverse_trig("arcsin"), np.arccos: _inverse_trig("arccos"),
+    np.tan: _tan, np.hypot: _hypot, np.expm1: _expm1, np.exp2: _exp2,
+    np.deg2rad: _scaled(math.pi / 180, "np.deg2rad"), np.radians: _scaled(math.pi / 180, "np.radians"),
+    np.rad2deg: _scaled(180 / math.pi, "np.rad2deg"), np.degrees: _scaled(180 / math.pi, "np.degrees"),
+    np.any: _any_all("max", "np.any"), np.all: _any_all("min", "np.all"), np.count_nonzero: _count_nonzero,
+    np.argmax: _arg("argmax"), np.argmin: _arg("argmin"),
     np.cumsum: _cumulative("add", "np.cumsum"), np.cumprod: _cumulative("mul", "np.cumprod"),
     np.logical_and: _logical("and"), np.logical_or: _logical("or"), np.logical_xor: _logical("xor"),
     np.logical_not: _logical("not"), np.arctan2: _arctan2,

@@ -898,6 +898,93 @@ values(covs, (P, V4), (I, V3), of=np.cov)
 grads(call1(np.cov), (P,), of=np.cov)
 
 
+def comparisons(x, y, i):
+    return (np.greater(x, y), np.greater_equal(x, 0.5), np.less(i, 2), np.less_equal(x, x), np.equal(i, 2),
+            np.not_equal(x, y), np.greater(1.0, 2))
+
+
+values(comparisons, (X, Y, I), (SPECIAL, SPECIAL[::-1], I[0, :1]), of=(np.greater, np.greater_equal, np.less,
+                                                                      np.less_equal, np.equal, np.not_equal))
+
+
+def float_tests(x, i):
+    return np.isnan(x), np.isinf(x), np.isfinite(x), np.isnan(i), np.isfinite(i), np.isinf(1.5)
+
+
+values(float_tests, (SPECIAL, I), (X, I), of=(np.isnan, np.isinf, np.isfinite))
+
+
+def mods(x, p, i):
+    return np.mod(x, p), np.mod(i, 3), np.floor_divide(x, p), np.floor_divide(i, -2), np.mod(7, 3)
+
+
+values(mods, (X, P, I), of=(np.mod, np.floor_divide))
+
+
+def mod_loss(x, p):
+    return np.mod(x, p) + np.floor_divide(x, p) * x
+
+
+grads(mod_loss, (X + 0.05, P), of=(np.mod, np.floor_divide))
+
+UNIT = rng.uniform(-0.9, 0.9, (3, 4))
+TRIG = [np.arctan, np.arcsin, np.arccos, np.tan, np.expm1, np.exp2, np.deg2rad, np.radians, np.rad2deg, np.degrees]
+for f in TRIG:
+    values(call1_forms(f), (UNIT, UNIT.astype(np.float32), S1 * 0.5, 0.25, E, SPECIAL), of=f)
+    values(call1(f), (I,), of=f)
+    grads(call1(f), (UNIT,), of=f)
+
+
+def hypots(x, y, s):
+    return np.hypot(x, y), np.hypot(x, 2.0), np.hypot(s, 3.0), np.hypot(3, 4)
+
+
+values(hypots, (X, Y, 1.5), (F32, F32, 0.5), of=np.hypot)
+
+
+def hypot_loss(x, y):
+    return np.hypot(x, y)
+
+
+grads(hypot_loss, (P, X), of=np.hypot)
+
+
+def logical_reductions(x, i, b, e):
+    return (np.any(x > 1.0), np.all(x > -5.0, axis=0), np.any(b, axis=1, keepdims=True), np.all(i), np.any(e),
+            np.all(e, axis=0), np.count_nonzero(x > 0), np.count_nonzero(i, axis=1), np.count_nonzero(b, axis=(0, 1),
+            keepdims=True), (x > 0).any(), b.all(axis=-1), i.any(0))
+
+
+values(logical_reductions, (X, I, BOOL, E), of=(np.any, np.all, np.count_nonzero, "any", "all"))
+
+NAN_AT = X.copy()
+NAN_AT[1, 2] = np.nan
+
+
+def arg_extrema(x, i, b):
+    return (np.argmax(x), np.argmin(x, axis=1), np.argmax(x, axis=0, keepdims=True), np.argmin(i, 0),
+            np.argmax(b, axis=1), x.argmax(), x.argmin(axis=-1), i.argmax(axis=1, keepdims=True), np.argmax(x[0]))
+
+
+values(arg_extrema, (X, I, BOOL), (NAN_AT, I, BOOL), (F32, I32, BOOL), of=(np.argmax, np.argmin, "argmax", "argmin"))
+
+
+def triangles(a, i):
+    return (np.eye(3), np.eye(3, 4, 1, dtype=int), np.eye(4, M=2, k=-1), np.identity(2, dtype=np.float32),
+            np.tri(3, 2, -1), np.tri(2, dtype=bool), np.tril(a), np.triu(a, 1), np.tril(i, -1), np.triu(a > 1.0),
+            np.tril(np.ones((2, 3, 4)), 1))
+
+
+values(triangles, (P, I), of=(np.eye, np.identity, np.tri, np.tril, np.triu))
+
+
+def triangle_loss(a):
+    return np.tril(a) @ np.triu(a, 1).T + np.eye(3) * a[:, :3]
+
+
+grads(triangle_loss, (P,), of=(np.tril, np.triu))
+
+
 # -- refusals (each `# refused` line is where the error must point) ----------------------
 
 
@@ -1468,6 +1555,11 @@ NO_GRADIENT = {
     builtins.len: "an integer", builtins.int: "an integer", math.floor: "a Python int", math.ceil: "a Python int",
     builtins.range: "refused", np.nonzero: "refused", np.argwhere: "refused", np.ndarray: "no float input",
     np.logical_and: "booleans", np.logical_or: "booleans", np.logical_xor: "booleans", np.logical_not: "booleans",
+    np.greater: "booleans", np.greater_equal: "booleans", np.less: "booleans", np.less_equal: "booleans",
+    np.equal: "booleans", np.not_equal: "booleans", np.isnan: "booleans", np.isinf: "booleans",
+    np.isfinite: "booleans", np.any: "booleans", np.all: "booleans", "any": "booleans", "all": "booleans",
+    np.count_nonzero: "an integer", np.argmax: "an integer", np.argmin: "an integer", "argmax": "an integer",
+    "argmin": "an integer", np.eye: "no float input", np.identity: "no float input", np.tri: "no float input",
     np.unique: "refused",
 }
 
