@@ -52,6 +52,7 @@ from dfc.dialects.diagnostics import CompileError
 from dfc.passes.autodiff.control import reverse_call, reverse_if
 from dfc.passes.autodiff.loops import resolve_placeholders, reverse_loop
 from dfc.passes.autodiff.reverse import Reverser, is_float, mark_varied
+from dfc.passes.autodiff.whiles import whiles_as_for_loops
 
 
 def _selected(module: ModuleOp, name: str) -> list[func.FuncOp]:
@@ -169,6 +170,7 @@ def gradient_function(
     g = f.clone()
     g.sym_name = StringAttr(f"{f.sym_name.data}_grad")
     _in_tasklets(g)
+    whiles_as_for_loops(g, wrt)
     block = g.body.block
     ret = block.last_op
     assert isinstance(ret, func.ReturnOp)

@@ -210,9 +210,6 @@ class Reverser:
         elif isinstance(op, arith.ConstantOp | tensor.EmptyOp | tensor.DimOp):
             return
         else:
-            if isinstance(op, scf.WhileOp):
-                raise CompileError.at(op, "autodiff: cannot differentiate 'scf.while': its trip count depends on "
-                                          "the data (a loop with a static trip count, scf.for, is differentiable)")
             raise CompileError.at(op, f"autodiff: cannot differentiate '{op.name}': no backward rule")
 
     def by_rule(self, op: Operation) -> Sequence[SSAValue | None] | None:
