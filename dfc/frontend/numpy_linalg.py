@@ -1,5 +1,6 @@
 """NumPy's products: dot, matmul, inner, vdot, outer and einsum, as
-`nn.dot_general` contractions."""
+`nn.dot_general` contractions; `np.linalg.cholesky`, `solve`, `inv` and `det`
+as calls of the loops in linalg_kernels.py."""
 
 from __future__ import annotations
 
@@ -96,6 +97,74 @@ def _einsum(tr, args, kwargs, node):
     return tr.em.contract(operands, subscripts, out)
 
 
+_KERNELS: dict[str, Any] = {}
+
+
+def _kernel(tr, name: str, args: list, node: ast.AST) -> Any:
+    """A call of linalg_kernels.`name` (compiled like a jitted function, once per signature)."""
+    from dfc.frontend import JitFunction, linalg_kernels
+
+    if name not in _KERNELS:
+        _KERNELS[name] = JitFunction(getattr(linalg_kernels, name))
+    return tr.callee(tr, _KERNELS[name], args, {}, node)
+
+
+def _square(tr, a: Any, node: ast.AST, what: str) -> Expr:
+    """A square float matrix (integers as float64, as NumPy's linalg computes)."""
+    from dfc.frontend.numpy_api import astype
+
+    e = expr_of(tr, a, node)
+    if e.ndim != 2 or e.shape[0] != e.shape[1] or e.static_shape is None:
+        raise tr.fail(f"{what} takes a square matrix of constant size (stacks of matrices are not supported), "
+                      f"got shape ({', '.join(map(str, e.shape))})", node)
+    return e if e.dtype in ("f32", "f64") and not e.weak else astype(tr, e, "f64", node)
+
+
+def _cholesky(tr, args, kwargs, node):
+    (a,) = bind(tr, args, kwargs, node, "np.linalg.cholesky", ("a",))
+    return _kernel(tr, "cholesky", [_square(tr, a, node, "np.linalg.cholesky")], node)
+
+
+def _det(tr, args, kwargs, node):
+    (a,) = bind(tr, args, kwargs, node, "np.linalg.det", ("a",))
+    return _kernel(tr, "det", [_square(tr, a, node, "np.linalg.det")], node)
+
+
+def _solve(tr, args, kwargs, node):
+    from dfc.frontend.numpy_api import astype
+
+    a, b = bind(tr, args, kwargs, node, "np.linalg.solve", ("a", "b"))
+    m = _square(tr, a, node, "np.linalg.solve")
+    rhs = expr_of(tr, b, node)
+    if rhs.ndim not in (1, 2) or rhs.shape[0] != m.shape[0]:
+        raise tr.fail(f"np.linalg.solve: b must have shape ({m.shape[0]},) or ({m.shape[0]}, k), got "
+                      f"({', '.join(map(str, rhs.shape))})", node)
+    rhs = astype(tr, rhs, m.dtype, node)
+    x = _kernel(tr, "solve_matrix", [m, tr.index(rhs, (slice(None), None), node) if rhs.ndim == 1 else rhs], node)
+    return tr.index(x, (slice(None), 0), node) if rhs.ndim == 1 else x
+
+
+def _inv(tr, args, kwargs, node):
+    from dfc.frontend.arrays import Const
+
+    (a,) = bind(tr, args, kwargs, node, "np.linalg.inv", ("a",))
+    m = _square(tr, a, node, "np.linalg.inv")
+    n = m.shape[0]
+    i = tr.index(_iota(n), (slice(None), None), node)
+    j = tr.index(_iota(n), (None, slice(None)), node)
+    eye = tr.elementwise("where", [tr.compare("eq", i, j, node), Const(1.0, m.dtype, False), Const(0.0, m.dtype, False)],
+                         node, m.dtype)
+    return _kernel(tr, "solve_matrix", [m, eye], node)
+
+
+def _iota(n):
+    from dfc.frontend.affine import Affine
+    from dfc.frontend.arrays import Iota
+
+    return Iota(Affine(0), 1, n)
+
+
 LINALG_HANDLERS: dict[Any, Handler] = {
+    np.linalg.cholesky: _cholesky, np.linalg.det: _det, np.linalg.solve: _solve, np.linalg.inv: _inv,
     np.dot: _dot, np.matmul: _matmul, np.inner: _inner, np.vdot: _vdot, np.outer: _outer, np.einsum: _einsum,
 }

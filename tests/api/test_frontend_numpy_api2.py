@@ -1,5 +1,5 @@
 """The NumPy API as scientific code uses it beyond the coverage table:
-ufunc methods (`np.add.reduce`, `np.minimum.outer`, `np.maximum.accumulate`,
+np.linalg (ridge regression's normal equations), ufunc methods (`np.add.reduce`, `np.minimum.outer`, `np.maximum.accumulate`,
 `np.logical_and.reduce`), NumPy scalar types as casts (`np.float64(2.0)`),
 `np.mgrid`/`np.ogrid`, and kernels mixing them with the functions of
 numpy_ufuncs.py and numpy_creation.py (scans, grids, linspace, arctan2, cov,
@@ -53,7 +53,16 @@ def running(x):
     return np.sum(np.cumsum(x) * best) + np.sum(np.minimum.outer(x, x))
 
 
+def ridge(X, y, lam):
+    """Ridge regression as written in the wild: normal equations through np.linalg."""
+    n = X.shape[1]
+    w = np.linalg.solve(X.T @ X + lam * np.eye(n), X.T @ y)
+    L = np.linalg.cholesky(X.T @ X + np.eye(n))
+    return np.sum((X @ w - y) ** 2) + np.log(np.linalg.det(L @ L.T)) + np.sum(np.linalg.inv(L))
+
+
 CASES = [
+    (ridge, lambda r: (r.standard_normal((6, 3)), r.standard_normal(6), 0.5)),
     (ufunc_methods, lambda r: (r.random(4), r.random(3), r.random((3, 4)))),
     (scalar_casts, lambda r: (r.random(3), 3)),
     (grids, lambda r: (r.random((3, 4)),)),
@@ -89,6 +98,7 @@ def test_forward_matches_numpy(fn, args, engine):
 
 
 @pytest.mark.parametrize("fn, args", [
+    (ridge, lambda r: (r.standard_normal((6, 3)), r.standard_normal(6), 0.5)),
     (polar, lambda r: (r.random(5) + 0.1, r.standard_normal(5))),
     (running, lambda r: (r.standard_normal(6),)),
     (stencil_grid, lambda r: (5, 0.7)),

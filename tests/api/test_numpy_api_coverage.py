@@ -985,6 +985,38 @@ def triangle_loss(a):
 grads(triangle_loss, (P,), of=(np.tril, np.triu))
 
 
+SQ = rng.standard_normal((4, 4)) + 2 * np.eye(4)
+SPD = SQ @ SQ.T + np.eye(4)
+
+
+def linalgs(a, spd, b, c, i):
+    return (np.linalg.cholesky(spd), np.linalg.det(a), np.linalg.solve(a, b), np.linalg.solve(a, c), np.linalg.inv(a),
+            np.linalg.det(i), np.linalg.inv(spd[:1, :1]), np.linalg.solve(spd, b))
+
+
+values(linalgs, (SQ, SPD, V4, B45, I[:, :3].T @ I[:, :3] + np.eye(3, dtype=int) * 20),
+       (SQ.astype(np.float32), SPD.astype(np.float32), V4.astype(np.float32), B45.astype(np.float32), I[:2, :2]),
+       of=(np.linalg.cholesky, np.linalg.det, np.linalg.solve, np.linalg.inv))
+
+
+def linalg_loss(a, spd, b):
+    return (np.sum(np.linalg.solve(a, b)) + np.linalg.det(a) + np.sum(np.linalg.cholesky(spd))
+            + np.sum(np.linalg.inv(a) * a.T))
+
+
+grads(linalg_loss, (SQ, SPD, V4), of=(np.linalg.cholesky, np.linalg.det, np.linalg.solve, np.linalg.inv))
+
+
+@refused(np.linalg.solve, "takes a square matrix", P)
+def solve_rectangular(a):
+    return np.linalg.solve(a, a[:, 0])  # refused
+
+
+@refused(np.linalg.solve, "b must have shape (4,) or (4, k)", SQ)
+def solve_mismatch(a):
+    return np.linalg.solve(a, a[:3, 0])  # refused
+
+
 # -- refusals (each `# refused` line is where the error must point) ----------------------
 
 
