@@ -1,5 +1,5 @@
-"""The JAX-style transforms: `grad`, `value_and_grad`, `vjp`, `jacrev`,
-`hessian` and `hvp` (exported as `dfc.grad`, ...).
+"""The JAX-style reverse-mode transforms: `grad`, `value_and_grad`, `vjp` and
+`jacrev` (exported as `dfc.grad`, ...).
 
 Each takes a `Function`, anything with a `specialize(*args) -> (Function,
 arguments, positions)` method (what `dfc.jit` returns, and what `grad` and
@@ -13,8 +13,7 @@ with the seed 1 and returns the gradients (then the aux results). It is
 compiled once and cached (on the `Function` of `f`, weakly), and since it is IR
 like any other, the `autodiff` pass differentiates it again (`grad(grad(f))`,
 `jacrev(grad(f))`: reverse over reverse) and the `jvp` pass carries tangents
-through it (`hessian` and `hvp`: forward over reverse, with
-`dfc.forward_transforms`). The result of `jacrev` (a Python loop over the rows
+through it (`dfc.second_order`'s `hessian` and `hvp`: forward over reverse). The result of `jacrev` (a Python loop over the rows
 of the Jacobian, one compiled vector-Jacobian product reused for every row) is
 not differentiable again.
 """
@@ -298,32 +297,6 @@ def jacrev(f: Any, argnums: int | Sequence[int] = 0, has_aux: bool = False) -> C
 
     jacobian._dfc_not_differentiable = "jacrev"  # type: ignore[attr-defined]
     return jacobian
-
-
-def hessian(f: Any, argnums: int | Sequence[int] = 0) -> Callable[..., Any]:
-    """The Hessian of scalar-valued `f`, as `jax.hessian`: forward over reverse,
-    `jacfwd(grad(f, argnums), argnums)`; shape `A + A` for an argument of shape
-    `A`, nested tuples `H[i][j]` for a tuple `argnums`. (`jacrev(grad(f))`,
-    reverse over reverse, gives the same numbers.)"""
-    from dfc.forward_transforms import jacfwd
-
-    jacobian = jacfwd(grad(f, argnums), argnums)
-    jacobian._dfc_not_differentiable = "hessian"  # type: ignore[attr-defined]
-    return jacobian
-
-
-@user_errors
-def hvp(f: Any, primals: Sequence[Any], tangents: Sequence[Any]) -> Any:
-    """The Hessian of scalar-valued `f` at `primals` (a tuple of its arguments,
-    all float) applied to `tangents` (one per primal), forward over reverse:
-    `jvp(grad(f, argnums), primals, tangents)[1]` with every primal in
-    `argnums`. An array for one primal, a tuple for several."""
-    from dfc.forward_transforms import jvp
-
-    primals, tangents = tuple(primals), tuple(tangents)
-    if len(primals) != len(tangents):
-        raise ValueError(f"hvp: {len(primals)} primals but {len(tangents)} tangents")
-    return jvp(grad(f, tuple(range(len(primals)))), primals, tangents)[1]
 
 
 @user_errors
