@@ -1,4 +1,4 @@
-"""NumPy's grids and the creation functions beyond zeros/ones/full: `np.linspace`,
+"""NumPy's grids and the creation functions beyond zeros/ones/full: `np.histogram`, `np.linspace`,
 `np.arange` with float steps, `np.meshgrid`, `np.mgrid[...]`/`np.ogrid[...]`
 with constant bounds, `np.ndarray(shape, dtype)` (zero-filled, as `np.empty`),
 and `np.cov`.
@@ -249,7 +249,57 @@ def _tril_triu(upper: bool) -> Handler:
     return handler
 
 
+def _histogram(tr, args, kwargs, node):
+    """np.histogram with a constant number of equal bins: (counts, edges). Bin k holds the values with
+    edges[k] <= x < edges[k + 1] (the last bin includes its right edge), which is what NumPy's index
+    arithmetic and its corrections compute; a map over (bins, values) accumulates each test (no scatter)."""
+    a, bins, range_, density, weights = bind(tr, args, kwargs, node, "np.histogram",
+                                             ("a", "bins", "range", "density", "weights"), (10, None, None, None))
+    n = tr.integer(bins, node).static if not isinstance(bins, Expr) else None
+    if n is None or n < 1:
+        raise tr.fail("np.histogram needs a constant positive number of bins (explicit bin edges are not supported)",
+                      node)
+    x = _flat(tr, expr_of(tr, a, node), node)
+    if not is_float(x.dtype):
+        x = astype(tr, x, "f64", node)
+    if range_ is None:
+        lo, hi = reduce(tr, "min", x, None, False, node), reduce(tr, "max", x, None, False, node)
+        same = tr.compare("eq", lo, hi, node)  # NumPy widens an empty range by 0.5 on each side
+        lo = tr.elementwise("where", [same, tr.binop("sub", lo, Const(0.5, "f64"), node), lo], node, x.dtype)
+        hi = tr.elementwise("where", [same, tr.binop("add", hi, Const(0.5, "f64"), node), hi], node, x.dtype)
+    else:
+        if not isinstance(range_, tuple) or len(range_) != 2:
+            raise tr.fail("np.histogram's range is a pair (lower, upper)", node)
+        lo, hi = (expr_of(tr, v, node) for v in range_)
+    # NumPy: the edges computed in float64 from Python floats, then cast to the values' float type
+    lo, hi = (astype(tr, expr_of(tr, v, node), "f64", node) for v in (lo, hi))
+    edges, _ = linspace(tr, lo, hi, n + 1, True, None, node)
+    edges = tr.em.materialize(edges, tr.em.concrete(x))
+    from dfc.frontend.arrays import View
+
+    e = View.whole(edges)
+    left = tr.index(e, (slice(0, n), None), node)
+    right = tr.index(e, (slice(1, n + 1), None), node)
+    xs = tr.index(x, (None, slice(None)), node)
+    last = tr.compare("eq", tr.index(Iota(Affine(0), 1, Affine(n)), (slice(None), None), node), Affine(n - 1), node)
+    below = tr.elementwise("where", [last, tr.compare("le", xs, right, node), tr.compare("lt", xs, right, node)], node, "i1")
+    inside = tr.elementwise("and", [tr.compare("ge", xs, left, node), below], node, "i1")
+    if weights is None:
+        counts = reduce(tr, "add", inside, Affine(1), False, node)
+    else:
+        w = tr.index(_flat(tr, expr_of(tr, weights, node), node), (None, slice(None)), node)
+        zero = Const(0, tr.em.concrete(w), False)
+        counts = reduce(tr, "add", tr.elementwise("where", [inside, w, zero], node, tr.em.concrete(w)), Affine(1),
+                        False, node)
+    if static(density):
+        total = reduce(tr, "add", counts, None, False, node)
+        width = tr.binop("sub", tr.index(e, (slice(1, n + 1),), node), tr.index(e, (slice(0, n),), node), node)
+        counts = tr.elementwise("div", [counts, tr.binop("mul", width, total, node)], node)
+    return View.whole(tr.em.materialize(counts)), e
+
+
 CREATION_HANDLERS: dict[Any, Handler] = {
+    np.histogram: _histogram,
     np.eye: _eye, np.identity: _identity, np.tri: _tri, np.tril: _tril_triu(False), np.triu: _tril_triu(True),
     np.linspace: _linspace, np.arange: _arange_float, np.meshgrid: _meshgrid, np.ndarray: _ndarray, np.cov: _cov,
 }

@@ -1017,6 +1017,41 @@ def solve_mismatch(a):
     return np.linalg.solve(a, a[:3, 0])  # refused
 
 
+HIST = rng.uniform(0.0, 1.0, 40)
+HIST[:3] = [0.0, 0.25, 1.0]  # values on edges
+
+
+def histograms(x, w, i):
+    a, e = np.histogram(x)
+    b, f = np.histogram(x, bins=4, range=(0.0, 1.0))
+    c, g = np.histogram(x, 5, weights=w)
+    k, m = np.histogram(i)
+    z, y = np.histogram(np.ones(4))
+    return a, e, b, f, c, g, k, m, z, y
+
+
+def histogram_density(x):
+    d, e = np.histogram(x, 3, density=True)
+    return d, e
+
+
+values(histograms, (HIST, HIST[::-1], I), (HIST.astype(np.float32), HIST.astype(np.float32), I32), of=np.histogram)
+values(histogram_density, (HIST,), of=np.histogram)
+
+
+def histogram_loss(x, w):
+    counts, _ = np.histogram(x, 4, range=(0.0, 1.0), weights=w * w)
+    return counts
+
+
+grads(histogram_loss, (HIST[3:] + 0.001, V4.repeat(10)[3:]), of=np.histogram)
+
+
+@refused(np.histogram, "explicit bin edges are not supported", V4)
+def histogram_edges(x):
+    return np.histogram(x, bins=x)  # refused
+
+
 # -- refusals (each `# refused` line is where the error must point) ----------------------
 
 
