@@ -144,25 +144,30 @@ class NNOps:
     def op_TopK(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
         """The k largest (`largest`, else smallest) elements along `axis` in order, and their indices, the
         lower index first among equal values: k rounds of argmax (argmin) over the elements not yet taken
-        (those set to -inf, or +inf; where only such remain, the first index not taken). Float inputs."""
+        (those set to -inf, or +inf; where only such remain, the first index not taken). Floats, and
+        integers of up to 32 bits ranked by their f64 values."""
         x = self.value(node.input[0])
         t = tensor_of(x)
         shape, e = t.get_shape(), t.element_type
+        key = x  # what is ranked: x, or integers of up to 32 bits as their (exact) f64 values
         if e not in (f16, f32, f64):
-            raise NodeError(f"TopK of {t} (not float) is not supported")
+            if not isinstance(e, IntegerType) or e.width.data > 32:
+                raise NodeError(f"TopK of {t} is not supported (floats, and integers of up to 32 bits)")
+            key = self.cast(x, bool(self.unsigned_inputs), f64, False)
+        self.unsigned_outputs = {0} if self.unsigned_inputs else set()
         axis = normalize_axis(attrs["axis"], len(shape))
         k = int(self.known(node.input[1]).reshape(-1)[0]) if len(node.input) > 1 else attrs["k"]
         if not 0 <= k <= shape[axis]:
             raise NodeError(f"TopK of {k} elements of a dimension of {shape[axis]}")
         largest = attrs.get("largest", 1)
         arg, extreme = (nnc.ArgMaxOp, "max") if largest else (nnc.ArgMinOp, "min")
-        fill = self.scalar(-math.inf if largest else math.inf, x)
+        fill = self.scalar(-math.inf if largest else math.inf, key)
         positions = self.ins(nns.IotaOp(TensorType(i64, shape), axis))
         picked = [1 if d == axis else n for d, n in enumerate(shape)]
         others = [d for d in range(len(shape)) if d != axis]
         dims = {"collapsed_slice_dims": [axis], "operand_batching_dims": others, "start_indices_batching_dims": others,
                 "start_index_map": [axis], "slice_sizes": [1] * len(shape)}
-        values, indices, taken, rest = [], [], None, x
+        values, indices, taken, rest = [], [], None, key
         for _ in range(k):
             index = self.ins(arg(rest, axis))
             if taken is not None:
@@ -172,7 +177,7 @@ class NNOps:
             index = self._reshape(index, picked)
             hit = self.ins(nne.CompareOp(positions, index, "EQ"))
             taken = hit if taken is None else self.ins(nne.OrOp(taken, hit))
-            rest = self.ins(nne.SelectOp(taken, fill, x))
+            rest = self.ins(nne.SelectOp(taken, fill, key))
             values.append(self.ins(nni.GatherOp(x, index, dims, len(shape))))
             indices.append(index)
         if k == 0:
@@ -181,19 +186,32 @@ class NNOps:
         return [self.ins(nns.ConcatenateOp(values, axis)) if k > 1 else values[0],
                 self.ins(nns.ConcatenateOp(indices, axis)) if k > 1 else indices[0]]
 
-    def _spatial(self, attrs: dict[str, Any], spatial: int) -> tuple[list[int], ...]:
-        """(strides, low pads, high pads, dilations) of a convolution or pooling node."""
-        if attrs["auto_pad"] != "NOTSET":
-            raise NodeError(f"auto_pad = {attrs['auto_pad']} is not supported (explicit pads are)")
-        pads = list(attrs.get("pads", [0] * (2 * spatial)))
+    def _spatial(self, attrs: dict[str, Any], sizes: list[int], kernel: list[int]) -> tuple[list[int], ...]:
+        """(strides, low pads, high pads, dilations) of a convolution or pooling node over spatial `sizes`
+        with a `kernel`: the explicit pads, or `auto_pad`'s: none (VALID), or ceil(size / stride) outputs
+        with the padding needed split evenly, the odd one at the end (SAME_UPPER) or start (SAME_LOWER)."""
+        spatial = len(sizes)
         strides = list(attrs.get("strides", [1] * spatial))
         dilations = list(attrs.get("dilations", [1] * spatial))
-        return strides, pads[:spatial], pads[spatial:], dilations
+        auto = attrs["auto_pad"]
+        if auto in ("NOTSET", "VALID"):
+            pads = list(attrs.get("pads", [0] * (2 * spatial))) if auto == "NOTSET" else [0] * (2 * spatial)
+            return strides, pads[:spatial], pads[spatial:], dilations
+        if auto not in ("SAME_UPPER", "SAME_LOWER"):
+            raise NodeError(f"auto_pad = {auto} is not supported")
+        low, high = [], []
+        for n, k, s, d in zip(sizes, kernel, strides, dilations):
+            total = max((-(-n // s) - 1) * s + (k - 1) * d + 1 - n, 0)
+            first = total // 2 if auto == "SAME_UPPER" else total - total // 2
+            low.append(first)
+            high.append(total - first)
+        return strides, low, high, dilations
 
     def op_Conv(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
         x, w = self.value(node.input[0]), self.value(node.input[1])
         spatial = tensor_of(x).get_num_dims() - 2
-        strides, low, high, dilations = self._spatial(attrs, spatial)
+        strides, low, high, dilations = self._spatial(attrs, list(tensor_of(x).get_shape()[2:]),
+                                                      list(tensor_of(w).get_shape()[2:]))
         layout = tuple(range(spatial + 2))
         y = self.ins(nnconv.ConvolutionOp(x, w, (layout, layout, layout), (strides, low, high, dilations),
                                           attrs["group"]))
@@ -211,7 +229,7 @@ class NNOps:
         shape = tensor_of(x).get_shape()
         spatial = len(shape) - 2
         kernel = list(attrs["kernel_shape"])
-        strides, low, high, dilations = self._spatial(attrs, spatial)
+        strides, low, high, dilations = self._spatial(attrs, list(shape[2:]), kernel)
         if attrs.get("ceil_mode"):
             if kind != "max":
                 raise NodeError("AveragePool with ceil_mode = 1 is not supported")
@@ -221,7 +239,15 @@ class NNOps:
                 out -= (out - 1) * s >= d + lo
                 high[k] = max(hi, (out - 1) * s + span - d - lo)
         if kind == "mean" and any(low + high) and not attrs.get("count_include_pad"):
-            raise NodeError("AveragePool with padding and count_include_pad = 0 is not supported")
+            # the mean of the elements inside the input: the window sums over their number (known now)
+            total = self.ins(nnw.ReduceWindowOp(x, "sum", [1, 1, *kernel], [1, 1, *strides], [1, 1, *dilations],
+                                                [0, 0, *low], [0, 0, *high]))
+            out = tensor_of(total).get_shape()[2:]
+            count = np.ones([], np.float64)
+            for o, n, k, st, d, lo in zip(out, shape[2:], kernel, strides, dilations, low):
+                start = np.arange(o)[:, None] * st - lo + np.arange(k)[None, :] * d
+                count = np.multiply.outer(count, ((start >= 0) & (start < n)).sum(1))
+            return [self.ins(nn.DivOp(total, self.constant(count.astype(dtype_of(tensor_of(x).element_type)))))]
         return [self.ins(nnw.ReduceWindowOp(x, kind, [1, 1, *kernel], [1, 1, *strides], [1, 1, *dilations],
                                             [0, 0, *low], [0, 0, *high]))]
 
@@ -509,6 +535,30 @@ class NNOps:
         square = self.ins(nn.ReduceOp(self.ins(nn.MulOp(x, x)), "mean", axes, keepdims=True))
         rms = self.ins(nn.SqrtOp(self.ins(nn.AddOp(square, self.scalar(attrs["epsilon"], square)))))
         return [self.ins(nn.MulOp(self.ins(nn.DivOp(x, rms)), self.value(node.input[1])))]
+
+    def op_LRN(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
+        """x / (bias + alpha / size * (sum of x^2 over the `size` channels around each))^beta, the window
+        from c - floor((size - 1) / 2) to c + ceil((size - 1) / 2), cut at the ends."""
+        x = self.value(node.input[0])
+        rank = tensor_of(x).get_num_dims()
+        size = attrs["size"]
+        if rank < 3:
+            raise NodeError(f"LRN of a rank-{rank} tensor (needs [N, C, ...])")
+        window, ones = [1, size] + [1] * (rank - 2), [1] * rank
+        low, high = [0, (size - 1) // 2] + [0] * (rank - 2), [0, size // 2] + [0] * (rank - 2)
+        total = self.ins(nnw.ReduceWindowOp(self.ins(nn.MulOp(x, x)), "sum", window, ones, ones, low, high))
+        base = self.ins(nn.AddOp(self.ins(nn.MulOp(total, self.scalar(attrs["alpha"] / size, x))),
+                                 self.scalar(attrs["bias"], x)))
+        return [self.ins(nn.DivOp(x, self.ins(nne.PowerOp(base, self.scalar(attrs["beta"], x)))))]
+
+    def op_MeanVarianceNormalization(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
+        """(x - mean) / (sqrt(mean(x^2) - mean^2) + 1e-9) over `axes` (default 0, 2, 3), as ONNX's function."""
+        x = self.value(node.input[0])
+        axes = normalize_axes(attrs["axes"], tensor_of(x).get_num_dims())
+        mean = self.ins(nn.ReduceOp(x, "mean", axes, keepdims=True))
+        square = self.ins(nn.ReduceOp(self.ins(nn.MulOp(x, x)), "mean", axes, keepdims=True))
+        std = self.ins(nn.SqrtOp(self.ins(nn.SubOp(square, self.ins(nn.MulOp(mean, mean))))))
+        return [self.ins(nn.DivOp(self.ins(nn.SubOp(x, mean)), self.ins(nn.AddOp(std, self.scalar(1e-9, std)))))]
 
     def op_InstanceNormalization(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
         """Normalised over the spatial dimensions of each sample and channel, then scaled and shifted per channel."""

@@ -290,6 +290,49 @@ class ShapeOps:
                 "slice_sizes": [1] * (b + k) + list(shape[b + k:])}
         return [self.ins(nni.GatherOp(data, indices, dims, q - 1))]
 
+    @staticmethod
+    def _scatter_kind(node: Any, attrs: dict[str, Any]) -> str:
+        reduction = attrs["reduction"] if "reduction" in attrs else "none"  # an attribute from opset 16 on
+        if reduction not in ("none", "add"):
+            raise NodeError(f"{node.op_type} with reduction '{reduction}' is not supported (none and add are)")
+        return "replace" if reduction == "none" else "add"
+
+    def op_ScatterND(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
+        """data with the slices `updates[i...]` written (or added) at the positions `indices[i...]` (vectors
+        of k leading coordinates, negative ones counted from the end): an `nn.scatter` of windows of data's
+        remaining dimensions."""
+        data, updates = self.value(node.input[0]), self.value(node.input[2])
+        shape = tensor_of(data).get_shape()
+        index_shape = (self.consts[node.input[1]].shape if node.input[1] in self.consts
+                       else tensor_of(self.value(node.input[1])).get_shape())
+        k, q = index_shape[-1], len(index_shape)
+        if k > len(shape) or list(tensor_of(updates).get_shape()) != [*index_shape[:-1], *shape[k:]]:
+            raise NodeError(f"ScatterND of {list(shape)} by indices of {list(index_shape)} and updates of "
+                            f"{list(tensor_of(updates).get_shape())}")
+        indices = self._indices(node.input[1], shape[:k])
+        dims = {"update_window_dims": list(range(q - 1, q - 1 + len(shape) - k)),
+                "inserted_window_dims": list(range(k)), "scatter_dims_to_operand_dims": list(range(k))}
+        return [self.ins(nni.ScatterOp(data, indices, updates, self._scatter_kind(node, attrs), dims, q - 1))]
+
+    def op_ScatterElements(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
+        """data with `updates[i][j]` written (or added) at data[i][indices[i][j]] (axis 1): an `nn.scatter` of
+        single elements at full coordinates, the index along `axis` and each other dimension's position."""
+        data, updates = self.value(node.input[0]), self.value(node.input[2])
+        shape = tensor_of(data).get_shape()
+        rank = len(shape)
+        axis = normalize_axis(attrs["axis"], rank)
+        index_shape = list(tensor_of(updates).get_shape())
+        if len(index_shape) != rank or any(i > d for k, (i, d) in enumerate(zip(index_shape, shape)) if k != axis):
+            raise NodeError(f"ScatterElements of {list(shape)} by updates of {index_shape}")
+        along = self._reshape(self._indices(node.input[1], [shape[axis]]), [*index_shape, 1])
+        coordinates = [along if k == axis else self.ins(nns.IotaOp(TensorType(i64, [*index_shape, 1]), k))
+                       for k in range(rank)]
+        indices = self.ins(nns.ConcatenateOp(coordinates, rank)) if rank > 1 else along
+        dims = {"inserted_window_dims": list(range(rank)), "scatter_dims_to_operand_dims": list(range(rank))}
+        return [self.ins(nni.ScatterOp(data, indices, updates, self._scatter_kind(node, attrs), dims, rank))]
+
+    op_Scatter = op_ScatterElements  # its name before opset 11
+
     def _wrap_negative(self, indices: SSAValue, size: int) -> SSAValue:
         """`indices < 0 ? indices + size : indices`, elementwise on the integer tensor."""
         e = tensor_of(indices).element_type

@@ -26,7 +26,7 @@ from dfc.importers.onnx_common import NodeError, tensor_of
 
 SIGN_AGNOSTIC = frozenset({
     "Add", "Sub", "Mul", "Neg", "Equal", "Identity", "Reshape", "Flatten", "Squeeze", "Unsqueeze", "Transpose",
-    "Concat", "Slice", "Gather", "GatherElements", "GatherND", "Expand", "Tile", "Split", "Pad", "Where", "And",
+    "Concat", "Slice", "Gather", "GatherElements", "GatherND", "ScatterND", "ScatterElements", "Scatter", "Expand", "Tile", "Split", "Pad", "Where", "And",
     "Or", "Xor", "Not", "Trilu", "DepthToSpace", "SpaceToDepth", "Sum", "CumSum", "CumProd", "ReduceProd",
     "Dropout", "Shape", "Size", "EyeLike", "BitwiseAnd", "BitwiseOr", "BitwiseXor", "BitwiseNot",
 })
@@ -34,7 +34,7 @@ SIGN_AGNOSTIC = frozenset({
 
 UNSIGNED_AWARE = frozenset({
     "Less", "Greater", "LessOrEqual", "GreaterOrEqual", "Max", "Min", "Clip", "Div", "Mod", "Cast", "CastLike",
-    "BitShift", "ArgMax", "ArgMin", "Abs",
+    "BitShift", "ArgMax", "ArgMin", "Abs", "TopK",
 })
 """Operators with an unsigned form here."""
 

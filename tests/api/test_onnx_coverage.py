@@ -229,7 +229,8 @@ SUBSET: dict[str, tuple[str, ...]] = {
     # op -> node cases CI runs as graphs (model files: "<dir>/<name>")
     "Abs": ("test_abs",),
     "Add": ("test_add_bcast",),
-    "AveragePool": ("pytorch-converted/test_AvgPool1d", "pytorch-converted/test_AvgPool2d_stride"),
+    "AveragePool": ("pytorch-converted/test_AvgPool1d", "pytorch-converted/test_AvgPool2d_stride",
+                    "test_averagepool_2d_pads", "test_averagepool_2d_same_lower"),
     "BatchNormalization": ("test_batchnorm_epsilon",),
     "Cast": ("test_cast_FLOAT_to_DOUBLE", "test_cast_DOUBLE_to_FLOAT16"),
     "Concat": ("test_concat_2d_axis_1", "test_concat_3d_axis_negative_3"),
@@ -257,7 +258,7 @@ SUBSET: dict[str, tuple[str, ...]] = {
     "LogSoftmax": ("test_logsoftmax_default_axis", "test_logsoftmax_negative_axis", "pytorch-converted/test_LogSoftmax"),
     "MatMul": ("test_matmul_2d", "test_matmul_1d_1d", "test_matmul_4d_1d", "test_matmul_bcast"),
     "Max": ("test_max_example", "test_max_one_input", "test_max_int64"),
-    "MaxPool": ("pytorch-converted/test_MaxPool1d_stride", "pytorch-converted/test_MaxPool2d", "test_maxpool_2d_ceil",
+    "MaxPool": ("test_maxpool_2d_same_upper", "test_maxpool_2d_same_lower", "pytorch-converted/test_MaxPool1d_stride", "pytorch-converted/test_MaxPool2d", "test_maxpool_2d_ceil",
                 "test_maxpool_2d_ceil_output_size_reduce_by_one"),
     "Min": ("test_min_example",),
     "Mul": ("test_mul_bcast",),
@@ -333,6 +334,9 @@ SUBSET: dict[str, tuple[str, ...]] = {
     "CumProd": ("test_cumprod_2d_axis_1", "test_cumprod_1d_reverse_exclusive"),
     "CastLike": ("test_castlike_FLOAT_to_DOUBLE",),
     "ConstantOfShape": ("test_constantofshape_int_zeros",),
+    "ScatterND": ("test_scatternd", "test_scatternd_add"),
+    "ScatterElements": ("test_scatter_elements_with_negative_indices", "test_scatter_elements_with_duplicate_indices"),
+    "Scatter": ("test_scatter_with_axis",), "LRN": ("test_lrn",), "MeanVarianceNormalization": ("test_mvn",),
     "NegativeLogLikelihoodLoss": ("test_nllloss_NCd1d2_with_weight_reduction_mean", "test_nllloss_NCd1d2d3_none_no_weight_negative_ii",
                                   "test_nllloss_NCd1d2d3d4d5_mean_weight"),
     "SoftmaxCrossEntropyLoss": ("test_sce_mean_weight_ii_log_prob", "test_sce_NCd1d2d3_sum_weight_high_ii",
@@ -615,7 +619,8 @@ GRADIENT_CASES = ("resize linear", "resize linear align_corners", "resize neares
                   "reduce_log_sum_exp", "reduce_prod", "lp_normalization", "rms_normalization", "trilu",
                   "depth_to_space", "space_to_depth", "cumprod exclusive", "hardmax", "global_max_pool",
                   "nll_loss weight ignore_index", "softmax_cross_entropy spatial weight", "softmax_cross_entropy sum",
-                  "shrink", "attention causal", "attention 3d gqa mask softcap")
+                  "shrink", "attention causal", "attention 3d gqa mask softcap", "scatter_nd add",
+                  "scatter_elements", "lrn", "mean_variance_normalization", "average_pool exclude pad")
 
 
 def _grad_cases():
@@ -686,6 +691,8 @@ def _grad_cases_of_functions(torch, node, rng):
     labels, labels2 = np.array([1, 2, 4], np.int64), rng.integers(0, 4, (3, 2))
     keys, values = rng.standard_normal((1, 2, 5, 4)), rng.standard_normal((1, 2, 5, 4))
     keys3, values3 = rng.standard_normal((1, 5, 4)), rng.standard_normal((1, 5, 6))
+    rows, updates = np.array([[1], [-1], [1]], np.int64), rng.standard_normal((3, 5))
+    columns = np.array([[4, 0], [-1, 2], [3, 1]], np.int64)
     mask = rng.random((3, 5)) < 0.7
     mask[:, 0] = True
     s35 = (3, 5)
@@ -753,7 +760,26 @@ def _grad_cases_of_functions(torch, node, rng):
         ("attention 3d gqa mask softcap", node("Attention", ["k3", "v3", "mask"], q_num_heads=4, kv_num_heads=2,
                                                softcap=2.0), [("k3", keys3), ("v3", values3), ("mask", mask)], (1, 3, 8),
          lambda x: _torch_attention(torch, x, keys3, values3, mask, 4, 2, 2.0), 23),
+        ("scatter_nd add", node("ScatterND", ["i", "u"], reduction="add"), [("i", rows), ("u", updates)], s35,
+         lambda x: x.index_put((torch.from_numpy(rows[:, 0] % 3),), torch.from_numpy(updates), accumulate=True), 16),
+        ("scatter_elements", node("ScatterElements", ["i", "u"], axis=1), [("i", columns), ("u", updates[:, :2])], s35,
+         lambda x: x.scatter(1, torch.from_numpy(columns % 5), torch.from_numpy(updates[:, :2])), 16),
+        ("lrn", node("LRN", size=3, alpha=0.5, beta=0.75, bias=1.5), [], (2, 5, 3, 2),
+         lambda x: F.local_response_norm(x, 3, 0.5, 0.75, 1.5), 13),
+        ("mean_variance_normalization", node("MeanVarianceNormalization"), [], (2, 3, 4, 2),
+         lambda x: (x - x.mean((0, 2, 3), keepdim=True)) / (x.var((0, 2, 3), unbiased=False, keepdim=True).sqrt()
+                                                         + 1e-9), 13),
+        ("average_pool exclude pad", node("AveragePool", kernel_shape=[3, 2], pads=[1, 1, 1, 0], strides=[2, 1]), [],
+         (1, 2, 5, 4), lambda x: _torch_average_pool(torch, x), 13),
     ]
+
+
+def _torch_average_pool(torch, x):
+    """The mean over the window's elements inside x (3x2 window, strides 2x1, pads (1, 1) before, (1, 0) after)."""
+    padded = torch.nn.functional.pad(x, (1, 0, 1, 1))
+    ones = torch.nn.functional.pad(torch.ones_like(x), (1, 0, 1, 1))
+    total = torch.nn.functional.avg_pool2d(padded, (3, 2), (2, 1), divisor_override=1)
+    return total / torch.nn.functional.avg_pool2d(ones, (3, 2), (2, 1), divisor_override=1)
 
 
 def _torch_attention(torch, x, k, v, mask, q_heads, kv_heads, softcap):
@@ -885,3 +911,20 @@ def test_an_operator_without_an_unsigned_form_refuses_unsigned_operands():
                    opset=13)
     with pytest.raises(CompileError, match=r"node 's0' \(Sign\): Sign of unsigned integers is not supported"):
         import_onnx(model)
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.uint8, np.int8])
+def test_top_k_of_integers_ranks_their_values(dtype):
+    """Integers of up to 32 bits (unsigned ones by value, the top bit set too): values and indices equal a
+    stable argsort's."""
+    from onnx import helper
+
+    info = np.iinfo(dtype)
+    x = np.array([[info.max, 3, info.min, 3, 0], [1, info.max - 1, 7, info.min + 1, 7]], dtype)
+    model = _model([helper.make_node("TopK", ["x", "k"], ["v", "i"], axis=1)], {"x": (dtype, x.shape)},
+                   {"v": (dtype, (2, 3)), "i": (np.int64, (2, 3))}, [("k", np.array([3], np.int64))], opset=11)
+    order = np.argsort(-x.astype(np.int64), axis=1, kind="stable")[:, :3]
+    values, indices = from_onnx(model)(x)
+    np.testing.assert_array_equal(indices, order)
+    assert values.dtype == x.dtype
+    np.testing.assert_array_equal(values, np.take_along_axis(x, order, 1))
