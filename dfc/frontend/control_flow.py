@@ -59,7 +59,72 @@ class ControlFlow:
             self.statements(node.orelse if flag is None else [
                 ast.copy_location(ast.If(test=not_flag(flag, node), body=node.orelse, orelse=[]), node)])
 
+    def _builtin_call(self, it: ast.expr, name: str) -> bool:
+        return (isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id == name
+                and self.lookup(name, it.func) is getattr(builtins, name))
+
+    def _iteration(self, node: ast.For) -> list[ast.stmt]:
+        """`for v in x`, `for i, v in enumerate(x)`, `for a, b in zip(x, y)` over arrays as a loop over
+        `range(len(...))` whose body first binds the target to the elements (`x[i]`: a view, so updates of x
+        made by the loop are seen, as NumPy's iterator sees them); a tuple or list of values is unrolled."""
+        it = node.iter
+
+        def at(new: ast.AST) -> ast.AST:
+            return ast.copy_location(new, it)
+
+        def name(id_: str, ctx=None) -> ast.Name:
+            return at(ast.Name(id=id_, ctx=ctx or ast.Load()))  # type: ignore[return-value]
+
+        sources: list[ast.expr] = []
+        i = new_flag("i")
+
+        def pattern(e: ast.expr) -> ast.expr:
+            """The element of iterable `e` at index i (enumerate and zip nest), collecting the arrays in `sources`."""
+            if self._builtin_call(e, "enumerate"):
+                args = list(e.args) + [k.value for k in e.keywords if k.arg == "start"]  # type: ignore[attr-defined]
+                if not 1 <= len(args) <= 2 or any(k.arg != "start" for k in e.keywords):  # type: ignore[attr-defined]
+                    raise self.fail("enumerate takes an iterable and an optional start", e)
+                index = name(i) if len(args) == 1 else at(ast.BinOp(left=name(i), op=ast.Add(), right=args[1]))
+                return at(ast.Tuple(elts=[index, pattern(args[0])], ctx=ast.Load()))  # type: ignore[return-value]
+            if self._builtin_call(e, "zip"):
+                if e.keywords or not e.args:  # type: ignore[attr-defined]
+                    raise self.fail("zip takes iterables (no keywords)", e)
+                return at(ast.Tuple(elts=[pattern(a) for a in e.args], ctx=ast.Load()))  # type: ignore[attr-defined, return-value]
+            sources.append(e)
+            return at(ast.Subscript(value=name(f"$seq{i}_{len(sources) - 1}"), slice=name(i), ctx=ast.Load()))  # type: ignore[return-value]
+
+        value = pattern(it)
+        seqs = [f"$seq{i}_{k}" for k in range(len(sources))]
+        out: list[ast.stmt] = [at(ast.Assign(targets=[name(q, ast.Store())], value=src)) for q, src in zip(seqs, sources)]  # type: ignore[misc]
+        self.statements(out)
+        values = [self.env[q] for q in seqs]
+        if len(values) == 1 and isinstance(values[0], tuple) and value is not None and isinstance(value, ast.Subscript):
+            return self._unrolled(node, values[0])
+        for v in values:
+            if not isinstance(v, Expr) or not v.ndim:
+                raise self.fail("a for loop iterates over range(...), an array (its first axis), enumerate or zip of "
+                                "arrays, or a tuple of values", it)
+        lengths = [at(ast.Call(func=name("len"), args=[name(q)], keywords=[])) for q in seqs]
+        count = lengths[0] if len(lengths) == 1 else at(ast.Call(func=name("min"), args=lengths, keywords=[]))
+        bind = at(ast.Assign(targets=[node.target], value=value))
+        loop = at(ast.For(target=name(i, ast.Store()), iter=at(ast.Call(func=name("range"), args=[count], keywords=[])),
+                          body=[bind, *node.body], orelse=node.orelse, type_comment=None))
+        return [loop]  # type: ignore[list-item]
+
+    def _unrolled(self, node: ast.For, items: tuple) -> list[ast.stmt]:
+        """A loop over a tuple of values, one copy of the body per value (no break or continue)."""
+        if any(loop_jumps(node.body)) or node.orelse:
+            raise self.fail("a loop over a tuple of values is unrolled: break, continue and else are not supported "
+                            "there (loop over range(len(...)))", node)
+        for item in items:
+            self.assign(node.target, item)
+            self.statements(node.body)
+        return []
+
     def for_loop(self, node: ast.For) -> None:
+        if not self._builtin_call(node.iter, "range"):
+            self.statements(self._iteration(node))
+            return
         start, stop, step = self._range(node)
         body, flag = self._jumps(node)
         if flag is not None:  # after a break the remaining iterations do nothing

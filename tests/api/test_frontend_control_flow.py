@@ -1,4 +1,5 @@
-"""`while` loops, `break`/`continue` and early `return` in jitted functions,
+"""`while` loops, `break`/`continue`, early `return` and iteration over arrays
+(`for v in x`, `enumerate`, `zip`, tuples) in jitted functions,
 written as scientific Python writes them (Newton iterations, searches, guarded
 accumulations).
 
@@ -129,7 +130,29 @@ def early_none(x):
     x *= 2.0
 
 
+def iterations(x, A):
+    s = 0.0
+    for v in x:
+        s += v * v
+    for i, v in enumerate(x):
+        s += i * v
+    for k, (a, b) in enumerate(zip(x, x[::-1]), 1):
+        s += k * a * b
+    for row in A:
+        s += np.sum(np.sin(row))
+    for c in (1.0, 2.0, 3.0):  # unrolled
+        s += c * x[0]
+    for r in A:
+        r *= 2.0  # a view: updates A, as NumPy's iterator does
+    for v in x:
+        if v > 0.7:
+            break
+        s += v
+    return s + np.sum(A * A)
+
+
 FORWARD = [
+    (iterations, lambda r: (r.random(5), r.random((3, 2)))),
     (newton_sqrt, lambda r: (r.random(4) + 1.0, 1e-12)),
     (first_negative, lambda r: (np.array([1.0, 2.0, -1.0, 3.0]),)),
     (first_negative, lambda r: (np.array([1.0, 2.0]),)),
@@ -185,6 +208,7 @@ def test_forward_matches_numpy(fn, args, engine):
 
 
 @pytest.mark.parametrize("fn, args", [
+    (iterations, lambda r: (np.array([0.2, 0.5, 0.1, 0.9, 0.3]), r.random((3, 2)))),
     (sum_until_negative, lambda r: (np.array([0.2, 0.7, 0.1, -1.0, 0.3]),)),
     (nested_break, lambda r: (np.array([[0.1, 0.9, 0.3], [0.2, 0.3, 0.4]]),)),
     (for_else, lambda r: (r.random(5), 1.5)),

@@ -84,7 +84,7 @@ def out_of_bounds(x):
 
 def loop_over_array(x):
     s = 0.0
-    for v in x:  # error
+    for v in x[0]:  # error
         s += v
     return s
 
@@ -117,6 +117,6 @@ EXPECTED = {
     "with_try": "unsupported statement: try statement",
     "out_of_bounds": "index 10 is out of bounds",
     "undefined_name": "name 'y_undefined' is not defined",
-    "loop_over_array": "only `for ... in range(...)` loops are supported",
+    "loop_over_array": "a for loop iterates over range(...), an array (its first axis), enumerate or zip",
     "alias_rebound_in_loop": "'x' is rebound in this loop while 'y' names the same array",
 }
