@@ -477,6 +477,32 @@ def _moment(kind: str) -> Handler:
     return handler
 
 
+def _average(tr, args, kwargs, node):
+    """np.average: the mean, or sum(a * w) / sum(w) over the axis (w broadcast along it, as NumPy: a 1-d w
+    with an int axis weighs that axis)."""
+    a, axis, weights, returned, keepdims = bind(tr, args, kwargs, node, "np.average",
+                                                ("a", "axis", "weights", "returned", "keepdims"), (None, None, False, False))
+    e = expr_of(tr, a, node)
+    if not is_float(e.dtype):
+        e = astype(tr, e, "f64", node)
+    if weights is None:
+        total, count = reduce(tr, "mean", e, axis, keepdims, node), None
+        if static(returned):
+            axes = axes_of(tr, axis, e.ndim, node)
+            count = Const(float(count_of(tr, e, axes, node, "np.average")), e.dtype, False)
+        return (total, count) if static(returned) else total
+    w = expr_of(tr, weights, node)
+    if w.ndim == 1 and e.ndim > 1:
+        axes = axes_of(tr, axis, e.ndim, node)
+        if len(axes) != 1:
+            raise tr.fail("np.average with 1-d weights needs one axis", node)
+        w = tr.index(w, tuple(slice(None) if j == axes[0] else None for j in range(e.ndim)), node)
+    dtype = result_dtype([e, w])
+    wsum = reduce(tr, "add", _broadcast(tr, w, list(e.shape), dtype, node), axis, keepdims, node)
+    avg = tr.binop("div", reduce(tr, "add", tr.binop("mul", e, w, node), axis, keepdims, node), wsum, node)
+    return (avg, wsum) if static(returned) else avg
+
+
 def _scaled_log(base: float) -> Handler:
     def handler(tr, args, kwargs, node):
         return tr.binop("div", _unary("log")(tr, args, kwargs, node), Const(math.log(base), "f64"), node)
@@ -539,7 +565,8 @@ HANDLERS: dict[Any, Handler] = {
     np.full_like: _filled_like(None), np.copy: _copy, np.array: _array, np.asarray: _asarray,
     np.arange: _arange, np.where: _where, np.clip: _clip, np.square: _square, np.trace: _trace,
     np.linalg.norm: _norm,
-    np.var: _moment("var"), np.std: _moment("std"), np.log2: _scaled_log(2.0), np.log10: _scaled_log(10.0),
+    np.var: _moment("var"), np.std: _moment("std"), np.average: _average,
+    np.log2: _scaled_log(2.0), np.log10: _scaled_log(10.0),
     np.sinh: _sinh, np.cosh: _cosh, np.reciprocal: _reciprocal, np.round: _round, np.around: _round,
     builtins.len: _len, builtins.min: _minmax("minimum"), builtins.max: _minmax("maximum"),
     builtins.float: _float, builtins.int: _int,

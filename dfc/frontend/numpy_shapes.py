@@ -190,7 +190,41 @@ def _diag(tr, args, kwargs, node):
     return View.whole(out.cell.value)
 
 
+def _roll(tr, args, kwargs, node):
+    """np.roll with constant shifts: the two slices of each rolled axis concatenated (axis None: of the
+    flattened array, reshaped back)."""
+    a, shift, axis = bind(tr, args, kwargs, node, "np.roll", ("a", "shift", "axis"), (None,))
+    e = expr_of(tr, a, node)
+    shifts = shift if isinstance(shift, tuple) else (shift,)
+    ks = [tr.integer(v, node).static for v in shifts]
+    if any(k is None for k in ks):
+        raise tr.fail("np.roll needs constant shifts", node)
+    if axis is None:
+        if len(ks) != 1:
+            raise tr.fail("np.roll without axis takes one shift", node)
+        shape = tuple(Affine(d) for d in tr.em.static(e, "the rolled array"))
+        return reshape(tr, _roll(tr, [flat(tr, e, node), Affine(ks[0]), Affine(0)], {}, node), shape, node)
+    axes = axes_of(tr, axis, e.ndim, node) if not isinstance(axis, tuple) else [axes_of(tr, x, e.ndim, node)[0]
+                                                                               for x in axis]
+    if len(axes) != len(ks):
+        if len(ks) != 1:
+            raise tr.fail("np.roll: shift and axis have different lengths", node)
+        ks = ks * len(axes)
+    sizes = tr.em.static(e, "the rolled array")
+    out = e
+    for k, ax in zip(ks, axes):
+        n = sizes[ax]
+        k = k % n if n else 0
+        if k == 0:
+            continue
+        head = tr.index(out, (slice(None),) * ax + (slice(n - k, n),), node)
+        tail = tr.index(out, (slice(None),) * ax + (slice(0, n - k),), node)
+        out = _concatenate(tr, [(head, tail), Affine(ax)], {}, node)
+    return out if out is not e else View.whole(tr.em.materialize(e))  # a copy, as NumPy's
+
+
 SHAPE_HANDLERS: dict[Any, Handler] = {
+    np.roll: _roll,
     np.transpose: _transpose, np.flip: _flip, np.reshape: _reshape, np.ravel: _ravel, np.diag: _diag,
     np.diagonal: _diagonal_fn, np.concatenate: _concatenate, np.stack: _stack,
 }

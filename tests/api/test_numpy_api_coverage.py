@@ -1052,6 +1052,37 @@ def histogram_edges(x):
     return np.histogram(x, bins=x)  # refused
 
 
+def rolls(x, a, i, e):
+    return (np.roll(x, 2), np.roll(x, -1), np.roll(a, 1, axis=0), np.roll(a, (1, -2), axis=(0, 1)), np.roll(a, 5),
+            np.roll(x, 0), np.roll(i, 1, 1), np.roll(a, 2, axis=(0, 1)), np.roll(e, 1))
+
+
+values(rolls, (V4, X, I, E), (V3.astype(np.float32), F32, I32, E), of=np.roll)
+
+
+def roll_loss(a):
+    return np.roll(a, 1, axis=1) * a + np.roll(a, -1)
+
+
+grads(roll_loss, (X,), of=np.roll)
+
+
+def averages(x, a, w, i):
+    avg, wsum = np.average(a, axis=1, weights=w, returned=True)
+    return (np.average(x), np.average(a, axis=0), np.average(a, axis=1, weights=w), np.average(x, weights=x),
+            np.average(i), avg, wsum, np.average(a, axis=0, keepdims=True), np.average(a, weights=a))
+
+
+values(averages, (V4, X, V4, I), (V4.astype(np.float32), F32, V4, I32), of=np.average)
+
+
+def average_loss(a, w):
+    return np.average(a, axis=1, weights=w) + np.average(a)
+
+
+grads(average_loss, (X, V4), of=np.average)
+
+
 # -- refusals (each `# refused` line is where the error must point) ----------------------
 
 
