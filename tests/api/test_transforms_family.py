@@ -2,7 +2,7 @@
 `grad`, `jacrev`, `hessian`, `hvp`) against JAX in float64 and against float64
 finite differences, on NumPy-frontend functions (the frontend corpus, traced by
 JAX from the same source with `np` bound to `jax.numpy`), imported JAX
-programs and an IR `Function`. Relative errors: |got - want| <= 1e-9 |want|
+programs, an ONNX model and an IR `Function`. Relative errors: |got - want| <= 1e-9 |want|
 elementwise, with an absolute floor of 1e-12 times the largest |want|."""
 
 import types
@@ -218,6 +218,27 @@ def test_mixed_derivative_of_an_ir_function():
     assert_close(dfc.jacrev(dfc.grad(fn, 0), 1)(*args), jax.jacrev(jax.grad(reference, 0), 1)(*args))
 
 
+@pytest.mark.slow
+def test_hessian_of_an_onnx_model():
+    """The weights of an imported ONNX model are arguments like its inputs."""
+    onnx = pytest.importorskip("onnx")
+    from onnx import TensorProto, helper
+
+    nodes = [helper.make_node("MatMul", ["x", "w"], ["h"]), helper.make_node("Tanh", ["h"], ["t"]),
+             helper.make_node("ReduceSum", ["t"], ["y"], keepdims=0)]
+    rng = np.random.default_rng(10)
+    x, w = rng.standard_normal((2, 4)), rng.standard_normal((4, 3))
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.DOUBLE, [2, 4])],
+                              [helper.make_tensor_value_info("y", TensorProto.DOUBLE, [])],
+                              [onnx.numpy_helper.from_array(w, "w")])
+    model = dfc.from_onnx(helper.make_model(graph), parameters=["w"])
+
+    def reference(x, w):
+        return jnp.sum(jnp.tanh(x @ w))
+
+    assert_close(dfc.hessian(model, 1)(x, w), jax.hessian(reference, 1)(x, w))
+
+
 # --- finite differences ---------------------------------------------------------------------------
 
 
@@ -235,7 +256,7 @@ def central(f, x, h=1e-3):
 
 
 @pytest.mark.parametrize("name, fn, k", [
-    ("matrix_power_trace", kernels.matrix_power_trace, 0),  # an int argument and a loop
+    pytest.param("matrix_power_trace", kernels.matrix_power_trace, 0, marks=pytest.mark.slow),  # an int argument, a loop
     pytest.param("triangular_slices", constructs.triangular_slices, 1, marks=pytest.mark.slow),  # a loop of slices
 ])
 def test_hessian_matches_finite_differences(name, fn, k):
