@@ -220,6 +220,50 @@ class NNOps:
             y = self.ins(nn.AddOp(y, self._reshape(bias, [tensor_of(bias).get_shape()[0]] + [1] * spatial)))
         return [y]
 
+    def op_ConvTranspose(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
+        """The gradient of a convolution as a convolution: x with stride - 1 zeros between its elements,
+        padded by (k - 1) d less `pads` (negative: cropped) plus `output_padding` at the end, convolved with
+        the kernel flipped and its channel dimensions swapped within each group; `output_shape` (or
+        auto_pad SAME_*) sets the pads, as the specification says."""
+        x, w = self.value(node.input[0]), self.value(node.input[1])
+        shape, kshape = tensor_of(x).get_shape(), tensor_of(w).get_shape()
+        spatial = len(shape) - 2
+        group = attrs["group"]
+        kernel = list(attrs.get("kernel_shape", kshape[2:]))
+        strides = list(attrs.get("strides", [1] * spatial))
+        dilations = list(attrs.get("dilations", [1] * spatial))
+        extra = list(attrs.get("output_padding", [0] * spatial))
+        pads = list(attrs.get("pads", [0] * (2 * spatial)))
+        spans = [(k - 1) * d + 1 for k, d in zip(kernel, dilations)]
+        auto = attrs["auto_pad"]
+        if "output_shape" in attrs or auto in ("SAME_UPPER", "SAME_LOWER"):
+            out = (list(attrs["output_shape"])[-spatial:] if "output_shape" in attrs
+                   else [n * st for n, st in zip(shape[2:], strides)])
+            pads = [0] * (2 * spatial)
+            for k, (n, st, sp, e, o) in enumerate(zip(shape[2:], strides, spans, extra, out)):
+                total = st * (n - 1) + e + sp - o
+                first = total // 2 if auto == "SAME_UPPER" else total - total // 2
+                pads[k], pads[k + spatial] = first, total - first
+        elif auto not in ("NOTSET", "VALID"):
+            raise NodeError(f"auto_pad = {auto} is not supported")
+        c_in, c_out = kshape[0], kshape[1] * group
+        if c_in != shape[1] or c_in % group:
+            raise NodeError(f"ConvTranspose of {tensor_of(x)} by a kernel of {tensor_of(w)} in {group} groups")
+        flipped = self._reshape(w, [group, c_in // group, kshape[1], *kshape[2:]])
+        flipped = self.ins(nn.TransposeOp(flipped, [0, 2, 1, *range(3, 3 + spatial)]))
+        flipped = self._reshape(flipped, [c_out, c_in // group, *kshape[2:]])
+        flipped = self.ins(nns.ReverseOp(flipped, list(range(2, 2 + spatial))))
+        low = [sp - 1 - p for sp, p in zip(spans, pads[:spatial])]
+        high = [sp - 1 - p + e for sp, p, e in zip(spans, pads[spatial:], extra)]
+        zero = self.scalar(0.0, x)
+        spread = self.ins(nns.PadOp(x, zero, [0, 0, *low], [0, 0, *high], [0, 0, *[st - 1 for st in strides]]))
+        layout = tuple(range(spatial + 2))
+        y = self.ins(nnconv.ConvolutionOp(spread, flipped, (layout, layout, layout),
+                                          ([1] * spatial, [0] * spatial, [0] * spatial, dilations), group))
+        if len(node.input) > 2 and node.input[2]:
+            y = self.ins(nn.AddOp(y, self._reshape(self.value(node.input[2]), [c_out] + [1] * spatial)))
+        return [y]
+
     def _pool(self, node: Any, attrs: dict[str, Any], kind: str) -> list[SSAValue]:
         """A pooling window; with `ceil_mode` (MaxPool) the output rounds up, but a last window must start
         inside the input or its low padding, and reaches into more high padding."""

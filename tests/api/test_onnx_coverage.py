@@ -334,6 +334,9 @@ SUBSET: dict[str, tuple[str, ...]] = {
     "CumProd": ("test_cumprod_2d_axis_1", "test_cumprod_1d_reverse_exclusive"),
     "CastLike": ("test_castlike_FLOAT_to_DOUBLE",),
     "ConstantOfShape": ("test_constantofshape_int_zeros",),
+    "ConvTranspose": ("test_convtranspose_output_shape", "test_convtranspose_pads", "test_convtranspose_group_2",
+                      "test_convtranspose_autopad_same", "test_convtranspose_dilations", "test_convtranspose_3d",
+                      "pytorch-converted/test_ConvTranspose2d"),
     "ScatterND": ("test_scatternd", "test_scatternd_add"),
     "ScatterElements": ("test_scatter_elements_with_negative_indices", "test_scatter_elements_with_duplicate_indices"),
     "Scatter": ("test_scatter_with_axis",), "LRN": ("test_lrn",), "MeanVarianceNormalization": ("test_mvn",),
@@ -620,7 +623,8 @@ GRADIENT_CASES = ("resize linear", "resize linear align_corners", "resize neares
                   "depth_to_space", "space_to_depth", "cumprod exclusive", "hardmax", "global_max_pool",
                   "nll_loss weight ignore_index", "softmax_cross_entropy spatial weight", "softmax_cross_entropy sum",
                   "shrink", "attention causal", "attention 3d gqa mask softcap", "scatter_nd add",
-                  "scatter_elements", "lrn", "mean_variance_normalization", "average_pool exclude pad")
+                  "scatter_elements", "lrn", "mean_variance_normalization", "average_pool exclude pad",
+                  "conv_transpose groups")
 
 
 def _grad_cases():
@@ -693,6 +697,7 @@ def _grad_cases_of_functions(torch, node, rng):
     keys3, values3 = rng.standard_normal((1, 5, 4)), rng.standard_normal((1, 5, 6))
     rows, updates = np.array([[1], [-1], [1]], np.int64), rng.standard_normal((3, 5))
     columns = np.array([[4, 0], [-1, 2], [3, 1]], np.int64)
+    kernel = rng.standard_normal((4, 3, 2, 3))
     mask = rng.random((3, 5)) < 0.7
     mask[:, 0] = True
     s35 = (3, 5)
@@ -771,6 +776,10 @@ def _grad_cases_of_functions(torch, node, rng):
                                                          + 1e-9), 13),
         ("average_pool exclude pad", node("AveragePool", kernel_shape=[3, 2], pads=[1, 1, 1, 0], strides=[2, 1]), [],
          (1, 2, 5, 4), lambda x: _torch_average_pool(torch, x), 13),
+        ("conv_transpose groups", node("ConvTranspose", ["w"], group=2, strides=[2, 3], pads=[1, 0, 0, 2],
+                                       output_padding=[1, 0], dilations=[1, 2]), [("w", kernel)], (1, 4, 3, 4),
+         lambda x: F.conv_transpose2d(x, torch.from_numpy(kernel), stride=(2, 3), padding=0, output_padding=(1, 0),
+                                      groups=2, dilation=(1, 2))[:, :, 1:, :-2], 13),
     ]
 
 
