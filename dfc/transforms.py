@@ -36,8 +36,6 @@ from dfc.function import Function, is_float_type
 
 _DERIVED: weakref.WeakKeyDictionary[Function, dict[tuple, Function]] = weakref.WeakKeyDictionary()
 """Per `Function`, its derived gradient Functions by (wrt, has_aux, with_value)."""
-_JITTED: weakref.WeakKeyDictionary[Callable, Any] = weakref.WeakKeyDictionary()
-"""Each plain Python function given to a transform, jitted once (so `grad(f)` made twice shares the compilations)."""
 
 
 def _types(types: Sequence[Any]) -> str:
@@ -55,9 +53,14 @@ def _prepared(f: Any) -> Any:
     if isinstance(f, Function) or hasattr(f, "specialize"):
         return f
     if callable(f):
-        if f not in _JITTED:
-            _JITTED[f] = jit(f)
-        return _JITTED[f]
+        jitted = getattr(f, "__dfc_jit__", None)
+        if jitted is None:
+            jitted = jit(f)
+            try:  # kept on the function, so that it lives as long as the function does
+                f.__dfc_jit__ = jitted
+            except AttributeError:
+                pass  # a callable without attributes: jitted again by each transform
+        return jitted
     raise TypeError(f"expected a dfc.Function or a Python function, got {type(f).__name__}")
 
 
@@ -110,25 +113,29 @@ def _check_scalar_output(fn: Function, has_aux: bool, what: str) -> None:
         raise TypeError(f"{what} needs a function with {wanted}; @{fn.name} returns {_types(out)}")
 
 
-def derived_gradient(fn: Function, wrt: Sequence[int], has_aux: bool = False, with_value: bool = False) -> Function:
+def derived_gradient(
+    fn: Function, wrt: Sequence[int], has_aux: bool = False, with_value: bool = False, memory_budget: int | None = None
+) -> Function:
     """The `Function` computing the gradient of `fn`'s first result (a float
     scalar) with respect to its IR arguments `wrt`: `@grad_<name>(args...) ->
     (grads..., aux...)`, or with `with_value` `@value_and_grad_<name>(args...) ->
     (value, aux..., grads...)`; the aux results are fn's other results (none
-    unless `has_aux`). Built once per `fn` and options, and differentiable again."""
-    key = (tuple(wrt), has_aux, with_value)
+    unless `has_aux`). `memory_budget`: the `autodiff` pass's option (bytes for
+    the loops' stored values). Built once per `fn` and options, and differentiable again."""
+    key = (tuple(wrt), has_aux, with_value) + ((memory_budget,) if memory_budget is not None else ())
     cache = _DERIVED.setdefault(fn, {})
     if key not in cache:
-        cache[key] = _build_derived(fn, list(wrt), has_aux, with_value)
+        cache[key] = _build_derived(fn, list(wrt), has_aux, with_value, memory_budget)
     return cache[key]
 
 
-def _build_derived(fn: Function, wrt: list[int], has_aux: bool, with_value: bool) -> Function:
+def _build_derived(fn: Function, wrt: list[int], has_aux: bool, with_value: bool, memory_budget: int | None = None) -> Function:
     from dfc.compiler.pass_manager import PassManager
     from dfc.passes.autodiff.autodiff import AutodiffPass, function_named, is_gradient_of
 
     module = fn.module.clone()
-    PassManager(passes=[AutodiffPass(func=fn.name, wrt=tuple(wrt), outputs=(0,))]).run(module)
+    budget = -1 if memory_budget is None else memory_budget
+    PassManager(passes=[AutodiffPass(func=fn.name, wrt=tuple(wrt), outputs=(0,), memory_budget=budget)]).run(module)
     f = function_named(module, fn.name)
     assert f is not None
     g = next(op for op in module.ops if isinstance(op, func.FuncOp) and is_gradient_of(op, f, wrt, [0]))
@@ -176,8 +183,9 @@ class Derivative:
     gradient (JAX's structure, `has_aux` included); `specialize(*args)` gives the
     derived `Function` for those arguments, so that it can be transformed again."""
 
-    def __init__(self, f: Any, argnums: int | Sequence[int], has_aux: bool, with_value: bool):
+    def __init__(self, f: Any, argnums: int | Sequence[int], has_aux: bool, with_value: bool, memory_budget: int | None = None):
         self.f = _prepared(f)
+        self.memory_budget = memory_budget
         self.argnums = argnums if isinstance(argnums, int) else tuple(argnums)
         self.has_aux = has_aux
         self.with_value = with_value
@@ -197,7 +205,7 @@ class Derivative:
         fn, ir_args, positions = _specialize(self.f, args, kwargs)
         wrt = _wrt(fn, self.argnums, positions)
         _check_scalar_output(fn, self.has_aux, "value_and_grad" if self.with_value else "grad")
-        return derived_gradient(fn, wrt, self.has_aux, self.with_value), ir_args, positions
+        return derived_gradient(fn, wrt, self.has_aux, self.with_value, self.memory_budget), ir_args, positions
 
     @user_errors
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
@@ -220,21 +228,25 @@ def _one_or_tuple(values: Sequence[Any]) -> Any:
     return values[0] if len(values) == 1 else tuple(values)
 
 
-def grad(f: Any, argnums: int | Sequence[int] = 0, has_aux: bool = False) -> Derivative:
+def grad(f: Any, argnums: int | Sequence[int] = 0, has_aux: bool = False, memory_budget: int | None = None) -> Derivative:
     """The gradient of scalar-valued `f` (a `Function`, a `dfc.jit` function, a
     Python function, jitted, or another `grad`) with respect to argument `argnums`
     (an int, or a tuple: a tuple of gradients; keyword arguments bind as in a
     call, and `argnums` counts the parameters in order). With `has_aux`, `f`
     returns `value, aux...` and the result is `(gradient, aux)` (aux a tuple when
     `f` has several more results). The result is differentiable again:
-    `grad(grad(f))`, `jacrev(grad(f))`."""
-    return Derivative(f, argnums, has_aux, with_value=False)
+    `grad(grad(f))`, `jacrev(grad(f))`. `memory_budget` (bytes) bounds what the
+    loops keep for the backward sweep: checkpoints and recomputation replace
+    the tapes that do not fit (docs/autodiff.md)."""
+    return Derivative(f, argnums, has_aux, with_value=False, memory_budget=memory_budget)
 
 
-def value_and_grad(f: Any, argnums: int | Sequence[int] = 0, has_aux: bool = False) -> Derivative:
+def value_and_grad(
+    f: Any, argnums: int | Sequence[int] = 0, has_aux: bool = False, memory_budget: int | None = None
+) -> Derivative:
     """Like `grad`, returning `(f(*args), gradient)`; with `has_aux`,
     `((value, aux), gradient)`."""
-    return Derivative(f, argnums, has_aux, with_value=True)
+    return Derivative(f, argnums, has_aux, with_value=True, memory_budget=memory_budget)
 
 
 def _seed(t: Any, value: Any) -> Any:
