@@ -162,7 +162,7 @@ def _in_tasklets(f: func.FuncOp) -> None:
 
 def gradient_function(
     f: func.FuncOp, wrt: list[int], outputs: list[int], module: ModuleOp, recompute: bool = False,
-    in_progress: frozenset[str] = frozenset(),
+    in_progress: frozenset[str] = frozenset(), memory_budget: int | None = None,
 ) -> tuple[func.FuncOp, int]:
     """`@f_grad`: f's forward computation followed by its reverse sweep; loops
     keep the forward values their reversal needs on a tape, or recompute them.
@@ -198,7 +198,7 @@ def gradient_function(
     ret.erase()
     block.add_op(func.ReturnOp(*results, *grads))
     if reverser.placeholders:
-        resolve_placeholders(g, reverser.placeholders, recompute, keep=boundary)
+        resolve_placeholders(g, reverser.placeholders, recompute, keep=boundary, budget=memory_budget)
     n_forward = list(block.ops).index(boundary)
     boundary.detach()
     boundary.erase()
@@ -315,6 +315,7 @@ class AutodiffPass(ModulePass):
     outputs: tuple[int, ...] = ()
     split: bool = False
     recompute: bool = False
+    memory_budget: int = -1
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for f in _selected(op, self.func):
@@ -332,7 +333,8 @@ class AutodiffPass(ModulePass):
                         g, f"autodiff: cannot add @{n} for @{f.sym_name.data}: the module already has a function "
                         f"of that name{' (a gradient for other options)' if 'autodiff.of' in g.attributes else ''}"
                     )
-            grad, n_forward = gradient_function(f, wrt, outputs, op, self.recompute)
+            budget = self.memory_budget if self.memory_budget >= 0 else None
+            grad, n_forward = gradient_function(f, wrt, outputs, op, self.recompute, memory_budget=budget)
             new = split(grad, f, n_forward, wrt, outputs) if self.split else [grad]
             for g in reversed(new):
                 op.body.block.insert_op_after(g, f)

@@ -114,10 +114,13 @@ def reverse_loop(rev: Reverser, op: scf.ForOp) -> None:
 
 
 def resolve_placeholders(
-    grad: Operation, placeholders: list[Placeholder], recompute: bool = False, keep: Operation | None = None
+    grad: Operation, placeholders: list[Placeholder], recompute: bool = False, keep: Operation | None = None,
+    budget: int | None = None,
 ) -> None:
     """Remove dead ops from `grad` (but `keep`), then give each still-used
-    placeholder its forward value (from a tape, or by recomputation)."""
+    placeholder its forward value: from a tape, from a tape of checkpoints and
+    the recomputed segment (`budget` bytes for all the tapes), or by
+    recomputation."""
     _prune(grad, placeholders, keep)
     taped: dict[scf.ForOp, list[Placeholder]] = {}
     for p in placeholders:
@@ -128,8 +131,54 @@ def resolve_placeholders(
             _recompute(p)
         else:
             taped.setdefault(p.loop, []).append(p)
-    for loop, ps in taped.items():
-        _tape(loop, ps)
+    if budget is None:
+        for loop, ps in taped.items():
+            _tape(loop, ps)
+        return
+    left = budget
+    for loop, ps in sorted(taped.items(), key=lambda item: tape_plan(item[0], item[1], None)[1]):
+        k, used = tape_plan(loop, ps, left)
+        if k is None:
+            for p in ps:
+                _recompute(p)
+        elif k == 0:
+            _tape(loop, ps)
+        else:
+            _checkpoint(loop, ps, k)
+        left -= used
+
+
+def _bytes(t) -> int:
+    """Bytes of a static tensor type."""
+    element = t.element_type
+    size = 8 if isinstance(element, IndexType) else max(1, element.bitwidth // 8)
+    for d in t.get_shape():
+        size *= d
+    return size
+
+
+def tape_plan(loop: scf.ForOp, placeholders: list[Placeholder], budget: int | None) -> tuple[int | None, int]:
+    """How the placeholders' values of `loop` are kept within `budget` bytes, and
+    the bytes that takes: (0, n rows) a full tape when it fits (or without a
+    budget); (k, ...) checkpoints of the loop state every k iterations and a
+    k-row tape of one recomputed segment (and the state restored from its
+    checkpoint), k chosen for the least memory (about sqrt(n * state / row)),
+    when that fits; (None, 0) recomputation from
+    the start otherwise, or when the state cannot be checkpointed (a dynamic
+    trip count, or a carried value other than a tensor of static shape)."""
+    positions = sorted({p.position for p in placeholders})
+    row = sum(_bytes(loop.iter_args[j].type) for j in positions)
+    n = _constant_trip_count(loop)
+    if n is None:  # the trip count is known only at run time: a tape of n rows, or no tape
+        return (0, 0) if budget is None else (None, 0)
+    if budget is None or n * row <= budget:
+        return 0, n * row
+    if not all(isinstance(v.type, TensorType) and v.type.has_static_shape() for v in loop.iter_args):
+        return None, 0
+    state = sum(_bytes(v.type) for v in loop.iter_args)  # one more for the state restored from a checkpoint
+    best = min(range(1, n + 1), key=lambda k: (-(-n // k) + 1) * state + k * row)
+    used = (-(-n // best) + 1) * state + best * row
+    return (best, used) if used <= budget and best > 1 else (None, 0)
 
 
 def _prune(grad: Operation, placeholders: list[Placeholder], keep: Operation | None) -> None:
@@ -164,11 +213,12 @@ def _constant_trip_count(loop: scf.ForOp) -> int | None:
     return max(0, -(-(ub - lb) // step))
 
 
-def _tape(loop: scf.ForOp, placeholders: list[Placeholder]) -> None:
-    """Record the placeholders' iter_args in `loop` and read them back in the backward loops."""
+def _tape(loop: scf.ForOp, placeholders: list[Placeholder], trips: int | None = None) -> None:
+    """Record the placeholders' iter_args in `loop` and read them back in the
+    backward loops (a tape of `trips` rows, by default the trip count)."""
     positions = sorted({p.position for p in placeholders})
     b = Builder(InsertPoint.before(loop))
-    trips = _constant_trip_count(loop)
+    trips = trips or _constant_trip_count(loop)
     rows = [] if trips is not None else [_trip_count(b, loop)]
     tapes = []
     for position in positions:
@@ -233,3 +283,72 @@ def _recompute(p: Placeholder) -> None:
     p.value.replace_all_uses_with(rerun.results[p.position])
     p.op.detach()
     p.op.erase()
+
+
+def _checkpoint(loop: scf.ForOp, placeholders: list[Placeholder], k: int) -> None:
+    """Checkpoint `loop`'s state every `k` iterations; the backward loop reverses
+    segment by segment, last first, each segment first recomputed from its
+    checkpoint into a k-row tape: ceil(n/k) states and k rows instead of n rows,
+    for one more forward sweep.
+
+    The forward loop becomes `for j < S: checkpoint[j] = state; for the
+    iterations of segment j: body`, the backward loop (iteration kk reverses
+    forward step n-1-kk) `for jj < S: j = S-1-jj; state = checkpoint[j];
+    for segment j: body, taping; for its kk: backward body`."""
+    n = _constant_trip_count(loop)
+    assert n is not None
+    segments = -(-n // k)
+    lb, ub, step = loop.lb, loop.ub, loop.step
+    b = Builder(InsertPoint.before(loop))
+    state_types = [v.type for v in loop.iter_args]
+    body_copy = loop.body.clone()  # the forward body, for the recomputed segments
+    tapes = [b.insert(tensor.EmptyOp([], TensorType(t.element_type, [segments, *t.get_shape()]))).tensor for t in state_types]
+
+    def segment_bounds(sb: Builder, j: SSAValue) -> tuple[SSAValue, SSAValue]:
+        """The induction values of segment j's first step and past its last."""
+        first = _binary(sb, arith.AddiOp, lb, _binary(sb, arith.MuliOp, j, _binary(sb, arith.MuliOp, _index(sb, k), step)))
+        past = _binary(sb, arith.AddiOp, first, _binary(sb, arith.MuliOp, _index(sb, k), step))
+        return first, _binary(sb, arith.MinSIOp, past, ub)
+
+    # the forward loop, by segments
+    outer_block = Block(arg_types=[IndexType(), *state_types, *(t.type for t in tapes)])
+    ob = Builder(InsertPoint.at_end(outer_block))
+    j = outer_block.args[0]
+    state = list(outer_block.args[1 : 1 + len(state_types)])
+    written = [_copy_row(ob, v, tape, j, into_tape=True) for v, tape in zip(state, outer_block.args[1 + len(state_types) :])]
+    first, past = segment_bounds(ob, j)
+    inner = ob.insert(scf.ForOp(first, past, step, state, loop.detach_region(loop.body)))
+    ob.insert(scf.YieldOp(*inner.results, *written))
+    forward = b.insert(scf.ForOp(_index(b, 0), _index(b, segments), _index(b, 1), [*loop.iter_args, *tapes], Region(outer_block)))
+    for old, new in zip(loop.results, forward.results):
+        old.replace_all_uses_with(new)
+    loop.detach()
+    loop.erase()
+    checkpoints = forward.results[len(state_types) :]
+
+    # each backward loop, by segments
+    for backward in {id(p.op.parent_op()): p.op.parent_op() for p in placeholders}.values():
+        assert isinstance(backward, scf.ForOp)
+        mine = [p for p in placeholders if p.op.parent_op() is backward]
+        bb = Builder(InsertPoint.before(backward))
+        carried = [v.type for v in backward.iter_args]
+        block = Block(arg_types=[IndexType(), *carried])
+        sb = Builder(InsertPoint.at_end(block))
+        j = _binary(sb, arith.SubiOp, _index(sb, segments - 1), block.args[0])
+        restored = []
+        for tape, t in zip(checkpoints, state_types):
+            fresh = sb.insert(tensor.EmptyOp([], t)).tensor
+            restored.append(_copy_row(sb, tape, fresh, j, into_tape=False))
+        first, past = segment_bounds(sb, j)
+        segment = sb.insert(scf.ForOp(first, past, step, restored, body_copy.clone()))
+        total = _index(sb, n)
+        lo = _binary(sb, arith.SubiOp, total, _binary(sb, arith.MinSIOp, _index(sb, n), _binary(sb, arith.MuliOp, _binary(sb, arith.AddiOp, j, _index(sb, 1)), _index(sb, k))))
+        hi = _binary(sb, arith.SubiOp, total, _binary(sb, arith.MuliOp, j, _index(sb, k)))
+        steps = sb.insert(scf.ForOp(lo, hi, _index(sb, 1), list(block.args[1:]), backward.detach_region(backward.body)))
+        sb.insert(scf.YieldOp(*steps.results))
+        by_segments = bb.insert(scf.ForOp(_index(bb, 0), _index(bb, segments), _index(bb, 1), list(backward.iter_args), Region(block)))
+        for old, new in zip(backward.results, by_segments.results):
+            old.replace_all_uses_with(new)
+        backward.detach()
+        backward.erase()
+        _tape(segment, [Placeholder(p.op, segment, p.position) for p in mine], trips=k)
