@@ -20,7 +20,14 @@ again, e.g. for Hessian-vector products).
 Options: `func` (default: every public function with a float result), `wrt`
 (argument indices, float tensors or scalars; default: every float tensor
 argument), `outputs` (result indices; default: every float result), `split`, `recompute` (loops rerun the
-forward iterations the backward pass needs instead of keeping them on a tape).
+forward iterations the backward pass needs instead of keeping them on a tape),
+`memory_budget` (`memory-budget` in a pipeline; bytes for what loops keep for the backward pass, -1: no
+bound): a loop keeps its full tape if it fits, else checkpoints of its state
+every k-th iteration and one recomputed k-iteration segment at a time
+(k about sqrt(n state/row)), else recomputes from the start (`loops.py`).
+
+`scf.while` loops whose trip count depends on the data are differentiated by
+counting their trips and replaying them as an `scf.for` (`whiles.py`).
 """
 
 from __future__ import annotations

@@ -32,5 +32,5 @@ def test_api_reference_lists_every_public_name():
     for name in dfc.__all__:
         if name != "__version__":
             assert f"`dfc.{name}" in text, name
-    assert "### `dfc.grad(f, argnums=0, has_aux=False)`" in text
+    assert "### `dfc.grad(f, argnums=0, has_aux=False, memory_budget=None)`" in text
     assert "- `mlir(stage='frontend', wrt=None)`: The module as text" in text
