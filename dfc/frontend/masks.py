@@ -26,8 +26,10 @@ import ast
 from dataclasses import dataclass
 from typing import Any
 
+from dfc.frontend import numpy_api
 from dfc.frontend.affine import Affine
 from dfc.frontend.arrays import Const, Expr, Index, Iota, Op, View, is_float
+from dfc.frontend.numpy_args import keepdims_of, static
 
 SHAPE_MESSAGE = ("{what} has a data-dependent shape (as many elements as the mask has True values), which compiled "
                  "code does not build: assign to it (x[m] = v), reduce it over all elements (np.sum(x[m]), "
@@ -123,11 +125,9 @@ def assign(tr, target: View, m: Masked, value: Any, op: str | None, node: ast.AS
 
 def count(tr, m: Masked, node: ast.AST) -> Expr:
     """The number of selected elements (int64)."""
-    from dfc.frontend.numpy_api import reduce
-
     ones = tr.elementwise("where", [m.mask, Const(1, "i64", False), Const(0, "i64", False)], node, "i64")
     ones = tr.elementwise("add", [ones, Const(0, "i64", False, list(m.base.shape))], node, "i64")
-    return reduce(tr, "add", ones, None, False, node)
+    return numpy_api.reduce(tr, "add", ones, None, False, node)
 
 
 def _fill(tr, kind: str, dtype: str) -> Const:
@@ -145,8 +145,6 @@ def _fill(tr, kind: str, dtype: str) -> Const:
 
 def reduce(tr, kind: str, m: Masked, axis: Any, keepdims: Any, node: ast.AST, ddof: Any = 0) -> Expr:
     """A reduction over all selected elements (`kind`: add, mul, max, min, mean, var, std)."""
-    from dfc.frontend import numpy_api
-    from dfc.frontend.numpy_args import keepdims_of, static
 
     if axis is not None or keepdims_of(tr, keepdims, node):
         raise tr.fail("a reduction of a boolean-masked array is supported over all its elements (no axis or "

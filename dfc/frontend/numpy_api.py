@@ -1,4 +1,6 @@
-"""The NumPy functions, array methods and builtins the frontend translates.
+"""The NumPy functions, array methods and builtins the frontend translates:
+elementwise functions, reductions and creation (numpy_calls.py merges this
+table with those of numpy_ufuncs.py and numpy_creation.py and dispatches calls).
 
 Each is a function of the translator, its evaluated arguments and the call's
 AST node, returning a lazy array (`arrays.py`), an integer or a tuple.
@@ -12,21 +14,17 @@ from __future__ import annotations
 import ast
 import builtins
 import math
-import types
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
-from dfc.frontend import masks
 from dfc.frontend.affine import Affine
 from dfc.frontend.arrays import (
     EXACT_FLOAT,
-    NUMPY_NAMES,
     Const,
     Expr,
     Iota,
-    Method,
     View,
     is_float,
     result_dtype,
@@ -34,6 +32,7 @@ from dfc.frontend.arrays import (
 from dfc.frontend.numpy_args import (
     MISSING,
     Handler,
+    astype,
     axes_of,
     bind,
     check_order,
@@ -65,45 +64,6 @@ REDUCTIONS = {np.sum: "add", np.max: "max", np.amax: "max", np.min: "min", np.am
               np.mean: "mean"}
 METHOD_REDUCTIONS = {"sum": "add", "max": "max", "min": "min", "prod": "mul", "mean": "mean"}
 METHOD_MOMENTS = ("var", "std")
-
-
-def call(tr, f: Any, args: list, kwargs: dict, node: ast.AST) -> Any:
-    """`f(*args, **kwargs)`: a translated NumPy function, method or builtin, or a call of
-    a jitted function or of a plain Python function (compiled like a jitted one)."""
-    from dfc.frontend import FrontendError, JitFunction, helper
-
-    if isinstance(f, types.FunctionType) and f not in HANDLERS:
-        try:
-            f = helper(f) or f
-        except FrontendError as err:
-            raise tr.fail(err.message, node) from None
-    if isinstance(f, JitFunction):
-        return tr.callee(tr, f, args, kwargs, node)
-    if isinstance(f, Method) and isinstance(f.value, masks.Masked):
-        return _masked_method(tr, f.value, f.name, args, kwargs, node)
-    if isinstance(f, Method):
-        return method(tr, f.value, f.name, args, kwargs, node)
-    if any(isinstance(a, masks.Masked) for a in args):
-        return _masked_call(tr, f, args, kwargs, node)
-    if isinstance(getattr(f, "__self__", None), np.ufunc) and not isinstance(f, np.ufunc):
-        from dfc.frontend.numpy_ufuncs import ufunc_method
-
-        return ufunc_method(tr, f.__self__, f.__name__, args, kwargs, node)
-    if isinstance(f, type) and issubclass(f, np.generic):
-        from dfc.frontend.numpy_ufuncs import scalar_type
-
-        return scalar_type(tr, f, args, kwargs, node)
-    try:
-        handler = HANDLERS.get(f)
-    except TypeError:
-        handler = None
-    if handler is None:
-        name = getattr(f, "__qualname__", None) or getattr(f, "__name__", None) or type(f).__name__
-        module = getattr(f, "__module__", None)
-        raise tr.fail(f"call of unsupported function {module + '.' if module else ''}{name}: the frontend compiles the "
-                      "NumPy functions docs/frontend.md lists and Python functions whose source it can read, not "
-                      "other library or C functions", node)
-    return handler(tr, args, kwargs, node)
 
 
 def _unary(name: str, function: Callable | None = None) -> Handler:
@@ -285,14 +245,6 @@ def _asarray(tr, args, kwargs, node):
     e = expr_of(tr, a, node)
     d = dtype_of(tr, dtype, node, None)
     return astype(tr, e, d, node) if d else e
-
-
-def astype(tr, e: Expr, dtype: str, node: ast.AST) -> Expr:
-    if e.dtype == dtype and not e.weak:
-        return e
-    if dtype == "i1" and e.dtype != "i1":  # nonzero (NaN too) is True
-        return condition_of(tr, tr.compare("ne", e, Const(0, "i64"), node), node)
-    return tr.elementwise("convert", [e], node, dtype)
 
 
 def _arange(tr, args, kwargs, node):
@@ -577,66 +529,6 @@ HANDLERS: dict[Any, Handler] = {
 }
 
 
-def _masked_call(tr, f: Any, args: list, kwargs: dict, node: ast.AST) -> Any:
-    """A NumPy function of a boolean-masked read (masks.py): reductions over all
-    elements, elementwise functions (which stay masked), len()."""
-    m = args[0]
-    if f in REDUCTIONS and isinstance(m, masks.Masked):
-        _, axis, keepdims = bind(tr, args, kwargs, node, "a reduction", ("a", "axis", "keepdims"), (None, False))
-        return masks.reduce(tr, REDUCTIONS[f], m, axis, keepdims, node)
-    if f in (np.var, np.std) and isinstance(m, masks.Masked):
-        _, axis, ddof, keepdims = bind(tr, args, kwargs, node, f"np.{f.__name__}", ("a", "axis", "ddof", "keepdims"),
-                                       (None, 0, False))
-        return masks.reduce(tr, f.__name__, m, axis, keepdims, node, ddof)
-    if f is builtins.len and isinstance(m, masks.Masked):
-        return masks.count(tr, m, node)
-    if f in ELEMENTWISE:
-        return masks.elementwise(tr, HANDLERS[f], args, kwargs, node)
-    name = getattr(f, "__name__", type(f).__name__)
-    raise tr.fail(masks.SHAPE_MESSAGE.format(what=f"the boolean-masked array passed to {name}()"), node)
-
-
-def _masked_method(tr, m: masks.Masked, name: str, args: list, kwargs: dict, node: ast.AST) -> Any:
-    if name in METHOD_REDUCTIONS:
-        axis, keepdims = bind(tr, args, kwargs, node, f".{name}()", ("axis", "keepdims"), (None, False))
-        return masks.reduce(tr, METHOD_REDUCTIONS[name], m, axis, keepdims, node)
-    if name in METHOD_MOMENTS:
-        axis, ddof, keepdims = bind(tr, args, kwargs, node, f".{name}()", ("axis", "ddof", "keepdims"), (None, 0, False))
-        return masks.reduce(tr, name, m, axis, keepdims, node, ddof)
-    raise tr.fail(masks.SHAPE_MESSAGE.format(what=f"the boolean-masked array whose .{name}() is called"), node)
-
-
-def array_attribute(tr, e: Expr, name: str, node: ast.AST) -> Any:
-    if isinstance(e, masks.Masked):
-        if name in METHOD_REDUCTIONS or name in METHOD_MOMENTS:
-            return Method(e, name)  # type: ignore[arg-type]
-        if name == "size":
-            return masks.count(tr, e, node)
-        if name == "ndim":
-            return Affine(1)
-        raise tr.fail(masks.SHAPE_MESSAGE.format(what=f"a boolean-masked array (its .{name})"), node)
-    if name == "T":
-        return transpose(tr, e, None, node)
-    if name == "shape":
-        return tuple(e.shape)
-    if name == "ndim":
-        return Affine(e.ndim)
-    if name == "size":
-        total = Affine(1)
-        for d in e.shape:
-            total = tr.int_binop("mul", total, d, node)
-        return total
-    if name == "dtype":
-        return np.dtype(NUMPY_NAMES[tr.em.concrete(e)])
-    if name in METHODS:
-        return Method(e, name)
-    raise tr.fail(f"unsupported array attribute '.{name}'", node)
-
-
-def method(tr, e: Expr, name: str, args: list, kwargs: dict, node: ast.AST) -> Any:
-    return METHODS[name](tr, e, args, kwargs, node)
-
-
 def _method_reduction(kind: str) -> Handler:
     def handler(tr, e, args, kwargs, node):
         (axis, keepdims) = bind(tr, args, kwargs, node, "an array reduction", ("axis", "keepdims"), (None, False))
@@ -699,16 +591,3 @@ METHODS: dict[str, Handler] = {
     "diagonal": lambda tr, e, a, k, n: _method_diagonal(tr, e, a, k, n),
     "trace": lambda tr, e, a, k, n: _trace(tr, [e, *a], k, n),
 }
-
-
-def _more_handlers() -> None:
-    """The handlers of the modules that build on this one's (scans, creation)."""
-    from dfc.frontend.numpy_creation import CREATION_HANDLERS
-    from dfc.frontend.numpy_ufuncs import UFUNC_HANDLERS, UFUNC_METHODS
-
-    HANDLERS.update(UFUNC_HANDLERS)
-    HANDLERS.update(CREATION_HANDLERS)
-    METHODS.update(UFUNC_METHODS)
-
-
-_more_handlers()

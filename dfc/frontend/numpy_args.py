@@ -124,3 +124,11 @@ def fill_value(tr, number: Any, dtype: str, node: ast.AST) -> float | int | bool
         return bool(number) if dtype == "i1" else float(number) if is_float(dtype) else int(number)
     except (ValueError, OverflowError):
         raise tr.fail(f"cannot fill an array of {dtype} with {number!r}", node) from None
+
+
+def astype(tr, e: Expr, dtype: str, node: ast.AST) -> Expr:
+    if e.dtype == dtype and not e.weak:
+        return e
+    if dtype == "i1" and e.dtype != "i1":  # nonzero (NaN too) is True
+        return condition_of(tr, tr.compare("ne", e, Const(0, "i64"), node), node)
+    return tr.elementwise("convert", [e], node, dtype)

@@ -12,6 +12,7 @@ import numpy as np
 from dfc.frontend.arrays import Expr
 from dfc.frontend.numpy_args import (
     Handler,
+    astype,
     bind,
     expr_of,
     no_kwargs,
@@ -111,8 +112,6 @@ def _kernel(tr, name: str, args: list, node: ast.AST) -> Any:
 
 def _square(tr, a: Any, node: ast.AST, what: str) -> Expr:
     """A square float matrix (integers as float64, as NumPy's linalg computes)."""
-    from dfc.frontend.numpy_api import astype
-
     e = expr_of(tr, a, node)
     if e.ndim != 2 or e.shape[0] != e.shape[1] or e.static_shape is None:
         raise tr.fail(f"{what} takes a square matrix of constant size (stacks of matrices are not supported), "
@@ -131,8 +130,6 @@ def _det(tr, args, kwargs, node):
 
 
 def _solve(tr, args, kwargs, node):
-    from dfc.frontend.numpy_api import astype
-
     a, b = bind(tr, args, kwargs, node, "np.linalg.solve", ("a", "b"))
     m = _square(tr, a, node, "np.linalg.solve")
     rhs = expr_of(tr, b, node)

@@ -78,16 +78,17 @@ def _cumulative(op: str, what: str) -> Handler:
     return handler
 
 
-def ufunc_method(tr, ufunc: np.ufunc, name: str, args: list, kwargs: dict, node: ast.AST) -> Any:
-    """`np.add.reduce(x, axis=0)`, `np.maximum.accumulate(x)`, `np.minimum.outer(a, b)`."""
+def ufunc_method(tr, ufunc: np.ufunc, name: str, args: list, kwargs: dict, node: ast.AST, handlers: dict) -> Any:
+    """`np.add.reduce(x, axis=0)`, `np.maximum.accumulate(x)`, `np.minimum.outer(a, b)` (`handlers`: the
+    translated functions, whose binary ufuncs `.outer` applies)."""
     what = f"np.{ufunc.__name__}.{name}"
     if name == "outer":
         no_kwargs(tr, kwargs, node)
-        if len(args) != 2 or ufunc not in HANDLERS:
+        if len(args) != 2 or ufunc not in handlers:
             raise tr.fail(f"{what} takes two arrays (of a binary ufunc the frontend translates)", node)
         a, b = (expr_of(tr, x, node) for x in args)
         a = tr.index(a, (slice(None),) * a.ndim + (None,) * b.ndim, node)
-        return HANDLERS[ufunc](tr, [a, b], {}, node)
+        return handlers[ufunc](tr, [a, b], {}, node)
     if name == "reduce" and ufunc in (np.logical_and, np.logical_or):
         a, axis, keepdims = bind(tr, args, kwargs, node, what, ("array", "axis", "keepdims"), (0, False))
         e = astype(tr, expr_of(tr, a, node), "i1", node)

@@ -57,7 +57,7 @@ from dfc.frontend.control_flow import ControlFlow
 from dfc.frontend.emit import Emitter
 from dfc.frontend.errors import FrontendError
 from dfc.frontend.jumps import lower_returns, returns_in
-from dfc.frontend.numpy_api import array_attribute, call
+from dfc.frontend.numpy_calls import array_attribute, call
 from dfc.frontend.numpy_linalg import matmul
 from dfc.frontend.scopes import IDENTIFIER, Cond, Scope, Source, Undefined, cell_serial
 

@@ -1,7 +1,7 @@
 """Every entry of the frontend's NumPy API table against NumPy itself.
 
-`numpy_api.HANDLERS` (NumPy, `math` and builtin functions) and
-`numpy_api.METHODS` (array methods): each case is a plain Python function
+`numpy_calls.HANDLERS` (NumPy, `math` and builtin functions) and
+`numpy_calls.METHODS` (array methods): each case is a plain Python function
 naming the callable (or method) it tests. A value case runs through `dfc.jit`
 on the reference interpreter and must equal the same function run by NumPy
 element by element (relative tolerance 1e-12 in float64, 1e-5 for float32
@@ -27,7 +27,7 @@ import pytest
 from support.frontend_corpus.check import check, copies
 
 import dfc
-from dfc.frontend import numpy_api
+from dfc.frontend import numpy_calls
 
 RTOL = {np.dtype(np.float64): 1e-12, np.dtype(np.float32): 1e-5}
 
@@ -1672,9 +1672,9 @@ def test_every_handler_has_a_case():
     valued = {t for targets, _, _ in VALUE for t in targets}
     refusals = {t for targets, *_ in REFUSED for t in targets}
     graded = {t for targets, _, _ in GRAD for t in targets}
-    table = list(numpy_api.HANDLERS) + list(numpy_api.METHODS)
-    missing = [_name(k) for k in numpy_api.HANDLERS if k not in (refusals if _always_refuses(numpy_api.HANDLERS[k]) else valued)]
-    missing += [f".{k}()" for k in numpy_api.METHODS if k not in valued]
+    table = list(numpy_calls.HANDLERS) + list(numpy_calls.METHODS)
+    missing = [_name(k) for k in numpy_calls.HANDLERS if k not in (refusals if _always_refuses(numpy_calls.HANDLERS[k]) else valued)]
+    missing += [f".{k}()" for k in numpy_calls.METHODS if k not in valued]
     assert not missing, f"handlers without a value case: {missing}"
     ungraded = [_name(k) for k in table if k not in graded and k not in NO_GRADIENT]
     assert not ungraded, f"handlers without a gradient case (or a NO_GRADIENT reason): {ungraded}"
