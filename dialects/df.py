@@ -85,15 +85,22 @@ the table when imported, and the `dfc.dialects` package imports it, so the
 table is full before any df op exists; df itself never imports the patterns."""
 
 
-class Canonicalization(HasCanonicalizationPatternsTrait):
-    """The patterns `CANONICALIZATION_PATTERNS` holds for the op (for xDSL's and dfc's `canonicalize`)."""
-
-    def get_patterns(self, op: type[Operation]) -> tuple[RewritePattern, ...]:
-        return CANONICALIZATION_PATTERNS.get(op, ())
-
+class MapCanonicalization(HasCanonicalizationPatternsTrait):
     @classmethod
     def get_canonicalization_patterns(cls) -> tuple[RewritePattern, ...]:
-        raise NotImplementedError("df's patterns are per op: Canonicalization.get_patterns")
+        return CANONICALIZATION_PATTERNS.get(MapOp, ())
+
+
+class ReadCanonicalization(HasCanonicalizationPatternsTrait):
+    @classmethod
+    def get_canonicalization_patterns(cls) -> tuple[RewritePattern, ...]:
+        return CANONICALIZATION_PATTERNS.get(ReadOp, ())
+
+
+class TaskletCanonicalization(HasCanonicalizationPatternsTrait):
+    @classmethod
+    def get_canonicalization_patterns(cls) -> tuple[RewritePattern, ...]:
+        return CANONICALIZATION_PATTERNS.get(TaskletOp, ())
 
 
 class MapIterationSpace(IterationSpace):
@@ -190,7 +197,7 @@ class MapOp(IRDLOperation):
     res = var_result_def(TensorType)
     body = region_def("single_block")
 
-    traits = traits_def(MapEffects(), NoTerminator(), Canonicalization(), MapIterationSpace())
+    traits = traits_def(MapEffects(), NoTerminator(), MapCanonicalization(), MapIterationSpace())
     irdl_options = (AttrSizedOperandSegments(as_property=True),)
 
     def __init__(
@@ -451,7 +458,7 @@ class ReadOp(IRDLOperation):
     indices = var_operand_def(IndexType)
     res = result_def()
 
-    traits = traits_def(ReadEffect(), Canonicalization(), ReadAccess())
+    traits = traits_def(ReadEffect(), ReadCanonicalization(), ReadAccess())
 
     def __init__(self, source: SSAValue, indices: Sequence[SSAValue]):
         assert isinstance(source.type, TensorType | MemRefType)
@@ -662,7 +669,7 @@ class TaskletOp(IRDLOperation):
     res = var_result_def()
     body = region_def("single_block")
 
-    traits = traits_def(IsolatedFromAbove(), Pure(), Canonicalization())
+    traits = traits_def(IsolatedFromAbove(), Pure(), TaskletCanonicalization())
 
     def __init__(
         self,
