@@ -10,23 +10,10 @@ import pytest
 from support.autodiff_checks import check_gradient
 
 import dfc
-from benchmarks.cpu_kernels import scaled_example
+from benchmarks.autodiff_memory import nonlinear_jacobi as stencil
 from benchmarks.passes import peak_bytes
 from dfc.compiler import ExecutionEngine, PassManager, parse_module
 from dfc.compiler.interpreter import interpret
-
-
-def stencil(size: int, steps: int) -> str:
-    """examples/jacobi2d.mlir at size x size for `steps` steps, each update
-    through sin (nonlinear: the backward sweep needs every step's state)."""
-    text = scaled_example("jacobi2d", {
-        "64x64": f"{size}x{size}", "(62, 62)": f"({size - 2}, {size - 2})", "(64, 64)": f"({size}, {size})",
-        "arith.constant 20 : index": f"arith.constant {steps} : index",
-    })
-    nonlinear = text.replace("%m = arith.mulf %k, %s3 : f64\n        df.yield %m : f64",
-                             "%m = arith.mulf %k, %s3 : f64\n        %q = math.sin %m : f64\n        df.yield %q : f64")
-    assert nonlinear.count("math.sin") == 2
-    return nonlinear
 
 
 def gradient_module(text: str, options: str):
