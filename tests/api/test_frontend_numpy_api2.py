@@ -98,7 +98,7 @@ def test_forward_matches_numpy(fn, args, engine):
 
 
 @pytest.mark.parametrize("fn, args", [
-    (ridge, lambda r: (r.standard_normal((6, 3)), r.standard_normal(6), 0.5)),
+    pytest.param(ridge, lambda r: (r.standard_normal((6, 3)), r.standard_normal(6), 0.5), marks=pytest.mark.slow),
     (polar, lambda r: (r.random(5) + 0.1, r.standard_normal(5))),
     (running, lambda r: (r.standard_normal(6),)),
     (stencil_grid, lambda r: (5, 0.7)),
