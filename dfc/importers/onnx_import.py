@@ -20,18 +20,19 @@ at run time.
 `from_onnx(model)` returns an `OnnxFunction`: calling it with the graph inputs
 runs the compiled function with the model's own weights.
 
+Unsigned integers are the signless integers of their bits, the importer
+tracking which values are unsigned (`onnx_unsigned`).
+
 An operator or attribute outside what is covered is a `CompileError` naming
 the node (`model.onnx: node 'Conv_3' (Conv): ...`). Covered: the elementwise
 ops an nn op names as its ONNX op (`EXTERNAL`: Abs, Add, Ceil, Cos, Div, Exp,
 Floor, Log, Mul, Neg, Relu, Round, Sigmoid, Sign, Sin, Sqrt, Sub, Tan, Tanh),
-and And, AveragePool, BatchNormalization (inference), Cast, Clip, Concat,
-Constant, ConstantOfShape, Conv, CumSum, Dropout (inference), Einsum, Equal,
-Erf, Expand, Flatten, Gather, GatherElements, GatherND, Gelu, Gemm,
-GlobalAveragePool, Greater, GreaterOrEqual, GroupNormalization, Identity,
-InstanceNormalization, IsInf, IsNaN, LayerNormalization, Less, LessOrEqual, LogSoftmax, MatMul, Max,
-MaxPool, Min, Not, Or, Pad, Pow, Range, ReduceMax, ReduceMean, ReduceMin,
-ReduceSum, Reshape, Resize, Shape, Slice, Softmax, Split, Squeeze, Tile,
-TopK, Transpose, Unsqueeze, Where, Xor.
+the `op_<Type>` methods here and in the mixins by family (`onnx_shape_ops`:
+shapes and indexing; `onnx_nn_ops`: contractions, convolutions, pooling,
+reductions, normalizations, losses; `onnx_math_ops`: activations and other
+elementwise functions; `onnx_attention_ops`: Attention; `onnx_unsigned`:
+BitShift and the unsigned forms), and the operators `fold` computes.
+docs/importers.md has the table.
 """
 
 from __future__ import annotations

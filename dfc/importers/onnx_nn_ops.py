@@ -301,6 +301,22 @@ class NNOps:
     def op_AveragePool(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
         return self._pool(node, attrs, "mean")
 
+    def _lp(self, x: SSAValue, p: int, total: Any) -> SSAValue:
+        """(total(|x|^p))^(1/p)."""
+        powered = self.ins(nne.PowerOp(self.ins(nne.AbsOp(x)), self.scalar(float(p), x)))
+        return self.ins(nne.PowerOp(total(powered), self.scalar(1.0 / p, x)))
+
+    def op_LpPool(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
+        """(sum of |x|^p over each window)^(1/p); padding adds nothing."""
+        if attrs.get("ceil_mode"):
+            raise NodeError("LpPool with ceil_mode = 1 is not supported")
+        x = self.value(node.input[0])
+        shape = tensor_of(x).get_shape()
+        kernel = list(attrs["kernel_shape"])
+        strides, low, high, dilations = self._spatial(attrs, list(shape[2:]), kernel)
+        return [self._lp(x, attrs["p"], lambda v: self.ins(nnw.ReduceWindowOp(
+            v, "sum", [1, 1, *kernel], [1, 1, *strides], [1, 1, *dilations], [0, 0, *low], [0, 0, *high])))]
+
     def op_GlobalAveragePool(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
         x = self.value(node.input[0])
         return [self.ins(nn.ReduceOp(x, "mean", list(range(2, tensor_of(x).get_num_dims())), keepdims=True))]

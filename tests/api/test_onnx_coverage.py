@@ -337,6 +337,7 @@ SUBSET: dict[str, tuple[str, ...]] = {
     "ConvTranspose": ("test_convtranspose_output_shape", "test_convtranspose_pads", "test_convtranspose_group_2",
                       "test_convtranspose_autopad_same", "test_convtranspose_dilations", "test_convtranspose_3d",
                       "pytorch-converted/test_ConvTranspose2d"),
+    "LpPool": ("test_lppool_2d_pads", "test_lppool_2d_same_upper", "test_lppool_2d_dilations"),
     "ScatterND": ("test_scatternd", "test_scatternd_add"),
     "ScatterElements": ("test_scatter_elements_with_negative_indices", "test_scatter_elements_with_duplicate_indices"),
     "Scatter": ("test_scatter_with_axis",), "LRN": ("test_lrn",), "MeanVarianceNormalization": ("test_mvn",),
@@ -624,7 +625,7 @@ GRADIENT_CASES = ("resize linear", "resize linear align_corners", "resize neares
                   "nll_loss weight ignore_index", "softmax_cross_entropy spatial weight", "softmax_cross_entropy sum",
                   "shrink", "attention causal", "attention 3d gqa mask softcap", "scatter_nd add",
                   "scatter_elements", "lrn", "mean_variance_normalization", "average_pool exclude pad",
-                  "conv_transpose groups")
+                  "conv_transpose groups", "lp_pool")
 
 
 def _grad_cases():
@@ -780,6 +781,8 @@ def _grad_cases_of_functions(torch, node, rng):
                                        output_padding=[1, 0], dilations=[1, 2]), [("w", kernel)], (1, 4, 3, 4),
          lambda x: F.conv_transpose2d(x, torch.from_numpy(kernel), stride=(2, 3), padding=0, output_padding=(1, 0),
                                       groups=2, dilation=(1, 2))[:, :, 1:, :-2], 13),
+        ("lp_pool", node("LpPool", kernel_shape=[2, 3], strides=[2, 1], p=2), [], (1, 2, 4, 5),
+         lambda x: F.lp_pool2d(x, 2, (2, 3), (2, 1)), 18),
     ]
 
 
