@@ -122,6 +122,13 @@ class ControlFlow:
         return []
 
     def for_loop(self, node: ast.For) -> None:
+        it = node.iter
+        if (isinstance(it, ast.Call) and not it.keywords and isinstance(it.func, ast.Attribute | ast.Name)
+                and self.expr(it.func) is np.arange):  # integers as a range: affine indices, no array
+            rng = ast.copy_location(ast.Name(id="range", ctx=ast.Load()), it.func)
+            node = ast.copy_location(ast.For(target=node.target, iter=ast.copy_location(
+                ast.Call(func=rng, args=it.args, keywords=[]), it), body=node.body, orelse=node.orelse,
+                type_comment=None), node)
         if not self._builtin_call(node.iter, "range"):
             self.statements(self._iteration(node))
             return

@@ -148,6 +148,8 @@ def iterations(x, A):
         if v > 0.7:
             break
         s += v
+    for j in np.arange(1, x.shape[0], 2):  # a range: j is an integer
+        s += x[j] * j
     return s + np.sum(A * A)
 
 
