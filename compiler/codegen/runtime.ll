@@ -604,8 +604,9 @@ done:
 }
 
 ; Soft-float conversions LLVM calls on hosts without native bf16 conversion
-; instructions, and which libgcc_s of GCC 12 and older lacks: float and double
-; to bfloat, rounding to nearest even (NaN stays a quiet NaN of the same sign).
+; instructions (and, for double to half, on every x86 host), and which libgcc_s
+; of GCC 12 and older lacks: float and double to bfloat, double to half,
+; rounding to nearest even (NaN stays a quiet NaN of the same sign).
 
 define bfloat @__truncsfbf2(float %x) nounwind {
   %bits = bitcast float %x to i32
@@ -625,6 +626,12 @@ define bfloat @__truncsfbf2(float %x) nounwind {
 ; Double to float rounding to odd (truncated toward zero, the last bit set when
 ; inexact) keeps the second rounding, float to bfloat, correct.
 define bfloat @__truncdfbf2(double %x) nounwind {
+  %g = call float @round_to_odd_float(double %x)
+  %r = call bfloat @__truncsfbf2(float %g)
+  ret bfloat %r
+}
+
+define internal float @round_to_odd_float(double %x) nounwind {
   %f = fptrunc double %x to float
   %back = fpext float %f to double
   %exact = fcmp oeq double %back, %x
@@ -639,8 +646,15 @@ define bfloat @__truncdfbf2(double %x) nounwind {
   %odd = or i32 %toward_zero, 1
   %r32 = select i1 %keep, i32 %bits, i32 %odd
   %g = bitcast i32 %r32 to float
-  %r = call bfloat @__truncsfbf2(float %g)
-  ret bfloat %r
+  ret float %g
+}
+
+; Double to half: the same rounding to odd to float, then float to half, which
+; every host dfc supports converts natively (F16C comes with AVX2).
+define half @__truncdfhf2(double %x) nounwind {
+  %g = call float @round_to_odd_float(double %x)
+  %r = fptrunc float %g to half
+  ret half %r
 }
 
 declare double @llvm.fabs.f64(double)

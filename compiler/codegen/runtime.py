@@ -78,7 +78,7 @@ _SIGNATURES = {
     "__dfc_pool_park": ir.FunctionType(ir.VoidType(), []),
     "__dfc_openmp_shared": ir.FunctionType(_I64, []),
 }
-SOFT_FLOAT = ("__truncsfbf2", "__truncdfbf2")
+SOFT_FLOAT = ("__truncsfbf2", "__truncdfbf2", "__truncdfhf2")
 """Conversions LLVM lowers to library calls on some hosts and that some C runtimes lack (libgcc_s of GCC 12):
 the runtime defines them, and JIT code resolves them here."""
 _EXPORTS = (*_SIGNATURES, *SOFT_FLOAT, "__dfc_set_cache_limit", "__dfc_runtime_init")

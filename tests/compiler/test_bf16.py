@@ -1,4 +1,4 @@
-"""bf16: storage in 16 bits, each operation computed in f32 and rounded (as
+"""bf16 (and the double-to-f16 conversion): storage in 16 bits, each operation computed in f32 and rounded (as
 ml_dtypes does); the engine agrees with the interpreter bit for bit, and both
 with a float64 reference within bf16's rounding."""
 
@@ -102,3 +102,27 @@ def test_conversions_to_bf16_round_to_nearest_even_on_every_host():
     np.testing.assert_array_equal(_bits(got_c)[~nan_c], _bits(want_c)[~nan_c])
     assert _bits(got_c)[-5:-3].tolist() == [0x3F81, 0xBF81]  # once-rounded: above the tie, up
     assert _bits(got_c)[-3] == 0x3F80 and np.isinf(got_c[-2:].astype(np.float32)).all()
+
+
+HALF = """func.func @f(%d: tensor<{n}xf64>) -> tensor<{n}xf16> {{
+  %h = nn.convert %d : (tensor<{n}xf64>) -> tensor<{n}xf16>
+  func.return %h : tensor<{n}xf16>
+}}"""
+
+
+def test_double_to_half_rounds_once_to_nearest_even():
+    """double to f16 (the runtime's `__truncdfhf2`: LLVM has no native double-to-half
+    conversion on x86): the bits NumPy gives, at ties, beside ties, at overflow
+    and in the subnormals; NaN stays NaN."""
+    rng = np.random.default_rng(2)
+    h = rng.standard_normal(2000).astype(np.float16)
+    ties = (h.astype(np.float64) + np.nextafter(h, np.float16(np.inf)).astype(np.float64)) / 2
+    d = np.concatenate([ties, np.nextafter(ties, np.inf), np.nextafter(ties, -np.inf),
+                        rng.standard_normal(2000) * 10.0 ** rng.integers(-9, 6, 2000),
+                        [65504.0, 65519.99, 65520.0, 1e300, -1e300, 2.0**-25, 2.0**-25 * (1 + 2**-40), 6e-8, -0.0,
+                         np.inf, -np.inf, np.nan]])
+    got = ExecutionEngine(parse_module(HALF.format(n=d.size))).invoke("f", d)
+    with np.errstate(over="ignore"):
+        want = d.astype(np.float16)
+    assert got.dtype == np.float16 and np.isnan(got[-1])
+    np.testing.assert_array_equal(got[:-1].view(np.uint16), want[:-1].view(np.uint16))
