@@ -45,7 +45,7 @@ def main() -> None:
     threads = args.threads or default_threads()
     size, steps = (64, 50) if args.quick else (512, 200)
     state = 2 * size * size * 8
-    budgets = [None, 64 * state, 40 * state, 0] if args.quick else [None, 64 * state, 40 * state]
+    budgets = [None, 40 * state, 0] if args.quick else [None, 40 * state]
     text = nonlinear_jacobi(size, steps)
     x = np.random.default_rng(0).standard_normal((size, size))
     print(f"jacobi2d+sin {size}^2 x {steps} gradient, threads {threads}; state {state / 2**20:.2f} MiB, "
