@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from support.autodiff_checks import check_gradient
 
-from dfc.compiler import PassManager, parse_module
+from dfc.compiler import ExecutionEngine, PassManager, parse_module
 from dfc.compiler.interpreter import interpret
 
 RNG = np.random.default_rng(37)
@@ -183,3 +183,19 @@ def test_while_without_differentiated_results_is_left_alone():
     assert sum(op.name == "scf.while" for op in grad.walk()) == 1
     assert not any(op.name == "scf.for" for op in grad.walk())
     check_gradient(text, "f", [RNG.standard_normal(3), 4], [0])
+
+
+def test_split_forward_and_backward_through_a_while():
+    """With split=true the tape of a dynamic number of rows is a saved value:
+    @f_bwd on @f_fwd's saved values gives @f_grad's gradient (interpreter, engine)."""
+    args = (np.array(3.0), np.array(1e-12))
+    module = parse_module(NEWTON)
+    PassManager.parse("autodiff{wrt=0 split=true},autodiff{wrt=0},expand-library").run(module)
+    _, *saved = interpret(module, "f_fwd", *args)
+    _, want = interpret(module, "f_grad", *args, np.array(1.0))
+    np.testing.assert_allclose(interpret(module, "f_bwd", *saved, np.array(1.0)), want, rtol=1e-15)
+    compiled = parse_module(NEWTON)
+    PassManager.parse("autodiff{wrt=0 split=true}").run(compiled)
+    engine = ExecutionEngine(compiled)
+    _, *saved = engine.invoke("f_fwd", *args)
+    np.testing.assert_allclose(engine.invoke("f_bwd", *saved, np.array(1.0)), want, rtol=1e-15)
