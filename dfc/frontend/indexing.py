@@ -1,0 +1,150 @@
+"""Indexing of the NumPy frontend: the part of `translate.Translator` that turns
+subscripts (integers, loop variables, slices, `None`, `...`, integer arrays)
+into views of an array (`arrays.View`: an offset and a column per dimension,
+plus gathers for NumPy's advanced indexing), and NumPy's broadcasting of
+shapes."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Callable
+from typing import Any
+
+from xdsl.dialects import arith
+
+from dfc.frontend.affine import Affine, opaque
+from dfc.frontend.arrays import Const, Expr, Gather, Iota, View, is_float
+
+
+def broadcast(shapes: list[list[Affine]], fail: Callable[[str], Exception]) -> list[Affine]:
+    """NumPy's broadcast of `shapes` (`fail(message)` builds the error when they do not)."""
+    n = max((len(s) for s in shapes), default=0)
+    out: list[Affine] = []
+    for k in range(n):
+        dims = [s[len(s) - n + k] for s in shapes if len(s) - n + k >= 0]
+        chosen = Affine(1)
+        for d in dims:
+            if d.static == 1:
+                continue
+            if chosen.static == 1:
+                chosen = d
+            elif d != chosen:
+                raise fail(f"shapes {[list(map(str, s)) for s in shapes]} do not broadcast")
+        out.append(chosen)
+    return out
+
+
+def _data_index(p: Any) -> bool:
+    """An index that is an integer array or a run-time integer read from data."""
+    return isinstance(p, Expr) and not (isinstance(p, Const) and not p.shape)
+
+
+class Indexing:
+    """Subscripts to views, mixed into `Translator`, whose builder (`b`),
+    emitter (`em`) and expression methods (`expr`, `integer`, `fail`) they use."""
+
+    def subscript(self, node: ast.expr) -> tuple:
+        parts = node.elts if isinstance(node, ast.Tuple) else [node]
+        out: list[Any] = []
+        for p in parts:
+            if isinstance(p, ast.Slice):
+                out.append(slice(*(None if x is None else self.expr(x) for x in (p.lower, p.upper, p.step))))
+            else:
+                out.append(self.expr(p))
+        return tuple(out)
+
+    def index(self, base: Expr, parts: tuple, node: ast.AST, keep_cell: bool = False) -> Expr:
+        """Basic indexing (ints, also loop variables; slices, None, Ellipsis) and
+        reads at integer arrays (NumPy's advanced indexing, as gathers)."""
+        if not isinstance(base, View) or base.gathers:
+            base = View.whole(self.em.materialize(base))
+        consumed = sum(1 for p in parts if p is not None and p is not Ellipsis)
+        if any(p is Ellipsis for p in parts):
+            k = next(i for i, p in enumerate(parts) if p is Ellipsis)
+            parts = parts[:k] + (slice(None),) * (base.ndim - consumed) + parts[k + 1:]
+        elif consumed < base.ndim:
+            parts = parts + (slice(None),) * (base.ndim - consumed)
+        if sum(1 for p in parts if p is not None) > base.ndim:
+            raise self.fail(f"too many indices for an array of rank {base.ndim}", node)
+        for p in parts:
+            if isinstance(p, Expr) and p.dtype == "i1" and p.ndim:
+                raise self.fail("a boolean mask is supported as the only index (x[m] = v, np.sum(x[m]))", node)
+            if isinstance(p, Expr) and is_float(p.dtype):
+                raise self.fail("an index must be an integer, not a float array", node)
+        advanced = [k for k, p in enumerate(parts) if _data_index(p)]
+        offset = list(base.offset)
+        cols: list[list[int]] = []
+        shape: list[Affine] = []
+        gathers: list[Gather] = []
+        batch: list[Affine] = []
+        if advanced:
+            batch = broadcast([parts[k].shape for k in advanced], lambda m: self.fail(m, node))
+            group = [k for k, p in enumerate(parts) if k in advanced or isinstance(p, Affine | int)]
+            adjacent = group == list(range(group[0], group[-1] + 1))
+            at = group[0] if adjacent else 0
+        k = 0
+        for position, p in enumerate(parts):
+            if advanced and position == at and not (adjacent and position != group[0]):
+                first = len(cols)
+                cols += [[0] * len(offset) for _ in batch]
+                shape += batch
+            if p is None:
+                cols.append([0] * len(offset))
+                shape.append(Affine(1))
+                continue
+            col, size = base.column(k), base.shape[k]
+            k += 1
+            if isinstance(p, slice):
+                start, count, step = self._slice(p, size, node)
+                offset = [o + start.scale(c) for o, c in zip(offset, col)]
+                cols.append([c * step for c in col])
+                shape.append(count)
+                continue
+            if _data_index(p):
+                if keep_cell:
+                    raise self.fail("assignment at an array of indices (a scatter) is not supported", node)
+                dims = [first + len(batch) - p.ndim + a for a in range(p.ndim)]
+                if isinstance(p, Iota):  # affine: a slice in disguise
+                    cols[dims[0]] = [x + c * p.step for x, c in zip(cols[dims[0]], col)]
+                    offset = [o + p.start.scale(c) for o, c in zip(offset, col)]
+                    continue
+                dims = [d if not (s.static == 1 and batch[d - first].static != 1) else None for d, s in zip(dims, p.shape)]
+                gathers.append(Gather(col, p, dims))
+                continue
+            i = self.integer(p, node)
+            if i.static is not None and i.static < 0:
+                i = i + size
+            if i.static is not None and size.static is not None and not 0 <= i.static < size.static:
+                raise self.fail(f"index {p} is out of bounds for a dimension of size {size.static}", node)
+            offset = [o + i.scale(c) for o, c in zip(offset, col)]
+        view = View(base.source, shape, offset, [[col[r] for col in cols] for r in range(len(offset))], base.dtype,
+                    base.cell if (keep_cell or shape) and not gathers else None, gathers)
+        view.weak = base.weak and not shape
+        return view
+
+    def _slice(self, p: slice, size: Affine, node: ast.AST) -> tuple[Affine, Affine, int]:
+        step = 1 if p.step is None else self.integer(p.step, node).static
+        if step is None or step == 0:
+            raise self.fail("a slice step must be a nonzero constant", node)
+        start = None if p.start is None else self.integer(p.start, node)
+        stop = None if p.stop is None else self.integer(p.stop, node)
+        known = [x.static for x in (start, stop) if x is not None]
+        if size.static is not None and all(x is not None for x in known):
+            s = slice(None if start is None else start.static, None if stop is None else stop.static, step)
+            a, z, st = s.indices(size.static)
+            return Affine(a), Affine(len(range(a, z, st))), st
+        if step < 0:
+            if step == -1 and stop is None:
+                start = start if start is not None else size - 1
+                return start, start + 1, -1
+            raise self.fail("a reversed slice with loop-dependent bounds is not supported; use np.flip", node)
+        start = start if start is not None else Affine(0)
+        if start.static is not None and start.static < 0:
+            start = start + size
+        stop = stop if stop is not None else size
+        if stop.static is not None and stop.static < 0:
+            stop = stop + size
+        count = stop - start
+        if step != 1:
+            count = opaque(self.b, arith.CeilDivSIOp, count, Affine(step))
+        return start, count, step
