@@ -495,8 +495,14 @@ class _Canonicalize(RewritePattern):
     apply its canonicalization patterns in order until one acts."""
 
     ctx: Context
+    changed: bool = False
+    """Whether an op was changed since `dce_if_changed` last ran."""
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter, /) -> None:
+        self._rewrite(op, rewriter)
+        self.changed |= rewriter.has_done_action
+
+    def _rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
         if is_trivially_dead(op):
             rewriter.erase(op)
             return
@@ -512,12 +518,24 @@ class _Canonicalize(RewritePattern):
             if rewriter.has_done_action:
                 return
 
+    def dce_if_changed(self, region: Region, listener: PatternRewriterListener | None = None) -> bool:
+        """`region_dce` after a round of the walk that changed an op. After a
+        round that changed nothing it would find nothing: every op was just
+        found not trivially dead, and an op that is dead only through its
+        users would have a chain of dead users ending in one without uses
+        (use-def chains have no cycles in SSA regions)."""
+        if not self.changed:
+            return False
+        self.changed = False
+        return region_dce(region, listener)
+
 
 class CanonicalizePass(xdsl_canonicalize.CanonicalizePass):
     """xDSL's `canonicalize`, with the dead-code tests above."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        PatternRewriteWalker(_Canonicalize(ctx), post_walk_func=region_dce).rewrite_module(op)
+        pattern = _Canonicalize(ctx)
+        PatternRewriteWalker(pattern, post_walk_func=pattern.dce_if_changed).rewrite_module(op)
 
 
 # -- common subexpression elimination -----------------------------------------------------
