@@ -1,6 +1,6 @@
 """Where compile time goes: text to callable, stage by stage.
 
-    python -m benchmarks.compile_time [--quick] [--only examples|sizes|resnet18]
+    python -m benchmarks.compile_time [--quick] [--only examples|sizes|models|resnet18|vit|lstm]
 
 For the examples' gradients (mlp, softmax_loss, jacobi2d) and for gradients of
 chains of N stencil maps (N = 20, 40, 80: the shape of solvers with hundreds
@@ -9,10 +9,12 @@ runs), one verification of the lowered IR, and the LLVM stages (IR emission,
 optimisation, code generation and loading), in seconds. Compile time should
 grow about linearly with N. Imports are not counted (about 0.4 s per process).
 `sizes`: softmax_loss and the mlp at a small size and at 8192, whose times
-should match (compile work does not depend on data sizes). `resnet18`: the
-first training step of torchvision's ResNet-18 (batch 8, 32x32) through
-dfc.torch, in CPU seconds per stage (other processes on the machine do not
-count) and its wall time; not with `--quick`.
+should match (compile work does not depend on data sizes). `models`: the
+first training step through dfc.torch, in CPU seconds per stage (other
+processes on the machine do not count) and its wall time, of torchvision's
+ResNet-18 (batch 8, 32x32; `--only resnet18`), a small ViT (4 blocks of
+width 64 on 4x4 patches; `--only vit`) and an LSTM (16 steps, 128 units;
+`--only lstm`); not with `--quick`.
 """
 
 from __future__ import annotations
@@ -202,18 +204,88 @@ class StageTimes:
         t["llvm codegen"] = t.pop("llvm total", 0.0) - t["llvm emit"] - t["llvm opt"] - t["load"]
 
 
-def resnet18_first_step(batch: int = 8, size: int = 32) -> tuple[float, float, dict[str, float]]:
-    """ResNet-18's first training step through dfc.torch (forward, cross
-    entropy, backward) on a batch of `batch` `size`x`size` images: its wall
-    and CPU seconds and the seconds per stage."""
+def vit(classes: int = 10, width: int = 64, depth: int = 4, heads: int = 4, patch: int = 4, size: int = 32):
+    """A small vision transformer (ViT-tiny's layout at a smaller scale): a
+    `patch` x `patch` stride-`patch` convolution embedding the patches, a
+    learned position embedding, `depth` pre-norm encoder blocks (multi-head
+    self-attention, GELU MLP of 2 x width), layer norm, a linear head on the
+    mean over the patches."""
+    import torch
+    import torch.nn as nn
+
+    class Block(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.ln1, self.ln2 = nn.LayerNorm(width), nn.LayerNorm(width)
+            self.qkv, self.proj = nn.Linear(width, 3 * width), nn.Linear(width, width)
+            self.mlp = nn.Sequential(nn.Linear(width, 2 * width), nn.GELU(), nn.Linear(2 * width, width))
+
+        def forward(self, x):
+            b, s, d = x.shape
+            q, k, v = self.qkv(self.ln1(x)).reshape(b, s, 3, heads, d // heads).permute(2, 0, 3, 1, 4)
+            y = torch.softmax(q @ k.transpose(-2, -1) / (d // heads) ** 0.5, dim=-1) @ v
+            x = x + self.proj(y.transpose(1, 2).reshape(b, s, d))
+            return x + self.mlp(self.ln2(x))
+
+    class ViT(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.embed = nn.Conv2d(3, width, patch, patch)
+            self.position = nn.Parameter(torch.randn(1, (size // patch) ** 2, width) * 0.02)
+            self.blocks = nn.Sequential(*(Block() for _ in range(depth)))
+            self.ln = nn.LayerNorm(width)
+            self.head = nn.Linear(width, classes)
+
+        def forward(self, x):
+            x = self.embed(x).flatten(2).transpose(1, 2) + self.position
+            return self.head(self.ln(self.blocks(x)).mean(dim=1))
+
+    return ViT()
+
+
+def lstm(features: int = 32, hidden: int = 128, classes: int = 10):
+    """A one-layer LSTM over a sequence (the cell written out: the four gates
+    from one linear map of the input and one of the state, unrolled over the
+    time steps when captured), a linear head on the last state."""
+    import torch
+    import torch.nn as nn
+
+    class LSTM(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.input, self.state = nn.Linear(features, 4 * hidden), nn.Linear(hidden, 4 * hidden, bias=False)
+            self.head = nn.Linear(hidden, classes)
+
+        def forward(self, x):
+            h = c = torch.zeros(x.shape[0], hidden)
+            for t in range(x.shape[1]):
+                i, f, g, o = (self.input(x[:, t]) + self.state(h)).chunk(4, dim=1)
+                c = torch.sigmoid(f) * c + torch.sigmoid(i) * torch.tanh(g)
+                h = torch.sigmoid(o) * torch.tanh(c)
+            return self.head(h)
+
+    return LSTM()
+
+
+MODELS: dict[str, tuple[str, Callable[[], object], tuple[int, ...], int]] = {
+    "resnet18": ("resnet18 8x3x32x32 step", resnet18, (8, 3, 32, 32), 1000),
+    "vit": ("vit 4 blocks 8x3x32x32 step", vit, (8, 3, 32, 32), 10),
+    "lstm": ("lstm 16 steps 8x16x32 step", lstm, (8, 16, 32), 10),
+}
+"""The model rows: label, model, input shape, classes."""
+
+
+def first_step(model, shape: tuple[int, ...], classes: int) -> tuple[float, float, dict[str, float]]:
+    """The first training step of `model` through dfc.torch (forward, cross
+    entropy, backward) on random inputs of `shape`: its wall and CPU seconds
+    and the CPU seconds per stage."""
     import torch
     import torch.nn.functional as F
 
     import dfc.torch
 
     torch.manual_seed(0)
-    model = resnet18()
-    x, y = torch.randn(batch, 3, size, size), torch.randint(0, 1000, (batch,))
+    x, y = torch.randn(*shape), torch.randint(0, classes, (shape[0],))
     compiled = dfc.torch.compile(model)
     with StageTimes() as stages_seen:
         wall, cpu = time.perf_counter(), time.process_time()
@@ -230,7 +302,7 @@ def report(label: str, total: float, times: dict[str, float], extra: str = "") -
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--quick", action="store_true", help="only the examples and N = 20")
-    parser.add_argument("--only", choices=("examples", "sizes", "resnet18"), help="one group of rows")
+    parser.add_argument("--only", choices=("examples", "sizes", "models", *MODELS), help="one group of rows, or one model")
     args = parser.parse_args()
     if args.only in (None, "examples"):
         cases = [(f"{example} grad", (EXAMPLES / f"{example}.mlir").read_text(), fn)
@@ -245,9 +317,13 @@ def main() -> None:
                                 ("mlp batch 64", mlp(64), "mlp"), ("mlp batch 8192", mlp(8192), "mlp")):
             times = stages(text, fn)
             report(label + " grad", sum(times.values()), times)
-    if args.only in (None, "resnet18") and not args.quick:
-        wall, cpu, times = resnet18_first_step()
-        report("resnet18 8x3x32x32 step", cpu, times, f" cpu, {wall:.2f} s wall")
+    for name, (label, make, shape, classes) in MODELS.items():
+        if args.only in (None, "models", name) and not args.quick:
+            import torch
+
+            torch.manual_seed(0)
+            wall, cpu, times = first_step(make(), shape, classes)
+            report(label, cpu, times, f" cpu, {wall:.2f} s wall")
 
 
 if __name__ == "__main__":
