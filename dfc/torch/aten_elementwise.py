@@ -1,9 +1,13 @@
-"""aten's elementwise ops: arithmetic, comparisons, activations, `where`,
-`full`, and the logical and bitwise ops, each one nn elementwise op or a few."""
+"""aten's elementwise ops: arithmetic (division with rounding modes, `fmod`,
+`remainder`), comparisons, activations, the trigonometric and hyperbolic
+functions and their inverses, rounding, `where`, `clamp`, `full`, and the
+logical and bitwise ops, each one nn elementwise op or a few."""
 
 from __future__ import annotations
 
 import math
+
+import numpy as np
 
 from dfc.torch.aten_common import UnsupportedOp, handler_table
 from dfc.torch.ir_text import Value
@@ -56,13 +60,6 @@ for _aten, _nn in {"add": "nn.add", "sub": "nn.sub", "mul": "nn.mul", "div": "nn
     handles(f"{_aten}.Tensor", f"{_aten}.Scalar")(_arith(_nn, _aten in ("add", "sub")))
 
 
-@handles("div.Tensor_mode")
-def _div_mode(b, node, x, y, rounding_mode):
-    if rounding_mode is not None:
-        raise UnsupportedOp(f"div with rounding_mode={rounding_mode!r}")
-    return b.binary("nn.div", x, y, b.out(node)[1])
-
-
 @handles("maximum.default")
 def _maximum(b, node, x, y):
     return b.binary("nn.maximum", x, y, b.out(node)[1])
@@ -105,12 +102,14 @@ def _pow(b, node, x, p):
 def _clamp(b, node, x, lo, hi):
     """min(max(x, lo), hi), a bound of None left out (torch.clamp). Written as
     selects so that the gradient flows where lo <= x <= hi, bounds included, as torch's."""
-    dtype = b.out(node)[1]
-    x = b.convert(x, dtype)
-    if lo is not None:
-        x = b.op("nn.select", [b.compare("LT", x, lo), b.tensor(lo, dtype), x], x.shape, dtype)
-    if hi is not None:
-        x = b.op("nn.select", [b.compare("GT", x, hi), b.tensor(hi, dtype), x], x.shape, dtype)
+    shape, dtype = b.out(node)
+    x = b.broadcast(b.convert(x, dtype), shape)
+    for bound, direction in ((lo, "LT"), (hi, "GT")):
+        if bound is not None:
+            bound = b.tensor(bound, dtype)
+            if bound.shape:
+                bound = b.broadcast(bound, shape)
+            x = b.op("nn.select", [b.compare(direction, x, bound), bound, x], shape, dtype)
     return x
 
 
@@ -195,3 +194,176 @@ def _bitwise_not(b, node, x):
 @handles("isnan.default")
 def _isnan(b, node, x):
     return b.compare("NE", x, x) if x.is_float else b.full(False, x.shape, "i1")
+
+
+# --- more of the core set: trigonometric, hyperbolic, rounding, division modes -----------
+
+def _float_in(b, node, x) -> Value:
+    """x in the result's float type (an integer or boolean input of a float function converted first)."""
+    return b.convert(x, b.out(node)[1])
+
+
+def _where(b, cond, x, y) -> Value:
+    """select(cond, x, y), the three broadcast to one shape."""
+    shape = np.broadcast_shapes(cond.shape, x.shape, y.shape)
+    return b.op("nn.select", [b.broadcast(v, shape) for v in (cond, x, y)], shape, x.dtype)
+
+
+def _one_minus_square(b, x):
+    return b.binary("nn.mul", b.binary("nn.sub", 1.0, x), b.binary("nn.add", x, 1.0))
+
+
+def _asinh_positive(b, x):
+    """asinh of x >= 0: log1p(x + x^2 / (1 + sqrt(1 + x^2))) (no cancellation near 0)."""
+    square = b.binary("nn.mul", x, x)
+    root = b.unary("nn.sqrt", b.binary("nn.add", square, 1.0))
+    return b.unary("nn.log1p", b.binary("nn.add", x, b.binary("nn.div", square, b.binary("nn.add", root, 1.0))))
+
+
+_FLOAT_FORMS = {
+    "tan": lambda b, x: b.unary("nn.tan", x),
+    # (expm1(x) - expm1(-x)) / 2: no cancellation near 0
+    "sinh": lambda b, x: b.binary("nn.mul", b.binary("nn.sub", b.unary("nn.expm1", x),
+                                                      b.unary("nn.expm1", b.unary("nn.neg", x))), 0.5),
+    "cosh": lambda b, x: b.binary("nn.mul", b.binary("nn.add", b.unary("nn.exp", x),
+                                                      b.unary("nn.exp", b.unary("nn.neg", x))), 0.5),
+    "atan": lambda b, x: b.binary("nn.atan2", x, 1.0),
+    # atan2(x, sqrt((1 - x)(1 + x))) and atan2(sqrt(...), x): NaN outside [-1, 1] (the root's)
+    "asin": lambda b, x: b.binary("nn.atan2", x, b.unary("nn.sqrt", _one_minus_square(b, x))),
+    "acos": lambda b, x: b.binary("nn.atan2", b.unary("nn.sqrt", _one_minus_square(b, x)), x),
+    # odd: the positive form of |x|, negated below 0 (selected, so the derivative at 0 is 1)
+    "asinh": lambda b, x: _where(b, b.compare("LT", x, 0.0),
+                                 b.unary("nn.neg", _asinh_positive(b, b.unary("nn.neg", x))), _asinh_positive(b, x)),
+    # 2 asinh(sqrt((x - 1) / 2)) (cosh 2a = 1 + 2 sinh^2 a): NaN below 1, accurate near 1, and the
+    # derivative at 1 is infinite as torch's (a form with a product (x - 1)(x + 1) would give NaN there)
+    "acosh": lambda b, x: b.binary("nn.mul", _asinh_positive(b, b.unary("nn.sqrt", b.binary(
+        "nn.mul", b.binary("nn.sub", x, 1.0), 0.5))), 2.0),
+    "atanh": lambda b, x: b.binary("nn.mul", b.binary("nn.sub", b.unary("nn.log1p", x),
+                                                      b.unary("nn.log1p", b.unary("nn.neg", x))), 0.5),
+    "log2": lambda b, x: b.binary("nn.mul", b.unary("nn.log", x), 1 / math.log(2)),
+    "log10": lambda b, x: b.binary("nn.mul", b.unary("nn.log", x), 1 / math.log(10)),
+    "reciprocal": lambda b, x: b.binary("nn.div", 1.0, x),
+}
+
+for _aten, _form in _FLOAT_FORMS.items():
+    handles(f"{_aten}.default")(lambda b, node, x, _form=_form: _form(b, _float_in(b, node, x)))
+
+
+for _aten, _nn in {"floor": "nn.floor", "ceil": "nn.ceil"}.items():
+    handles(f"{_aten}.default")(lambda b, node, x, _nn=_nn: b.unary(_nn, x) if x.is_float else x)
+
+
+@handles("trunc.default")
+def _trunc(b, node, x):
+    """Toward zero: ceil below 0, floor elsewhere (-0.5 gives -0.0, as torch); an integer is itself."""
+    return _where(b, b.compare("LT", x, 0.0), b.unary("nn.ceil", x), b.unary("nn.floor", x)) if x.is_float else x
+
+
+@handles("sign.default")
+def _sign(b, node, x):
+    return x if x.dtype == "i1" else b.unary("nn.sign", x)
+
+
+@handles("isinf.default")
+def _isinf(b, node, x):
+    return b.compare("EQ", b.unary("nn.abs", x), math.inf) if x.is_float else b.full(False, x.shape, "i1")
+
+
+@handles("elu.default")
+def _elu(b, node, x, alpha, scale, input_scale):
+    """scale * x above 0, scale * alpha * expm1(input_scale * x) at and below (torch's gradient at 0 too)."""
+    negative = b.binary("nn.mul", b.unary("nn.expm1", b.binary("nn.mul", x, input_scale)), scale * alpha)
+    return _where(b, b.compare("GT", x, 0.0), b.binary("nn.mul", x, scale), negative)
+
+
+@handles("leaky_relu.default")
+def _leaky_relu(b, node, x, negative_slope):
+    return _where(b, b.compare("GT", x, 0.0), x, b.binary("nn.mul", x, negative_slope))
+
+
+def _truthy(b, x) -> Value:
+    return x if x.dtype == "i1" else b.compare("NE", x, 0)
+
+
+for _aten, _nn in {"logical_and": "nn.and", "logical_or": "nn.or", "logical_xor": "nn.xor"}.items():
+    handles(f"{_aten}.default")(
+        lambda b, node, x, y, _nn=_nn: b.convert(b.binary(_nn, _truthy(b, x), _truthy(b, y), "i1"), b.out(node)[1]))
+
+for _aten, _nn in {"bitwise_and": "nn.and", "bitwise_or": "nn.or", "bitwise_xor": "nn.xor"}.items():
+    handles(f"{_aten}.Scalar")(lambda b, node, x, y, _nn=_nn: _bitwise(b, node, _nn, x, y))
+
+
+@handles("pow.Scalar")
+def _pow_base(b, node, base, p):
+    """A number to tensor powers (floats)."""
+    shape, dtype = b.out(node)
+    if not dtype.startswith("f"):
+        raise UnsupportedOp(f"{dtype} to a tensor power (the library's power is of floats)")
+    return b.op("nn.power", [b.full(base, shape, dtype), b.broadcast(b.convert(p, dtype), shape)], shape, dtype)
+
+
+@handles("fmod.Tensor", "fmod.Scalar")
+def _fmod(b, node, x, y):
+    """C's fmod: the remainder with the dividend's sign (`nn.remainder`)."""
+    return b.binary("nn.remainder", x, y, b.out(node)[1])
+
+
+@handles("remainder.Tensor", "remainder.Scalar")
+def _remainder(b, node, x, y):
+    """Python's %: fmod's remainder plus the divisor where it is nonzero and its sign differs from the divisor's
+    (torch's formula, a zero remainder keeping the dividend's sign)."""
+    dtype = b.out(node)[1]
+    r = b.binary("nn.remainder", x, y, dtype)
+    y = b.tensor(y, dtype)
+    differ = b.binary("nn.xor", b.compare("LT", r, 0), b.compare("LT", y, 0), "i1")
+    fix = b.binary("nn.and", b.compare("NE", r, 0), differ, "i1")
+    return _where(b, fix, b.binary("nn.add", r, y), r)
+
+
+def _floor_divide(b, x, y, dtype: str) -> Value:
+    """torch's floor division: of floats c10::div_floor_floating ((x - fmod(x, y)) / y, one less where the
+    remainder's sign differs from y's, rounded to the nearer integer), of integers the quotient toward zero
+    one less where a nonzero remainder's sign differs from y's."""
+    y = b.tensor(y, dtype)
+    x = b.tensor(x, dtype)
+    mod = b.binary("nn.remainder", x, y, dtype)
+    differ = b.binary("nn.and", b.compare("NE", mod, 0),
+                      b.binary("nn.xor", b.compare("LT", mod, 0), b.compare("LT", y, 0), "i1"), "i1")
+    if not dtype.startswith("f"):
+        q = b.binary("nn.div", x, y, dtype)
+        return _where(b, differ, b.binary("nn.sub", q, 1, dtype), q)
+    quotient = b.binary("nn.div", x, y)
+    div = b.binary("nn.div", b.binary("nn.sub", x, mod), y)
+    div = _where(b, differ, b.binary("nn.sub", div, 1.0), div)
+    floor = b.unary("nn.floor", div)
+    floor = _where(b, b.compare("GT", b.binary("nn.sub", div, floor), 0.5), b.binary("nn.add", floor, 1.0), floor)
+    # a zero quotient takes the sign of x / y
+    floor = _where(b, b.compare("EQ", div, 0.0), b.binary("nn.mul", b.unary("nn.sign", quotient), 0.0), floor)
+    return _where(b, b.compare("EQ", y, 0.0), quotient, floor)  # x / 0: IEEE's infinity or NaN
+
+
+def _divide(b, node, x, y, rounding_mode):
+    dtype = b.out(node)[1]
+    if rounding_mode is None:
+        return b.binary("nn.div", x, y, dtype)
+    if rounding_mode == "floor":
+        return _floor_divide(b, x, y, dtype)
+    if rounding_mode == "trunc":
+        q = b.binary("nn.div", x, y, dtype)  # integers: toward zero
+        return _trunc(b, node, q)
+    raise UnsupportedOp(f"div with rounding_mode={rounding_mode!r}")
+
+
+handles("div.Tensor_mode", "div.Scalar_mode")(_divide)
+
+
+@handles("clamp.Tensor")
+def _clamp_tensor(b, node, x, lo, hi):
+    """clamp with tensor bounds (either may be None): selects as `clamp.default`'s; the gradient goes to x
+    where lo <= x <= hi, to lo where x < lo, to hi where x > hi (torch's, but where lo == hi exactly)."""
+    return _clamp(b, node, x, lo, hi)
+
+
+@handles("atan2.default")
+def _atan2(b, node, y, x):
+    return b.binary("nn.atan2", y, x, b.out(node)[1])

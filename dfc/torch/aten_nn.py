@@ -1,6 +1,6 @@
-"""aten's network ops: contractions and convolution, pooling, reductions,
-softmax, the normalisations (layer, batch, group), losses, resampling and
-`topk`."""
+"""aten's network ops: contractions and convolution, pooling, reductions
+(index reductions, products, variance), softmax, the normalisations (layer,
+batch, group), losses, resampling, `topk` and dropout that drops nothing."""
 
 from __future__ import annotations
 
@@ -86,10 +86,10 @@ def _window(b, node, kind, x, kernel, stride, padding, dilation=1):
                                                                                  dilation)]
     high = list(pad)
     if windows != list(shape[lead:]):
-        if kind != "max":  # the divisor of a window reaching past the padding is torch's own
+        if kind == "mean":  # the divisor of a window reaching past the padding is torch's own (`_avg_pool`)
             raise UnsupportedOp(f"{kind} pooling to {list(shape[lead:])} where the windows give {windows} "
                                 "(ceil_mode)")
-        # ceil_mode: the last windows reach past the high padding, into more -inf
+        # ceil_mode: the last windows reach past the high padding (into more -inf for max, zeros for sum)
         high = [(o - 1) * s + (k - 1) * r + 1 - d - p for o, d, k, s, p, r in zip(shape[lead:], x.shape[lead:],
                                                                                    kernel, stride, pad, dilation)]
     return b.op(
@@ -106,20 +106,55 @@ def _max_pool(b, node, x, kernel, stride, padding, dilation, ceil_mode):
 
 @handles("avg_pool2d.default")
 def _avg_pool(b, node, x, kernel, stride, padding, ceil_mode, count_include_pad, divisor):
-    if divisor is not None or (not count_include_pad and any(int_list(padding, 2))):
-        raise UnsupportedOp("avg_pool2d with divisor_override or count_include_pad=False and padding")
-    return _window(b, node, "mean", x, kernel, stride, padding)
+    """Window sums divided by torch's divisor of each window: `divisor_override`, else the window's extent
+    clipped to the padded input (count_include_pad) or to the input (not), per axis and multiplied; with
+    ceil_mode the last windows may reach past the padding."""
+    kernel = int_list(kernel, 2)
+    stride = int_list(stride, 2) if stride else kernel
+    pad = int_list(padding, 2)
+    shape = b.out(node)[0]
+    sums = _window(b, node, "sum", x, kernel, stride, pad)
+    if divisor is not None:
+        return b.binary("nn.div", sums, float(divisor))
+    counts = []
+    for out, size, k, s, p in zip(shape[-2:], x.shape[-2:], kernel, stride, pad):
+        start = np.arange(out) * s - p
+        end = np.minimum(start + k, size + p)
+        if not count_include_pad:
+            start, end = np.maximum(start, 0), np.minimum(end, size)
+        counts.append(end - start)
+    divisors = np.outer(counts[0], counts[1]).astype(np.float64)
+    if (divisors == kernel[0] * kernel[1]).all():
+        return b.binary("nn.div", sums, float(kernel[0] * kernel[1]))
+    return b.binary("nn.div", sums, b.constant(divisors, x.dtype))
 
 
 @handles("_adaptive_avg_pool2d.default")
 def _adaptive_avg_pool(b, node, x, size):
+    """torch's adaptive windows (output i averages input floor(i H / oh) to ceil((i + 1) H / oh)): one
+    window size when the sizes divide, else each axis a product with a matrix of the windows' weights."""
     h, w = x.shape[-2:]
     oh, ow = int_list(size, 2)
     if (oh, ow) == (1, 1):
         return b.reduce("mean", x, [-2, -1], keepdims=True)
-    if h % oh or w % ow:
-        raise UnsupportedOp(f"adaptive_avg_pool2d from {h}x{w} to {oh}x{ow} (sizes must divide)")
-    return _window(b, node, "mean", x, [h // oh, w // ow], [h // oh, w // ow], 0)
+    if h % oh == 0 and w % ow == 0:
+        return _window(b, node, "mean", x, [h // oh, w // ow], [h // oh, w // ow], 0)
+    lead = list(x.shape[:-2])
+    n = math.prod(lead)
+    y = b.reshape(x, [n * h, w])
+    y = b.op("nn.matmul", [y, b.constant(_adaptive_weights(w, ow).T, x.dtype)], [n * h, ow], x.dtype)
+    y = b.reshape(b.transpose(b.reshape(y, [n, h, ow]), [0, 2, 1]), [n * ow, h])
+    y = b.op("nn.matmul", [y, b.constant(_adaptive_weights(h, oh).T, x.dtype)], [n * ow, oh], x.dtype)
+    return b.reshape(b.transpose(b.reshape(y, [n, ow, oh]), [0, 2, 1]), [*lead, oh, ow])
+
+
+def _adaptive_weights(size: int, out: int) -> np.ndarray:
+    """(out, size): row i is 1 / its window's length over torch's adaptive window i, 0 elsewhere."""
+    weights = np.zeros((out, size))
+    for i in range(out):
+        start, end = (i * size) // out, -((-(i + 1) * size) // out)
+        weights[i, start:end] = 1.0 / (end - start)
+    return weights
 
 
 # --- reductions and normalisation --------------------------------------------------
@@ -360,3 +395,154 @@ def _topk(b, node, x, k, dim, largest, sorted):
         return values[0], indices[0]
     return (b.op("nn.concatenate", values, shape, x.dtype, dimension=dim),
             b.op("nn.concatenate", indices, shape, "i64", dimension=dim))
+
+
+# --- index reductions, products, variance, any ---------------------------------------
+
+def _arg_operand(b, x: Value, what: str) -> Value:
+    """x as floats for the library's argmax/argmin: integers and booleans narrower than 64 bits converted
+    exactly to f64 (a 64-bit integer could tie distinct values there, so it is refused)."""
+    if x.is_float:
+        return x
+    if x.dtype == "i64":
+        raise UnsupportedOp(f"{what} of int64 (the library's argmax is of floats, and f64 cannot hold every "
+                            "int64 exactly)")
+    return b.convert(x, "f64")
+
+
+def _arg(b, x: Value, name: str, dim: int | None, keepdim: bool, what: str) -> Value:
+    """`name` (nn.argmax, nn.argmin) of x along `dim` (None: over the flattened x), the first on ties and a NaN
+    first of all, as torch's, as i64."""
+    x = _arg_operand(b, x, what)
+    if dim is None:
+        flat = b.reshape(x, [math.prod(x.shape)])
+        index = b.op(name, [flat], [], "i64", axis=0)
+        return b.reshape(index, [1] * len(x.shape)) if keepdim else index
+    if not x.shape:
+        return b.full(0, (), "i64")
+    dim %= len(x.shape)
+    index = b.op(name, [x], [n for d, n in enumerate(x.shape) if d != dim], "i64", axis=dim)
+    return b.reshape(index, [1 if d == dim else n for d, n in enumerate(x.shape)]) if keepdim else index
+
+
+@handles("argmax.default")
+def _argmax(b, node, x, dim, keepdim):
+    return _arg(b, x, "nn.argmax", dim, keepdim, "argmax")
+
+
+@handles("argmin.default")
+def _argmin(b, node, x, dim, keepdim):
+    return _arg(b, x, "nn.argmin", dim, keepdim, "argmin")
+
+
+def _pick(b, x: Value, index: Value, dim: int) -> Value:
+    """x[..., index, ...] along `dim` for an index of x's shape with `dim` of size 1 (take_along_axis)."""
+    rank = len(x.shape)
+    others = [d for d in range(rank) if d != dim]
+    return b.op("nn.gather", [x, index], index.shape, x.dtype, offset_dims=[], collapsed_slice_dims=[dim],
+                operand_batching_dims=others, start_indices_batching_dims=others, start_index_map=[dim],
+                index_vector_dim=rank, slice_sizes=[1] * rank)
+
+
+def _extreme_dim(b, node, x, dim, keepdim, name: str):
+    """(values, indices) along `dim`: the index of argmax/argmin (the first of equal ones, a NaN's first), the
+    value gathered there, so the gradient goes to that one element as torch's."""
+    if not x.shape:
+        return x, b.full(0, (), "i64")
+    dim %= len(x.shape)
+    index = _arg(b, x, name, dim, True, node.target.__name__)
+    values = _pick(b, x, index, dim)
+    if not keepdim:
+        shape = [n for d, n in enumerate(x.shape) if d != dim]
+        values, index = b.reshape(values, shape), b.reshape(index, shape)
+    return values, index
+
+
+@handles("max.dim")
+def _max_dim(b, node, x, dim, keepdim):
+    return _extreme_dim(b, node, x, dim, keepdim, "nn.argmax")
+
+
+@handles("min.dim")
+def _min_dim(b, node, x, dim, keepdim):
+    return _extreme_dim(b, node, x, dim, keepdim, "nn.argmin")
+
+
+@handles("any.default", "any.dim", "any.dims")
+def _any(b, node, x, dim=None, keepdim=False):
+    """Whether any element is nonzero: the largest of (x != 0) as f32, compared with 0."""
+    dims = [dim] if isinstance(dim, int) else dim
+    nonzero = b.convert(x if x.dtype == "i1" else b.compare("NE", x, 0), "f32")
+    found = b.compare("GT", b.reduce("max", nonzero, dims, keepdim), 0.0)
+    return b.convert(found, b.out(node)[1])
+
+
+def _product(b, x: Value, axes: list[int], keepdim: bool) -> Value:
+    """The product over `axes`: those moved last and flattened, padded with ones to a power of two,
+    then halved by elementwise products (log2(n) steps), so the gradient of each factor is the product
+    of the others, zeros included, as torch's."""
+    rank = len(x.shape)
+    axes = sorted({a % rank for a in axes}) if rank else []
+    if not axes:
+        return x
+    rest = [d for d in range(rank) if d not in axes]
+    n = math.prod(x.shape[a] for a in axes)
+    flat = b.reshape(b.transpose(x, rest + axes), [*(x.shape[d] for d in rest), n])
+    if n == 0:
+        flat = b.full(1, [*(x.shape[d] for d in rest), 1], x.dtype)
+    size = 1 << max(n - 1, 0).bit_length()
+    if size != flat.shape[-1]:
+        flat = b.pad(flat, [0] * len(rest) + [0], [0] * len(rest) + [size - flat.shape[-1]], 1)
+    while flat.shape[-1] > 1:
+        half = flat.shape[-1] // 2
+        lead = list(flat.shape[:-1])
+        low = b.op("nn.slice", [flat], [*lead, half], flat.dtype, start_indices=[0] * len(flat.shape),
+                   limit_indices=[*lead, half], strides=[1] * len(flat.shape))
+        high = b.op("nn.slice", [flat], [*lead, half], flat.dtype, start_indices=[0] * len(lead) + [half],
+                    limit_indices=[*lead, 2 * half], strides=[1] * len(flat.shape))
+        flat = b.binary("nn.mul", low, high)
+    shape = [1 if d in axes else n for d, n in enumerate(x.shape)] if keepdim else [x.shape[d] for d in rest]
+    return b.reshape(flat, shape)
+
+
+@handles("prod.default")
+def _prod(b, node, x, dtype):
+    return _product(b, b.convert(x, b.out(node)[1]), list(range(len(x.shape))), False)
+
+
+@handles("prod.dim_int")
+def _prod_dim(b, node, x, dim, keepdim, dtype):
+    return _product(b, b.convert(x, b.out(node)[1]), [dim], keepdim)
+
+
+@handles("var.correction")
+def _var(b, node, x, dims, correction, keepdim):
+    """sum((x - mean)^2) / (N - correction) over `dims` (all when None; correction None is 1); N <= correction,
+    a division by 0, is refused."""
+    return _var_mean(b, node, x, dims, correction, keepdim)[0]
+
+
+@handles("var_mean.correction")
+def _var_mean(b, node, x, dims, correction, keepdim):
+    """var.correction's variance and the mean."""
+    rank = len(x.shape)
+    axes = list(range(rank)) if dims is None or (not dims and rank) else [d % rank for d in dims]
+    n = math.prod(x.shape[a] for a in axes) if rank else 1
+    mean = b.reduce("mean", x, axes, keepdims=True)
+    centered = b.binary("nn.sub", x, mean)
+    total = b.reduce("sum", b.binary("nn.mul", centered, centered), axes, keepdim)
+    correction = 1 if correction is None else correction
+    if n - correction <= 0:
+        raise UnsupportedOp(f"var over {n} elements with correction={correction} (torch divides by 0: infinite "
+                            "or NaN values, infinite gradients)")
+    var = b.binary("nn.div", total, float(n - correction))
+    return var, (mean if keepdim else b.reshape(mean, var.shape))
+
+
+@handles("native_dropout.default")
+def _native_dropout(b, node, x, p, train):
+    """Dropout that drops nothing (p = 0, or not training): x and an all-true mask. Random masks are refused."""
+    if train and p > 0:
+        raise UnsupportedOp(f"dropout in training mode (p={p}): dfc has no random number generator yet; "
+                            "model.eval() compiles it as the identity")
+    return x, b.full(True, x.shape, "i1")

@@ -1,6 +1,7 @@
 """aten's data movement: views, permutes, expands, slices, `cat`, embedding,
-creation (`arange`), splitting, tiling, scans, padding, slice scatters and
-indexing (`gather`, `index`)."""
+creation (`arange`, `empty`), splitting, tiling, scans, padding, flips, diagonals,
+slice scatters and indexing (`gather`, `index`, `index_select`, `scatter`,
+`index_put`, `masked_scatter`)."""
 
 from __future__ import annotations
 
@@ -220,3 +221,141 @@ def _index(b, node, x, indices):
         operand_batching_dims=[], start_indices_batching_dims=[], start_index_map=dims, index_vector_dim=k,
         slice_sizes=[1 if d in dims else n for d, n in enumerate(x.shape)],
     )
+
+
+# --- more of the core set: flips, diagonals, selections and scatters ----------------
+
+@handles("flip.default")
+def _flip(b, node, x, dims):
+    dims = sorted({d % len(x.shape) for d in dims}) if x.shape else []
+    return b.op("nn.reverse", [x], x.shape, x.dtype, dimensions=dims) if dims else x
+
+
+@handles("index_select.default")
+def _index_select(b, node, x, dim, index):
+    shape = b.out(node)[0]
+    if not x.shape:  # a 0-d x: every index is 0
+        return b.reshape(x, shape)
+    dim %= len(x.shape)
+    index = b.reshape(_wrapped(b, index, x.shape[dim]), [max(1, int(np.prod(index.shape)))])
+    return b.reshape(b.take(x, dim, index), shape)
+
+
+@handles("diagonal.default")
+def _diagonal(b, node, x, offset, dim1, dim2):
+    """The diagonal `offset` of the (dim1, dim2) planes, last: those two moved last and flattened, then every
+    (m + 1)th element from the diagonal's first."""
+    shape, dtype = b.out(node)
+    rank = len(x.shape)
+    dim1, dim2 = dim1 % rank, dim2 % rank
+    length = shape[-1]
+    if length == 0:
+        return b.full(0, shape, dtype)
+    rest = [d for d in range(rank) if d not in (dim1, dim2)]
+    n, m = x.shape[dim1], x.shape[dim2]
+    flat = b.reshape(b.transpose(x, [*rest, dim1, dim2]), [*(x.shape[d] for d in rest), n * m])
+    start = offset if offset >= 0 else -offset * m
+    lead = len(rest)
+    return b.op("nn.slice", [flat], shape, dtype, start_indices=[0] * lead + [start],
+                limit_indices=[*flat.shape[:-1], start + (length - 1) * (m + 1) + 1], strides=[1] * lead + [m + 1])
+
+
+def _scatter_along(b, node, x, dim, index, src, kind: str) -> Value:
+    """torch's scatter along `dim`: x[i][index[i][j]] = src[i][j] (dim 1), for index's extent (src cropped to
+    it): an `nn.scatter` of single elements at full coordinates (iotas in the other dimensions).
+    `replace` with two indices alike keeps the last, `add` sums them."""
+    shape, dtype = b.out(node)
+    rank = len(x.shape)
+    x = b.convert(x, dtype)
+    if rank == 0:
+        x, index = b.reshape(x, [1]), b.reshape(index, [1])
+        src = b.reshape(src, [1]) if isinstance(src, Value) else src
+    if 0 in index.shape:
+        return b.reshape(x, shape)
+    rank = len(x.shape)
+    dim %= rank
+    if isinstance(src, Value):
+        src = b.convert(src, dtype)
+        if not src.shape:
+            src = b.reshape(src, [1] * rank)
+        if src.shape != index.shape:
+            src = b.op("nn.slice", [src], index.shape, dtype, start_indices=[0] * rank,
+                       limit_indices=list(index.shape), strides=[1] * rank)
+    else:
+        src = b.full(src, index.shape, dtype)
+    columns = [b.reshape(_wrapped(b, index, x.shape[d]) if d == dim else
+                         b.op("nn.iota", [], index.shape, "i64", iota_dimension=d), [*index.shape, 1])
+               for d in range(rank)]
+    coordinates = b.op("nn.concatenate", columns, [*index.shape, rank], "i64", dimension=rank)
+    y = b.op("nn.scatter", [x, coordinates, src], x.shape, dtype, kind=kind, update_window_dims=[],
+             inserted_window_dims=list(range(rank)), input_batching_dims=[], scatter_indices_batching_dims=[],
+             scatter_dims_to_operand_dims=list(range(rank)), index_vector_dim=rank)
+    return b.reshape(y, shape)
+
+
+@handles("scatter.src", "scatter.value")
+def _scatter(b, node, x, dim, index, src):
+    return _scatter_along(b, node, x, dim, index, src, "replace")
+
+
+@handles("scatter_add.default")
+def _scatter_add(b, node, x, dim, index, src):
+    return _scatter_along(b, node, x, dim, index, src, "add")
+
+
+@handles("index_put.default")
+def _index_put(b, node, x, indices, values, accumulate):
+    """x[i0, :, i2] = values (added with `accumulate`): the `nn.scatter` mirroring `index.Tensor`'s gather,
+    values broadcast to the indexed shape. Two indices alike: the last value is kept, or all are added."""
+    shape, dtype = b.out(node)
+    if any(i is not None and i.dtype == "i1" for i in indices):
+        raise UnsupportedOp("index_put with a boolean mask (its number of elements depends on the data)")
+    dims = [d for d, i in enumerate(indices) if i is not None]
+    batch = tuple(np.broadcast_shapes(*(indices[d].shape for d in dims)))
+    k = len(batch)
+    rest = [d for d in range(len(x.shape)) if d not in dims]
+    first = dims[0] if dims == list(range(dims[0], dims[-1] + 1)) else 0
+    rest_shape = [x.shape[d] for d in rest]
+    window_shape = [*rest_shape[:first], *batch, *rest_shape[first:]]
+    if 0 in window_shape:
+        return x
+    columns = [b.reshape(b.broadcast(_wrapped(b, indices[d], x.shape[d]), batch), [*batch, 1]) for d in dims]
+    stacked = columns[0] if len(columns) == 1 else b.op("nn.concatenate", columns, [*batch, len(dims)], "i64",
+                                                        dimension=k)
+    updates = b.broadcast(b.convert(values, dtype), window_shape)
+    return b.op("nn.scatter", [x, stacked, updates], shape, dtype, kind="add" if accumulate else "replace",
+                update_window_dims=[p if p < first else p + k for p in range(len(rest))],
+                inserted_window_dims=dims, input_batching_dims=[], scatter_indices_batching_dims=[],
+                scatter_dims_to_operand_dims=dims, index_vector_dim=k)
+
+
+@handles("empty.memory_format", "empty_strided.default", "empty_permuted.default")
+def _empty(b, node, *args, **kwargs):
+    """Uninitialised memory in torch; zeros here (a program that reads it before writing has no defined result)."""
+    shape, dtype = b.out(node)
+    return b.full(0, shape, dtype)
+
+
+@handles("scatter.reduce", "scatter.value_reduce")
+def _scatter_reduce(b, node, x, dim, index, src, reduce):
+    """scatter with reduce="add" (scatter_add's); "multiply" is refused."""
+    if reduce != "add":
+        raise UnsupportedOp(f"scatter with reduce={reduce!r} (the library's scatter adds or replaces)")
+    return _scatter_along(b, node, x, dim, index, src, "add")
+
+
+@handles("masked_scatter.default")
+def _masked_scatter(b, node, x, mask, source):
+    """x with the elements where `mask` (broadcast to x) holds taken from `source` in order: the k-th true
+    element (row-major) gets source's k-th element, k a prefix sum of the mask, so the shape is static. A
+    source shorter than the mask's count is torch's error; here its last element repeats."""
+    shape, dtype = b.out(node)
+    n, count = int(np.prod(shape)), int(np.prod(source.shape))
+    if n == 0 or count == 0:
+        return b.reshape(b.convert(x, dtype), shape)
+    flat_mask = b.reshape(b.broadcast(mask, shape), [n])
+    index = b.binary("nn.sub", _prefix_sum(b, b.convert(flat_mask, "i64"), 0), 1, "i64")
+    index = b.binary("nn.minimum", b.binary("nn.maximum", index, 0, "i64"), count - 1, "i64")
+    taken = b.take(b.reshape(b.convert(source, dtype), [count]), 0, index)
+    flat_x = b.reshape(b.broadcast(b.convert(x, dtype), shape), [n])
+    return b.reshape(b.op("nn.select", [flat_mask, taken, flat_x], [n], dtype), shape)
