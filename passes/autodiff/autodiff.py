@@ -62,28 +62,33 @@ from dfc.passes.autodiff.reverse import Reverser, is_float, mark_varied
 from dfc.passes.autodiff.whiles import whiles_as_for_loops
 
 
-def _selected(module: ModuleOp, name: str) -> list[func.FuncOp]:
+def selected_functions(module: ModuleOp, name: str, pass_name: str = "autodiff") -> list[func.FuncOp]:
+    """The function named `name` (a located error of `pass_name` when it is missing or
+    has no body), or, for no name, every public defined function with a float result
+    that is not itself a derivative."""
     functions = [op for op in module.ops if isinstance(op, func.FuncOp)]
     if name:
         chosen = [f for f in functions if f.sym_name.data == name]
         if not chosen:
-            raise CompileError(f"autodiff: no function @{name}")
+            raise CompileError(f"{pass_name}: no function @{name}")
         if chosen[0].is_declaration:
-            raise CompileError.at(chosen[0], f"autodiff: @{name} is a declaration; it has no body to differentiate")
+            raise CompileError.at(chosen[0], f"{pass_name}: @{name} is a declaration; it has no body to differentiate")
         return chosen
     return [
         f for f in functions
         if not f.is_declaration and (f.sym_visibility is None or f.sym_visibility.data == "public")
-        and any(_float(t) for t in f.function_type.outputs.data)
+        and any(is_float_type(t) for t in f.function_type.outputs.data)
         and "autodiff.of" not in f.attributes
     ]
 
 
 def function_named(module: ModuleOp, name: str) -> func.FuncOp | None:
+    """The function `@name` of `module`, or None."""
     return next((f for f in module.ops if isinstance(f, func.FuncOp) and f.sym_name.data == name), None)
 
 
-def _provenance(f: func.FuncOp, wrt: list[int], outputs: list[int]) -> dict:
+def provenance(f: func.FuncOp, wrt: list[int], outputs: list[int]) -> dict:
+    """The attributes a derivative of `f` carries: what it differentiates, with respect to what."""
     return {
         "autodiff.of": StringAttr(f.sym_name.data),
         "autodiff.wrt": DenseArrayBase.from_list(i64, wrt),
@@ -93,7 +98,7 @@ def _provenance(f: func.FuncOp, wrt: list[int], outputs: list[int]) -> dict:
 
 def is_gradient_of(g: func.FuncOp, f: func.FuncOp, wrt: list[int], outputs: list[int]) -> bool:
     """Whether `g` is what autodiff generated for `f` with these `wrt` and `outputs`."""
-    return all(g.attributes.get(k) == v for k, v in _provenance(f, wrt, outputs).items())
+    return all(g.attributes.get(k) == v for k, v in provenance(f, wrt, outputs).items())
 
 
 def gradient_for_call(
@@ -114,32 +119,34 @@ def gradient_for_call(
     raise AssertionError("unreachable: some name is free")
 
 
-def _float_tensor(t) -> bool:
+def is_float_tensor_type(t) -> bool:
+    """A tensor of floats."""
     return isinstance(t, TensorType) and isinstance(t.element_type, AnyFloat)
 
 
-def _float(t) -> bool:
+def is_float_type(t) -> bool:
     """A float tensor or a float scalar (results may be either)."""
-    return _float_tensor(t) or isinstance(t, AnyFloat)
+    return is_float_tensor_type(t) or isinstance(t, AnyFloat)
 
 
-def _indices(f: func.FuncOp, given: tuple[int, ...], types, what: str) -> list[int]:
+def differentiated_indices(f: func.FuncOp, given: tuple[int, ...], types, what: str, pass_name: str = "autodiff",
+                           derivatives: str = "gradients") -> list[int]:
     """The differentiated arguments or results: float tensors or float scalars
     (by default every float result, but only the float tensor arguments)."""
     if not given:
-        return [k for k, t in enumerate(types) if (_float_tensor if what == "argument" else _float)(t)]
+        return [k for k, t in enumerate(types) if (is_float_tensor_type if what == "argument" else is_float_type)(t)]
     for k in given:
         if not 0 <= k < len(types):
-            raise CompileError.at(f, f"autodiff: @{f.sym_name.data} has no {what} #{k}")
-        if not _float(types[k]):
+            raise CompileError.at(f, f"{pass_name}: @{f.sym_name.data} has no {what} #{k}")
+        if not is_float_type(types[k]):
             raise CompileError.at(
-                f, f"autodiff: {what} #{k} of @{f.sym_name.data} has type {types[k]}; "
-                "gradients exist only for floats (tensors or scalars)"
+                f, f"{pass_name}: {what} #{k} of @{f.sym_name.data} has type {types[k]}; "
+                f"{derivatives} exist only for floats (tensors or scalars)"
             )
     return list(given)
 
 
-def _in_tasklets(f: func.FuncOp) -> None:
+def in_tasklets(f: func.FuncOp) -> None:
     """Put each float arith/math op of `f` that is not in a tasklet (directly in
     a map body, a loop or the function) into a one-op tasklet of its own: the
     form the reverse sweep differentiates. Float constants stay as they are."""
@@ -176,7 +183,7 @@ def gradient_function(
     Also returns how many of its first ops are the forward computation."""
     g = f.clone()
     g.sym_name = StringAttr(f"{f.sym_name.data}_grad")
-    _in_tasklets(g)
+    in_tasklets(g)
     whiles_as_for_loops(g, wrt)
     block = g.body.block
     ret = block.last_op
@@ -213,19 +220,19 @@ def gradient_function(
         list(f.function_type.inputs.data) + [s.type for s in seeds],
         list(f.function_type.outputs.data) + [x.type for x in grads],
     )
-    g.attributes.update(_provenance(f, wrt, outputs))
-    _locate(g)
+    g.attributes.update(provenance(f, wrt, outputs))
+    locate_nested(g)
     return g, n_forward
 
 
-def _locate(op: Operation) -> None:
+def locate_nested(op: Operation) -> None:
     """Give each op without a source location its closest located parent's."""
     for region in op.regions:
         for block in region.blocks:
             for inner in block.ops:
                 if not isinstance(inner.location, FileLineColLoc):
                     inner.location = op.location
-                _locate(inner)
+                locate_nested(inner)
 
 
 def _describe(value: SSAValue) -> str:
@@ -266,7 +273,7 @@ def split(grad: func.FuncOp, f: func.FuncOp, n_forward: int, wrt: list[int], out
         mapping.update(zip(o.results, clone.results))
     fwd_block.add_op(func.ReturnOp(*[mapping[v] for v in results + saved]))
     fwd.attributes["autodiff.saved"] = saved_names
-    fwd.attributes.update(_provenance(f, wrt, outputs))
+    fwd.attributes.update(provenance(f, wrt, outputs))
 
     bwd = func.FuncOp(f"{f.sym_name.data}_bwd", ([*[v.type for v in saved], *[s.type for s in seeds]], [g.type for g in grads]))
     bwd.location = f.location
@@ -284,9 +291,9 @@ def split(grad: func.FuncOp, f: func.FuncOp, n_forward: int, wrt: list[int], out
         mapping.update(zip(o.results, clone.results))
     bwd_block.add_op(func.ReturnOp(*[mapping.get(v, v) for v in grads]))
     bwd.attributes["autodiff.saved"] = saved_names
-    bwd.attributes.update(_provenance(f, wrt, outputs))
-    _locate(fwd)
-    _locate(bwd)
+    bwd.attributes.update(provenance(f, wrt, outputs))
+    locate_nested(fwd)
+    locate_nested(bwd)
     return [fwd, bwd]
 
 
@@ -325,9 +332,9 @@ class AutodiffPass(ModulePass):
     memory_budget: int = -1
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        for f in _selected(op, self.func):
-            wrt = _indices(f, self.wrt, f.function_type.inputs.data, "argument")
-            outputs = _indices(f, self.outputs, f.function_type.outputs.data, "result")
+        for f in selected_functions(op, self.func):
+            wrt = differentiated_indices(f, self.wrt, f.function_type.inputs.data, "argument")
+            outputs = differentiated_indices(f, self.outputs, f.function_type.outputs.data, "result")
             if not outputs:
                 raise CompileError.at(f, f"autodiff: @{f.sym_name.data} has no float result to differentiate")
             names = [f"{f.sym_name.data}_{s}" for s in (("fwd", "bwd") if self.split else ("grad",))]

@@ -71,8 +71,15 @@ from dfc.dialects import df, nn
 from dfc.dialects.df_builders import tasklet
 from dfc.dialects.diagnostics import CompileError
 from dfc.dialects.nn_expand import expand
-from dfc.passes.autodiff.autodiff import _float, _float_tensor, _in_tasklets, _locate, _provenance, function_named
-from dfc.passes.autodiff.reverse import Reverser, _inside, _product_share, is_float, used_from_outside
+from dfc.passes.autodiff.autodiff import (
+    differentiated_indices,
+    function_named,
+    in_tasklets,
+    locate_nested,
+    provenance,
+    selected_functions,
+)
+from dfc.passes.autodiff.reverse import Reverser, defined_inside, is_float, product_share, used_from_outside
 from dfc.passes.autodiff.tasklet_diff import UnsupportedOpError, tangent_tasklet
 
 _TERMINATORS = (func.ReturnOp, scf.YieldOp, scf.ConditionOp, df.YieldOp)
@@ -380,7 +387,7 @@ class Forward:
             chain.insert(0, m)
             m = m.parent_op()
         bounds = [*op.bounds, *(x for inner in chain for x in inner.bounds)]
-        if any(not isinstance(x, int) and _inside(x, op) for x in bounds):
+        if any(not isinstance(x, int) and defined_inside(x, op) for x in bounds):
             raise CompileError.at(w, "jvp: wcr(max|min|mul) in a nested map whose bounds depend on the enclosing map "
                                      "is not differentiable (its candidates cannot be stored)")
         t = TensorType(w.value.type, [x if isinstance(x, int) else DYNAMIC_INDEX for x in bounds])
@@ -418,11 +425,11 @@ class Forward:
 
         self.revisit(m, m, factors, {}, writes, factor)
         zeros, product = factors.res
-        sums = b.insert(df.MapOp(m.bounds, [shapes.pointwise(result, [init, dinit, zeros, product], _product_share)]))
+        sums = b.insert(df.MapOp(m.bounds, [shapes.pointwise(result, [init, dinit, zeros, product], product_share)]))
 
         def share(mb: Builder, value: SSAValue, tangent: SSAValue, idx: list[SSAValue]) -> None:
             z, p = (mb.insert(df.ReadOp(x, idx)).res for x in (zeros, product))
-            share = tasklet(mb, [value, tangent, z, p], value.type, _product_share)
+            share = tasklet(mb, [value, tangent, z, p], value.type, product_share)
             mb.insert(df.WriteOp(share, sums.out_args[0], idx, "add"))
 
         self.revisit(m, m, sums, {}, writes, share)
@@ -443,7 +450,7 @@ class Forward:
                     self.revisit(top, o, nested, mapping, writes, visit)
             elif isinstance(o, df.WriteOp):
                 if o in writes:
-                    if any(_inside(i, top) and i not in mapping for i in o.indices):
+                    if any(defined_inside(i, top) and i not in mapping for i in o.indices):
                         raise CompileError.at(
                             o, f"jvp: the indices of this wcr({o.wcr_kind}) write depend on float values")
                     values, tangents, ivs = self.stored[o]  # the map's block arguments: read its results
@@ -452,7 +459,7 @@ class Forward:
                                       for x in (values, tangents))
                     visit(b, value, tangent, [mapping.get(i, i) for i in o.indices])
             elif o.results and not any(is_float(r) for r in o.results) and all(
-                v in mapping or not _inside(v, top) for v in used_from_outside(o)
+                v in mapping or not defined_inside(v, top) for v in used_from_outside(o)
             ):
                 clone = b.insert(o.clone(value_mapper=mapping))
                 mapping.update(zip(o.results, clone.results))
@@ -463,7 +470,7 @@ class Forward:
 
 def is_jvp_of(g: func.FuncOp, f: func.FuncOp, wrt: list[int], outputs: list[int]) -> bool:
     """Whether `g` is what the jvp pass generated for `f` with these `wrt` and `outputs`."""
-    expected = {**_provenance(f, wrt, outputs), "autodiff.mode": StringAttr("forward")}
+    expected = {**provenance(f, wrt, outputs), "autodiff.mode": StringAttr("forward")}
     return all(g.attributes.get(k) == v for k, v in expected.items())
 
 
@@ -491,7 +498,7 @@ def jvp_function(
     """`@f_jvp`: f's computation with the tangents of its values beside them."""
     g = f.clone()
     g.sym_name = StringAttr(f"{f.sym_name.data}_jvp")
-    _in_tasklets(g)
+    in_tasklets(g)
     block = g.body.block
     forward = Forward(module, in_progress | {f.sym_name.data})
     for k in wrt:
@@ -510,38 +517,10 @@ def jvp_function(
     inputs, types = list(f.function_type.inputs.data), list(f.function_type.outputs.data)
     g.function_type = FunctionType.from_lists([*inputs, *(inputs[k] for k in wrt)],
                                               [*types, *(types[k] for k in outputs)])
-    g.attributes.update(_provenance(f, wrt, outputs))
+    g.attributes.update(provenance(f, wrt, outputs))
     g.attributes["autodiff.mode"] = StringAttr("forward")
-    _locate(g)
+    locate_nested(g)
     return g
-
-
-def _selected(module: ModuleOp, name: str) -> list[func.FuncOp]:
-    functions = [op for op in module.ops if isinstance(op, func.FuncOp)]
-    if name:
-        chosen = [f for f in functions if f.sym_name.data == name]
-        if not chosen:
-            raise CompileError(f"jvp: no function @{name}")
-        if chosen[0].is_declaration:
-            raise CompileError.at(chosen[0], f"jvp: @{name} is a declaration; it has no body to differentiate")
-        return chosen
-    return [
-        f for f in functions
-        if not f.is_declaration and (f.sym_visibility is None or f.sym_visibility.data == "public")
-        and any(_float(t) for t in f.function_type.outputs.data) and "autodiff.of" not in f.attributes
-    ]
-
-
-def _indices(f: func.FuncOp, given: tuple[int, ...], types, what: str) -> list[int]:
-    if not given:
-        return [k for k, t in enumerate(types) if (_float_tensor if what == "argument" else _float)(t)]
-    for k in given:
-        if not 0 <= k < len(types):
-            raise CompileError.at(f, f"jvp: @{f.sym_name.data} has no {what} #{k}")
-        if not _float(types[k]):
-            raise CompileError.at(f, f"jvp: {what} #{k} of @{f.sym_name.data} has type {types[k]}; "
-                                     "tangents exist only for floats (tensors or scalars)")
-    return list(given)
 
 
 @dataclass(frozen=True)
@@ -555,9 +534,9 @@ class JvpPass(ModulePass):
     outputs: tuple[int, ...] = ()
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        for f in _selected(op, self.func):
-            wrt = _indices(f, self.wrt, f.function_type.inputs.data, "argument")
-            outputs = _indices(f, self.outputs, f.function_type.outputs.data, "result")
+        for f in selected_functions(op, self.func, "jvp"):
+            wrt = differentiated_indices(f, self.wrt, f.function_type.inputs.data, "argument", "jvp", "tangents")
+            outputs = differentiated_indices(f, self.outputs, f.function_type.outputs.data, "result", "jvp", "tangents")
             name = f"{f.sym_name.data}_jvp"
             existing = function_named(op, name)
             if existing is not None:

@@ -67,11 +67,12 @@ def used_in_body(op: Operation) -> list[SSAValue]:
     for region in op.regions:
         for block in region.blocks:
             for inner in block.ops:
-                found.extend(v for v in used_from_outside(inner) if v not in found and not _inside(v, op))
+                found.extend(v for v in used_from_outside(inner) if v not in found and not defined_inside(v, op))
     return found
 
 
-def _inside(value: SSAValue, op: Operation) -> bool:
+def defined_inside(value: SSAValue, op: Operation) -> bool:
+    """Whether `value` is defined in one of `op`'s regions (at any depth)."""
     owner = value.owner if isinstance(value.owner, Operation) else value.owner.parent_op()
     return owner is not None and op.is_ancestor(owner)
 
@@ -256,7 +257,7 @@ def _same_element(a: df.WriteOp, b: df.WriteOp) -> bool | None:
     return True if all(d == 0 for d in diffs) else None
 
 
-def _product_share(s: Scalar, a: Sequence[SSAValue]) -> SSAValue:
+def product_share(s: Scalar, a: Sequence[SSAValue]) -> SSAValue:
     """g times the product of the other factors of a wcr(mul) element, from
     (factor, g, number of zero factors, product of the nonzero ones): the
     product over the factor where none is 0; where exactly one is, that one
@@ -361,7 +362,7 @@ class MapReverser:
         stores = []
         for w, chain in zip(writes, chains):
             bounds = [*op.bounds, *[x for inner in chain for x in inner.bounds]]
-            if any(not isinstance(x, int) and _inside(x, op) for x in bounds):
+            if any(not isinstance(x, int) and defined_inside(x, op) for x in bounds):
                 raise CompileError.at(
                     w, "autodiff: wcr(max|min) in a nested map whose bounds depend on the enclosing map is not "
                     "differentiable (its candidates cannot be stored)"
@@ -412,7 +413,7 @@ class MapReverser:
             )
         if kind == "mul":
             zeros, product = self.products[k]
-            return self.outer.pointwise(result, [self.op.outs[k], g, zeros, product], _product_share)
+            return self.outer.pointwise(result, [self.op.outs[k], g, zeros, product], product_share)
         if self.covers(k):
             return None
         # plain writes: the overwritten elements get no gradient
@@ -589,7 +590,7 @@ class MapReverser:
                 )
             elif o.wcr_kind == "mul":
                 zeros, product = (b.insert(df.ReadOp(x, idx)).res for x in self.products[k])
-                gv = tasklet(b, [self.stored_value(b, o, mapping), gv, zeros, product], gv.type, _product_share)
+                gv = tasklet(b, [self.stored_value(b, o, mapping), gv, zeros, product], gv.type, product_share)
             add(o.value, gv)
         elif isinstance(o, df.TaskletOp):
             if not any(r in adj for r in o.res):
