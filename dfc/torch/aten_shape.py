@@ -359,3 +359,14 @@ def _masked_scatter(b, node, x, mask, source):
     taken = b.take(b.reshape(b.convert(source, dtype), [count]), 0, index)
     flat_x = b.reshape(b.broadcast(b.convert(x, dtype), shape), [n])
     return b.reshape(b.op("nn.select", [flat_mask, taken, flat_x], [n], dtype), shape)
+
+
+@handles("scatter_reduce.two")
+def _scatter_reduce_two(b, node, x, dim, index, src, reduce, include_self):
+    """scatter_reduce with reduce="sum": scatter_add's, the hit elements of x first set to 0 when not
+    include_self (an `nn.scatter` replace of zeros). "prod", "mean", "amax" and "amin" are refused."""
+    if reduce != "sum":
+        raise UnsupportedOp(f"scatter_reduce with reduce={reduce!r} (the library's scatter adds or replaces)")
+    if not include_self:
+        x = _scatter_along(b, node, x, dim, index, 0, "replace")
+    return _scatter_along(b, node, x, dim, index, src, "add")

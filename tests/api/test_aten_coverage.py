@@ -73,7 +73,7 @@ OPINFOS = (
     "div.trunc_rounding", "floor_divide", "clamp", "argmax", "argmin", "max.reduction_with_dim",
     "min.reduction_with_dim", "any", "prod", "var", "std", "var_mean", "flip", "index_select", "diagonal", "scatter",
     "scatter_add", "index_put", "index_add", "masked_fill", "tril", "triu", "roll", "nn.functional.pixel_shuffle",
-    "logsumexp", "masked_scatter",
+    "logsumexp", "masked_scatter", "scatter_reduce.sum",
 )
 """The OpInfos whose op is one overload in HANDLERS (or decomposes to a few)."""
 CI_SAMPLE = {"nn.functional.adaptive_avg_pool2d": 6, "nn.functional.avg_pool2d": 5, "nn.functional.max_pool2d": 13,
@@ -579,6 +579,9 @@ def hand_cases() -> list[Case]:
              r(3, 5), torch.tensor([[0, 4, 2], [1, 1, 3], [1, 0, 2]]), r(3, 4)),
         case("scatter_add duplicates, 3-d", lambda x, k, s: torch.scatter_add(x, 1, k, s), x234,
              torch.tensor([[[0, 1], [0, 2]], [[2, 2], [1, 0]]]), r(2, 2, 2), grad=True),
+        case("scatter_reduce sum", lambda x, k, s: (torch.scatter_reduce(x, 1, k, s, "sum"),
+                                                    torch.scatter_reduce(x, -1, k, s, "sum", include_self=False)),
+             r(2, 5), torch.tensor([[0, 4, 4], [1, 1, 3]]), r(2, 3), grad=True),
         case("index_put", lambda x, k, v: (torch.index_put(x, (k,), v), torch.index_put(x, (k,), v, accumulate=True)),
              x34, torch.tensor([2, 0, -2]), r(4), grad=True),
         case("index_put accumulate duplicates", lambda x, j, k, v: aten.index_put.default(x, [j, None, k], v, True),
@@ -985,7 +988,6 @@ CORE_EXCEPTIONS = {
     "aten.randn.default": "random: no generator in compiled code yet",
     "aten.randperm.default": "random: no generator in compiled code yet",
     "aten.sort.default": "no sorting op in the library yet (topk covers small k)",
-    "aten.scatter_reduce.two": "not yet (scatter_add and scatter with reduce='add' are handled)",
     "aten._adaptive_avg_pool3d.default": "3-d pooling: not yet",
     "aten.avg_pool3d.default": "3-d pooling: not yet",
     "aten.max_pool3d_with_indices.default": "3-d pooling: not yet",
