@@ -4,6 +4,7 @@ batch, group), losses, resampling, `topk` and dropout that drops nothing."""
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -73,9 +74,8 @@ def _convolution(b, node, x, w, bias, stride, padding, dilation, transposed, out
 
 # --- pooling ---------------------------------------------------------------------
 
-def _window(b, node, kind, x, kernel, stride, padding, dilation=1):
-    """A 2-d pooling window over the last two dimensions."""
-    n = 2
+def _window(b, node, kind, x, kernel, stride, padding, dilation=1, n=2):
+    """An n-d pooling window over the last n dimensions."""
     lead = len(x.shape) - n
     kernel = int_list(kernel, n)
     stride = int_list(stride, n) if stride else kernel
@@ -104,48 +104,67 @@ def _max_pool(b, node, x, kernel, stride, padding, dilation, ceil_mode):
     return _window(b, node, "max", x, kernel, stride, padding, dilation), None
 
 
+@handles("max_pool3d_with_indices.default")
+def _max_pool3d(b, node, x, kernel, stride, padding, dilation, ceil_mode):
+    return _window(b, node, "max", x, kernel, stride, padding, dilation, n=3), None
+
+
 @handles("avg_pool2d.default")
-def _avg_pool(b, node, x, kernel, stride, padding, ceil_mode, count_include_pad, divisor):
+def _avg_pool(b, node, x, kernel, stride, padding, ceil_mode, count_include_pad, divisor, n=2):
     """Window sums divided by torch's divisor of each window: `divisor_override`, else the window's extent
     clipped to the padded input (count_include_pad) or to the input (not), per axis and multiplied; with
     ceil_mode the last windows may reach past the padding."""
-    kernel = int_list(kernel, 2)
-    stride = int_list(stride, 2) if stride else kernel
-    pad = int_list(padding, 2)
+    kernel = int_list(kernel, n)
+    stride = int_list(stride, n) if stride else kernel
+    pad = int_list(padding, n)
     shape = b.out(node)[0]
-    sums = _window(b, node, "sum", x, kernel, stride, pad)
+    sums = _window(b, node, "sum", x, kernel, stride, pad, n=n)
     if divisor is not None:
         return b.binary("nn.div", sums, float(divisor))
     counts = []
-    for out, size, k, s, p in zip(shape[-2:], x.shape[-2:], kernel, stride, pad):
+    for out, size, k, s, p in zip(shape[-n:], x.shape[-n:], kernel, stride, pad):
         start = np.arange(out) * s - p
         end = np.minimum(start + k, size + p)
         if not count_include_pad:
             start, end = np.maximum(start, 0), np.minimum(end, size)
         counts.append(end - start)
-    divisors = np.outer(counts[0], counts[1]).astype(np.float64)
-    if (divisors == kernel[0] * kernel[1]).all():
-        return b.binary("nn.div", sums, float(kernel[0] * kernel[1]))
+    divisors = functools.reduce(np.multiply.outer, counts).astype(np.float64)
+    if (divisors == math.prod(kernel)).all():
+        return b.binary("nn.div", sums, float(math.prod(kernel)))
     return b.binary("nn.div", sums, b.constant(divisors, x.dtype))
 
 
+@handles("avg_pool3d.default")
+def _avg_pool3d(b, node, x, kernel, stride, padding, ceil_mode, count_include_pad, divisor):
+    return _avg_pool(b, node, x, kernel, stride, padding, ceil_mode, count_include_pad, divisor, n=3)
+
+
 @handles("_adaptive_avg_pool2d.default")
-def _adaptive_avg_pool(b, node, x, size):
+def _adaptive_avg_pool(b, node, x, size, n=2):
     """torch's adaptive windows (output i averages input floor(i H / oh) to ceil((i + 1) H / oh)): one
     window size when the sizes divide, else each axis a product with a matrix of the windows' weights."""
-    h, w = x.shape[-2:]
-    oh, ow = int_list(size, 2)
-    if (oh, ow) == (1, 1):
-        return b.reduce("mean", x, [-2, -1], keepdims=True)
-    if h % oh == 0 and w % ow == 0:
-        return _window(b, node, "mean", x, [h // oh, w // ow], [h // oh, w // ow], 0)
-    lead = list(x.shape[:-2])
-    n = math.prod(lead)
-    y = b.reshape(x, [n * h, w])
-    y = b.op("nn.matmul", [y, b.constant(_adaptive_weights(w, ow).T, x.dtype)], [n * h, ow], x.dtype)
-    y = b.reshape(b.transpose(b.reshape(y, [n, h, ow]), [0, 2, 1]), [n * ow, h])
-    y = b.op("nn.matmul", [y, b.constant(_adaptive_weights(h, oh).T, x.dtype)], [n * ow, oh], x.dtype)
-    return b.reshape(b.transpose(b.reshape(y, [n, ow, oh]), [0, 2, 1]), [*lead, oh, ow])
+    sizes, outs = list(x.shape[-n:]), int_list(size, n)
+    if all(o == 1 for o in outs):
+        return b.reduce("mean", x, list(range(-n, 0)), keepdims=True)
+    if all(d % o == 0 for d, o in zip(sizes, outs)):
+        kernel = [d // o for d, o in zip(sizes, outs)]
+        return _window(b, node, "mean", x, kernel, kernel, 0, n=n)
+    rank = len(x.shape)
+    for axis in range(rank - n, rank):
+        out = outs[axis - rank + n]
+        perm = [d for d in range(rank) if d != axis] + [axis]
+        moved = b.transpose(x, perm)
+        rows = math.prod(moved.shape[:-1])
+        y = b.op("nn.matmul", [b.reshape(moved, [rows, x.shape[axis]]),
+                               b.constant(_adaptive_weights(x.shape[axis], out).T, x.dtype)], [rows, out], x.dtype)
+        y = b.reshape(y, [*moved.shape[:-1], out])
+        x = b.transpose(y, list(np.argsort(perm)))
+    return x
+
+
+@handles("_adaptive_avg_pool3d.default")
+def _adaptive_avg_pool3d(b, node, x, size):
+    return _adaptive_avg_pool(b, node, x, size, n=3)
 
 
 def _adaptive_weights(size: int, out: int) -> np.ndarray:

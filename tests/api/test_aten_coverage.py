@@ -73,7 +73,8 @@ OPINFOS = (
     "div.trunc_rounding", "floor_divide", "clamp", "argmax", "argmin", "max.reduction_with_dim",
     "min.reduction_with_dim", "any", "prod", "var", "std", "var_mean", "flip", "index_select", "diagonal", "scatter",
     "scatter_add", "index_put", "index_add", "masked_fill", "tril", "triu", "roll", "nn.functional.pixel_shuffle",
-    "logsumexp", "masked_scatter", "scatter_reduce.sum",
+    "logsumexp", "masked_scatter", "scatter_reduce.sum", "nn.functional.avg_pool3d", "nn.functional.max_pool3d",
+    "nn.functional.adaptive_avg_pool3d",
 )
 """The OpInfos whose op is one overload in HANDLERS (or decomposes to a few)."""
 CI_SAMPLE = {"nn.functional.adaptive_avg_pool2d": 6, "nn.functional.avg_pool2d": 5, "nn.functional.max_pool2d": 13,
@@ -723,6 +724,11 @@ def hand_cases() -> list[Case]:
                                                                 F.avg_pool2d(x, 3, 2, 1, ceil_mode=True),
                                                                 F.avg_pool2d(x, 3, 2, 1, True, False)), r(1, 2, 6, 6),
              grad=True),
+        case("pooling 3-d", lambda x: (F.max_pool3d(x, 2), F.max_pool3d(x, 3, 2, 1, ceil_mode=True),
+                                       F.avg_pool3d(x, 2), F.avg_pool3d(x, 3, 2, 1, ceil_mode=True,
+                                                                        count_include_pad=False),
+                                       F.adaptive_avg_pool3d(x, (2, 3, 1)), F.adaptive_avg_pool3d(x, (3, 2, 4)),
+                                       F.adaptive_avg_pool3d(x, 1)), r(1, 2, 4, 6, 5), grad=True),
         case("adaptive_avg_pool2d uneven", lambda x: (F.adaptive_avg_pool2d(x, 3), F.adaptive_avg_pool2d(x, (4, 2))),
              r(2, 2, 5, 7), grad=True),
         # reductions and normalisation
@@ -988,9 +994,6 @@ CORE_EXCEPTIONS = {
     "aten.randn.default": "random: no generator in compiled code yet",
     "aten.randperm.default": "random: no generator in compiled code yet",
     "aten.sort.default": "no sorting op in the library yet (topk covers small k)",
-    "aten._adaptive_avg_pool3d.default": "3-d pooling: not yet",
-    "aten.avg_pool3d.default": "3-d pooling: not yet",
-    "aten.max_pool3d_with_indices.default": "3-d pooling: not yet",
     "aten.grid_sampler_2d.default": "not yet",
     "aten._cdist_forward.default": "not yet",
     "aten._pdist_forward.default": "not yet",
