@@ -546,7 +546,8 @@ def _adopt(pointer: int, shape: Sequence[int], dtype: np.dtype) -> np.ndarray:
         return np.empty(shape, dtype)
     buffer = (ctypes.c_char * nbytes).from_address(pointer)
     buffer.release = _Release(pointer, nbytes)
-    return np.frombuffer(buffer, dtype).reshape(shape)
+    array = np.frombuffer(buffer, dtype)
+    return array if len(shape) == 1 else array.reshape(shape)  # a reshape costs as much as the kernel of a tiny call
 
 
 class _Release:

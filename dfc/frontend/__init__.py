@@ -36,6 +36,7 @@ import numpy as np
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 
+from dfc import config
 from dfc.dialects.diagnostics import CompileError
 from dfc.errors import user_errors
 from dfc.frontend.dtypes import ArrayType, dtype_from_numpy, f16, f32, f64, i32, i64
@@ -73,6 +74,7 @@ class JitFunction:
         self._specialisations: dict[tuple, Any] = {}
         self._modules: dict[tuple, tuple[ModuleOp, str, list[int], list[int | None]]] = {}
         self._calls: dict[tuple, tuple[Any, list[int], list[int | None]]] = {}
+        self._fast: dict[tuple, _FastCall] = {}
         self._translating: set[tuple] = set()
         self._signature = inspect.signature(fn)
         plain = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
@@ -284,24 +286,61 @@ class JitFunction:
             self._specialisations[key] = Function(module, name, self.threads)
         return self._specialisations[key]
 
-    @user_errors
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         """Run the function; the arrays it updates in place are updated in the caller's
-        arguments too (their final values come back as extra results and are copied in)."""
+        arguments too (their final values come back as extra results and are copied in).
+
+        The common call (positional arrays of rank 1 or more and Python floats)
+        takes a fast path: the arguments' (dtype, shape) pairs key a cache of
+        what the first such call prepared, so that binding, `params` and the
+        annotation checks (which depend only on dtypes and shapes) are not
+        redone; the engine still checks every argument (dtype, shape,
+        contiguity) and the in-place checks of `_check_target` still run."""
+        try:
+            if not kwargs and len(args) == self._positional:
+                key = _fast_key(args)
+                fast = self._fast.get(key) if key is not None else None
+                if fast is not None and fast.function._engine is not None:
+                    return fast.call(args)
+            else:
+                key = None
+            return self._call(args, kwargs, key)
+        except CompileError as err:
+            err.with_source()
+            if config.TRACEBACK.value():
+                raise
+            raise err.with_traceback(None) from None
+
+    def _call(self, args: tuple, kwargs: dict, fast_key: tuple | None) -> Any:
+        """`__call__`'s full path; with `fast_key`, it also prepares the fast path of that key."""
         values = self.bind(args, kwargs)
         params, ir_args, positions = self.params(values)
         key = tuple(params)
         if key not in self._calls:
             self._calls[key] = self._entry(params)
         fn, updated, aliases = self._calls[key]
+        if fast_key is not None and positions == list(range(len(args))) and all(
+                v is a or type(a) is float and v.dtype == np.float64 for a, v in zip(args, ir_args)):
+            # each IR argument is the argument itself (or a float's 0-d float64 array), as the fast path passes them
+            result = _python_results(fn(*ir_args), len(fn.outputs)) if not updated and all(
+                k is None for k in aliases) else self._run(fn, len(fn.outputs), updated, aliases, values, ir_args,
+                                                          positions)
+            self._fast[fast_key] = _FastCall(self, fn, updated, aliases, any(type(a) is float for a in args))
+            return result
         if not updated and not any(k is not None for k in aliases):
             return _python_results(fn(*ir_args), len(fn.outputs))
+        return self._run(fn, len(fn.outputs), updated, aliases, values, ir_args, positions)
+
+    def _run(self, fn, n_outputs: int, updated: list[int], aliases: list[int | None], values: list,
+             ir_args: list, positions: list[int]) -> Any:
+        """Call `fn` (`n_outputs` results) for a function that updates arguments in place or returns
+        one: copy the updated values into the caller's arrays, return the aliased arrays themselves."""
         targets = [ir_args[positions[k]] for k in updated]
         for k, target in zip(updated, targets):
             _check_target(self, k, values, target, [a for j, a in enumerate(ir_args) if j != positions[k]])
         out = fn(*ir_args)
-        out = out if len(fn.outputs) != 1 else (out,)
-        n = len(fn.outputs) - len(updated)
+        out = out if n_outputs != 1 else (out,)
+        n = n_outputs - len(updated)
         for target, value in zip(targets, out[n:]):
             np.copyto(target, value)
         results = [values[k] if k is not None and isinstance(values[k], np.ndarray) else r  # `return A`: A itself
@@ -326,6 +365,49 @@ class JitFunction:
         return fn.mlir(stage)
 
 
+def _fast_key(args: tuple) -> tuple | None:
+    """The fast path's key of positional `args`: (dtype, shape) per array of rank 1
+    or more, `float` per Python float; None when any other value is passed (an int
+    is a compile-time constant, a 0-d array may be one: those take the full path)."""
+    key = []
+    for a in args:
+        if type(a) is np.ndarray and a.shape:
+            key.append((a.dtype, a.shape))
+        elif type(a) is float:
+            key.append(float)
+        else:
+            return None
+    return tuple(key)
+
+
+class _FastCall:
+    """What a fast-path call runs: the Function of one specialisation, called with the
+    arguments themselves (a Python float as a 0-d float64 array: its IR argument)."""
+
+    __slots__ = ("jit", "function", "name", "n_outputs", "simple", "updated", "aliases", "floats", "positions")
+
+    def __init__(self, jit: JitFunction, function: Any, updated: list[int], aliases: list[int | None], floats: bool):
+        self.jit, self.function, self.name = jit, function, function.name
+        self.n_outputs = len(function.outputs)
+        self.simple = not updated and all(k is None for k in aliases)
+        self.updated, self.aliases, self.floats = updated, aliases, floats
+        self.positions = range(len(function.inputs))
+
+    def call(self, args: tuple) -> Any:
+        ir_args = [np.array(a) if type(a) is float else a for a in args] if self.floats else args
+        if not self.simple:
+            return self.jit._run(self.run, self.n_outputs, self.updated, self.aliases, args, ir_args, self.positions)
+        return self.run(*ir_args)
+
+    def run(self, *ir_args: Any) -> Any:
+        """What `Function.__call__` does for array arguments, without its conversions."""
+        out = self.function._engine.invoke(self.name, *ir_args)
+        n = self.n_outputs
+        if n == 1:
+            return out[()] if type(out) is np.ndarray and not out.shape else out
+        return None if n == 0 else tuple(x[()] if type(x) is np.ndarray and not x.shape else x for x in out)
+
+
 def _python_results(out: Any, n: int) -> Any:
     """A Function's results as the Python function returns them: None for none."""
     return None if n == 0 else out
@@ -333,14 +415,15 @@ def _python_results(out: Any, n: int) -> Any:
 
 def _check_target(jf: JitFunction, k: int, values: list, target: np.ndarray, others: list) -> None:
     """Refuse an in-place update the caller could not see as NumPy would show it."""
-    name = list(jf._signature.parameters)[k]
-    where = f"{jf.fn.__qualname__} updates its argument '{name}' in place"
+    def where() -> str:
+        return f"{jf.fn.__qualname__} updates its argument '{list(jf._signature.parameters)[k]}' in place"
+
     if not isinstance(values[k], np.ndarray):
-        raise TypeError(f"{where}, but a {type(values[k]).__name__} was passed: pass a NumPy array")
+        raise TypeError(f"{where()}, but a {type(values[k]).__name__} was passed: pass a NumPy array")
     if not target.flags.writeable:
-        raise ValueError(f"{where}, but the array passed is read-only")
+        raise ValueError(f"{where()}, but the array passed is read-only")
     if any(isinstance(a, np.ndarray) and np.may_share_memory(target, a) and np.shares_memory(target, a) for a in others):
-        raise ValueError(f"{where}, and another argument shares its memory: calls whose arguments share memory "
+        raise ValueError(f"{where()}, and another argument shares its memory: calls whose arguments share memory "
                          "with an updated one are not supported")
 
 
