@@ -362,8 +362,11 @@ class ExecutionEngine:
         for r in plan.results:
             if r.buffer:
                 rank = len(r.shape)
-                shape = tuple(desc[at + 1 : at + 1 + rank])
-                results.append(_adopt(desc[at], shape, r.dtype))
+                if r.static is not None:  # the declared shape: no sizes to read back
+                    results.append(_adopt_static(desc[at], r))
+                else:
+                    shape = tuple(desc[at + 1 : at + 1 + rank])
+                    results.append(_adopt(desc[at], shape, r.dtype))
                 at += 1 + rank
             else:
                 results.append(_scalar_from_slot(desc[at], r.dtype))
@@ -485,6 +488,8 @@ class _Param:
     slot: Callable[[float | int], int] | None
     """For a float or integer scalar: the slot of a Python value of `scalar_types`."""
     scalar_types: tuple[type, ...]
+    static: tuple[type, int] | None
+    """For a non-empty buffer of static shape: the ctypes array type of its bytes, and their number."""
 
     @classmethod
     def of(cls, t: Attribute) -> _Param:
@@ -498,7 +503,9 @@ class _Param:
             slot, scalar_types = functools.partial(_float_slot, dtype=dtype), (float, int)
         elif not buffer and dtype.kind in "iu":
             slot, scalar_types = int, (int,)
-        return cls(t, buffer, dtype, shape, fast, slot, scalar_types)
+        nbytes = math.prod(shape) * dtype.itemsize
+        static = (ctypes.c_char * nbytes, nbytes) if buffer and all(d >= 0 for d in shape) and nbytes else None
+        return cls(t, buffer, dtype, shape, fast, slot, scalar_types, static)
 
 
 @dataclass(frozen=True)
@@ -548,6 +555,15 @@ def _adopt(pointer: int, shape: Sequence[int], dtype: np.dtype) -> np.ndarray:
     buffer.release = _Release(pointer, nbytes)
     array = np.frombuffer(buffer, dtype)
     return array if len(shape) == 1 else array.reshape(shape)  # a reshape costs as much as the kernel of a tiny call
+
+
+def _adopt_static(pointer: int, r: _Param) -> np.ndarray:
+    """`_adopt` for a result of static, non-empty shape (its ctypes type prepared once)."""
+    array_type, nbytes = r.static
+    buffer = array_type.from_address(pointer)
+    buffer.release = _Release(pointer, nbytes)
+    array = np.frombuffer(buffer, r.dtype)
+    return array if len(r.shape) == 1 else array.reshape(r.shape)
 
 
 class _Release:
