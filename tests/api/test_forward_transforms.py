@@ -28,10 +28,21 @@ FUNCTIONAL = ["attention", "conv2d_bias", "huber", "layernorm", "log_softmax_ce"
 """Kernels that run unchanged on jax.numpy (no in-place updates)."""
 
 
+@pytest.fixture(autouse=True)
+def _x64():
+    """JAX in float64 for this module's tests only: the setting is the process's,
+    and the other JAX tests lower float32."""
+    try:
+        import jax
+    except ImportError:
+        yield
+        return
+    with jax.enable_x64(True):
+        yield
+
+
 def _jax():
-    jax = pytest.importorskip("jax")
-    jax.config.update("jax_enable_x64", True)
-    return jax
+    return pytest.importorskip("jax")
 
 
 def _on_jax(fn):
