@@ -3,12 +3,24 @@
 import os
 
 # The engine verifies its lowering once by default; the suite verifies after
-# every pass, so that a pass leaving broken IR is named.
+# every pass, so that a pass leaving broken IR is named (but for tests/api: see
+# `_verify_once`), unless the environment says otherwise.
+_VERIFY_EACH_GIVEN = "DFC_VERIFY_EACH" in os.environ
 os.environ.setdefault("DFC_VERIFY_EACH", "1")
 
 import pytest  # noqa: E402
 
 from dfc.compiler.engine import clear_jit_cache  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def _verify_once(request, monkeypatch):
+    """The front doors' tests (tests/api: NumPy, PyTorch, JAX, ONNX) compare
+    numbers, and the engine verifies each compiled program once: they skip the
+    verification after every pass (about a fifth of their compile time), which
+    the tests of the passes and the compiler keep."""
+    if not _VERIFY_EACH_GIVEN and request.path.parent.name == "api":
+        monkeypatch.setenv("DFC_VERIFY_EACH", "0")
 
 
 def _gemm_modes(ci_both: bool) -> list:

@@ -817,17 +817,26 @@ def refused_forms() -> dict[str, tuple[Callable, tuple]]:
 # --- the tests -----------------------------------------------------------------------
 
 @functools.cache
-def results(grad: bool) -> tuple[list[Case], dict[str, str]]:
-    """CI's cases and their status: with `grad`, the hand-written cases that ask for
-    gradients (their values compared too); else the other hand-written cases and
-    one sample of each OpInfo (values only: the full sweep compares their
-    gradients). In batches of 160."""
+def _cases(grad: bool) -> list[Case]:
+    """With `grad`, the hand-written cases that ask for gradients (their values
+    compared too); else the other hand-written cases and one sample of each
+    OpInfo (values only: the full sweep compares their gradients)."""
     cases = [c for c in hand_cases() if c.grad == grad]
     if not grad:
         for name in OPINFOS:
             for c in opinfo_cases(name, ci=True):
                 c.grad = False
                 cases.append(c)
+    return cases
+
+
+@functools.cache
+def results(grad: bool, half: int | None = None) -> tuple[list[Case], dict[str, str]]:
+    """The cases (`half` 0 or 1: every other one from that one on; None: all)
+    and their status, run in batches of 160."""
+    if half is None:
+        return _cases(grad), {**results(grad, 0)[1], **results(grad, 1)[1]}
+    cases = _cases(grad)[half::2]
     return cases, run_in_batches(cases, grad, 160)
 
 
@@ -844,11 +853,13 @@ def _report(cases: list[Case], status: dict[str, str]) -> str:
     return f"OpInfo samples: {len(samples)} ({counts})"
 
 
+@pytest.mark.parametrize("half", [0, pytest.param(1, marks=pytest.mark.slow)], ids=["half0", "half1"])
 @pytest.mark.parametrize("grad", [False, True], ids=["values", "gradients"])
-def test_cases_match_eager(grad):
+def test_cases_match_eager(grad, half):
     """Every hand-written case and every CI OpInfo sample matches eager (values,
-    and the gradients of those that ask); only OpInfo samples may be refused."""
-    cases, status = results(grad)
+    and the gradients of those that ask); only OpInfo samples may be refused.
+    CI runs every other case (a fixed half); --slow runs the other half too."""
+    cases, status = results(grad, half)
     print(_report(cases, status))
     failed = [f"{c.name}: {status[c.name]}" for c in cases if status[c.name].startswith("FAIL")]
     refused = [f"{c.name}: {status[c.name]}" for c in cases if not c.opinfo and status[c.name] != "pass"]
@@ -866,6 +877,7 @@ def test_round_is_half_to_even_with_zero_gradient():
     assert torch.equal(x.grad, torch.zeros_like(x))
 
 
+@pytest.mark.slow
 def test_every_handler_has_a_case():
     """Each overload in HANDLERS was in the program of a case that matched eager,
     and in one whose gradient matched unless it is not differentiable; an
