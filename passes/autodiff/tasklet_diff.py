@@ -260,21 +260,8 @@ def gradient_tasklet(
     symbols, exprs = tasklet_to_sympy(tasklet)
     seed_symbols = [sympy.Dummy(f"seed{r}", real=True) for r in seeded]
     grads = [sympy.Add(*(s * exprs[r].diff(symbols[k]) for s, r in zip(seed_symbols, seeded))) for k in wrt]
-    shared, grads = sympy.cse(grads, symbols=sympy.numbered_symbols("t", cls=sympy.Dummy))
-    block = Block(arg_types=[*inputs, *(results[r] for r in seeded)])
-    values = dict(zip([*symbols, *seed_symbols], block.args))
-    emitter = _Emitter(Builder(InsertPoint.at_end(block)), values, dict(shared))
-    try:
-        outs = [emitter.emit(g, inputs[k]) for g, k in zip(grads, wrt)]
-    except _NoForm as err:
-        raise _blame(tasklet, err.expr) from None
-    emitter.b.insert(df.YieldOp(*outs))
-    operands = [*tasklet.inputs, *(seeds[r] for r in seeded)]
-    for arg in reversed(block.args):  # only the forward values the derivative needs
-        if not arg.uses:
-            del operands[arg.index]
-            block.erase_arg(arg)
-    return list(builder.insert(df.TaskletOp(operands, [inputs[k] for k in wrt], block)).res)
+    return _derivative_tasklet(tasklet, symbols, seed_symbols, [seeds[r] for r in seeded], grads,
+                               [inputs[k] for k in wrt], builder)
 
 
 def tangent_tasklet(tasklet: df.TaskletOp, tangents: Sequence[SSAValue | None], builder: Builder) -> list[SSAValue | None]:
@@ -291,25 +278,33 @@ def tangent_tasklet(tasklet: df.TaskletOp, tangents: Sequence[SSAValue | None], 
     symbols, exprs = tasklet_to_sympy(tasklet)
     tangent_symbols = [sympy.Dummy(f"tangent{k}", real=True) for k in given]
     products = [sympy.Add(*(t * exprs[r].diff(symbols[k]) for t, k in zip(tangent_symbols, given))) for r in floats]
-    shared, products = sympy.cse(products, symbols=sympy.numbered_symbols("t", cls=sympy.Dummy))
-    block = Block(arg_types=[*inputs, *(inputs[k] for k in given)])
-    values = dict(zip([*symbols, *tangent_symbols], block.args))
-    emitter = _Emitter(Builder(InsertPoint.at_end(block)), values, dict(shared))
+    new = _derivative_tasklet(tasklet, symbols, tangent_symbols, [tangents[k] for k in given], products,
+                              [results[r] for r in floats], builder)
+    found: list[SSAValue | None] = [None] * len(results)
+    for r, v in zip(floats, new):
+        found[r] = v
+    return found
+
+
+def _derivative_tasklet(tasklet: df.TaskletOp, symbols: list, extra: list, extra_values: list[SSAValue],
+                        exprs: list, types: list, builder: Builder) -> list[SSAValue]:
+    """Insert at `builder` a df.TaskletOp computing `exprs` (of `types`) of the
+    tasklet's inputs (`symbols`) and of `extra` symbols bound to `extra_values`
+    (seeds or tangents), taking only the operands its body uses."""
+    shared, exprs = sympy.cse(exprs, symbols=sympy.numbered_symbols("t", cls=sympy.Dummy))
+    block = Block(arg_types=[*tasklet.inputs.types, *(v.type for v in extra_values)])
+    emitter = _Emitter(Builder(InsertPoint.at_end(block)), dict(zip([*symbols, *extra], block.args)), dict(shared))
     try:
-        outs = [emitter.emit(p, results[r]) for p, r in zip(products, floats)]
+        outs = [emitter.emit(e, t) for e, t in zip(exprs, types)]
     except _NoForm as err:
         raise _blame(tasklet, err.expr) from None
     emitter.b.insert(df.YieldOp(*outs))
-    operands = [*tasklet.inputs, *(tangents[k] for k in given)]
-    for arg in reversed(block.args):  # only the values the product needs
+    operands = [*tasklet.inputs, *extra_values]
+    for arg in reversed(block.args):  # only the values the derivative needs
         if not arg.uses:
             del operands[arg.index]
             block.erase_arg(arg)
-    new = builder.insert(df.TaskletOp(operands, [results[r] for r in floats], block))
-    found: list[SSAValue | None] = [None] * len(results)
-    for r, v in zip(floats, new.res):
-        found[r] = v
-    return found
+    return list(builder.insert(df.TaskletOp(operands, list(types), block)).res)
 
 
 _UNEVALUATED = (sympy.Derivative, sympy.Subs, sympy.Heaviside, sympy.DiracDelta)
