@@ -58,6 +58,7 @@ from dfc.dialects.nn_conv import CONV_OPS
 from dfc.dialects.nn_elementwise import ELEMENTWISE_OPS, BitwiseBinaryOp, NotOp
 from dfc.dialects.nn_indexing import INDEXING_OPS
 from dfc.dialects.nn_shape import SHAPE_OPS
+from dfc.dialects.nn_sort import SORT_OPS
 from dfc.dialects.nn_window import WINDOW_OPS
 
 
@@ -541,6 +542,7 @@ NN = Dialect(
         *WINDOW_OPS,
         *INDEXING_OPS,
         *CONV_OPS,
+        *SORT_OPS,
     ],
 )
 

@@ -33,6 +33,7 @@ from dfc.dialects.nn_expand_contract import CONTRACT_EXPANSIONS
 from dfc.dialects.nn_expand_window import WINDOW_EXPANSIONS
 from dfc.dialects.nn_expand_indexing import INDEXING_EXPANSIONS
 from dfc.dialects.nn_expand_conv import CONV_EXPANSIONS
+from dfc.dialects.nn_expand_sort import SORT_EXPANSIONS
 
 Expansion = Callable[[Builder, Operation], SSAValue]
 
@@ -277,6 +278,7 @@ EXPANSIONS: dict[type[Operation], Expansion] = {
     **WINDOW_EXPANSIONS,
     **INDEXING_EXPANSIONS,
     **CONV_EXPANSIONS,
+    **SORT_EXPANSIONS,
 }
 
 

@@ -1,0 +1,86 @@
+"""Sorting in the nn dialect: `nn.argsort`, the one sort every way in uses.
+
+Sorted values are `take_along_axis(x, argsort(x))` (`take_along`, an
+`nn.gather`), so the values' gradient is the gather's (the cotangent scattered
+back to the positions the indices name) and argsort itself passes none. Top-k
+is the first k of a sort. The expansion is in `dialects.nn_expand_sort`.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from xdsl.dialects.builtin import AnyFloat, IntegerAttr, IntegerType, Signedness, TensorType, UnitAttr, i64
+from xdsl.ir import SSAValue
+from xdsl.irdl import irdl_op_definition, operand_def, opt_prop_def, prop_def, result_def
+from xdsl.utils.exceptions import VerifyException
+
+from dfc.dialects.nn_base import External, NNOp, _static, normalize_axis
+from dfc.dialects.nn_indexing import GatherOp
+
+
+def _sortable(t: TensorType) -> TensorType:
+    e = t.element_type
+    if not (isinstance(e, AnyFloat) or isinstance(e, IntegerType) and e.signedness.data == Signedness.SIGNLESS):
+        raise VerifyException(f"input must have a float, signless integer or i1 element type, got {t}")
+    return t
+
+
+@irdl_op_definition
+class ArgsortOp(NNOp):
+    """The stable sorting permutation of `input` along `axis`, as i64 indices.
+
+    `result[..., p, ...]` is the position along `axis` of the element of rank p:
+    ascending (or `descending`), equal keys in their index order. Floats order
+    NaN after every number ascending and before every number descending (as
+    NumPy and PyTorch), with -0.0 equal to 0.0; integers are signed, or read as
+    unsigned with `unsigned` (i1 always is: false < true). A 0-d input gives 0.
+    Syntax: `%i = nn.argsort %x {axis = 1 : i64, descending} : (tensor<2x5xf32>) -> tensor<2x5xi64>`.
+    """
+
+    name = "nn.argsort"
+    EXTERNAL: ClassVar[External] = External(
+        stablehlo="sort (LT/GT comparator of one key), chlo.top_k", onnx="TopK",
+        aten=("sort", "argsort", "msort", "topk", "kthvalue"), numpy=("sort", "argsort"),
+    )  # fmt: skip
+
+    input = operand_def(TensorType)
+    axis = prop_def(IntegerAttr)
+    descending = opt_prop_def(UnitAttr)
+    unsigned = opt_prop_def(UnitAttr)
+    result = result_def(TensorType)
+    assembly_format = "$input attr-dict `:` functional-type(operands, results)"
+
+    def __init__(self, input: SSAValue, axis: int, descending: bool = False, unsigned: bool = False):
+        t = _sortable(_static(input.type, "input"))
+        props: dict = {"axis": IntegerAttr(axis, i64)}
+        if descending:
+            props["descending"] = UnitAttr()
+        if unsigned:
+            props["unsigned"] = UnitAttr()
+        super().__init__(operands=[input], result_types=[TensorType(i64, t.get_shape())], properties=props)
+
+    @property
+    def normalized_axis(self) -> int:
+        return normalize_axis(self.axis.value.data, _static(self.input.type, "input").get_num_dims())
+
+    def infer_type(self) -> TensorType:
+        t = _sortable(_static(self.input.type, "input"))
+        normalize_axis(self.axis.value.data, t.get_num_dims())
+        if self.unsigned is not None and not isinstance(t.element_type, IntegerType):
+            raise VerifyException(f"unsigned is for integer inputs, got {t}")
+        return TensorType(i64, t.get_shape())
+
+
+def take_along(x: SSAValue, indices: SSAValue, axis: int) -> GatherOp:
+    """`np.take_along_axis(x, indices, axis)` as an `nn.gather`: `indices` has
+    `x`'s shape except (possibly) along `axis`, whose entries it reads."""
+    assert isinstance(x.type, TensorType) and isinstance(indices.type, TensorType)
+    rank = x.type.get_num_dims()
+    others = [d for d in range(rank) if d != axis]
+    dims = {"offset_dims": [], "collapsed_slice_dims": [axis], "operand_batching_dims": others,
+            "start_indices_batching_dims": others, "start_index_map": [axis], "slice_sizes": [1] * rank}
+    return GatherOp(x, indices, dims, rank)
+
+
+SORT_OPS = [ArgsortOp]
