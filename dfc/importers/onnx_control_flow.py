@@ -1,0 +1,310 @@
+"""The ONNX importer's control flow: If, Loop and Scan, whose bodies are subgraphs
+(graph attributes) imported in a scope of the enclosing graphs' values.
+
+A subgraph sees every value of the graphs around it (captured by name), binds its
+inputs, and imports its nodes like the graph's (`import_node`, so what is known
+at import time folds); an error inside names the subgraph and the node.
+
+* `If` with a condition known at import time is the chosen branch; otherwise an
+  `scf.if` whose regions hold the branches, which must give outputs of one type
+  (and signedness) each.
+* `Loop` and `Scan` are unrolled: each copy of the body sees its iteration number
+  as a constant (a body may slice with it) and the scan outputs have a static
+  length. Loop needs its trip count `M` at import time, or a condition that folds
+  to false within `UNROLL_LIMIT` iterations; a condition known only at run time
+  masks the loop-carried values (`select(running, new, old)`, running the
+  conjunction of the conditions so far) for the `M` iterations, which a Loop with
+  scan outputs (whose length it would set) does not allow. Scan's opset-8 form
+  (batched, `sequence_lens`) runs the body per batch element, the lengths being
+  the full one.
+
+Unrolling keeps every body an ordinary stretch of nn ops, so `autodiff`, fusion
+and both backends need nothing of their own; its cost is IR proportional to the
+trip count (`UNROLL_LIMIT` bounds it).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from xdsl.builder import Builder
+from xdsl.dialects import scf, tensor
+from xdsl.dialects.builtin import i1
+from xdsl.ir import Block, Region, SSAValue
+from xdsl.rewriter import InsertPoint
+from xdsl.utils.exceptions import VerifyException
+
+from dfc.dialects import nn_elementwise as nne
+from dfc.dialects import nn_shape as nns
+from dfc.importers.onnx_common import NodeError, element_type, normalize_axis, tensor_of
+
+UNROLL_LIMIT = 4096
+"""The most iterations a Loop or Scan is unrolled to (more is a NodeError naming the node)."""
+
+Value = SSAValue | np.ndarray
+"""A value of a subgraph: built in the IR, or known at import time."""
+
+
+class ControlFlowOps:
+    """`op_If`, `op_Loop` and `op_Scan`, mixed into `OnnxImporter` (whose `import_node`, `value`, `ins`,
+    `constant`, `_cut` and `_reshape` they use)."""
+
+    # ------------------------------------------------------------ subgraphs
+
+    def subgraph(self, graph: Any, bindings: Sequence[Value], unsigned: Sequence[bool]) -> tuple[list[Value], list[bool]]:
+        """The outputs of `graph` (and which are unsigned) with its inputs bound to `bindings`, its nodes
+        built at `self.b`; the names it defines are gone afterwards (the enclosing scope is restored)."""
+        from onnx import numpy_helper
+
+        if len(bindings) != len(graph.input):
+            raise NodeError(f"subgraph '{graph.name}' takes {len(graph.input)} inputs, {len(bindings)} given")
+        saved = dict(self.values), dict(self.consts), set(self.unsigned), self.unsigned_inputs, self.unsigned_outputs
+        try:
+            for info, value, flag in zip(graph.input, bindings, unsigned):
+                self.values.pop(info.name, None)
+                self.consts.pop(info.name, None)
+                (self.consts if isinstance(value, np.ndarray) else self.values)[info.name] = value
+                (self.unsigned.add if flag else self.unsigned.discard)(info.name)
+            for init in graph.initializer:
+                self.values.pop(init.name, None)
+                self.consts[init.name] = numpy_helper.to_array(init)
+            for index, node in enumerate(graph.node):
+                where = f"subgraph '{graph.name}' node '{node.name or index}' ({node.op_type})"
+                try:
+                    self.import_node(node)
+                except NodeError as err:
+                    raise NodeError(f"{where}: {err}") from None
+                except VerifyException as err:
+                    raise NodeError(f"{where}: not supported for these operands: {err}") from None
+            outputs = [self.consts[o.name] if o.name in self.consts else self.value(o.name) for o in graph.output]
+            return outputs, [self.is_unsigned(o.name) for o in graph.output]
+        finally:
+            self.values, self.consts, self.unsigned, self.unsigned_inputs, self.unsigned_outputs = saved
+
+    def _ssa(self, v: Value) -> SSAValue:
+        return self.constant(v) if isinstance(v, np.ndarray) else v
+
+    def _current(self, name: str) -> Value:
+        return self.consts[name] if name in self.consts else self.value(name)
+
+    def _results(self, node: Any, outputs: Sequence[Value], unsigned: Sequence[bool]) -> list[SSAValue]:
+        """The node's outputs built, those known at import time also kept as constants (for folding)."""
+        if len(outputs) < len(node.output):
+            raise NodeError(f"{len(node.output)} outputs named, the body gives {len(outputs)}")
+        for name, v in zip(node.output, outputs):
+            if name and isinstance(v, np.ndarray):
+                self.consts[name] = v
+        self.unsigned_outputs = {k for k, flag in enumerate(unsigned) if flag}
+        return [self._ssa(v) for v in outputs]
+
+    def _flag(self, v: Value, what: str) -> bool | SSAValue:
+        """A condition: a bool when known at import time, else a 0-d i1 tensor."""
+        if isinstance(v, np.ndarray):
+            if v.size != 1:
+                raise NodeError(f"{what} has {v.size} elements; one boolean is needed")
+            return bool(v.reshape(-1)[0])
+        t = tensor_of(v)
+        if t.element_type != i1 or int(np.prod(t.get_shape())) != 1:
+            raise NodeError(f"{what} is {t}; one boolean is needed")
+        return self._reshape(v, [])
+
+    # ------------------------------------------------------------ If
+
+    def op_If(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
+        """The branch a condition known at import time chooses; else `scf.if` of both branches."""
+        branches = (attrs["then_branch"], attrs["else_branch"])
+        cond = self._flag(self._current(node.input[0]), f"If condition '{node.input[0]}'")
+        if isinstance(cond, bool):
+            return self._results(node, *self.subgraph(branches[0 if cond else 1], [], []))
+        outer = self.b
+        blocks, yields, flags = [], [], []
+        for graph in branches:
+            block = Block()
+            self.b = Builder(InsertPoint.at_end(block))
+            try:
+                outputs, unsigned = self.subgraph(graph, [], [])
+                yields.append([self._ssa(v) for v in outputs])
+            finally:
+                self.b = outer
+            blocks.append(block)
+            flags.append(unsigned)
+        if len(yields[0]) != len(yields[1]):
+            raise NodeError(f"If: then_branch gives {len(yields[0])} outputs, else_branch {len(yields[1])}")
+        for k, (a, b) in enumerate(zip(*yields)):
+            if a.type != b.type or flags[0][k] != flags[1][k]:
+                raise NodeError(f"If: output {k} is {a.type} in then_branch and {b.type} in else_branch "
+                                "(a run-time condition needs one type)")
+        for block, values in zip(blocks, yields):
+            block.add_op(scf.YieldOp(*values))
+        scalar = self.ins(tensor.ExtractOp(cond, [], i1))
+        op = self.b.insert(scf.IfOp(scalar, [v.type for v in yields[0]], Region(blocks[0]), Region(blocks[1])))
+        self.unsigned_outputs = {k for k, flag in enumerate(flags[0]) if flag}
+        return list(op.results)
+
+    # ------------------------------------------------------------ Loop
+
+    def op_Loop(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
+        """The body unrolled while `iteration < M` and the condition holds (see the module docstring)."""
+        body = attrs["body"]
+        trip_name = node.input[0] if node.input else ""
+        cond_name = node.input[1] if len(node.input) > 1 else ""
+        names = list(node.input[2:])
+        carried = len(names)
+        scanned = len(body.output) - 1 - carried
+        if scanned < 0:
+            raise NodeError(f"Loop body gives {len(body.output)} outputs for {carried} loop-carried values")
+        trips = int(self.known(trip_name).reshape(-1)[0]) if trip_name else None
+        if scanned and cond_name and cond_name not in self.consts:
+            self.known(cond_name)  # the scan outputs' length depends on it
+        running: bool | SSAValue = self._flag(self._current(cond_name), "Loop condition") if cond_name else True
+        if isinstance(running, SSAValue) and (trips is None or trips > UNROLL_LIMIT):
+            raise NodeError(f"Loop with a condition known only at run time and a trip count of {trips} "
+                            f"(at most {UNROLL_LIMIT} iterations are unrolled) is not supported")
+        values: list[Value] = [self._current(n) for n in names]
+        unsigned = [self.is_unsigned(n) for n in names]
+        scans: list[list[Value]] = [[] for _ in range(scanned)]
+        scan_unsigned = [False] * scanned
+        iteration = 0
+        while running is not False and (trips is None or iteration < trips):
+            if iteration == UNROLL_LIMIT:
+                raise NodeError(f"Loop still running after {UNROLL_LIMIT} iterations (the most unrolled)")
+            cond_in = np.array(True) if running is True else running
+            outputs, flags = self.subgraph(body, [np.array(iteration, np.int64), cond_in, *values],
+                                           [False, False, *unsigned])
+            new = outputs[1:1 + carried]
+            cond_out = self._flag(outputs[0], "Loop body condition")
+            if isinstance(running, SSAValue):
+                new = [self._carried_if(running, n, v, k) for k, (n, v) in enumerate(zip(new, values))]
+                running = self.ins(nne.AndOp(running, self._ssa(np.array(cond_out)) if isinstance(cond_out, bool)
+                                             else cond_out))
+            elif isinstance(cond_out, SSAValue) and scanned:
+                raise NodeError("Loop: the body's condition is known only at run time, and the scan outputs' "
+                                "length would depend on it")
+            else:
+                running = cond_out
+            values, unsigned, scan_unsigned = new, flags[1:1 + carried], flags[1 + carried:]
+            for k, v in enumerate(outputs[1 + carried:]):
+                scans[k].append(v)
+            iteration += 1
+        stacked = [self._stacked(vs, 0, body.output[1 + carried + k], "Loop scan output") for k, vs in enumerate(scans)]
+        return self._results(node, [*values, *stacked], [*unsigned, *scan_unsigned])
+
+    def _carried_if(self, running: SSAValue, new: Value, old: Value, k: int) -> SSAValue:
+        new, old = self._ssa(new), self._ssa(old)
+        if new.type != old.type:
+            raise NodeError(f"Loop: loop-carried value {k} changes from {old.type} to {new.type} under a run-time "
+                            "condition")
+        return self.ins(nne.SelectOp(running, new, old))
+
+    # ------------------------------------------------------------ Scan
+
+    def op_Scan(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
+        """The body unrolled over the scan inputs' axis (opset 8: per batch element, the scan axis 1)."""
+        body, count = attrs["body"], attrs["num_scan_inputs"]
+        if self.opset < 9:
+            return self._batched_scan(node, attrs)
+        states = [self._current(n) for n in node.input[:len(node.input) - count]]
+        inputs = [self._current(n) for n in node.input[len(node.input) - count:]]
+        unsigned = [self.is_unsigned(n) for n in node.input]
+        outputs, flags = self._scan_body(body, states, inputs, unsigned, attrs.get("scan_input_axes"),
+                                    attrs.get("scan_input_directions"), attrs.get("scan_output_axes"),
+                                    attrs.get("scan_output_directions"))
+        return self._results(node, outputs, flags)
+
+    def _batched_scan(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
+        """Scan-8: inputs with a batch dimension first, scanned along dimension 1."""
+        body, count = attrs["body"], attrs["num_scan_inputs"]
+        names = list(node.input[1:])
+        values = [self._current(n) for n in names]
+        batch = _shape(values[0])[0]
+        if any(_shape(v)[0] != batch for v in values):
+            raise NodeError("Scan (opset 8): the inputs' batch dimensions differ")
+        length = _shape(values[-1])[1] if count else 0
+        if node.input[0]:
+            lengths = self.known(node.input[0])
+            if (lengths != length).any():
+                raise NodeError(f"Scan (opset 8) with sequence_lens {lengths.tolist()} other than the full length "
+                                f"{length} is not supported")
+        unsigned = [self.is_unsigned(n) for n in names]
+        per_batch = []
+        for b in range(batch):
+            row = [self._element(v, 0, b) for v in values]
+            per_batch.append(self._scan_body(body, row[:len(row) - count], row[len(row) - count:], unsigned,
+                                        None, attrs.get("directions"), None, None))
+        outputs = [self._stacked([p[0][k] for p in per_batch], 0, body.output[k], "Scan output")
+                   for k in range(len(body.output))]
+        return self._results(node, outputs, per_batch[0][1] if per_batch else [False] * len(outputs))
+
+    def _scan_body(self, body: Any, states: list[Value], inputs: list[Value], unsigned: Sequence[bool],
+              in_axes: Sequence[int] | None, in_dirs: Sequence[int] | None, out_axes: Sequence[int] | None,
+              out_dirs: Sequence[int] | None) -> tuple[list[Value], list[bool]]:
+        count, carried = len(inputs), len(states)
+        in_axes = [normalize_axis(a, len(_shape(x)), "scan_input_axes")
+                   for a, x in zip(in_axes or [0] * count, inputs)]
+        in_dirs = list(in_dirs or [0] * count)
+        lengths = {_shape(x)[a] for x, a in zip(inputs, in_axes)}
+        if len(lengths) > 1:
+            raise NodeError(f"Scan inputs of different lengths {sorted(lengths)} along their scan axes")
+        length = lengths.pop() if lengths else 0
+        if length > UNROLL_LIMIT:
+            raise NodeError(f"Scan of {length} iterations (at most {UNROLL_LIMIT} are unrolled) is not supported")
+        scanned = len(body.output) - carried
+        scans: list[list[Value]] = [[] for _ in range(scanned)]
+        flags = list(unsigned[:carried])
+        for t in range(length):
+            elements = [self._element(x, a, length - 1 - t if d else t) for x, a, d in zip(inputs, in_axes, in_dirs)]
+            outputs, flags = self.subgraph(body, [*states, *elements], unsigned)
+            states = outputs[:carried]
+            for k, v in enumerate(outputs[carried:]):
+                scans[k].append(v)
+        out_axes = list(out_axes or [0] * scanned)
+        out_dirs = list(out_dirs or [0] * scanned)
+        stacked = [self._stacked(vs[::-1] if d else vs, a, body.output[carried + k], "Scan output")
+                   for k, (vs, a, d) in enumerate(zip(scans, out_axes, out_dirs))]
+        if not length:
+            flags = [*flags, *(False for _ in range(scanned))]
+        return [*states, *stacked], flags
+
+    # ------------------------------------------------------------ slicing and stacking
+
+    def _element(self, x: Value, axis: int, index: int) -> Value:
+        """Element `index` of `x` along `axis` (the axis removed)."""
+        if isinstance(x, np.ndarray):
+            return np.take(x, index, axis=axis)
+        shape = list(tensor_of(x).get_shape())
+        return self._reshape(self._cut(x, axis, index, index + 1), shape[:axis] + shape[axis + 1:])
+
+    def _stacked(self, values: Sequence[Value], axis: int, declared: Any, what: str) -> Value:
+        """`values` stacked along a new `axis` (negative: counted from the end of the result); none: the
+        empty tensor of the body output's declared type."""
+        if not values:
+            return _empty(declared, what)
+        shapes = {tuple(_shape(v)) for v in values}
+        if len(shapes) > 1:
+            raise NodeError(f"{what}: the iterations give shapes {sorted(shapes)}; stacking needs one")
+        shape = list(shapes.pop())
+        axis = normalize_axis(axis, len(shape) + 1, f"{what} axis")
+        if all(isinstance(v, np.ndarray) for v in values):
+            return np.stack(values, axis)
+        one = shape[:axis] + [1] + shape[axis:]
+        parts = [self._reshape(self._ssa(v), one) for v in values]
+        return parts[0] if len(parts) == 1 else self.ins(nns.ConcatenateOp(parts, axis))
+
+
+def _shape(v: Value) -> list[int]:
+    return list(v.shape) if isinstance(v, np.ndarray) else list(tensor_of(v).get_shape())
+
+
+def _empty(declared: Any, what: str) -> np.ndarray:
+    """A tensor of no iterations: [0, ...] of the body output's declared static type."""
+    from onnx import helper
+
+    t = declared.type.tensor_type
+    dims = [d.dim_value if d.HasField("dim_value") else None for d in t.shape.dim]
+    if not declared.type.HasField("tensor_type") or None in dims or not t.elem_type:
+        raise NodeError(f"{what} '{declared.name}' of no iterations: its declared type is not static")
+    dtype = np.dtype(helper.tensor_dtype_to_np_dtype(t.elem_type))
+    element_type(dtype)
+    return np.zeros([0, *dims], dtype)
