@@ -108,6 +108,17 @@ def arity(node: ast.Return) -> int:
     return len(node.value.elts) if isinstance(node.value, ast.Tuple) else 1
 
 
+def always_returns(stmts: list[ast.stmt]) -> bool:
+    """Whether every path through `stmts` ends at a `return` (the last statement
+    is one, or an `if` whose branches both always return)."""
+    if not stmts:
+        return False
+    last = stmts[-1]
+    if isinstance(last, ast.Return):
+        return True
+    return isinstance(last, ast.If) and always_returns(last.body) and always_returns(last.orelse)
+
+
 def lower_returns(body: list[ast.stmt], fail: Callable[[str, ast.AST], Exception]) -> list[ast.stmt]:
     """A function body with early returns (in `if`s and in loops): each path
     assigns the result names and one `return` of them ends the body.
@@ -118,7 +129,7 @@ def lower_returns(body: list[ast.stmt], fail: Callable[[str, ast.AST], Exception
     loop's carried value its type from what the body assigns)."""
     returns = returns_in(body, into_loops=True)
     counts = {arity(r) for r in returns}
-    if not (body and isinstance(body[-1], ast.Return)):
+    if not always_returns(body):
         counts.add(0)  # falling off the end returns None
     if len(counts) > 1:
         raise fail("this function returns different numbers of values on different paths (a value on one, a tuple "

