@@ -1,6 +1,6 @@
 """aten's network ops: contractions and convolution, pooling, reductions
 (index reductions, products, variance), softmax, the normalisations (layer,
-batch, group), losses, resampling, `topk` and dropout that drops nothing."""
+batch, group), losses, resampling and dropout that drops nothing (sorting and `topk` are in `aten_sort.py`)."""
 
 from __future__ import annotations
 
@@ -373,47 +373,6 @@ def _upsample_nearest(b, node, x, output_size, scale_factors):
 @handles("upsample_bilinear2d.vec")
 def _upsample_bilinear(b, node, x, output_size, align_corners, scale_factors):
     return _resample(b, node, x, "linear", output_size, scale_factors, align_corners)
-
-
-@handles("topk.default")
-def _topk(b, node, x, k, dim, largest, sorted):
-    """The k largest (smallest) elements along `dim` in order and their indices: k rounds of argmax
-    (argmin) over the elements not yet taken (those set to -inf, or +inf; where only such remain, the
-    first index not taken). Among equal values the lower index comes first."""
-    if not x.is_float:
-        raise UnsupportedOp(f"topk of {x.dtype} (the library's argmax is of floats)")
-    rank = len(x.shape)
-    if rank == 0:
-        return x, b.full(0, (), "i64")
-    dim %= rank
-    arg, extreme = ("nn.argmax", "max") if largest else ("nn.argmin", "min")
-    fill = -math.inf if largest else math.inf
-    reduced = [n for d, n in enumerate(x.shape) if d != dim]
-    picked = [1 if d == dim else n for d, n in enumerate(x.shape)]
-    positions = b.op("nn.iota", [], x.shape, "i64", iota_dimension=dim)
-    others = [d for d in range(rank) if d != dim]
-    values, indices, taken, rest = [], [], None, x
-    for _ in range(k):
-        index = b.op(arg, [rest], reduced, "i64", axis=dim)
-        if taken is not None:
-            free = b.convert(b.unary("nn.not", taken), "f32")
-            stuck = b.compare("EQ", b.reduce(extreme, rest, [dim]), fill)
-            index = b.op("nn.select", [stuck, b.op("nn.argmax", [free], reduced, "i64", axis=dim), index], reduced,
-                         "i64")
-        index = b.reshape(index, picked)
-        hit = b.compare("EQ", positions, index)
-        taken = hit if taken is None else b.binary("nn.or", taken, hit)
-        rest = b.op("nn.select", [taken, b.tensor(fill, x.dtype), x], x.shape, x.dtype)
-        values.append(b.op(
-            "nn.gather", [x, index], picked, x.dtype, offset_dims=[], collapsed_slice_dims=[dim],
-            operand_batching_dims=others, start_indices_batching_dims=others, start_index_map=[dim],
-            index_vector_dim=rank, slice_sizes=[1] * rank))
-        indices.append(index)
-    shape = b.out(node)[0]
-    if len(values) == 1:
-        return values[0], indices[0]
-    return (b.op("nn.concatenate", values, shape, x.dtype, dimension=dim),
-            b.op("nn.concatenate", indices, shape, "i64", dimension=dim))
 
 
 # --- index reductions, products, variance, any ---------------------------------------

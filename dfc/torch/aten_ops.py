@@ -30,11 +30,12 @@ from dfc.torch.aten_common import Builder, Handler, UnsupportedOp, meta_type
 from dfc.torch.aten_elementwise import ELEMENTWISE_HANDLERS
 from dfc.torch.aten_nn import NN_HANDLERS
 from dfc.torch.aten_shape import SHAPE_HANDLERS
+from dfc.torch.aten_sort import SORT_HANDLERS
 
 __all__ = ["FAMILIES", "HANDLERS", "Builder", "Handler", "UnsupportedOp", "meta_type"]
 
 FAMILIES: dict[str, dict[str, Handler]] = {
-    "elementwise": ELEMENTWISE_HANDLERS, "shape": SHAPE_HANDLERS, "nn": NN_HANDLERS,
+    "elementwise": ELEMENTWISE_HANDLERS, "shape": SHAPE_HANDLERS, "nn": NN_HANDLERS, "sort": SORT_HANDLERS,
 }
 """Each op family's handlers (its module: `aten_<family>.py`)."""
 

@@ -66,7 +66,7 @@ OPINFOS = (
     "torch.ops.aten._safe_softmax.default", "unsqueeze", "view", "view_copy", "where",
     "split_with_sizes", "repeat", "gather", "cumsum", "constant_pad_nd", "nn.functional.pad.constant",
     "nn.functional.interpolate.nearest", "nn.functional.interpolate.bilinear", "nn.functional.group_norm",
-    "slice_scatter", "isnan", "__getitem__", "topk", "round",
+    "slice_scatter", "isnan", "__getitem__", "topk", "round", "sort", "argsort", "msort",
     "tan", "sinh", "cosh", "atan", "asin", "acos", "asinh", "acosh", "atanh", "log2", "log10", "reciprocal", "atan2",
     "floor", "ceil", "trunc", "sign", "frac", "isinf", "nn.functional.elu", "nn.functional.leaky_relu",
     "logical_and", "logical_or", "logical_xor", "__rpow__", "fmod", "remainder", "div.floor_rounding",
@@ -763,6 +763,20 @@ def hand_cases() -> list[Case]:
         case("nll_loss sum", lambda x, t: F.nll_loss(x, t, reduction="sum"), logp, target, grad=True),
         case("nll_loss ignore_index outside the classes", lambda x, t: F.nll_loss(x, t, ignore_index=7), logp,
              target),
+        # issue 33: sorting (one stable nn.argsort): ties in index order, NaN last (first descending), every dtype
+        case("sort", lambda x: (torch.sort(x), torch.sort(x, 0, descending=True), torch.msort(x)), r(4, 5), grad=True),
+        case("sort stable ties and NaN", lambda x: (
+            torch.sort(x, stable=True, dim=1), torch.sort(x, dim=0, descending=True, stable=True),
+            torch.argsort(x, 1), torch.argsort(x, 0, descending=True), torch.argsort(x, stable=True, dim=1)),
+            torch.tensor([[1.0, float("nan"), -0.0, 1.0, float("-inf")], [0.0, 2.0, float("nan"), float("inf"), 0.0],
+                          [float("nan"), 1.0, 1.0, -2.0, 1.0]], dtype=F64)),
+        case("sort of integers and booleans", lambda a, m: (
+            torch.sort(a, 1), torch.sort(a, 0, descending=True), torch.argsort(a), torch.sort(m, 1),
+            torch.argsort(m, descending=True, stable=True), torch.sort(a.int(), dim=1, stable=True)),
+            i(4, 6, lo=-3, hi=3), i(3, 5, lo=0, hi=2).bool()),
+        case("topk of integers", lambda a: (torch.topk(a, 2), torch.topk(a, 3, 0, largest=False), torch.topk(a.int(), 1)),
+             torch.tensor([[2**62, -7, 3, -2**63], [5, 2**63 - 1, -1, 0], [-5, 8, 4, 1]])),
+        case("sort of 0-d", lambda x: (torch.sort(x), torch.argsort(x), torch.topk(x, 1)), torch.tensor(0.5, dtype=F64)),
     ]
 
 
@@ -798,7 +812,6 @@ def refused_forms() -> dict[str, tuple[Callable, tuple]]:
         "nll_loss ignore_index of a class": (lambda x, t: F.nll_loss(x, t, ignore_index=1),
                                              (r(3, 4), torch.tensor([0, 1, 2]))),
         "index by a boolean mask": (lambda x, m: x[m], (r(4), torch.tensor([True, False, True, True]))),
-        "topk of integers": (lambda x: torch.topk(x, 2), (i(5),)),
         "bitwise_and of floats": (lambda x, y: torch.ops.aten.bitwise_and.Tensor(x, y), (r(3), r(3))),
         "conv_transpose2d": (F.conv_transpose2d, (r(1, 2, 4, 4), r(2, 3, 3, 3))),
         "detach": (lambda x: x.detach() * x, (r(3),)),
@@ -808,7 +821,6 @@ def refused_forms() -> dict[str, tuple[Callable, tuple]]:
         "dropout in training": (lambda x: F.dropout(x, 0.5, training=True), (r(3),)),
         "argmax of int64": (lambda x: torch.argmax(x, 0), (i(3, 4),)),
         "var of one element": (lambda x: torch.var(x, 0), (r(1, 3),)),
-        "sort": (lambda x: torch.sort(x, 1), (r(3, 4),)),
         "index_put with a boolean mask": (lambda x, m: torch.index_put(x, (m,), torch.tensor(1.0, dtype=F64)),
                                           (r(4), torch.tensor([True, False, True, True]))),
     }
@@ -903,7 +915,7 @@ NOT_DIFFERENTIABLE = {
     "aten.any.default", "aten.any.dim", "aten.any.dims", "aten.empty.memory_format", "aten.empty_strided.default",
     "aten.empty_permuted.default", "aten.scatter.reduce", "aten.scatter.value_reduce",
     *(f"aten.bitwise_{op}.{kind}" for op in ("and", "or", "xor") for kind in ("Tensor", "Scalar")),
-    "aten.bitwise_not.default",
+    "aten.bitwise_not.default", "aten.argsort.default", "aten.argsort.stable",
 }
 """Overloads the gradient walk does not require: their results carry no gradient
 (comparisons, logical and bitwise ops, index reductions, constants, a metadata check), or
@@ -1005,7 +1017,6 @@ CORE_EXCEPTIONS = {
     "aten.rand.default": "random: no generator in compiled code yet",
     "aten.randn.default": "random: no generator in compiled code yet",
     "aten.randperm.default": "random: no generator in compiled code yet",
-    "aten.sort.default": "no sorting op in the library yet (topk covers small k)",
     "aten.grid_sampler_2d.default": "not yet",
     "aten._cdist_forward.default": "not yet",
     "aten._pdist_forward.default": "not yet",
