@@ -1,5 +1,5 @@
 """NumPy's shape functions: transpose, flip, reshape, ravel, concatenate,
-stack, diag and diagonal (views where NumPy gives views)."""
+stack (and hstack, vstack, dstack, column_stack), diag and diagonal (views where NumPy gives views)."""
 
 from __future__ import annotations
 
@@ -134,6 +134,36 @@ def _stack(tr, args, kwargs, node):
     return _concatenate(tr, [tuple(reshape(tr, e, new, node) for e in exprs), Affine(k)], {}, node)
 
 
+def _at_least(tr, e: Expr, rank: int, node: ast.AST) -> Expr:
+    """NumPy's atleast_1d/2d/3d of one array: (n,) is (1, n) in 2-d, (1, n, 1) in 3-d; (m, n) is (m, n, 1)."""
+    if e.ndim >= rank:
+        return e
+    dims = [Affine(d) for d in tr.em.static(e, "a stacked array")]
+    one = Affine(1)
+    if rank == 3:
+        new = [one, *dims, one] if e.ndim == 1 else [*dims, one] if e.ndim == 2 else [one] * 3
+    else:
+        new = [one] * (rank - e.ndim) + dims
+    return reshape(tr, e, tuple(new), node)
+
+
+def _stack_along(name: str, rank: int, axis_of):
+    """np.hstack/vstack/dstack/column_stack: each array raised to `rank` dimensions (NumPy's
+    atleast_Nd; column_stack makes a 1-d array a column) and concatenated along `axis_of(first rank)`."""
+
+    def handler(tr, args, kwargs, node):
+        (parts,) = bind(tr, args, kwargs, node, f"np.{name}", ("tup",), ())
+        if not isinstance(parts, tuple) or not parts:
+            raise tr.fail(f"np.{name} takes a non-empty list or tuple of arrays", node)
+        exprs = [expr_of(tr, p, node) for p in parts]
+        if name == "column_stack":
+            exprs = [reshape(tr, e, (Affine(-1), Affine(1)), node) if e.ndim < 2 else e for e in exprs]
+        exprs = [_at_least(tr, e, rank, node) for e in exprs]
+        return _concatenate(tr, [tuple(exprs), Affine(axis_of(exprs[0].ndim))], {}, node)
+
+    return handler
+
+
 def diag_args(tr, args, kwargs, node, what: str) -> tuple[Expr, int]:
     """(the matrix, the offset) of np.diagonal/np.trace-style arguments; axes (1, 0) transpose it."""
     a, offset, axis1, axis2 = bind(tr, args, kwargs, node, what, ("a", "offset", "axis1", "axis2"), (0, 0, 1))
@@ -227,4 +257,8 @@ SHAPE_HANDLERS: dict[Any, Handler] = {
     np.roll: _roll,
     np.transpose: _transpose, np.flip: _flip, np.reshape: _reshape, np.ravel: _ravel, np.diag: _diag,
     np.diagonal: _diagonal_fn, np.concatenate: _concatenate, np.stack: _stack,
+    np.hstack: _stack_along("hstack", 1, lambda rank: 0 if rank == 1 else 1),
+    np.vstack: _stack_along("vstack", 2, lambda rank: 0),
+    np.dstack: _stack_along("dstack", 3, lambda rank: 2),
+    np.column_stack: _stack_along("column_stack", 1, lambda rank: 1),
 }

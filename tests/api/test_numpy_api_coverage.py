@@ -482,6 +482,18 @@ values(concatenates, (X, Y, P), of=np.concatenate)
 values(stacks, (X, Y), (I, I * 2), of=np.stack)
 
 
+def side_stacks(a, b, v):
+    """1-d, 2-d and 3-d operands, 0-d ones, mixed dtypes."""
+    return (np.hstack((a, b)), np.hstack([v, v * 2.0]), np.hstack((a[0, 0], v[1], v)), np.hstack((a[None], b[None])),
+            np.vstack((a, b)), np.vstack((v, v)), np.vstack((a[0], b)), np.vstack((v[0], v[1])),
+            np.dstack((a, b)), np.dstack((v, v)), np.dstack((a[None], b[None])), np.dstack((v[2],)),
+            np.column_stack((v, v * 3.0)), np.column_stack((a.T, v[:4])), np.column_stack((a[0], v)),
+            np.hstack((a, (b * 10).astype(np.int64))), np.vstack((a.astype(np.float32), b)))
+
+
+values(side_stacks, (X, Y, V4), (I, I * 2, np.arange(4)), of=(np.hstack, np.vstack, np.dstack, np.column_stack))
+
+
 def concat_grad(a, b):
     return np.concatenate((a, b * 2.0), axis=-1)
 
@@ -492,6 +504,14 @@ def stack_grad(a, b):
 
 grads(concat_grad, (X, Y), of=np.concatenate)
 grads(stack_grad, (X, Y), of=np.stack)
+
+
+def side_stack_grad(a, v):
+    return (np.sum(np.hstack((a, a * v[:3, None])) ** 2) + np.sum(np.vstack((a, v)) * np.vstack((v, a)))
+            + np.sum(np.dstack((a, a * 3.0)) ** 3) + np.sum(np.column_stack((v, v * v)) ** 3))
+
+
+grads(side_stack_grad, (X, V4), of=(np.hstack, np.vstack, np.dstack, np.column_stack))
 
 
 # -- constructors -----------------------------------------------------------------------
