@@ -25,9 +25,9 @@ from dfc.dialects import nn
 from dfc.dialects import nn_contract as nnc
 from dfc.dialects import nn_conv as nnconv
 from dfc.dialects import nn_elementwise as nne
-from dfc.dialects import nn_indexing as nni
 from dfc.dialects import nn_shape as nns
 from dfc.dialects import nn_window as nnw
+from dfc.dialects.nn_sort import ArgsortOp, take_along
 from dfc.importers.onnx_common import (
     NodeError,
     flattened_shape,
@@ -142,49 +142,27 @@ class NNOps:
         return [acc if perm == sorted(perm) else self.ins(nn.TransposeOp(acc, perm))]
 
     def op_TopK(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
-        """The k largest (`largest`, else smallest) elements along `axis` in order, and their indices, the
-        lower index first among equal values: k rounds of argmax (argmin) over the elements not yet taken
-        (those set to -inf, or +inf; where only such remain, the first index not taken). Floats, and
-        integers of up to 32 bits ranked by their f64 values."""
+        """The k largest (`largest`, else smallest) elements along `axis` and their indices, in order (also
+        for `sorted` = 0, which leaves the order open), the lower index first among equal values: the first k
+        of the stable `nn.argsort` (unsigned integers by their unsigned values), the values gathered by them.
+        Every element type; NaN counts as larger than every number."""
         x = self.value(node.input[0])
         t = tensor_of(x)
-        shape, e = t.get_shape(), t.element_type
-        key = x  # what is ranked: x, or integers of up to 32 bits as their (exact) f64 values
-        if e not in (f16, f32, f64):
-            if not isinstance(e, IntegerType) or e.width.data > 32:
-                raise NodeError(f"TopK of {t} is not supported (floats, and integers of up to 32 bits)")
-            key = self.cast(x, bool(self.unsigned_inputs), f64, False)
+        shape = t.get_shape()
         self.unsigned_outputs = {0} if self.unsigned_inputs else set()
         axis = normalize_axis(attrs["axis"], len(shape))
         k = int(self.known(node.input[1]).reshape(-1)[0]) if len(node.input) > 1 else attrs["k"]
         if not 0 <= k <= shape[axis]:
             raise NodeError(f"TopK of {k} elements of a dimension of {shape[axis]}")
-        largest = attrs.get("largest", 1)
-        arg, extreme = (nnc.ArgMaxOp, "max") if largest else (nnc.ArgMinOp, "min")
-        fill = self.scalar(-math.inf if largest else math.inf, key)
-        positions = self.ins(nns.IotaOp(TensorType(i64, shape), axis))
-        picked = [1 if d == axis else n for d, n in enumerate(shape)]
-        others = [d for d in range(len(shape)) if d != axis]
-        dims = {"collapsed_slice_dims": [axis], "operand_batching_dims": others, "start_indices_batching_dims": others,
-                "start_index_map": [axis], "slice_sizes": [1] * len(shape)}
-        values, indices, taken, rest = [], [], None, key
-        for _ in range(k):
-            index = self.ins(arg(rest, axis))
-            if taken is not None:
-                free = self.ins(nne.ConvertOp(self.ins(nne.NotOp(taken)), f32))
-                stuck = self.ins(nne.CompareOp(self.ins(nn.ReduceOp(rest, extreme, [axis])), fill, "EQ"))
-                index = self.ins(nne.SelectOp(stuck, self.ins(nnc.ArgMaxOp(free, axis)), index))
-            index = self._reshape(index, picked)
-            hit = self.ins(nne.CompareOp(positions, index, "EQ"))
-            taken = hit if taken is None else self.ins(nne.OrOp(taken, hit))
-            rest = self.ins(nne.SelectOp(taken, fill, key))
-            values.append(self.ins(nni.GatherOp(x, index, dims, len(shape))))
-            indices.append(index)
         if k == 0:
             empty = [0 if d == axis else n for d, n in enumerate(shape)]
-            return [self.constant(np.zeros(empty, dtype_of(e))), self.constant(np.zeros(empty, np.int64))]
-        return [self.ins(nns.ConcatenateOp(values, axis)) if k > 1 else values[0],
-                self.ins(nns.ConcatenateOp(indices, axis)) if k > 1 else indices[0]]
+            return [self.constant(np.zeros(empty, dtype_of(t.element_type))), self.constant(np.zeros(empty, np.int64))]
+        indices = self.ins(ArgsortOp(x, axis, descending=bool(attrs.get("largest", 1)),
+                                     unsigned=bool(self.unsigned_inputs)))
+        if k < shape[axis]:
+            picked = [k if d == axis else n for d, n in enumerate(shape)]
+            indices = self.ins(nns.SliceOp(indices, [0] * len(shape), picked, [1] * len(shape)))
+        return [self.ins(take_along(x, indices, axis)), indices]
 
     def _spatial(self, attrs: dict[str, Any], sizes: list[int], kernel: list[int]) -> tuple[list[int], ...]:
         """(strides, low pads, high pads, dilations) of a convolution or pooling node over spatial `sizes`
