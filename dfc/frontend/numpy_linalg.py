@@ -21,11 +21,38 @@ from dfc.frontend.numpy_shapes import flat
 
 
 def matmul(tr, a: Expr, b: Expr, node: ast.AST) -> Expr:
-    subs = {(1, 1): ("i", "i", ""), (2, 1): ("ij", "j", "i"), (1, 2): ("j", "jk", "k"), (2, 2): ("ij", "jk", "ik"),
-            (3, 3): ("bij", "bjk", "bik")}.get((a.ndim, b.ndim))
-    if subs is None:
-        raise tr.fail(f"@ of arrays of ranks {a.ndim} and {b.ndim} is not supported", node)
-    return tr.em.contract([a, b], [subs[0], subs[1]], subs[2])
+    """`a @ b` as NumPy's matmul: a 1-d operand is a row (a) or a column (b) whose
+    dimension is dropped; the dimensions before the last two are batch
+    dimensions, aligned from the right and broadcast (a size-1 one is read at 0)."""
+    if a.ndim == 0 or b.ndim == 0:
+        raise tr.fail("matmul (@) of a 0-d operand: NumPy refuses it (use * to scale)", node)
+    if a.ndim <= 2 and b.ndim <= 2:  # no batch dimensions: the shapes may be dynamic
+        return tr.em.contract([a, b], ["yz"[2 - a.ndim:], "zx"[:b.ndim]], ("y" if a.ndim == 2 else "") +
+                              ("x" if b.ndim == 2 else ""))
+    ra, rb = max(a.ndim - 2, 0), max(b.ndim - 2, 0)
+    n = max(ra, rb)
+    sizes_a = [1] * (n - ra) + tr.em.static(a, "a stacked matmul operand")[:ra]
+    sizes_b = [1] * (n - rb) + tr.em.static(b, "a stacked matmul operand")[:rb]
+    drop_a, drop_b = [], []  # batch positions broadcast from size 1: read at index 0
+    for k, (x, y) in enumerate(zip(sizes_a, sizes_b)):
+        if x != y and 1 not in (x, y):
+            raise tr.fail(f"matmul (@): batch dimensions {tuple(sizes_a)} and {tuple(sizes_b)} do not broadcast", node)
+        if x == 1 and y != 1 and k >= n - ra:
+            drop_a.append(k)
+        if y == 1 and x != 1 and k >= n - rb:
+            drop_b.append(k)
+    batch = LETTERS[:n]
+
+    def operand(e: Expr, rank: int, drop: list, matrix: str) -> tuple[Expr, str]:
+        first = n - rank
+        if drop:
+            e = tr.index(e, tuple(0 if first + j in drop else slice(None) for j in range(rank)), node)
+        return e, "".join(batch[first + j] for j in range(rank) if first + j not in drop) + matrix
+
+    a, sa = operand(a, ra, drop_a, "yz" if a.ndim >= 2 else "z")
+    b, sb = operand(b, rb, drop_b, "zx" if b.ndim >= 2 else "z")
+    out = batch + ("y" if "y" in sa else "") + ("x" if "x" in sb else "")
+    return tr.em.contract([a, b], [sa, sb], out)
 
 
 LETTERS = "abcdefghijklmnopqrstuvwxy"  # "z" is the contracted index below

@@ -323,10 +323,12 @@ C245 = rng.uniform(0.5, 2.0, (2, 4, 5))
 C235 = rng.uniform(0.5, 2.0, (2, 3, 5))
 A54 = rng.uniform(0.5, 2.0, (5, 4))
 M26 = rng.uniform(0.5, 2.0, (2, 6))
+P4 = P3[:, None].copy()  # (2, 1, 3, 4): a batch dimension broadcast against C245's
 CONTRACTIONS = {
     np.dot: [(P, B45), (P, V4), (V3, P), (V4, V4), (2.5, P), (P, 2.5), (P3, C245), (P3, V4), (V3, C235),
              (P, C245), (PF32, B45.astype(np.float32))],
-    np.matmul: [(P, B45), (P, V4), (V3, P), (V4, V4), (P3, C245), (PF32, B45)],
+    np.matmul: [(P, B45), (P, V4), (V3, P), (V4, V4), (P3, C245), (P3, B45), (V4, C245), (C245, A54),
+                (P3, V4), (P4, B45), (P4, C245), (PF32, B45)],
     np.inner: [(V4, V4), (P, A54), (V4, A54), (P3, V4), (P, 2.5), (P3, A54)],
     np.vdot: [(V4, V4), (P, P[::-1].copy()), (P, M26), (1.5, 2.5)],
     np.outer: [(V3, V4), (P, V3), (2.5, V4)],
@@ -1261,9 +1263,9 @@ def int_power_negative(x):
     return np.power(x, -1)  # refused
 
 
-@refused(np.matmul, "is not supported", P3, P)
+@refused(np.matmul, "batch dimensions (2,) and (3,) do not broadcast", P3, P)
 def matmul_broadcast(a, b):
-    return np.matmul(a, b[:, :3].T)  # refused
+    return np.matmul(a, np.stack((b.T, b.T, b.T)))  # refused
 
 
 @refused(np.matmul, "unsupported keyword argument 'axes'", P, B45)
