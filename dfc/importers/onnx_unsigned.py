@@ -22,6 +22,7 @@ from xdsl.ir import SSAValue
 
 from dfc.dialects import nn
 from dfc.dialects import nn_elementwise as nne
+from dfc.importers.narrow_formats import FLOAT_FORMATS, INT_FORMATS
 from dfc.importers.onnx_common import NodeError, tensor_of
 
 SIGN_AGNOSTIC = frozenset({
@@ -40,15 +41,24 @@ UNSIGNED_AWARE = frozenset({
 
 
 def signless(array: np.ndarray) -> np.ndarray:
-    """An unsigned integer array as the signed integers of the same bits (how dfc passes ONNX's uintN)."""
+    """An unsigned integer array as the signed integers of the same bits (how dfc passes ONNX's uintN), a
+    narrow format's as the int8 of its codes (`narrow_formats`)."""
     array = np.asarray(array)
+    if array.dtype.name in INT_FORMATS:
+        return array.astype(np.int8)
+    if array.dtype.name in FLOAT_FORMATS:
+        return array.view(np.int8)
     return array.view(f"int{array.dtype.itemsize * 8}") if array.dtype.kind == "u" else array
 
 
 def with_onnx_dtype(array: np.ndarray, dtype: np.dtype) -> np.ndarray:
-    """A result of dfc (signless bits) as the ONNX output's dtype (uintN from intN)."""
+    """A result of dfc (signless bits, narrow codes) as the ONNX output's dtype (uintN from intN)."""
     array = np.asarray(array)
     dtype = np.dtype(dtype)
+    if dtype.name in INT_FORMATS and array.dtype == np.int8:
+        return array.astype(dtype)
+    if dtype.name in FLOAT_FORMATS and array.dtype == np.int8:
+        return array.view(dtype)
     return array.view(dtype) if dtype.kind == "u" and array.dtype.itemsize == dtype.itemsize else array
 
 
