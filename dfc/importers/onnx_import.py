@@ -70,6 +70,7 @@ from dfc.dialects import nn_elementwise as nne
 from dfc.dialects.diagnostics import CompileError
 from dfc.errors import require_extra, user_errors
 from dfc.function import Function
+from dfc.importers.narrow_formats import cast_array, is_narrow
 from dfc.importers.onnx_attention_ops import AttentionOps
 from dfc.importers.onnx_common import (
     NodeError,
@@ -83,6 +84,7 @@ from dfc.importers.onnx_common import (
 )
 from dfc.importers.onnx_control_flow import ControlFlowOps
 from dfc.importers.onnx_math_ops import MathOps
+from dfc.importers.onnx_narrow_types import NarrowOps
 from dfc.importers.onnx_nn_ops import NNOps
 from dfc.importers.onnx_recurrent import RecurrentOps
 from dfc.importers.onnx_shape_ops import ShapeOps
@@ -146,7 +148,7 @@ def _trunc_div(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return q + ((np.remainder(a, b) != 0) & ((a < 0) ^ (b < 0))).astype(q.dtype)
 
 
-class OnnxImporter(ShapeOps, NNOps, MathOps, AttentionOps, ControlFlowOps, RecurrentOps, UnsignedOps):
+class OnnxImporter(ShapeOps, NNOps, MathOps, AttentionOps, ControlFlowOps, RecurrentOps, UnsignedOps, NarrowOps):
     """Builds `@main` node by node; `consts` holds the values known at import time."""
 
     def __init__(self, model: Any, filename: str, parameters: Sequence[str] | None = None):
@@ -162,6 +164,7 @@ class OnnxImporter(ShapeOps, NNOps, MathOps, AttentionOps, ControlFlowOps, Recur
         self.unsigned: set[str] = set()
         self.unsigned_inputs: set[int] = set()
         self.unsigned_outputs: set[int] | None = None
+        self.formats: dict[str, str] = {}
         initializers = {t.name: numpy_helper.to_array(t) for t in self.graph.initializer}
         chosen = set(parameters or ())
         if unknown := chosen - set(initializers):
@@ -185,6 +188,7 @@ class OnnxImporter(ShapeOps, NNOps, MathOps, AttentionOps, ControlFlowOps, Recur
             arg.name_hint = _name_hint(name)
         self.input_names = [i.name for i in graph_inputs]
         self.unsigned |= {i.name for i in graph_inputs if _onnx_dtype(i).kind == "u"}
+        self.formats |= {i.name: _onnx_dtype(i).name for i in graph_inputs if is_narrow(_onnx_dtype(i))}
         self.b = Builder(InsertPoint.at_end(self.block))
 
     def _input_type(self, value_info: Any) -> TensorType:
@@ -226,9 +230,10 @@ class OnnxImporter(ShapeOps, NNOps, MathOps, AttentionOps, ControlFlowOps, Recur
         array = signless(array)
         flat = array.reshape(-1)
         if flat.size and (flat == flat[0]).all() and e != i1:
-            attr = FloatAttr(float(flat[0]), e) if array.dtype.kind == "f" else IntegerAttr(int(flat[0]), e)
+            attr = FloatAttr(float(flat[0]), e) if isinstance(e, AnyFloat) else IntegerAttr(int(flat[0]), e)
             return self.ins(nn.FullOp(attr, array.shape))  # type: ignore[arg-type]
-        values = [bool(v) for v in flat] if e == i1 else flat.tolist()
+        values = [bool(v) for v in flat] if e == i1 else flat.astype(np.float64).tolist() if isinstance(
+            e, AnyFloat) else flat.tolist()
         dense = DenseIntOrFPElementsAttr.from_list(TensorType(e, array.shape), values)  # type: ignore[arg-type]
         return self.ins(nn.ConstantOp(dense))
 
@@ -279,7 +284,10 @@ class OnnxImporter(ShapeOps, NNOps, MathOps, AttentionOps, ControlFlowOps, Recur
         self.unsigned_outputs = None
         if self.unsigned_inputs and node.op_type not in SIGN_AGNOSTIC | UNSIGNED_AWARE:
             raise NodeError(f"{node.op_type} of unsigned integers is not supported")
-        self._record(node, handler(node, attrs))
+        self.check_narrow_inputs(node)
+        outputs = handler(node, attrs)
+        self._record(node, outputs)
+        self.record_narrow(node, outputs)
 
     def _record(self, node: Any, outputs: Sequence[SSAValue]) -> None:
         """The node's outputs as the values of its output names, those the handler says (`unsigned_outputs`)
@@ -328,9 +336,9 @@ class OnnxImporter(ShapeOps, NNOps, MathOps, AttentionOps, ControlFlowOps, Recur
         if op == "Cast":
             from onnx import helper
 
-            return [c[0].astype(helper.tensor_dtype_to_np_dtype(attrs["to"]))]
+            return [cast_array(c[0], helper.tensor_dtype_to_np_dtype(attrs["to"]), attrs.get("saturate", 1))]
         if op == "CastLike":
-            return [c[0].astype(c[1].dtype)]
+            return [cast_array(c[0], c[1].dtype, attrs.get("saturate", 1))]
         if op == "Gather":
             axis = normalize_axis(attrs["axis"], c[0].ndim)
             return [np.take(c[0], self._wrapped_indices(c[1], c[0].shape[axis]), axis=axis)]
@@ -530,15 +538,24 @@ class OnnxImporter(ShapeOps, NNOps, MathOps, AttentionOps, ControlFlowOps, Recur
         from onnx import helper
 
         dtype = np.dtype(helper.tensor_dtype_to_np_dtype(attrs["to"]))
-        return self._cast(node, element_type(dtype), dtype.kind == "u")
+        return self._cast(node, attrs, element_type(dtype), dtype.kind == "u", dtype.name if is_narrow(dtype) else None)
 
     def op_CastLike(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
         """Cast to the element type of the second input."""
-        return self._cast(node, tensor_of(self.value(node.input[1])).element_type, self.is_unsigned(node.input[1]))
+        like = node.input[1]
+        return self._cast(node, attrs, tensor_of(self.value(like)).element_type, self.is_unsigned(like),
+                          self.format_of(like))
 
-    def _cast(self, node: Any, e: Any, unsigned: bool) -> list[SSAValue]:
+    def _cast(self, node: Any, attrs: dict[str, Any], e: Any, unsigned: bool, target: str | None) -> list[SSAValue]:
+        """`node`'s input cast to `e` (the bits of an unsigned type if `unsigned`), or to the codes of the
+        narrow format `target` (`saturate`), from the codes of its narrow format if it has one."""
         self.unsigned_outputs = {0} if unsigned else set()
-        return [self.cast(self.value(node.input[0]), 0 in self.unsigned_inputs, e, unsigned)]
+        x, source = self.value(node.input[0]), self.format_of(node.input[0])
+        if source is None and target is None:
+            return [self.cast(x, 0 in self.unsigned_inputs, e, unsigned)]
+        if target is not None:
+            self.formats[node.output[0]] = target
+        return [self.narrow_cast(x, source, 0 in self.unsigned_inputs, e, unsigned, target, attrs.get("saturate", 1))]
 
     def op_Identity(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
         return [self.value(node.input[0])]
