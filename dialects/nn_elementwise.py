@@ -114,6 +114,15 @@ class RoundOp(ElementwiseUnaryOp):
 
 
 @irdl_op_definition
+class StopGradientOp(ElementwiseUnaryOp):
+    """Elementwise identity whose derivative is 0: no gradient (and no tangent)
+    flows through it (JAX's `stop_gradient`, PyTorch's `detach`)."""
+
+    name = "nn.stop_gradient"
+    EXTERNAL: ClassVar[External] = External(aten=("detach",))
+
+
+@irdl_op_definition
 class RoundEvenOp(ElementwiseUnaryOp):
     """Elementwise round to nearest, halfway cases to even (IEEE's default,
     StableHLO's `round_nearest_even`, NumPy's `rint`). Derivative 0."""
@@ -488,7 +497,7 @@ class NotOp(NNOp):
 
 
 ELEMENTWISE_OPS = [
-    AbsOp, SignOp, FloorOp, CeilOp, RoundOp, RoundEvenOp, Expm1Op, Log1pOp, RsqrtOp, CbrtOp, ErfOp, SineOp, CosineOp,
+    AbsOp, SignOp, FloorOp, CeilOp, RoundOp, RoundEvenOp, StopGradientOp, Expm1Op, Log1pOp, RsqrtOp, CbrtOp, ErfOp, SineOp, CosineOp,
     TanOp, Atan2Op, PowerOp, RemainderOp, MaximumOp, MinimumOp, ClampOp, CompareOp, SelectOp, ConvertOp,
     AndOp, OrOp, XorOp, NotOp, ShiftLeftOp, ShiftRightArithmeticOp, ShiftRightLogicalOp,
 ]  # fmt: skip

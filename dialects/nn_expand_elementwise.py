@@ -64,6 +64,7 @@ _UNARY: dict[type[Operation], Callable[[Scalar, SSAValue], SSAValue]] = {
     ew.AbsOp: lambda s, x: _ins(s, math.AbsFOp(x)),
     ew.SignOp: _sign,
     ew.FloorOp: lambda s, x: _ins(s, math.FloorOp(x)),
+    ew.StopGradientOp: lambda s, x: x,
     ew.CeilOp: lambda s, x: _ins(s, math.CeilOp(x)),
     ew.RoundOp: lambda s, x: _ins(s, math.RoundOp(x)),
     ew.RoundEvenOp: lambda s, x: _ins(s, math.RoundEvenOp(x)),

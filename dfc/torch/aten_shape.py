@@ -27,8 +27,8 @@ def _copy(b, node, x, **kwargs):
 
 @handles("detach.default")
 def _detach(b, node, x):
-    raise UnsupportedOp("dfc differentiates the whole program and has no stop-gradient, so gradients would "
-                        "flow through the detached value")
+    """`nn.stop_gradient` (an integer or boolean tensor has no gradient to stop)."""
+    return b.unary("nn.stop_gradient", x) if x.is_float else x
 
 
 @handles("_assert_tensor_metadata.default")
@@ -81,15 +81,21 @@ def _cat(b, node, tensors, dim):
 
 @handles("embedding.default")
 def _embedding(b, node, weight, indices, padding_idx, scale_grad_by_freq, sparse):
-    if padding_idx not in (-1, None) or scale_grad_by_freq or sparse:
-        raise UnsupportedOp("embedding with padding_idx, scale_grad_by_freq or sparse")
+    """The rows `indices` pick (`nn.gather`). With a `padding_idx` the rows looked up
+    there pass through `nn.stop_gradient`: torch's gradient leaves that row out."""
+    if scale_grad_by_freq or sparse:
+        raise UnsupportedOp("embedding with scale_grad_by_freq or sparse")
     shape, dtype = b.out(node)
     rank = len(indices.shape)
-    return b.op(
+    rows = b.op(
         "nn.gather", [weight, indices], shape, dtype,
         offset_dims=[rank], collapsed_slice_dims=[0], operand_batching_dims=[], start_indices_batching_dims=[],
         start_index_map=[0], index_vector_dim=rank, slice_sizes=[1, weight.shape[1]],
     )
+    if padding_idx in (-1, None) or not rows.is_float:
+        return rows
+    padding = b.broadcast(b.reshape(b.compare("EQ", indices, padding_idx), [*indices.shape, 1]), shape)
+    return b.op("nn.select", [padding, b.unary("nn.stop_gradient", rows), rows], shape, dtype)
 
 
 # --- creation, splitting, tiling, scans --------------------------------------------

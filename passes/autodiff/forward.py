@@ -93,6 +93,8 @@ _LINEAR_KINDS = {"nn.reduce": ("sum", "mean"), "nn.reduce_window": ("sum", "mean
 """nn ops linear for these `kind`s."""
 _BILINEAR = {"nn.mul", "nn.matmul", "nn.dot_general", "nn.convolution"}
 """nn ops linear in each of their two operands."""
+_NO_TANGENT = {"nn.stop_gradient"}
+"""nn ops whose results have no tangent although their expansion (the identity) would pass one."""
 
 
 def _zeros(b: Builder, value: SSAValue) -> SSAValue:
@@ -224,7 +226,7 @@ class Forward:
 
     def library(self, op: nn.NNOp) -> None:
         """An nn op by its linearity (`_LINEAR`, `_BILINEAR`), else through its expansion."""
-        if not is_float(op.results[0]):
+        if not is_float(op.results[0]) or op.name in _NO_TANGENT:
             return
         kind = op.properties.get("kind")
         linear = op.name in _LINEAR or isinstance(kind, StringAttr) and kind.data in _LINEAR_KINDS.get(op.name, ())

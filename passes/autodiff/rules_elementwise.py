@@ -44,7 +44,7 @@ def _grad(b: Builder, op: Operation, g: SSAValue, inputs: Sequence[SSAValue], fn
 
 
 _PIECEWISE_CONSTANT = (
-    ew.SignOp, ew.FloorOp, ew.CeilOp, ew.RoundOp, ew.RoundEvenOp, ew.CompareOp,
+    ew.SignOp, ew.FloorOp, ew.CeilOp, ew.RoundOp, ew.RoundEvenOp, ew.StopGradientOp, ew.CompareOp,
     ew.AndOp, ew.OrOp, ew.XorOp, ew.NotOp, ew.ShiftLeftOp, ew.ShiftRightArithmeticOp, ew.ShiftRightLogicalOp,
 )  # fmt: skip
 ELEMENTWISE_BACKWARD.rule(*(op.name for op in _PIECEWISE_CONSTANT))(no_gradient)

@@ -235,6 +235,27 @@ def _vjp(text: str, args, seed):
     return interpret(module, "f_grad", *args, seed)[1:], ExecutionEngine(compiled).invoke("f_grad", *args, seed)[1:]
 
 
+_STOP = """func.func @f(%x: tensor<3xf64>) -> tensor<3xf64> {
+  %s = nn.stop_gradient %x : (tensor<3xf64>) -> tensor<3xf64>
+  %r = nn.mul %x, %s : (tensor<3xf64>, tensor<3xf64>) -> tensor<3xf64>
+  func.return %r : tensor<3xf64>
+}"""
+
+
+def test_stop_gradient_is_the_identity_without_a_derivative():
+    """f(x) = x * stop_gradient(x): the value x^2; the gradient and the tangent x, not 2x."""
+    x, seed, tangent = np.array([1.5, -2.0, 0.25]), np.array([1.0, -3.0, 2.0]), np.array([0.5, 1.0, -4.0])
+    for got in run_both(_STOP, [x]):
+        np.testing.assert_array_equal(got, x * x)
+    for (grad,) in _vjp(_STOP, [x], seed):
+        np.testing.assert_array_equal(grad, seed * x)
+    module = parse_module(_STOP)
+    PassManager.parse("jvp{func=f wrt=0}").run(module)
+    value, jvp = interpret(module, "f_jvp", x, tangent)
+    np.testing.assert_array_equal(value, x * x)
+    np.testing.assert_array_equal(jvp, tangent * x)
+
+
 @pytest.mark.parametrize("op", ["nn.maximum", "nn.minimum"])
 def test_extremum_ties_split_the_gradient(op):
     a, b = np.array([1.0, 2.0, 3.0]), np.array([1.0, 5.0, 0.0])

@@ -12,6 +12,7 @@
 // CHECK-NEXT:    %{{.*}} = nn.ceil %b : (tensor<8xf32>) -> tensor<8xf32>
 // CHECK-NEXT:    %{{.*}} = nn.round %b : (tensor<8xf32>) -> tensor<8xf32>
 // CHECK-NEXT:    %{{.*}} = nn.round_even %b : (tensor<8xf32>) -> tensor<8xf32>
+// CHECK-NEXT:    %{{.*}} = nn.stop_gradient %b : (tensor<8xf32>) -> tensor<8xf32>
 // CHECK-NEXT:    %{{.*}} = nn.expm1 %b : (tensor<8xf32>) -> tensor<8xf32>
 // CHECK-NEXT:    %{{.*}} = nn.log1p %b : (tensor<8xf32>) -> tensor<8xf32>
 // CHECK-NEXT:    %{{.*}} = nn.rsqrt %b : (tensor<8xf32>) -> tensor<8xf32>
@@ -40,6 +41,7 @@ func.func @elementwise(%a: tensor<4x1xf32>, %b: tensor<8xf32>, %s: tensor<f32>, 
   %3 = nn.ceil %b : (tensor<8xf32>) -> tensor<8xf32>
   %4 = nn.round %b : (tensor<8xf32>) -> tensor<8xf32>
   %even = nn.round_even %b : (tensor<8xf32>) -> tensor<8xf32>
+  %stop = nn.stop_gradient %b : (tensor<8xf32>) -> tensor<8xf32>
   %5 = nn.expm1 %b : (tensor<8xf32>) -> tensor<8xf32>
   %6 = nn.log1p %b : (tensor<8xf32>) -> tensor<8xf32>
   %7 = nn.rsqrt %b : (tensor<8xf32>) -> tensor<8xf32>
