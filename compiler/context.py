@@ -28,6 +28,7 @@ _ON_DEMAND = {
     "gpu": "xdsl.dialects.gpu:GPU",
     "blas": "dfc.dialects.blas:BLAS",
     "stablehlo": "dfc.dialects.stablehlo:StableHLO",
+    "chlo": "dfc.dialects.stablehlo_sort:CHLO",
 }
 
 
@@ -39,7 +40,7 @@ def _loader(target: str) -> Callable[[], Dialect]:
 def make_context(allow_unregistered: bool = False) -> Context:
     """A fresh context with builtin, func, arith, math, scf, tensor, memref,
     vector, llvm, gpu (what `lower-dataflow{target=gpu}` produces), df, nn, blas
-    and stablehlo (the input of `convert-stablehlo`). `allow_unregistered`:
+    and stablehlo and chlo (the input of `convert-stablehlo`). `allow_unregistered`:
     ops of other dialects parse as unregistered ops (mlir-opt's
     `--allow-unregistered-dialect`)."""
     ctx = Context(allow_unregistered=allow_unregistered)

@@ -45,6 +45,7 @@ from dfc.dialects.stablehlo_shape import (
     SliceOp,
     TransposeOp,
 )
+from dfc.dialects.stablehlo_sort import SortOp
 from dfc.dialects.stablehlo_structured import (
     CaseOp,
     ConvolutionOp,
@@ -70,6 +71,7 @@ StableHLO = Dialect(
         ConvertOp, SelectOp, ClampOp, CompareOp, ConstantOp, IotaOp, BroadcastInDimOp, ReshapeOp, TransposeOp,
         ReverseOp, SliceOp, DynamicSliceOp, DynamicUpdateSliceOp, ConcatenateOp, PadOp, DotGeneralOp, DotOp,
         ConvolutionOp, OptimizationBarrierOp, ReduceOp, ReduceWindowOp, GatherOp, ScatterOp, ReturnOp, WhileOp, CaseOp, IfOp,
+        SortOp,
     ],
     STABLEHLO_ATTRIBUTES,
 )

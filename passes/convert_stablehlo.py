@@ -16,6 +16,8 @@ elementwise ones by the name each nn op declares (`EXTERNAL`, read by
   `lax.fori_loop` and `lax.scan` emit) becomes an `scf.for` with the static trip
   count, the counter still carried; any other `while` becomes `scf.while`
   (it runs forward; autodiff refuses it at the loop).
+* `sort` with the one-key comparator JAX writes, and `chlo.top_k`, become
+  `nn.argsort` and gathers by its permutation (`passes.stablehlo_sort`).
 * `case` becomes nested `scf.if`s on `index == k` (an out-of-range index runs
   the last branch, as StableHLO says), `if` an `scf.if`.
 * Calls to functions of the module are inlined, and callees left without
@@ -64,7 +66,9 @@ from dfc.dialects import nn_shape as nns
 from dfc.dialects import nn_window as nnw
 from dfc.dialects import stablehlo as shlo
 from dfc.dialects.diagnostics import CompileError
+from dfc.dialects.stablehlo_sort import SortOp, TopKOp
 from dfc.dialects.xdsl_fixes import dense_values, splat_element
+from dfc.passes import stablehlo_sort
 
 UNARY: dict[str, type[Operation]] = nn.one_to_one("stablehlo", 1)
 BINARY: dict[str, type[Operation]] = nn.one_to_one("stablehlo", 2)
@@ -149,7 +153,7 @@ class Converter:
 
     def block(self, block: Block) -> None:
         for op in list(block.ops):
-            if op.dialect_name() == "stablehlo" and not isinstance(op, shlo.ReturnOp):
+            if op.dialect_name() in ("stablehlo", "chlo") and not isinstance(op, shlo.ReturnOp):
                 self.b = Builder(InsertPoint.before(op))
                 prev = op.prev_op
                 new = self.op(op)
@@ -161,7 +165,7 @@ class Converter:
                 Rewriter.erase_op(op)
 
     def op(self, op: Operation) -> Sequence[SSAValue]:
-        short = op.name.removeprefix("stablehlo.")
+        short = op.name.split(".", 1)[1]
         handler: Callable[[Operation], Sequence[SSAValue]] | None = getattr(self, f"on_{short}", None)
         if short in UNARY:
             return [self.unary(op, short)]
@@ -356,6 +360,12 @@ class Converter:
         index = self.ins(arg(x, dims[0], _tensor(op.results[1]).element_type))
         value = self.ins(nn.ReduceOp(x, kind, dims)) if op.results[0].uses else op.results[0]
         return [value, index]
+
+    def on_sort(self, op: SortOp) -> Sequence[SSAValue]:
+        return stablehlo_sort.sort(self.ins, op)
+
+    def on_top_k(self, op: TopKOp) -> Sequence[SSAValue]:
+        return stablehlo_sort.top_k(self.ins, op)
 
     def on_reduce_window(self, op: shlo.ReduceWindowOp) -> Sequence[SSAValue]:
         if len(op.inputs_and_inits) != 2:

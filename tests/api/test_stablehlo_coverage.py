@@ -166,6 +166,14 @@ def _cases():
         "case": (lambda k, x: lax.switch(k, [jnp.sin, jnp.cos, jnp.tanh], x), [np.int32(1), x34], True),
         "case_out_of_range": (lambda k, x: lax.switch(k, [jnp.sin, jnp.cos, jnp.tanh], x), [np.int32(7), x34], True),
         "call": (lambda x: jax.jit(jnp.tanh, inline=False)(x) * 2, [x34], True),
+        # sorting (nn.argsort): ties in index order, NaN last (first for top_k), -0.0 tying 0.0
+        "sort": (lambda x, y: (jnp.sort(x), jnp.sort(x, axis=0, descending=True), *lax.sort((x, y), num_keys=1)),
+                 [x34, y34], True),
+        "sort_edge_values": (lambda x, i, b: (jnp.sort(x), jnp.argsort(x), jnp.argsort(x, descending=True),
+                                              jnp.sort(i, axis=0), jnp.argsort(i, axis=1, descending=True),
+                                              jnp.sort(b), jnp.argsort(b, axis=0), *lax.top_k(x, 8)),
+                             [np.concatenate([EDGE, EDGE[::-1]]), ints(4, 6, low=-2, high=2), b34], False),
+        "top_k": (lambda x, i: (*lax.top_k(x, 2), *lax.top_k(i, 3)), [x34, ints(3, 5, low=-2, high=2)], True),
     }
     return cases
 
@@ -289,6 +297,24 @@ def test_a_conversion_to_an_unsupported_type_is_refused_at_its_source():
     assert str(err.value).startswith(f"{__file__}:{line}:")
 
 
+RAW_FLOAT_SORT = _text("%x: tensor<4xf64>) -> tensor<4xf64>", """\
+  %0 = "stablehlo.sort"(%x) <{dimension = 0 : i64}> ({
+  ^bb0(%a: tensor<f64>, %b: tensor<f64>):
+    %1 = stablehlo.compare LT, %a, %b, FLOAT : (tensor<f64>, tensor<f64>) -> tensor<i1>
+    stablehlo.return %1 : tensor<i1>
+  }) : (tensor<4xf64>) -> tensor<4xf64>
+  func.return %0 : tensor<4xf64>""")
+
+
+def test_a_sort_comparator_jax_does_not_write_for_one_key_is_refused():
+    """Several keys (lax.sort's num_keys = 2), and floats compared raw (NaN unordered), are refused at the sort."""
+    with pytest.raises(CompileError, match=r"a sort comparator returning 'stablehlo.or' \(e.g. of several keys\)"):
+        from_jax(lambda a, b: lax.sort((a, b), num_keys=2), normal(3), normal(3))
+    with pytest.raises(CompileError, match=r"prog.mlir:2:.*a sort comparator of a FLOAT compare of floats without "
+                                           r"JAX's canonicalization"):
+        import_stablehlo(RAW_FLOAT_SORT, "prog.mlir")
+
+
 T23 = "tensor<2x3xf64>"
 BAD_DIMENSIONS = {
     # name -> (body of @main(%x: tensor<2x3xf64>) defining %0, its type, the error)
@@ -331,6 +357,6 @@ def handled_ops() -> set[str]:
 def test_every_handled_op_has_a_case():
     texts = [_lowered_text(f, [np.asarray(a) for a in args]) for f, args, _ in CASES.values()]
     texts += [text for text, _, _ in HAND_WRITTEN.values()]
-    covered = {name for text in texts for name in re.findall(r"stablehlo\.(\w+)", text)}
+    covered = {name for text in texts for name in re.findall(r"(?:stablehlo|chlo)\.(\w+)", text)}
     missing = handled_ops() - covered
     assert not missing, f"StableHLO ops without a numeric case: {sorted(missing)}"

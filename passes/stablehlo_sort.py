@@ -1,0 +1,120 @@
+"""`convert-stablehlo`'s sorting: `stablehlo.sort` and `chlo.top_k` as the
+library's stable `nn.argsort` and gathers by its permutation.
+
+A sort's comparator must be the order JAX writes for one key: one LT (or GT,
+descending) compare of operand k's two elements, integers SIGNED or UNSIGNED
+(i1, and signless integers read as unsigned), floats a TOTALORDER compare of
+the values canonicalized as `lax.sort` does (-0.0 to 0.0, every NaN to one
+positive NaN: NaN sorts last, and -0.0 ties 0.0), which is `nn.argsort`'s
+order. Each operand is gathered by the key's permutation (the sort is stable
+whether or not `is_stable` asks for it). Any other comparator (several keys,
+a raw float compare, where NaN is unordered) is a `CompileError` naming what
+it holds. `chlo.top_k` is the first k of a descending sort along the last
+dimension."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+
+from xdsl.dialects.builtin import AnyFloat, DenseIntOrFPElementsAttr, IntegerType, Signedness, TensorType
+from xdsl.ir import BlockArgument, Operation, SSAValue
+
+from dfc.dialects import nn_elementwise as nne
+from dfc.dialects import nn_shape as nns
+from dfc.dialects import stablehlo as shlo
+from dfc.dialects.diagnostics import CompileError
+from dfc.dialects.nn_sort import ArgsortOp, take_along
+from dfc.dialects.stablehlo_sort import SortOp, TopKOp
+from dfc.dialects.xdsl_fixes import splat_element
+
+Insert = Callable[[Operation], SSAValue]
+
+
+def _constant(v: SSAValue) -> float | int | None:
+    op = v.owner
+    if isinstance(op, shlo.ConstantOp) and isinstance(op.value, DenseIntOrFPElementsAttr):
+        return splat_element(op.value)
+    return None
+
+
+def _compare(v: SSAValue, direction: str) -> shlo.CompareOp | None:
+    op = v.owner
+    return op if isinstance(op, shlo.CompareOp) and op.comparison_direction.data == direction else None
+
+
+def _source(v: SSAValue) -> tuple[SSAValue, bool]:
+    """The comparator argument `v` reads, and whether it canonicalizes it as JAX does for floats:
+    `select(a != a, NaN, select(a == 0, 0, a))`."""
+    outer = v.owner
+    if isinstance(outer, shlo.SelectOp) and (nan := _compare(outer.pred, "NE")) and nan.lhs is nan.rhs:
+        a, inner, nan_value = nan.lhs, outer.on_false.owner, _constant(outer.on_true)
+        if (isinstance(nan_value, float) and math.isnan(nan_value) and isinstance(inner, shlo.SelectOp)
+                and (zero := _compare(inner.pred, "EQ")) and zero.lhs is a and _constant(zero.rhs) == 0
+                and _constant(inner.on_true) == 0 and inner.on_false is a):
+            return a, True
+    return v, False
+
+
+def comparator_order(op: SortOp) -> tuple[int, bool, bool]:
+    """(the key operand, descending, unsigned) of `op`'s comparator; a `CompileError` for another one."""
+    block = op.comparator.block
+    ret = block.last_op
+    compare = ret.operands[0].owner if ret is not None and len(ret.operands) == 1 else None
+
+    def refuse(why: str) -> CompileError:
+        return CompileError.at(op, f"convert-stablehlo: a sort comparator {why} is not supported (one LT or GT "
+                                   "compare of one operand's two elements, as jnp.sort and lax.sort write it, is)")
+
+    if not isinstance(compare, shlo.CompareOp) or compare.comparison_direction.data not in ("LT", "GT"):
+        raise refuse(f"returning '{compare.name if isinstance(compare, Operation) else 'a block argument'}'"
+                     " (e.g. of several keys)")
+    (lhs, lhs_canonical), (rhs, rhs_canonical) = _source(compare.lhs), _source(compare.rhs)
+    args = list(block.args)
+    if not (isinstance(lhs, BlockArgument) and isinstance(rhs, BlockArgument) and lhs in args and rhs in args
+            and lhs.index // 2 == rhs.index // 2 and lhs.index != rhs.index):
+        raise refuse("comparing other values than one operand's two elements")
+    descending = (compare.comparison_direction.data == "GT") != (lhs.index > rhs.index)
+    kind = compare.compare_type.data if compare.compare_type is not None else None
+    element = lhs.type.element_type if isinstance(lhs.type, TensorType) else lhs.type
+    if isinstance(element, AnyFloat):
+        if kind != "TOTALORDER" or not (lhs_canonical and rhs_canonical):
+            raise refuse(f"of a {kind or 'FLOAT'} compare of floats without JAX's canonicalization (-0.0 to 0.0, "
+                         "NaN to one NaN) under TOTALORDER")
+    elif isinstance(element, IntegerType) and element.signedness.data == Signedness.SIGNLESS:
+        if kind not in (None, "SIGNED", "UNSIGNED"):
+            raise refuse(f"of a {kind} compare of integers")
+        if lhs_canonical or rhs_canonical:
+            raise refuse("canonicalizing integers")
+    else:
+        raise refuse(f"of {element} elements")
+    return lhs.index // 2, descending, kind == "UNSIGNED"
+
+
+def sort(ins: Insert, op: SortOp) -> Sequence[SSAValue]:
+    """Every operand of `op` gathered by the stable permutation of its key operand."""
+    key, descending, unsigned = comparator_order(op)
+    x = op.inputs[key]
+    rank = x.type.get_num_dims()  # type: ignore[union-attr]
+    dim = op.dimension.value.data if op.dimension is not None else -1
+    if not -rank <= dim < rank:
+        raise CompileError.at(op, f"convert-stablehlo: sort dimension {dim} is out of range for rank {rank}")
+    dim %= rank
+    order = ins(ArgsortOp(x, dim, descending, unsigned))
+    return [ins(take_along(v, order, dim)) for v in op.inputs]
+
+
+def top_k(ins: Insert, op: TopKOp) -> Sequence[SSAValue]:
+    """The first k of the stable descending sort along the last dimension, indices in the result's type."""
+    t = op.operand.type
+    assert isinstance(t, TensorType)
+    shape, k = list(t.get_shape()), op.k.value.data
+    if not shape or not 0 <= k <= shape[-1]:
+        raise CompileError.at(op, f"convert-stablehlo: top_k of {k} elements of {t}")
+    order = ins(ArgsortOp(op.operand, len(shape) - 1, descending=True))
+    picked = [*shape[:-1], k]
+    if k != shape[-1]:
+        order = ins(nns.SliceOp(order, [0] * len(shape), picked, [1] * len(shape)))
+    index_type = op.indices.type.element_type  # type: ignore[union-attr]
+    indices = order if index_type == order.type.element_type else ins(nne.ConvertOp(order, index_type))
+    return [ins(take_along(op.operand, order, len(shape) - 1)), indices]
