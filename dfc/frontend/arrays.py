@@ -188,6 +188,25 @@ class Op(Expr):
     attr: object = None  # e.g. the comparison direction
 
 
+def size_bound(e: Expr, k: int) -> int | None:
+    """A constant upper bound of `e.shape[k]` (None when there is none): the
+    size itself when constant; for a view, the extent of the base dimensions it
+    steps through (slice bounds are assumed to lie within the array); for an
+    elementwise op, the bound of an operand that has the dimension."""
+    size = e.shape[k].static
+    if size is not None:
+        return size
+    if isinstance(e, View):
+        extents = e.source.type.get_shape()  # type: ignore[attr-defined]
+        bounds = [-(-extents[r] // abs(e.coef[r][k])) for r in range(len(e.offset)) if e.coef[r][k]]
+        return min(bounds) if bounds else None
+    if isinstance(e, Op):
+        bounds = [size_bound(a, k - e.ndim + a.ndim) for a in e.args if k - e.ndim + a.ndim >= 0
+                  and a.shape[k - e.ndim + a.ndim].static != 1]
+        return min((b for b in bounds if b is not None), default=None)
+    return None
+
+
 def result_dtype(args: list[Expr], floating: bool = False) -> str:
     """NumPy's promotion (NEP 50: Python numbers are weak)."""
     strong = [a.dtype for a in args if not a.weak]

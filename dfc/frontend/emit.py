@@ -25,7 +25,19 @@ from dfc.dialects import df, nn
 from dfc.dialects.df_builders import REDUCE_IDENTITY, empty, map_op, read, splat, write
 from dfc.dialects.nn_contract import DotGeneralOp
 from dfc.frontend.affine import Affine
-from dfc.frontend.arrays import IR_TYPES, Const, Expr, Index, Iota, Op, View, is_float, tensor_type
+from dfc.frontend.arrays import (
+    IR_TYPES,
+    Const,
+    Expr,
+    Index,
+    Iota,
+    Op,
+    View,
+    dtype_name,
+    is_float,
+    size_bound,
+    tensor_type,
+)
 
 Fail = Callable[[str], Exception]
 PIECEWISE = {"maximum", "minimum", "abs", "where", "sign", "compare", "floor", "ceil", "rint"}
@@ -48,6 +60,25 @@ def aligned(ivs: Sequence[SSAValue | None], parent: list[Affine], child: list[Af
         if c.static == 1 and p.static != 1:
             out[k] = None
     return out
+
+
+def _leading(value: SSAValue, shape: list[Affine]) -> View:
+    """The leading `shape` block of a tensor (the whole tensor when `shape` is its
+    static shape): a result whose size depends on a loop variable is computed
+    into a tensor of its constant bound and read through this view."""
+    n = len(shape)
+    return View(value, list(shape), [Affine(0)] * n, [[int(r == c) for c in range(n)] for r in range(n)],
+                dtype_name(value.type.element_type))  # type: ignore[attr-defined]
+
+
+def _letter_bound(letter: str, size: Affine, operands: list[Expr], subscripts: list[str]) -> int | None:
+    """A constant bound of an einsum letter's `size`: the smallest bound among the operands that have it
+    (not broadcast from 1)."""
+    if size.static is not None:
+        return size.static
+    bounds = [size_bound(e, subs.index(letter)) for e, subs in zip(operands, subscripts)
+              if letter in subs and e.shape[subs.index(letter)] == size]
+    return min((b for b in bounds if b is not None), default=None)
 
 
 class Emitter:
@@ -183,7 +214,8 @@ class Emitter:
         if dtype == "i1":
             dtype = "i64"
         out_shape = [Affine(1) if k in axes else d for k, d in enumerate(e.shape) if keepdims or k not in axes]
-        out_static = [d.static for d in out_shape]
+        kept = [k for k in range(e.ndim) if keepdims or k not in axes]
+        out_static = [1 if k in axes else size_bound(e, k) for k in kept]
         if any(d is None for d in out_static):
             raise self.fail("the result of a reduction would have a size that depends on a loop variable")
         if isinstance(e, View) and e.is_whole and e.dtype == dtype and is_float(dtype) and kind in ("add", "max", "min") and axes:
@@ -199,7 +231,7 @@ class Emitter:
                 iv for k, iv in enumerate(ivs) if k not in axes]
             write(mb, value, outs[0], index, kind)
 
-        return View.whole(map_op(self.b, [bound(self.b, d) for d in e.shape], [init], build).res[0])
+        return _leading(map_op(self.b, [bound(self.b, d) for d in e.shape], [init], build).res[0], out_shape)
 
     def contract(self, operands: list[Expr], subscripts: list[str], out: str) -> Expr:
         """einsum(subscripts -> out) of the operands."""
@@ -223,7 +255,7 @@ class Emitter:
                 and all(self.concrete(e) == dtype or e.weak for e in operands)):
             return self._dot_general(operands, subscripts, out, dtype)
         out_shape = [sizes[c] for c in out]
-        out_static = [d.static for d in out_shape]
+        out_static = [_letter_bound(c, sizes[c], operands, subscripts) for c in out]
         if any(d is None for d in out_static):
             raise self.fail("the result of a contraction would have a size that depends on a loop variable")
         letters = list(out) + summed
@@ -244,7 +276,7 @@ class Emitter:
             value = mb.insert(df.TaskletOp(inputs, [IR_TYPES[dtype]], block)).res[0]
             write(mb, value, outs[0], [at[c] for c in out], "add" if summed else None)
 
-        return View.whole(map_op(self.b, [bound(self.b, sizes[c]) for c in letters], [init], build).res[0])
+        return _leading(map_op(self.b, [bound(self.b, sizes[c]) for c in letters], [init], build).res[0], out_shape)
 
     def _float_dtype(self, operands: list[Expr]) -> str:
         from dfc.frontend.arrays import result_dtype

@@ -1,8 +1,8 @@
 """Forms that scientific NumPy kernels use as written (measured on a public
 benchmark suite's NumPy kernels compiled verbatim): a helper whose branches
-both return, `np.hstack` and its relatives, `@` between arrays of any ranks
-NumPy accepts, a contraction stored into a slice whose size depends on a loop
-variable.
+both return, products and reductions whose size depends on a loop variable
+(stored into slices). `np.hstack` and its relatives and `@` between arrays of
+any ranks have their cases in test_numpy_api_coverage.py.
 
 The kernels here are this project's own; each runs on the reference
 interpreter against NumPy on copies (the result and every argument after the
@@ -46,7 +46,36 @@ def two_branch_loss(x, lo):
     return np.sum(clipped(x, lo) ** 2)
 
 
+def triangle_products(data, scale):
+    """A product whose size depends on the loop variable, stored into two slices (a chained assignment)."""
+    m = data.shape[1]
+    out = np.eye(m, dtype=data.dtype)
+    for i in range(m - 1):
+        out[i + 1:m, i] = out[i, i + 1:m] = data[:, i] @ data[:, i + 1:m] / scale
+    return out
+
+
+def shrinking_reductions(x):
+    """Reductions and einsums along an axis whose extent shrinks with the loop variable."""
+    n = x.shape[1]
+    acc = np.zeros(n)
+    for i in range(1, n):
+        acc[i:] += np.sum(x[:, i:] ** 2, axis=0) - np.max(x[1:, :n - i], axis=0)[::-1]
+        acc[:n - i] -= np.einsum("k,kj->j", x[:, 0], x[:, i:]) * 0.5
+    return acc
+
+
+def triangle_loss(data, scale):
+    return np.sum(np.sin(triangle_products(data, scale)))
+
+
+def shrinking_loss(x):
+    return np.sum(shrinking_reductions(x) ** 2)
+
+
 FORWARD = [
+    (triangle_products, lambda r: (r.random((6, 5)), 3.0)),
+    (shrinking_reductions, lambda r: (r.standard_normal((4, 6)),)),
     (pairing_table, lambda r: (r.integers(0, 4, 7),)),
     (clipped, lambda r: (r.random(5) - 0.5, 0.1)),
     (clipped, lambda r: (r.random(5) - 0.5, -2.0)),
@@ -82,3 +111,16 @@ def test_forward_matches_numpy(fn, args):
 @pytest.mark.parametrize("lo", [0.1, -2.0, -0.5])
 def test_gradient_through_a_helper_whose_branches_return(lo):
     check(two_branch_loss, (np.random.default_rng(1).random(4) - 0.5, lo))
+
+
+@pytest.mark.parametrize("fn, args", [
+    (triangle_loss, lambda r: (r.random((4, 3)), 2.0)),
+    (shrinking_loss, lambda r: (r.standard_normal((3, 4)),)),
+], ids=["triangle", "shrinking"])
+def test_gradient_through_loop_dependent_sizes(fn, args):
+    check(fn, args(np.random.default_rng(2)))
+
+
+def test_loop_dependent_sizes_compiled():
+    data = np.random.default_rng(4).random((6, 5))
+    np.testing.assert_allclose(dfc.jit(triangle_products)(data, 3.0), triangle_products(data, 3.0), rtol=1e-12)
