@@ -159,7 +159,9 @@ class ControlFlowOps:
         if scanned and cond_name and cond_name not in self.consts:
             self.known(cond_name)  # the scan outputs' length depends on it
         running: bool | SSAValue = self._flag(self._current(cond_name), "Loop condition") if cond_name else True
-        if isinstance(running, SSAValue) and (trips is None or trips > UNROLL_LIMIT):
+        if isinstance(running, SSAValue) and trips is None:
+            raise NodeError("Loop without a trip count, its condition known only at run time, is not supported")
+        if isinstance(running, SSAValue) and trips > UNROLL_LIMIT:
             raise NodeError(f"Loop with a condition known only at run time and a trip count of {trips} "
                             f"(at most {UNROLL_LIMIT} iterations are unrolled) is not supported")
         values: list[Value] = [self._current(n) for n in names]
