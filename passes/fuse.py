@@ -48,9 +48,8 @@ from dfc.passes.expand_library import ExpandLibraryPass
 
 
 def _same_space(a: df.MapOp, b: df.MapOp) -> bool:
-    return a.rank == b.rank and all(
-        x == y for x, y in zip(a.bounds, b.bounds)
-    )
+    """Whether maps `a` and `b` have the same bounds (static ones equal, dynamic ones the same values)."""
+    return a.static_bounds == b.static_bounds and all(x is y for x, y in zip(a.dyn_bounds, b.dyn_bounds))
 
 
 def _at_ivs(indices, ivs) -> bool:
@@ -171,13 +170,12 @@ def _read_elsewhere(p: df.MapOp, c: df.MapOp) -> bool:
 
 
 def _operands_of(m: df.MapOp) -> list[SSAValue]:
-    found: list[SSAValue] = []
-    for op in m.walk():
-        for v in op.operands:
-            owner = v.owner if isinstance(v.owner, Operation) else v.owner.parent_op()
-            if owner is None or not m.is_ancestor(owner):
-                found.append(v)
-    return found
+    """The operands of `m` and of the ops inside it that are defined outside
+    `m`, in walk order (one walk: the values defined inside are collected first)."""
+    ops = list(m.walk())
+    inside: set[SSAValue] = {r for op in ops for r in op.results}
+    inside.update(a for op in ops for region in op.regions for block in region.blocks for a in block.args)
+    return [v for op in ops for v in op.operands if v not in inside]
 
 
 def _slice(p: df.MapOp, value: SSAValue) -> list[Operation]:
@@ -194,35 +192,32 @@ def _slice(p: df.MapOp, value: SSAValue) -> list[Operation]:
 
 
 def _inline_producer(prod: _Producer, c: df.MapOp, reads: list[Operation]) -> None:
-    """Rebuild `c` computing the produced value itself instead of reading it."""
+    """Make `c` compute the produced value itself instead of reading it: the
+    slice of the producer's body it needs is cloned to the front of `c`'s
+    body and replaces the reads (`c` is changed in place, its other ops and
+    its results kept)."""
     p = prod.op
-    fused = df.MapOp(c.bounds, list(c.outs))
-    fused.attributes |= c.attributes
-    mapping: dict[SSAValue, SSAValue] = dict(zip(p.ivs, fused.ivs))
-    mapping.update(zip(c.ivs, fused.ivs))
-    mapping.update(zip(c.out_args, fused.out_args))
-    b = Builder(InsertPoint.at_end(fused.body.block))
-    for op in _slice(p, prod.write.value):
-        clone = b.insert(op.clone(value_mapper=mapping))
-        mapping.update(zip(op.results, clone.results))
-    value = mapping.get(prod.write.value, prod.write.value)
-    for r in reads:
-        mapping[r.results[0]] = value
-    for op in c.body.block.ops:
-        if op not in reads:
-            clone = b.insert(op.clone(value_mapper=mapping))
-            mapping.update(zip(op.results, clone.results))
     # at the producer's place when c's other operands allow (p's other results,
     # which c may still read, do not): earlier readers of tensors that later
     # maps update in place keep their order
     early = p.parent_block() is c.parent_block() and all(
         v is p.res[prod.k] or _defined_before(v, p) for v in _operands_of(c)
     )
-    c.parent_block().insert_op_before(fused, p if early else c)  # type: ignore[union-attr]
-    for old, new in zip(c.res, fused.res):
-        old.replace_all_uses_with(new)
-    c.detach()
-    c.erase()
+    block = c.body.block
+    mapping: dict[SSAValue, SSAValue] = dict(zip(p.ivs, c.ivs))
+    first = block.first_op
+    for op in _slice(p, prod.write.value):
+        clone = op.clone(value_mapper=mapping)
+        block.insert_op_before(clone, first) if first is not None else block.add_op(clone)
+        mapping.update(zip(op.results, clone.results))
+    value = mapping.get(prod.write.value, prod.write.value)
+    for r in reads:
+        r.results[0].replace_all_uses_with(value)
+        r.detach()
+        r.erase()
+    if early:
+        c.detach()
+        p.parent_block().insert_op_before(c, p)  # type: ignore[union-attr]
     if not any(r.uses for r in p.res):
         p.detach()
         p.erase()
