@@ -10,7 +10,8 @@ import ast
 from collections.abc import Callable
 from typing import Any
 
-from xdsl.dialects import arith
+from xdsl.dialects import arith, tensor
+from xdsl.dialects.builtin import IndexType, i64
 
 from dfc.frontend.affine import Affine, opaque
 from dfc.frontend.arrays import Const, Expr, Gather, Iota, View, is_float
@@ -42,6 +43,22 @@ def _data_index(p: Any) -> bool:
 class Indexing:
     """Subscripts to views, mixed into `Translator`, whose builder (`b`),
     emitter (`em`) and expression methods (`expr`, `integer`, `fail`) they use."""
+
+    def runtime_integer(self, e: Expr) -> Affine:
+        """A 0-d integer array read from data used as an integer (`A[p[i]:p[i + 1]]`, a
+        size, a loop bound): an index symbol, assumed in range like a loop variable.
+        A read of the same element in the same block is the same symbol, so that
+        `x[p[i]:p[i + 1]]` and `y[p[i]:p[i + 1]]` are known to have one size."""
+        block = self.b.insertion_point.block
+        key = (block, e.source, tuple(e.offset), e.dtype) if isinstance(e, View) and not e.gathers else None
+        if key in self.runtime_ints:
+            return self.runtime_ints[key]
+        t = self.em.materialize(e, "i64")
+        scalar = self.b.insert(tensor.ExtractOp(t, [], i64)).result
+        value = Affine.of(self.b.insert(arith.IndexCastOp(scalar, IndexType())).result)
+        if key is not None:
+            self.runtime_ints[key] = value
+        return value
 
     def subscript(self, node: ast.expr) -> tuple:
         parts = node.elts if isinstance(node, ast.Tuple) else [node]

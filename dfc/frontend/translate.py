@@ -85,6 +85,7 @@ class Translator(ControlFlow, Indexing):
         self.aliases: list[int | None] = []  # per result: the parameter it is (`return A`), as NumPy returns it
         self.param_cells: set[Cell] = set()
         self.constant_arrays: set[str] = set()  # parameters that are 0-d int arrays, compiled as constants
+        self.runtime_ints: dict[tuple, Affine] = {}  # Indexing.runtime_integer's integers read from data
         self.b: Builder
         self.em: Emitter
 
@@ -354,6 +355,8 @@ class Translator(ControlFlow, Indexing):
             return Affine(int(value))
         if isinstance(value, Const) and not value.shape and isinstance(value.value, int | np.integer):
             return Affine(int(value.value))
+        if isinstance(value, Expr) and value.ndim == 0 and value.dtype in ("i8", "i16", "i32", "i64"):
+            return self.runtime_integer(value)
         raise self.fail(f"expected an integer here, got {_kind(value)}", node)
 
     def as_expr(self, value: Any, node: ast.AST) -> Expr:

@@ -1,7 +1,7 @@
 """Forms that scientific NumPy kernels use as written (measured on a public
 benchmark suite's NumPy kernels compiled verbatim): a helper whose branches
 both return, products and reductions whose size depends on a loop variable
-(stored into slices). `np.hstack` and its relatives and `@` between arrays of
+(stored into slices), slice and loop bounds read from data (sparse rows). `np.hstack` and its relatives and `@` between arrays of
 any ranks have their cases in test_numpy_api_coverage.py.
 
 The kernels here are this project's own; each runs on the reference
@@ -73,7 +73,51 @@ def shrinking_loss(x):
     return np.sum(shrinking_reductions(x) ** 2)
 
 
+def csr_matvec(row, col, val, x):
+    """Slice bounds read from data; the two slices are known to have one size."""
+    y = np.empty(row.size - 1, val.dtype)
+    for i in range(row.size - 1):
+        cols = col[row[i]:row[i + 1]]
+        vals = val[row[i]:row[i + 1]]
+        y[i] = vals @ x[cols]
+    return y
+
+
+def csr_loops(row, col, val, x):
+    """Loop bounds read from data."""
+    y = np.zeros(row.shape[0] - 1)
+    for i in range(row.shape[0] - 1):
+        for k in range(row[i], row[i + 1]):
+            y[i] += val[k] * x[col[k]]
+    return y
+
+
+def segment_total(v, lo, hi):
+    return np.sum(v[lo:hi] ** 2)
+
+
+def segment_totals(bounds, v):
+    """Integers read from data passed to a helper (0-d arrays there) and used as bounds."""
+    out = np.zeros(bounds.shape[0] - 1)
+    for i in range(bounds.shape[0] - 1):
+        out[i] = segment_total(v, bounds[i], bounds[i + 1])
+    return out
+
+
+def csr_loss(row, col, val, x):
+    return np.sum(np.tanh(csr_matvec(row, col, val, x)) + csr_loops(row, col, val, x) ** 2)
+
+
+def _csr(r, dtype):
+    row = np.array([0, 2, 2, 5, 6], dtype)
+    return row, r.integers(0, 5, 6).astype(dtype), r.standard_normal(6), r.standard_normal(5)
+
+
 FORWARD = [
+    (csr_matvec, lambda r: _csr(r, np.int64)),
+    (csr_matvec, lambda r: _csr(r, np.int32)),
+    (csr_loops, lambda r: _csr(r, np.int64)),
+    (segment_totals, lambda r: (np.array([0, 3, 3, 7, 8]), r.standard_normal(8))),
     (triangle_products, lambda r: (r.random((6, 5)), 3.0)),
     (shrinking_reductions, lambda r: (r.standard_normal((4, 6)),)),
     (pairing_table, lambda r: (r.integers(0, 4, 7),)),
@@ -116,7 +160,8 @@ def test_gradient_through_a_helper_whose_branches_return(lo):
 @pytest.mark.parametrize("fn, args", [
     (triangle_loss, lambda r: (r.random((4, 3)), 2.0)),
     (shrinking_loss, lambda r: (r.standard_normal((3, 4)),)),
-], ids=["triangle", "shrinking"])
+    (csr_loss, lambda r: _csr(r, np.int64)),
+], ids=["triangle", "shrinking", "csr"])
 def test_gradient_through_loop_dependent_sizes(fn, args):
     check(fn, args(np.random.default_rng(2)))
 
@@ -124,3 +169,12 @@ def test_gradient_through_loop_dependent_sizes(fn, args):
 def test_loop_dependent_sizes_compiled():
     data = np.random.default_rng(4).random((6, 5))
     np.testing.assert_allclose(dfc.jit(triangle_products)(data, 3.0), triangle_products(data, 3.0), rtol=1e-12)
+    a = _csr(np.random.default_rng(5), np.int32)
+    np.testing.assert_allclose(dfc.jit(csr_matvec)(*a), csr_matvec(*a), rtol=1e-12)
+
+
+def test_a_slice_bound_read_from_data_out_of_range_is_an_index_error():
+    row, col, val, x = _csr(np.random.default_rng(6), np.int64)
+    row[-1] = 9  # past the end of col and val
+    with pytest.raises(IndexError, match="out of bounds"):
+        dfc.jit(csr_matvec)(row, col, val, x)
