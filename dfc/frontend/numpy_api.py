@@ -48,6 +48,7 @@ from dfc.frontend.numpy_args import (
 )
 from dfc.frontend.numpy_linalg import LINALG_HANDLERS
 from dfc.frontend.numpy_shapes import SHAPE_HANDLERS, diag_args, diagonal, flat, reshape, shape_of, transpose
+from dfc.frontend.numpy_sort import SORT_HANDLERS, SORT_METHODS
 
 UNARY = {
     np.exp: "exp", np.log: "log", np.sqrt: "sqrt", np.tanh: "tanh", np.sin: "sin", np.cos: "cos",
@@ -511,7 +512,7 @@ HANDLERS: dict[Any, Handler] = {
     **{f: _binary(n) for f, n in BINARY.items()},
     np.fmax: _fmaxmin("maximum"), np.fmin: _fmaxmin("minimum"),
     **{f: _reduction(k) for f, k in REDUCTIONS.items()},
-    **LINALG_HANDLERS, **SHAPE_HANDLERS,
+    **LINALG_HANDLERS, **SHAPE_HANDLERS, **SORT_HANDLERS,
     np.zeros: _filled(0.0), np.ones: _filled(1.0), np.empty: _filled(0.0), np.full: _filled(None),
     np.zeros_like: _filled_like(0.0), np.ones_like: _filled_like(1.0), np.empty_like: _filled_like(0.0),
     np.full_like: _filled_like(None), np.copy: _copy, np.array: _array, np.asarray: _asarray,
@@ -590,4 +591,5 @@ METHODS: dict[str, Handler] = {
     "astype": _method_astype,
     "diagonal": lambda tr, e, a, k, n: _method_diagonal(tr, e, a, k, n),
     "trace": lambda tr, e, a, k, n: _trace(tr, [e, *a], k, n),
+    **SORT_METHODS,
 }

@@ -991,6 +991,39 @@ def arg_extrema(x, i, b):
 values(arg_extrema, (X, I, BOOL), (NAN_AT, I, BOOL), (F32, I32, BOOL), of=(np.argmax, np.argmin, "argmax", "argmin"))
 
 
+def sorts(x, i, b):
+    y, z = x.copy(), i.copy()
+    y.sort()
+    z[1:].sort(axis=0, kind="stable")
+    return (np.sort(x), np.sort(x, axis=0), np.sort(x, axis=None), np.sort(i, 0), np.sort(b), y, z,
+            np.argsort(x), np.argsort(i, kind="stable"), np.argsort(b, axis=0, kind="stable"), x.argsort(axis=0),
+            np.argsort(x, axis=None, stable=True), np.median(x), np.median(x, axis=1), np.median(x[:, :3], axis=-1),
+            np.median(i, axis=0, keepdims=True), np.median(x, keepdims=True), np.median(b, 1))
+
+
+values(sorts, (X, I, BOOL), (NAN_AT, I32, BOOL), (SPECIAL.reshape(1, 7), I, BOOL), (F32, I32, BOOL),
+       of=(np.sort, np.argsort, np.median, "sort", "argsort"))
+
+
+def sorted_loss(x, w):
+    y = x.copy()
+    y.sort(axis=0)
+    return np.sum(np.sort(x) * w) + np.sum(y * w) + np.sum(np.median(x, axis=1)) + np.median(x[:, :3])
+
+
+grads(sorted_loss, (X, Y), of=(np.sort, np.median, "sort"))
+
+
+@refused(np.sort, "order= (fields of a structured array) is not supported", X)
+def sort_by_fields(x):
+    return np.sort(x, order="a")  # refused
+
+
+@refused(np.median, "np.median over several axes", X)
+def median_of_two_axes(x):
+    return np.median(x, axis=(0, 1))  # refused
+
+
 def triangles(a, i):
     return (np.eye(3), np.eye(3, 4, 1, dtype=int), np.eye(4, M=2, k=-1), np.identity(2, dtype=np.float32),
             np.tri(3, 2, -1), np.tri(2, dtype=bool), np.tril(a), np.triu(a, 1), np.tril(i, -1), np.triu(a > 1.0),
@@ -1653,6 +1686,7 @@ COMPILED = [
     (compiled_reductions, (P3, P)),
     (compiled_shapes, (X3, P, V4)),
     (compiled_contractions, (P, B45, V3, V4, P3, C245)),
+    (sorts, (NAN_AT, I, BOOL)),
 ]
 
 
@@ -1679,7 +1713,7 @@ NO_GRADIENT = {
     np.equal: "booleans", np.not_equal: "booleans", np.isnan: "booleans", np.isinf: "booleans",
     np.isfinite: "booleans", np.any: "booleans", np.all: "booleans", "any": "booleans", "all": "booleans",
     np.count_nonzero: "an integer", np.argmax: "an integer", np.argmin: "an integer", "argmax": "an integer",
-    "argmin": "an integer", np.eye: "no float input", np.identity: "no float input", np.tri: "no float input",
+    "argmin": "an integer", np.argsort: "an integer", "argsort": "an integer", np.eye: "no float input", np.identity: "no float input", np.tri: "no float input",
     np.unique: "refused",
 }
 
