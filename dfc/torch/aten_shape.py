@@ -237,6 +237,31 @@ def _flip(b, node, x, dims):
     return b.op("nn.reverse", [x], x.shape, x.dtype, dimensions=dims) if dims else x
 
 
+@handles("as_strided.default")
+def _as_strided(b, node, x, size, stride, storage_offset):
+    """The elements of x's storage torch's view reads, located by the strides and
+    storage offset x has in eager (its fake tensor's): a view that reads x's
+    elements in order is a reshape, any other an `nn.gather` of them (a restride
+    of a channels-last result, a transpose, overlapping windows). A view that
+    reaches storage x does not cover (of the tensor x is a view of) is refused."""
+    val = node.args[0].meta["val"]
+    offset = val.storage_offset() if storage_offset is None else storage_offset
+    index = np.indices(x.shape, dtype=np.int64).reshape(len(x.shape), -1)
+    held = val.storage_offset() + np.asarray(val.stride(), dtype=np.int64).reshape(-1, 1) * index
+    held = held.sum(0) if len(x.shape) else np.array([val.storage_offset()])
+    owner = np.full(int(held.max()) + 1, -1, dtype=np.int64)
+    owner[held] = np.arange(held.size)
+    read = offset + (np.asarray(stride, dtype=np.int64).reshape(-1, 1)
+                     * np.indices(size, dtype=np.int64).reshape(len(size), -1)).sum(0)
+    if read.size and (read.max() >= owner.size or (owner[read] < 0).any()):
+        raise UnsupportedOp("as_strided reading storage its input does not cover (a view of a larger tensor)")
+    flat = owner[read] if read.size else read
+    whole = b.reshape(x, [held.size])
+    if np.array_equal(flat, np.arange(held.size)):
+        return b.reshape(whole, size)
+    return b.reshape(b.take(whole, 0, b.constant(flat, "i64")), size)
+
+
 @handles("index_select.default")
 def _index_select(b, node, x, dim, index):
     shape = b.out(node)[0]

@@ -74,7 +74,7 @@ OPINFOS = (
     "min.reduction_with_dim", "any", "prod", "var", "std", "var_mean", "flip", "index_select", "diagonal", "scatter",
     "scatter_add", "index_put", "index_add", "masked_fill", "tril", "triu", "roll", "nn.functional.pixel_shuffle",
     "logsumexp", "masked_scatter", "scatter_reduce.sum", "nn.functional.avg_pool3d", "nn.functional.max_pool3d",
-    "nn.functional.adaptive_avg_pool3d",
+    "nn.functional.adaptive_avg_pool3d", "as_strided",
 )
 """The OpInfos whose op is one overload in HANDLERS (or decomposes to a few)."""
 CI_SAMPLE = {"nn.functional.adaptive_avg_pool2d": 6, "nn.functional.avg_pool2d": 5, "nn.functional.max_pool2d": 13,
@@ -699,6 +699,9 @@ def hand_cases() -> list[Case]:
         case("embedding padding_idx negative", lambda i, w: F.embedding(i, w, padding_idx=-1),
              torch.tensor([6, 0, 6, 3]), r(7, 3), grad=True),
         case("detach", lambda x: x.detach() * x + x.detach().exp(), r(3, 2), grad=True),
+        case("as_strided restride of channels-last", lambda x: F.adaptive_avg_pool2d(x, 1),
+             r(2, 3, 4, 5).permute(0, 2, 3, 1).contiguous().permute(0, 3, 1, 2), grad=True),
+        case("as_strided overlapping", lambda x: torch.as_strided(x, (3, 2, 2), (2, 4, 1), 1), r(4, 4), grad=True),
         # contractions, convolution, pooling
         case("mm", torch.mm, r(3, 5), r(5, 2), grad=True),
         case("matmul 3-d", torch.matmul, r(2, 3, 5), r(2, 5, 4), grad=True),
@@ -821,6 +824,7 @@ def refused_forms() -> dict[str, tuple[Callable, tuple]]:
         "sum of integers": (lambda x: x.sum(1), (i(3, 4),)),
         "integers to a tensor power": (torch.pow, (i(3, lo=0), i(3, lo=0, hi=3))),
         "amin of integers": (lambda x: x.amin(0), (i(3, 4),)),
+        "as_strided outside its input": (lambda x: torch.as_strided(x[1:], (2,), (1,), 0), (r(3, 2),)),
         "dropout in training": (lambda x: F.dropout(x, 0.5, training=True), (r(3),)),
         "argmax of int64": (lambda x: torch.argmax(x, 0), (i(3, 4),)),
         "var of one element": (lambda x: torch.var(x, 0), (r(1, 3),)),
@@ -1015,7 +1019,6 @@ CORE_EXCEPTIONS = {
     "aten.nonzero.default": "a result shape that depends on tensor values",
     "aten.sym_numel.default": "symbolic shapes only (dfc compiles static shapes)",
     "aten.sym_storage_offset.default": "symbolic shapes only (dfc compiles static shapes)",
-    "aten.as_strided.default": "a view of storage: strides have no meaning for dfc's value tensors",
     "aten._native_batch_norm_legit.default": "the in-place form: the export emits the functional one",
     "aten.rand.default": "random: no generator in compiled code yet",
     "aten.randn.default": "random: no generator in compiled code yet",
