@@ -1,4 +1,5 @@
-"""Memory against time for a loop's gradient under `autodiff{memory_budget=B}`.
+"""Memory against time for a gradient: a loop's under `autodiff{memory_budget=B}`,
+and a chain of layers' with and without `df.checkpoint` calls (`dfc.checkpoint`).
 
     python -m benchmarks.autodiff_memory [--quick] [--threads N]
 
@@ -10,6 +11,10 @@ steps with one recomputed segment at a time (the budgets between), and
 recomputation from the start (budget 0; quadratic in the steps, so run only
 with --quick). Peak is mem-plan's: the largest total of the gradient
 function's static buffers alive at once; time is the median call.
+
+The layer chain (`layer_chain`: h + tanh(tanh(h w1) w2), 256x32 float64
+activations, 8 layers) is measured by `resident_bytes`, which also counts what
+the functions the gradient calls hold.
 """
 
 from __future__ import annotations
@@ -17,12 +22,15 @@ from __future__ import annotations
 import argparse
 
 import numpy as np
+from xdsl.dialects import func, memref
+from xdsl.dialects.builtin import MemRefType, ModuleOp
 
 from benchmarks.common import median_time
 from benchmarks.cpu_kernels import scaled_example
 from benchmarks.passes import peak_bytes
 from dfc.compiler import ExecutionEngine, PassManager, parse_module
 from dfc.config import default_threads
+from dfc.passes import default_pipeline
 
 
 def nonlinear_jacobi(size: int, steps: int) -> str:
@@ -35,6 +43,84 @@ def nonlinear_jacobi(size: int, steps: int) -> str:
                              "%m = arith.mulf %k, %s3 : f64\n        %q = math.sin %m : f64\n        df.yield %q : f64")
     assert nonlinear.count("math.sin") == 2
     return nonlinear
+
+
+def layer_chain(layers: int, batch: int, width: int, policy: str | None = None) -> str:
+    """`@chain(h0, w1, w2) = sum(h_L * h_L)`, `h_k+1 = @layer(h_k, w1, w2) = h_k +
+    tanh(tanh(h_k w1) w2)`: `layers` calls, marked `{df.checkpoint = policy}` when given."""
+    t, w = f"tensor<{batch}x{width}xf64>", f"tensor<{width}x{width}xf64>"
+    mark = f' {{df.checkpoint = "{policy}"}}' if policy else ""
+    calls = "\n".join(f"  %h{k + 1} = func.call @layer(%h{k}, %w1, %w2){mark} : ({t}, {w}, {w}) -> {t}"
+                      for k in range(layers))
+    return f"""func.func @layer(%h: {t}, %w1: {w}, %w2: {w}) -> {t} {{
+  %p = nn.matmul %h, %w1 : ({t}, {w}) -> {t}
+  %a = nn.tanh %p : ({t}) -> {t}
+  %q = nn.matmul %a, %w2 : ({t}, {w}) -> {t}
+  %b = nn.tanh %q : ({t}) -> {t}
+  %y = nn.add %b, %h : ({t}, {t}) -> {t}
+  func.return %y : {t}
+}}
+func.func @chain(%h0: {t}, %w1: {w}, %w2: {w}) -> tensor<f64> {{
+{calls}
+  %s = nn.mul %h{layers}, %h{layers} : ({t}, {t}) -> {t}
+  %l = nn.reduce %s {{axes = array<i64: 0, 1>, kind = "sum"}} : ({t}) -> tensor<f64>
+  func.return %l : tensor<f64>
+}}"""
+
+
+def _bytes(t) -> int:
+    """Bytes of a static memref type, rounded up to 64 as mem-plan places them (0 for others)."""
+    if not isinstance(t, MemRefType) or not t.has_static_shape():
+        return 0
+    n = max(1, t.element_type.bitwidth // 8)
+    for d in t.get_shape():
+        n *= d
+    return -(-n // 64) * 64
+
+
+def resident_bytes(module: ModuleOp, entry: str) -> int:
+    """The most memory a call of `entry` holds at once, in a module the default
+    pipeline has lowered (mem-plan included): the arenas and stack frames of the
+    functions it reaches (each function's arena is a global: all are held at
+    once), plus the peak of the heap buffers along the calls, where a call's
+    results are held from the call to their dealloc and the callee's own peak
+    counts during the call. mem-plan's per-function peak leaves out what
+    callees hold and return, which a gradient calling `@f_grad` needs counted."""
+    functions = {op.sym_name.data: op for op in module.ops if isinstance(op, func.FuncOp) and not op.is_declaration}
+    arenas = {op.sym_name.data: _bytes(op.type) for op in module.ops if isinstance(op, memref.GlobalOp)}
+    heap: dict[str, int] = {}
+    stack: dict[str, int] = {}
+
+    def heap_peak(name: str) -> int:
+        if name not in heap:
+            heap[name] = 0  # a recursive call adds nothing more
+            ops = list(functions[name].walk())
+            order = {op: k for k, op in enumerate(ops)}
+            held: list[tuple[int, int, int]] = []  # (first point, last point, bytes)
+            during: dict[int, int] = {}  # a callee's peak, at its call
+            for op in ops:
+                if isinstance(op, memref.AllocOp | func.CallOp):
+                    start = order[op] + isinstance(op, func.CallOp)  # a call's results exist after it
+                    for r in op.results:
+                        frees = [order[u.operation] for u in r.uses if isinstance(u.operation, memref.DeallocOp)]
+                        held.append((start, max(frees, default=len(ops)), _bytes(r.type)))
+                if isinstance(op, func.CallOp) and op.callee.root_reference.data in functions:
+                    during[order[op]] = heap_peak(op.callee.root_reference.data)
+                if isinstance(op, memref.AllocaOp):
+                    stack[name] = stack.get(name, 0) + _bytes(op.memref.type)
+            points = {s for s, _, _ in held} | set(during)
+            heap[name] = max((sum(z for s, e, z in held if s <= p <= e) + during.get(p, 0) for p in points), default=0)
+        return heap[name]
+
+    top = heap_peak(entry)
+    return top + sum(arenas.get(f"__dfc_arena_{n}", 0) + stack.get(n, 0) for n in heap)
+
+
+def lowered_resident_bytes(text: str, threads: int, entry: str) -> int:
+    """`resident_bytes` of `entry` in `text` compiled by the default pipeline."""
+    module = parse_module(text)
+    PassManager.parse(default_pipeline(threads)).run(module)
+    return resident_bytes(module, entry)
 
 
 def main() -> None:
@@ -62,6 +148,27 @@ def main() -> None:
         label = "no budget" if budget is None else f"budget {budget / 2**20:7.2f} MiB"
         print(f"{label:<22} peak {peak / 2**20:8.2f} MiB  {seconds * 1e3:9.1f} ms  "
               f"max |g - g_full| {np.max(np.abs(got - want)):.1e}")
+    checkpointed_chain(threads, 4 if args.quick else 8)
+
+
+def checkpointed_chain(threads: int, layers: int) -> None:
+    """The layer chain's gradient (in all three arguments) with its calls stored
+    (inlined by autodiff) and checkpointed (recomputed by `@layer_grad`)."""
+    rng = np.random.default_rng(0)
+    args = [rng.standard_normal((256, 32)), *(rng.standard_normal((32, 32)) / 6 for _ in range(2))]
+    print(f"layer chain: {layers} layers of 256x32 float64 (64 KiB activations), threads {threads}")
+    want = None
+    for policy in (None, "nothing_saveable"):
+        module = parse_module(layer_chain(layers, 256, 32, policy))
+        PassManager.parse("autodiff{func=chain}").run(module)
+        resident = lowered_resident_bytes(str(module), threads, "chain_grad")
+        engine = ExecutionEngine(module, threads=threads)
+        got = engine.invoke("chain_grad", *args, np.array(1.0))[1:]
+        want = got if want is None else want
+        seconds = median_time(lambda: engine.invoke("chain_grad", *args, np.array(1.0)), repeats=5, warmup=1)
+        diff = max(np.max(np.abs(g - w)) / np.max(np.abs(w)) for g, w in zip(got, want))
+        print(f"{policy or 'stored':<22} resident {resident / 2**20:8.2f} MiB  {seconds * 1e3:9.2f} ms  "
+              f"max |g - g_stored| / max |g_stored| {diff:.1e}")
 
 
 if __name__ == "__main__":

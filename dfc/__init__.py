@@ -39,6 +39,7 @@ _EXPORTS = {
     "jacrev": "dfc.transforms",
     "hessian": "dfc.second_order",
     "hvp": "dfc.second_order",
+    "checkpoint": "dfc.remat",
     "jit": "dfc.frontend",
     "FrontendError": "dfc.frontend",
     "f16": "dfc.frontend",

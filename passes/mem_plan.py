@@ -45,6 +45,12 @@ The JIT'd module owns the arena: allocated once per engine, reused by every
 call. A function with an arena is therefore not re-entrant; the
 `ExecutionEngine` serialises calls into modules with writable globals.
 
+The buffers a call returns stay on the heap (the callee allocates them), but
+their dealloc, which `bufferize` puts at the end of the scope, moves to just
+after their last use when the callee returns buffers of its own (never an
+alias of an argument): a gradient that calls `@f_grad` layer after layer
+frees each layer's activations once its backward call has read them.
+
 In-place updates are `bufferize`'s: a df.map writes into its `outs` buffer
 when that is dead afterwards, and a tensor `scf.for` iter_arg is one buffer
 for the whole loop. mem-plan adds the reuse of dead buffers' memory by later,
@@ -220,27 +226,7 @@ class _Function:
     def buffer(self, alloc: memref.AllocOp, size: int) -> _Buffer:
         block = alloc.parent_block()
         assert block is not None
-        users: list[Operation] = []
-        deallocs: list[Operation] = []
-        escapes = False
-        work: list[SSAValue] = [alloc.memref]
-        while work:
-            value = work.pop()
-            for use in value.uses:
-                op = use.operation
-                if isinstance(op, memref.DeallocOp) and value is alloc.memref:
-                    deallocs.append(op)
-                    continue
-                users.append(op)
-                if isinstance(op, _VIEWS) and use.index == 0:
-                    work.extend(op.results)
-                elif (
-                    (op.regions and not isinstance(op, GemmOp))  # a gemm's epilogue gets no operand
-                    or op.has_trait(IsTerminator)
-                    or isinstance(op, memref.DeallocOp)  # of an alias
-                    or any(isinstance(r.type, MemRefType) for r in op.results)
-                ):
-                    escapes = True
+        users, deallocs, escapes = _uses(alloc.memref)
         spans = [self._span(block, op) for op in users] or [(self.start[alloc], self.start[alloc])]
         freed = [self._span(block, op)[1] for op in deallocs] or [self.end[self.f]]
         return _Buffer(
@@ -258,6 +244,80 @@ class _Function:
         ancestor = block.find_ancestor_op_in_block(op)
         assert ancestor is not None
         return self.start[ancestor], self.end[ancestor]
+
+
+def _uses(root: SSAValue, fresh: frozenset[str] = frozenset()) -> tuple[list[Operation], list[Operation], bool]:
+    """The users of buffer `root` and of its aliases, the deallocs of `root`, and
+    whether it escapes (an alias may outlive those users). A call of a function
+    in `fresh` (whose results are buffers of its own) is a user like any other."""
+    users: list[Operation] = []
+    deallocs: list[Operation] = []
+    escapes = False
+    work: list[SSAValue] = [root]
+    while work:
+        value = work.pop()
+        for use in value.uses:
+            op = use.operation
+            if isinstance(op, memref.DeallocOp) and value is root:
+                deallocs.append(op)
+                continue
+            users.append(op)
+            if isinstance(op, _VIEWS) and use.index == 0:
+                work.extend(op.results)
+            elif isinstance(op, func.CallOp) and op.callee.root_reference.data in fresh:
+                continue
+            elif (
+                (op.regions and not isinstance(op, GemmOp))  # a gemm's epilogue gets no operand
+                or op.has_trait(IsTerminator)
+                or isinstance(op, memref.DeallocOp)  # of an alias
+                or any(isinstance(r.type, MemRefType) for r in op.results)
+            ):
+                escapes = True
+    return users, deallocs, escapes
+
+
+def _fresh_results(module: ModuleOp) -> frozenset[str]:
+    """The functions whose every returned memref is a buffer they allocate (or
+    get from a call of such a function), never an alias of an argument: what
+    `bufferize` makes of every function, whose results are copies when not owned."""
+    functions = {f.sym_name.data: f for f in module.ops if isinstance(f, func.FuncOp) and not f.is_declaration}
+    known: dict[str, bool] = {}
+
+    def fresh(name: str) -> bool:
+        if name not in known:
+            known[name] = False  # a recursive call: not known to be fresh
+            returns = [op for op in functions[name].walk() if isinstance(op, func.ReturnOp)]
+            known[name] = all(
+                not isinstance(v.type, MemRefType) or isinstance(v.owner, memref.AllocOp)
+                or (isinstance(v.owner, func.CallOp) and v.owner.callee.root_reference.data in functions
+                    and fresh(v.owner.callee.root_reference.data))
+                for r in returns for v in r.arguments
+            )
+        return known[name]
+
+    return frozenset(name for name in functions if fresh(name))
+
+
+def free_call_results_early(f: func.FuncOp, fresh: frozenset[str]) -> None:
+    """Move the dealloc of each buffer a call of a `fresh` function returns to just
+    after its last use in the call's block (`bufferize` frees a scope's buffers at
+    its end): a result read for the last time is given back before later calls
+    allocate theirs, e.g. the activations a gradient's backward calls consume."""
+    for call in [c for c in f.walk() if isinstance(c, func.CallOp) and c.callee.root_reference.data in fresh]:
+        block = call.parent_block()
+        assert block is not None
+        for result in call.results:
+            if not isinstance(result.type, MemRefType):
+                continue
+            users, deallocs, escapes = _uses(result, fresh)
+            if escapes or len(deallocs) != 1 or deallocs[0].parent_block() is not block:
+                continue
+            ancestors = [block.find_ancestor_op_in_block(u) for u in users]
+            if any(a is None for a in ancestors):
+                continue
+            last = max([call, *ancestors], key=block.get_operation_index)
+            deallocs[0].detach()
+            block.insert_op_after(deallocs[0], last)
 
 
 def _parallel_body(op: Operation) -> Block | None:
@@ -412,7 +472,9 @@ class MemPlanPass(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         reentered = _reentered(op)
+        fresh = _fresh_results(op)
         for f in [o for o in op.ops if isinstance(o, func.FuncOp) and not o.is_declaration]:
+            free_call_results_early(f, fresh)
             stats = plan_function(op, f, self.stack_limit, f.sym_name.data in reentered)
             if self.print_stats:
                 print(stats.line(f.sym_name.data), file=sys.stderr)

@@ -437,14 +437,15 @@ def _verify(module: ModuleOp, source) -> None:
                             f"{source.filename}:{source.line_offset + source.tree.lineno}:1") from err
 
 
-def _call_jitted(tr, callee: JitFunction, args: list, kwargs: dict, node) -> Any:
-    """`callee(*args)` inside a function being translated: a `func.call`.
+def _call_jitted(tr, callee: JitFunction, args: list, kwargs: dict, node, checkpoint: str | None = None) -> Any:
+    """`callee(*args)` inside a function being translated: a `func.call`, carrying
+    `{df.checkpoint = checkpoint}` when that policy is given (`dfc.checkpoint`).
 
     An array argument the callee updates in place is updated in the caller too
     when it names memory there (a named array or a basic view of one), as in
     NumPy; an update of a temporary (`np.sqrt(Y)`, a fancy-indexed copy) is not
     visible, as in NumPy."""
-    from xdsl.dialects.builtin import TensorType
+    from xdsl.dialects.builtin import StringAttr, TensorType
 
     from dfc.frontend.affine import Affine
     from dfc.frontend.arrays import Const, View, dtype_name
@@ -488,6 +489,8 @@ def _call_jitted(tr, callee: JitFunction, args: list, kwargs: dict, node) -> Any
             tr.add_function(op.clone())
     f = next(op for op in module.ops if isinstance(op, func.FuncOp) and op.sym_name.data == name)
     call = tr.b.insert(func.CallOp(name, values, f.function_type.outputs.data))
+    if checkpoint is not None:
+        call.attributes["df.checkpoint"] = StringAttr(checkpoint)
     n_results = len(call.results) - len(updated)
     _write_back(tr, callee, [args[k] for k in updated], updated, call.results[n_results:], args, node)
     results = tuple(_returned(tr, args[k] if k is not None else None, r) for r, k in zip(call.results[:n_results], aliases))

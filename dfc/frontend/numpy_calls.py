@@ -15,6 +15,7 @@ import numpy as np
 from dfc.frontend import masks
 from dfc.frontend.affine import Affine
 from dfc.frontend.arrays import NUMPY_NAMES, Expr, Method
+from dfc.frontend.checkpoint import Checkpointed, checkpointed_call
 from dfc.frontend.numpy_api import (
     ELEMENTWISE,
     METHOD_MOMENTS,
@@ -41,6 +42,8 @@ def call(tr, f: Any, args: list, kwargs: dict, node: ast.AST) -> Any:
     a jitted function or of a plain Python function (compiled like a jitted one)."""
     from dfc.frontend import FrontendError, JitFunction, helper
 
+    if isinstance(f, Checkpointed):
+        return checkpointed_call(tr, f, args, kwargs, node)
     if isinstance(f, types.FunctionType) and f not in HANDLERS:
         try:
             f = helper(f) or f

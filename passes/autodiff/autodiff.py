@@ -56,6 +56,7 @@ from xdsl.rewriter import InsertPoint
 
 from dfc.dialects import df
 from dfc.dialects.diagnostics import CompileError
+from dfc.passes.autodiff.checkpoint import inline_stored_calls
 from dfc.passes.autodiff.control import reverse_call, reverse_if
 from dfc.passes.autodiff.loops import resolve_placeholders, reverse_loop
 from dfc.passes.autodiff.reverse import Reverser, is_float, mark_varied
@@ -183,6 +184,7 @@ def gradient_function(
     Also returns how many of its first ops are the forward computation."""
     g = f.clone()
     g.sym_name = StringAttr(f"{f.sym_name.data}_grad")
+    inline_stored_calls(g, module, in_progress | {f.sym_name.data})
     in_tasklets(g)
     whiles_as_for_loops(g, wrt)
     block = g.body.block
