@@ -111,7 +111,8 @@ def _loop_model(with_scan=False):
     return model, w
 
 
-@pytest.mark.parametrize("x,start", [([0.4, 0.3], True), ([0.1, 0.05], True), ([0.4, 0.3], False)])
+@pytest.mark.parametrize("x,start", [([0.4, 0.3], True), pytest.param([0.1, 0.05], True, marks=pytest.mark.slow),
+                                     pytest.param([0.4, 0.3], False, marks=pytest.mark.slow)])
 def test_loop_on_a_run_time_condition_masks_the_carried_values(x, start):
     """The trip count differs with x: 3 iterations (sum(v) 0.92, 0.91, 1.22), all 6 (sums below 0.43), or none."""
     model, w = _loop_model()

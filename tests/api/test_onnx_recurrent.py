@@ -41,10 +41,13 @@ def _onnx_layout(grad: np.ndarray, kind: str, hidden: int) -> np.ndarray:
     return np.concatenate([blocks[k] for k in TORCH_TO_ONNX_GATES[kind]], axis=0)
 
 
-@pytest.mark.parametrize("kind,bidirectional,batch_first", [("LSTM", True, True), ("GRU", False, False)])
-def test_torch_recurrent_layer_forward_and_gradients(kind, bidirectional, batch_first):
+@pytest.mark.parametrize("kind,bidirectional,batch_first,steps", [
+    ("LSTM", False, True, 3), pytest.param("GRU", False, False, 3, marks=pytest.mark.slow),
+    pytest.param("LSTM", True, True, 6, marks=pytest.mark.slow), pytest.param("GRU", True, False, 6, marks=pytest.mark.slow),
+])
+def test_torch_recurrent_layer_forward_and_gradients(kind, bidirectional, batch_first, steps):
     torch.manual_seed(0)
-    hidden, steps, batch, features = 5, 6, 3, 4
+    hidden, batch, features = 5, 3, 4
     layer = getattr(torch.nn, kind)(features, hidden, batch_first=batch_first, bidirectional=bidirectional).double()
     x = torch.randn(*((batch, steps) if batch_first else (steps, batch)), features, dtype=torch.float64,
                     requires_grad=True)
@@ -136,7 +139,13 @@ def _onnxruntime(op, inputs, attrs, outputs):
     return got
 
 
-@pytest.mark.parametrize("case", sorted(ORT_CASES))
+CI_ORT_CASES = ("lstm_lengths_bidirectional_peepholes", "lstm_activations", "gru_linear_before_reset_clip",
+                "rnn_layout1_elu")
+"""The cases CI runs (the others with --slow)."""
+
+
+@pytest.mark.parametrize("case", [c if c in CI_ORT_CASES else pytest.param(c, marks=pytest.mark.slow)
+                                  for c in sorted(ORT_CASES)])
 def test_recurrent_attributes_against_onnxruntime(case):
     op, direction, shape_args, attrs = ORT_CASES[case]
     directions = 2 if direction == "bidirectional" else 1
