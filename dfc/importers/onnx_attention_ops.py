@@ -7,7 +7,7 @@ import math
 from typing import Any
 
 import numpy as np
-from xdsl.dialects.builtin import AnyFloat, IntegerAttr, f16, f32, i64
+from xdsl.dialects.builtin import AnyFloat, IntegerAttr, bf16, f16, f32, i64
 from xdsl.ir import SSAValue
 
 from dfc.compiler.interpreter import dtype_of
@@ -39,7 +39,7 @@ class AttentionOps:
         bias is -inf for every key gets 0. 3-D inputs [B, S, H * D] are split into `q_num_heads` and
         `kv_num_heads` heads; fewer key/value heads repeat (grouped-query attention). Q and K are each
         scaled by sqrt(scale) (default 1 / sqrt(D)), the softmax runs in `softmax_precision` when given;
-        f16 inputs are computed in f32 and the outputs rounded to f16.
+        f16 and bf16 inputs are computed in f32 and the outputs rounded back.
         Outputs: Y, present_key, present_value (past concatenated with K, V) and `qk_matmul_output_mode`'s
         intermediate (0, 1: the scores after softcap; 2: with the bias; 3: the softmax)."""
         from onnx import helper
@@ -49,9 +49,9 @@ class AttentionOps:
         e = tensor_of(q).element_type
         if not isinstance(e, AnyFloat):
             raise NodeError(f"Attention of {tensor_of(q)} (not float) is not supported")
-        if e == f16:  # computed in f32 (products and sums of f16 lose ~1e-3), the outputs rounded back
+        if e in (f16, bf16):  # computed in f32 (products and sums of f16 lose ~1e-3), the outputs rounded back
             q, k, v, mask, past_key, past_value = (
-                t if t is None or tensor_of(t).element_type != f16 else self.ins(nne.ConvertOp(t, f32))
+                t if t is None or tensor_of(t).element_type != e else self.ins(nne.ConvertOp(t, f32))
                 for t in (q, k, v, mask, past_key, past_value))
         three_d = tensor_of(q).get_num_dims() == 3
         if three_d:

@@ -243,35 +243,37 @@ class NNOps:
         return [y]
 
     def _pool(self, node: Any, attrs: dict[str, Any], kind: str) -> list[SSAValue]:
-        """A pooling window; with `ceil_mode` (MaxPool) the output rounds up, but a last window must start
-        inside the input or its low padding, and reaches into more high padding."""
+        """A pooling window; with `ceil_mode` the output rounds up, but a last window must start inside the
+        input or its low padding, and reaches into more high padding. A mean divides the window sum by the
+        number of its elements inside the input (with `count_include_pad`: inside the input and its declared
+        padding; never the padding `ceil_mode` adds), known at import time."""
         if len(node.output) > 1 and node.output[1]:
             raise NodeError("the Indices output is not supported")
         x = self.value(node.input[0])
         shape = tensor_of(x).get_shape()
-        spatial = len(shape) - 2
         kernel = list(attrs["kernel_shape"])
         strides, low, high, dilations = self._spatial(attrs, list(shape[2:]), kernel)
+        declared = list(high)
         if attrs.get("ceil_mode"):
-            if kind != "max":
-                raise NodeError("AveragePool with ceil_mode = 1 is not supported")
             for k, (d, w, s, lo, hi, r) in enumerate(zip(shape[2:], kernel, strides, low, high, dilations)):
                 span = (w - 1) * r + 1
                 out = -(-(d + lo + hi - span) // s) + 1
                 out -= (out - 1) * s >= d + lo
                 high[k] = max(hi, (out - 1) * s + span - d - lo)
-        if kind == "mean" and any(low + high) and not attrs.get("count_include_pad"):
-            # the mean of the elements inside the input: the window sums over their number (known now)
-            total = self.ins(nnw.ReduceWindowOp(x, "sum", [1, 1, *kernel], [1, 1, *strides], [1, 1, *dilations],
-                                                [0, 0, *low], [0, 0, *high]))
-            out = tensor_of(total).get_shape()[2:]
-            count = np.ones([], np.float64)
-            for o, n, k, st, d, lo in zip(out, shape[2:], kernel, strides, dilations, low):
-                start = np.arange(o)[:, None] * st - lo + np.arange(k)[None, :] * d
-                count = np.multiply.outer(count, ((start >= 0) & (start < n)).sum(1))
-            return [self.ins(nn.DivOp(total, self.constant(count.astype(dtype_of(tensor_of(x).element_type)))))]
-        return [self.ins(nnw.ReduceWindowOp(x, kind, [1, 1, *kernel], [1, 1, *strides], [1, 1, *dilations],
-                                            [0, 0, *low], [0, 0, *high]))]
+        window = ([1, 1, *kernel], [1, 1, *strides], [1, 1, *dilations], [0, 0, *low], [0, 0, *high])
+        if kind != "mean":
+            return [self.ins(nnw.ReduceWindowOp(x, kind, *window))]
+        count = np.ones([], np.float64)
+        padded = attrs.get("count_include_pad")
+        for n, k, st, d, lo, hi, extended in zip(shape[2:], kernel, strides, dilations, low, declared, high):
+            starts = np.arange((n + lo + extended - (k - 1) * d - 1) // st + 1)[:, None] * st - lo
+            positions = starts + np.arange(k)[None, :] * d
+            inside = (positions >= (-lo if padded else 0)) & (positions < n + (hi if padded else 0))
+            count = np.multiply.outer(count, inside.sum(1))
+        if (count == math.prod(kernel)).all():  # every window whole: the window mean
+            return [self.ins(nnw.ReduceWindowOp(x, "mean", *window))]
+        total = self.ins(nnw.ReduceWindowOp(x, "sum", *window))
+        return [self.ins(nn.DivOp(total, self.constant(count.astype(dtype_of(tensor_of(x).element_type)))))]
 
     def op_MaxPool(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
         return self._pool(node, attrs, "max")
