@@ -386,7 +386,21 @@ def _op_value(b: Builder, e: Op, children: list, args: Sequence[SSAValue]) -> SS
         return b.insert(arith.SelectOp(below, negated, values[0])).result
     if e.name in ("floordiv", "mod"):
         return _numpy_division(b, e.name, values[0], values[1], e.dtype)
+    if e.name in ("lshift", "rshift"):
+        return _numpy_shift(b, e.name, values[0], values[1], e.dtype)
     return b.insert(_INT_BINARY[e.name](values[0], values[1])).result
+
+
+def _numpy_shift(b: Builder, name: str, x: SSAValue, y: SSAValue, dtype: str) -> SSAValue:
+    """NumPy's `x << y` and `x >> y` (arithmetic): a count outside [0, bits) (negative
+    ones too) gives 0, or for `>>` the sign (-1 or 0), where LLVM's shift is poison."""
+    bits = int(dtype[1:])
+    inside = b.insert(arith.CmpiOp(y, _constant(b, bits, dtype), "ult")).result
+    count = b.insert(arith.SelectOp(inside, y, _constant(b, 0, dtype))).result
+    if name == "lshift":
+        return b.insert(arith.SelectOp(inside, b.insert(arith.ShLIOp(x, count)).result, _constant(b, 0, dtype))).result
+    sign = b.insert(arith.ShRSIOp(x, _constant(b, bits - 1, dtype))).result
+    return b.insert(arith.SelectOp(inside, b.insert(arith.ShRSIOp(x, count)).result, sign)).result
 
 
 def _numpy_division(b: Builder, name: str, x: SSAValue, y: SSAValue, dtype: str) -> SSAValue:

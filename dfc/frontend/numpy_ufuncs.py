@@ -196,6 +196,23 @@ def _arith(op: str, what: str) -> Handler:
     return handler
 
 
+def invert(tr, v: Any, node: ast.AST) -> Any:
+    """`~v` as NumPy computes it: logical not of booleans, bitwise not (`v ^ -1`) of integers."""
+    if isinstance(v, Affine):
+        return -v - 1
+    e = expr_of(tr, v, node)
+    if e.dtype == "i1":
+        return tr.elementwise("not", [e], node, "i1")
+    if is_float(e.dtype):
+        raise tr.fail("~ (np.invert) needs integer or boolean operands (NumPy refuses floats)", node)
+    return tr.elementwise("xor", [e, Const(-1, e.dtype)], node)
+
+
+def _invert(tr, args, kwargs, node):
+    (x,) = bind(tr, args, kwargs, node, "np.invert", ("x",))
+    return invert(tr, x, node)
+
+
 def _one(tr, args, kwargs, node, what: str) -> Expr:
     (x,) = bind(tr, args, kwargs, node, what, ("x",))
     e = expr_of(tr, x, node)
@@ -336,4 +353,7 @@ UFUNC_HANDLERS: dict[Any, Handler] = {
     np.cumsum: _cumulative("add", "np.cumsum"), np.cumprod: _cumulative("mul", "np.cumprod"),
     np.logical_and: _logical("and"), np.logical_or: _logical("or"), np.logical_xor: _logical("xor"),
     np.logical_not: _logical("not"), np.arctan2: _arctan2,
+    np.bitwise_and: _arith("and", "np.bitwise_and"), np.bitwise_or: _arith("or", "np.bitwise_or"),
+    np.bitwise_xor: _arith("xor", "np.bitwise_xor"), np.left_shift: _arith("lshift", "np.left_shift"),
+    np.right_shift: _arith("rshift", "np.right_shift"), np.invert: _invert,
 }

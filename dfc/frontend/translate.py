@@ -59,10 +59,12 @@ from dfc.frontend.indexing import Indexing, broadcast
 from dfc.frontend.jumps import lower_returns, returns_in
 from dfc.frontend.numpy_calls import array_attribute, call
 from dfc.frontend.numpy_linalg import matmul
+from dfc.frontend.numpy_ufuncs import invert
 from dfc.frontend.scopes import IDENTIFIER, Cond, Scope, Source, Undefined, cell_serial
 
 BINOPS = {ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.Div: "div", ast.Pow: "pow", ast.FloorDiv: "floordiv",
-          ast.Mod: "mod", ast.BitAnd: "and", ast.BitOr: "or", ast.BitXor: "xor", ast.MatMult: "matmul"}
+          ast.Mod: "mod", ast.BitAnd: "and", ast.BitOr: "or", ast.BitXor: "xor", ast.MatMult: "matmul",
+          ast.LShift: "lshift", ast.RShift: "rshift"}
 CMPOPS = {ast.Lt: "lt", ast.LtE: "le", ast.Gt: "gt", ast.GtE: "ge", ast.Eq: "eq", ast.NotEq: "ne"}
 _PY_CMP = {"lt": lambda a, b: a < b, "le": lambda a, b: a <= b, "gt": lambda a, b: a > b,
            "ge": lambda a, b: a >= b, "eq": lambda a, b: a == b, "ne": lambda a, b: a != b}
@@ -457,10 +459,7 @@ class Translator(ControlFlow, Indexing):
                 return not c
             return Cond(self.b.insert(arith.XOrIOp(c, self.b.insert(arith.ConstantOp.from_int_and_width(1, 1)).result)).result)
         if isinstance(node.op, ast.Invert):
-            e = self.as_expr(v, node)
-            if e.dtype != "i1":
-                raise self.fail("~ is supported on boolean arrays only", node)
-            return Op("not", [e], e.shape, "i1")
+            return invert(self, v, node)
         raise self.fail(f"unsupported operator {type(node.op).__name__}", node)
 
     def _BinOp(self, node: ast.BinOp) -> Any:
@@ -492,7 +491,8 @@ class Translator(ControlFlow, Indexing):
             return a - b
         if a.static is not None and b.static is not None:
             x, y = a.static, b.static
-            table = {"mul": x * y, "floordiv": x // y if y else None, "mod": x % y if y else None}
+            table = {"mul": x * y, "floordiv": x // y if y else None, "mod": x % y if y else None, "and": x & y,
+                     "or": x | y, "xor": x ^ y, "lshift": x << y if y >= 0 else None, "rshift": x >> y if y >= 0 else None}
             if op in table and table[op] is not None:
                 return Affine(table[op])
         if op == "mul":
@@ -506,6 +506,10 @@ class Translator(ControlFlow, Indexing):
         if op == "mod":
             q = opaque(self.b, arith.FloorDivSIOp, a, b)
             return a - opaque(self.b, arith.MuliOp, q, b)
+        if op in ("and", "or", "xor"):  # exact on 64-bit two's complement
+            return opaque(self.b, {"and": arith.AndIOp, "or": arith.OrIOp, "xor": arith.XOrIOp}[op], a, b)
+        if op in ("lshift", "rshift") and b.static is not None and 0 <= b.static < 63:  # Python's shifts by constants
+            return a.scale(1 << b.static) if op == "lshift" else opaque(self.b, arith.ShRSIOp, a, b)
         raise self.fail(f"unsupported integer operation '{op}'", node)
 
     def elementwise(self, op: str, args: list[Expr], node: ast.AST, dtype: str | None = None, attr: object = None) -> Op:
@@ -516,8 +520,10 @@ class Translator(ControlFlow, Indexing):
             small = [a.dtype for a in args if not a.weak]
             if floating and op != "div" and small and all(d in ("i8", "i16") for d in small):
                 dtype = EXACT_FLOAT[max(small, key=lambda d: int(d[1:]))]  # NumPy: np.sqrt of int8 is float16
-            if op in ("and", "or", "xor") and not all(a.dtype == "i1" for a in args):
-                raise self.fail("&, | and ^ are supported on boolean arrays only", node)
+            if op in BITWISE and any(is_float(a.dtype) for a in args):
+                raise self.fail(f"{BITWISE[op]} needs integer or boolean operands (NumPy refuses floats)", node)
+            if op in ("lshift", "rshift") and dtype == "i1":
+                dtype = "i8"  # NumPy: bool << bool is int8
             if all(a.weak for a in args) and is_float(dtype):
                 dtype = self.default_float
         if op == "mod" and is_float(dtype):
@@ -639,7 +645,9 @@ def _position(params: list[tuple[str, Any]], k: int) -> int:
     return sum(1 for p in params[:k] if p[0] != "static")
 
 
-INTEGER_OPS = {"add", "sub", "mul", "floordiv", "mod", "maximum", "minimum", "and", "or", "xor", "neg", "not",
+BITWISE = {"and": "&", "or": "|", "xor": "^", "lshift": "<<", "rshift": ">>"}
+INTEGER_OPS = {"add", "sub", "mul", "floordiv", "mod", "maximum", "minimum", "and", "or", "xor", "lshift", "rshift",
+               "neg", "not",
                "compare", "where", "convert", "abs"}
 
 

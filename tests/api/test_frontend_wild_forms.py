@@ -1,7 +1,8 @@
 """Forms that scientific NumPy kernels use as written (measured on a public
 benchmark suite's NumPy kernels compiled verbatim): a helper whose branches
 both return, products and reductions whose size depends on a loop variable
-(stored into slices), slice and loop bounds read from data (sparse rows). `np.hstack` and its relatives and `@` between arrays of
+(stored into slices), slice and loop bounds read from data (sparse rows),
+bit operations on integers (checksums). `np.hstack` and its relatives and `@` between arrays of
 any ranks have their cases in test_numpy_api_coverage.py.
 
 The kernels here are this project's own; each runs on the reference
@@ -113,7 +114,33 @@ def _csr(r, dtype):
     return row, r.integers(0, 5, 6).astype(dtype), r.standard_normal(6), r.standard_normal(5)
 
 
+def checksum8(data, poly=0x31):
+    """A bit-serial CRC-8: a Python int carried through data-dependent branches, bit operations on elements."""
+    reg = 0xFF
+    for byte in data:
+        reg ^= byte & 0xFF
+        for _ in range(8):
+            if reg & 0x80:
+                reg = ((reg << 1) ^ poly) & 0xFF
+            else:
+                reg = (reg << 1) & 0xFF
+    return ~reg & 0xFF
+
+
+def bit_fields(words, k):
+    """Bit fields of integer arrays: masks, shifts by an array, popcount by halves."""
+    low = words & ((1 << k) - 1)
+    high = (words >> k) ^ (words << 3)
+    count = words - ((words >> 1) & 0x55555555)
+    count = (count & 0x33333333) + ((count >> 2) & 0x33333333)
+    return low, high, (count + (count >> 4)) & 0x0F0F0F0F, np.invert(words) | low
+
+
 FORWARD = [
+    (checksum8, lambda r: (r.integers(0, 256, 12),)),
+    (checksum8, lambda r: (r.integers(0, 256, 5).astype(np.int16), 0x07)),
+    (bit_fields, lambda r: (r.integers(0, 2**31, 9), 5)),
+    (bit_fields, lambda r: (r.integers(-2**31, 2**31, 9).astype(np.int32), 3)),
     (csr_matvec, lambda r: _csr(r, np.int64)),
     (csr_matvec, lambda r: _csr(r, np.int32)),
     (csr_loops, lambda r: _csr(r, np.int64)),
@@ -171,6 +198,8 @@ def test_loop_dependent_sizes_compiled():
     np.testing.assert_allclose(dfc.jit(triangle_products)(data, 3.0), triangle_products(data, 3.0), rtol=1e-12)
     a = _csr(np.random.default_rng(5), np.int32)
     np.testing.assert_allclose(dfc.jit(csr_matvec)(*a), csr_matvec(*a), rtol=1e-12)
+    data = np.random.default_rng(7).integers(0, 256, 16)
+    assert dfc.jit(checksum8)(data) == checksum8(data)
 
 
 def test_a_slice_bound_read_from_data_out_of_range_is_an_index_error():

@@ -846,6 +846,24 @@ def logicals(x, y, i):
 values(logicals, (X, Y, I), of=(np.logical_and, np.logical_or, np.logical_xor, np.logical_not))
 
 
+def bitwise(i, j, s):
+    """Integers of each width and booleans; shift counts past the width and negative (NumPy: 0, or the sign)."""
+    return (np.bitwise_and(i, j), np.bitwise_or(i, 3), np.bitwise_xor(0x35, j), np.invert(i), np.invert(i > 0),
+            np.left_shift(i, s), np.right_shift(i, s), np.left_shift(1, s), np.right_shift(-100, s), i & j, i | j,
+            i ^ 5, ~j, i << 2, j >> 1, (i > 0) & (j < 0), (i > 0) << (j > 0), np.bitwise_and(i > 0, 1))
+
+
+SHIFTS = np.array([[0, 1, 7, 8], [9, 15, 63, -1], [2, 3, 64, -64]])
+for _w in (np.int8, np.int16, np.int32, np.int64):
+    values(bitwise, (I.astype(_w), (I * 7).astype(_w), SHIFTS.astype(_w)),
+           of=(np.bitwise_and, np.bitwise_or, np.bitwise_xor, np.invert, np.left_shift, np.right_shift))
+
+
+@refused(np.bitwise_and, "needs integer or boolean operands", X, I)
+def bitwise_of_floats(x, i):
+    return np.bitwise_and(x, i)  # refused
+
+
 def arctan2s(y, x, s):
     return np.arctan2(y, x), np.arctan2(y, 2.0), np.arctan2(s, x[0]), np.arctan2(1.0, -1.0), np.arctan2(y[0], x)
 
@@ -1714,7 +1732,8 @@ NO_GRADIENT = {
     np.isfinite: "booleans", np.any: "booleans", np.all: "booleans", "any": "booleans", "all": "booleans",
     np.count_nonzero: "an integer", np.argmax: "an integer", np.argmin: "an integer", "argmax": "an integer",
     "argmin": "an integer", np.argsort: "an integer", "argsort": "an integer", np.eye: "no float input", np.identity: "no float input", np.tri: "no float input",
-    np.unique: "refused",
+    np.unique: "refused", np.bitwise_and: "integers", np.bitwise_or: "integers", np.bitwise_xor: "integers",
+    np.invert: "integers", np.left_shift: "integers", np.right_shift: "integers",
 }
 
 
