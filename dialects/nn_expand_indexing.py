@@ -3,8 +3,8 @@ result that reads the start index components from `start_indices` (at the
 element's batch index), clamps them, and reads the operand at start + batch +
 offset. `scatter` maps over the updates writing each at its operand index (or,
 for a window that does not fit, at an extra corner element) into a tensor one
-element larger in each dimension: for `add` the operand's copy with wcr(add),
-sliced back; for `replace` the position of the update with wcr(max), then a
+element larger in each dimension: for `add`, `mul`, `max` and `min` the operand's
+copy with the wcr of that kind, sliced back; for `replace` the position of the update with wcr(max), then a
 map over the operand takes the last update written to each element, or keeps
 the operand's."""
 
@@ -118,10 +118,10 @@ def _scatter(b: Builder, op: Operation) -> SSAValue:
     assert isinstance(op, ScatterOp)
     out_type = _t(op.result)
     shape = out_type.get_shape()
-    if op.kind.data == "add":
+    if op.kind.data != "replace":
         extended = padded(b, op.operand, [0] * len(shape), [1] * len(shape), 0)
-        added = scatter_targets(b, op, lambda mb, ivs: read(mb, op.updates, ivs), extended, "add")
-        return gather(b, added, out_type, lambda mb, ivs: list(ivs))
+        combined = scatter_targets(b, op, lambda mb, ivs: read(mb, op.updates, ivs), extended, op.kind.data)
+        return gather(b, combined, out_type, lambda mb, ivs: list(ivs))
     winners = scatter_winners(b, op)
     u_shape = _t(op.updates).get_shape()
 

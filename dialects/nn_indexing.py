@@ -151,7 +151,7 @@ def gather_shape(
     return out
 
 
-SCATTER_KINDS = ("add", "replace")
+SCATTER_KINDS = ("add", "mul", "max", "min", "replace")
 _SCATTER_ARRAYS = (
     "update_window_dims", "inserted_window_dims", "input_batching_dims", "scatter_indices_batching_dims",
     "scatter_dims_to_operand_dims",
@@ -162,20 +162,21 @@ _AS_GATHER = dict(zip(_SCATTER_ARRAYS, _ARRAYS[:5]))
 
 @irdl_op_definition
 class ScatterOp(NNOp):
-    """StableHLO's `scatter` with an `add` or `replace` update computation: `operand`
-    with each window of `updates` combined into it at a start position read from
-    `scatter_indices`.
+    """StableHLO's `scatter` with an `add`, `mul`, `max`, `min` or `replace` update
+    computation: `operand` with each window of `updates` combined into it at a start
+    position read from `scatter_indices`.
 
     The dimensions mirror `nn.gather`'s (`update_window_dims` ~ `offset_dims`,
     `inserted_window_dims` ~ `collapsed_slice_dims`, `input_batching_dims`,
     `scatter_indices_batching_dims`, `scatter_dims_to_operand_dims` ~
     `start_index_map`), with window sizes taken from `updates`. Start indices are not
     clamped: a window that does not fit in `operand` is dropped (as XLA does). With
-    `replace`, updates that hit one element twice leave an unspecified one of them.
+    `replace`, updates that hit one element twice leave an unspecified one of them; the
+    other kinds combine every update of an element with it. Gradients: `add` and `replace`.
     """
 
     name = "nn.scatter"
-    EXTERNAL: ClassVar[External] = External(stablehlo="scatter (add or replace body)", onnx="ScatterND, ScatterElements (none or add)")
+    EXTERNAL: ClassVar[External] = External(stablehlo="scatter (add or replace body)", onnx="ScatterND, ScatterElements")
 
     operand = operand_def(TensorType)
     scatter_indices = operand_def(TensorType)

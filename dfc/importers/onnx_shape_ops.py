@@ -290,12 +290,15 @@ class ShapeOps:
                 "slice_sizes": [1] * (b + k) + list(shape[b + k:])}
         return [self.ins(nni.GatherOp(data, indices, dims, q - 1))]
 
-    @staticmethod
-    def _scatter_kind(node: Any, attrs: dict[str, Any]) -> str:
+    def _scatter_kind(self, node: Any, attrs: dict[str, Any]) -> str:
+        """`nn.scatter`'s kind of the node's `reduction` (none, add, mul, max, min; max and min not of
+        unsigned integers)."""
         reduction = attrs["reduction"] if "reduction" in attrs else "none"  # an attribute from opset 16 on
-        if reduction not in ("none", "add"):
-            raise NodeError(f"{node.op_type} with reduction '{reduction}' is not supported (none and add are)")
-        return "replace" if reduction == "none" else "add"
+        if reduction not in ("none", "add", "mul", "max", "min"):
+            raise NodeError(f"{node.op_type} with reduction '{reduction}' is not supported")
+        if reduction in ("max", "min") and self.unsigned_inputs - {1}:
+            raise NodeError(f"{node.op_type} with reduction '{reduction}' of unsigned integers is not supported")
+        return "replace" if reduction == "none" else reduction
 
     def op_ScatterND(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
         """data with the slices `updates[i...]` written (or added) at the positions `indices[i...]` (vectors

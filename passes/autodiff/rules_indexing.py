@@ -1,7 +1,8 @@
 """Backward rule of `nn.scatter`. Each update receives the output gradient at the
 element it was written to: 0 for a dropped window, and with `replace` only the
 update that won the element (the last one). The operand receives the gradient
-everywhere for `add`, and where no update replaced its element for `replace`."""
+everywhere for `add`, and where no update replaced its element for `replace`; the other
+kinds (mul, max, min) have no rule (an error at the op)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from xdsl.dialects import arith
 from xdsl.dialects.builtin import IntegerAttr, TensorType, i64
 
 from dfc.dialects.df_builders import Scalar, empty, map_op, read, tasklet, write
+from dfc.dialects.diagnostics import CompileError
 from dfc.dialects.nn_expand_indexing import operand_index, scatter_winners
 from dfc.dialects.nn_expand_shape import linear_index
 from dfc.dialects.nn_indexing import ScatterOp
@@ -30,6 +32,9 @@ def _scatter(b: Builder, op, grads, required):
     u_type, out_type = op.updates.type, op.result.type
     assert isinstance(u_type, TensorType) and isinstance(out_type, TensorType)
     dims, ivd, shape = op.gather_dims(), op.index_vector_dim.value.data, out_type.get_shape()
+    if op.kind.data not in ("add", "replace"):
+        raise CompileError.at(op, f"autodiff: nn.scatter of kind '{op.kind.data}' is not differentiable (add and "
+                                  "replace are)")
     replace = op.kind.data == "replace"
     winners = scatter_winners(b, op) if replace else None
     g_updates = None

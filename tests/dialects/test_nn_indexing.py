@@ -117,6 +117,18 @@ def _rows_add(x, i, u):
     return out
 
 
+def _rows_combined(ufunc):
+    """numpy's `ufunc.at` of each update row into its operand row (out-of-range rows dropped)."""
+
+    def reference(x, i, u):
+        out, rows = x.copy(), i[:, 0]
+        fits = (rows >= 0) & (rows < x.shape[0])
+        ufunc.at(out, rows[fits], u[fits])
+        return out
+
+    return reference
+
+
 def _columns_replace(x, i, u):
     out = x.copy()
     out[:, i] = u
@@ -151,6 +163,10 @@ SCATTERS = {
                             "scatter_dims_to_operand_dims": [1]}, 2, _put_along_axis_add),
     "windows_add": ((5, 6), np.array([[1], [4], [-3], [3]]), (4, 2, 3), "add",
                     {"update_window_dims": [1, 2], "scatter_dims_to_operand_dims": [0]}, 1, _windows_add),
+    **{f"rows_{kind}": ((6, 4), np.array([[3], [0], [3], [-1], [6], [3]]), (6, 4), kind,
+                        {"update_window_dims": [1], "inserted_window_dims": [0], "scatter_dims_to_operand_dims": [0]}, 1,
+                        _rows_combined(ufunc)) for kind, ufunc in (("mul", np.multiply), ("max", np.maximum),
+                                                                   ("min", np.minimum))},
 }
 
 
@@ -162,12 +178,22 @@ def test_scatter(name):
     check(text, [x, indices.astype(np.int64), u], reference(x, indices, u))
 
 
-@pytest.mark.parametrize("name", sorted(SCATTERS))
+@pytest.mark.parametrize("name", sorted(n for n, case in SCATTERS.items() if case[3] in ("add", "replace")))
 def test_scatter_gradient(name):
     shape, indices, u_shape, kind, dims, ivd, _ = SCATTERS[name]
     text = _scatter(shape, indices.shape, u_shape, kind, dims, ivd, dtype="f64")
     args = [RNG.standard_normal(shape), indices.astype(np.int64), RNG.standard_normal(u_shape)]
     check_gradient(text, "f", args, [0, 2])
+
+
+def test_scatter_gradient_of_mul_max_min_is_refused_at_the_op():
+    from dfc.compiler import PassManager
+
+    for kind in ("mul", "max", "min"):
+        module = parse_module(_scatter((6, 4), (5, 1), (5, 4), kind, {"update_window_dims": [1], "inserted_window_dims": [0],
+                                                                     "scatter_dims_to_operand_dims": [0]}, 1, dtype="f64"))
+        with pytest.raises(CompileError, match=f"autodiff: nn.scatter of kind '{kind}' is not differentiable"):
+            PassManager.parse("autodiff").run(module)
 
 
 def test_scatter_verifier_message():

@@ -35,8 +35,8 @@ func.func @nn_gather_3(%x: tensor<10x8xf32>, %i: tensor<5x1xi64>) {
 // -----
 
 func.func @nn_scatter_4(%x: tensor<10x8xf32>, %i: tensor<5x1xi64>, %u: tensor<5x8xf32>) {
-  // expected-error @+1 {{'nn.scatter' op kind must be one of add, replace, got 'mul'}}
-  %r = nn.scatter %x, %i, %u {kind = "mul", update_window_dims = array<i64: 1>, inserted_window_dims = array<i64: 0>, input_batching_dims = array<i64>, scatter_indices_batching_dims = array<i64>, scatter_dims_to_operand_dims = array<i64: 0>, index_vector_dim = 1 : i64} : (tensor<10x8xf32>, tensor<5x1xi64>, tensor<5x8xf32>) -> tensor<10x8xf32>
+  // expected-error @+1 {{'nn.scatter' op kind must be one of add, mul, max, min, replace, got 'xor'}}
+  %r = nn.scatter %x, %i, %u {kind = "xor", update_window_dims = array<i64: 1>, inserted_window_dims = array<i64: 0>, input_batching_dims = array<i64>, scatter_indices_batching_dims = array<i64>, scatter_dims_to_operand_dims = array<i64: 0>, index_vector_dim = 1 : i64} : (tensor<10x8xf32>, tensor<5x1xi64>, tensor<5x8xf32>) -> tensor<10x8xf32>
   func.return
 }
 
