@@ -166,11 +166,30 @@ def _separated(p: df.MapOp, w: df.WriteOp, r: df.ReadOp, rows: list[BlockArgumen
 
 
 def _multiple(part: sympy.Expr, index: sympy.Expr) -> int | None:
-    """The positive integer k with part == k * index, or None."""
+    """The positive integer k with part == k * index, or None.
+
+    Polynomials (the affine indices of a copy) are proportional exactly when
+    their coefficients are, which is read off their expansions; anything else
+    (floor, mod) is left to `sympy.simplify`, ten times slower."""
     if index == 0:
         return None
-    k = sympy.simplify(part / index)
-    return int(k) if k.is_Integer and k > 0 and sympy.expand(part - k * index) == 0 else None
+    variables = part.free_symbols | index.free_symbols
+    if part.is_polynomial(*variables) and index.is_polynomial(*variables):
+        k = _ratio(sympy.expand(part).as_coefficients_dict(), sympy.expand(index).as_coefficients_dict())
+    else:
+        k = sympy.simplify(part / index)
+    return int(k) if k is not None and k.is_Integer and k > 0 and sympy.expand(part - k * index) == 0 else None
+
+
+def _ratio(part: dict[sympy.Expr, sympy.Expr], index: dict[sympy.Expr, sympy.Expr]) -> sympy.Expr | None:
+    """The constant k with part == k * index, two polynomials given by their
+    coefficients per monomial, or None when there is none."""
+    part = {m: c for m, c in part.items() if c != 0}
+    index = {m: c for m, c in index.items() if c != 0}
+    if not index or part.keys() != index.keys():
+        return None
+    ratios = {part[m] / index[m] for m in index}
+    return ratios.pop() if len(ratios) == 1 else None
 
 
 def _table(b: Builder, copy: _Copy, side: list[BlockArgument], index: SSAValue, subtract: int) -> SSAValue:
