@@ -58,7 +58,37 @@ class Indexing:
         value = Affine.of(self.b.insert(arith.IndexCastOp(scalar, IndexType())).result)
         if key is not None:
             self.runtime_ints[key] = value
+        self.data_symbols.add(value.emit(self.b))
         return value
+
+    def from_data(self, x: Affine) -> bool:
+        return any(sym in self.data_symbols for sym in x.terms)
+
+    def _data_count(self, start: Affine, stop: Affine) -> Affine:
+        """`max(stop - start, 0)`, NumPy's length of a slice between bounds read from data (one
+        symbol per pair of bounds in a block): a reversed slice is empty on both engines."""
+        key = (self.b.insertion_point.block, "count", start, stop)
+        if key not in self.runtime_ints:
+            zero = Affine(0).emit(self.b)
+            count = self.b.insert(arith.MaxSIOp((stop - start).emit(self.b), zero)).result
+            self.runtime_ints[key] = Affine.of(count)
+        return self.runtime_ints[key]
+
+    def _wrap(self, bound: Affine, size: Affine) -> Affine:
+        """A slice bound computed from integers read from data, with NumPy's wrap of a
+        negative one (`bound + size`); one symbol per bound and size in a block, so
+        slices between the same reads keep one size. Other bounds stay as they are."""
+        if not self.from_data(bound):
+            return bound
+        key = (self.b.insertion_point.block, "wrap", bound, size)
+        if key not in self.runtime_ints:
+            v = bound.emit(self.b)
+            negative = self.b.insert(arith.CmpiOp(v, Affine(0).emit(self.b), "slt")).result
+            wrapped = self.b.insert(arith.AddiOp(v, size.emit(self.b))).result
+            chosen = self.b.insert(arith.SelectOp(negative, wrapped, v)).result
+            self.data_symbols.add(chosen)
+            self.runtime_ints[key] = Affine.of(chosen)
+        return self.runtime_ints[key]
 
     def subscript(self, node: ast.expr) -> tuple:
         parts = node.elts if isinstance(node, ast.Tuple) else [node]
@@ -155,13 +185,13 @@ class Indexing:
                 start = start if start is not None else size - 1
                 return start, start + 1, -1
             raise self.fail("a reversed slice with loop-dependent bounds is not supported; use np.flip", node)
-        start = start if start is not None else Affine(0)
+        start = self._wrap(start, size) if start is not None else Affine(0)
         if start.static is not None and start.static < 0:
             start = start + size
-        stop = stop if stop is not None else size
+        stop = self._wrap(stop, size) if stop is not None else size
         if stop.static is not None and stop.static < 0:
             stop = stop + size
-        count = stop - start
+        count = self._data_count(start, stop) if self.from_data(start) or self.from_data(stop) else stop - start
         if step != 1:
             count = opaque(self.b, arith.CeilDivSIOp, count, Affine(step))
         return start, count, step

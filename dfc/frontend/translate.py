@@ -87,7 +87,8 @@ class Translator(ControlFlow, Indexing):
         self.aliases: list[int | None] = []  # per result: the parameter it is (`return A`), as NumPy returns it
         self.param_cells: set[Cell] = set()
         self.constant_arrays: set[str] = set()  # parameters that are 0-d int arrays, compiled as constants
-        self.runtime_ints: dict[tuple, Affine] = {}  # Indexing.runtime_integer's integers read from data
+        self.runtime_ints: dict[tuple, Affine] = {}  # Indexing's integers read from data, slice bounds of them
+        self.data_symbols: set[SSAValue] = set()  # the index symbols of integers read from data
         self.b: Builder
         self.em: Emitter
 

@@ -196,10 +196,29 @@ def test_gradient_through_loop_dependent_sizes(fn, args):
 def test_loop_dependent_sizes_compiled():
     data = np.random.default_rng(4).random((6, 5))
     np.testing.assert_allclose(dfc.jit(triangle_products)(data, 3.0), triangle_products(data, 3.0), rtol=1e-12)
+
+
+@pytest.mark.slow
+def test_sparse_rows_and_checksums_compiled():
     a = _csr(np.random.default_rng(5), np.int32)
     np.testing.assert_allclose(dfc.jit(csr_matvec)(*a), csr_matvec(*a), rtol=1e-12)
     data = np.random.default_rng(7).integers(0, 256, 16)
     assert dfc.jit(checksum8)(data) == checksum8(data)
+
+
+def segment_mean(bounds, v):
+    seg = v[bounds[0]:bounds[1]]
+    return np.sum(seg * 2.0) + len(v[bounds[0]:bounds[1]]) * 1.0
+
+
+@pytest.mark.parametrize("bounds", [[1, 4], [1, -1], [-3, -1], [-2, 3], [4, 2], [0, -6]])
+def test_slice_bounds_read_from_data_wrap_and_empty_as_in_numpy(bounds):
+    """A negative bound counts from the end, a reversed slice is empty (both engines)."""
+    b, v = np.array(bounds), np.arange(6.0)
+    f, ir_args, _ = dfc.jit(segment_mean).specialize(b, v)
+    assert float(dfc.interpret(f.module, f.name, *ir_args)) == segment_mean(b, v)
+    if bounds == [1, -1]:
+        assert float(dfc.jit(segment_mean)(b, v)) == segment_mean(b, v)
 
 
 def test_a_slice_bound_read_from_data_out_of_range_is_an_index_error():
