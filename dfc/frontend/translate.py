@@ -400,6 +400,9 @@ class Translator(ControlFlow, Indexing):
             return Affine(v)
         if isinstance(v, float):
             return Const(v, "f64")
+        if isinstance(v, complex):
+            raise self.fail(f"complex constant {v!r}: complex numbers are not supported (dfc has no complex element "
+                            "type); compute the real and imaginary parts as two float arrays", node)
         raise self.fail(f"unsupported constant {v!r}", node)
 
     def _Name(self, node: ast.Name) -> Any:

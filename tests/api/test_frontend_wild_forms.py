@@ -226,3 +226,14 @@ def test_a_slice_bound_read_from_data_out_of_range_is_an_index_error():
     row[-1] = 9  # past the end of col and val
     with pytest.raises(IndexError, match="out of bounds"):
         dfc.jit(csr_matvec)(row, col, val, x)
+
+
+def complex_grid(x):
+    return x + x[:, None] * 1j  # refused
+
+
+def test_a_complex_constant_is_refused_with_the_reason():
+    with pytest.raises(dfc.FrontendError) as err:
+        dfc.jit(complex_grid)(np.ones(3))
+    assert "complex constant 1j: complex numbers are not supported" in err.value.message
+    assert err.value.location.endswith(f":{complex_grid.__code__.co_firstlineno + 1}:29")  # at 1j
