@@ -8,6 +8,7 @@ import functools
 import math
 
 import numpy as np
+import torch
 
 from dfc.torch.aten_common import UnsupportedOp, handler_table, int_list
 from dfc.torch.ir_text import Value
@@ -151,15 +152,19 @@ def _adaptive_avg_pool(b, node, x, size, n=2):
         return _window(b, node, "mean", x, kernel, kernel, 0, n=n)
     rank = len(x.shape)
     for axis in range(rank - n, rank):
-        out = outs[axis - rank + n]
-        perm = [d for d in range(rank) if d != axis] + [axis]
-        moved = b.transpose(x, perm)
-        rows = math.prod(moved.shape[:-1])
-        y = b.op("nn.matmul", [b.reshape(moved, [rows, x.shape[axis]]),
-                               b.constant(_adaptive_weights(x.shape[axis], out).T, x.dtype)], [rows, out], x.dtype)
-        y = b.reshape(y, [*moved.shape[:-1], out])
-        x = b.transpose(y, list(np.argsort(perm)))
+        x = _axis_product(b, x, axis, _adaptive_weights(x.shape[axis], outs[axis - rank + n]).T)
     return x
+
+
+def _axis_product(b, x: Value, axis: int, weights: np.ndarray) -> Value:
+    """x's `axis` (of size n) replaced by its product with `weights` (n x m): y[..., j, ...] = sum_i x[..., i, ...] w[i, j]."""
+    rank, out = len(x.shape), weights.shape[1]
+    perm = [d for d in range(rank) if d != axis] + [axis]
+    moved = b.transpose(x, perm)
+    rows = math.prod(moved.shape[:-1])
+    y = b.op("nn.matmul", [b.reshape(moved, [rows, x.shape[axis]]), b.constant(weights, x.dtype)], [rows, out],
+             x.dtype)
+    return b.transpose(b.reshape(y, [*moved.shape[:-1], out]), list(np.argsort(perm)))
 
 
 @handles("_adaptive_avg_pool3d.default")
@@ -373,6 +378,21 @@ def _upsample_nearest(b, node, x, output_size, scale_factors):
 @handles("upsample_bilinear2d.vec")
 def _upsample_bilinear(b, node, x, output_size, align_corners, scale_factors):
     return _resample(b, node, x, "linear", output_size, scale_factors, align_corners)
+
+
+@handles("_upsample_bilinear2d_aa.default", "_upsample_bicubic2d_aa.default")
+def _upsample_antialiased(b, node, x, output_size, align_corners, scales_h, scales_w):
+    """Antialiased bilinear or bicubic resampling (timm's position-embedding resize): each spatial axis a
+    product with the matrix of torch's own weights, which its kernel gives in float64 for one-hot inputs
+    constant along the other axis (the kernel is separable and its weights sum to 1; the other axis has
+    size 2, as torch's kernel mishandles size 1 there)."""
+    op = node.target
+    for axis, out, scale in ((3, output_size[1], scales_w), (2, output_size[0], scales_h)):
+        size = x.shape[axis]
+        basis = torch.eye(size, dtype=torch.float64).reshape(size, 1, size, 1).expand(size, 1, size, 2)
+        response = op(basis.contiguous(), [out, 2], align_corners, scale, None)[:, 0, :, 0]
+        x = _axis_product(b, x, axis, response.numpy())
+    return x
 
 
 # --- index reductions, products, variance, any ---------------------------------------

@@ -74,7 +74,7 @@ OPINFOS = (
     "min.reduction_with_dim", "any", "prod", "var", "std", "var_mean", "flip", "index_select", "diagonal", "scatter",
     "scatter_add", "index_put", "index_add", "masked_fill", "tril", "triu", "roll", "nn.functional.pixel_shuffle",
     "logsumexp", "masked_scatter", "scatter_reduce.sum", "nn.functional.avg_pool3d", "nn.functional.max_pool3d",
-    "nn.functional.adaptive_avg_pool3d", "as_strided",
+    "nn.functional.adaptive_avg_pool3d", "as_strided", "_upsample_bilinear2d_aa",
 )
 """The OpInfos whose op is one overload in HANDLERS (or decomposes to a few)."""
 CI_SAMPLE = {"nn.functional.adaptive_avg_pool2d": 6, "nn.functional.avg_pool2d": 5, "nn.functional.max_pool2d": 13,
@@ -493,6 +493,12 @@ def hand_cases() -> list[Case]:
                                                                         align_corners=True), r(1, 2, 4, 5),
              grad=True),
         case("upsample bilinear down", lambda x: F.interpolate(x, size=(3, 2), mode="bilinear"), r(1, 1, 5, 5)),
+        case("upsample bicubic antialiased", lambda x: F.interpolate(x, size=(7, 3), mode="bicubic", antialias=True),
+             r(2, 3, 4, 5), grad=True),
+        case("upsample bicubic antialiased scale align_corners", lambda x: F.interpolate(
+            x, scale_factor=(0.5, 1.7), mode="bicubic", antialias=True, align_corners=True), r(1, 2, 6, 4), grad=True),
+        case("upsample bilinear antialiased down", lambda x: F.interpolate(x, size=(2, 9), mode="bilinear",
+                                                                             antialias=True), r(1, 2, 5, 4), grad=True),
         # the core ATen set: trigonometric, hyperbolic, rounding, division modes, logical
         case("trigonometric and hyperbolic", lambda x: (torch.tan(x), torch.sinh(x), torch.cosh(x), torch.atan(x),
                                                         torch.asin(x), torch.acos(x), torch.asinh(x), torch.atanh(x)),
