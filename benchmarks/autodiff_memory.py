@@ -153,12 +153,13 @@ def main() -> None:
 
 def checkpointed_chain(threads: int, layers: int) -> None:
     """The layer chain's gradient (in all three arguments) with its calls stored
-    (inlined by autodiff) and checkpointed (recomputed by `@layer_grad`)."""
+    (inlined by autodiff) and checkpointed (recomputed by `@layer_grad`; with
+    `dots_saveable`, from the saved matmul results)."""
     rng = np.random.default_rng(0)
     args = [rng.standard_normal((256, 32)), *(rng.standard_normal((32, 32)) / 6 for _ in range(2))]
     print(f"layer chain: {layers} layers of 256x32 float64 (64 KiB activations), threads {threads}")
     want = None
-    for policy in (None, "nothing_saveable"):
+    for policy in (None, "nothing_saveable", "dots_saveable"):
         module = parse_module(layer_chain(layers, 256, 32, policy))
         PassManager.parse("autodiff{func=chain}").run(module)
         resident = lowered_resident_bytes(str(module), threads, "chain_grad")

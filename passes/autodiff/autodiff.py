@@ -48,6 +48,7 @@ from xdsl.dialects.builtin import (
     ModuleOp,
     StringAttr,
     TensorType,
+    UnitAttr,
     i64,
 )
 from xdsl.ir import Block, Operation, SSAValue
@@ -56,7 +57,7 @@ from xdsl.rewriter import InsertPoint
 
 from dfc.dialects import df
 from dfc.dialects.diagnostics import CompileError
-from dfc.passes.autodiff.checkpoint import inline_stored_calls
+from dfc.passes.autodiff.checkpoint import inline_stored_calls, read_contractions
 from dfc.passes.autodiff.control import reverse_call, reverse_if
 from dfc.passes.autodiff.loops import resolve_placeholders, reverse_loop
 from dfc.passes.autodiff.reverse import Reverser, is_float, mark_varied
@@ -103,19 +104,26 @@ def is_gradient_of(g: func.FuncOp, f: func.FuncOp, wrt: list[int], outputs: list
 
 
 def gradient_for_call(
-    module: ModuleOp, f: func.FuncOp, wrt: list[int], outputs: list[int], recompute: bool, in_progress: frozenset[str]
+    module: ModuleOp, f: func.FuncOp, wrt: list[int], outputs: list[int], recompute: bool, in_progress: frozenset[str],
+    contractions: bool = False,
 ) -> func.FuncOp:
     """The gradient function of `f` for these `wrt` and `outputs`: an existing
-    one, or a new one named `@f_grad` (`@f_grad_1`, ... if that name is taken)."""
+    one, or a new one named `@f_grad` (`@f_grad_1`, ... if that name is taken).
+    With `contractions`, `@f_grad_dots`, which reads the results of f's
+    contractions from arguments (`checkpoint.read_contractions`)."""
+    suffix = "_grad_dots" if contractions else "_grad"
     for k in range(len(list(module.ops)) + 1):
-        name = f"{f.sym_name.data}_grad" + (f"_{k}" if k else "")
+        name = f"{f.sym_name.data}{suffix}" + (f"_{k}" if k else "")
         existing = function_named(module, name)
         if existing is None:
-            grad, _ = gradient_function(f, wrt, outputs, module, recompute, in_progress)
+            grad, n_forward = gradient_function(f, wrt, outputs, module, recompute, in_progress)
+            if contractions:
+                read_contractions(grad, n_forward, len(f.function_type.inputs.data))
+                grad.attributes["autodiff.reads_contractions"] = UnitAttr()
             grad.sym_name = StringAttr(name)
             module.body.block.insert_op_after(grad, f)
             return grad
-        if is_gradient_of(existing, f, wrt, outputs):
+        if is_gradient_of(existing, f, wrt, outputs) and contractions == ("autodiff.reads_contractions" in existing.attributes):
             return existing
     raise AssertionError("unreachable: some name is free")
 

@@ -10,6 +10,7 @@ from xdsl.ir import Block, Region, SSAValue
 from xdsl.rewriter import InsertPoint
 
 from dfc.dialects.diagnostics import CompileError
+from dfc.passes.autodiff.checkpoint import checkpoint_policy, forward_with_contractions
 from dfc.passes.autodiff.reverse import (
     Reverser,
     is_float,
@@ -52,7 +53,10 @@ def reverse_if(rev: Reverser, op: scf.IfOp) -> None:
 
 
 def reverse_call(rev: Reverser, op: func.CallOp) -> None:
-    """Call the callee's gradient function (generating it on first use)."""
+    """Call the callee's gradient function (generating it on first use). A call
+    the gradient did not inline is a checkpoint (passes/autodiff/checkpoint.py);
+    under `dots_saveable` the forward call becomes one of `@callee_dots`, whose
+    extra results the gradient function reads."""
     module = rev.module
     assert isinstance(module, ModuleOp)
     name = op.callee.root_reference.data
@@ -66,9 +70,20 @@ def reverse_call(rev: Reverser, op: func.CallOp) -> None:
     if name in rev.in_progress:
         raise CompileError.at(op, f"autodiff: cannot differentiate the recursive call to @{name}")
     assert rev.call_gradient is not None
-    grad = rev.call_gradient(module, callee, wrt, outputs, rev.recompute, rev.in_progress)
-    grad_name = grad.sym_name.data
     seeds = [rev.adj.get(op.res[k]) or rev.zeros_like(op.res[k]) for k in outputs]
-    call = rev.b.insert(func.CallOp(grad_name, [*op.arguments, *seeds], grad.function_type.outputs.data))
+    arguments = list(op.arguments)
+    saved: list[SSAValue] = []
+    if checkpoint_policy(op) == "dots_saveable":
+        fwd = forward_with_contractions(module, callee, rev.in_progress)
+        if len(fwd.function_type.outputs.data) > len(op.res):
+            forward = func.CallOp(fwd.sym_name.data, arguments, fwd.function_type.outputs.data)
+            forward.location = op.location
+            op.parent_block().insert_op_before(forward, op)
+            for old, new in zip(op.res, forward.res):
+                old.replace_all_uses_with(new)
+            saved = list(forward.res[len(op.res):])
+            op.parent_block().erase_op(op)
+    grad = rev.call_gradient(module, callee, wrt, outputs, rev.recompute, rev.in_progress, contractions=bool(saved))
+    call = rev.b.insert(func.CallOp(grad.sym_name.data, [*arguments, *saved, *seeds], grad.function_type.outputs.data))
     for k, g in zip(wrt, call.res[len(op.res) :]):
-        rev.add(op.arguments[k], g)
+        rev.add(arguments[k], g)
