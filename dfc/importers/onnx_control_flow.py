@@ -8,19 +8,24 @@ at import time folds); an error inside names the subgraph and the node.
 * `If` with a condition known at import time is the chosen branch; otherwise an
   `scf.if` whose regions hold the branches, which must give outputs of one type
   (and signedness) each.
-* `Loop` and `Scan` are unrolled: each copy of the body sees its iteration number
-  as a constant (a body may slice with it) and the scan outputs have a static
-  length. Loop needs its trip count `M` at import time, or a condition that folds
-  to false within `UNROLL_LIMIT` iterations; a condition known only at run time
-  masks the loop-carried values (`select(running, new, old)`, running the
-  conjunction of the conditions so far) for the `M` iterations, which a Loop with
-  scan outputs (whose length it would set) does not allow. Scan's opset-8 form
-  (batched, `sequence_lens`) runs the body per batch element, the lengths being
-  the full one.
+* `Loop` with a trip count `M` known at import time, a condition absent or
+  true, and a body that imports with its iteration number known only at run
+  time (a 0-d i64 tensor) and folds its condition to true, is one `scf.for`
+  (scan outputs written into `[M, ...]` accumulators), unless all its carried
+  values are known at import time (unrolled, it folds).
+* Other Loops, and Scan, are unrolled: each copy of the body sees its
+  iteration number as a constant (a body may slice with it) and the scan
+  outputs have a static length. Such a Loop needs `M` at import time, or a
+  condition that folds to false within `UNROLL_LIMIT` iterations; a condition
+  known only at run time masks the loop-carried values (`select(running, new,
+  old)`, running the conjunction of the conditions so far) for the `M`
+  iterations, which a Loop with scan outputs (whose length it would set) does
+  not allow. Scan's opset-8 form (batched, `sequence_lens`) runs the body per
+  batch element, the lengths being the full one.
 
-Unrolling keeps every body an ordinary stretch of nn ops, so `autodiff`, fusion
-and both backends need nothing of their own; its cost is IR proportional to the
-trip count (`UNROLL_LIMIT` bounds it).
+Both keep every body ordinary nn ops (and `scf.for`), so `autodiff`, fusion and
+both backends need nothing of their own; unrolling costs IR proportional to
+the trip count (`UNROLL_LIMIT` bounds it).
 """
 
 from __future__ import annotations
@@ -30,12 +35,13 @@ from typing import Any
 
 import numpy as np
 from xdsl.builder import Builder
-from xdsl.dialects import scf, tensor
-from xdsl.dialects.builtin import i1
+from xdsl.dialects import arith, scf, tensor
+from xdsl.dialects.builtin import IndexType, TensorType, i1
 from xdsl.ir import Block, Region, SSAValue
 from xdsl.rewriter import InsertPoint
 from xdsl.utils.exceptions import VerifyException
 
+from dfc.compiler.interpreter import dtype_of
 from dfc.dialects import nn_elementwise as nne
 from dfc.dialects import nn_shape as nns
 from dfc.importers.onnx_common import NodeError, element_type, normalize_axis, tensor_of
@@ -166,6 +172,10 @@ class ControlFlowOps:
                             f"(at most {UNROLL_LIMIT} iterations are unrolled) is not supported")
         values: list[Value] = [self._current(n) for n in names]
         unsigned = [self.is_unsigned(n) for n in names]
+        if running is True and trips and not all(isinstance(v, np.ndarray) for v in values):
+            built = self._loop_as_for(body, trips, values, unsigned)
+            if built is not None:
+                return self._results(node, *built)
         scans: list[list[Value]] = [[] for _ in range(scanned)]
         scan_unsigned = [False] * scanned
         iteration = 0
@@ -192,6 +202,47 @@ class ControlFlowOps:
             iteration += 1
         stacked = [self._stacked(vs, 0, body.output[1 + carried + k], "Loop scan output") for k, vs in enumerate(scans)]
         return self._results(node, [*values, *stacked], [*unsigned, *scan_unsigned])
+
+    def _loop_as_for(self, body: Any, trips: int, values: list[Value],
+                     unsigned: list[bool]) -> tuple[list[SSAValue], list[bool]] | None:
+        """The Loop as one `scf.for` of `trips` iterations, its body imported once with the iteration number
+        a run-time value (a 0-d i64 tensor carried along) and the scan outputs written into [trips, ...]
+        accumulators (`nn.dynamic_update_slice`); None, to unroll instead, when the body needs the iteration
+        number at import time, its condition does not fold to true, or a carried value changes type."""
+        carried = len(values)
+        inits = [self.constant(np.zeros((), np.int64)), *(self._ssa(v) for v in values)]
+        block = Block(arg_types=[IndexType(), *(v.type for v in inits)])
+        counter = block.args[1]
+        outer = self.b
+        self.b = Builder(InsertPoint.at_end(block))
+        try:
+            try:
+                outputs, flags = self.subgraph(body, [counter, np.array(True), *block.args[2:]],
+                                               [False, False, *unsigned])
+            except NodeError:
+                return None
+            cond_out = outputs[0]
+            new = [self._ssa(v) for v in outputs[1:1 + carried]]
+            if not (isinstance(cond_out, np.ndarray) and cond_out.size == 1 and cond_out.all()) or any(
+                    n.type != v.type for n, v in zip(new, inits[1:])):
+                return None
+            zero = self.constant(np.zeros((), np.int64))
+            scans = []
+            for v in outputs[1 + carried:]:
+                v = self._ssa(v)
+                shape = list(tensor_of(v).get_shape())
+                accumulator = block.insert_arg(TensorType(tensor_of(v).element_type, [trips, *shape]), len(block.args))
+                update = self._reshape(v, [1, *shape])
+                scans.append(self.ins(nns.DynamicUpdateSliceOp(accumulator, update, [counter] + [zero] * len(shape))))
+            step = self._add(counter, self.constant(np.ones((), np.int64)))
+            self.b.insert(scf.YieldOp(step, *new, *scans))
+        finally:
+            self.b = outer
+        accumulators = [self._ssa(np.zeros(a.type.get_shape(), dtype_of(a.type.element_type)))
+                        for a in block.args[2 + carried:]]
+        bounds = [self.ins(arith.ConstantOp.from_int_and_width(v, IndexType())) for v in (0, trips, 1)]
+        loop = self.b.insert(scf.ForOp(*bounds, [*inits, *accumulators], block))
+        return list(loop.results[1:]), list(flags[1:])
 
     def _carried_if(self, running: SSAValue, new: Value, old: Value, k: int) -> SSAValue:
         new, old = self._ssa(new), self._ssa(old)

@@ -186,3 +186,32 @@ def test_scan_axes_and_directions():
     got = interpret(import_onnx(model)[0], "main", *feeds.values())
     for g, w in zip(got, _ort(model, feeds)):
         np.testing.assert_allclose(g, w, rtol=1e-15)
+
+
+def test_a_loop_whose_body_imports_once_is_an_scf_for():
+    """40 iterations of v = tanh(v * w + i * x) (the iteration number a run-time value) with a scan output:
+    one `scf.for`; forward equals onnxruntime, gradients its float64 central differences."""
+    nodes = [helper.make_node("Cast", ["i"], ["fi"], to=F64), helper.make_node("Mul", ["fi", "x"], ["ix"]),
+             helper.make_node("Mul", ["v_in", "w"], ["p"]), helper.make_node("Add", ["p", "ix"], ["q"]),
+             helper.make_node("Tanh", ["q"], ["v_out"]), helper.make_node("Identity", ["c_in"], ["c_out"]),
+             helper.make_node("ReduceSum", ["v_out"], ["seen"], keepdims=1)]
+    body = helper.make_graph(nodes, "body", [_info("i", TensorProto.INT64, []), _info("c_in", TensorProto.BOOL, []),
+                                            _info("v_in", F64, [2])],
+                             [_info("c_out", TensorProto.BOOL, []), _info("v_out", F64, [2]), _info("seen", F64, [1])])
+    node = helper.make_node("Loop", ["M", "", "v0"], ["v", "sums"], body=body)
+    w = np.array([0.9, -0.7])
+    model = _model([node], [_info("x", F64, [2]), _info("v0", F64, [2])],
+                   [_info("v", F64, [2]), _info("sums", F64, [40, 1])], [("w", w), ("M", np.array(40))])
+    f = from_onnx(model)
+    assert [op.name for op in f.module.walk()].count("scf.for") == 1
+    feeds = {"x": np.array([0.02, -0.03]), "v0": np.array([0.5, 0.1])}
+    want = _ort(model, feeds)
+    for g, w_ in zip(interpret(f.module, "main", *feeds.values(), w), want):
+        np.testing.assert_allclose(g, w_, rtol=1e-14, atol=1e-15)
+    for g, w_ in zip(f(*feeds.values()), want):  # the engine
+        np.testing.assert_allclose(g, w_, rtol=1e-14, atol=1e-15)
+    single = _model([node], list(model.graph.input), [model.graph.output[0]], [("w", w), ("M", np.array(40))])
+    seed = np.array([1.0, -0.5])
+    _, dx, dv0, _ = interpret(from_onnx(single).autodiff_module(), "main_grad", *feeds.values(), w, seed)
+    np.testing.assert_allclose(dx, _central_differences(single, feeds, "x", seed), rtol=1e-6, atol=1e-9)
+    np.testing.assert_allclose(dv0, _central_differences(single, feeds, "v0", seed), rtol=1e-6, atol=1e-9)
