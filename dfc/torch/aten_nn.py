@@ -395,6 +395,29 @@ def _upsample_antialiased(b, node, x, output_size, align_corners, scales_h, scal
     return x
 
 
+@handles("linalg_vector_norm.default")
+def _vector_norm(b, node, x, order, dims, keepdim, dtype):
+    """The p-norm over `dims` (all when none): sum |x|^p to the power 1/p (p = 2: sqrt of the sum of
+    squares, p = 1: sum of |x|), max |x| for inf and min |x| for -inf (ties share the gradient evenly, as
+    torch's), the count of nonzeros for 0. A zero norm gets gradient 0, as torch's (the root's argument is
+    1 there and its result replaced by 0). Negative p is refused."""
+    x = b.convert(x, b.out(node)[1])
+    if math.isinf(order):
+        return b.reduce("max" if order > 0 else "min", b.unary("nn.abs", x), dims, keepdim)
+    if order == 0:
+        return b.reduce("sum", b.convert(b.compare("NE", x, 0.0), x.dtype), dims, keepdim)
+    if order < 0:
+        raise UnsupportedOp(f"vector_norm of order {order} (negative orders)")
+    if order == 1:
+        return b.reduce("sum", b.unary("nn.abs", x), dims, keepdim)
+    powered = b.binary("nn.mul", x, x) if order == 2 else b.binary("nn.power", b.unary("nn.abs", x), float(order))
+    total = b.reduce("sum", powered, dims, keepdim)
+    zero = b.compare("EQ", total, 0.0)
+    safe = b.op("nn.select", [zero, b.full(1.0, total.shape, x.dtype), total], total.shape, x.dtype)
+    root = b.unary("nn.sqrt", safe) if order == 2 else b.binary("nn.power", safe, 1.0 / order)
+    return b.op("nn.select", [zero, b.full(0.0, total.shape, x.dtype), root], total.shape, x.dtype)
+
+
 # --- index reductions, products, variance, any ---------------------------------------
 
 def _arg_operand(b, x: Value, what: str) -> Value:

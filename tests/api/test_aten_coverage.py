@@ -75,6 +75,7 @@ OPINFOS = (
     "scatter_add", "index_put", "index_add", "masked_fill", "tril", "triu", "roll", "nn.functional.pixel_shuffle",
     "logsumexp", "masked_scatter", "scatter_reduce.sum", "nn.functional.avg_pool3d", "nn.functional.max_pool3d",
     "nn.functional.adaptive_avg_pool3d", "as_strided", "_upsample_bilinear2d_aa",
+    "linalg.vector_norm", "nn.functional.normalize",
 )
 """The OpInfos whose op is one overload in HANDLERS (or decomposes to a few)."""
 CI_SAMPLE = {"nn.functional.adaptive_avg_pool2d": 6, "nn.functional.avg_pool2d": 5, "nn.functional.max_pool2d": 13,
@@ -704,6 +705,13 @@ def hand_cases() -> list[Case]:
              r(7, 3), grad=True),
         case("embedding padding_idx negative", lambda i, w: F.embedding(i, w, padding_idx=-1),
              torch.tensor([6, 0, 6, 3]), r(7, 3), grad=True),
+        case("vector_norm with a zero row", lambda x: torch.linalg.vector_norm(x, dim=1),
+             torch.tensor([[3.0, -4.0, 1.0], [0.0, 0.0, 0.0]], dtype=F64), grad=True),
+        case("vector_norm orders", lambda x: [torch.linalg.vector_norm(x, p, d, k) for p, d, k in (
+            (1, 0, False), (3.5, (0, 1), True), (float("inf"), 1, False), (-float("inf"), None, False), (0.5, -1, True))],
+            r(3, 4), grad=True),
+        case("vector_norm order 0", lambda x: torch.linalg.vector_norm(x * (x > 0), 0, 1), r(3, 4)),
+        case("normalize", lambda x: F.normalize(x, dim=1), r(3, 4), grad=True),
         case("detach", lambda x: x.detach() * x + x.detach().exp(), r(3, 2), grad=True),
         case("as_strided restride of channels-last", lambda x: F.adaptive_avg_pool2d(x, 1),
              r(2, 3, 4, 5).permute(0, 2, 3, 1).contiguous().permute(0, 3, 1, 2), grad=True),
