@@ -12,8 +12,10 @@ at import time folds); an error inside names the subgraph and the node.
   true, and a body that imports with its iteration number known only at run
   time (a 0-d i64 tensor) and folds its condition to true, is one `scf.for`
   (scan outputs written into `[M, ...]` accumulators), unless all its carried
-  values are known at import time (unrolled, it folds).
-* Other Loops, and Scan, are unrolled: each copy of the body sees its
+  values are known at import time (unrolled, it folds). So is a Scan whose body
+  imports with its elements known only at run time (each read at the step with
+  `nn.dynamic_slice`), unless all its inputs are known at import time.
+* Other Loops and Scans are unrolled: each copy of the body sees its
   iteration number as a constant (a body may slice with it) and the scan
   outputs have a static length. Such a Loop needs `M` at import time, or a
   condition that folds to false within `UNROLL_LIMIT` iterations; a condition
@@ -301,9 +303,15 @@ class ControlFlowOps:
         if len(lengths) > 1:
             raise NodeError(f"Scan inputs of different lengths {sorted(lengths)} along their scan axes")
         length = lengths.pop() if lengths else 0
+        scanned = len(body.output) - carried
+        out_axes = list(out_axes or [0] * scanned)
+        out_dirs = list(out_dirs or [0] * scanned)
+        if length and not all(isinstance(v, np.ndarray) for v in (*states, *inputs)):
+            built = self._scan_as_for(body, states, inputs, unsigned, (in_axes, in_dirs, out_axes, out_dirs), length)
+            if built is not None:
+                return built
         if length > UNROLL_LIMIT:
             raise NodeError(f"Scan of {length} iterations (at most {UNROLL_LIMIT} are unrolled) is not supported")
-        scanned = len(body.output) - carried
         scans: list[list[Value]] = [[] for _ in range(scanned)]
         flags = list(unsigned[:carried])
         for t in range(length):
@@ -312,13 +320,60 @@ class ControlFlowOps:
             states = outputs[:carried]
             for k, v in enumerate(outputs[carried:]):
                 scans[k].append(v)
-        out_axes = list(out_axes or [0] * scanned)
-        out_dirs = list(out_dirs or [0] * scanned)
         stacked = [self._stacked(vs[::-1] if d else vs, a, body.output[carried + k], "Scan output")
                    for k, (vs, a, d) in enumerate(zip(scans, out_axes, out_dirs))]
         if not length:
             flags = [*flags, *(False for _ in range(scanned))]
         return [*states, *stacked], flags
+
+    def _scan_as_for(self, body: Any, states: list[Value], inputs: list[Value], unsigned: Sequence[bool],
+                     axes: tuple[list[int], ...], length: int) -> tuple[list[Value], list[bool]] | None:
+        """The Scan as one `scf.for` over its `length` steps: the body imported once, each scan input read at
+        the step (`nn.dynamic_slice`; reversed: at `length - 1 - step`), each scan output written into its
+        accumulator (`nn.dynamic_update_slice`); None, to unroll instead, when the body does not import with
+        run-time elements or a state changes type."""
+        in_axes, in_dirs, out_axes, out_dirs = axes
+        carried = len(states)
+        inits = [self.constant(np.zeros((), np.int64)), *(self._ssa(v) for v in states)]
+        sources = [self._ssa(x) for x in inputs]
+        block = Block(arg_types=[IndexType(), *(v.type for v in inits)])
+        counter = block.args[1]
+        outer = self.b
+        self.b = Builder(InsertPoint.at_end(block))
+        try:
+            zero = self.constant(np.zeros((), np.int64))
+            steps = [counter, self._sub(self.constant(np.array(length - 1, np.int64)), counter)]
+            elements = []
+            for x, a, d in zip(sources, in_axes, in_dirs):
+                shape = list(tensor_of(x).get_shape())
+                piece = self.ins(nns.DynamicSliceOp(x, [steps[d] if k == a else zero for k in range(len(shape))],
+                                                    [1 if k == a else n for k, n in enumerate(shape)]))
+                elements.append(self._reshape(piece, shape[:a] + shape[a + 1:]))
+            try:
+                outputs, flags = self.subgraph(body, [*block.args[2:], *elements], unsigned)
+            except NodeError:
+                return None
+            new = [self._ssa(v) for v in outputs[:carried]]
+            if any(n.type != v.type for n, v in zip(new, inits[1:])):
+                return None
+            scans = []
+            for v, a, d in zip(outputs[carried:], out_axes, out_dirs):
+                v = self._ssa(v)
+                shape = list(tensor_of(v).get_shape())
+                a = normalize_axis(a, len(shape) + 1, "Scan output axis")
+                full = shape[:a] + [length] + shape[a:]
+                accumulator = block.insert_arg(TensorType(tensor_of(v).element_type, full), len(block.args))
+                update = self._reshape(v, shape[:a] + [1] + shape[a:])
+                starts = [steps[d] if k == a else zero for k in range(len(full))]
+                scans.append(self.ins(nns.DynamicUpdateSliceOp(accumulator, update, starts)))
+            self.b.insert(scf.YieldOp(self._add(counter, self.constant(np.ones((), np.int64))), *new, *scans))
+        finally:
+            self.b = outer
+        accumulators = [self._ssa(np.zeros(a.type.get_shape(), dtype_of(a.type.element_type)))
+                        for a in block.args[2 + carried:]]
+        bounds = [self.ins(arith.ConstantOp.from_int_and_width(v, IndexType())) for v in (0, length, 1)]
+        loop = self.b.insert(scf.ForOp(*bounds, [*inits, *accumulators], block))
+        return list(loop.results[1:]), list(flags)
 
     # ------------------------------------------------------------ slicing and stacking
 

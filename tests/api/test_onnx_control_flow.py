@@ -183,9 +183,33 @@ def test_scan_axes_and_directions():
                    [_info("s", F64, [2]), _info("y1", F64, [2, 3]), _info("y2", F64, [3, 2])])
     rng = np.random.default_rng(0)
     feeds = {"s0": rng.standard_normal(2), "xa": rng.standard_normal((2, 3)), "xb": rng.standard_normal((3, 2))}
-    got = interpret(import_onnx(model)[0], "main", *feeds.values())
+    module = import_onnx(model)[0]
+    assert [op.name for op in module.walk()].count("scf.for") == 1
+    got = interpret(module, "main", *feeds.values())
     for g, w in zip(got, _ort(model, feeds)):
         np.testing.assert_allclose(g, w, rtol=1e-15)
+    single = _model(model.graph.node, list(model.graph.input), [model.graph.output[1]])
+    seed = rng.standard_normal((2, 3))
+    _, ds0, dxa, dxb = interpret(from_onnx(single).autodiff_module(), "main_grad", *feeds.values(), seed)
+    for name, grad in (("s0", ds0), ("xa", dxa), ("xb", dxb)):
+        np.testing.assert_allclose(grad, _central_differences(single, feeds, name, seed), rtol=1e-6, atol=1e-9)
+
+
+def test_a_scan_whose_body_needs_its_elements_at_import_time_is_unrolled():
+    """Scan elements that set a shape (Reshape's) are read from an initializer at each unrolled step."""
+    body = helper.make_graph(
+        [helper.make_node("Reshape", ["s_in", "shape"], ["r"]), helper.make_node("Transpose", ["r"], ["t"]),
+         helper.make_node("Reshape", ["t", "flat"], ["s_out"]), helper.make_node("Identity", ["s_out"], ["o"])],
+        "body", [_info("s_in", F64, [6]), _info("shape", TensorProto.INT64, [2])],
+        [_info("s_out", F64, [6]), _info("o", F64, [6])])
+    node = helper.make_node("Scan", ["s0", "shapes"], ["s", "seen"], body=body, num_scan_inputs=1)
+    model = _model([node], [_info("s0", F64, [6])], [_info("s", F64, [6]), _info("seen", F64, [3, 6])],
+                   [("shapes", np.array([[2, 3], [3, 2], [6, 1]])), ("flat", np.array([-1]))])
+    module = import_onnx(model)[0]
+    assert "scf.for" not in [op.name for op in module.walk()]
+    s0 = np.arange(6.0)
+    for g, w in zip(interpret(module, "main", s0), _ort(model, {"s0": s0})):
+        np.testing.assert_array_equal(g, w)
 
 
 def test_a_loop_whose_body_imports_once_is_an_scf_for():
