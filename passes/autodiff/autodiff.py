@@ -28,6 +28,12 @@ every k-th iteration and one recomputed k-iteration segment at a time
 
 `scf.while` loops whose trip count depends on the data are differentiated by
 counting their trips and replaying them as an `scf.for` (`whiles.py`).
+
+Calls are inlined before the sweep, their values stored like the caller's,
+except checkpoints: a `func.call` carrying `{df.checkpoint = "nothing_saveable"}`
+is differentiated through `@callee_grad`, which recomputes the callee's values,
+and one carrying `"dots_saveable"` keeps the callee's contraction results
+(`@callee_dots`, `@callee_grad_dots`; `checkpoint.py`).
 """
 
 from __future__ import annotations
