@@ -34,8 +34,10 @@ class ArgsortOp(NNOp):
     ascending (or `descending`), equal keys in their index order. Floats order
     NaN after every number ascending and before every number descending (as
     NumPy and PyTorch), with -0.0 equal to 0.0; integers are signed, or read as
-    unsigned with `unsigned` (i1 always is: false < true). A 0-d input gives 0.
-    Syntax: `%i = nn.argsort %x {axis = 1 : i64, descending} : (tensor<2x5xf32>) -> tensor<2x5xi64>`.
+    unsigned with `unsigned` (i1 always is: false < true). With `k`, only the
+    first k positions (top-k: the result has k elements along `axis`). A 0-d
+    input gives 0. Syntax:
+    `%i = nn.argsort %x {axis = 1 : i64, descending, k = 3 : i64} : (tensor<2x5xf32>) -> tensor<2x3xi64>`.
     """
 
     name = "nn.argsort"
@@ -48,28 +50,47 @@ class ArgsortOp(NNOp):
     axis = prop_def(IntegerAttr)
     descending = opt_prop_def(UnitAttr)
     unsigned = opt_prop_def(UnitAttr)
+    k = opt_prop_def(IntegerAttr)
     result = result_def(TensorType)
     assembly_format = "$input attr-dict `:` functional-type(operands, results)"
 
-    def __init__(self, input: SSAValue, axis: int, descending: bool = False, unsigned: bool = False):
+    def __init__(self, input: SSAValue, axis: int, descending: bool = False, unsigned: bool = False,
+                 k: int | None = None):
         t = _sortable(_static(input.type, "input"))
         props: dict = {"axis": IntegerAttr(axis, i64)}
         if descending:
             props["descending"] = UnitAttr()
         if unsigned:
             props["unsigned"] = UnitAttr()
-        super().__init__(operands=[input], result_types=[TensorType(i64, t.get_shape())], properties=props)
+        if k is not None:
+            props["k"] = IntegerAttr(k, i64)
+        super().__init__(operands=[input], result_types=[_result(t, axis, k)], properties=props)
 
     @property
     def normalized_axis(self) -> int:
         return normalize_axis(self.axis.value.data, _static(self.input.type, "input").get_num_dims())
 
+    @property
+    def count(self) -> int:
+        """How many positions the result holds along the axis (`k`, else all)."""
+        shape = _static(self.input.type, "input").get_shape()
+        return self.k.value.data if self.k is not None else (shape[self.normalized_axis] if shape else 1)
+
     def infer_type(self) -> TensorType:
         t = _sortable(_static(self.input.type, "input"))
-        normalize_axis(self.axis.value.data, t.get_num_dims())
         if self.unsigned is not None and not isinstance(t.element_type, IntegerType):
             raise VerifyException(f"unsigned is for integer inputs, got {t}")
-        return TensorType(i64, t.get_shape())
+        return _result(t, self.axis.value.data, self.k.value.data if self.k is not None else None)
+
+
+def _result(t: TensorType, axis: int, k: int | None) -> TensorType:
+    shape = list(t.get_shape())
+    axis = normalize_axis(axis, len(shape))
+    if k is not None:
+        if not shape or not 0 <= k <= shape[axis]:
+            raise VerifyException(f"k = {k} is not in [0, {shape[axis] if shape else 0}] (the size of the axis)")
+        shape[axis] = k
+    return TensorType(i64, shape)
 
 
 def take_along(x: SSAValue, indices: SSAValue, axis: int) -> GatherOp:

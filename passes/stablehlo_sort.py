@@ -9,7 +9,7 @@ positive NaN: NaN sorts last, and -0.0 ties 0.0), which is `nn.argsort`'s
 order. Each operand is gathered by the key's permutation (the sort is stable
 whether or not `is_stable` asks for it). Any other comparator (several keys,
 a raw float compare, where NaN is unordered) is a `CompileError` naming what
-it holds. `chlo.top_k` is the first k of a descending sort along the last
+it holds. `chlo.top_k` is a descending `nn.argsort` with `k` along the last
 dimension."""
 
 from __future__ import annotations
@@ -21,7 +21,6 @@ from xdsl.dialects.builtin import AnyFloat, DenseIntOrFPElementsAttr, IntegerTyp
 from xdsl.ir import BlockArgument, Operation, SSAValue
 
 from dfc.dialects import nn_elementwise as nne
-from dfc.dialects import nn_shape as nns
 from dfc.dialects import stablehlo as shlo
 from dfc.dialects.diagnostics import CompileError
 from dfc.dialects.nn_sort import ArgsortOp, take_along
@@ -105,16 +104,14 @@ def sort(ins: Insert, op: SortOp) -> Sequence[SSAValue]:
 
 
 def top_k(ins: Insert, op: TopKOp) -> Sequence[SSAValue]:
-    """The first k of the stable descending sort along the last dimension, indices in the result's type."""
+    """The first k of the stable descending `nn.argsort` along the last dimension (its `k`), the indices in
+    the result's type."""
     t = op.operand.type
     assert isinstance(t, TensorType)
     shape, k = list(t.get_shape()), op.k.value.data
     if not shape or not 0 <= k <= shape[-1]:
         raise CompileError.at(op, f"convert-stablehlo: top_k of {k} elements of {t}")
-    order = ins(ArgsortOp(op.operand, len(shape) - 1, descending=True))
-    picked = [*shape[:-1], k]
-    if k != shape[-1]:
-        order = ins(nns.SliceOp(order, [0] * len(shape), picked, [1] * len(shape)))
+    order = ins(ArgsortOp(op.operand, len(shape) - 1, descending=True, k=k))
     index_type = op.indices.type.element_type  # type: ignore[union-attr]
     indices = order if index_type == order.type.element_type else ins(nne.ConvertOp(order, index_type))
     return [ins(take_along(op.operand, order, len(shape) - 1)), indices]

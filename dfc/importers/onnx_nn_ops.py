@@ -143,8 +143,8 @@ class NNOps:
 
     def op_TopK(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
         """The k largest (`largest`, else smallest) elements along `axis` and their indices, in order (also
-        for `sorted` = 0, which leaves the order open), the lower index first among equal values: the first k
-        of the stable `nn.argsort` (unsigned integers by their unsigned values), the values gathered by them.
+        for `sorted` = 0, which leaves the order open), the lower index first among equal values: `nn.argsort`
+        with `k` (unsigned integers by their unsigned values), the values gathered by its indices.
         Every element type; NaN counts as larger than every number."""
         x = self.value(node.input[0])
         t = tensor_of(x)
@@ -158,10 +158,7 @@ class NNOps:
             empty = [0 if d == axis else n for d, n in enumerate(shape)]
             return [self.constant(np.zeros(empty, dtype_of(t.element_type))), self.constant(np.zeros(empty, np.int64))]
         indices = self.ins(ArgsortOp(x, axis, descending=bool(attrs.get("largest", 1)),
-                                     unsigned=bool(self.unsigned_inputs)))
-        if k < shape[axis]:
-            picked = [k if d == axis else n for d, n in enumerate(shape)]
-            indices = self.ins(nns.SliceOp(indices, [0] * len(shape), picked, [1] * len(shape)))
+                                     unsigned=bool(self.unsigned_inputs), k=k))
         return [self.ins(take_along(x, indices, axis)), indices]
 
     def _spatial(self, attrs: dict[str, Any], sizes: list[int], kernel: list[int]) -> tuple[list[int], ...]:

@@ -12,12 +12,16 @@ from dfc.torch.ir_text import Raw, Value
 SORT_HANDLERS, handles = handler_table()
 
 
-def argsort(b, x: Value, dim: int, descending: bool) -> Value:
-    """The i64 stable sorting permutation of `x` along `dim` (a 0-d `x` gives 0)."""
-    props: dict[str, object] = {"axis": dim % len(x.shape) if x.shape else 0}
+def argsort(b, x: Value, dim: int, descending: bool, k: int | None = None) -> Value:
+    """The i64 stable sorting permutation of `x` along `dim`, its first `k` positions if given (a 0-d `x`
+    gives 0)."""
+    props: dict[str, object] = {"axis": dim}
     if descending:
         props["descending"] = Raw("unit")
-    return b.op("nn.argsort", [x], x.shape, "i64", **props)
+    if k is not None:
+        props["k"] = k
+    return b.op("nn.argsort", [x], [k if d == dim and k is not None else n for d, n in enumerate(x.shape)], "i64",
+                **props)
 
 
 def take_along(b, x: Value, indices: Value, dim: int) -> Value:
@@ -34,11 +38,7 @@ def _sorted(b, x: Value, dim: int, descending: bool, k: int | None = None) -> tu
     if not x.shape:
         return x, b.full(0, (), "i64")
     dim %= len(x.shape)
-    indices = argsort(b, x, dim, descending)
-    if k is not None and k != x.shape[dim]:
-        shape = [k if d == dim else n for d, n in enumerate(x.shape)]
-        indices = b.op("nn.slice", [indices], shape, "i64", start_indices=[0] * len(shape), limit_indices=shape,
-                       strides=[1] * len(shape))
+    indices = argsort(b, x, dim, descending, k if k is not None and k != x.shape[dim] else None)
     return take_along(b, x, indices, dim), indices
 
 

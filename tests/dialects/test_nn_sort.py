@@ -15,9 +15,10 @@ from tests.dialects.test_nn_elementwise import _t, check
 RNG = np.random.default_rng(34)
 
 
-def _argsort(shape, dtype, axis, flags="") -> str:
-    x, r = _t(shape, dtype), _t(shape, "i64")
-    attrs = ", ".join([f"axis = {axis} : i64", *flags.split()])
+def _argsort(shape, dtype, axis, flags="", k=None) -> str:
+    out = [k if d == axis % len(shape) and k is not None else n for d, n in enumerate(shape)]
+    x, r = _t(shape, dtype), _t(out, "i64")
+    attrs = ", ".join([f"axis = {axis} : i64", *flags.split(), *([f"k = {k} : i64"] if k is not None else [])])
     return f"""func.func @f(%x: {x}) -> {r} {{
   %r = nn.argsort %x {{{attrs}}} : ({x}) -> {r}
   func.return %r : {r}
@@ -77,6 +78,33 @@ def test_argsort_of_booleans(descending):
     check(_argsort([2, 9], "i1", 1, "descending" if descending else ""), [x], _reference(x, 1, descending))
 
 
+def _top_k_inputs():
+    f = np.round(RNG.standard_normal((3, 40)) * 2).astype(np.float32)
+    f[0, [3, 9, 20]] = np.nan
+    f[1, :5] = [np.inf, -np.inf, -0.0, 0.0, np.nan]
+    f[2, :] = np.nan  # rounds past every number reach the NaNs (ascending), or start with them
+    f[2, 7] = 1.0
+    i = RNG.integers(-3, 3, (3, 40))
+    i[0, :3] = [2**63 - 1, -(2**63), 2**63 - 1]
+    u = RNG.integers(0, 256, (2, 40)).astype(np.uint8)
+    u[0, :4] = [255, 128, 0, 255]
+    return {"f32": f, "i64": i, "i8": u, "i1": RNG.integers(0, 2, (2, 40)).astype(bool)}
+
+
+@pytest.mark.parametrize("dtype,flags,k", [
+    ("f32", "descending", 8), ("i8", "unsigned descending", 4), ("f32", "descending", 12),
+    pytest.param("f32", "", 5, marks=SLOW), pytest.param("i64", "descending", 3, marks=SLOW),
+    pytest.param("i1", "", 2, marks=SLOW), pytest.param("f32", "", 1, marks=SLOW), pytest.param("i64", "", 6, marks=SLOW),
+    pytest.param("i8", "unsigned", 12, marks=SLOW), pytest.param("i1", "descending", 5, marks=SLOW),
+])
+def test_first_k_positions(dtype, flags, k):
+    """`k` (top-k): by selection rounds for k <= 8 of 40, by ranks past that; the first k of the sort."""
+    x = _top_k_inputs()[dtype]
+    keys = x.astype(np.int64) if x.dtype == np.uint8 else x
+    expected = _reference(keys, 1, "descending" in flags)[:, :k]
+    check(_argsort(list(x.shape), dtype, 1, flags, k), [x.view(np.int8) if x.dtype == np.uint8 else x], expected)
+
+
 def test_argsort_of_a_scalar_and_of_one_element():
     check(_argsort([], "f32", 0), [np.array(3.0, np.float32)], np.array(0, np.int64))
     check(_argsort([3, 1], "f32", 1), [np.ones((3, 1), np.float32)], np.zeros((3, 1), np.int64))
@@ -103,6 +131,7 @@ def test_sorted_values_gradient():
     [
         (_argsort([3, 4], "f32", 2), "axis 2 is out of range for rank 2"),
         (_argsort([3, 4], "f32", 1, "unsigned"), "unsigned is for integer inputs"),
+        (_argsort([3, 4], "f32", 1, "", 5), r"k = 5 is not in \[0, 4\]"),
     ],
 )
 def test_verifier_messages(text, message):
