@@ -54,9 +54,6 @@ from xdsl.dialects.builtin import (
     IntegerAttr,
     ModuleOp,
     TensorType,
-    f16,
-    f32,
-    f64,
     i1,
 )
 from xdsl.ir import Block, Region, SSAValue
@@ -448,16 +445,6 @@ class OnnxImporter(ShapeOps, NNOps, MathOps, AttentionOps, ControlFlowOps, Recur
     def _binary(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
         a, b = (self.value(n) for n in node.input)
         return [self.ins(_BINARY[node.op_type](a, b))]
-
-    def op_Pow(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
-        """`x ** y` for a float `x`; an integer exponent is converted to `x`'s type first."""
-        x, y = (self.value(n) for n in node.input)
-        e = tensor_of(x).element_type
-        if e not in (f16, f32, f64):
-            raise NodeError(f"Pow of {tensor_of(x)} (an integer base) is not supported")
-        if tensor_of(y).element_type != e:
-            y = self.ins(nne.ConvertOp(y, e))
-        return [self.ins(nne.PowerOp(x, y))]
 
     def op_Max(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
         values = [self.value(n) for n in node.input]

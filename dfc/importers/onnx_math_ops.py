@@ -1,7 +1,7 @@
 """The ONNX importer's elementwise functions built of nn ops: the activations
 (Elu, Celu, Selu, LeakyRelu, PRelu, ThresholdedRelu, HardSigmoid, HardSwish,
 Softplus, Softsign, Mish, Swish, Shrink), Reciprocal, the hyperbolic and
-inverse trigonometric functions, Mod, and the variadic Sum and Mean.
+inverse trigonometric functions, Mod, Pow, and the variadic Sum and Mean.
 
 Each follows the formula of ONNX's operator specification, written in the
 numerically careful form where the naive one loses precision (`log1p` and
@@ -13,8 +13,11 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from xdsl.dialects.builtin import AnyFloat, FloatAttr, IntegerAttr
-from xdsl.ir import SSAValue
+from xdsl.builder import Builder
+from xdsl.dialects import arith, scf
+from xdsl.dialects.builtin import AnyFloat, FloatAttr, IndexType, IntegerAttr, IntegerType, f64, i1
+from xdsl.ir import Block, SSAValue
+from xdsl.rewriter import InsertPoint
 
 from dfc.dialects import nn
 from dfc.dialects import nn_elementwise as nne
@@ -25,6 +28,59 @@ class MathOps:
     """Elementwise `op_<Type>` methods, mixed into `OnnxImporter` (whose `value`, `ins` and `scalar` they use)."""
 
     # ------------------------------------------------------------ helpers
+
+    def op_Pow(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
+        """`x ** y` in `x`'s type, as numpy's `power(x, y).astype(x.dtype)` (ONNX's reference). A float
+        base: `nn.power`, an integer exponent converted by its value (in f64 for exponents of 32 bits or
+        more, as numpy promotes them). An integer base and exponent: exact (`integer_power`). An integer
+        base and a float exponent: in f64, truncated toward zero."""
+        x, y = (self.value(n) for n in node.input)
+        x_unsigned, y_unsigned = 0 in self.unsigned_inputs, 1 in self.unsigned_inputs
+        e, ey = tensor_of(x).element_type, tensor_of(y).element_type
+        if isinstance(e, AnyFloat):
+            if isinstance(ey, IntegerType) and ey.width.data >= 32:
+                wide = self.ins(nne.PowerOp(self.cast(x, False, f64, False), self.cast(y, y_unsigned, f64, False)))
+                return [self.cast(wide, False, e, False)]
+            return [self.ins(nne.PowerOp(x, self.cast(y, y_unsigned, e, False)))]
+        if not isinstance(e, IntegerType) or e == i1:
+            raise NodeError(f"Pow of {tensor_of(x)} is not supported")
+        if isinstance(ey, AnyFloat):
+            wide = self.ins(nne.PowerOp(self.cast(x, x_unsigned, f64, False), self.cast(y, False, f64, False)))
+            return [self.cast(wide, False, e, x_unsigned)]
+        self.unsigned_outputs = {0} if x_unsigned else set()
+        return [self.integer_power(x, y, x_unsigned, y_unsigned)]
+
+    def integer_power(self, x: SSAValue, y: SSAValue, x_unsigned: bool, y_unsigned: bool) -> SSAValue:
+        """x^y of integers, wrapping as their products do: square and multiply over the bits of y, an
+        `scf.for` over them carrying (x^y so far, x^(2^k), y >> k). A negative y gives the truncation of
+        1 / x^|y|: 1 for x = 1, +-1 for x = -1 (signed), 0 otherwise (numpy refuses; the specification
+        leaves it open)."""
+        e, shape = tensor_of(x).element_type, tensor_of(x).get_shape()
+        width = tensor_of(y).element_type.width.data  # type: ignore[union-attr]
+        one, zero_y = self._typed(1, x), self._typed(0, y)
+        carried = [self.ins(nn.FullOp(IntegerAttr(1, e), shape)), x, y]  # type: ignore[arg-type]
+        block = Block(arg_types=[IndexType(), *(v.type for v in carried)])
+        result, square, rest = block.args[1:]
+        outer = self.b
+        self.b = Builder(InsertPoint.at_end(block))
+        try:
+            taken = self.ins(nne.CompareOp(self.ins(nne.AndOp(rest, self._typed(1, y))), zero_y, "NE"))
+            result = self.ins(nne.SelectOp(taken, self.ins(nn.MulOp(result, square)), result))
+            square = self.ins(nn.MulOp(square, square))
+            self.b.insert(scf.YieldOp(result, square, self.ins(nne.ShiftRightLogicalOp(rest, self._typed(1, y)))))
+        finally:
+            self.b = outer
+        bounds = [self.b.insert(arith.ConstantOp.from_int_and_width(v, IndexType())).result for v in (0, width, 1)]
+        result = self.b.insert(scf.ForOp(*bounds, carried, block)).results[0]
+        if y_unsigned:
+            return result
+        negative = self.ins(nne.CompareOp(y, zero_y, "LT"))
+        zeros = self.ins(nn.FullOp(IntegerAttr(0, e), shape))  # type: ignore[arg-type]
+        inverse = self.ins(nne.SelectOp(self.ins(nne.CompareOp(x, one, "EQ")), result, zeros))
+        if not x_unsigned:  # (-1)^y is +-1 (the parity of y's lowest bit); x^-n of other x truncates to 0
+            minus_one = self.ins(nne.CompareOp(x, self._typed(-1, x), "EQ"))
+            inverse = self.ins(nne.SelectOp(minus_one, result, inverse))
+        return self.ins(nne.SelectOp(negative, inverse, result))
 
     def _typed(self, value: float, like: SSAValue) -> SSAValue:
         """A 0-d constant `value` of `like`'s element type (float or integer)."""

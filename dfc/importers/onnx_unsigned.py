@@ -35,7 +35,7 @@ SIGN_AGNOSTIC = frozenset({
 
 UNSIGNED_AWARE = frozenset({
     "Less", "Greater", "LessOrEqual", "GreaterOrEqual", "Max", "Min", "Clip", "Div", "Mod", "Cast", "CastLike",
-    "BitShift", "ArgMax", "ArgMin", "Abs", "TopK",
+    "BitShift", "ArgMax", "ArgMin", "Abs", "TopK", "Pow",
 })
 """Operators with an unsigned form here."""
 
