@@ -84,6 +84,10 @@ def reverse_call(rev: Reverser, op: func.CallOp) -> None:
             saved = list(forward.res[len(op.res):])
             op.parent_block().erase_op(op)
     grad = rev.call_gradient(module, callee, wrt, outputs, rev.recompute, rev.in_progress, contractions=bool(saved))
-    call = rev.b.insert(func.CallOp(grad.sym_name.data, [*arguments, *saved, *seeds], grad.function_type.outputs.data))
+    operands = [*arguments, *saved, *seeds]
+    if [v.type for v in operands] != list(grad.function_type.inputs.data):
+        raise CompileError.at(op, f"autodiff: internal error: @{grad.sym_name.data} does not read the "
+                              f"{len(saved)} contraction results @{name} saves for it")
+    call = rev.b.insert(func.CallOp(grad.sym_name.data, operands, grad.function_type.outputs.data))
     for k, g in zip(wrt, call.res[len(op.res) :]):
         rev.add(arguments[k], g)
