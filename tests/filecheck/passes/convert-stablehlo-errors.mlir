@@ -91,3 +91,15 @@ func.func private @r(%y: tensor<4xf32>) -> tensor<4xf32> {
   %0 = func.call @r(%y) : (tensor<4xf32>) -> tensor<4xf32>
   func.return %0 : tensor<4xf32>
 }
+
+// -----
+
+func.func @raw_float_sort(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{convert-stablehlo: a sort comparator of a FLOAT compare of floats without JAX's canonicalization (-0.0 to 0.0, NaN to one NaN) under TOTALORDER is not supported}}
+  %0 = "stablehlo.sort"(%x) <{dimension = 0 : i64}> ({
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+    %1 = stablehlo.compare LT, %a, %b, FLOAT : (tensor<f32>, tensor<f32>) -> tensor<i1>
+    stablehlo.return %1 : tensor<i1>
+  }) : (tensor<4xf32>) -> tensor<4xf32>
+  func.return %0 : tensor<4xf32>
+}

@@ -195,6 +195,36 @@ func.func private @twice(%y: tensor<4xf32>) -> tensor<4xf32> {
 // CHECK-NEXT:    func.return %[[R]]
 // CHECK-NOT:   @twice
 
+// -----
+
+// A sort of one key (a GT compare of operand 0's elements: descending) gathers every operand by nn.argsort.
+func.func @sort(%x: tensor<3x4xi32>, %y: tensor<3x4xf32>) -> (tensor<3x4xi32>, tensor<3x4xf32>) {
+  %0:2 = "stablehlo.sort"(%x, %y) <{dimension = 1 : i64, is_stable = true}> ({
+  ^bb0(%a: tensor<i32>, %b: tensor<i32>, %c: tensor<f32>, %d: tensor<f32>):
+    %1 = stablehlo.compare GT, %a, %b, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>
+    stablehlo.return %1 : tensor<i1>
+  }) : (tensor<3x4xi32>, tensor<3x4xf32>) -> (tensor<3x4xi32>, tensor<3x4xf32>)
+  func.return %0#0, %0#1 : tensor<3x4xi32>, tensor<3x4xf32>
+}
+// CHECK-LABEL: func.func @sort
+// CHECK-NEXT:    %[[ORDER:.*]] = nn.argsort %x {axis = 1 : i64, descending} : (tensor<3x4xi32>) -> tensor<3x4xi64>
+// CHECK-NEXT:    %[[X:.*]] = nn.gather %x, %[[ORDER]] {{.*}}collapsed_slice_dims = array<i64: 1>, operand_batching_dims = array<i64: 0>
+// CHECK-NEXT:    %[[Y:.*]] = nn.gather %y, %[[ORDER]]
+// CHECK-NEXT:    func.return %[[X]], %[[Y]]
+
+// -----
+
+// chlo.top_k: a descending nn.argsort with k along the last dimension.
+func.func @top_k(%x: tensor<3x4xf32>) -> (tensor<3x2xf32>, tensor<3x2xi32>) {
+  %values, %indices = chlo.top_k(%x, k = 2) : tensor<3x4xf32> -> (tensor<3x2xf32>, tensor<3x2xi32>)
+  func.return %values, %indices : tensor<3x2xf32>, tensor<3x2xi32>
+}
+// CHECK-LABEL: func.func @top_k
+// CHECK-NEXT:    %[[ORDER:.*]] = nn.argsort %x {axis = 1 : i64, descending, k = 2 : i64} : (tensor<3x4xf32>) -> tensor<3x2xi64>
+// CHECK-NEXT:    %indices = nn.convert %[[ORDER]] : (tensor<3x2xi64>) -> tensor<3x2xi32>
+// CHECK-NEXT:    %values = nn.gather %x, %[[ORDER]]
+// CHECK-NEXT:    func.return %values, %indices
+
 // JAX's fori_loop sweep (jacobi2d) becomes an scf.for of 4 trips whose body updates the interior with nn.scatter.
 // JACOBI:      %[[UB:.*]] = arith.constant 4 : index
 // JACOBI:      scf.for %{{.*}} = %{{.*}} to %[[UB]] step %{{.*}} iter_args
