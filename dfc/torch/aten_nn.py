@@ -57,20 +57,39 @@ def _linear(b, node, x, w, bias):
 
 @handles("convolution.default")
 def _convolution(b, node, x, w, bias, stride, padding, dilation, transposed, output_padding, groups):
-    if transposed:
-        raise UnsupportedOp("transposed convolution")
     n = len(w.shape) - 2
     if isinstance(padding, str):
         raise UnsupportedOp(f"convolution with padding={padding!r}")
-    pad = int_list(padding, n)
+    pad, strides, dilations = int_list(padding, n), int_list(stride, n), int_list(dilation, n)
+    low, high = pad, pad
+    if transposed:
+        x, w, low, high = _transposed(b, x, w, strides, pad, dilations, int_list(output_padding, n), groups)
+        strides = [1] * n
     dims = list(range(n + 2))
     shape, dtype = b.out(node)
     y = b.op(
         "nn.convolution", [x, w], shape, dtype, input_dimensions=dims, kernel_dimensions=dims,
-        output_dimensions=dims, window_strides=int_list(stride, n), padding_low=pad, padding_high=pad,
-        rhs_dilation=int_list(dilation, n), feature_group_count=groups,
+        output_dimensions=dims, window_strides=strides, padding_low=low, padding_high=high,
+        rhs_dilation=dilations, feature_group_count=groups,
     )
     return y if bias is None else b.binary("nn.add", y, b.along(bias, len(shape), 1))
+
+
+def _transposed(b, x: Value, w: Value, strides, pad, dilations, output_padding, groups):
+    """A transposed convolution as a convolution with stride 1 (the gradient of the strided one): x with
+    stride - 1 zeros between its elements, padded by dilation (k - 1) - padding on each side (output_padding
+    more at the end, a negative amount crops), and the kernel flipped spatially with its two channel axes
+    swapped within each group ((C_in, C_out / g, k...) to (C_out, C_in / g, k...)). Returns x, the kernel and
+    the padding."""
+    n, (c_in, c_out_g, *ks) = len(strides), w.shape
+    x = b.pad(x, [0] * (n + 2), [0] * (n + 2), 0, [0, 0, *(s - 1 for s in strides)])
+    low = [d * (k - 1) - p for d, k, p in zip(dilations, ks, pad)]
+    high = [lo + extra for lo, extra in zip(low, output_padding)]
+    grouped = b.reshape(w, [groups, c_in // groups, c_out_g, *ks])
+    swapped = b.transpose(grouped, [0, 2, 1, *range(3, n + 3)])
+    kernel = b.reshape(swapped, [groups * c_out_g, c_in // groups, *ks])
+    kernel = b.op("nn.reverse", [kernel], kernel.shape, kernel.dtype, dimensions=list(range(2, n + 2)))
+    return x, kernel, low, high
 
 
 # --- pooling ---------------------------------------------------------------------

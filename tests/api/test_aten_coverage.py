@@ -75,7 +75,8 @@ OPINFOS = (
     "scatter_add", "index_put", "index_add", "masked_fill", "tril", "triu", "roll", "nn.functional.pixel_shuffle",
     "logsumexp", "masked_scatter", "scatter_reduce.sum", "nn.functional.avg_pool3d", "nn.functional.max_pool3d",
     "nn.functional.adaptive_avg_pool3d", "as_strided", "_upsample_bilinear2d_aa",
-    "linalg.vector_norm", "nn.functional.normalize",
+    "linalg.vector_norm", "nn.functional.normalize", "nn.functional.conv_transpose1d", "nn.functional.conv_transpose2d",
+    "nn.functional.conv_transpose3d",
 )
 """The OpInfos whose op is one overload in HANDLERS (or decomposes to a few)."""
 CI_SAMPLE = {"nn.functional.adaptive_avg_pool2d": 6, "nn.functional.avg_pool2d": 5, "nn.functional.max_pool2d": 13,
@@ -712,6 +713,12 @@ def hand_cases() -> list[Case]:
             r(3, 4), grad=True),
         case("vector_norm order 0", lambda x: torch.linalg.vector_norm(x * (x > 0), 0, 1), r(3, 4)),
         case("normalize", lambda x: F.normalize(x, dim=1), r(3, 4), grad=True),
+        case("conv_transpose2d stride output_padding", lambda x, w, c: F.conv_transpose2d(
+            x, w, c, stride=2, padding=1, output_padding=1), r(2, 4, 5, 5), r(4, 3, 3, 3), r(3), grad=True),
+        case("conv_transpose2d groups dilation", lambda x, w: F.conv_transpose2d(
+            x, w, stride=(2, 3), padding=(0, 2), dilation=(2, 1), groups=2), r(1, 4, 5, 4), r(4, 2, 2, 3), grad=True),
+        case("conv_transpose1d padding beyond the kernel", lambda x, w: F.conv_transpose1d(
+            x, w, stride=3, padding=5, output_padding=2, dilation=2), r(2, 3, 7), r(3, 2, 4), grad=True),
         case("detach", lambda x: x.detach() * x + x.detach().exp(), r(3, 2), grad=True),
         case("as_strided restride of channels-last", lambda x: F.adaptive_avg_pool2d(x, 1),
              r(2, 3, 4, 5).permute(0, 2, 3, 1).contiguous().permute(0, 3, 1, 2), grad=True),
@@ -834,7 +841,6 @@ def refused_forms() -> dict[str, tuple[Callable, tuple]]:
                                              (r(3, 4), torch.tensor([0, 1, 2]))),
         "index by a boolean mask": (lambda x, m: x[m], (r(4), torch.tensor([True, False, True, True]))),
         "bitwise_and of floats": (lambda x, y: torch.ops.aten.bitwise_and.Tensor(x, y), (r(3), r(3))),
-        "conv_transpose2d": (F.conv_transpose2d, (r(1, 2, 4, 4), r(2, 3, 3, 3))),
         "sum of integers": (lambda x: x.sum(1), (i(3, 4),)),
         "integers to a tensor power": (torch.pow, (i(3, lo=0), i(3, lo=0, hi=3))),
         "amin of integers": (lambda x: x.amin(0), (i(3, 4),)),
