@@ -32,7 +32,7 @@ the trip count (`UNROLL_LIMIT` bounds it).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -207,44 +207,65 @@ class ControlFlowOps:
 
     def _loop_as_for(self, body: Any, trips: int, values: list[Value],
                      unsigned: list[bool]) -> tuple[list[SSAValue], list[bool]] | None:
-        """The Loop as one `scf.for` of `trips` iterations, its body imported once with the iteration number
-        a run-time value (a 0-d i64 tensor carried along) and the scan outputs written into [trips, ...]
-        accumulators (`nn.dynamic_update_slice`); None, to unroll instead, when the body needs the iteration
-        number at import time, its condition does not fold to true, or a carried value changes type."""
+        """The Loop as one `scf.for` of `trips` iterations (`_counted_for`), its body imported once with the
+        iteration number a run-time value and its scan outputs accumulated along a new first dimension; None,
+        to unroll instead, when the body needs the iteration number at import time, its condition does not
+        fold to true, or a carried value changes type."""
         carried = len(values)
-        inits = [self.constant(np.zeros((), np.int64)), *(self._ssa(v) for v in values)]
-        block = Block(arg_types=[IndexType(), *(v.type for v in inits)])
-        counter = block.args[1]
-        outer = self.b
-        self.b = Builder(InsertPoint.at_end(block))
-        try:
+
+        def fill(block: Block) -> tuple[list[SSAValue], list[bool]] | None:
+            counter = block.args[1]
             try:
                 outputs, flags = self.subgraph(body, [counter, np.array(True), *block.args[2:]],
                                                [False, False, *unsigned])
             except NodeError:
                 return None
-            cond_out = outputs[0]
-            new = [self._ssa(v) for v in outputs[1:1 + carried]]
+            cond_out, new = outputs[0], [self._ssa(v) for v in outputs[1:1 + carried]]
             if not (isinstance(cond_out, np.ndarray) and cond_out.size == 1 and cond_out.all()) or any(
-                    n.type != v.type for n, v in zip(new, inits[1:])):
+                    n.type != a.type for n, a in zip(new, block.args[2:])):
                 return None
-            zero = self.constant(np.zeros((), np.int64))
-            scans = []
-            for v in outputs[1 + carried:]:
-                v = self._ssa(v)
-                shape = list(tensor_of(v).get_shape())
-                accumulator = block.insert_arg(TensorType(tensor_of(v).element_type, [trips, *shape]), len(block.args))
-                update = self._reshape(v, [1, *shape])
-                scans.append(self.ins(nns.DynamicUpdateSliceOp(accumulator, update, [counter] + [zero] * len(shape))))
-            step = self._add(counter, self.constant(np.ones((), np.int64)))
-            self.b.insert(scf.YieldOp(step, *new, *scans))
+            scans = [self._accumulate(block, v, 0, counter, trips) for v in outputs[1 + carried:]]
+            return [*new, *scans], flags[1:]
+
+        return self._counted_for(trips, [self._ssa(v) for v in values], fill)
+
+    def _counted_for(self, length: int, inits: list[SSAValue],
+                     fill: Callable[[Block], tuple[list[SSAValue], list[bool]] | None]
+                     ) -> tuple[list[SSAValue], list[bool]] | None:
+        """(results, unsigned flags) of an `scf.for` of `length` steps whose block carries a step counter (a
+        0-d i64 tensor, `block.args[1]`), then `inits`, then the accumulators `fill` adds (`_accumulate`).
+        `fill(block)` builds the body at `self.b` and gives what it yields after the counter; None from it
+        leaves no loop (the caller unrolls)."""
+        counter = self.constant(np.zeros((), np.int64))
+        block = Block(arg_types=[IndexType(), counter.type, *(v.type for v in inits)])
+        outer = self.b
+        self.b = Builder(InsertPoint.at_end(block))
+        try:
+            filled = fill(block)
+            if filled is None:
+                return None
+            yields, flags = filled
+            self.b.insert(scf.YieldOp(self._add(block.args[1], self.constant(np.ones((), np.int64))), *yields))
         finally:
             self.b = outer
         accumulators = [self._ssa(np.zeros(a.type.get_shape(), dtype_of(a.type.element_type)))
-                        for a in block.args[2 + carried:]]
-        bounds = [self.ins(arith.ConstantOp.from_int_and_width(v, IndexType())) for v in (0, trips, 1)]
-        loop = self.b.insert(scf.ForOp(*bounds, [*inits, *accumulators], block))
-        return list(loop.results[1:]), list(flags[1:])
+                        for a in block.args[2 + len(inits):]]
+        bounds = [self.ins(arith.ConstantOp.from_int_and_width(v, IndexType())) for v in (0, length, 1)]
+        loop = self.b.insert(scf.ForOp(*bounds, [counter, *inits, *accumulators], block))
+        return list(loop.results[1:]), flags
+
+    def _accumulate(self, block: Block, value: Value, axis: int, step: SSAValue, length: int) -> SSAValue:
+        """A new accumulator argument of `block` ([length] inserted at `axis` of `value`'s shape) with `value`
+        written at index `step` of that dimension."""
+        v = self._ssa(value)
+        shape = list(tensor_of(v).get_shape())
+        axis = normalize_axis(axis, len(shape) + 1, "scan output axis")
+        full = shape[:axis] + [length] + shape[axis:]
+        accumulator = block.insert_arg(TensorType(tensor_of(v).element_type, full), len(block.args))
+        zero = self.constant(np.zeros((), np.int64))
+        starts = [step if k == axis else zero for k in range(len(full))]
+        return self.ins(nns.DynamicUpdateSliceOp(accumulator, self._reshape(v, shape[:axis] + [1] + shape[axis:]),
+                                                 starts))
 
     def _carried_if(self, running: SSAValue, new: Value, old: Value, k: int) -> SSAValue:
         new, old = self._ssa(new), self._ssa(old)
@@ -328,21 +349,18 @@ class ControlFlowOps:
 
     def _scan_as_for(self, body: Any, states: list[Value], inputs: list[Value], unsigned: Sequence[bool],
                      axes: tuple[list[int], ...], length: int) -> tuple[list[Value], list[bool]] | None:
-        """The Scan as one `scf.for` over its `length` steps: the body imported once, each scan input read at
-        the step (`nn.dynamic_slice`; reversed: at `length - 1 - step`), each scan output written into its
-        accumulator (`nn.dynamic_update_slice`); None, to unroll instead, when the body does not import with
-        run-time elements or a state changes type."""
+        """The Scan as one `scf.for` over its `length` steps (`_counted_for`): the body imported once, each
+        scan input read at the step (`nn.dynamic_slice`; reversed: at `length - 1 - step`), each scan output
+        accumulated at it; None, to unroll instead, when the body does not import with run-time elements or
+        a state changes type."""
         in_axes, in_dirs, out_axes, out_dirs = axes
         carried = len(states)
-        inits = [self.constant(np.zeros((), np.int64)), *(self._ssa(v) for v in states)]
         sources = [self._ssa(x) for x in inputs]
-        block = Block(arg_types=[IndexType(), *(v.type for v in inits)])
-        counter = block.args[1]
-        outer = self.b
-        self.b = Builder(InsertPoint.at_end(block))
-        try:
-            zero = self.constant(np.zeros((), np.int64))
+
+        def fill(block: Block) -> tuple[list[SSAValue], list[bool]] | None:
+            counter = block.args[1]
             steps = [counter, self._sub(self.constant(np.array(length - 1, np.int64)), counter)]
+            zero = self.constant(np.zeros((), np.int64))
             elements = []
             for x, a, d in zip(sources, in_axes, in_dirs):
                 shape = list(tensor_of(x).get_shape())
@@ -354,26 +372,13 @@ class ControlFlowOps:
             except NodeError:
                 return None
             new = [self._ssa(v) for v in outputs[:carried]]
-            if any(n.type != v.type for n, v in zip(new, inits[1:])):
+            if any(n.type != a.type for n, a in zip(new, block.args[2:])):
                 return None
-            scans = []
-            for v, a, d in zip(outputs[carried:], out_axes, out_dirs):
-                v = self._ssa(v)
-                shape = list(tensor_of(v).get_shape())
-                a = normalize_axis(a, len(shape) + 1, "Scan output axis")
-                full = shape[:a] + [length] + shape[a:]
-                accumulator = block.insert_arg(TensorType(tensor_of(v).element_type, full), len(block.args))
-                update = self._reshape(v, shape[:a] + [1] + shape[a:])
-                starts = [steps[d] if k == a else zero for k in range(len(full))]
-                scans.append(self.ins(nns.DynamicUpdateSliceOp(accumulator, update, starts)))
-            self.b.insert(scf.YieldOp(self._add(counter, self.constant(np.ones((), np.int64))), *new, *scans))
-        finally:
-            self.b = outer
-        accumulators = [self._ssa(np.zeros(a.type.get_shape(), dtype_of(a.type.element_type)))
-                        for a in block.args[2 + carried:]]
-        bounds = [self.ins(arith.ConstantOp.from_int_and_width(v, IndexType())) for v in (0, length, 1)]
-        loop = self.b.insert(scf.ForOp(*bounds, [*inits, *accumulators], block))
-        return list(loop.results[1:]), list(flags)
+            scans = [self._accumulate(block, v, a, steps[d], length)
+                     for v, a, d in zip(outputs[carried:], out_axes, out_dirs)]
+            return [*new, *scans], flags
+
+        return self._counted_for(length, [self._ssa(v) for v in states], fill)
 
     # ------------------------------------------------------------ slicing and stacking
 

@@ -21,11 +21,8 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
-from xdsl.builder import Builder
-from xdsl.dialects import arith, scf
-from xdsl.dialects.builtin import AnyFloat, FloatAttr, IndexType
+from xdsl.dialects.builtin import AnyFloat, FloatAttr
 from xdsl.ir import Block, SSAValue
-from xdsl.rewriter import InsertPoint
 
 from dfc.compiler.interpreter import dtype_of
 from dfc.dialects import nn
@@ -43,7 +40,7 @@ _NAMES = {n.lower(): n for n in ("Sigmoid", "Tanh", "Relu", "Softsign", "Softplu
 
 class RecurrentOps:
     """`op_RNN`, `op_GRU` and `op_LSTM`, mixed into `OnnxImporter` (whose `value`, `ins`, `scalar`,
-    `_reshape`, `_cut` and activation helpers they use)."""
+    `_reshape`, `_cut`, activation helpers and `ControlFlowOps._counted_for` they use)."""
 
     def op_RNN(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
         """H = f(X W^T + H R^T + Wb + Rb)."""
@@ -102,20 +99,15 @@ class RecurrentOps:
 
     def _time_loop(self, cell: _Cell, projected: SSAValue, state: list[SSAValue],
                    mask: Callable[[SSAValue], SSAValue] | None, reverse: bool) -> tuple[SSAValue, list[SSAValue]]:
-        """(Y [T, B, H], the final states) of one direction: an `scf.for` over the steps carrying a step
-        counter (a 0-d i64 tensor, for the dynamic slices), the states and Y, which each step writes
-        (`nn.dynamic_update_slice`); `projected` [T, B, G * H] is read a step at a time."""
+        """(Y [T, B, H], the final states) of one direction: an `scf.for` over the steps (`_counted_for`,
+        whose step counter indexes the dynamic slices) carrying the states and Y, which each step writes;
+        `projected` [T, B, G * H] is read a step at a time."""
         steps, batch, width = tensor_of(projected).get_shape()
-        hidden = width // _GATES[cell.op]
-        zero = self.constant(np.zeros((), np.int64))
-        ys = self.ins(nn.FullOp(FloatAttr(0.0, tensor_of(projected).element_type), [steps, batch, hidden]))  # type: ignore[arg-type]
-        carried = [zero, *state, ys]
-        block = Block(arg_types=[IndexType(), *(v.type for v in carried)])
-        counter, *states, ys = block.args[1:]
-        outer = self.b
-        self.b = Builder(InsertPoint.at_end(block))
-        try:
+
+        def fill(block: Block) -> tuple[list[SSAValue], list[bool]]:
+            counter, states = block.args[1], list(block.args[2:])
             t = self._sub(self.constant(np.array(steps - 1, np.int64)), counter) if reverse else counter
+            zero = self.constant(np.zeros((), np.int64))
             xw = self._reshape(self.ins(nns.DynamicSliceOp(projected, [t, zero, zero], [1, batch, width])),
                                [batch, width])
             new = [n for n in cell.step(xw, states[0], states[1] if len(states) > 1 else None) if n is not None]
@@ -124,15 +116,12 @@ class RecurrentOps:
                 keep = mask(t)
                 new = [self.ins(nne.SelectOp(keep, n, s)) for n, s in zip(new, states)]
                 y = self.ins(nne.SelectOp(keep, y, self.scalar(0.0, y)))
-            ys = self.ins(nns.DynamicUpdateSliceOp(ys, self._reshape(y, [1, batch, hidden]), [t, zero, zero]))
-            one = self.constant(np.ones((), np.int64))
-            self.b.insert(scf.YieldOp(self._add(counter, one), *new, ys))
-        finally:
-            self.b = outer
-        bounds = [self.b.insert(arith.ConstantOp.from_int_and_width(v, IndexType())).result for v in (0, steps, 1)]
-        loop = self.b.insert(scf.ForOp(*bounds, carried, block))
-        *finals, ys = loop.results[1:]
-        return ys, list(finals)
+            return [*new, self._accumulate(block, y, 0, t, steps)], []
+
+        built = self._counted_for(steps, state, fill)
+        assert built is not None
+        *finals, ys = built[0]
+        return ys, finals
 
     def _direction(self, t: SSAValue, d: int) -> SSAValue:
         """`t[d]` (the first dimension dropped)."""
