@@ -67,3 +67,17 @@ def defined_inside(value: SSAValue, op: Operation) -> bool:
     owner = value.owner
     defining = owner if isinstance(owner, Operation) else owner.parent_op()
     return defining is not None and op.is_ancestor(defining)
+
+
+def comes_before(a: Operation, b: Operation) -> bool:
+    """Whether `a` comes before `b`, two ops of one block: stepping forward
+    from `a` and backward from `b` together, in time linear in the shorter
+    walk to an answer (not in the block's length, as positions in a list of
+    the block's ops would be)."""
+    forward, backward = a.next_op, b.prev_op
+    while True:
+        if forward is b or backward is a:
+            return True
+        if forward is None or backward is None:
+            return False
+        forward, backward = forward.next_op, backward.prev_op

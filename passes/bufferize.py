@@ -58,6 +58,7 @@ from xdsl.rewriter import InsertPoint
 
 from dfc.dialects import df
 from dfc.dialects.diagnostics import CompileError
+from dfc.dialects.dominance import comes_before
 from dfc.dialects.xdsl_fixes import is_splat
 
 ALIGNMENT = 64
@@ -118,8 +119,7 @@ def _may_run_after(user: Operation, chain: list[Operation]) -> bool:
         if u is None:  # in another region of chain[k + 1]
             return k + 1 >= len(chain) or not isinstance(chain[k + 1], scf.IfOp)
         if u is not level:
-            ops = list(block.ops)
-            return ops.index(u) > ops.index(level)
+            return comes_before(level, u)
     return False  # `user` is inside chain[0] itself
 
 

@@ -43,6 +43,7 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint
 
 from dfc.dialects import df
+from dfc.dialects.dominance import comes_before
 from dfc.dialects.index_exprs import IndexSymbols, simplified
 from dfc.passes.expand_library import ExpandLibraryPass
 
@@ -62,19 +63,6 @@ def _at_ivs(indices, ivs) -> bool:
     return all(simplified(symbols.to_sympy(i) - symbols.symbol(v)) == 0 for i, v in zip(indices, ivs))
 
 
-def _precedes(a: Operation, b: Operation) -> bool:
-    """Whether `a` comes before `b`, two ops of one block: stepping forward
-    from `a` and backward from `b` together, in time linear in the shorter
-    walk to an answer (not in the block's length)."""
-    forward, backward = a.next_op, b.prev_op
-    while True:
-        if forward is b or backward is a:
-            return True
-        if forward is None or backward is None:
-            return False
-        forward, backward = forward.next_op, backward.prev_op
-
-
 def _defined_before(value: SSAValue, op: Operation) -> bool:
     owner = value.owner
     if not isinstance(owner, Operation):
@@ -82,7 +70,7 @@ def _defined_before(value: SSAValue, op: Operation) -> bool:
     ancestor = owner
     while ancestor is not None and ancestor.parent_block() is not op.parent_block():
         ancestor = ancestor.parent_op()
-    return ancestor is None or _precedes(ancestor, op)
+    return ancestor is None or comes_before(ancestor, op)
 
 
 @dataclass
