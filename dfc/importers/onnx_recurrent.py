@@ -69,7 +69,7 @@ class RecurrentOps:
         e = tensor_of(x).element_type
         if not isinstance(e, AnyFloat):
             raise NodeError(f"{op} of {tensor_of(x)} (not float) is not supported")
-        direction = attrs.get("direction", "forward")
+        direction = {"foward": "forward"}.get(attrs["direction"], attrs["direction"])  # GRU-1's schema default
         if direction not in ("forward", "reverse", "bidirectional"):
             raise NodeError(f"{op} direction '{direction}' is not supported")
         dirs = 2 if direction == "bidirectional" else 1

@@ -486,9 +486,10 @@ def test_hand_written_defaults_agree_with_the_schema():
     schema's in every opset of every handled op that has it."""
     import ast
 
-    from dfc.importers import onnx_import, onnx_math_ops, onnx_nn_ops, onnx_shape_ops
+    from dfc.importers import onnx_control_flow, onnx_import, onnx_math_ops, onnx_nn_ops, onnx_recurrent, onnx_shape_ops
 
-    trees = [ast.parse(inspect.getsource(m)) for m in (onnx_import, onnx_math_ops, onnx_nn_ops, onnx_shape_ops)]
+    modules = (onnx_import, onnx_math_ops, onnx_nn_ops, onnx_shape_ops, onnx_control_flow, onnx_recurrent)
+    trees = [ast.parse(inspect.getsource(m)) for m in modules]
     written = []
     for node in (n for tree in trees for n in ast.walk(tree)):
         if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "get"

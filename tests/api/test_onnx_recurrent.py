@@ -188,3 +188,15 @@ def test_full_lengths_known_at_import_time_add_no_mask():
     want = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, given)
     for g, w in zip(interpret(module, "main", *(given[n] for n in names)), want):
         np.testing.assert_allclose(g, w, rtol=2e-5, atol=2e-6)
+
+
+def test_gru_of_opset_1_reads_its_schema_default_direction():
+    """GRU-1's schema spells its default direction 'foward': read as forward, equal to onnxruntime's GRU-7."""
+    inputs = _random_inputs("GRU", 1, 3, 2, 2, 3, np.random.default_rng(0))
+    old = _layer_model("GRU", inputs, {"hidden_size": 3}, ["Y"])
+    old.opset_import[0].version = 1
+    new = _layer_model("GRU", inputs, {"hidden_size": 3}, ["Y"])
+    want = ort.InferenceSession(new.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, inputs)
+    module, names, _ = import_onnx(old)
+    np.testing.assert_allclose(interpret(module, "main", *(inputs[n] for n in names)), want[0], rtol=2e-5, atol=2e-6)
+
