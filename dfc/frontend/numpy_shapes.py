@@ -1,5 +1,5 @@
 """NumPy's shape functions: transpose, flip, reshape, ravel, concatenate,
-stack (and hstack, vstack, dstack, column_stack), diag and diagonal (views where NumPy gives views)."""
+stack (and hstack, vstack, dstack, column_stack, atleast_1d/2d/3d), diag and diagonal (views where NumPy gives views)."""
 
 from __future__ import annotations
 
@@ -18,6 +18,7 @@ from dfc.frontend.numpy_args import (
     bind,
     check_order,
     expr_of,
+    no_kwargs,
 )
 
 
@@ -147,6 +148,19 @@ def _at_least(tr, e: Expr, rank: int, node: ast.AST) -> Expr:
     return reshape(tr, e, tuple(new), node)
 
 
+def _atleast(rank: int):
+    """np.atleast_1d/2d/3d: one array, or a tuple of them for several."""
+
+    def handler(tr, args, kwargs, node):
+        no_kwargs(tr, kwargs, node)
+        if not args:
+            raise tr.fail(f"np.atleast_{rank}d takes at least one array", node)
+        out = tuple(_at_least(tr, expr_of(tr, a, node), rank, node) for a in args)
+        return out[0] if len(out) == 1 else out
+
+    return handler
+
+
 def _stack_along(name: str, rank: int, axis_of):
     """np.hstack/vstack/dstack/column_stack: each array raised to `rank` dimensions (NumPy's
     atleast_Nd; column_stack makes a 1-d array a column) and concatenated along `axis_of(first rank)`."""
@@ -261,4 +275,5 @@ SHAPE_HANDLERS: dict[Any, Handler] = {
     np.vstack: _stack_along("vstack", 2, lambda rank: 0),
     np.dstack: _stack_along("dstack", 3, lambda rank: 2),
     np.column_stack: _stack_along("column_stack", 1, lambda rank: 1),
+    np.atleast_1d: _atleast(1), np.atleast_2d: _atleast(2), np.atleast_3d: _atleast(3),
 }

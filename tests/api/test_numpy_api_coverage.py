@@ -496,6 +496,16 @@ def side_stacks(a, b, v):
 values(side_stacks, (X, Y, V4), (I, I * 2, np.arange(4)), of=(np.hstack, np.vstack, np.dstack, np.column_stack))
 
 
+def at_least(a, v):
+    first, second = np.atleast_1d(a, v[0])
+    return (np.atleast_1d(a[0, 0]), np.atleast_1d(v), first, second, np.atleast_2d(a[0, 0]), np.atleast_2d(v),
+            np.atleast_2d(a), np.atleast_3d(a[0, 0]), np.atleast_3d(v), np.atleast_3d(a), np.atleast_3d(a[None]),
+            np.atleast_2d(v, a)[0] * 2.0, np.atleast_1d(2.5))
+
+
+values(at_least, (X, V4), (I, np.arange(4)), of=(np.atleast_1d, np.atleast_2d, np.atleast_3d))
+
+
 def concat_grad(a, b):
     return np.concatenate((a, b * 2.0), axis=-1)
 
@@ -514,6 +524,13 @@ def side_stack_grad(a, v):
 
 
 grads(side_stack_grad, (X, V4), of=(np.hstack, np.vstack, np.dstack, np.column_stack))
+
+
+def at_least_grad(a, v):
+    return np.sum(np.atleast_3d(a) ** 2 * np.atleast_2d(v)[..., None]) + np.sum(np.atleast_1d(v[0]) * v)
+
+
+grads(at_least_grad, (X, V4), of=(np.atleast_1d, np.atleast_2d, np.atleast_3d))
 
 
 # -- constructors -----------------------------------------------------------------------
