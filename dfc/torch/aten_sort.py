@@ -1,10 +1,15 @@
 """Sorting aten ops on the library's one sort, `nn.argsort` (stable; NaN last
 ascending and first descending, as PyTorch): `sort` (both overloads),
-`argsort`, `msort` and `topk` (the first k of the sorted order; equal values
-keep their index order), of every dtype. Values are gathered by the indices
-(`take_along`), so their gradient is the gather's."""
+`argsort`, `msort`, `topk` (the first k of the sorted order; equal values
+keep their index order) and `median` (the lower median; NaN and the first
+NaN's index where a row holds one, as torch's CPU kernel), of every dtype.
+Values are gathered by the indices (`take_along`), so their gradient is the
+gather's. `kthvalue` has no handler: which of equal values torch's selection
+returns is unspecified."""
 
 from __future__ import annotations
+
+import math
 
 from dfc.torch.aten_common import handler_table
 from dfc.torch.ir_text import Raw, Value
@@ -71,3 +76,37 @@ def _msort(b, node, x):
 def _topk(b, node, x, k, dim, largest, sorted):
     """The k largest (smallest) elements along `dim` in order, and their indices (always sorted)."""
     return _sorted(b, x, dim, largest, k)
+
+
+def _median(b, x: Value, dim: int, keepdim: bool) -> tuple[Value, Value]:
+    """The lower median along `dim` and its index: the stable sort's position (n - 1) // 2, or, where the
+    row holds a NaN, its first NaN (position n - #NaN)."""
+    if not x.shape:
+        return x, b.full(0, (), "i64")
+    dim %= len(x.shape)
+    n = x.shape[dim]
+    row = [1 if d == dim else size for d, size in enumerate(x.shape)]
+    middle = b.full((n - 1) // 2, row, "i64")
+    if x.is_float:
+        order = argsort(b, x, dim, False)
+        nans = b.reduce("sum", b.convert(b.compare("NE", x, x), "f64"), [dim], keepdims=True)  # exact counts
+        first_nan = b.convert(b.binary("nn.sub", b.full(n, row, "f64"), nans), "i64")
+        position = b.op("nn.select", [b.compare("GT", nans, 0.0), first_nan, middle], row, "i64")
+    else:
+        order, position = argsort(b, x, dim, False, (n - 1) // 2 + 1), middle
+    index = take_along(b, order, position, dim)
+    value = take_along(b, x, index, dim)
+    if keepdim:
+        return value, index
+    kept = [size for d, size in enumerate(x.shape) if d != dim]
+    return b.reshape(value, kept), b.reshape(index, kept)
+
+
+@handles("median.dim")
+def _median_dim(b, node, x, dim, keepdim):
+    return _median(b, x, dim, keepdim)
+
+
+@handles("median.default")
+def _median_all(b, node, x):
+    return _median(b, b.reshape(x, [math.prod(x.shape)] if x.shape else []), 0, False)[0]

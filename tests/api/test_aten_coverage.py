@@ -66,7 +66,7 @@ OPINFOS = (
     "torch.ops.aten._safe_softmax.default", "unsqueeze", "view", "view_copy", "where",
     "split_with_sizes", "repeat", "gather", "cumsum", "constant_pad_nd", "nn.functional.pad.constant",
     "nn.functional.interpolate.nearest", "nn.functional.interpolate.bilinear", "nn.functional.group_norm",
-    "slice_scatter", "isnan", "__getitem__", "topk", "round", "sort", "argsort", "msort",
+    "slice_scatter", "isnan", "__getitem__", "topk", "round", "sort", "argsort", "msort", "median",
     "tan", "sinh", "cosh", "atan", "asin", "acos", "asinh", "acosh", "atanh", "log2", "log10", "reciprocal", "atan2",
     "floor", "ceil", "trunc", "sign", "frac", "isinf", "nn.functional.elu", "nn.functional.leaky_relu",
     "logical_and", "logical_or", "logical_xor", "__rpow__", "fmod", "remainder", "div.floor_rounding",
@@ -806,6 +806,12 @@ def hand_cases() -> list[Case]:
         case("topk of integers", lambda a: (torch.topk(a, 2), torch.topk(a, 3, 0, largest=False), torch.topk(a.int(), 1)),
              torch.tensor([[2**62, -7, 3, -2**63], [5, 2**63 - 1, -1, 0], [-5, 8, 4, 1]])),
         case("sort of 0-d", lambda x: (torch.sort(x), torch.argsort(x), torch.topk(x, 1)), torch.tensor(0.5, dtype=F64)),
+        case("median", lambda x: (torch.median(x, 1), torch.median(x, 0, keepdim=True), torch.median(x)), r(4, 5),
+             grad=True),
+        case("median of ties, NaN and integers", lambda x, a: (torch.median(x, 1), torch.median(x), torch.median(a, 0),
+                                                               torch.median(a)),
+             torch.tensor([[1.0, 2.0, 1.0, 0.0], [float("nan"), 1.0, float("nan"), 3.0], [2.0, 2.0, 2.0, -1.0]],
+                          dtype=F64), i(5, 3, lo=-2, hi=2)),
     ]
 
 
