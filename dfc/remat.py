@@ -19,8 +19,9 @@ from xdsl.dialects.builtin import FunctionType, StringAttr
 from xdsl.ir import Block, Region
 
 from dfc.errors import user_errors
-from dfc.frontend.checkpoint import POLICIES, Checkpointed
+from dfc.frontend.checkpoint import Checkpointed
 from dfc.function import Function
+from dfc.passes.autodiff.checkpoint import ATTRIBUTE, POLICIES
 from dfc.transforms import _prepared, _specialize
 
 _MARKED: weakref.WeakKeyDictionary[Function, dict[str, Function]] = weakref.WeakKeyDictionary()
@@ -76,7 +77,7 @@ def checkpointed_function(fn: Function, policy: str) -> Function:
         for new, old in zip(block.args, entry.body.block.args):
             new.name_hint = old.name_hint
         call = func.CallOp(fn.name, list(block.args), fn.outputs)
-        call.attributes["df.checkpoint"] = StringAttr(policy)
+        call.attributes[ATTRIBUTE] = StringAttr(policy)
         ret = func.ReturnOp(*call.res)
         for op in (call, ret):
             op.location = entry.location

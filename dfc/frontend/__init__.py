@@ -449,6 +449,7 @@ def _call_jitted(tr, callee: JitFunction, args: list, kwargs: dict, node, checkp
 
     from dfc.frontend.affine import Affine
     from dfc.frontend.arrays import Const, View, dtype_name
+    from dfc.passes.autodiff.checkpoint import ATTRIBUTE
 
     try:
         callee.source()
@@ -490,7 +491,7 @@ def _call_jitted(tr, callee: JitFunction, args: list, kwargs: dict, node, checkp
     f = next(op for op in module.ops if isinstance(op, func.FuncOp) and op.sym_name.data == name)
     call = tr.b.insert(func.CallOp(name, values, f.function_type.outputs.data))
     if checkpoint is not None:
-        call.attributes["df.checkpoint"] = StringAttr(checkpoint)
+        call.attributes[ATTRIBUTE] = StringAttr(checkpoint)
     n_results = len(call.results) - len(updated)
     _write_back(tr, callee, [args[k] for k in updated], updated, call.results[n_results:], args, node)
     results = tuple(_returned(tr, args[k] if k is not None else None, r) for r, k in zip(call.results[:n_results], aliases))
