@@ -1,7 +1,8 @@
 """NumPy's sorting: `np.sort`, `np.argsort`, the `.sort()` (in place) and
-`.argsort()` methods and `np.median`, on the library's stable `nn.argsort`
-(NaN last, as NumPy) and a gather of the values by its permutation (their
-gradient is the gather's). Every `kind` gives the stable order, which is one
+`.argsort()` methods, and the order statistics `np.median`, `np.quantile` and
+`np.percentile`, on the library's stable `nn.argsort` (NaN last, as NumPy)
+and a gather of the values by its permutation (their gradient is the
+gather's). Every `kind` gives the stable order, which is one
 of the orders NumPy's unstable kinds may return; `order=` (structured arrays)
 is refused."""
 
@@ -15,7 +16,7 @@ import numpy as np
 from dfc.dialects.nn_sort import ArgsortOp, take_along
 from dfc.frontend.affine import Affine
 from dfc.frontend.arrays import Const, Expr, View, is_float
-from dfc.frontend.numpy_args import Handler, astype, axes_of, bind, expr_of, keepdims_of
+from dfc.frontend.numpy_args import Handler, astype, axes_of, bind, expr_of, keepdims_of, static
 from dfc.frontend.numpy_shapes import flat
 
 
@@ -69,39 +70,77 @@ def _argsort_method(tr, e, args, kwargs, node):
     return sorted_along(tr, e, axis, node, ".argsort()")[1]
 
 
-def _median(tr, args, kwargs, node):
-    """np.median: the middle element of the sorted values, or the mean of the two middle ones; NaN where
-    the values hold one (the last sorted one is NaN). One axis or all (None)."""
-    a, axis, out, overwrite, keepdims = bind(tr, args, kwargs, node, "np.median",
-                                             ("a", "axis", "out", "overwrite_input", "keepdims"),
-                                             (None, None, False, False))
-    if out is not None:
-        raise tr.fail("np.median with out= is not supported (assign the result)", node)
-    e = expr_of(tr, a, node)
+def _order_statistic(tr, e: Expr, axis: Any, q: float, keepdims: Any, node: ast.AST, what: str,
+                     mean_of_two: bool = False) -> Expr:
+    """The value at fraction `q` of the sorted values along `axis` (None: all), linearly interpolated as
+    NumPy's default method (`a + (b - a) * t`, from the upper neighbour for t >= 0.5; `mean_of_two`:
+    `(a + b) / 2` halfway, as NumPy's median), in f64 for integers and booleans; NaN where the values hold one (the last
+    sorted one is NaN)."""
     if isinstance(axis, tuple):
-        raise tr.fail("np.median over several axes (one axis or None is supported)", node)
+        raise tr.fail(f"{what} over several axes (one axis or None is supported)", node)
     keep = keepdims_of(tr, keepdims, node)
     rank = e.ndim
-    values, _, k = sorted_along(tr, e, axis, node, "np.median")
-    n = tr.em.static(values, "the array np.median sorts")[k]
+    values, _, k = sorted_along(tr, e, axis, node, what)
+    n = tr.em.static(values, f"the array {what} sorts")[k]
     if n == 0:
-        raise tr.fail("np.median of an empty array (NumPy gives NaN with a warning)", node)
+        raise tr.fail(f"{what} of an empty array (NumPy gives NaN with a warning)", node)
 
     def at(i: int) -> Expr:
-        """The sorted values at position i, as floats (integers and booleans as f64, as NumPy's mean)."""
+        """The sorted values at position i, as floats (integers and booleans as f64, as NumPy)."""
         e = tr.index(values, tuple(i if j == k else slice(None) for j in range(values.ndim)), node)
         return e if is_float(e.dtype) else astype(tr, e, "f64", node)
 
-    middle = at(n // 2) if n % 2 else tr.elementwise(
-        "div", [tr.elementwise("add", [at(n // 2 - 1), at(n // 2)], node), Const(2.0, "f64", True)], node)
+    position = q * (n - 1)
+    low = min(int(position), n - 1)
+    t = position - low
+    result = at(low)
+    if t > 0 and mean_of_two:
+        result = tr.elementwise("div", [tr.elementwise("add", [result, at(low + 1)], node), Const(2.0, "f64", True)],
+                                node)
+    elif t > 0:
+        a, b = result, at(low + 1)
+        step = tr.elementwise("sub", [b, a], node)
+        result = tr.elementwise("add", [a, tr.elementwise("mul", [step, Const(t, "f64", True)], node)], node) \
+            if t < 0.5 else tr.elementwise("sub", [b, tr.elementwise("mul", [step, Const(1.0 - t, "f64", True)],
+                                                                      node)], node)
     if is_float(values.dtype):
         last = at(n - 1)
-        middle = tr.elementwise("where", [tr.compare("ne", last, last, node), last, middle], node, middle.dtype)
+        result = tr.elementwise("where", [tr.compare("ne", last, last, node), last, result], node, result.dtype)
     if keep:
-        shape = tuple(None if axis is None or j == k else slice(None) for j in range(rank)) if rank else ()
-        middle = tr.index(middle, shape, node)
-    return middle
+        result = tr.index(result, tuple(None if axis is None or j == k else slice(None) for j in range(rank)), node)
+    return result
 
 
-SORT_HANDLERS: dict[Any, Handler] = {np.sort: _sort, np.argsort: _argsort, np.median: _median}
+def _median(tr, args, kwargs, node):
+    """np.median: the middle sorted value, or the mean of the two middle ones."""
+    a, axis, out, _overwrite, keepdims = bind(tr, args, kwargs, node, "np.median",
+                                              ("a", "axis", "out", "overwrite_input", "keepdims"),
+                                              (None, None, False, False))
+    if out is not None:
+        raise tr.fail("np.median with out= is not supported (assign the result)", node)
+    return _order_statistic(tr, expr_of(tr, a, node), axis, 0.5, keepdims, node, "np.median", mean_of_two=True)
+
+
+def _quantile(scale: float, what: str) -> Handler:
+    """np.quantile (q in [0, 1]) or np.percentile (q in [0, 100]) of one constant q, method 'linear'."""
+
+    def handler(tr, args, kwargs, node):
+        a, q, axis, out, _overwrite, method, keepdims = bind(
+            tr, args, kwargs, node, what, ("a", "q", "axis", "out", "overwrite_input", "method", "keepdims"),
+            (None, None, False, "linear", False))
+        if out is not None:
+            raise tr.fail(f"{what} with out= is not supported (assign the result)", node)
+        if static(method) != "linear":
+            raise tr.fail(f"{what} with method={static(method)!r} is not supported (only 'linear')", node)
+        value = static(q)
+        if not isinstance(value, int | float) or isinstance(value, bool) or not 0 <= value <= scale:
+            raise tr.fail(f"{what} needs q to be one constant number in [0, {scale:g}]", node)
+        return _order_statistic(tr, expr_of(tr, a, node), axis, value / scale, keepdims, node, what)
+
+    return handler
+
+
+SORT_HANDLERS: dict[Any, Handler] = {np.sort: _sort, np.argsort: _argsort, np.median: _median,
+                                     np.quantile: _quantile(1.0, "np.quantile"),
+                                     np.percentile: _quantile(100.0, "np.percentile")}
 SORT_METHODS: dict[str, Handler] = {"sort": _sort_method, "argsort": _argsort_method}

@@ -1040,6 +1040,25 @@ values(sorts, (X, I, BOOL), (NAN_AT, I32, BOOL), (SPECIAL.reshape(1, 7), I, BOOL
        of=(np.sort, np.argsort, np.median, "sort", "argsort"))
 
 
+def quantiles(x, i):
+    return (np.quantile(x, 0.3), np.quantile(x, 0.75, axis=1), np.quantile(x, 1, axis=0, keepdims=True),
+            np.percentile(x, 40), np.percentile(i, 62.5, axis=0), np.percentile(x, 0, axis=-1), np.quantile(i, 0.5),
+            np.percentile(x, 90.0, keepdims=True))
+
+
+values(quantiles, (X, I), (NAN_AT, I32), (F32, I), of=(np.quantile, np.percentile))
+def quantile_loss(x):
+    return np.sum(np.quantile(x, 0.3, axis=1)) + np.percentile(x, 62.5)
+
+
+grads(quantile_loss, (X,), of=(np.quantile, np.percentile))
+
+
+@refused(np.percentile, "method='nearest' is not supported (only 'linear')", X)
+def percentile_nearest(x):
+    return np.percentile(x, 50, method="nearest")  # refused
+
+
 def sorted_loss(x, w):
     y = x.copy()
     y.sort(axis=0)
