@@ -9,6 +9,8 @@ from typing import Any
 
 import numpy as np
 from xdsl.dialects.builtin import (
+    AnyFloat,
+    FloatAttr,
     IntegerAttr,
     IntegerType,
     TensorType,
@@ -244,8 +246,6 @@ class NNOps:
         input or its low padding, and reaches into more high padding. A mean divides the window sum by the
         number of its elements inside the input (with `count_include_pad`: inside the input and its declared
         padding; never the padding `ceil_mode` adds), known at import time."""
-        if len(node.output) > 1 and node.output[1]:
-            raise NodeError("the Indices output is not supported")
         x = self.value(node.input[0])
         shape = tensor_of(x).get_shape()
         kernel = list(attrs["kernel_shape"])
@@ -258,6 +258,8 @@ class NNOps:
                 out -= (out - 1) * s >= d + lo
                 high[k] = max(hi, (out - 1) * s + span - d - lo)
         window = ([1, 1, *kernel], [1, 1, *strides], [1, 1, *dilations], [0, 0, *low], [0, 0, *high])
+        if len(node.output) > 1 and node.output[1]:
+            return self._max_pool_indices(x, kernel, strides, dilations, low, high, attrs.get("storage_order", 0))
         if kind != "mean":
             return [self.ins(nnw.ReduceWindowOp(x, kind, *window))]
         count = np.ones([], np.float64)
@@ -271,6 +273,52 @@ class NNOps:
             return [self.ins(nnw.ReduceWindowOp(x, "mean", *window))]
         total = self.ins(nnw.ReduceWindowOp(x, "sum", *window))
         return [self.ins(nn.DivOp(total, self.constant(count.astype(dtype_of(tensor_of(x).element_type)))))]
+
+    def _max_pool_indices(self, x: SSAValue, kernel: list[int], strides: list[int], dilations: list[int],
+                          low: list[int], high: list[int], storage_order: int) -> list[SSAValue]:
+        """MaxPool's values and Indices as ONNX's reference scans each window: the first largest element
+        inside the input (`>`, in row-major window order), its index into the flattened input (the
+        spatial dimensions row-major, or column-major with `storage_order` 1). One strided slice of x per
+        window offset, the running maximum and its index (a constant per offset) selected."""
+        shape = tensor_of(x).get_shape()
+        spatial = shape[2:]
+        out = [(n + lo + hi - (k - 1) * d - 1) // s + 1
+               for n, k, s, d, lo, hi in zip(spatial, kernel, strides, dilations, low, high)]
+        order = range(len(spatial)) if storage_order == 0 else reversed(range(len(spatial)))
+        place, step = [0] * len(spatial), 1
+        for k in reversed(list(order)):
+            place[k], step = step, step * spatial[k]
+        e = tensor_of(x).element_type
+        lowest = (FloatAttr(-math.inf, e) if isinstance(e, AnyFloat)  # type: ignore[arg-type]
+                  else IntegerAttr(-(1 << (e.width.data - 1)), e))  # type: ignore[union-attr,arg-type]
+        padded = self.ins(nns.PadOp(x, self.ins(nn.FullOp(lowest, [])), [0, 0, *low], [0, 0, *high],
+                                    [0] * len(shape)))
+        best = index = None
+        for offset in np.ndindex(*kernel):
+            starts = [o * d for o, d in zip(offset, dilations)]
+            v = self.ins(nns.SliceOp(padded, [0, 0, *starts],
+                                     [shape[0], shape[1], *[st + (n - 1) * s + 1 for st, n, s in zip(starts, out, strides)]],
+                                     [1, 1, *strides]))
+            positions = [np.arange(n) * s - lo + o * d for n, s, lo, o, d in zip(out, strides, low, offset, dilations)]
+            inside = np.ones(out, bool)
+            flat = np.zeros(out, np.int64)
+            for k, p in enumerate(positions):
+                along = [1] * len(out)
+                along[k] = out[k]
+                inside &= ((p >= 0) & (p < spatial[k])).reshape(along)
+                flat += (p * place[k]).reshape(along)
+            here = self.constant(np.where(inside, flat, -1).reshape([1, 1, *out]))
+            if best is None:
+                best, index = v, self.ins(nn.BroadcastOp(here, [shape[0], shape[1], *out]))
+                continue
+            unset = self.ins(nne.CompareOp(index, self.constant(np.array(0, np.int64)), "LT"))
+            larger = self.ins(nne.OrOp(self.ins(nne.CompareOp(v, best, "GT")), unset))
+            take = self.ins(nne.AndOp(larger, self.constant(inside.reshape([1, 1, *out]))))
+            best = self.ins(nne.SelectOp(take, v, best))
+            index = self.ins(nne.SelectOp(take, here, index))
+        base = (np.arange(shape[0] * shape[1], dtype=np.int64) * math.prod(spatial)).reshape(
+            [shape[0], shape[1]] + [1] * len(spatial))
+        return [best, self.ins(nn.AddOp(index, self.constant(base)))]
 
     def op_MaxPool(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
         return self._pool(node, attrs, "max")

@@ -297,6 +297,7 @@ SUBSET: dict[str, tuple[str, ...]] = {
     "MatMul": ("test_matmul_2d", "test_matmul_1d_1d", "test_matmul_4d_1d", "test_matmul_bcast"),
     "Max": ("test_max_example", "test_max_one_input", "test_max_int64"),
     "MaxPool": ("test_maxpool_2d_same_upper", "test_maxpool_2d_same_lower", "pytorch-converted/test_MaxPool1d_stride", "pytorch-converted/test_MaxPool2d", "test_maxpool_2d_ceil",
+                "test_maxpool_with_argmax_2d_precomputed_strides",
                 "test_maxpool_2d_ceil_output_size_reduce_by_one"),
     "Min": ("test_min_example",),
     "Mul": ("test_mul_bcast",),
