@@ -31,6 +31,7 @@ exponentials per element become one and the gradient's four become one
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from xdsl.context import Context
@@ -111,11 +112,12 @@ def _tree(op: Operation, loop: _Loop) -> list[Operation]:
     return list(seen)
 
 
-def _expensive(tree: list[Operation]) -> bool:
-    return any(
-        (o.dialect_name() == "math" and o.name not in _CHEAP_MATH) or o.name in ("arith.divf", "arith.remf")
-        for o in tree
-    )
+def _expensive_op(o: Operation) -> bool:
+    return (o.dialect_name() == "math" and o.name not in _CHEAP_MATH) or o.name in ("arith.divf", "arith.remf")
+
+
+def _expensive(tree: Iterable[Operation]) -> bool:
+    return any(map(_expensive_op, tree))
 
 
 def _root(value: SSAValue) -> SSAValue:
@@ -180,7 +182,9 @@ class _Reuse:
 
     def pair(self, first: _Loop, second: _Loop) -> None:
         """Reuse in `second` what `first` computes."""
-        zone = _between(first.op, second.op)
+        if not _expensive(second.block.ops):  # no tree in `second` is worth a buffer
+            return
+        zone: list[Operation] | None = None
         candidates = [o for o in first.block.ops if len(o.results) == 1 and _expression_op(o)]
         names = {a.name for a in candidates}
         for b in reversed(list(second.block.ops)):
@@ -196,6 +200,7 @@ class _Reuse:
             a = next((a for a in candidates if a.name == b.name and _same(a.results[0], b.results[0], first, second)), None)
             if a is None:
                 continue
+            zone = zone or _between(first.op, second.op)
             if not _unwritten([o.operands[0] for o in tree if o.name == "memref.load"], zone):
                 continue
             load = memref.LoadOp.get(self.buffer(a, first), [second.iv])
