@@ -1,6 +1,7 @@
 """ONNX RNN, GRU and LSTM (`dfc/importers/onnx_recurrent.py`): PyTorch's
 `nn.LSTM`/`nn.GRU` exported with the TorchScript exporter, forward and gradients
-(input and every weight) against PyTorch's autograd of the original module; and
+(input and every weight) against PyTorch's autograd of the original module (the
+dynamo exporter's too, with --slow); and
 the attributes ONNX's node tests leave out (`sequence_lens` of different lengths
 at run time, `clip`, parameterised activations, `input_forget`, GRU without
 `linear_before_reset`, batch-first layout with initial states) against
@@ -200,3 +201,23 @@ def test_gru_of_opset_1_reads_its_schema_default_direction():
     module, names, _ = import_onnx(old)
     np.testing.assert_allclose(interpret(module, "main", *(inputs[n] for n in names)), want[0], rtol=2e-5, atol=2e-6)
 
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("kind", ["LSTM", "GRU"])
+def test_dynamo_exported_recurrent_layer(kind):
+    """PyTorch's dynamo exporter also emits one LSTM/GRU node (with Reshape/Transpose): forward and the input's
+    gradient equal autograd's."""
+    pytest.importorskip("onnxscript")
+    torch.manual_seed(0)
+    layer = getattr(torch.nn, kind)(4, 5).double()
+    x = torch.randn(4, 3, 4, dtype=torch.float64, requires_grad=True)
+    model = torch.onnx.export(Last(layer), (x,), dynamo=True, verbose=False).model_proto
+    assert kind in {n.op_type for n in model.graph.node}
+    f = from_onnx(model)
+    want = layer(x)[0]
+    seed = np.random.default_rng(1).standard_normal(tuple(want.shape))
+    y, dx, *_ = interpret(f.autodiff_module(), "main_grad", x.detach().numpy(), *f.parameter_values(), seed)
+    np.testing.assert_allclose(y, want.detach().numpy(), rtol=1e-12, atol=1e-14)
+    want.backward(torch.from_numpy(seed))
+    np.testing.assert_allclose(dx, x.grad.numpy(), rtol=1e-10, atol=1e-13)
