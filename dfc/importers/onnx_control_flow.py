@@ -57,7 +57,7 @@ Value = SSAValue | np.ndarray
 
 class ControlFlowOps:
     """`op_If`, `op_Loop` and `op_Scan`, mixed into `OnnxImporter` (whose `import_node`, `value`, `ins`,
-    `constant`, `_cut` and `_reshape` they use)."""
+    `constant`, `_cut`, `_reshape` and `format_of` they use)."""
 
     # ------------------------------------------------------------ subgraphs
 
@@ -68,7 +68,8 @@ class ControlFlowOps:
 
         if len(bindings) != len(graph.input):
             raise NodeError(f"subgraph '{graph.name}' takes {len(graph.input)} inputs, {len(bindings)} given")
-        saved = dict(self.values), dict(self.consts), set(self.unsigned), self.unsigned_inputs, self.unsigned_outputs
+        saved = (dict(self.values), dict(self.consts), set(self.unsigned), dict(self.formats), self.unsigned_inputs,
+                 self.unsigned_outputs)
         try:
             for info, value, flag in zip(graph.input, bindings, unsigned):
                 self.values.pop(info.name, None)
@@ -86,10 +87,14 @@ class ControlFlowOps:
                     raise NodeError(f"{where}: {err}") from None
                 except VerifyException as err:
                     raise NodeError(f"{where}: not supported for these operands: {err}") from None
+            for o in graph.output:
+                if fmt := self.format_of(o.name):
+                    raise NodeError(f"subgraph '{graph.name}' output '{o.name}' holds {fmt} codes, which If, Loop "
+                                    "and Scan do not carry")
             outputs = [self.consts[o.name] if o.name in self.consts else self.value(o.name) for o in graph.output]
             return outputs, [self.is_unsigned(o.name) for o in graph.output]
         finally:
-            self.values, self.consts, self.unsigned, self.unsigned_inputs, self.unsigned_outputs = saved
+            self.values, self.consts, self.unsigned, self.formats, self.unsigned_inputs, self.unsigned_outputs = saved
 
     def _ssa(self, v: Value) -> SSAValue:
         return self.constant(v) if isinstance(v, np.ndarray) else v

@@ -239,3 +239,14 @@ def test_a_loop_whose_body_imports_once_is_an_scf_for():
     _, dx, dv0, _ = interpret(from_onnx(single).autodiff_module(), "main_grad", *feeds.values(), w, seed)
     np.testing.assert_allclose(dx, _central_differences(single, feeds, "x", seed), rtol=1e-6, atol=1e-9)
     np.testing.assert_allclose(dv0, _central_differences(single, feeds, "v0", seed), rtol=1e-6, atol=1e-9)
+
+
+def test_narrow_format_codes_do_not_leave_a_subgraph():
+    """A branch giving float8 codes (i8 in the IR) is refused by name rather than read as int8."""
+    then = helper.make_graph([helper.make_node("Identity", ["x"], ["a"])], "then", [],
+                             [_info("a", TensorProto.FLOAT8E4M3FN, [2])])
+    node = helper.make_node("If", ["flag"], ["y"], then_branch=then, else_branch=then, name="if0")
+    model = _model([node], [_info("x", TensorProto.FLOAT8E4M3FN, [2]), _info("flag", TensorProto.BOOL, [])],
+                   [_info("y", TensorProto.FLOAT8E4M3FN, [2])])
+    with pytest.raises(CompileError, match=r"node 'if0' \(If\): subgraph 'then' output 'a' holds float8_e4m3fn codes"):
+        import_onnx(model)
