@@ -793,7 +793,8 @@ def hand_cases() -> list[Case]:
         case("nll_loss ignore_index outside the classes", lambda x, t: F.nll_loss(x, t, ignore_index=7), logp,
              target),
         # issue 33: sorting (one stable nn.argsort): ties in index order, NaN last (first descending), every dtype
-        case("sort", lambda x: (torch.sort(x), torch.sort(x, 0, descending=True), torch.msort(x)), r(4, 5), grad=True),
+        case("sort", lambda x: (torch.sort(x), torch.sort(x, 0, descending=True), torch.msort(x),
+                                torch.sort(x, stable=True, dim=0)), r(4, 5), grad=True),
         case("sort stable ties and NaN", lambda x: (
             torch.sort(x, stable=True, dim=1), torch.sort(x, dim=0, descending=True, stable=True),
             torch.argsort(x, 1), torch.argsort(x, 0, descending=True), torch.argsort(x, stable=True, dim=1)),
