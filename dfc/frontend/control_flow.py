@@ -240,6 +240,7 @@ class ControlFlow:
         self.em = Emitter(self.b, self.default_float, outer_em.fail)
         iv = block.args[0]
         iv.name_hint = node.target.id  # type: ignore[attr-defined]
+        self.loop_ranges[iv] = (lb, ub - 1)
         scope = Scope(next(cell_serial))
         outer_scopes, self.scopes = self.scopes, [scope]  # outer scopes see the loop's results only
         values_before = {c: c.value for c in cells}

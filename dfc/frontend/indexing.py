@@ -64,21 +64,43 @@ class Indexing:
     def from_data(self, x: Affine) -> bool:
         return any(sym in self.data_symbols for sym in x.terms)
 
-    def _data_count(self, start: Affine, stop: Affine) -> Affine:
-        """`max(stop - start, 0)`, NumPy's length of a slice between bounds read from data (one
-        symbol per pair of bounds in a block): a reversed slice is empty on both engines."""
-        key = (self.b.insertion_point.block, "count", start, stop)
+    def _lowest(self, x: Affine) -> Affine:
+        """`x` with each loop variable replaced by the end of its range that makes `x` smallest."""
+        low = Affine(x.const)
+        for sym, c in x.terms.items():
+            ends = self.loop_ranges.get(sym)
+            low = low + (Affine(0, {sym: c}) if ends is None else self._lowest(ends[0 if c > 0 else 1].scale(c)))
+        return low
+
+    def _nonnegative(self, x: Affine) -> bool:
+        """Whether `x` is provably >= 0 wherever it is evaluated (loop variables in their
+        ranges; array sizes and clamped counts are never negative)."""
+        low = self._lowest(x)
+        return low.const >= 0 and all(c > 0 and isinstance(s.owner, tensor.DimOp | arith.MaxSIOp)
+                                      for s, c in low.terms.items())
+
+    def _count(self, start: Affine, stop: Affine) -> Affine:
+        """NumPy's length of a slice between `start` and `stop` (both normalised), `max(stop -
+        start, 0)`: a reversed slice is empty on both engines. The clamp is a symbol (one per
+        difference in a block, so slices of one length keep one size) unless the difference
+        is provably non-negative."""
+        diff = stop - start
+        if diff.static is not None or (not self.from_data(diff) and self._nonnegative(diff)):
+            return Affine(max(diff.static, 0)) if diff.static is not None else diff
+        key = (self.b.insertion_point.block, "count", diff)
         if key not in self.runtime_ints:
             zero = Affine(0).emit(self.b)
-            count = self.b.insert(arith.MaxSIOp((stop - start).emit(self.b), zero)).result
-            self.runtime_ints[key] = Affine.of(count)
+            self.runtime_ints[key] = Affine.of(self.b.insert(arith.MaxSIOp(diff.emit(self.b), zero)).result)
         return self.runtime_ints[key]
 
     def _wrap(self, bound: Affine, size: Affine) -> Affine:
-        """A slice bound computed from integers read from data, with NumPy's wrap of a
-        negative one (`bound + size`); one symbol per bound and size in a block, so
-        slices between the same reads keep one size. Other bounds stay as they are."""
-        if not self.from_data(bound):
+        """A slice bound with NumPy's wrap of a negative value (`bound + size`): at run time
+        (one symbol per bound and size in a block, so slices between the same values keep
+        one size) for a bound read from data or one that may be negative (a loop variable
+        minus a constant); folded for a constant; kept for a provably non-negative one."""
+        if bound.static is not None:
+            return bound + size if bound.static < 0 else bound
+        if not self.from_data(bound) and self._nonnegative(bound):
             return bound
         key = (self.b.insertion_point.block, "wrap", bound, size)
         if key not in self.runtime_ints:
@@ -182,16 +204,12 @@ class Indexing:
             return Affine(a), Affine(len(range(a, z, st))), st
         if step < 0:
             if step == -1 and stop is None:
-                start = start if start is not None else size - 1
+                start = self._wrap(start, size) if start is not None else size - 1
                 return start, start + 1, -1
             raise self.fail("a reversed slice with loop-dependent bounds is not supported; use np.flip", node)
         start = self._wrap(start, size) if start is not None else Affine(0)
-        if start.static is not None and start.static < 0:
-            start = start + size
         stop = self._wrap(stop, size) if stop is not None else size
-        if stop.static is not None and stop.static < 0:
-            stop = stop + size
-        count = self._data_count(start, stop) if self.from_data(start) or self.from_data(stop) else stop - start
+        count = self._count(start, stop)
         if step != 1:
             count = opaque(self.b, arith.CeilDivSIOp, count, Affine(step))
         return start, count, step

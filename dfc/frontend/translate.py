@@ -89,6 +89,7 @@ class Translator(ControlFlow, Indexing):
         self.constant_arrays: set[str] = set()  # parameters that are 0-d int arrays, compiled as constants
         self.runtime_ints: dict[tuple, Affine] = {}  # Indexing's integers read from data, slice bounds of them
         self.data_symbols: set[SSAValue] = set()  # the index symbols of integers read from data
+        self.loop_ranges: dict[SSAValue, tuple[Affine, Affine]] = {}  # loop variable: its first and last value
         self.b: Builder
         self.em: Emitter
 

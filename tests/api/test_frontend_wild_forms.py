@@ -237,3 +237,37 @@ def test_a_complex_constant_is_refused_with_the_reason():
         dfc.jit(complex_grid)(np.ones(3))
     assert "complex constant 1j: complex numbers are not supported" in err.value.message
     assert err.value.location.endswith(f":{complex_grid.__code__.co_firstlineno + 1}:29")  # at 1j
+
+
+def reversed_loop_slices(x):
+    """Slices between loop variables, in both orders: a reversed one is empty."""
+    s = 0.0
+    for i in range(5):
+        for j in range(5):
+            s += np.sum(x[i:j] ** 2) * (i + 1) + len(x[j:i]) * 100.0
+    return s
+
+
+def wrapping_loop_slices(x, n):
+    """A loop variable minus a constant as a bound wraps when negative; a constant
+    stop below a loop variable, a step, a reversed tail (x[k::-1])."""
+    s = 0.0
+    for i in range(5, -1, -1):
+        s += np.sum(x[i - 2:i] * x[i - 2:i]) * (i + 1) + np.sum(x[i - 3::-1]) * 10.0
+        s += np.sum(np.sin(x[4 - i:i:2])) * 100.0
+    for i in range(n):
+        s += np.sum(x[i:3] * x[i + 1:4])
+    return s
+
+
+@pytest.mark.parametrize("fn, args", [
+    (reversed_loop_slices, lambda: (np.linspace(0.5, 1.7, 6),)),
+    (wrapping_loop_slices, lambda: (np.linspace(0.5, 1.7, 6), 5)),
+], ids=["reversed", "wrapping"])
+@pytest.mark.parametrize("engine", [False, True], ids=["interpreter", "engine"])
+def test_slices_between_loop_variables_follow_numpy(fn, args, engine, request):
+    """Both engines agree with NumPy (empty reversed slices, wrapped negative bounds)
+    and with float64 differences for the gradient (the compiled wrapping case with --slow)."""
+    if engine and fn is wrapping_loop_slices and not request.config.getoption("--slow"):
+        pytest.skip("compiled wrapping case: --slow")
+    check(fn, args(), engine=engine)
