@@ -113,3 +113,48 @@ def resize_source(mode: str, size: int, out: int, scale: float) -> np.ndarray:
     if mode == "half_pixel_symmetric":
         return size / 2 * (1 - out / width) + (y + 0.5) / scale - 0.5
     raise NodeError(f"coordinate_transformation_mode '{mode}' is not supported")
+
+
+def _cubic(ratio: float, scale: float, a: float, antialias: bool) -> np.ndarray:
+    """The cubic convolution weights of the taps around a source coordinate (ONNX's reference): 4 taps,
+    or with `antialias` when downsampling as many as the stretched kernel covers, normalised."""
+    if not antialias:
+        return np.array([((a * (ratio + 1) - 5 * a) * (ratio + 1) + 8 * a) * (ratio + 1) - 4 * a,
+                         ((a + 2) * ratio - (a + 3)) * ratio * ratio + 1,
+                         ((a + 2) * (1 - ratio) - (a + 3)) * (1 - ratio) * (1 - ratio) + 1,
+                         ((a * (2 - ratio) - 5 * a) * (2 - ratio) + 8 * a) * (2 - ratio) - 4 * a])
+    scale = min(scale, 1.0)
+    start = int(np.floor(-2 / scale) + 1)
+    t = np.abs(scale * (np.arange(start, 2 - start) - ratio))
+    w = np.where(t <= 1, (a + 2) * t ** 3 - (a + 3) * t ** 2 + 1,
+                 np.where(t < 2, a * t ** 3 - 5 * a * t ** 2 + 8 * a * t - 4 * a, 0.0))
+    return w / w.sum()
+
+
+def _linear_antialias(ratio: float, scale: float) -> np.ndarray:
+    scale = min(scale, 1.0)
+    start = int(np.floor(-1 / scale) + 1)
+    w = np.clip(1 - np.abs((np.arange(start, 2 - start) - ratio) * scale), 0, 1)
+    return w / w.sum()
+
+
+def resize_weights(mode: str, source: np.ndarray, size: int, scale: float, cubic_a: float = -0.75,
+                   exclude_outside: bool = False, antialias: bool = False) -> np.ndarray:
+    """The [len(source), size] matrix of a cubic (or antialiased linear) Resize along one axis, as ONNX's
+    reference computes each output: the taps nearest the source coordinate (the left one first), indices
+    past an end reading the end element, and their weights (`exclude_outside`: those outside the input
+    dropped and the rest renormalised)."""
+    matrix = np.zeros((len(source), size))
+    for row, x in enumerate(source):
+        base = math.floor(x)
+        ratio = 1.0 if x == base else x - base
+        weights = _cubic(ratio, scale, cubic_a, antialias) if mode == "cubic" else _linear_antialias(ratio, scale)
+        n, pad = len(weights), -(-len(weights) // 2)
+        near = range(max(base + pad - n, 0), min(base + pad + n + 2, size + 2 * pad))
+        taps = np.array(sorted(sorted(near, key=lambda i: (abs(x + pad - i), i))[:n])) - pad
+        if exclude_outside:
+            weights = np.where((taps < 0) | (taps >= size), 0.0, weights)
+            weights = weights / weights.sum()
+        np.add.at(matrix[row], np.clip(taps, 0, size - 1), weights)
+    return matrix
+

@@ -32,6 +32,7 @@ from dfc.importers.onnx_common import (
     normalize_axis,
     range_values,
     resize_source,
+    resize_weights,
     squeezed_shape,
     tensor_of,
     unsqueezed_shape,
@@ -457,9 +458,11 @@ class ShapeOps:
         return [self.constant(np.eye(*shape, k=attrs["k"], dtype=dtype))]
 
     def op_Resize(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
-        """`nearest` or `linear` resampling of each resized axis in turn (as ONNX's reference): the
+        """`nearest`, `linear` or `cubic` resampling of each resized axis in turn (as ONNX's reference): the
         source coordinate of each output position by `coordinate_transformation_mode`, then its nearest
-        element (`nearest_mode`) or its two neighbours weighted, indices clamped to the input (edge values).
+        element (`nearest_mode`) or its two neighbours weighted, indices clamped to the input (edge values);
+        cubic (`cubic_coeff_a`, `exclude_outside`) and antialiased downsampling as a matrix of the
+        reference's weights (`resize_weights`) applied along the axis.
         The output size is floor(size * scale) (`scales`) or `sizes` (with `keep_aspect_ratio_policy`)."""
         x = self.value(node.input[0])
         shape = list(tensor_of(x).get_shape())
@@ -467,9 +470,9 @@ class ShapeOps:
         mode, coordinates = attrs["mode"], attrs.get("coordinate_transformation_mode")
         if self.opset < 11:
             raise NodeError("Resize before opset 11 is not supported")
-        if mode not in ("nearest", "linear") or coordinates == "tf_crop_and_resize":
+        if mode not in ("nearest", "linear", "cubic") or coordinates == "tf_crop_and_resize":
             raise NodeError(f"Resize with mode '{mode}' and coordinate_transformation_mode '{coordinates}' "
-                            "is not supported (nearest and linear are)")
+                            "is not supported (nearest, linear and cubic are)")
         axes = normalize_axes(attrs["axes"], rank) if "axes" in attrs else list(range(rank))
         scales_given = len(node.input) > 2 and node.input[2] and self.known(node.input[2]).size
         if scales_given:
@@ -487,12 +490,16 @@ class ShapeOps:
             raise NodeError("Resize needs scales or sizes")
         if len(sizes) != len(axes):
             raise NodeError(f"Resize with {len(sizes)} scales or sizes for {len(axes)} axes")
-        if mode == "linear" and attrs.get("antialias") and min(scales) < 1:
-            raise NodeError("Resize with antialias when downsampling is not supported")
         for axis, scale, out in zip(axes, scales, sizes):
             if out == shape[axis] and scale == 1.0:
                 continue
             source = resize_source(coordinates, shape[axis], out, scale)
+            if mode == "cubic" or mode == "linear" and attrs.get("antialias") and scale < 1:
+                weights = resize_weights(mode, source, shape[axis], scale, attrs.get("cubic_coeff_a", -0.75),
+                                         bool(attrs.get("exclude_outside")), bool(attrs.get("antialias")))
+                x = self._contract(x, axis, weights)
+                shape[axis] = out
+                continue
             floor = np.floor(source)
             below = floor.astype(np.int64)
             if mode == "nearest":
@@ -510,6 +517,18 @@ class ShapeOps:
                 x = self.ins(nn.AddOp(low, self.ins(nn.MulOp(high, self.constant(weight.reshape(along))))))
             shape[axis] = out
         return [x]
+
+    def _contract(self, x: SSAValue, axis: int, weights: np.ndarray) -> SSAValue:
+        """x with dimension `axis` (of size n) replaced by the `weights` [m, n] times its vectors: the axis
+        moved last, a matmul by the weights' transpose (in x's type), moved back."""
+        shape = list(tensor_of(x).get_shape())
+        perm = [k for k in range(len(shape)) if k != axis] + [axis]
+        moved = self.ins(nn.TransposeOp(x, perm))
+        rows = self._reshape(moved, [math.prod(shape) // shape[axis], shape[axis]])
+        e = tensor_of(x).element_type
+        product = self.ins(nn.MatmulOp(rows, self.constant(weights.T.astype(dtype_of(e)))))
+        product = self._reshape(product, [shape[k] for k in perm[:-1]] + [weights.shape[0]])
+        return self.ins(nn.TransposeOp(product, [perm.index(k) for k in range(len(shape))]))
 
     def _take(self, x: SSAValue, axis: int, indices: np.ndarray) -> SSAValue:
         """numpy's `take(x, indices, axis)` of known, in-range 1-D indices."""
