@@ -78,7 +78,7 @@ def front_cpu_seconds(text: str, fn: str) -> float:
 
 @pytest.mark.parametrize("fn, small, large", [
     ("softmax_loss", softmax_loss(64, 512), softmax_loss(8192, 8192)),
-    ("mlp", mlp(64), mlp(8192)),
+    pytest.param("mlp", mlp(64), mlp(8192), marks=pytest.mark.slow),  # 30 compiles: the softmax case in CI
 ])
 def test_compile_time_is_independent_of_sizes(fn, small, large):
     """The same program at 64 and at 8192 compiles in the same time, within

@@ -104,8 +104,10 @@ def kernels(module) -> list[gpu.FuncOp]:
 # The examples on the simulated device
 
 
-@pytest.mark.parametrize("example", sorted(FUNCTIONS))
+@pytest.mark.parametrize("example", [pytest.param(e, marks=pytest.mark.slow) if e == "mlp" else e for e in sorted(FUNCTIONS)])
 def test_example_and_gradient_on_the_simulated_gpu(example):
+    """Each example and its gradient on the simulated device, equal to the CPU engine's (the mlp, whose
+    kernels the other examples and `test_example_ptx_assembles` cover, with --slow)."""
     engine, name, args = simulated(example), FUNCTIONS[example], example_inputs(example)
     forward, gradient = cpu_results(example)
     before = len(engine.driver.launches)

@@ -534,9 +534,12 @@ def test_out_of_bounds_read_is_an_error(index_op):
         run(text, "f", np.zeros(4), 1)
 
 
-def test_jacobi2d_example():
-    module = parse_module((EXAMPLES / "jacobi2d.mlir").read_text())
-    a = RNG.standard_normal((64, 64))
+@pytest.mark.parametrize("n", [16, pytest.param(64, marks=pytest.mark.slow)])
+def test_jacobi2d_example(n):
+    """The example as written (64x64: ~150k tasklets, with --slow) and resized to n x n."""
+    text = (EXAMPLES / "jacobi2d.mlir").read_text()
+    module = parse_module(text.replace("64x64x", f"{n}x{n}x").replace("(64, 64)", f"({n}, {n})").replace("(62, 62)", f"({n - 2}, {n - 2})"))
+    a = RNG.standard_normal((n, n))
     result = interpret(module, "jacobi2d", a)
     b = a.copy()
     a = a.copy()
