@@ -175,12 +175,13 @@ def _feature_block(op: ConvolutionOp) -> int:
     """Output features per step of a direct convolution: the largest divisor of
     the features per group up to FEATURE_BLOCK whose terms stay within
     FEATURE_BLOCK_TAPS (their taps read the same input elements, which LLVM then
-    loads once for all of them)."""
+    loads once for all of them); 1 for a kernel row longer than that."""
     _, (ko, _, *ks), _ = op.layout()
     k_shape = _t(op.kernel).get_shape()
     per_group = k_shape[ko] // op.feature_group_count.value.data
     row = k_shape[ks[-1]]
-    return max(d for d in range(1, FEATURE_BLOCK + 1) if per_group % d == 0 and d * row <= FEATURE_BLOCK_TAPS)
+    return max((d for d in range(1, FEATURE_BLOCK + 1) if per_group % d == 0 and d * row <= FEATURE_BLOCK_TAPS),
+               default=1)
 
 
 def _im2col(b: Builder, op: ConvolutionOp) -> SSAValue:

@@ -57,6 +57,7 @@ CASES = {
     "strided_dilated_grouped": ([2, 4, 9, 8], [4, 2, 3, 2], (2, 3), (2, 1), (2, 3), 2),
     "long_rows": ([1, 2, 4, 18], [3, 2, 3, 3], 1, 1, 1, 1),  # im2col lays the patches out by tap
     "long_rows_grouped": ([2, 4, 3, 20], [6, 2, 2, 3], 1, 1, 1, 2),
+    "kernel_row_16": ([1, 4, 2, 24], [4, 2, 1, 16], 1, (0, 8), 1, 2),  # Wav2Vec2's positional convolution
 }
 
 
@@ -222,6 +223,7 @@ def test_expansion_choice(x_shape, k_shape, padding, stride, layout, direct):
     ([8, 3, 16, 16], [5, 3, 3, 3], 1),  # 5 features: no divisor up to 4 but 1
     ([8, 12, 16, 16], [12, 6, 3, 3], 3),  # 2 groups of 6
     ([32, 64, 32, 32], [64, 1, 3, 3], 1),  # depthwise
+    ([2, 4, 1, 40], [4, 2, 1, 16], 1),  # a row of 16 taps, more than the emitter unrolls: one feature
 ])
 def test_direct_feature_block(x_shape, k_shape, block):
     """A direct convolution computes the largest block of output features (up to
