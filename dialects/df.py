@@ -224,7 +224,8 @@ class MapOp(IRDLOperation):
     @property
     def is_buffer_form(self) -> bool:
         """Whether the outputs are memrefs updated in place (after bufferize)."""
-        return any(isinstance(o.type, MemRefType) for o in self.outs)
+        # the other operands, the dynamic bounds, are indices: no segment look-up needed
+        return any(isinstance(o.type, MemRefType) for o in self.operands)
 
     @property
     def rank(self) -> int:
@@ -241,7 +242,7 @@ class MapOp(IRDLOperation):
     @property
     def bounds(self) -> list[int | SSAValue]:
         """Each bound: an int when static, else the SSA value giving it."""
-        dynamic = iter(self.dyn_bounds)
+        dynamic = iter(self.operands)  # the dynamic bounds come first
         return [
             next(dynamic) if b == DYNAMIC_INDEX else b
             for b in self.static_bounds.get_values()
@@ -249,7 +250,7 @@ class MapOp(IRDLOperation):
 
     @property
     def static_extents(self) -> list[int | None]:
-        return [b if isinstance(b, int) else None for b in self.bounds]
+        return [None if b == DYNAMIC_INDEX else b for b in self.static_bounds.get_values()]
 
     def verify_(self) -> None:
         static = self.static_bounds.get_values()
