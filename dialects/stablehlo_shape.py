@@ -1,5 +1,6 @@
 """The stablehlo dialect's constants and shape ops: constant, iota,
-broadcast_in_dim, reshape, transpose, reverse, the slices, concatenate, pad."""
+broadcast_in_dim, reshape, transpose, reverse, the slices, concatenate, pad,
+get_dimension_size."""
 
 from __future__ import annotations
 
@@ -76,6 +77,17 @@ class ReshapeOp(StableHLOOp):
     name = "stablehlo.reshape"
     operand = operand_def(TensorType)
     result = result_def(TensorType)
+
+
+@irdl_op_definition
+class GetDimensionSizeOp(StableHLOOp):
+    """Pretty form: `stablehlo.get_dimension_size %x, dim = 1 : (tensor<2x3xf32>) -> tensor<i32>`."""
+
+    name = "stablehlo.get_dimension_size"
+    operand = operand_def(TensorType)
+    dimension = prop_def(IntegerAttr)
+    result = result_def(TensorType)
+    KEYWORDS: ClassVar[dict[str, Any]] = {"dim": ("dimension", int_attr)}
 
 
 @irdl_op_definition

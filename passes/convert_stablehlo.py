@@ -41,8 +41,12 @@ from xdsl.context import Context
 from xdsl.dialects import arith, func, scf, tensor
 from xdsl.dialects.builtin import (
     AnyFloat,
+    BFloat16Type,
     DenseIntOrFPElementsAttr,
     FileLineColLoc,
+    Float16Type,
+    Float32Type,
+    Float64Type,
     FloatAttr,
     IndexType,
     IntegerAttr,
@@ -118,6 +122,22 @@ def _check_dims(op: Operation, dims: Sequence[int], rank: int) -> None:
             raise CompileError.at(op, f"convert-stablehlo: dimension {d} of '{op.name}' is out of range [0, {rank})")
 
 
+ELEMENT_TYPES = (Float16Type, BFloat16Type, Float32Type, Float64Type, IntegerType)
+"""The element types dfc computes with (integers of 1 to 64 bits); others, such as the
+8-, 6- and 4-bit floats and complex numbers, are refused by name."""
+
+
+def _check_element_types(op: Operation) -> None:
+    """A tensor operand or result of `op` whose element type dfc does not compute with
+    is a `CompileError` at `op`."""
+    for v in (*op.operands, *op.results):
+        if isinstance(v.type, TensorType):
+            e = v.type.element_type
+            if not isinstance(e, ELEMENT_TYPES) or isinstance(e, IntegerType) and e.width.data > 64:
+                raise CompileError.at(op, f"convert-stablehlo: '{op.name}' on element type {e} is not supported "
+                                          "(dfc computes with f16, bf16, f32, f64 and integers of up to 64 bits)")
+
+
 def _verify(first: Operation | None, op: Operation) -> None:
     """Verify the nn ops from `first` up to `op` (what replaced it): one that refuses its
     operands (an element type, a shape) is a `CompileError` at `op`."""
@@ -156,7 +176,11 @@ class Converter:
             if op.dialect_name() in ("stablehlo", "chlo") and not isinstance(op, shlo.ReturnOp):
                 self.b = Builder(InsertPoint.before(op))
                 prev = op.prev_op
-                new = self.op(op)
+                _check_element_types(op)
+                try:
+                    new = self.op(op)
+                except VerifyException as err:
+                    raise CompileError.at(op, f"convert-stablehlo: '{op.name}' is not supported here: {err}") from None
                 first = prev.next_op if prev is not None else block.first_op
                 _locate(first, op)
                 _verify(first, op)
@@ -223,6 +247,14 @@ class Converter:
         if splat is not None and isinstance(e, IntegerType) and e.width.data > 1:
             return [self.ins(nn.FullOp(IntegerAttr(int(splat), e), t.get_shape()))]
         return [self.ins(nn.ConstantOp(op.value))]
+
+    def on_get_dimension_size(self, op: shlo.GetDimensionSizeOp) -> Sequence[SSAValue]:
+        shape = _tensor(op.operand).get_shape()
+        dim = op.dimension.value.data
+        _check_dims(op, [dim], len(shape))
+        if shape[dim] < 0:
+            raise CompileError.at(op, f"convert-stablehlo: get_dimension_size of dynamic dimension {dim} is not supported")
+        return [self.ins(nn.FullOp(IntegerAttr(shape[dim], _tensor(op.result).element_type), ()))]
 
     def on_iota(self, op: shlo.IotaOp) -> Sequence[SSAValue]:
         return [self.ins(nns.IotaOp(_tensor(op.output), op.iota_dimension.value.data))]

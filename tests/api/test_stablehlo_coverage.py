@@ -13,7 +13,7 @@ gradient of `sum(f(x) * w)` (w fixed, random) from dfc's `autodiff` with
 the cases lower to, and fails when an op of the conversion's tables
 (`UNARY`, `BINARY`, the `Converter.on_*` handlers) or of the StableHLO column
 of `dialects/nn_names.py` appears in none. Ops JAX does not emit (`dot`,
-`logistic`, `if`) are covered by hand-written modules (`HAND_WRITTEN`)
+`logistic`, `if`, `get_dimension_size`) are covered by hand-written modules (`HAND_WRITTEN`)
 compared with the same computation in JAX.
 """
 
@@ -256,6 +256,12 @@ HAND_WRITTEN = {
     "logistic": (_text("%x: tensor<3x4xf64>) -> tensor<3x4xf64>",
                        "  %0 = stablehlo.logistic %x : tensor<3x4xf64>\n  func.return %0 : tensor<3x4xf64>"),
                  [normal(3, 4) * 4], jax.nn.sigmoid),
+    "get_dimension_size": (_text("%x: tensor<2x3xf64>) -> tensor<2x3xf64>", """\
+  %n = stablehlo.get_dimension_size %x, dim = 1 : (tensor<2x3xf64>) -> tensor<i32>
+  %f = stablehlo.convert %n : (tensor<i32>) -> tensor<f64>
+  %b = stablehlo.broadcast_in_dim %f, dims = [] : (tensor<f64>) -> tensor<2x3xf64>
+  %0 = stablehlo.multiply %x, %b : tensor<2x3xf64>
+  func.return %0 : tensor<2x3xf64>"""), [normal(2, 3)], lambda x: x * x.shape[1]),
     **{f"if_{flag}": (_text("%p: tensor<i1>, %x: tensor<3xf64>) -> tensor<3xf64>", """\
   %0 = "stablehlo.if"(%p) ({
     %a = stablehlo.sine %x : tensor<3xf64>
