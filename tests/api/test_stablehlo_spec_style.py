@@ -1,0 +1,290 @@
+"""StableHLO modules in the style of the spec's interpreter tests (`stablehlo/tests/interpret`).
+
+Such a test is a function without arguments: constant inputs, the op, then
+`check.expect_eq_const`/`check.expect_almost_eq_const`/`check.expect_eq`/
+`check.expect_almost_eq` ops. `check` is not StableHLO: `translate_checks`
+removes each check and returns the checked value together with its expected
+value instead (a constant turns into `stablehlo.constant`), and `verdict`
+compares them as the spec's check dialect does: `expect_eq` exactly (NaN equals
+NaN), `expect_almost_eq` within an absolute tolerance (1e-4 unless the check
+gives one; infinities and NaN exactly).
+
+The default run checks hand-written modules whose expected values NumPy
+computes. `test_spec_interpreter_tests` (`--slow`) runs every case of the
+spec's own files from a checkout named by `DFC_STABLEHLO_TESTS` (the folder
+`stablehlo/tests/interpret`): each must pass or be refused by a `CompileError`;
+a wrong value or another exception fails it.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from dfc import CompileError, interpret
+from dfc.importers.stablehlo_import import import_stablehlo
+
+SPEC_TESTS = os.environ.get("DFC_STABLEHLO_TESTS")
+DEFAULT_TOLERANCE = 1e-4
+"""The check dialect's default for `expect_almost_eq` (an absolute difference)."""
+
+_CHECK = re.compile(r"check\.(expect_\w+)\s+(%[\w#]+)\s*,\s*")
+_VALUE = re.compile(r"%[\w#]+")
+_TOLERANCE = re.compile(r"\s*(?:,\s*tolerance\s*=\s*|\{\s*tolerance\s*=\s*)([-+.\w]+)(?:\s*:\s*f64\s*\})?")
+_FUNC = re.compile(r"func\.func\s+(?:public\s+|private\s+)?@([\w.]+)\s*\(([^)]*)\)\s*(->[^{]*)?\{")
+_BARE_RETURN = re.compile(r"func\.return\s*(?=\n|\}|$)")
+
+
+class NotTranslated(Exception):
+    """A case this translation does not handle (no checks, or a check other than the four)."""
+
+
+def _balanced(text: str, i: int) -> int:
+    """The end of the `<...>`/`(...)`-balanced item starting at `text[i]`."""
+    depth = 0
+    for j in range(i, len(text)):
+        if text[j] in "<([{":
+            depth += 1
+        elif text[j] in ">)]}":
+            depth -= 1
+            if depth == 0:
+                return j + 1
+    return len(text)
+
+
+def _type(text: str, i: int) -> tuple[str, int]:
+    """The type starting at (or after blanks from) `i`, and its end."""
+    i = re.compile(r"\s*").match(text, i).end()
+    j = re.compile(r"[\w!.]*").match(text, i).end()
+    if text[j:j + 1] == "<":
+        j = _balanced(text, j)
+    return text[i:j], j
+
+
+def translate_checks(case: str) -> tuple[str, str, list[tuple[str, float]]]:
+    """`case` (one function with checks, and any functions it calls) as a module whose
+    checked function returns each checked value followed by its expected value;
+    with that function's name and each check's (kind, tolerance)."""
+    pieces, values, types, checks, pos = [], [], [], [], 0
+    for m in _CHECK.finditer(case):
+        kind, lhs, i = m.group(1), m.group(2), m.end()
+        if kind in ("expect_eq_const", "expect_almost_eq_const"):
+            start = i
+            i = _balanced(case, case.index("<", i))
+            attr = case[start:i]
+            i = re.compile(r"\s*:").match(case, i).end()
+            ty, i = _type(case, i)
+            rhs, replacement = f"%check_expected{len(checks)}", ""
+            replacement = f"{rhs} = stablehlo.constant {attr} : {ty}"
+        elif kind in ("expect_eq", "expect_almost_eq"):
+            rhs_match = _VALUE.match(case, i)
+            rhs, i, replacement = rhs_match.group(0), rhs_match.end(), ""
+        else:
+            raise NotTranslated(f"check.{kind}")
+        tolerance = _TOLERANCE.match(case, i)
+        if tolerance:
+            i = tolerance.end()
+        if not kind.endswith("_const"):
+            i = re.compile(r"\s*:").match(case, i).end()
+            ty, i = _type(case, i)
+        checks.append((kind.removesuffix("_const"), float(tolerance.group(1)) if tolerance else DEFAULT_TOLERANCE))
+        values += [lhs, rhs]
+        types += [ty, ty]
+        pieces.append(case[pos:m.start()] + replacement)
+        pos = i
+    if not checks:
+        raise NotTranslated("no checks")
+    pieces.append(case[pos:])
+    text = "".join(pieces)
+    head = [h for h in _FUNC.finditer(text) if h.start() < len(pieces[0])][-1]
+    if head.group(3):
+        raise NotTranslated("the checked function has results")
+    signature = f"{head.group(0)[:-1].rstrip()} -> ({', '.join(types)}) {{"
+    text = text[:head.start()] + signature + text[head.end():]
+    ret = _BARE_RETURN.search(text, head.start() + len(signature))
+    text = f"{text[:ret.start()]}func.return {', '.join(values)} : {', '.join(types)}\n{text[ret.end():]}"
+    return text, head.group(1), checks
+
+
+def _almost_equal(got: np.ndarray, want: np.ndarray, tolerance: float) -> bool:
+    g, w = got.astype(np.float64), want.astype(np.float64)
+    with np.errstate(invalid="ignore"):
+        near = np.isfinite(g) & np.isfinite(w) & (np.abs(g - w) <= tolerance)
+    return bool(np.all((g == w) | (np.isnan(g) & np.isnan(w)) | near))
+
+
+def verdict(case: str) -> str:
+    """'pass', or why `case` fails: 'wrong: ...' or an exception other than a CompileError
+    (a refusal, which propagates)."""
+    text, name, checks = translate_checks(case)
+    module = import_stablehlo(text)
+    got = interpret(module, name)
+    got = got if isinstance(got, tuple) else (got,)
+    for k, (kind, tolerance) in enumerate(checks):
+        a, b = np.asarray(got[2 * k]), np.asarray(got[2 * k + 1])
+        same = a.shape == b.shape and (_almost_equal(a, b, tolerance) if kind == "expect_almost_eq"
+                                       else np.array_equal(a, b, equal_nan=a.dtype.kind == "f"))
+        if not same:
+            return f"wrong: check {k} of @{name}: got {a.ravel()[:8]}, want {b.ravel()[:8]}"
+    return "pass"
+
+
+# ------------------------------------------------------------ hand-written cases
+
+def dense(x: np.ndarray) -> str:
+    """`x` as a dense elements attribute with its tensor type (f64, i64, i32, i8, i1)."""
+    x = np.asarray(x)
+    element = {"float64": "f64", "int64": "i64", "int32": "i32", "int8": "i8", "bool": "i1"}[x.dtype.name]
+
+    def item(v) -> str:
+        if x.dtype == np.bool_:
+            return "true" if v else "false"
+        if x.dtype.kind == "f" and not np.isfinite(v):
+            return f"0x{np.float64(v).view(np.uint64):016X}"
+        return f"{float(v):.17e}" if x.dtype.kind == "f" else str(int(v))
+
+    def nested(a) -> str:
+        return item(a) if a.ndim == 0 else f"[{', '.join(nested(s) for s in a)}]"
+
+    shape = "x".join(map(str, x.shape)) + "x" if x.ndim else ""
+    return f"dense<{nested(x)}> : tensor<{shape}{element}>"
+
+
+rng = np.random.default_rng(0)
+EDGE = np.array([-np.inf, -2.5, -0.0, 0.0, 1e-300, 3.7, np.inf, np.nan])
+I8_A, I8_B = np.array([127, -128, 5, -7], np.int8), np.array([1, -1, 100, 3], np.int8)
+X23, Y23 = rng.standard_normal((2, 3)), rng.standard_normal((2, 3))
+A234, B245 = rng.standard_normal((2, 3, 4)), rng.standard_normal((2, 4, 5))
+I36, X36 = rng.integers(-50, 50, (3, 6)), rng.standard_normal((3, 6))
+
+HAND_WRITTEN = {
+    # name -> (case text, with {want} filled by the NumPy result)
+    "add_i8_wraps": (f"""
+func.func @add_i8() {{
+  %0 = stablehlo.constant {dense(I8_A)}
+  %1 = stablehlo.constant {dense(I8_B)}
+  %2 = stablehlo.add %0, %1 : tensor<4xi8>
+  check.expect_eq_const %2, {{want}}
+  func.return
+}}""", lambda: ((I8_A.astype(np.int64) + I8_B + 128) % 256 - 128).astype(np.int8)),
+    "multiply_edge_values": (f"""
+func.func @multiply_edges() {{
+  %0 = stablehlo.constant {dense(EDGE)}
+  %1 = stablehlo.constant {dense(EDGE[::-1].copy())}
+  %2 = stablehlo.multiply %0, %1 : tensor<8xf64>
+  check.expect_almost_eq_const %2, {{want}}
+  func.return
+}}""", lambda: EDGE * EDGE[::-1]),
+    "reduce_sum": (f"""
+func.func @reduce_sum() {{
+  %0 = stablehlo.constant {dense(X36)}
+  %1 = stablehlo.constant dense<0.0> : tensor<f64>
+  %2 = "stablehlo.reduce"(%0, %1) ({{
+    ^bb0(%a: tensor<f64>, %b: tensor<f64>):
+      %s = stablehlo.add %a, %b : tensor<f64>
+      stablehlo.return %s : tensor<f64>
+  }}) {{dimensions = array<i64: 1>}} : (tensor<3x6xf64>, tensor<f64>) -> tensor<3xf64>
+  check.expect_almost_eq_const %2, {{want}}, tolerance = 1e-12
+  func.return
+}}""", lambda: X36.sum(axis=1)),
+    "dot_general_batched": (f"""
+func.func @dot_general() {{
+  %0 = stablehlo.constant {dense(A234)}
+  %1 = stablehlo.constant {dense(B245)}
+  %2 = "stablehlo.dot_general"(%0, %1) {{
+    dot_dimension_numbers = #stablehlo.dot<lhs_batching_dimensions = [0], rhs_batching_dimensions = [0],
+                                           lhs_contracting_dimensions = [2], rhs_contracting_dimensions = [1]>
+  }} : (tensor<2x3x4xf64>, tensor<2x4x5xf64>) -> tensor<2x3x5xf64>
+  check.expect_almost_eq_const %2, {{want}}, tolerance = 1e-12
+  func.return
+}}""", lambda: np.einsum("bij,bjk->bik", A234, B245)),
+    "select_compare_and_a_call": (f"""
+func.func private @larger(%x: tensor<2x3xf64>, %y: tensor<2x3xf64>) -> tensor<2x3xf64> {{
+  %p = stablehlo.compare GT, %x, %y, FLOAT : (tensor<2x3xf64>, tensor<2x3xf64>) -> tensor<2x3xi1>
+  %r = stablehlo.select %p, %x, %y : tensor<2x3xi1>, tensor<2x3xf64>
+  func.return %r : tensor<2x3xf64>
+}}
+func.func @select_compare() {{
+  %0 = stablehlo.constant {dense(X23)}
+  %1 = stablehlo.constant {dense(Y23)}
+  %2 = func.call @larger(%0, %1) : (tensor<2x3xf64>, tensor<2x3xf64>) -> tensor<2x3xf64>
+  %3 = stablehlo.maximum %0, %1 : tensor<2x3xf64>
+  check.expect_eq %2, %3 : tensor<2x3xf64>
+  check.expect_eq_const %2, {{want}}
+  func.return
+}}""", lambda: np.maximum(X23, Y23)),
+    "get_dimension_size": (f"""
+func.func @dimension_size() {{
+  %0 = stablehlo.constant {dense(I36)}
+  %1 = stablehlo.get_dimension_size %0, dim = 1 : (tensor<3x6xi64>) -> tensor<i32>
+  check.expect_eq_const %1, {{want}}
+  func.return
+}}""", lambda: np.int32(I36.shape[1])),
+}
+
+
+@pytest.mark.parametrize("name", HAND_WRITTEN)
+def test_hand_written_case_passes(name):
+    template, reference = HAND_WRITTEN[name]
+    want = np.asarray(reference())
+    assert verdict(template.replace("{want}", dense(want))) == "pass"
+
+
+def test_a_wrong_expected_value_is_a_wrong_verdict():
+    template, reference = HAND_WRITTEN["multiply_edge_values"]
+    want = np.asarray(reference())
+    want[2] += 1e-3
+    assert verdict(template.replace("{want}", dense(want))).startswith("wrong: check 0 of @multiply_edges")
+
+
+@pytest.mark.parametrize("element, message", [
+    ("f8E4M3FN", "'stablehlo.constant' on element type f8E4M3FN is not supported"),
+    ("complex<f64>", "'stablehlo.constant' on element type complex<f64> is not supported"),
+    ("ui8", "'stablehlo.add' is not supported here: .*got tensor<2xui8>"),
+])
+def test_an_element_type_dfc_cannot_compute_with_is_refused_where_it_appears(element, message):
+    value = "[(1.0, 2.0), (3.0, 4.0)]" if element.startswith("complex") else "[1, 2]"
+    case = f"""
+func.func @typed() {{
+  %0 = stablehlo.constant dense<{value}> : tensor<2x{element}>
+  %1 = stablehlo.add %0, %0 : tensor<2x{element}>
+  check.expect_eq %1, %1 : tensor<2x{element}>
+  func.return
+}}"""
+    with pytest.raises(CompileError, match=message) as err:
+        verdict(case)
+    assert str(err.value).startswith("<stablehlo>:")
+
+
+# ------------------------------------------------------------ the spec's own files
+
+def _spec_files() -> list[Path]:
+    return sorted(Path(SPEC_TESTS).rglob("*.mlir")) if SPEC_TESTS else []
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not SPEC_TESTS, reason="DFC_STABLEHLO_TESTS names no stablehlo/tests/interpret folder")
+@pytest.mark.parametrize("path", _spec_files(), ids=lambda p: str(p.relative_to(SPEC_TESTS))[:-5])
+def test_spec_interpreter_tests(path):
+    """Every case of one spec file passes, is refused by a CompileError, or is one this
+    translation does not handle (printed with the counts)."""
+    counts: dict[str, int] = {}
+    failures = []
+    for k, case in enumerate(path.read_text().split("// -----")):
+        if "func.func" not in case:
+            continue
+        try:
+            outcome = verdict(case)
+        except NotTranslated:
+            outcome = "not translated"
+        except CompileError:
+            outcome = "refused"
+        if outcome.startswith("wrong"):
+            failures.append(f"case {k}: {outcome}")
+        counts[outcome if not outcome.startswith("wrong") else "wrong"] = counts.get(outcome, 0) + 1
+    print(path.name, counts)
+    assert not failures, "\n".join(failures)
