@@ -1,5 +1,5 @@
-"""ONNX's narrow element types nn has no type for: float8 (e4m3fn, e4m3fnuz, e5m2, e5m2fnuz), float4e2m1,
-int4, uint4, int2 and uint2, and their exact codecs.
+"""ONNX's narrow element types nn has no type for: float8 (e4m3fn, e4m3fnuz, e5m2, e5m2fnuz, e8m0),
+float4e2m1, int4, uint4, int2 and uint2, and their exact codecs.
 
 A tensor of one of them is stored as its codes: the float formats as the bit pattern of each element in
 an i8 (the low bits; float4e2m1's four), the integers as their values in an i8. `encode` and `decode` convert
@@ -69,9 +69,36 @@ FLOAT4_NAN_CODE = 0x8
 """What float4e2m1 (no NaN) encodes a NaN to: ml_dtypes' (and so ONNX's reference's) -0."""
 
 
+E8M0 = "float8_e8m0fnu"
+"""The exponent-only format (MX scales): code c is 2^(c - 127), 255 NaN; no sign, no zero."""
+
+
 def is_narrow(dtype: np.dtype) -> bool:
     """Whether `dtype` is a format of this module (stored as codes in an i8)."""
-    return np.dtype(dtype).name in FLOAT_FORMATS or np.dtype(dtype).name in INT_FORMATS
+    return np.dtype(dtype).name in FLOAT_FORMATS or np.dtype(dtype).name in INT_FORMATS or np.dtype(dtype).name == E8M0
+
+
+def encode_e8m0(x: np.ndarray, saturate: bool = True, round_mode: str = "up") -> np.ndarray:
+    """float8e8m0 codes (uint8) of values (as float32, their sign ignored), as ONNX's `to_float8e8m0`: the
+    float32 exponent field, plus one when rounding `up` a value with a fraction or, `nearest`, one whose
+    fraction is at least a half (a float32 subnormal: more than a half); `saturate` keeps 254 from
+    rounding up to the NaN code 255; infinities and NaN are 255."""
+    bits = np.asarray(x, np.float32).view(np.uint32)
+    exponent = ((bits >> 23) & 0xFF).astype(np.int64)
+    fraction = bits & 0x7FFFFF
+    if round_mode == "up":
+        up = fraction != 0
+    elif round_mode == "nearest":
+        half, rest = (fraction & 0x400000) != 0, (fraction & 0x3FFFFF) != 0
+        up = half & (rest | (exponent > 0))
+    elif round_mode == "down":
+        up = np.zeros(bits.shape, bool)
+    else:
+        raise ValueError(f"round_mode '{round_mode}'")
+    up &= exponent != 0xFF
+    if saturate:
+        up &= exponent != 0xFE
+    return np.minimum(exponent + up, 0xFF).astype(np.uint8)
 
 
 def decode(fmt: FloatFormat, codes: np.ndarray) -> np.ndarray:
@@ -133,6 +160,8 @@ def wrap_int(name: str, values: np.ndarray) -> np.ndarray:
 @cache
 def decode_table(name: str) -> np.ndarray:
     """The float64 value of every code 0 .. 2^bits - 1 of the float format `name` (NaN where it is one)."""
+    if name == E8M0:
+        return np.append(np.ldexp(1.0, np.arange(255) - 127), np.nan)
     fmt = FLOAT_FORMATS[name]
     return decode(fmt, np.arange(1 << fmt.bits))
 
@@ -153,11 +182,13 @@ def thresholds(name: str) -> np.ndarray:
     return table
 
 
-def cast_array(array: np.ndarray, dtype: np.dtype, saturate: bool = True) -> np.ndarray:
+def cast_array(array: np.ndarray, dtype: np.dtype, saturate: bool = True, round_mode: str = "up") -> np.ndarray:
     """ONNX's Cast of a known array to `dtype` (numpy's astype, the narrow formats by their codecs)."""
     dtype, array = np.dtype(dtype), np.asarray(array)
     if is_narrow(array.dtype):
-        array = array.astype(np.float64 if array.dtype.name in FLOAT_FORMATS else np.int64)
+        array = array.astype(np.int64 if array.dtype.name in INT_FORMATS else np.float64)
+    if dtype.name == E8M0:
+        return encode_e8m0(array.astype(np.float32), saturate, round_mode).view(dtype)
     if dtype.name in FLOAT_FORMATS:
         return encode(FLOAT_FORMATS[dtype.name], array.astype(np.float64), saturate).view(dtype)
     if dtype.name in INT_FORMATS:

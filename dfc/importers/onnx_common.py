@@ -22,12 +22,12 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, SSAValue
 
-from dfc.importers.narrow_formats import FLOAT_FORMATS, INT_FORMATS
+from dfc.importers.narrow_formats import E8M0, FLOAT_FORMATS, INT_FORMATS
 
 _ELEMENT_TYPES: dict[str, Attribute] = {
     "float32": f32, "float64": f64, "float16": f16, "int64": i64, "int32": i32, "int16": i16, "int8": i8, "bool": i1,
     "uint64": i64, "uint32": i32, "uint16": i16, "uint8": i8, "bfloat16": bf16,
-    **{name: i8 for name in (*FLOAT_FORMATS, *INT_FORMATS)},
+    **{name: i8 for name in (*FLOAT_FORMATS, *INT_FORMATS, E8M0)},
 }
 """nn's element type of each ONNX (numpy) dtype: an unsigned integer is the signless integer of its bits
 (the importer tracks which values are unsigned: `onnx_unsigned`), a narrow format the i8 of its codes

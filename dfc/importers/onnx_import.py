@@ -333,7 +333,8 @@ class OnnxImporter(ShapeOps, NNOps, MathOps, AttentionOps, ControlFlowOps, Recur
         if op == "Cast":
             from onnx import helper
 
-            return [cast_array(c[0], helper.tensor_dtype_to_np_dtype(attrs["to"]), attrs.get("saturate", 1))]
+            return [cast_array(c[0], helper.tensor_dtype_to_np_dtype(attrs["to"]), attrs.get("saturate", 1),
+                               attrs.get("round_mode", "up"))]
         if op == "CastLike":
             return [cast_array(c[0], c[1].dtype, attrs.get("saturate", 1))]
         if op == "Gather":
@@ -542,7 +543,8 @@ class OnnxImporter(ShapeOps, NNOps, MathOps, AttentionOps, ControlFlowOps, Recur
             return [self.cast(x, 0 in self.unsigned_inputs, e, unsigned)]
         if target is not None:
             self.formats[node.output[0]] = target
-        return [self.narrow_cast(x, source, 0 in self.unsigned_inputs, e, unsigned, target, attrs.get("saturate", 1))]
+        return [self.narrow_cast(x, source, 0 in self.unsigned_inputs, e, unsigned, target, attrs.get("saturate", 1),
+                                 attrs.get("round_mode", "up"))]
 
     def op_Identity(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
         return [self.value(node.input[0])]

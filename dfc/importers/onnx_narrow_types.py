@@ -1,4 +1,4 @@
-"""ONNX's narrow element types (float8 in its four forms, float4e2m1, int4, uint4, int2, uint2) in the importer.
+"""ONNX's narrow element types (float8 in its five forms, float4e2m1, int4, uint4, int2, uint2) in the importer.
 
 nn has no such types, so a tensor of one is the i8 tensor of its codes (`narrow_formats`): the bit pattern
 of each float element, the value of each int4/uint4 one; graph inputs and outputs cross as those i8
@@ -10,8 +10,11 @@ padding, ...) take and give codes of one format; Cast and CastLike convert exact
   magnitude with the format's exact rounding boundaries (`narrow_formats.thresholds`: a binary search of
   `nn.gather`s over the table, the tie going to the even code), then the overflow rule (`saturate`), the
   sign (from `x < 0`, and `1 / x < 0` for -0) and NaN's code are applied with integer selects;
+* to float8e8m0: the float32 exponent field of |x| by a search of the powers of two, rounded by
+  `round_mode` (`encoded_e8m0`);
 * from a float format: the code indexes a table of the format's values in the target float type (every
-  value is exact in f16, bf16, f32 and f64), then any other conversion from f32;
+  value is exact in f16, bf16, f32 and f64, but float8e8m0's in f16: rounded from f32), then any other
+  conversion from f32;
 * to int4/uint4/int2/uint2: the integer (a float truncated toward zero) keeps its low bits, sign-extended
   for the signed ones; from them: the i8 value converts as an int8.
 
@@ -32,6 +35,7 @@ from dfc.dialects import nn
 from dfc.dialects import nn_elementwise as nne
 from dfc.dialects import nn_indexing as nni
 from dfc.importers.narrow_formats import (
+    E8M0,
     FLOAT4_NAN_CODE,
     FLOAT_FORMATS,
     INT_FORMATS,
@@ -85,17 +89,19 @@ class NarrowOps:
     # ------------------------------------------------------------ casts
 
     def narrow_cast(self, x: SSAValue, source: str | None, source_unsigned: bool, e: Attribute,
-                    target_unsigned: bool, target: str | None, saturate: bool) -> SSAValue:
+                    target_unsigned: bool, target: str | None, saturate: bool, round_mode: str = "up") -> SSAValue:
         """`x` (codes of format `source`, or a plain value, unsigned or not) cast to the format `target`
         (codes in i8) or, when `target` is None, to the nn type `e` (an unsigned integer's bits if
         `target_unsigned`)."""
-        if source in FLOAT_FORMATS:
+        if source in FLOAT_FORMATS or source == E8M0:
             x = self.decoded(x, source, e if target is None and isinstance(e, AnyFloat) else f32)
             source_unsigned = False
         if target is None:
             return self.cast(x, source_unsigned, e, target_unsigned)
         if target in INT_FORMATS:
             return self.wrapped(x, source_unsigned, target)
+        if target == E8M0:
+            return self.encoded_e8m0(x, source_unsigned, saturate, round_mode)
         return self.encoded(x, source_unsigned, target, saturate)
 
     def _table_lookup(self, table: np.ndarray, index: SSAValue) -> SSAValue:
@@ -109,11 +115,58 @@ class NarrowOps:
         return self.ins(nn.FullOp(attr, list(shape)))
 
     def decoded(self, codes: SSAValue, name: str, e: Attribute) -> SSAValue:
-        """The values (of float type `e`) of float-format codes: a lookup of the code's byte in the format's table."""
-        table = decode_table(name).astype(dtype_of(e))
-        assert np.array_equal(table.astype(np.float64), decode_table(name), equal_nan=True)
+        """The values (of float type `e`) of float-format codes: a lookup of the code's byte in the format's
+        table (in f32 then rounded to `e` where `e` does not hold every value: float8e8m0 in f16 or bf16)."""
+        with np.errstate(over="ignore"):
+            table = decode_table(name).astype(dtype_of(e))
         index = self.ins(nne.AndOp(self.ins(nne.ConvertOp(codes, i64)), self._full(0xFF, i64)))
+        if not np.array_equal(table.astype(np.float64), decode_table(name), equal_nan=True):
+            return self.ins(nne.ConvertOp(self._table_lookup(decode_table(name).astype(np.float32), index), e))
         return self._table_lookup(table, index)
+
+    def _search(self, a: SSAValue, table: np.ndarray, even_ties: bool) -> SSAValue:
+        """The largest k (i64) with `a >= table[k]` (`even_ties`: `a > table[k]` for an odd k), by a binary
+        search of table gathers; `table` is ascending where it is not NaN, of a power-of-two length."""
+        code = self._full(0, i64, tensor_of(a).get_shape())
+        step = len(table) // 2
+        while step:  # every candidate but step 1's is even
+            candidate = self.ins(nn.AddOp(code, self._full(step, i64)))
+            bound = self._table_lookup(table, candidate)
+            above = self.ins(nne.CompareOp(a, bound, "GT" if step == 1 and even_ties else "GE"))
+            code = self.ins(nne.SelectOp(above, candidate, code))
+            step //= 2
+        return code
+
+    def encoded_e8m0(self, x: SSAValue, unsigned: bool, saturate: bool, round_mode: str) -> SSAValue:
+        """float8e8m0 codes (in i8) of `x` in f32, as `narrow_formats.encode_e8m0`: the exponent field E of
+        |x| by a search of the powers of two, plus one by `round_mode` (`up`: |x| is not 2^(E - 127);
+        `nearest`: |x| >= 1.5 * 2^(E - 127), or > 2^-127 below the normal range), but not past 254 when
+        saturating; infinities and NaN give 255."""
+        if round_mode not in ("up", "down", "nearest"):
+            raise NodeError(f"Cast to float8e8m0 with round_mode '{round_mode}' is not supported")
+        x = self.cast(x, unsigned, f32, False)
+        shape = tensor_of(x).get_shape()
+        a = self.ins(nne.AbsOp(x))
+        powers = np.append(np.ldexp(1.0, np.arange(255) - 127), np.nan).astype(np.float32)  # 2^(k - 127)
+        exponent = self._search(a, np.where(np.arange(256) > 0, powers, np.nan), False)
+        zero = self._full(0, i64, shape)
+        normal = self.ins(nne.CompareOp(exponent, zero, "NE"))
+        if round_mode == "up":
+            base = self._table_lookup(np.where(np.arange(256) > 0, powers, 0).astype(np.float32), exponent)
+            up = self.ins(nne.CompareOp(a, base, "NE"))
+        elif round_mode == "nearest":
+            half = self._table_lookup((1.5 * powers).astype(np.float32), exponent)
+            up = self.ins(nne.SelectOp(normal, self.ins(nne.CompareOp(a, half, "GE")),
+                                       self.ins(nne.CompareOp(a, self._full(2.0 ** -127, f32), "GT"))))
+        else:
+            up = self.ins(nne.CompareOp(exponent, exponent, "NE"))
+        if saturate:
+            up = self.ins(nne.AndOp(up, self.ins(nne.CompareOp(exponent, self._full(254, i64), "NE"))))
+        code = self.ins(nne.SelectOp(up, self.ins(nn.AddOp(exponent, self._full(1, i64))), exponent))
+        special = self.ins(nne.OrOp(self.ins(nne.CompareOp(x, x, "NE")),
+                                    self.ins(nne.CompareOp(a, self._full(np.inf, f32), "EQ"))))
+        code = self.ins(nne.SelectOp(special, self._full(255, i64, shape), code))
+        return self.ins(nne.ConvertOp(code, i8))
 
     def wrapped(self, x: SSAValue, unsigned: bool, name: str) -> SSAValue:
         """The narrow integers (in i8) of `x`: its integer (floats truncated) with the format's low bits
@@ -136,15 +189,7 @@ class NarrowOps:
         x = self.cast(x, unsigned, wide, False)
         shape = tensor_of(x).get_shape()
         a = self.ins(nne.AbsOp(x))
-        table = thresholds(name).astype(dtype_of(wide))
-        code = self._full(0, i64, shape)
-        step = len(table) // 2
-        while step:  # the largest k with a > t[k], or a == t[k] for an even k (every candidate but step 1's)
-            candidate = self.ins(nn.AddOp(code, self._full(step, i64)))
-            bound = self._table_lookup(table, candidate)
-            above = self.ins(nne.CompareOp(a, bound, "GE" if step > 1 else "GT"))
-            code = self.ins(nne.SelectOp(above, candidate, code))
-            step //= 2
+        code = self._search(a, thresholds(name).astype(dtype_of(wide)), True)  # a > t[k], or == for an even k
         too_large = fmt.max_code if saturate or fmt.nan is None else fmt.inf if fmt.inf is not None else fmt.nan
         overflow = self.ins(nne.CompareOp(code, self._full(fmt.max_code, i64), "GT"))
         code = self.ins(nne.SelectOp(overflow, self._full(too_large, i64, shape), code))

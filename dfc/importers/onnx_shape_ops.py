@@ -495,7 +495,7 @@ class ShapeOps:
                 continue
             source = resize_source(coordinates, shape[axis], out, scale)
             if mode == "cubic" or mode == "linear" and attrs.get("antialias") and scale < 1:
-                weights = resize_weights(mode, source, shape[axis], scale, attrs.get("cubic_coeff_a", -0.75),
+                weights = resize_weights(mode, source, shape[axis], scale, attrs["cubic_coeff_a"],
                                          bool(attrs.get("exclude_outside")), bool(attrs.get("antialias")))
                 x = self._contract(x, axis, weights)
                 shape[axis] = out

@@ -22,7 +22,7 @@ from xdsl.ir import SSAValue
 
 from dfc.dialects import nn
 from dfc.dialects import nn_elementwise as nne
-from dfc.importers.narrow_formats import FLOAT_FORMATS, INT_FORMATS
+from dfc.importers.narrow_formats import E8M0, FLOAT_FORMATS, INT_FORMATS
 from dfc.importers.onnx_common import NodeError, tensor_of
 
 SIGN_AGNOSTIC = frozenset({
@@ -46,7 +46,7 @@ def signless(array: np.ndarray) -> np.ndarray:
     array = np.asarray(array)
     if array.dtype.name in INT_FORMATS:
         return array.astype(np.int8)
-    if array.dtype.name in FLOAT_FORMATS:
+    if array.dtype.name in FLOAT_FORMATS or array.dtype.name == E8M0:
         return array.view(np.int8)
     return array.view(f"int{array.dtype.itemsize * 8}") if array.dtype.kind == "u" else array
 
@@ -57,7 +57,7 @@ def with_onnx_dtype(array: np.ndarray, dtype: np.dtype) -> np.ndarray:
     dtype = np.dtype(dtype)
     if dtype.name in INT_FORMATS and array.dtype == np.int8:
         return array.astype(dtype)
-    if dtype.name in FLOAT_FORMATS and array.dtype == np.int8:
+    if (dtype.name in FLOAT_FORMATS or dtype.name == E8M0) and array.dtype == np.int8:
         return array.view(dtype)
     return array.view(dtype) if dtype.kind == "u" and array.dtype.itemsize == dtype.itemsize else array
 

@@ -14,11 +14,13 @@ from onnx import TensorProto, helper  # noqa: E402
 
 from dfc import CompileError, ExecutionEngine, interpret  # noqa: E402
 from dfc.importers.narrow_formats import (  # noqa: E402
+    E8M0,
     FLOAT_FORMATS,
     INT_FORMATS,
     cast_array,
     decode,
     encode,
+    encode_e8m0,
     thresholds,
     wrap_int,
 )
@@ -142,3 +144,38 @@ def test_arithmetic_on_a_narrow_type_is_refused_by_name():
     model = helper.make_model(graph, opset_imports=[helper.make_operatorsetid("", 23)])
     with pytest.raises(CompileError, match=r"node 'a0' \(Abs\): Abs of float8_e4m3fn is not supported"):
         import_onnx(model)
+
+
+def _e8m0_values() -> np.ndarray:
+    """Every power of two of float32 and 1.5 times it, their float32 neighbours, subnormals, specials."""
+    powers = np.ldexp(np.float32(1), np.arange(-149, 128)).astype(np.float32)
+    marks = np.concatenate([powers, (powers[:-1] * 1.5).astype(np.float32)])
+    near = np.concatenate([marks, np.nextafter(marks, np.float32(np.inf)), np.nextafter(marks, np.float32(0))])
+    specials = np.array([0.0, np.inf, np.nan, 3.4e38, 1e-45], np.float32)
+    return np.concatenate([near, -near[:50], specials])
+
+
+@pytest.mark.parametrize("saturate", [True, False])
+@pytest.mark.parametrize("mode", ["up", "down", "nearest"])
+def test_e8m0_encode_as_onnx(mode, saturate):
+    from onnx.numpy_helper import to_float8e8m0
+
+    x = _e8m0_values()
+    want = to_float8e8m0(x, saturate, mode).view(np.uint8)
+    np.testing.assert_array_equal(encode_e8m0(x, saturate, mode), want)
+
+
+@pytest.mark.parametrize("mode,saturate", [("up", 1), pytest.param("nearest", 0, marks=pytest.mark.slow),
+                                           pytest.param("down", 1, marks=pytest.mark.slow)])
+def test_ir_cast_to_and_from_e8m0_as_the_codec(mode, saturate):
+    x = _e8m0_values()
+    node = helper.make_node("Cast", ["x"], ["y"], to=TensorProto.FLOAT8E8M0, saturate=saturate, round_mode=mode)
+    graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [x.size])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT8E8M0, [x.size])])
+    model = helper.make_model(graph, opset_imports=[helper.make_operatorsetid("", 24)])
+    np.testing.assert_array_equal(_codes_of(_run(model, x)), encode_e8m0(x, bool(saturate), mode))
+    codes = np.arange(256, dtype=np.uint8).view(np.dtype(getattr(ml_dtypes, E8M0)))
+    for target, dtype in ((TensorProto.FLOAT, np.float32), (TensorProto.FLOAT16, np.float16)):
+        back = _run(_cast_model(TensorProto.FLOAT8E8M0, target, [256]), codes)
+        with np.errstate(over="ignore"):
+            np.testing.assert_array_equal(back, codes.astype(dtype))
