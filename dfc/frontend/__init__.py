@@ -180,15 +180,21 @@ class JitFunction:
                             raise ValueError(f"argument {k} of {self.fn.__qualname__} must have shape {ann.shape}, got {array.shape}")
                 if dtype is None:
                     raise self._dtype_error(k, array.dtype)
-                if array.ndim == 0 and not dtype.startswith("f"):
+                if array.ndim == 0 and dtype == "i1":
                     params.append(("static", array.item(), "0-d array"))  # a constant that must not be updated
+                elif array.ndim == 0 and not dtype.startswith("f"):  # strongly typed, like a NumPy integer
+                    params.append(("static", array.item(), "0-d array", array.dtype.name))
                 else:  # a 0-d float array too: strongly typed (NEP 50), updated in place by `s += 1`
                     params.append(("array", dtype, array.shape))
                 if params[-1][0] == "static":
                     positions.append(-1)
                     continue
                 ir_args.append(array)
-            elif isinstance(a, bool | int | np.integer):
+            elif isinstance(a, np.integer):  # strongly typed (NEP 50): its dtype is part of the signature
+                params.append(("static", int(a), "scalar", a.dtype.name))
+                positions.append(-1)
+                continue
+            elif isinstance(a, bool | int):
                 params.append(("static", int(a) if not isinstance(a, bool) else a))
                 positions.append(-1)
                 continue

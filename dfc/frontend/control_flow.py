@@ -17,7 +17,7 @@ from xdsl.rewriter import InsertPoint
 
 from dfc.dialects.df_builders import splat
 from dfc.frontend.affine import Affine, opaque
-from dfc.frontend.arrays import Cell, Expr, View
+from dfc.frontend.arrays import NUMPY_NAMES, Cell, Expr, View
 from dfc.frontend.emit import Emitter
 from dfc.frontend.jumps import loop_jumps, lower_loop_body, new_flag, not_flag
 from dfc.frontend.scopes import IDENTIFIER, Cond, Scope, Undefined, cell_serial
@@ -282,6 +282,10 @@ class ControlFlow:
         to translate it again (an integer became a run-time value: `more_names` says which kind)."""
         yields, retry = [], False
         for k, n in enumerate(names):
+            if (wider := _promoted_in_loop(kinds[n], self.env[n])) is not None:
+                more_names[n] = wider  # NumPy's promotion changed its dtype: carry the wider one
+                retry = True
+                continue
             value, kind = self._slot_value(self.env[n], kinds[n] if kinds[n] != "index" else None, node)
             if kind != kinds[n] or value.type != inits[k].type:
                 if kinds[n] == "index" and kind != "index":
@@ -482,3 +486,13 @@ def _shown(name: str) -> str:
     if name.startswith("$break"):
         return "the break flag"
     return name
+
+
+def _promoted_in_loop(kind: str | None, value: Any) -> str | None:
+    """The dtype of a scalar the loop body made strictly wider than the `kind` it entered
+    with (`s = s + y[i]`, int8 `s`, int16 `y`: NumPy's `s` becomes int16), else None."""
+    if kind in (None, "index", "array", "cond") or not isinstance(value, Expr) or value.weak or value.ndim:
+        return None
+    if value.dtype == kind or np.result_type(NUMPY_NAMES[kind], NUMPY_NAMES[value.dtype]) != NUMPY_NAMES[value.dtype]:
+        return None
+    return value.dtype

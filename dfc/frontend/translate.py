@@ -40,14 +40,12 @@ from dfc.frontend import masks
 from dfc.frontend.affine import Affine, opaque
 from dfc.frontend.arrays import (
     EXACT_FLOAT,
-    IR_TYPES,
     Cell,
     Const,
     Expr,
     Index,
     Op,
     View,
-    dtype_name,
     is_float,
     result_dtype,
     tensor_type,
@@ -113,7 +111,9 @@ class Translator(ControlFlow, Indexing):
 
     def function(self, params: list[tuple[str, Any]], writeback: bool = False) -> func.FuncOp:
         """`params`: per Python parameter ('array', dtype, shape) | ('float', dtype) | ('static', value)
-        | ('static', value, '0-d array') (a 0-d int array: a constant that may not be updated in place).
+        | ('static', value, '0-d array' | 'scalar', numpy dtype name) (a 0-d integer array, a constant that may
+        not be updated in place, or a NumPy integer: both strongly typed, NEP 50) | ('static', value, '0-d array')
+        (a 0-d bool array).
 
         Sets `updated` to the array parameters updated in place; with `writeback`
         the function returns their final values after its own results."""
@@ -136,8 +136,11 @@ class Translator(ControlFlow, Indexing):
         cells: dict[int, Cell] = {}
         for k, (name, p) in enumerate(zip(names, params)):
             if p[0] == "static":
-                self.env[name] = Affine(p[1]) if isinstance(p[1], int) and not isinstance(p[1], bool) else p[1]
-                if len(p) > 2:
+                if len(p) > 3:  # a NumPy integer (or 0-d integer array): strongly typed in arithmetic
+                    self.env[name] = np.dtype(p[3]).type(p[1])
+                else:
+                    self.env[name] = Affine(p[1]) if isinstance(p[1], int) and not isinstance(p[1], bool) else p[1]
+                if len(p) > 2 and p[2] == "0-d array":
                     self.constant_arrays.add(name)
                 continue
             arg = next(args)
@@ -374,10 +377,16 @@ class Translator(ControlFlow, Indexing):
             return Const(value.static, "i64") if value.static is not None else Index(value)
         if isinstance(value, bool | np.bool_):
             return Const(bool(value), "i1")
-        if isinstance(value, int | float | np.integer | np.floating):
-            weak = isinstance(value, int | float)
-            return Const(value.item() if isinstance(value, np.generic) else value,
-                         "f64" if isinstance(value, float) else dtype_name(IR_TYPES[_np_dtype(value)]), weak)
+        if isinstance(value, int | float):
+            return Const(value, "f64" if isinstance(value, float) else "i64")
+        if isinstance(value, np.integer | np.floating):  # strongly typed (NEP 50)
+            dtype = _np_dtype(value)
+            if dtype is None:
+                why = (": unsigned integers are not supported in arithmetic (their division, comparisons and "
+                       "conversions differ from signed ones); it may be a size or an index, or convert it with int()"
+                       if value.dtype.kind == "u" else ", not a supported dtype (bool, int8-int64, float16-float64)")
+                raise self.fail(f"a NumPy number of dtype {value.dtype} used as an array value{why}", node)
+            return Const(value.item(), dtype, False)
         if isinstance(value, Cond):
             t = splat(self.b, tensor_type("i1", []), 0)
             return View.whole(self.b.insert(tensor.InsertOp(value.value, t, [])).result)
@@ -452,8 +461,9 @@ class Translator(ControlFlow, Indexing):
                 return masks.binop(self, "mul", v, Const(-1, "i64"), node)
             if isinstance(v, Affine):
                 return -v
-            if isinstance(v, float) or isinstance(v, int) and not isinstance(v, bool):
-                return -v  # a Python number (np.inf): still a compile-time constant
+            if isinstance(v, float | np.integer) or isinstance(v, int) and not isinstance(v, bool):
+                with np.errstate(over="ignore"):
+                    return -v  # a Python number (np.inf) or NumPy integer: still a compile-time constant
             if isinstance(v, Const) and not v.shape:
                 return Const(-v.value, v.dtype, v.weak)
             e = self.as_expr(v, node)
@@ -480,6 +490,12 @@ class Translator(ControlFlow, Indexing):
             return matmul(self, self.as_expr(a, node), self.as_expr(b, node), node)
         if isinstance(a, Affine) and isinstance(b, Affine) and op not in ("div", "pow"):
             return self.int_binop(op, a, b, node)
+        try:
+            folded = _numpy_integer_fold(op, a, b)
+        except OverflowError as err:  # a Python int out of the NumPy integer's range (NEP 50)
+            raise self.fail(str(err), node) from None
+        if folded is not None:
+            return folded
         if _number(a) is not None and _number(b) is not None:
             x, y = _number(a), _number(b)
             value = {"add": lambda: x + y, "sub": lambda: x - y, "mul": lambda: x * y, "div": lambda: x / y,
@@ -558,8 +574,8 @@ class Translator(ControlFlow, Indexing):
     def compare(self, name: str, a: Any, b: Any, node: ast.AST) -> Any:
         if isinstance(a, masks.Masked) or isinstance(b, masks.Masked):
             return masks.elementwise(self, lambda tr, v, kw, n: self.compare(name, *v, n), [a, b], {}, node)
-        if isinstance(a, Affine | int) and isinstance(b, Affine | int):
-            a, b = Affine.of(a), Affine.of(b)
+        if all(isinstance(v, Affine | int | np.integer) for v in (a, b)):
+            a, b = (Affine.of(int(v) if isinstance(v, np.integer) else v) for v in (a, b))
             d = a - b
             if d.static is not None:
                 return _PY_CMP[name](d.static, 0)
@@ -661,10 +677,27 @@ def _natural(e: Expr) -> bool:
     return isinstance(e, Const) and not e.shape and float(e.value).is_integer() and e.value >= 0
 
 
-def _np_dtype(value: Any) -> str:
+def _np_dtype(value: np.generic) -> str | None:
+    """The frontend dtype of a NumPy number, None when it has none (unsigned, longdouble)."""
     from dfc.frontend.dtypes import dtype_from_numpy
 
-    return dtype_from_numpy(np.asarray(value).dtype) or "f64"
+    return dtype_from_numpy(value.dtype)
+
+
+_NUMPY_OPS = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.true_divide,
+              "floordiv": np.floor_divide, "mod": np.remainder}
+
+
+def _numpy_integer_fold(op: str, a: Any, b: Any) -> np.generic | None:
+    """`a op b` for a NumPy integer and an integer constant, computed by NumPy (NEP 50's
+    dtype, wraparound), so that it stays a compile-time integer; None otherwise."""
+    if op not in _NUMPY_OPS or not (isinstance(a, np.integer) or isinstance(b, np.integer)):
+        return None
+    x, y = (v.static if isinstance(v, Affine) else v for v in (a, b))
+    if not all(isinstance(v, np.integer) or type(v) is int for v in (x, y)) or (op != "div" and y == 0):
+        return None
+    with np.errstate(over="ignore", divide="ignore"):
+        return _NUMPY_OPS[op](x, y)
 
 
 def _number(v: Any) -> float | int | None:
