@@ -22,6 +22,7 @@ from xdsl.ir import Dialect
 
 from dfc.dialects.stablehlo_attrs import STABLEHLO_ATTRIBUTES
 from dfc.dialects.stablehlo_base import StableHLOOp
+from dfc.dialects.stablehlo_dynamic import DynamicBroadcastInDimOp, DynamicIotaOp, DynamicPadOp, DynamicReshapeOp
 from dfc.dialects.stablehlo_elementwise import (
     BINARY_OPS,
     UNARY_OPS,
@@ -73,7 +74,7 @@ StableHLO = Dialect(
         ReverseOp, SliceOp, DynamicSliceOp, DynamicUpdateSliceOp, ConcatenateOp, PadOp, GetDimensionSizeOp,
         DotGeneralOp, DotOp,
         ConvolutionOp, OptimizationBarrierOp, ReduceOp, ReduceWindowOp, GatherOp, ScatterOp, ReturnOp, WhileOp, CaseOp, IfOp,
-        SortOp,
+        SortOp, DynamicIotaOp, DynamicReshapeOp, DynamicBroadcastInDimOp, DynamicPadOp,
     ],
     STABLEHLO_ATTRIBUTES,
 )

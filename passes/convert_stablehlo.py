@@ -106,6 +106,29 @@ def splat_value(v: SSAValue) -> float | int | None:
     return None
 
 
+def constant_values(v: SSAValue) -> tuple[int | float, ...] | None:
+    """The elements of `v` (row-major) when it is a constant (before or after conversion)."""
+    op = v.owner
+    if isinstance(op, shlo.ConstantOp | nn.ConstantOp):
+        return tuple(dense_values(op.value))
+    if (splat := splat_value(v)) is not None:
+        return (splat,) * math.prod(_tensor(v).get_shape())
+    return None
+
+
+def _static_operand(op: Operation, v: SSAValue, what: str, want: Sequence[int] | None = None) -> tuple[int, ...]:
+    """The constant values of `op`'s operand `v` (`what`), which must equal `want` when given;
+    a `CompileError` at `op` otherwise (dfc's shapes are static)."""
+    values = constant_values(v)
+    if values is None:
+        raise CompileError.at(op, f"convert-stablehlo: '{op.name}' with {what} computed at run time is not supported")
+    values = tuple(int(x) for x in values)
+    if want is not None and values != tuple(want):
+        raise CompileError.at(op, f"convert-stablehlo: the {what} {list(values)} of '{op.name}' differs from "
+                                  f"its result type's shape {list(want)}")
+    return values
+
+
 def _locate(first: Operation | None, op: Operation) -> None:
     """Give the ops from `first` up to `op` (what replaced it) `op`'s location where they have none."""
     while first is not None and first is not op:
@@ -253,8 +276,28 @@ class Converter:
         dim = op.dimension.value.data
         _check_dims(op, [dim], len(shape))
         if shape[dim] < 0:
-            raise CompileError.at(op, f"convert-stablehlo: get_dimension_size of dynamic dimension {dim} is not supported")
+            raise CompileError.at(op, f"convert-stablehlo: get_dimension_size of dynamic dimension {dim} "
+                                      "is not supported")
         return [self.ins(nn.FullOp(IntegerAttr(shape[dim], _tensor(op.result).element_type), ()))]
+
+    def on_dynamic_iota(self, op: shlo.DynamicIotaOp) -> Sequence[SSAValue]:
+        _static_operand(op, op.output_shape, "output shape", _tensor(op.result).get_shape())
+        return [self.ins(nns.IotaOp(_tensor(op.result), op.iota_dimension.value.data))]
+
+    def on_dynamic_reshape(self, op: shlo.DynamicReshapeOp) -> Sequence[SSAValue]:
+        _static_operand(op, op.output_shape, "output shape", _tensor(op.result).get_shape())
+        return [self.ins(nn.ReshapeOp(op.operand, _tensor(op.result).get_shape()))]
+
+    def on_dynamic_broadcast_in_dim(self, op: shlo.DynamicBroadcastInDimOp) -> Sequence[SSAValue]:
+        shape = _tensor(op.result).get_shape()
+        _static_operand(op, op.output_dimensions, "output shape", shape)
+        return [self.ins(nns.BroadcastInDimOp(op.operand, shape, op.broadcast_dimensions.get_values()))]
+
+    def on_dynamic_pad(self, op: shlo.DynamicPadOp) -> Sequence[SSAValue]:
+        low, high, interior = (_static_operand(op, v, what) for v, what in (
+            (op.edge_padding_low, "low padding"), (op.edge_padding_high, "high padding"),
+            (op.interior_padding, "interior padding")))
+        return [self.ins(nns.PadOp(op.operand, op.padding_value, low, high, interior))]
 
     def on_iota(self, op: shlo.IotaOp) -> Sequence[SSAValue]:
         return [self.ins(nns.IotaOp(_tensor(op.output), op.iota_dimension.value.data))]

@@ -13,7 +13,7 @@ gradient of `sum(f(x) * w)` (w fixed, random) from dfc's `autodiff` with
 the cases lower to, and fails when an op of the conversion's tables
 (`UNARY`, `BINARY`, the `Converter.on_*` handlers) or of the StableHLO column
 of `dialects/nn_names.py` appears in none. Ops JAX does not emit (`dot`,
-`logistic`, `if`, `get_dimension_size`) are covered by hand-written modules (`HAND_WRITTEN`)
+`logistic`, `if`, `get_dimension_size`, the dynamic_* ops) are covered by hand-written modules (`HAND_WRITTEN`)
 compared with the same computation in JAX.
 """
 
@@ -262,6 +262,27 @@ HAND_WRITTEN = {
   %b = stablehlo.broadcast_in_dim %f, dims = [] : (tensor<f64>) -> tensor<2x3xf64>
   %0 = stablehlo.multiply %x, %b : tensor<2x3xf64>
   func.return %0 : tensor<2x3xf64>"""), [normal(2, 3)], lambda x: x * x.shape[1]),
+    "dynamic_iota": (_text("%x: tensor<3x4xf64>) -> tensor<3x4xf64>", """\
+  %s = stablehlo.constant dense<[3, 4]> : tensor<2xi64>
+  %i = stablehlo.dynamic_iota %s, dim = 1 : (tensor<2xi64>) -> tensor<3x4xf64>
+  %0 = stablehlo.multiply %x, %i : tensor<3x4xf64>
+  func.return %0 : tensor<3x4xf64>"""), [normal(3, 4)], lambda x: x * jnp.arange(4.0)),
+    "dynamic_reshape": (_text("%x: tensor<2x3xf64>) -> tensor<6xf64>", """\
+  %s = stablehlo.constant dense<6> : tensor<1xi64>
+  %0 = stablehlo.dynamic_reshape %x, %s : (tensor<2x3xf64>, tensor<1xi64>) -> tensor<6xf64>
+  func.return %0 : tensor<6xf64>"""), [normal(2, 3)], lambda x: x.reshape(6)),
+    "dynamic_broadcast_in_dim": (_text("%x: tensor<3x1xf64>) -> tensor<3x2x2xf64>", """\
+  %s = stablehlo.constant dense<[3, 2, 2]> : tensor<3xi64>
+  %0 = stablehlo.dynamic_broadcast_in_dim %x, %s, dims = [0, 2] : (tensor<3x1xf64>, tensor<3xi64>) -> tensor<3x2x2xf64>
+  func.return %0 : tensor<3x2x2xf64>"""), [normal(3, 1)], lambda x: jnp.broadcast_to(x[:, None, :], (3, 2, 2))),
+    "dynamic_pad": (_text("%x: tensor<2x3xf64>) -> tensor<4x7xf64>", """\
+  %v = stablehlo.constant dense<0.5> : tensor<f64>
+  %lo = stablehlo.constant dense<[1, 0]> : tensor<2xi64>
+  %hi = stablehlo.constant dense<[0, 2]> : tensor<2xi64>
+  %in = stablehlo.constant dense<1> : tensor<2xi64>
+  %0 = stablehlo.dynamic_pad %x, %v, %lo, %hi, %in
+    : (tensor<2x3xf64>, tensor<f64>, tensor<2xi64>, tensor<2xi64>, tensor<2xi64>) -> tensor<4x7xf64>
+  func.return %0 : tensor<4x7xf64>"""), [normal(2, 3)], lambda x: lax.pad(x, 0.5, [(1, 0, 1), (0, 2, 1)])),
     **{f"if_{flag}": (_text("%p: tensor<i1>, %x: tensor<3xf64>) -> tensor<3xf64>", """\
   %0 = "stablehlo.if"(%p) ({
     %a = stablehlo.sine %x : tensor<3xf64>

@@ -288,3 +288,19 @@ def test_spec_interpreter_tests(path):
         counts[outcome if not outcome.startswith("wrong") else "wrong"] = counts.get(outcome, 0) + 1
     print(path.name, counts)
     assert not failures, "\n".join(failures)
+
+
+@pytest.mark.parametrize("shape, message", [
+    ("%arg", "'stablehlo.dynamic_reshape' with output shape computed at run time is not supported"),
+    ("%c", r"the output shape \[3, 2\] of 'stablehlo.dynamic_reshape' differs from its result type's shape \[2, 3\]"),
+])
+def test_a_dynamic_shape_must_be_a_constant_equal_to_the_result_shape(shape, message):
+    text = f"""
+func.func @f(%x: tensor<6xf64>, %arg: tensor<2xi64>) -> tensor<2x3xf64> {{
+  %c = stablehlo.constant dense<[3, 2]> : tensor<2xi64>
+  %0 = stablehlo.dynamic_reshape %x, {shape} : (tensor<6xf64>, tensor<2xi64>) -> tensor<2x3xf64>
+  func.return %0 : tensor<2x3xf64>
+}}"""
+    with pytest.raises(CompileError, match=message) as err:
+        import_stablehlo(text)
+    assert str(err.value).startswith("<stablehlo>:4:8:")
