@@ -24,7 +24,9 @@ forward iterations the backward pass needs instead of keeping them on a tape),
 `memory_budget` (`memory-budget` in a pipeline; bytes for what loops keep for the backward pass, -1: no
 bound): a loop keeps its full tape if it fits, else checkpoints of its state
 every k-th iteration and one recomputed k-iteration segment at a time
-(k about sqrt(n state/row)), else recomputes from the start (`loops.py`).
+(k about sqrt(n state/row)), else recomputes from the start (`loops.py`); the values
+of straight-line code, when they exceed it, are cut into segments recomputed as
+checkpoints (`budget_segments.py`).
 
 `scf.while` loops whose trip count depends on the data are differentiated by
 counting their trips and replaying them as an `scf.for` (`whiles.py`).
@@ -63,6 +65,7 @@ from xdsl.rewriter import InsertPoint
 
 from dfc.dialects import df
 from dfc.dialects.diagnostics import CompileError
+from dfc.passes.autodiff.budget_segments import outline_under_budget
 from dfc.passes.autodiff.checkpoint import inline_stored_calls, read_contractions
 from dfc.passes.autodiff.control import reverse_call, reverse_if
 from dfc.passes.autodiff.loops import resolve_placeholders, reverse_loop
@@ -201,6 +204,8 @@ def gradient_function(
     inline_stored_calls(g, module, in_progress | {f.sym_name.data})
     in_tasklets(g)
     whiles_as_for_loops(g, wrt)
+    if memory_budget is not None:
+        outline_under_budget(g, module, memory_budget)
     block = g.body.block
     ret = block.last_op
     assert isinstance(ret, func.ReturnOp)

@@ -1,0 +1,206 @@
+"""Store or recompute straight-line code under `memory_budget`: outline segments as checkpoints.
+
+Before the reverse sweep, the values a gradient's forward computation leaves in
+its top-level block (its calls inlined) are stored for the backward sweep. When
+their bytes exceed the budget, `outline_under_budget` picks contiguous segments
+of that block and moves each into a private function called with `{df.checkpoint
+= "nothing_saveable"}` (`checkpoint.py`): the reverse sweep then recomputes the
+segment in `@segment_grad`, and only its inputs and outputs stay stored. The
+recomputation lives in another function, so `cse` cannot merge it back.
+
+Segments: the block is cut at the positions (between two ops) where the bytes
+alive across (float tensors defined before and read after, f's arguments
+included) are a local minimum; between two cuts lies a candidate (typically a
+layer of a network). A candidate holding an op with regions (a loop, a branch,
+a map) or a call is not outlined. Equal candidates (the same function once
+outlined) form a class sharing one function, and so one `@segment_grad`.
+
+The model of what is stored: the bytes of every float tensor the block defines,
+less the values internal to each outlined segment (read by no later op), plus
+once per class the bytes of one member's internal values (its function's and
+gradient's buffers: each function's arena is allocated once, so the first
+member of a class saves nothing and a class of one is never outlined; measured,
+the first member of a 5-layer chain costs 1,920 bytes more than it frees).
+
+Selection: greedy over classes, best ratio of bytes saved to recomputed FLOPs
+first (2mnk for a contraction, the result's elements otherwise), outlining
+members in order until the model fits. Good enough because the members are
+disjoint and their savings add, so the order is the fractional knapsack's,
+off the least recomputation by at most one member; for a chain of equal layers
+(the case that matters) every member has the same ratio, where any choice of the
+same count is optimal. An exact DP over the chain would only reorder classes.
+
+What stays stored: the cut values (each segment's inputs and outputs) and the
+ops of no class; below that the budget cannot be met, and every class is
+outlined: the least this scheme stores (best effort, as a loop below its
+two-level minimum falls back to recomputation; the model's bytes are returned).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from itertools import pairwise
+
+from xdsl.dialects import func
+from xdsl.dialects.builtin import FunctionType, ModuleOp, StringAttr, TensorType
+from xdsl.ir import Block, Operation, Region, SSAValue
+
+from dfc.passes.autodiff.checkpoint import ATTRIBUTE, SAVED_OPS
+from dfc.passes.autodiff.reverse import is_float
+
+
+def tensor_bytes(value: SSAValue) -> int:
+    """Bytes of a float tensor of static shape (0 for any other value)."""
+    t = value.type
+    if not is_float(value) or not isinstance(t, TensorType) or not t.has_static_shape():
+        return 0
+    return max(1, t.element_type.bitwidth // 8) * math.prod(t.get_shape())
+
+
+def _flops(op: Operation) -> int:
+    """Recomputation cost of op: 2 sqrt(|A| |B| |C|) (= 2mnk) for a contraction, the result's elements otherwise."""
+    sizes = [math.prod(v.type.get_shape()) for v in (*op.operands[:2], *op.results)
+             if isinstance(v.type, TensorType) and v.type.has_static_shape()]
+    if isinstance(op, SAVED_OPS) and len(sizes) >= 3:
+        return int(2 * math.sqrt(sizes[0] * sizes[1] * sizes[-1]))
+    return max(1, sum(math.prod(r.type.get_shape()) for r in op.results
+                      if isinstance(r.type, TensorType) and r.type.has_static_shape()))
+
+
+def stored_bytes(block: Block) -> int:
+    """Bytes of the float tensors the block's ops define (what the backward sweep may keep)."""
+    return sum(tensor_bytes(r) for op in block.ops for r in op.results)
+
+
+def _last_uses(ops: list[Operation], returned: list[SSAValue]) -> dict[SSAValue, int]:
+    """For each value the ops use, the index of the last op using it (len(ops): returned)."""
+    last: dict[SSAValue, int] = {}
+    for i, op in enumerate(ops):
+        for v in _uses_within(op):
+            last[v] = i
+    for v in returned:
+        last[v] = len(ops)
+    return last
+
+
+def _candidates(f: func.FuncOp, ops: list[Operation], last: dict[SSAValue, int]) -> list[tuple[int, int]]:
+    """[start, end) ranges of ops between the cuts: the positions (before op i) where
+    the bytes alive across (f's arguments included) are a local minimum."""
+    n = len(ops)
+    change = [0] * (n + 2)
+    defined = [(-1, a) for a in f.body.block.args] + [(i, r) for i, op in enumerate(ops) for r in op.results]
+    for i, v in defined:
+        if last.get(v, -1) > i:  # alive from position i + 1 to its last use
+            change[i + 1] += tensor_bytes(v)
+            change[last[v] + 1] -= tensor_bytes(v)
+    crossing = [change[0]]
+    for i in range(1, n + 1):
+        crossing.append(crossing[-1] + change[i])
+    cuts = {0, n}
+    start = 0
+    for i in range(n + 1):
+        if i == n or crossing[i + 1] != crossing[i]:  # a run of equal crossings [start, i]
+            if (start == 0 or crossing[start - 1] > crossing[i]) and (i == n or crossing[i + 1] > crossing[i]):
+                cuts.update(range(start, i + 1))
+            start = i + 1
+    ordered = sorted(cuts)
+    return [(a, b) for a, b in pairwise(ordered)
+            if not any(op.regions or isinstance(op, func.CallOp) for op in ops[a:b])]
+
+
+@dataclass
+class Segment:
+    """A candidate: ops[start:end], as the function `callee` of `inputs` returning `results`."""
+
+    ops: list[Operation]
+    inputs: list[SSAValue]
+    results: list[SSAValue]
+    callee: func.FuncOp
+    saved: int  # bytes of the values no later op reads
+    flops: int
+
+    @property
+    def key(self) -> str:
+        """The callee's text: equal segments share a function."""
+        return str(self.callee)
+
+
+def outline_under_budget(f: func.FuncOp, module: ModuleOp, budget: int) -> int:
+    """Outline checkpointed segments of f's top-level block until what it stores
+    (in the model of the module docstring) fits in `budget` bytes, or as far as
+    outlining lowers it; the bytes stored in that model."""
+    block = f.body.block
+    ops = list(block.ops)[:-1]  # the return is not a candidate
+    stored = stored_bytes(block)
+    if stored <= budget or not ops:
+        return stored
+    last = _last_uses(ops, list(block.last_op.operands))
+    classes: dict[str, list[Segment]] = {}
+    for a, b in _candidates(f, ops, last):
+        segment = _segment(ops[a:b], {r for op in ops[a:b] for r in op.results if last.get(r, -1) >= b})
+        if segment.saved:
+            classes.setdefault(segment.key, []).append(segment)
+    ranked = sorted((c for c in classes.values() if len(c) > 1), key=lambda c: -c[0].saved / c[0].flops)
+    chosen: list[tuple[Segment, str]] = []
+    for members in ranked:
+        name = None
+        for segment in members:
+            if stored <= budget:
+                break
+            if name is None:
+                name = _add_function(module, f, segment.callee)
+                stored += segment.saved  # the buffers of its recomputation, held once
+            chosen.append((segment, name))
+            stored -= segment.saved
+    for segment, name in sorted(chosen, key=lambda c: -ops.index(c[0].ops[0])):  # later first: inputs stay valid
+        _replace(f, segment, name)
+    return stored
+
+
+def _uses_within(op: Operation) -> list[SSAValue]:
+    """The operands of op and of the ops nested in it."""
+    return [v for o in op.walk() for v in o.operands]
+
+
+def _segment(ops: list[Operation], outputs: set[SSAValue]) -> Segment:
+    """The candidate of `ops`, whose values in `outputs` are read after it."""
+    defined = {r for op in ops for r in op.results}
+    inputs = list(dict.fromkeys(v for op in ops for v in _uses_within(op) if v not in defined))
+    results = [r for op in ops for r in op.results if r in outputs]
+    body = Block(arg_types=[v.type for v in inputs])
+    mapping: dict[SSAValue, SSAValue] = dict(zip(inputs, body.args))
+    for op in ops:
+        clone = op.clone(value_mapper=mapping)
+        body.add_op(clone)
+        mapping.update(zip(op.results, clone.results))
+    body.add_op(func.ReturnOp(*[mapping[v] for v in results]))
+    callee = func.FuncOp("segment", FunctionType.from_lists([v.type for v in inputs], [v.type for v in results]),
+                         Region(body), visibility="private")
+    callee.location = ops[0].location
+    saved = sum(tensor_bytes(r) for r in defined if r not in outputs)
+    return Segment(ops, inputs, results, callee, saved, sum(_flops(op) for op in ops))
+
+
+def _add_function(module: ModuleOp, f: func.FuncOp, callee: func.FuncOp) -> str:
+    """Add `callee` to the module as `@<f>_segment` (`_1`, ... if taken); its name."""
+    names = {op.sym_name.data for op in module.ops if isinstance(op, func.FuncOp)}
+    base = f"{f.sym_name.data}_segment"
+    name = next(n for n in (base + (f"_{k}" if k else "") for k in range(len(names) + 1)) if n not in names)
+    callee.sym_name = StringAttr(name)
+    callee.attributes["autodiff.segment_of"] = StringAttr(f.sym_name.data)
+    module.body.block.add_op(callee)
+    return name
+
+
+def _replace(f: func.FuncOp, segment: Segment, name: str) -> None:
+    """Replace the segment's ops by a checkpointed call of `@name`."""
+    call = func.CallOp(name, segment.inputs, [v.type for v in segment.results])
+    call.attributes[ATTRIBUTE] = StringAttr("nothing_saveable")
+    call.location = segment.ops[0].location
+    f.body.block.insert_op_before(call, segment.ops[0])
+    for old, new in zip(segment.results, call.res):
+        old.replace_all_uses_with(new)
+    for op in reversed(segment.ops):
+        op.detach()
+        op.erase()
