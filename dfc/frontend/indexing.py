@@ -12,6 +12,7 @@ from typing import Any
 
 from xdsl.dialects import arith, tensor
 from xdsl.dialects.builtin import IndexType, i64
+from xdsl.ir import SSAValue
 
 from dfc.frontend.affine import Affine, opaque
 from dfc.frontend.arrays import Const, Expr, Gather, Iota, View, is_float
@@ -38,6 +39,15 @@ def broadcast(shapes: list[list[Affine]], fail: Callable[[str], Exception]) -> l
 def _data_index(p: Any) -> bool:
     """An index that is an integer array or a run-time integer read from data."""
     return isinstance(p, Expr) and not (isinstance(p, Const) and not p.shape)
+
+
+def _never_negative(symbol: SSAValue) -> bool:
+    """A size (`tensor.dim`) or a count clamped at zero (`max(d, 0)`, `Indexing._count`)."""
+    op = symbol.owner
+    if isinstance(op, tensor.DimOp):
+        return True
+    return (isinstance(op, arith.MaxSIOp) and isinstance(op.rhs.owner, arith.ConstantOp)
+            and op.rhs.owner.value.value.data == 0)
 
 
 class Indexing:
@@ -76,8 +86,7 @@ class Indexing:
         """Whether `x` is provably >= 0 wherever it is evaluated (loop variables in their
         ranges; array sizes and clamped counts are never negative)."""
         low = self._lowest(x)
-        return low.const >= 0 and all(c > 0 and isinstance(s.owner, tensor.DimOp | arith.MaxSIOp)
-                                      for s, c in low.terms.items())
+        return low.const >= 0 and all(c > 0 and _never_negative(s) for s, c in low.terms.items())
 
     def _count(self, start: Affine, stop: Affine) -> Affine:
         """NumPy's length of a slice between `start` and `stop` (both normalised), `max(stop -
@@ -91,6 +100,17 @@ class Indexing:
         if key not in self.runtime_ints:
             zero = Affine(0).emit(self.b)
             self.runtime_ints[key] = Affine.of(self.b.insert(arith.MaxSIOp(diff.emit(self.b), zero)).result)
+        return self.runtime_ints[key]
+
+    def _within(self, stop: Affine, size: Affine) -> Affine:
+        """NumPy's clamp of a slice's stop to the size, `min(stop, size)`, for a view whose size
+        depends on loop variables (`x[j:i][:2]`), unless provably not needed (a read past a
+        static or argument size is an IndexError at run time instead, as for a bound from data)."""
+        if all(isinstance(s.owner, tensor.DimOp) for s in size.terms) or self._nonnegative(size - stop):
+            return stop
+        key = (self.b.insertion_point.block, "within", stop, size)
+        if key not in self.runtime_ints:
+            self.runtime_ints[key] = Affine.of(self.b.insert(arith.MinSIOp(stop.emit(self.b), size.emit(self.b))).result)
         return self.runtime_ints[key]
 
     def _wrap(self, bound: Affine, size: Affine) -> Affine:
@@ -208,7 +228,7 @@ class Indexing:
                 return start, start + 1, -1
             raise self.fail("a reversed slice with loop-dependent bounds is not supported; use np.flip", node)
         start = self._wrap(start, size) if start is not None else Affine(0)
-        stop = self._wrap(stop, size) if stop is not None else size
+        stop = self._within(self._wrap(stop, size), size) if stop is not None else size
         count = self._count(start, stop)
         if step != 1:
             count = opaque(self.b, arith.CeilDivSIOp, count, Affine(step))

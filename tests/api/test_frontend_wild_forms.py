@@ -240,11 +240,13 @@ def test_a_complex_constant_is_refused_with_the_reason():
 
 
 def reversed_loop_slices(x):
-    """Slices between loop variables, in both orders: a reversed one is empty."""
+    """Slices between loop variables, in both orders: a reversed one is empty; a slice of
+    one past its length stops at its end; a bound built with max() of loop variables."""
     s = 0.0
     for i in range(5):
         for j in range(5):
             s += np.sum(x[i:j] ** 2) * (i + 1) + len(x[j:i]) * 100.0
+            s += np.sum(x[j:i][:2] * 3.0) + np.sum(np.cos(x[max(i - 3, j - 4):i + 1]))
     return s
 
 
@@ -267,7 +269,13 @@ def wrapping_loop_slices(x, n):
 @pytest.mark.parametrize("engine", [False, True], ids=["interpreter", "engine"])
 def test_slices_between_loop_variables_follow_numpy(fn, args, engine, request):
     """Both engines agree with NumPy (empty reversed slices, wrapped negative bounds)
-    and with float64 differences for the gradient (the compiled wrapping case with --slow)."""
-    if engine and fn is wrapping_loop_slices and not request.config.getoption("--slow"):
-        pytest.skip("compiled wrapping case: --slow")
+    and with float64 differences for the gradient (compiled with --slow)."""
+    if engine and not request.config.getoption("--slow"):
+        pytest.skip("compiled gradients: --slow")
     check(fn, args(), engine=engine)
+
+
+def test_slices_between_loop_variables_compiled():
+    x = np.linspace(0.5, 1.7, 6)
+    got, want = dfc.jit(reversed_loop_slices)(x), reversed_loop_slices(x)
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=0)
