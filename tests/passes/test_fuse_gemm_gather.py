@@ -75,3 +75,21 @@ def test_gathered_convolutions_match_torch(case, threads, host_gemm_mode):
     _, dx, dk = engine.invoke("f_grad", x, k, seed)
     np.testing.assert_allclose(dx, tx.grad.numpy(), rtol=1e-11, atol=1e-11)
     np.testing.assert_allclose(dk, tk.grad.numpy(), rtol=1e-11, atol=1e-11)
+
+
+def test_multiple_agrees_with_simplify():
+    """`_multiple` reads proportional polynomials off their coefficients; it must
+    give what sympy.simplify of the quotient gives (kept for floor/mod indices)."""
+    import sympy
+
+    from dfc.passes.fuse_gemm_gather import _multiple
+
+    x, y, z = sympy.symbols("x y z", integer=True, nonnegative=True)
+    cases = [(147 * x, x), (49 * x + 7 * y + z, 49 * x + 7 * y + z), (1444 * x + 38 * y + z, 49 * x + 7 * y + z),
+             (6 * x + 4 * y, 3 * x + 2 * y), (x + y, 2 * x + 2 * y), (-2 * x, x), (2 * x + 1, x), (3 * x, 0 * x),
+             (4 * sympy.floor(x / 3), 2 * sympy.floor(x / 3)), (2 * sympy.Mod(x, 3), sympy.Mod(x, 3) + x)]
+    for part, index in cases:
+        k = None if index == 0 else sympy.simplify(part / index)
+        expected = int(k) if k is not None and k.is_Integer and k > 0 else None
+        assert _multiple(part, index) == expected, (part, index)
+    assert _multiple(6 * x + 4 * y, 3 * x + 2 * y) == 2 and _multiple(x + y, 2 * x + 2 * y) is None
