@@ -11,8 +11,8 @@ recomputation lives in another function, so `cse` cannot merge it back.
 Segments: the block is cut at the positions (between two ops) where the bytes
 alive across (float tensors defined before and read after, f's arguments
 included) are a local minimum; between two cuts lies a candidate (typically a
-layer of a network). A candidate holding an op with regions (a loop, a branch,
-a map) or a call is not outlined. Equal candidates (the same function once
+layer of a network). A candidate holding control flow (an `scf` loop or
+branch) or a call is not outlined; maps are (their regions go with them). Equal candidates (the same function once
 outlined) form a class sharing one function, and so one `@segment_grad`.
 
 The model of what is stored: the bytes of every float tensor the block defines,
@@ -47,7 +47,7 @@ from xdsl.dialects.builtin import FunctionType, ModuleOp, StringAttr, TensorType
 from xdsl.ir import Block, Operation, Region, SSAValue
 
 from dfc.passes.autodiff.checkpoint import ATTRIBUTE, SAVED_OPS
-from dfc.passes.autodiff.reverse import is_float
+from dfc.passes.autodiff.reverse import is_float, used_from_outside
 
 
 def tensor_bytes(value: SSAValue) -> int:
@@ -77,7 +77,7 @@ def _last_uses(ops: list[Operation], returned: list[SSAValue]) -> dict[SSAValue,
     """For each value the ops use, the index of the last op using it (len(ops): returned)."""
     last: dict[SSAValue, int] = {}
     for i, op in enumerate(ops):
-        for v in _uses_within(op):
+        for v in used_from_outside(op):
             last[v] = i
     for v in returned:
         last[v] = len(ops)
@@ -106,7 +106,7 @@ def _candidates(f: func.FuncOp, ops: list[Operation], last: dict[SSAValue, int])
             start = i + 1
     ordered = sorted(cuts)
     return [(a, b) for a, b in pairwise(ordered)
-            if not any(op.regions or isinstance(op, func.CallOp) for op in ops[a:b])]
+            if not any(op.name.startswith("scf.") or isinstance(op, func.CallOp) for op in ops[a:b])]
 
 
 @dataclass
@@ -158,15 +158,10 @@ def outline_under_budget(f: func.FuncOp, module: ModuleOp, budget: int) -> int:
     return stored
 
 
-def _uses_within(op: Operation) -> list[SSAValue]:
-    """The operands of op and of the ops nested in it."""
-    return [v for o in op.walk() for v in o.operands]
-
-
 def _segment(ops: list[Operation], outputs: set[SSAValue]) -> Segment:
     """The candidate of `ops`, whose values in `outputs` are read after it."""
     defined = {r for op in ops for r in op.results}
-    inputs = list(dict.fromkeys(v for op in ops for v in _uses_within(op) if v not in defined))
+    inputs = list(dict.fromkeys(v for op in ops for v in used_from_outside(op) if v not in defined))
     results = [r for op in ops for r in op.results if r in outputs]
     body = Block(arg_types=[v.type for v in inputs])
     mapping: dict[SSAValue, SSAValue] = dict(zip(inputs, body.args))

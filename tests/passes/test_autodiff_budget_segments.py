@@ -108,3 +108,28 @@ def test_lower_budgets_hold_less_memory_with_the_same_gradient(monkeypatch, laye
             np.testing.assert_array_equal(g, w)
     assert all(a > b for a, b in pairwise(held)), held
     assert held[0] - held[-1] >= (layers - 2) * act, held  # net of the class's buffers, one activation a layer
+
+
+def numpy_layer(h, w1, w2):
+    return h + np.tanh(np.tanh(h @ w1) @ w2)
+
+
+def numpy_loss(x, w1, w2):
+    h = numpy_layer(numpy_layer(numpy_layer(x, w1, w2), w1, w2), w1, w2)
+    return np.sum(h * h)
+
+
+@pytest.mark.slow
+def test_numpy_frontend_maps_are_outlined_through_dfc_grad():
+    """The NumPy frontend's elementwise maps (df.map regions) go into segments too:
+    `dfc.grad(memory_budget=0)` recomputes them and agrees with the stored gradient
+    (two compilations: with --slow)."""
+    import dfc
+
+    args = [RNG.standard_normal((6, 4)), RNG.standard_normal((4, 4)) / 3, RNG.standard_normal((4, 4)) / 3]
+    want = dfc.grad(numpy_loss, argnums=(0, 1, 2))(*args)
+    budgeted = dfc.grad(numpy_loss, argnums=(0, 1, 2), memory_budget=0)
+    fn, _, _ = budgeted.specialize(*args)
+    assert any(op.sym_name.data.endswith("_segment_grad") for op in fn.module.ops)
+    for g, w in zip(budgeted(*args), want, strict=True):
+        np.testing.assert_allclose(g, w, rtol=1e-13, atol=1e-13 * np.max(np.abs(w)))
