@@ -876,13 +876,17 @@ def _cases(grad: bool) -> list[Case]:
     return cases
 
 
+PARTS = 4
+"""The cases split into this many fixed parts (every PARTS-th case); CI runs part 0, --slow all."""
+
+
 @functools.cache
-def results(grad: bool, half: int | None = None) -> tuple[list[Case], dict[str, str]]:
-    """The cases (`half` 0 or 1: every other one from that one on; None: all)
-    and their status, run in batches of 160."""
-    if half is None:
-        return _cases(grad), {**results(grad, 0)[1], **results(grad, 1)[1]}
-    cases = _cases(grad)[half::2]
+def results(grad: bool, part: int | None = None) -> tuple[list[Case], dict[str, str]]:
+    """The cases (`part` 0 to PARTS - 1: every PARTS-th one from that one on;
+    None: all) and their status, run in batches of 160."""
+    if part is None:
+        return _cases(grad), {k: v for p in range(PARTS) for k, v in results(grad, p)[1].items()}
+    cases = _cases(grad)[part::PARTS]
     return cases, run_in_batches(cases, grad, 160)
 
 
@@ -899,13 +903,14 @@ def _report(cases: list[Case], status: dict[str, str]) -> str:
     return f"OpInfo samples: {len(samples)} ({counts})"
 
 
-@pytest.mark.parametrize("half", [0, pytest.param(1, marks=pytest.mark.slow)], ids=["half0", "half1"])
+@pytest.mark.parametrize("part", [0, *(pytest.param(p, marks=pytest.mark.slow) for p in range(1, PARTS))],
+                         ids=[f"part{p}" for p in range(PARTS)])
 @pytest.mark.parametrize("grad", [False, True], ids=["values", "gradients"])
-def test_cases_match_eager(grad, half):
+def test_cases_match_eager(grad, part):
     """Every hand-written case and every CI OpInfo sample matches eager (values,
     and the gradients of those that ask); only OpInfo samples may be refused.
-    CI runs every other case (a fixed half); --slow runs the other half too."""
-    cases, status = results(grad, half)
+    CI runs a fixed quarter of the cases (part 0); --slow runs the others too."""
+    cases, status = results(grad, part)
     print(_report(cases, status))
     failed = [f"{c.name}: {status[c.name]}" for c in cases if status[c.name].startswith("FAIL")]
     refused = [f"{c.name}: {status[c.name]}" for c in cases if not c.opinfo and status[c.name] != "pass"]
