@@ -32,7 +32,8 @@ shapes and indexing; `onnx_nn_ops`: contractions, convolutions, pooling,
 reductions, normalizations, losses; `onnx_math_ops`: activations and other
 elementwise functions; `onnx_attention_ops`: Attention; `onnx_control_flow`:
 If, Loop, Scan; `onnx_recurrent`: RNN, GRU, LSTM; `onnx_unsigned`:
-BitShift and the unsigned forms), and the operators `fold` computes.
+BitShift and the unsigned forms; `onnx_quantize`: QuantizeLinear, DequantizeLinear,
+DynamicQuantizeLinear), and the operators `fold` computes.
 docs/importers.md has the table.
 """
 
@@ -83,6 +84,7 @@ from dfc.importers.onnx_control_flow import ControlFlowOps
 from dfc.importers.onnx_math_ops import MathOps
 from dfc.importers.onnx_narrow_types import NarrowOps
 from dfc.importers.onnx_nn_ops import NNOps
+from dfc.importers.onnx_quantize import QuantizeOps
 from dfc.importers.onnx_recurrent import RecurrentOps
 from dfc.importers.onnx_shape_ops import ShapeOps
 from dfc.importers.onnx_unsigned import SIGN_AGNOSTIC, UNSIGNED_AWARE, UnsignedOps, signless, with_onnx_dtype
@@ -145,7 +147,8 @@ def _trunc_div(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return q + ((np.remainder(a, b) != 0) & ((a < 0) ^ (b < 0))).astype(q.dtype)
 
 
-class OnnxImporter(ShapeOps, NNOps, MathOps, AttentionOps, ControlFlowOps, RecurrentOps, UnsignedOps, NarrowOps):
+class OnnxImporter(ShapeOps, NNOps, MathOps, AttentionOps, ControlFlowOps, RecurrentOps, UnsignedOps, NarrowOps,
+                   QuantizeOps):
     """Builds `@main` node by node; `consts` holds the values known at import time."""
 
     def __init__(self, model: Any, filename: str, parameters: Sequence[str] | None = None):

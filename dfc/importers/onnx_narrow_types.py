@@ -73,7 +73,7 @@ class NarrowOps:
     def check_narrow_inputs(self, node: Any) -> None:
         """A NodeError unless `node`'s narrow inputs (if any) are ones its operator takes."""
         found = [f for n in node.input if n and (f := self.format_of(n))]
-        if found and node.op_type not in BIT_MOVING | {"Cast", "CastLike"}:
+        if found and node.op_type not in BIT_MOVING | {"Cast", "CastLike", "QuantizeLinear", "DequantizeLinear"}:
             raise NodeError(f"{node.op_type} of {found[0]} is not supported")
 
     def record_narrow(self, node: Any, outputs: Sequence[SSAValue]) -> None:

@@ -1,0 +1,196 @@
+"""ONNX's linear quantization: QuantizeLinear, DequantizeLinear and DynamicQuantizeLinear.
+
+The scale and zero point are a scalar (or one element: per tensor), a vector along `axis` (per axis) or,
+with `block_size`, a tensor of `x`'s rank whose `axis` dimension is ceil(size / block_size) (blocked: each
+entry repeated `block_size` times along `axis`, by a gather). As ONNX's reference:
+
+* DequantizeLinear: `(float32(x) - float32(zero_point)) * scale` in float32, then rounded to `output_dtype`
+  (default: the scale's type); float8 codes decode exactly (their zero point, which must be 0, is not used);
+* QuantizeLinear to an integer type (uint8, int8, uint16, int16, int4, uint4, int2, uint2: the zero point's,
+  `output_dtype` or uint8): `x / scale` in the promoted float type (or `precision`), rounded half to even,
+  plus the zero point and clamped to the type's range (in float64, exact); to a float8 format: `x / scale`
+  encoded by `saturate` (`NarrowOps.encoded`, Cast's rounding), the zero point not used; to float4e2m1:
+  `x / scale + zero_point`, encoded (float4 always saturates);
+* DynamicQuantizeLinear: uint8 with scale `(max(0, max x) - min(0, min x)) / 255` (1 / 255 when both are
+  0) and zero point `rint(clamp(-min / scale, 0, 255))`, in float32.
+
+Narrow results are codes in i8 (`onnx_narrow_types`), unsigned ones their bits (`onnx_unsigned`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+from xdsl.dialects.builtin import AnyFloat, FloatAttr, f32, f64, i8
+from xdsl.ir import Attribute, SSAValue
+
+from dfc.compiler.interpreter import dtype_of
+from dfc.dialects import nn
+from dfc.dialects import nn_elementwise as nne
+from dfc.dialects import nn_indexing as nni
+from dfc.importers.narrow_formats import FLOAT_FORMATS, INT_FORMATS
+from dfc.importers.onnx_common import NodeError, element_type, normalize_axis, tensor_of
+
+_INT_RANGES = {"uint8": (0, 255), "int8": (-128, 127), "uint16": (0, 65535), "int16": (-32768, 32767),
+               **{name: ((-(1 << (bits - 1)), (1 << (bits - 1)) - 1) if signed else (0, (1 << bits) - 1))
+                  for name, (bits, signed) in INT_FORMATS.items()}}
+"""The integer types QuantizeLinear produces, by numpy dtype name: (lowest, highest)."""
+
+
+def _onnx_type(code: int) -> np.dtype:
+    from onnx import helper
+
+    return np.dtype(helper.tensor_dtype_to_np_dtype(code))
+
+
+class QuantizeOps:
+    """QuantizeLinear, DequantizeLinear and DynamicQuantizeLinear, mixed into `OnnxImporter`."""
+
+    consts: dict[str, np.ndarray]
+    formats: dict[str, str]
+    unsigned_inputs: set[int]
+    unsigned_outputs: set[int] | None
+    ins: Callable[[Any], SSAValue]
+    value: Callable[[str], SSAValue]
+    constant: Callable[[np.ndarray], SSAValue]
+    format_of: Callable[[str], str | None]
+    is_unsigned: Callable[[str], bool]
+    cast: Callable[[SSAValue, bool, Any, bool], SSAValue]
+    decoded: Callable[[SSAValue, str, Attribute], SSAValue]
+    encoded: Callable[[SSAValue, bool, str, bool], SSAValue]
+
+    def _type_name(self, name: str) -> str:
+        """The numpy dtype name of the ONNX value `name` (uint8 for an unsigned i8, a narrow format's)."""
+        fmt = self.format_of(name)
+        if fmt is not None:
+            return fmt
+        e = tensor_of(self.value(name)).element_type
+        dtype = dtype_of(e)
+        return f"uint{dtype.itemsize * 8}" if self.is_unsigned(name) else dtype.name
+
+    def _expanded(self, v: SSAValue, shape: list[int], axis: int, block: int) -> SSAValue:
+        """The scale or zero point `v` broadcastable to `shape` (per tensor, per axis, or blocked)."""
+        vshape = tensor_of(v).get_shape()
+        if len(vshape) == 0:
+            return v
+        if not block:
+            if len(vshape) != 1 or vshape[0] not in (1, shape[axis]):
+                raise NodeError(f"a scale or zero point of shape {list(vshape)} does not fit axis {axis} of "
+                                f"{shape}")
+            return self.ins(nn.ReshapeOp(v, [vshape[0] if k == axis else 1 for k in range(len(shape))]))
+        if block < 0 or len(vshape) != len(shape) or vshape[axis] != -(-shape[axis] // block) or any(
+                d != s for k, (d, s) in enumerate(zip(vshape, shape)) if k != axis):
+            raise NodeError(f"a blocked scale or zero point of shape {list(vshape)} does not fit {shape} with "
+                            f"block_size {block} along axis {axis}")
+        indices = self.constant(np.arange(shape[axis], dtype=np.int64) // block)
+        dims = {
+            "offset_dims": [*range(axis), *range(axis + 1, len(shape))],
+            "collapsed_slice_dims": [axis],
+            "start_index_map": [axis],
+            "slice_sizes": [1 if k == axis else d for k, d in enumerate(vshape)],
+        }
+        return self.ins(nni.GatherOp(v, indices, dims, 1))
+
+    def _in(self, v: SSAValue, e: Attribute) -> SSAValue:
+        return v if tensor_of(v).element_type == e else self.ins(nne.ConvertOp(v, e))
+
+    def _full(self, value: float, e: Attribute) -> SSAValue:
+        return self.ins(nn.FullOp(FloatAttr(value, e), []))  # type: ignore[arg-type]
+
+    def _operands(self, node: Any, attrs: dict[str, Any]) -> tuple[SSAValue, list[int], int, int]:
+        x = self.value(node.input[0])
+        shape = list(tensor_of(x).get_shape())
+        block = int(attrs.get("block_size", 0) or 0)
+        scale_size = int(np.prod(tensor_of(self.value(node.input[1])).get_shape()))
+        per_tensor = not block and scale_size == 1
+        axis = 0 if per_tensor else normalize_axis(attrs.get("axis", 1), len(shape))  # per tensor: axis unused
+        return x, shape, axis, block
+
+    def op_DequantizeLinear(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
+        x, shape, axis, block = self._operands(node, attrs)
+        fmt = self.format_of(node.input[0])
+        if fmt in FLOAT_FORMATS:
+            dx = self.decoded(x, fmt, f32)
+        else:
+            dx = self.cast(x, 0 in self.unsigned_inputs, f32, False)
+            if len(node.input) > 2 and node.input[2]:
+                zp = self.cast(self.value(node.input[2]), 2 in self.unsigned_inputs, f32, False)
+                dx = self.ins(nn.SubOp(dx, self._expanded(zp, shape, axis, block)))
+        scale = self.value(node.input[1])
+        y = self.ins(nn.MulOp(dx, self._expanded(self._in(scale, f32), shape, axis, block)))
+        out = attrs.get("output_dtype", 0)
+        e = element_type(_onnx_type(out)) if out else tensor_of(scale).element_type
+        if not isinstance(e, AnyFloat):
+            raise NodeError(f"DequantizeLinear to {_onnx_type(out).name} is not supported")
+        self.unsigned_outputs = set()
+        return [self._in(y, e)]
+
+    def _quantized_type(self, node: Any, attrs: dict[str, Any]) -> str:
+        out = attrs.get("output_dtype", 0)
+        name = _onnx_type(out).name if out else "uint8"
+        if len(node.input) > 2 and node.input[2]:
+            zp_name = self._type_name(node.input[2])
+            if out and zp_name != name:
+                raise NodeError(f"output_dtype {name} differs from the zero point's type {zp_name}")
+            name = zp_name
+        if name not in _INT_RANGES and name not in FLOAT_FORMATS:
+            raise NodeError(f"QuantizeLinear to {name} is not supported")
+        return name
+
+    def op_QuantizeLinear(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
+        x, shape, axis, block = self._operands(node, attrs)
+        target = self._quantized_type(node, attrs)
+        scale = self.value(node.input[1])
+        precision = attrs.get("precision", 0)
+        if precision:
+            wide = element_type(_onnx_type(precision))
+        else:
+            wide = element_type(np.result_type(dtype_of(tensor_of(x).element_type),
+                                               dtype_of(tensor_of(scale).element_type)))
+        q = self.ins(nn.DivOp(self._in(x, wide), self._expanded(self._in(scale, wide), shape, axis, block)))
+        zp = self.value(node.input[2]) if len(node.input) > 2 and node.input[2] else None
+        self.unsigned_outputs = set()
+        if target in FLOAT_FORMATS:
+            saturate = bool(attrs.get("saturate", 1))
+            if target == "float4_e2m1fn":
+                saturate = True
+                if zp is not None:
+                    q = self.ins(nn.AddOp(self._in(q, f32), self._expanded(self.decoded(zp, target, f32), shape,
+                                                                           axis, block)))
+            y = self.encoded(q, False, target, saturate)
+        else:
+            r = self._in(self.ins(nne.RoundEvenOp(q)), f64)
+            if zp is not None:
+                zpf = self.cast(zp, 2 in self.unsigned_inputs, f64, False)
+                r = self.ins(nn.AddOp(r, self._expanded(zpf, shape, axis, block)))
+            low, high = _INT_RANGES[target]
+            r = self.ins(nne.ClampOp(self._full(low, f64), r, self._full(high, f64)))
+            unsigned = target in ("uint8", "uint16")
+            e = i8 if target in INT_FORMATS else element_type(np.dtype(target.lstrip("u")))
+            y = self.cast(r, False, e, unsigned)
+            if unsigned:
+                self.unsigned_outputs = {0}
+        if target in INT_FORMATS or target in FLOAT_FORMATS:
+            self.formats[node.output[0]] = target
+        return [y]
+
+    def op_DynamicQuantizeLinear(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
+        x = self.value(node.input[0])
+        e = tensor_of(x).element_type
+        if e != f32:
+            raise NodeError(f"DynamicQuantizeLinear of {dtype_of(e).name} is not supported")
+        axes = list(range(tensor_of(x).get_num_dims()))
+        zero = self._full(0.0, f32)
+        high = self.ins(nne.MaximumOp(zero, self.ins(nn.ReduceOp(x, "max", axes))))
+        low = self.ins(nne.MinimumOp(zero, self.ins(nn.ReduceOp(x, "min", axes))))
+        span = self.ins(nn.SubOp(high, low))
+        span = self.ins(nne.SelectOp(self.ins(nne.CompareOp(high, low, "EQ")), self._full(1.0, f32), span))
+        scale = self.ins(nn.DivOp(span, self._full(255.0, f32)))
+        initial = self.ins(nn.SubOp(zero, self.ins(nn.DivOp(low, scale))))
+        zp = self.ins(nne.RoundEvenOp(self.ins(nne.ClampOp(zero, initial, self._full(255.0, f32)))))
+        y = self.ins(nn.AddOp(self.ins(nne.RoundEvenOp(self.ins(nn.DivOp(x, scale)))), zp))
+        y = self.ins(nne.ClampOp(zero, y, self._full(255.0, f32)))
+        self.unsigned_outputs = {0, 2}
+        return [self.cast(y, False, i8, True), scale, self.cast(zp, False, i8, True)]
