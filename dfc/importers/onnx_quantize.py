@@ -108,10 +108,21 @@ class QuantizeOps:
         axis = 0 if per_tensor else normalize_axis(attrs.get("axis", 1), len(shape))  # per tensor: axis unused
         return x, shape, axis, block
 
+    def _check_float8_zero_point(self, node: Any, fmt: str) -> None:
+        """A float8 zero point (not used) must be a constant 0, as the specification requires."""
+        if fmt == "float4_e2m1fn" or len(node.input) < 3 or not node.input[2]:
+            return
+        name = node.input[2]
+        if name not in self.consts:
+            raise NodeError(f"input '{name}' must be a constant (a float8 zero point, which must be 0)")
+        if np.any(self.consts[name].astype(np.float32) != 0):
+            raise NodeError(f"a float8 zero point must be 0, not {self.consts[name].reshape(-1)[:4]}")
+
     def op_DequantizeLinear(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
         x, shape, axis, block = self._operands(node, attrs)
         fmt = self.format_of(node.input[0])
         if fmt in FLOAT_FORMATS:
+            self._check_float8_zero_point(node, fmt)
             dx = self.decoded(x, fmt, f32)
         else:
             dx = self.cast(x, 0 in self.unsigned_inputs, f32, False)
@@ -153,6 +164,7 @@ class QuantizeOps:
         zp = self.value(node.input[2]) if len(node.input) > 2 and node.input[2] else None
         self.unsigned_outputs = set()
         if target in FLOAT_FORMATS:
+            self._check_float8_zero_point(node, target)
             saturate = bool(attrs.get("saturate", 1))
             if target == "float4_e2m1fn":
                 saturate = True
