@@ -47,6 +47,10 @@ class NNOps:
         """numpy's `matmul`: a 1-D operand is a row (lhs) or column (rhs) whose dimension is then
         dropped; batch dimensions broadcast."""
         a, b = (self.value(n) for n in node.input)
+        return [self.matmul(a, b)]
+
+    def matmul(self, a: SSAValue, b: SSAValue) -> SSAValue:
+        """numpy's `matmul` of `a` and `b` (MatMul's)."""
         sa, sb = list(tensor_of(a).get_shape()), list(tensor_of(b).get_shape())
         if not sa or not sb:
             raise NodeError("MatMul of a 0-d tensor is not defined")
@@ -73,7 +77,7 @@ class NNOps:
             dims = tuple(range(len(batch)))
             y = self.ins(nnc.DotGeneralOp(a, b, (dims, dims), ((len(batch) + 1,), (len(batch),))))
         out = [*batch, *([] if row else [sa[-2]]), *([] if column else [sb[-1]])]
-        return [self._reshape(y, out)]
+        return self._reshape(y, out)
 
     def op_Gemm(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
         a, b = self.value(node.input[0]), self.value(node.input[1])

@@ -11,6 +11,11 @@ entry repeated `block_size` times along `axis`, by a gather). As ONNX's referenc
   plus the zero point and clamped to the type's range (in float64, exact); to a float8 format: `x / scale`
   encoded by `saturate` (`NarrowOps.encoded`, Cast's rounding), the zero point not used; to float4e2m1:
   `x / scale + zero_point`, encoded (float4 always saturates);
+* MatMulInteger: `(x - zero_point) @ (w - zero_point)` in int32; QLinearMatMul: that product times
+  `a_scale * b_scale / y_scale` (in the scales' type) in float64, rounded half to even, plus `y_zero_point`,
+  clamped to its type. Their products are computed in float64, exact for the int32 results of an inner
+  dimension up to 33025 (255^2 times it below 2^31; a larger one is refused); scales and zero points one
+  element each (per-row or per-column ones are refused);
 * DynamicQuantizeLinear: uint8 with scale `(max(0, max x) - min(0, min x)) / 255` (1 / 255 when both are
   0) and zero point `rint(clamp(-min / scale, 0, 255))`, in float32.
 
@@ -58,6 +63,7 @@ class QuantizeOps:
     format_of: Callable[[str], str | None]
     is_unsigned: Callable[[str], bool]
     cast: Callable[[SSAValue, bool, Any, bool], SSAValue]
+    matmul: Callable[[SSAValue, SSAValue], SSAValue]
     decoded: Callable[[SSAValue, str, Attribute], SSAValue]
     encoded: Callable[[SSAValue, bool, str, bool], SSAValue]
 
@@ -206,3 +212,50 @@ class QuantizeOps:
         y = self.ins(nne.ClampOp(zero, y, self._full(255.0, f32)))
         self.unsigned_outputs = {0, 2}
         return [self.cast(y, False, i8, True), scale, self.cast(zp, False, i8, True)]
+
+    def _one(self, node: Any, k: int) -> SSAValue | None:
+        """Input `k` (absent: None), which must have one element, as a 0-d value."""
+        if len(node.input) <= k or not node.input[k]:
+            return None
+        v = self.value(node.input[k])
+        if int(np.prod(tensor_of(v).get_shape())) != 1:
+            raise NodeError(f"{node.op_type} with input {k} of shape {list(tensor_of(v).get_shape())} (not one "
+                            f"element) is not supported")
+        return self.ins(nn.ReshapeOp(v, [])) if tensor_of(v).get_num_dims() else v
+
+    def _integer_product(self, node: Any, a: int, a_zero: int, b: int, b_zero: int) -> SSAValue:
+        """`(input a - input a_zero) @ (input b - input b_zero)` (8-bit integers), exactly in f64."""
+        centered = []
+        for k, z in ((a, a_zero), (b, b_zero)):
+            name = self._type_name(node.input[k])
+            if name not in ("uint8", "int8"):
+                raise NodeError(f"{node.op_type} of {name} is not supported")
+            v = self.cast(self.value(node.input[k]), k in self.unsigned_inputs, f64, False)
+            if (zp := self._one(node, z)) is not None:
+                v = self.ins(nn.SubOp(v, self.cast(zp, z in self.unsigned_inputs, f64, False)))
+            centered.append(v)
+        inner = tensor_of(centered[0]).get_shape()[-1]
+        if inner > 33025:
+            raise NodeError(f"{node.op_type} over an inner dimension of {inner} (above 33025) is not supported")
+        return self.matmul(*centered)
+
+    def op_MatMulInteger(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
+        self.unsigned_outputs = set()
+        return [self.ins(nne.ConvertOp(self._integer_product(node, 0, 2, 1, 3), element_type(np.dtype(np.int32))))]
+
+    def op_QLinearMatMul(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
+        product = self._integer_product(node, 0, 2, 3, 5)
+        a_scale, b_scale, y_scale = (self._one(node, k) for k in (1, 4, 6))
+        if a_scale is None or b_scale is None or y_scale is None:
+            raise NodeError("QLinearMatMul needs its three scales")
+        factor = self.ins(nn.DivOp(self.ins(nn.MulOp(a_scale, b_scale)), y_scale))
+        d = self.ins(nn.MulOp(product, self._in(factor, f64)))
+        zp = self._one(node, 7)
+        if zp is not None:
+            d = self.ins(nn.AddOp(d, self.cast(zp, 7 in self.unsigned_inputs, f64, False)))
+        target = self._type_name(node.input[7] if zp is not None else node.input[0])
+        low, high = _INT_RANGES[target]
+        d = self.ins(nne.ClampOp(self._full(low, f64), self.ins(nne.RoundEvenOp(d)), self._full(high, f64)))
+        unsigned = target == "uint8"
+        self.unsigned_outputs = {0} if unsigned else set()
+        return [self.cast(d, False, i8, unsigned)]
