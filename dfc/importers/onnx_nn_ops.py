@@ -191,15 +191,20 @@ class NNOps:
     def op_Conv(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
         x, w = self.value(node.input[0]), self.value(node.input[1])
         spatial = tensor_of(x).get_num_dims() - 2
-        strides, low, high, dilations = self._spatial(attrs, list(tensor_of(x).get_shape()[2:]),
-                                                      list(tensor_of(w).get_shape()[2:]))
-        layout = tuple(range(spatial + 2))
-        y = self.ins(nnconv.ConvolutionOp(x, w, (layout, layout, layout), (strides, low, high, dilations),
-                                          attrs["group"]))
+        y = self.convolution(x, w, attrs)
         if len(node.input) > 2 and node.input[2]:
             bias = self.value(node.input[2])
             y = self.ins(nn.AddOp(y, self._reshape(bias, [tensor_of(bias).get_shape()[0]] + [1] * spatial)))
         return [y]
+
+    def convolution(self, x: SSAValue, w: SSAValue, attrs: dict[str, Any]) -> SSAValue:
+        """Conv of `x` by `w` without bias (`auto_pad`, `pads`, `strides`, `dilations`, `group`)."""
+        spatial = tensor_of(x).get_num_dims() - 2
+        strides, low, high, dilations = self._spatial(attrs, list(tensor_of(x).get_shape()[2:]),
+                                                      list(tensor_of(w).get_shape()[2:]))
+        layout = tuple(range(spatial + 2))
+        return self.ins(nnconv.ConvolutionOp(x, w, (layout, layout, layout), (strides, low, high, dilations),
+                                             attrs["group"]))
 
     def op_ConvTranspose(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
         """The gradient of a convolution as a convolution: x with stride - 1 zeros between its elements,

@@ -16,6 +16,8 @@ entry repeated `block_size` times along `axis`, by a gather). As ONNX's referenc
   clamped to its type. Their products are computed in float64, exact for the int32 results of an inner
   dimension up to 33025 (255^2 times it below 2^31; a larger one is refused); scales and zero points one
   element each (per-row or per-column ones are refused);
+* ConvInteger: Conv of `x - x_zero_point` (one element) by `w - w_zero_point` (one element or one per
+  output channel), in float64 (exact for int32 results of up to 33025 products per output), to int32;
 * DynamicQuantizeLinear: uint8 with scale `(max(0, max x) - min(0, min x)) / 255` (1 / 255 when both are
   0) and zero point `rint(clamp(-min / scale, 0, 255))`, in float32.
 
@@ -64,6 +66,7 @@ class QuantizeOps:
     is_unsigned: Callable[[str], bool]
     cast: Callable[[SSAValue, bool, Any, bool], SSAValue]
     matmul: Callable[[SSAValue, SSAValue], SSAValue]
+    convolution: Callable[[SSAValue, SSAValue, dict[str, Any]], SSAValue]
     decoded: Callable[[SSAValue, str, Attribute], SSAValue]
     encoded: Callable[[SSAValue, bool, str, bool], SSAValue]
 
@@ -259,3 +262,30 @@ class QuantizeOps:
         unsigned = target == "uint8"
         self.unsigned_outputs = {0} if unsigned else set()
         return [self.cast(d, False, i8, unsigned)]
+
+    def op_ConvInteger(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
+        centered = []
+        for k, z in ((0, 2), (1, 3)):
+            name = self._type_name(node.input[k])
+            if name not in ("uint8", "int8"):
+                raise NodeError(f"ConvInteger of {name} is not supported")
+            v = self.cast(self.value(node.input[k]), k in self.unsigned_inputs, f64, False)
+            if len(node.input) > z and node.input[z]:
+                zp = self.value(node.input[z])
+                size = int(np.prod(tensor_of(zp).get_shape()))
+                rank = tensor_of(v).get_num_dims()
+                if size == 1:
+                    zp = self.ins(nn.ReshapeOp(zp, [])) if tensor_of(zp).get_num_dims() else zp
+                elif k == 1 and tensor_of(zp).get_shape() == (tensor_of(v).get_shape()[0],):
+                    zp = self.ins(nn.ReshapeOp(zp, [size] + [1] * (rank - 1)))
+                else:
+                    raise NodeError(f"ConvInteger with a zero point of shape {list(tensor_of(zp).get_shape())} "
+                                    f"is not supported")
+                v = self.ins(nn.SubOp(v, self.cast(zp, z in self.unsigned_inputs, f64, False)))
+            centered.append(v)
+        per_output = int(np.prod(tensor_of(centered[1]).get_shape()[1:]))
+        if per_output > 33025:
+            raise NodeError(f"ConvInteger of {per_output} products per output (above 33025) is not supported")
+        self.unsigned_outputs = set()
+        y = self.convolution(centered[0], centered[1], attrs)
+        return [self.ins(nne.ConvertOp(y, element_type(np.dtype(np.int32))))]

@@ -36,7 +36,7 @@ SIGN_AGNOSTIC = frozenset({
 UNSIGNED_AWARE = frozenset({
     "Less", "Greater", "LessOrEqual", "GreaterOrEqual", "Max", "Min", "Clip", "Div", "Mod", "Cast", "CastLike",
     "BitShift", "ArgMax", "ArgMin", "Abs", "TopK", "Pow", "QuantizeLinear", "DequantizeLinear",
-    "MatMulInteger", "QLinearMatMul",
+    "MatMulInteger", "QLinearMatMul", "ConvInteger",
 })
 """Operators with an unsigned form here."""
 

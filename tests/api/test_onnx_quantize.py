@@ -62,3 +62,19 @@ def test_a_float8_zero_point_other_than_zero_is_refused():
                    [("s", np.array(2.0, np.float32)), ("z", np.array(1.0, ml_dtypes.float8_e4m3fn))])
     with pytest.raises(CompileError, match=r"node 'q' \(QuantizeLinear\): a float8 zero point must be 0"):
         import_onnx(model)
+
+
+def test_conv_integer_with_a_zero_point_per_output_channel():
+    """uint8 x, int8 w with one zero point per output channel, padding (the padded x - zero point is 0)."""
+    rng = np.random.default_rng(0)
+    x = rng.integers(0, 256, (1, 2, 5, 4)).astype(np.uint8)
+    w = rng.integers(-128, 128, (3, 2, 3, 3)).astype(np.int8)
+    zx, zw = np.array(200, np.uint8), np.array([-128, 0, 127], np.int8)
+    model = _model(helper.make_node("ConvInteger", ["x", "w", "zx", "zw"], ["y"], pads=[1, 1, 1, 1], strides=[2, 1]),
+                   {"x": (np.uint8, x.shape), "w": (np.int8, w.shape), "zx": (np.uint8, []), "zw": (np.int8, [3])},
+                   (np.int32, [1, 3, 3, 4]))
+    model.opset_import[0].version = 10
+    want = ReferenceEvaluator(model).run(None, {"x": x, "w": w, "zx": zx, "zw": zw})[0]
+    got = from_onnx(model)(x, w, zx, zw)
+    assert got.dtype == np.int32
+    np.testing.assert_array_equal(got, want)
