@@ -18,6 +18,8 @@ entry repeated `block_size` times along `axis`, by a gather). As ONNX's referenc
   element each (per-row or per-column ones are refused);
 * ConvInteger: Conv of `x - x_zero_point` (one element) by `w - w_zero_point` (one element or one per
   output channel), in float64 (exact for int32 results of up to 33025 products per output), to int32;
+* QLinearConv: that convolution plus the int32 bias, times `x_scale * w_scale / y_scale` (w_scale one
+  element or one per output channel) in float64, rounded half to even, plus `y_zero_point`, clamped;
 * DynamicQuantizeLinear: uint8 with scale `(max(0, max x) - min(0, min x)) / 255` (1 / 255 when both are
   0) and zero point `rint(clamp(-min / scale, 0, 255))`, in float32.
 
@@ -263,12 +265,15 @@ class QuantizeOps:
         self.unsigned_outputs = {0} if unsigned else set()
         return [self.cast(d, False, i8, unsigned)]
 
-    def op_ConvInteger(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
+    def _integer_convolution(self, node: Any, attrs: dict[str, Any], x: tuple[int, int],
+                             w: tuple[int, int]) -> SSAValue:
+        """Conv of the input `x[0]` less the zero point `x[1]` (one element) by the input `w[0]` less the zero
+        point `w[1]` (one element or one per output channel), 8-bit integers, exactly in f64."""
         centered = []
-        for k, z in ((0, 2), (1, 3)):
+        for k, z in (x, w):
             name = self._type_name(node.input[k])
             if name not in ("uint8", "int8"):
-                raise NodeError(f"ConvInteger of {name} is not supported")
+                raise NodeError(f"{node.op_type} of {name} is not supported")
             v = self.cast(self.value(node.input[k]), k in self.unsigned_inputs, f64, False)
             if len(node.input) > z and node.input[z]:
                 zp = self.value(node.input[z])
@@ -276,16 +281,45 @@ class QuantizeOps:
                 rank = tensor_of(v).get_num_dims()
                 if size == 1:
                     zp = self.ins(nn.ReshapeOp(zp, [])) if tensor_of(zp).get_num_dims() else zp
-                elif k == 1 and tensor_of(zp).get_shape() == (tensor_of(v).get_shape()[0],):
+                elif k == w[0] and tensor_of(zp).get_shape() == (tensor_of(v).get_shape()[0],):
                     zp = self.ins(nn.ReshapeOp(zp, [size] + [1] * (rank - 1)))
                 else:
-                    raise NodeError(f"ConvInteger with a zero point of shape {list(tensor_of(zp).get_shape())} "
+                    raise NodeError(f"{node.op_type} with a zero point of shape {list(tensor_of(zp).get_shape())} "
                                     f"is not supported")
                 v = self.ins(nn.SubOp(v, self.cast(zp, z in self.unsigned_inputs, f64, False)))
             centered.append(v)
         per_output = int(np.prod(tensor_of(centered[1]).get_shape()[1:]))
         if per_output > 33025:
-            raise NodeError(f"ConvInteger of {per_output} products per output (above 33025) is not supported")
+            raise NodeError(f"{node.op_type} of {per_output} products per output (above 33025) is not supported")
+        return self.convolution(centered[0], centered[1], attrs)
+
+    def op_ConvInteger(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
         self.unsigned_outputs = set()
-        y = self.convolution(centered[0], centered[1], attrs)
+        y = self._integer_convolution(node, attrs, (0, 2), (1, 3))
         return [self.ins(nne.ConvertOp(y, element_type(np.dtype(np.int32))))]
+
+    def op_QLinearConv(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
+        y = self._integer_convolution(node, attrs, (0, 2), (3, 5))
+        rank = tensor_of(y).get_num_dims()
+        channels = tensor_of(y).get_shape()[1]
+        if len(node.input) > 8 and node.input[8]:
+            bias = self.cast(self.value(node.input[8]), False, f64, False)
+            y = self.ins(nn.AddOp(y, self.ins(nn.ReshapeOp(bias, [channels] + [1] * (rank - 2)))))
+        x_scale, y_scale = self._one(node, 1), self._one(node, 6)
+        w_scale = self.value(node.input[4])
+        size = int(np.prod(tensor_of(w_scale).get_shape()))
+        if x_scale is None or y_scale is None or size not in (1, channels):
+            raise NodeError(f"QLinearConv with w_scale of shape {list(tensor_of(w_scale).get_shape())} is not "
+                            f"supported")
+        w_scale = self.ins(nn.ReshapeOp(w_scale, [] if size == 1 else [size] + [1] * (rank - 2)))
+        factor = self.ins(nn.DivOp(self.ins(nn.MulOp(x_scale, w_scale)), y_scale))
+        y = self.ins(nn.MulOp(y, self._in(factor, f64)))
+        zp = self._one(node, 7)
+        if zp is not None:
+            y = self.ins(nn.AddOp(y, self.cast(zp, 7 in self.unsigned_inputs, f64, False)))
+        target = self._type_name(node.input[7] if zp is not None else node.input[0])
+        low, high = _INT_RANGES[target]
+        y = self.ins(nne.ClampOp(self._full(low, f64), self.ins(nne.RoundEvenOp(y)), self._full(high, f64)))
+        unsigned = target == "uint8"
+        self.unsigned_outputs = {0} if unsigned else set()
+        return [self.cast(y, False, i8, unsigned)]

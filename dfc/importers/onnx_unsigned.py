@@ -36,7 +36,7 @@ SIGN_AGNOSTIC = frozenset({
 UNSIGNED_AWARE = frozenset({
     "Less", "Greater", "LessOrEqual", "GreaterOrEqual", "Max", "Min", "Clip", "Div", "Mod", "Cast", "CastLike",
     "BitShift", "ArgMax", "ArgMin", "Abs", "TopK", "Pow", "QuantizeLinear", "DequantizeLinear",
-    "MatMulInteger", "QLinearMatMul", "ConvInteger",
+    "MatMulInteger", "QLinearMatMul", "ConvInteger", "QLinearConv",
 })
 """Operators with an unsigned form here."""
 

@@ -328,7 +328,7 @@ SUBSET: dict[str, tuple[str, ...]] = {
     "DequantizeLinear": ("test_dequantizelinear_axis", "test_dequantizelinear_int4"),
     "DynamicQuantizeLinear": ("test_dynamicquantizelinear",),
     "MatMulInteger": ("test_matmulinteger",), "QLinearMatMul": ("test_qlinearmatmul_3D_uint8_float16",),
-    "ConvInteger": ("test_convinteger_with_padding",),
+    "ConvInteger": ("test_convinteger_with_padding",), "QLinearConv": ("test_qlinearconv",),
     "Sign": ("test_sign",), "Floor": ("test_floor",), "Ceil": ("test_ceil",), "Round": ("test_round",),
     "Sin": ("test_sin",), "Cos": ("test_cos",), "Tan": ("test_tan",),
     "Range": ("test_range_float_type_positive_delta",),

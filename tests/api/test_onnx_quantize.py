@@ -78,3 +78,22 @@ def test_conv_integer_with_a_zero_point_per_output_channel():
     got = from_onnx(model)(x, w, zx, zw)
     assert got.dtype == np.int32
     np.testing.assert_array_equal(got, want)
+
+
+def test_qlinear_conv_with_per_channel_scales_and_bias():
+    """int8 x and w, w_scale and w_zero_point per output channel, an int32 bias, int8 y clamped at both ends."""
+    rng = np.random.default_rng(1)
+    x = rng.integers(-128, 128, (1, 2, 4, 4)).astype(np.int8)
+    w = rng.integers(-128, 128, (3, 2, 2, 2)).astype(np.int8)
+    inits = [("xs", np.array(0.05, np.float32)), ("xz", np.array(-3, np.int8)),
+             ("ws", np.array([0.01, 0.002, 0.03], np.float32)), ("wz", np.array([0, 5, -7], np.int8)),
+             ("ys", np.array(0.4, np.float32)), ("yz", np.array(10, np.int8)),
+             ("b", np.array([500, -900000, 7], np.int32))]
+    names = ["x", "xs", "xz", "w", "ws", "wz", "ys", "yz", "b"]
+    model = _model(helper.make_node("QLinearConv", names, ["y"], pads=[0, 1, 1, 0]),
+                   {"x": (np.int8, x.shape), "w": (np.int8, w.shape)}, (np.int8, [1, 3, 4, 4]), inits)
+    model.opset_import[0].version = 10
+    want = ReferenceEvaluator(model).run(None, {"x": x, "w": w})[0]
+    got = from_onnx(model)(x, w)
+    assert got.dtype == np.int8 and (want == 127).any() and (want == -128).any()
+    np.testing.assert_array_equal(got, want)
