@@ -1,6 +1,6 @@
 """Sorting aten ops on the library's one sort, `nn.argsort` (stable; NaN last
-ascending and first descending, as PyTorch): `sort` (both overloads),
-`argsort`, `msort`, `topk` (the first k of the sorted order; equal values
+ascending and first descending, as PyTorch): `sort` (both overloads; the
+export decomposes `argsort` and `msort` into it), `topk` (the first k of the sorted order; equal values
 keep their index order) and `median` (the lower median; NaN and the first
 NaN's index where a row holds one, as torch's CPU kernel), of every dtype.
 Values are gathered by the indices (`take_along`), so their gradient is the
@@ -55,21 +55,6 @@ def _sort(b, node, x, dim, descending):
 @handles("sort.stable")
 def _sort_stable(b, node, x, *, stable, dim, descending):
     return _sorted(b, x, dim, descending)
-
-
-@handles("argsort.default")
-def _argsort(b, node, x, dim, descending):
-    return _sorted(b, x, dim, descending)[1]
-
-
-@handles("argsort.stable")
-def _argsort_stable(b, node, x, *, stable, dim, descending):
-    return _sorted(b, x, dim, descending)[1]
-
-
-@handles("msort.default")
-def _msort(b, node, x):
-    return _sorted(b, x, 0, False)[0]
 
 
 @handles("topk.default")

@@ -954,7 +954,7 @@ NOT_DIFFERENTIABLE = {
     "aten.any.default", "aten.any.dim", "aten.any.dims", "aten.empty.memory_format", "aten.empty_strided.default",
     "aten.empty_permuted.default", "aten.scatter.reduce", "aten.scatter.value_reduce",
     *(f"aten.bitwise_{op}.{kind}" for op in ("and", "or", "xor") for kind in ("Tensor", "Scalar")),
-    "aten.bitwise_not.default", "aten.argsort.default", "aten.argsort.stable",
+    "aten.bitwise_not.default",
 }
 """Overloads the gradient walk does not require: their results carry no gradient
 (comparisons, logical and bitwise ops, index reductions, constants, a metadata check), or
