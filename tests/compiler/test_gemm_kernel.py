@@ -1,7 +1,8 @@
 """dfc's own GEMM (`compiler/codegen/gemm_kernel.py`): every layout, edge and
 scaling against numpy in float64, at each vector width the kernel is built
-for; nothing read or written outside the three matrices; and `blas.gemm`
-calling it (or OpenBLAS) as `DFC_GEMM` says."""
+for (those narrower than the host's with --slow); nothing read or written
+outside the three matrices; and `blas.gemm` calling it (or OpenBLAS) as
+`DFC_GEMM` says."""
 
 from __future__ import annotations
 
@@ -23,7 +24,10 @@ from tests.passes.test_contraction_to_blas import contraction
 
 pytestmark = pytest.mark.skipif(not blas_runtime.available(), reason="scipy-openblas64 is not installed")
 
-WIDTHS = [128, 256, 512]
+WIDTHS = [pytest.param(bits, marks=pytest.mark.slow) if bits < gemm_kernel.vector_bits() else bits
+          for bits in (128, 256, 512)]
+"""The kernel's vector widths: CI runs the host's (the one its GEMMs use; wider ones skip),
+--slow the narrower ones too."""
 NO_TRANS, TRANS = 111, 112
 
 
