@@ -22,7 +22,7 @@ def gradient_module(text: str, options: str):
     return module
 
 
-@pytest.mark.parametrize("budget", [10**9, 4000, 0], ids=str)
+@pytest.mark.parametrize("budget", [pytest.param(10**9, marks=pytest.mark.slow), 4000, 0], ids=str)  # full tape: --slow
 def test_small_stencil_against_central_differences(budget):
     """5x5, 13 steps (a 400-byte state, the full tape 5,200 bytes): full tape
     (1e9), checkpoints every 3 steps (4,000 bytes: segments of 3, 3, 3, 3, 1),
