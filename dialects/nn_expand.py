@@ -27,13 +27,13 @@ from dfc.dialects.df_builders import (
     tasklet,
     write,
 )
-from dfc.dialects.nn_expand_elementwise import ELEMENTWISE_EXPANSIONS, integer_binary
-from dfc.dialects.nn_expand_shape import SHAPE_EXPANSIONS, affine, row_major_strides
 from dfc.dialects.nn_expand_contract import CONTRACT_EXPANSIONS
-from dfc.dialects.nn_expand_window import WINDOW_EXPANSIONS
-from dfc.dialects.nn_expand_indexing import INDEXING_EXPANSIONS
 from dfc.dialects.nn_expand_conv import CONV_EXPANSIONS
+from dfc.dialects.nn_expand_elementwise import ELEMENTWISE_EXPANSIONS, integer_binary
+from dfc.dialects.nn_expand_indexing import INDEXING_EXPANSIONS
+from dfc.dialects.nn_expand_shape import SHAPE_EXPANSIONS, affine, row_major_strides
 from dfc.dialects.nn_expand_sort import SORT_EXPANSIONS
+from dfc.dialects.nn_expand_window import WINDOW_EXPANSIONS
 
 Expansion = Callable[[Builder, Operation], SSAValue]
 

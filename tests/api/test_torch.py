@@ -20,11 +20,11 @@ import pytest
 
 torch = pytest.importorskip("torch")
 import torch.nn.functional as F  # noqa: E402
+from support.torch_models import MODELS, ResNetSmall, make_mlp  # noqa: E402
 from torch import nn  # noqa: E402
 
 import dfc.torch  # noqa: E402
 from dfc.torch.runtime import to_numpy  # noqa: E402
-from support.torch_models import MODELS, ResNetSmall, make_mlp  # noqa: E402
 
 TOL = {"rtol": 1e-4, "atol": 1e-5}
 STEPS = int(os.environ.get("DFC_TORCH_STEPS", "20"))

@@ -6,6 +6,7 @@ each through both expansions (im2col and the direct map)."""
 import numpy as np
 import pytest
 import torch
+from support.autodiff_checks import check_gradient
 
 from dfc.compiler import ExecutionEngine, PassManager, parse_module
 from dfc.compiler.engine import clear_jit_cache
@@ -13,7 +14,6 @@ from dfc.compiler.interpreter import interpret
 from dfc.dialects import nn_expand_conv
 from dfc.dialects.diagnostics import CompileError
 from dfc.dialects.nn_conv import LAYOUTS
-from support.autodiff_checks import check_gradient
 from tests.dialects.test_nn_elementwise import _t, check
 
 RNG = np.random.default_rng(20)

@@ -6,11 +6,11 @@ import math
 
 import numpy as np
 import pytest
+from support.autodiff_checks import check_gradient
 
 from dfc.compiler import ExecutionEngine, PassManager, parse_module
 from dfc.compiler.interpreter import interpret
 from dfc.dialects.diagnostics import CompileError
-from support.autodiff_checks import check_gradient
 
 RNG = np.random.default_rng(14)
 

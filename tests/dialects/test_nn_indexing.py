@@ -5,10 +5,10 @@ indices accumulate) against float64 finite differences."""
 
 import numpy as np
 import pytest
+from support.autodiff_checks import check_gradient
 
 from dfc.compiler import parse_module
 from dfc.dialects.diagnostics import CompileError
-from support.autodiff_checks import check_gradient
 from tests.dialects.test_nn_elementwise import _t, check
 
 RNG = np.random.default_rng(19)
