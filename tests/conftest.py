@@ -3,8 +3,8 @@
 import os
 
 # The engine verifies its lowering once by default; the suite verifies after
-# every pass, so that a pass leaving broken IR is named (but for tests/api: see
-# `_verify_once`), unless the environment says otherwise.
+# every pass, so that a pass leaving broken IR is named (in the tests of the
+# passes and dialects: see `_verify_once`), unless the environment says otherwise.
 _VERIFY_EACH_GIVEN = "DFC_VERIFY_EACH" in os.environ
 os.environ.setdefault("DFC_VERIFY_EACH", "1")
 
@@ -15,11 +15,13 @@ from dfc.compiler.engine import clear_jit_cache  # noqa: E402
 
 @pytest.fixture(autouse=True)
 def _verify_once(request, monkeypatch):
-    """The front doors' tests (tests/api: NumPy, PyTorch, JAX, ONNX) compare
-    numbers, and the engine verifies each compiled program once: they skip the
-    verification after every pass (about a fifth of their compile time), which
-    the tests of the passes and the compiler keep."""
-    if not _VERIFY_EACH_GIVEN and request.path.parent.name == "api":
+    """The tests of the front doors (tests/api: NumPy, PyTorch, JAX, ONNX), of
+    the compiler (tests/compiler: engine, codegen, interpreter) and of the
+    tools compare numbers or output, and the engine verifies each compiled
+    program once: they skip the verification after every pass (a fifth to a
+    quarter of their compile time), which the tests of the passes and the
+    dialects (and lit's opt-tool runs) keep."""
+    if not _VERIFY_EACH_GIVEN and request.path.parent.name in ("api", "compiler", "tools"):
         monkeypatch.setenv("DFC_VERIFY_EACH", "0")
 
 

@@ -11,6 +11,7 @@ import numpy as np
 import torch
 
 from dfc.torch.aten_common import UnsupportedOp, handler_table, int_list
+from dfc.torch.aten_sort import take_along
 from dfc.torch.ir_text import Value
 
 NN_HANDLERS, handles = handler_table()
@@ -475,15 +476,6 @@ def _argmin(b, node, x, dim, keepdim):
     return _arg(b, x, "nn.argmin", dim, keepdim, "argmin")
 
 
-def _pick(b, x: Value, index: Value, dim: int) -> Value:
-    """x[..., index, ...] along `dim` for an index of x's shape with `dim` of size 1 (take_along_axis)."""
-    rank = len(x.shape)
-    others = [d for d in range(rank) if d != dim]
-    return b.op("nn.gather", [x, index], index.shape, x.dtype, offset_dims=[], collapsed_slice_dims=[dim],
-                operand_batching_dims=others, start_indices_batching_dims=others, start_index_map=[dim],
-                index_vector_dim=rank, slice_sizes=[1] * rank)
-
-
 def _extreme_dim(b, node, x, dim, keepdim, name: str):
     """(values, indices) along `dim`: the index of argmax/argmin (the first of equal ones, a NaN's first), the
     value gathered there, so the gradient goes to that one element as torch's."""
@@ -491,7 +483,7 @@ def _extreme_dim(b, node, x, dim, keepdim, name: str):
         return x, b.full(0, (), "i64")
     dim %= len(x.shape)
     index = _arg(b, x, name, dim, True, node.target.__name__)
-    values = _pick(b, x, index, dim)
+    values = take_along(b, x, index, dim)
     if not keepdim:
         shape = [n for d, n in enumerate(x.shape) if d != dim]
         values, index = b.reshape(values, shape), b.reshape(index, shape)

@@ -30,7 +30,7 @@ def argsort(b, x: Value, dim: int, descending: bool, k: int | None = None) -> Va
 
 
 def take_along(b, x: Value, indices: Value, dim: int) -> Value:
-    """`torch.gather(x, dim, indices)` for indices shaped like `x` except along `dim`."""
+    """`torch.gather(x, dim, indices)` (take_along_axis) for indices shaped like `x` except along `dim`."""
     rank = len(x.shape)
     others = [d for d in range(rank) if d != dim]
     return b.op("nn.gather", [x, indices], indices.shape, x.dtype, offset_dims=[], collapsed_slice_dims=[dim],
