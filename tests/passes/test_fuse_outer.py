@@ -90,13 +90,16 @@ def test_layer_norm_rows_fuse_and_match(n, m):
     _check(text, "f", [np.random.default_rng(1).standard_normal((n, m)) * 3 + 1])
 
 
-def test_softmax_loss_gradient_rows():
-    """The example's value and gradient (the backward also runs over rows)."""
+@pytest.mark.parametrize("n, m", [(9, 40), pytest.param(64, 512, marks=pytest.mark.slow)])
+def test_softmax_loss_gradient_rows(n, m):
+    """The example's value and gradient (the backward also runs over rows), as
+    written (64x512, with --slow) and resized to n x m."""
     text = (EXAMPLES / "softmax.mlir").read_text()
+    text = text.replace("64x512x", f"{n}x{m}x").replace("(64, 512)", f"({n}, {m})").replace("<64xf32>", f"<{n}xf32>")
     module = parse_module(text)
     PassManager.parse("autodiff{func=softmax_loss}").run(module)
     rng = np.random.default_rng(2)
-    x, w = (rng.standard_normal((64, 512)).astype(np.float32) for _ in range(2))
+    x, w = (rng.standard_normal((n, m)).astype(np.float32) for _ in range(2))
     seed = np.array(1.0, np.float32)
     want = interpret(module, "softmax_loss_grad", x, w, seed)
     for threads in (1, 2):
