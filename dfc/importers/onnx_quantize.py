@@ -254,16 +254,20 @@ class QuantizeOps:
         if a_scale is None or b_scale is None or y_scale is None:
             raise NodeError("QLinearMatMul needs its three scales")
         factor = self.ins(nn.DivOp(self.ins(nn.MulOp(a_scale, b_scale)), y_scale))
-        d = self.ins(nn.MulOp(product, self._in(factor, f64)))
+        return [self._requantize(node, self.ins(nn.MulOp(product, self._in(factor, f64))))]
+
+    def _requantize(self, node: Any, y: SSAValue) -> SSAValue:
+        """`y` (f64) plus the output zero point (input 7), rounded half to even and saturated to the output
+        type (the zero point's, else input 0's), as 8-bit integer codes."""
         zp = self._one(node, 7)
         if zp is not None:
-            d = self.ins(nn.AddOp(d, self.cast(zp, 7 in self.unsigned_inputs, f64, False)))
+            y = self.ins(nn.AddOp(y, self.cast(zp, 7 in self.unsigned_inputs, f64, False)))
         target = self._type_name(node.input[7] if zp is not None else node.input[0])
         low, high = _INT_RANGES[target]
-        d = self.ins(nne.ClampOp(self._full(low, f64), self.ins(nne.RoundEvenOp(d)), self._full(high, f64)))
+        y = self.ins(nne.ClampOp(self._full(low, f64), self.ins(nne.RoundEvenOp(y)), self._full(high, f64)))
         unsigned = target == "uint8"
         self.unsigned_outputs = {0} if unsigned else set()
-        return [self.cast(d, False, i8, unsigned)]
+        return self.cast(y, False, i8, unsigned)
 
     def _integer_convolution(self, node: Any, attrs: dict[str, Any], x: tuple[int, int],
                              w: tuple[int, int]) -> SSAValue:
@@ -313,13 +317,4 @@ class QuantizeOps:
                             f"supported")
         w_scale = self.ins(nn.ReshapeOp(w_scale, [] if size == 1 else [size] + [1] * (rank - 2)))
         factor = self.ins(nn.DivOp(self.ins(nn.MulOp(x_scale, w_scale)), y_scale))
-        y = self.ins(nn.MulOp(y, self._in(factor, f64)))
-        zp = self._one(node, 7)
-        if zp is not None:
-            y = self.ins(nn.AddOp(y, self.cast(zp, 7 in self.unsigned_inputs, f64, False)))
-        target = self._type_name(node.input[7] if zp is not None else node.input[0])
-        low, high = _INT_RANGES[target]
-        y = self.ins(nne.ClampOp(self._full(low, f64), self.ins(nne.RoundEvenOp(y)), self._full(high, f64)))
-        unsigned = target == "uint8"
-        self.unsigned_outputs = {0} if unsigned else set()
-        return [self.cast(y, False, i8, unsigned)]
+        return [self._requantize(node, self.ins(nn.MulOp(y, self._in(factor, f64))))]
