@@ -73,6 +73,7 @@ from dfc.dialects.diagnostics import CompileError
 from dfc.dialects.stablehlo_sort import SortOp, TopKOp
 from dfc.dialects.xdsl_fixes import dense_values, splat_element
 from dfc.passes import stablehlo_sort
+from dfc.passes.stablehlo_unsigned import Flags, UnsignedConversions, make_signless
 
 UNARY: dict[str, type[Operation]] = nn.one_to_one("stablehlo", 1)
 BINARY: dict[str, type[Operation]] = nn.one_to_one("stablehlo", 2)
@@ -184,11 +185,13 @@ def _padding(op: Operation, dims: int) -> tuple[int, ...]:
     return dense_values(op.padding)
 
 
-class Converter:
-    """Rewrites the stablehlo ops of one function, block by block, in order."""
+class Converter(UnsignedConversions):
+    """Rewrites the stablehlo ops of one function, block by block, in order; `unsigned_ops` says which
+    operands and results of each op were unsigned (`stablehlo_unsigned.make_signless`)."""
 
-    def __init__(self) -> None:
+    def __init__(self, unsigned_ops: dict[Operation, Flags] | None = None) -> None:
         self.b = Builder(InsertPoint.at_start(Block()))
+        self.unsigned_ops = unsigned_ops or {}
 
     def ins(self, op: Operation) -> SSAValue:
         self.b.insert(op)
@@ -214,6 +217,8 @@ class Converter:
     def op(self, op: Operation) -> Sequence[SSAValue]:
         short = op.name.split(".", 1)[1]
         handler: Callable[[Operation], Sequence[SSAValue]] | None = getattr(self, f"on_{short}", None)
+        if (unsigned := self.unsigned_form(op)) is not None:
+            return unsigned
         if short in UNARY:
             return [self.unary(op, short)]
         if short in BINARY:
@@ -255,7 +260,9 @@ class Converter:
     def on_compare(self, op: shlo.CompareOp) -> Sequence[SSAValue]:
         kind = op.compare_type.data if op.compare_type is not None else None
         direction = op.comparison_direction.data
-        if kind == "TOTALORDER" or (kind == "UNSIGNED" and direction not in ("EQ", "NE")):
+        if kind == "UNSIGNED":
+            return [self.unsigned_compare(op.lhs, op.rhs, direction)]
+        if kind == "TOTALORDER":
             raise CompileError.at(op, f"convert-stablehlo: compare {direction} with compare_type {kind} is not supported")
         return [self.ins(nne.CompareOp(op.lhs, op.rhs, direction))]
 
@@ -647,4 +654,4 @@ class ConvertStableHLOPass(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         inline_calls(op)
         for f in [f for f in op.ops if isinstance(f, func.FuncOp) and not f.is_declaration]:
-            Converter().block(f.body.block)
+            Converter(make_signless(f)).block(f.body.block)

@@ -46,16 +46,34 @@ class JaxFunction(Function):
     """A JAX function imported as `module`'s `@name`: a `dfc.Function` (callable,
     accepted by `dfc.grad`/`dfc.value_and_grad`) whose arguments are first
     converted to the dtypes JAX lowered them to, as JAX does (float64 arrays
-    and Python floats become f32)."""
+    and Python floats become f32). dfc computes with signless integers
+    (`passes.stablehlo_unsigned`): where JAX lowered an argument or a result
+    as unsigned (`input_dtypes`, `output_dtypes`), it crosses as the same bits."""
+
+    input_dtypes: tuple[np.dtype, ...] = ()
+    output_dtypes: tuple[np.dtype, ...] = ()
 
     def arguments(self, *args: Any) -> list[np.ndarray]:
         """`args` as numpy arrays of the function's parameter dtypes."""
         if len(args) != len(self.inputs):
             raise TypeError(f"@{self.name} takes {len(self.inputs)} arguments, got {len(args)}")
-        return [np.asarray(a, dtype=dtype_of(t.element_type)) for a, t in zip(args, self.inputs)]
+        out = []
+        for k, (a, t) in enumerate(zip(args, self.inputs)):
+            dtype = dtype_of(t.element_type)
+            jax_dtype = self.input_dtypes[k] if k < len(self.input_dtypes) else dtype
+            out.append(np.asarray(a, dtype=jax_dtype).view(dtype) if jax_dtype.kind == "u"
+                       else np.asarray(a, dtype=dtype))
+        return out
+
+    def with_jax_dtypes(self, result: Any) -> Any:
+        """`result` (one value or a tuple) with the unsigned results viewed as JAX's dtypes."""
+        values = result if isinstance(result, tuple) else (result,)
+        viewed = tuple(np.asarray(v).view(d)[()] if d.kind == "u" else v
+                       for v, d in zip(values, (*self.output_dtypes, *(np.dtype("O"),) * len(values))))
+        return viewed if isinstance(result, tuple) else viewed[0]
 
     def __call__(self, *args: Any) -> Any:
-        return super().__call__(*self.arguments(*args))
+        return self.with_jax_dtypes(super().__call__(*self.arguments(*args)))
 
     def gradient(self, wrt: Sequence[int]) -> Callable[..., tuple]:
         call = super().gradient(wrt)
@@ -82,10 +100,14 @@ def from_jax(f: Callable[..., Any], *example_args: Any) -> JaxFunction:
     so errors point there.
     """
     jax = require_extra("jax", "jax", "dfc.from_jax")
-    text = jax.jit(f).lower(*example_args).as_text(debug_info=True)
+    lowered = jax.jit(f).lower(*example_args)
+    text = lowered.as_text(debug_info=True)
     name = _symbol(getattr(f, "__name__", "main"))
     module = import_stablehlo(text, f"<jax:{name}>")
     for op in module.ops:
         if isinstance(op, func.FuncOp) and op.sym_name.data == "main":
             op.sym_name = StringAttr(name)
-    return JaxFunction(module, name)
+    function = JaxFunction(module, name)
+    function.input_dtypes = tuple(np.dtype(a.dtype) for a in jax.tree_util.tree_leaves(lowered.in_avals))
+    function.output_dtypes = tuple(np.dtype(a.dtype) for a in jax.tree_util.tree_leaves(lowered.out_info))
+    return function

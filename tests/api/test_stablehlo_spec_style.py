@@ -136,16 +136,17 @@ def verdict(case: str) -> str:
 # ------------------------------------------------------------ hand-written cases
 
 def dense(x: np.ndarray) -> str:
-    """`x` as a dense elements attribute with its tensor type (f64, i64, i32, i8, i1)."""
+    """`x` as a dense elements attribute with its tensor type (f64, f32, i64, i32, i8, ui64, ui32, ui8, i1)."""
     x = np.asarray(x)
-    element = {"float64": "f64", "int64": "i64", "int32": "i32", "int8": "i8", "bool": "i1"}[x.dtype.name]
+    element = {"float64": "f64", "float32": "f32", "int64": "i64", "int32": "i32", "int8": "i8", "uint64": "ui64",
+               "uint32": "ui32", "uint8": "ui8", "bool": "i1"}[x.dtype.name]
 
     def item(v) -> str:
         if x.dtype == np.bool_:
             return "true" if v else "false"
         if x.dtype.kind == "f" and not np.isfinite(v):
             return f"0x{np.float64(v).view(np.uint64):016X}"
-        return f"{float(v):.17e}" if x.dtype.kind == "f" else str(int(v))
+        return f"{float(v):.9e}" if x.dtype == np.float32 else f"{float(v):.17e}" if x.dtype.kind == "f" else str(int(v))
 
     def nested(a) -> str:
         return item(a) if a.ndim == 0 else f"[{', '.join(nested(s) for s in a)}]"
@@ -244,7 +245,7 @@ def test_a_wrong_expected_value_is_a_wrong_verdict():
 @pytest.mark.parametrize("element, message", [
     ("f8E4M3FN", "'stablehlo.constant' on element type f8E4M3FN is not supported"),
     ("complex<f64>", "'stablehlo.constant' on element type complex<f64> is not supported"),
-    ("ui8", "'stablehlo.add' is not supported here: .*got tensor<2xui8>"),
+    ("f8E5M2", "'stablehlo.constant' on element type f8E5M2 is not supported"),
 ])
 def test_an_element_type_dfc_cannot_compute_with_is_refused_where_it_appears(element, message):
     value = "[(1.0, 2.0), (3.0, 4.0)]" if element.startswith("complex") else "[1, 2]"
@@ -258,6 +259,77 @@ func.func @typed() {{
     with pytest.raises(CompileError, match=message) as err:
         verdict(case)
     assert str(err.value).startswith("<stablehlo>:")
+
+
+U8_A, U8_B = np.array([200, 3, 255, 0, 128, 7], np.uint8), np.array([7, 250, 1, 9, 127, 7], np.uint8)
+U64_A = np.array([2 ** 64 - 1, 2 ** 63 + 5, 12, 0, 2 ** 63 - 1, 9], np.uint64)
+U64_B = np.array([3, 2 ** 63 + 7, 5, 1, 2 ** 64 - 2, 10], np.uint64)
+
+
+@pytest.mark.parametrize("a, b, kind", [(U8_A, U8_B, "ui8"), (U64_A, U64_B, "ui64")])
+def test_unsigned_integers_compute_with_their_values(a, b, kind):
+    """Each sign-sensitive op of unsigned operands against NumPy's uint arithmetic; dfc returns the bits
+    as the signed integers of the same width."""
+    t = f"tensor<6x{kind}>"
+    text = f"""
+func.func @unsigned() -> ({t}, {t}, {t}, {t}, tensor<6xi1>, tensor<6xi1>, tensor<6xf64>, tensor<6xi64>, {t}, {t}) {{
+  %a = stablehlo.constant {dense(a)}
+  %b = stablehlo.constant {dense(b)}
+  %max = stablehlo.maximum %a, %b : {t}
+  %min = stablehlo.minimum %a, %b : {t}
+  %div = stablehlo.divide %a, %b : {t}
+  %rem = stablehlo.remainder %a, %b : {t}
+  %gt = stablehlo.compare GT, %a, %b, UNSIGNED : ({t}, {t}) -> tensor<6xi1>
+  %le = stablehlo.compare LE, %a, %b : ({t}, {t}) -> tensor<6xi1>
+  %f = stablehlo.convert %a : ({t}) -> tensor<6xf64>
+  %i = stablehlo.convert %a : ({t}) -> tensor<6xi64>
+  %c = stablehlo.clamp %b, %a, %max : {t}
+  %s = stablehlo.shift_right_logical %a, %b : {t}
+  func.return %max, %min, %div, %rem, %gt, %le, %f, %i, %c, %s : {t}, {t}, {t}, {t}, tensor<6xi1>, tensor<6xi1>,
+    tensor<6xf64>, tensor<6xi64>, {t}, {t}
+}}"""
+    got = interpret(import_stablehlo(text), "unsigned")
+    bits = a.dtype.itemsize * 8
+    shifted = np.where(b < bits, a >> np.minimum(b, bits - 1), 0).astype(a.dtype)
+    want = (np.maximum(a, b), np.minimum(a, b), a // b, a % b, a > b, a <= b, a.astype(np.float64),
+            a.astype(np.int64), np.minimum(np.maximum(a, b), np.maximum(a, b)), shifted)
+    for k, (g, w) in enumerate(zip(got, want)):
+        g = np.asarray(g)
+        if w.dtype.kind == "u":
+            assert g.dtype == np.dtype(f"int{bits}"), k
+            g = g.view(w.dtype)
+        np.testing.assert_array_equal(g, w, err_msg=f"result {k}")
+
+
+def test_unsigned_integers_of_a_jax_function_cross_as_its_dtypes():
+    jnp = pytest.importorskip("jax.numpy")
+    import jax
+
+    from dfc.importers.stablehlo_import import from_jax
+
+    def f(a, b):
+        return jnp.maximum(a, b) // jnp.uint8(7), a.astype(jnp.uint32) * jnp.uint32(3_000_000_000)
+
+    f_dfc = from_jax(f, U8_A, U8_B)
+    for got, want in zip(f_dfc(U8_A, U8_B), jax.jit(f)(U8_A, U8_B)):
+        assert got.dtype == want.dtype
+        np.testing.assert_array_equal(got, np.asarray(want))
+
+
+@pytest.mark.parametrize("case, message", [
+    ("%r = stablehlo.sign %a : tensor<2xui8>", "'stablehlo.sign' of unsigned integers is not supported"),
+    ("%i = stablehlo.constant dense<0> : tensor<ui8>\n  %r = stablehlo.dynamic_slice %a, %i, sizes = [1] : "
+     "(tensor<2xui8>, tensor<ui8>) -> tensor<1xui8>", "'stablehlo.dynamic_slice' with unsigned indices"),
+])
+def test_an_unsigned_op_without_an_unsigned_form_is_refused(case, message):
+    text = f"""
+func.func @f() {{
+  %a = stablehlo.constant dense<[1, 200]> : tensor<2xui8>
+  {case}
+  func.return
+}}"""
+    with pytest.raises(CompileError, match=message):
+        import_stablehlo(text.replace("\\n", "\n"))
 
 
 # ------------------------------------------------------------ the spec's own files
