@@ -33,7 +33,7 @@ the `stablehlo` dialect does not define are parse errors naming them.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Container, Sequence
 from dataclasses import dataclass
 
 from xdsl.builder import Builder
@@ -514,7 +514,7 @@ class Converter(UnsignedConversions):
         return region.parent_op().detach_region(region) if region.parent_op() else region  # type: ignore[union-attr]
 
     def on_while(self, op: shlo.WhileOp) -> Sequence[SSAValue]:
-        trip = static_trip_count(op)
+        trip = static_trip_count(op, self.unsigned_ops)
         if trip is not None:
             saved = self.b
             body = self._region(op.body, lambda vs: scf.YieldOp(*vs))
@@ -577,12 +577,15 @@ class Converter(UnsignedConversions):
         return self._if(flag, branches[k], other, types)
 
 
-def static_trip_count(op: shlo.WhileOp) -> int | None:
-    """The trip count of `while (counter < N)` with a constant start and step, else None."""
+def static_trip_count(op: shlo.WhileOp, unsigned: Container[Operation] = ()) -> int | None:
+    """The trip count of `while (counter < N)` with a constant start and step, else None (also for an
+    unsigned comparison: an op in `unsigned` or of compare_type UNSIGNED)."""
     cond = list(op.cond.block.ops)
     ret = cond[-1]
     cmp = ret.operands[0].owner if ret.operands else None
     if not isinstance(cmp, shlo.CompareOp) or cmp.comparison_direction.data not in ("LT", "LE"):
+        return None
+    if cmp in unsigned or (cmp.compare_type is not None and cmp.compare_type.data == "UNSIGNED"):
         return None
     args = list(op.cond.block.args)
     if cmp.lhs not in args or any(o is not cmp and not isinstance(o, shlo.ConstantOp | shlo.ReturnOp) for o in cond):

@@ -301,6 +301,26 @@ func.func @unsigned() -> ({t}, {t}, {t}, {t}, tensor<6xi1>, tensor<6xi1>, tensor
         np.testing.assert_array_equal(g, w, err_msg=f"result {k}")
 
 
+def test_a_loop_bounded_by_an_unsigned_comparison_counts_past_the_signed_range():
+    """0, 1e9, 2e9, 3e9 as ui32: a signed reading of the bound 3e9 (negative) would stop at once."""
+    text = """
+func.func @loop() -> tensor<ui32> {
+  %init = stablehlo.constant dense<0> : tensor<ui32>
+  %n = stablehlo.constant dense<3000000000> : tensor<ui32>
+  %r = stablehlo.while(%i = %init) : tensor<ui32>
+    cond {
+      %c = stablehlo.compare LT, %i, %n : (tensor<ui32>, tensor<ui32>) -> tensor<i1>
+      stablehlo.return %c : tensor<i1>
+    } do {
+      %step = stablehlo.constant dense<1000000000> : tensor<ui32>
+      %j = stablehlo.add %i, %step : tensor<ui32>
+      stablehlo.return %j : tensor<ui32>
+    }
+  func.return %r : tensor<ui32>
+}"""
+    assert np.asarray(interpret(import_stablehlo(text), "loop")).view(np.uint32) == 3_000_000_000
+
+
 def test_unsigned_integers_of_a_jax_function_cross_as_its_dtypes():
     jnp = pytest.importorskip("jax.numpy")
     import jax
