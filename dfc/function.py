@@ -39,7 +39,10 @@ log = logging.getLogger(__name__)
 class Function:
     """`@name` of a library-level `module`, compiled on first call."""
 
-    def __init__(self, module: ModuleOp, name: str, threads: int | None = None):
+    def __init__(self, module: ModuleOp, name: str, threads: int | None = None,
+                 result_views: Sequence[np.dtype | None] = ()):
+        """`result_views`: per result, the NumPy dtype its bits are viewed as when called (the NumPy
+        frontend's unsigned results, signless in the IR), or None."""
         entry = next((op for op in module.ops if isinstance(op, func.FuncOp) and op.sym_name.data == name), None)
         if entry is None:
             raise ValueError(f"no function @{name} in the module")
@@ -47,6 +50,7 @@ class Function:
         self.name = name
         self.threads = threads
         self.signature: FunctionType = entry.function_type
+        self.result_views = tuple(result_views)
         self._engine = None
         self._gradients: dict[tuple[tuple[int, ...], bool], Any] = {}
         self._jvps: dict[tuple[int, ...], Any] = {}
@@ -84,6 +88,8 @@ class Function:
         if self._engine is None:
             self._engine = self._engine_for(self.module)
         result = self._engine.invoke(self.name, *_arguments(self.inputs, args))
+        if any(self.result_views):
+            result = view_results(result, self.result_views)
         return _results(result, len(self.outputs))
 
     @user_errors
@@ -194,6 +200,13 @@ def _arguments(types: Sequence, args: Sequence[Any]) -> list[Any]:
             pass  # the engine names the mismatch
         out.append(a)
     return out + list(args[len(types):])
+
+
+def view_results(result: Any, views: Sequence[np.dtype | None]) -> Any:
+    """The results of a call (one value, or a tuple of them) with the bits of each viewed as its dtype in
+    `views` (None: as it is)."""
+    out = [r if d is None else np.asarray(r).view(d) for r, d in zip(result if len(views) != 1 else (result,), views)]
+    return out[0] if len(views) == 1 else tuple(out)
 
 
 def _scalar(x: Any) -> Any:

@@ -41,6 +41,8 @@ from dfc.dialects.diagnostics import CompileError
 from dfc.errors import user_errors
 from dfc.frontend.dtypes import ArrayType, dtype_from_numpy, f16, f32, f64, i32, i64
 from dfc.frontend.errors import FrontendError
+from dfc.frontend.unsigned import result_views, signless_types
+from dfc.importers.onnx_unsigned import signless
 
 __all__ = ["jit", "JitFunction", "FrontendError", "ArrayType", "f16", "f32", "f64", "i32", "i64"]
 
@@ -73,6 +75,7 @@ class JitFunction:
         self._source = None
         self._specialisations: dict[tuple, Any] = {}
         self._modules: dict[tuple, tuple[ModuleOp, str, list[int], list[int | None]]] = {}
+        self._outputs: dict[tuple, list] = {}  # per module key: its function's result types, unsigned ones kept
         self._calls: dict[tuple, tuple[Any, list[int], list[int | None]]] = {}
         self._fast: dict[tuple, _FastCall] = {}
         self._translating: set[tuple] = set()
@@ -189,7 +192,7 @@ class JitFunction:
                 if params[-1][0] == "static":
                     positions.append(-1)
                     continue
-                ir_args.append(array)
+                ir_args.append(signless(array) if array.dtype.kind == "u" else array)
             elif isinstance(a, np.integer):  # strongly typed (NEP 50): its dtype is part of the signature
                 params.append(("static", int(a), "scalar", a.dtype.name))
                 positions.append(-1)
@@ -215,14 +218,11 @@ class JitFunction:
         """The refusal of an argument's dtype, located at its parameter in the `def` (a `FrontendError`)."""
         name = list(self._signature.parameters)[k]
         where = f"argument '{name}' of {self.fn.__qualname__} has dtype {dtype}"
-        if dtype.kind == "u":
-            why = ("unsigned integers are not supported (their division, comparisons and conversions differ from "
-                   "signed ones): convert it, e.g. .astype(np.int64) (int16/int32 hold every uint8/uint16 value)")
-        elif dtype.kind == "c":
+        if dtype.kind == "c":
             why = ("complex numbers are not supported (dfc has no complex element type): pass the real and "
                    "imaginary parts as two float arrays (x.real, x.imag)")
         else:
-            return self._located(k, f"{where}, not a supported dtype (bool, int8, int16, int32, int64, float16, "
+            return self._located(k, f"{where}, not a supported dtype (bool, int8-int64, uint8-uint64, float16, "
                                     "float32, float64)")
         return self._located(k, f"{where}: {why}")
 
@@ -271,6 +271,8 @@ class JitFunction:
                 raise translator.fail(f"internal error translating this statement: {type(err).__name__}: {err}") from err
             finally:
                 self._translating.discard(key)
+            self._outputs[key] = list(f.function_type.outputs.data)
+            signless_types(f)
             module.body.block.add_op(f)
             _verify(module, self.source())
             self._modules[key] = (module, name, translator.updated, translator.aliases)
@@ -289,7 +291,7 @@ class JitFunction:
         key = tuple(params)
         if key not in self._specialisations:
             module, name, _, _ = self.module_for(params)
-            self._specialisations[key] = Function(module, name, self.threads)
+            self._specialisations[key] = Function(module, name, self.threads, result_views(self._outputs[key]))
         return self._specialisations[key]
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
@@ -325,7 +327,7 @@ class JitFunction:
         if key not in self._calls:
             self._calls[key] = self._entry(params)
         fn, updated, aliases = self._calls[key]
-        if fast_key is not None and positions == list(range(len(args))) and all(
+        if fast_key is not None and positions == list(range(len(args))) and not any(fn.result_views) and all(
                 v is a or type(a) is float and v.dtype == np.float64 for a, v in zip(args, ir_args)):
             # each IR argument is the argument itself (or a float's 0-d float64 array), as the fast path passes them
             result = _python_results(fn(*ir_args), len(fn.outputs)) if not updated and all(
@@ -362,7 +364,7 @@ class JitFunction:
         if not updated:
             return self._function(params), [], aliases
         module, name, updated, aliases = self.module_for(params, writeback=True)
-        return Function(module, name, self.threads), updated, aliases
+        return Function(module, name, self.threads, result_views(self._outputs[(*params, ("writeback",))])), updated, aliases
 
     @user_errors
     def mlir(self, *args: Any, stage: str = "frontend", **kwargs: Any) -> str:
@@ -494,8 +496,7 @@ def _call_jitted(tr, callee: JitFunction, args: list, kwargs: dict, node, checkp
     for op in module.ops:
         if isinstance(op, func.FuncOp):
             tr.add_function(op.clone())
-    f = next(op for op in module.ops if isinstance(op, func.FuncOp) and op.sym_name.data == name)
-    call = tr.b.insert(func.CallOp(name, values, f.function_type.outputs.data))
+    call = tr.b.insert(func.CallOp(name, values, callee._outputs[(*params, ("writeback",))]))  # unsigned types kept
     if checkpoint is not None:
         call.attributes[ATTRIBUTE] = StringAttr(checkpoint)
     n_results = len(call.results) - len(updated)

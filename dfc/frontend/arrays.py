@@ -14,11 +14,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import numpy as np
 from xdsl.dialects.builtin import (
     Float16Type,
     Float32Type,
     Float64Type,
     IntegerType,
+    Signedness,
     TensorType,
     f16,
     f32,
@@ -34,11 +36,16 @@ from xdsl.ir import Attribute, SSAValue
 from dfc.frontend.affine import Affine
 
 FLOATS = ("f16", "f32", "f64")
+UNSIGNED = ("u8", "u16", "u32", "u64")
+"""NumPy's unsigned integers: while a function is translated their values have MLIR's unsigned types (`ui8`),
+so that loop and branch slots, views and call results carry the signedness; `unsigned.signless` then gives
+the function the signless types of the rest of dfc (the bits are the same)."""
 IR_TYPES: dict[str, Attribute] = {"f16": f16, "f32": f32, "f64": f64, "i8": i8, "i16": i16, "i32": i32, "i64": i64,
-                                  "i1": i1}
+                                  "i1": i1, **{u: IntegerType(int(u[1:]), Signedness.UNSIGNED) for u in UNSIGNED}}
 NUMPY_NAMES = {"f16": "float16", "f32": "float32", "f64": "float64", "i8": "int8", "i16": "int16", "i32": "int32",
-               "i64": "int64", "i1": "bool"}
-EXACT_FLOAT = {"i8": "f16", "i16": "f32", "i32": "f64", "i64": "f64"}
+               "i64": "int64", "i1": "bool", "u8": "uint8", "u16": "uint16", "u32": "uint32", "u64": "uint64"}
+EXACT_FLOAT = {"i8": "f16", "i16": "f32", "i32": "f64", "i64": "f64", "u8": "f16", "u16": "f32", "u32": "f64",
+               "u64": "f64"}
 """The narrowest float that holds every value of an integer type (NumPy's promotion of int and float)."""
 
 
@@ -46,7 +53,7 @@ def dtype_name(t: Attribute) -> str:
     if isinstance(t, Float16Type | Float32Type | Float64Type):
         return {Float16Type: "f16", Float32Type: "f32", Float64Type: "f64"}[type(t)]
     if isinstance(t, IntegerType):
-        return f"i{t.width.data}"
+        return f"{'u' if t.signedness.data == Signedness.UNSIGNED else 'i'}{t.width.data}"
     raise TypeError(f"no frontend dtype for {t}")
 
 
@@ -208,11 +215,15 @@ def size_bound(e: Expr, k: int) -> int | None:
 
 
 def result_dtype(args: list[Expr], floating: bool = False) -> str:
-    """NumPy's promotion (NEP 50: Python numbers are weak)."""
+    """NumPy's promotion (NEP 50: Python numbers are weak; the arrays' dtypes promote by `np.result_type`:
+    int8 with uint8 is int16, uint64 with int64 float64)."""
     strong = [a.dtype for a in args if not a.weak]
     weak = [a.dtype for a in args if a.weak]
     floats = [d for d in strong if d in FLOATS]
     ints = [d for d in strong if d not in FLOATS and d != "i1"]
+    if ints and any(d in UNSIGNED for d in ints):
+        promoted = _DTYPES[np.result_type(*(NUMPY_NAMES[d] for d in {*floats, *ints}))]
+        return "f64" if not is_float(promoted) and (floating or any(d in FLOATS for d in weak)) else promoted
     if floats:
         return max([*floats, *(EXACT_FLOAT[d] for d in ints)], key=FLOATS.index)
     if ints:
@@ -226,6 +237,13 @@ def result_dtype(args: list[Expr], floating: bool = False) -> str:
 
 def is_float(dtype: str) -> bool:
     return dtype in FLOATS
+
+
+def is_unsigned(dtype: str) -> bool:
+    return dtype in UNSIGNED
+
+
+_DTYPES = {np.dtype(v): k for k, v in NUMPY_NAMES.items()}
 
 
 def tensor_type(dtype: str, shape: list[int]) -> TensorType:

@@ -35,6 +35,7 @@ from dfc.frontend.arrays import (
     View,
     dtype_name,
     is_float,
+    is_unsigned,
     size_bound,
     tensor_type,
 )
@@ -221,6 +222,9 @@ class Emitter:
         if isinstance(e, View) and e.is_whole and e.dtype == dtype and is_float(dtype) and kind in ("add", "max", "min") and axes:
             r = self.b.insert(nn.ReduceOp(e.source, {"add": "sum"}.get(kind, kind), axes, keepdims)).result
             return View.whole(r)
+        flip = Const(1 << (int(dtype[1:]) - 1), dtype, False) if is_unsigned(dtype) and kind in ("max", "min") else None
+        if flip is not None:  # the unsigned order is the signed order of the values with their top bit flipped
+            e = Op("xor", [e, flip], e.shape, dtype)
         out_t = tensor_type(dtype, out_static)  # type: ignore[arg-type]
         init = splat(self.b, out_t, REDUCE_IDENTITY[kind] if is_float(dtype) else _integer_identity(kind, dtype))
 
@@ -231,7 +235,8 @@ class Emitter:
                 iv for k, iv in enumerate(ivs) if k not in axes]
             write(mb, value, outs[0], index, kind)
 
-        return _leading(map_op(self.b, [bound(self.b, d) for d in e.shape], [init], build).res[0], out_shape)
+        result = _leading(map_op(self.b, [bound(self.b, d) for d in e.shape], [init], build).res[0], out_shape)
+        return result if flip is None else Op("xor", [result, flip], out_shape, dtype)
 
     def contract(self, operands: list[Expr], subscripts: list[str], out: str) -> Expr:
         """einsum(subscripts -> out) of the operands."""
@@ -304,6 +309,8 @@ class Emitter:
 
 
 def _convert(b: Builder, v: SSAValue, src: str, dst: str) -> SSAValue:
+    """`v` of dtype `src` as a `dst` value, as NumPy's `astype` converts (unsigned sources zero-extend and
+    convert by value; integers of one width and the other signedness are the same bits: `v` itself)."""
     if src == dst:
         return v
     t = IR_TYPES[dst]
@@ -311,19 +318,26 @@ def _convert(b: Builder, v: SSAValue, src: str, dst: str) -> SSAValue:
         wider = int(dst[1:]) > int(src[1:])
         return b.insert((arith.ExtFOp if wider else arith.TruncFOp)(v, t)).result
     if is_float(dst):
-        return b.insert((arith.UIToFPOp if src == "i1" else arith.SIToFPOp)(v, t)).result
+        return b.insert((arith.UIToFPOp if src == "i1" or is_unsigned(src) else arith.SIToFPOp)(v, t)).result
     if is_float(src):
-        return b.insert(arith.FPToSIOp(v, t)).result
+        return b.insert((arith.FPToUIOp if is_unsigned(dst) else arith.FPToSIOp)(v, t)).result
     if dst == "i1":
         return b.insert(arith.CmpiOp(v, b.insert(arith.ConstantOp(IntegerAttr(0, IR_TYPES[src]))).result, "ne")).result
     if src == "i1":
         return b.insert(arith.ExtUIOp(v, t)).result
-    return b.insert((arith.ExtSIOp if int(dst[1:]) > int(src[1:]) else arith.TruncIOp)(v, t)).result
+    if int(dst[1:]) == int(src[1:]):
+        return v
+    if int(dst[1:]) > int(src[1:]):
+        return b.insert((arith.ExtUIOp if is_unsigned(src) else arith.ExtSIOp)(v, t)).result
+    return b.insert(arith.TruncIOp(v, t)).result
 
 
 def _constant(b: Builder, value: float | int | bool, dtype: str) -> SSAValue:
     t = IR_TYPES[dtype]
-    attr = FloatAttr(float(value), t) if is_float(dtype) else IntegerAttr(int(value), t)
+    if is_float(dtype):
+        attr = FloatAttr(float(value), t)
+    else:  # an unsigned type's constant is the value modulo 2^bits (NumPy's wrap-around)
+        attr = IntegerAttr(int(value) % (1 << int(dtype[1:])) if is_unsigned(dtype) else int(value), t)
     return b.insert(arith.ConstantOp(attr)).result
 
 
@@ -336,6 +350,8 @@ _FLOAT_UNARY = {"exp": math.ExpOp, "log": math.LogOp, "sqrt": math.SqrtOp, "tanh
                 "floor": math.FloorOp, "ceil": math.CeilOp, "rint": math.RoundEvenOp, "erf": math.ErfOp}
 _CMPF = {"lt": "olt", "le": "ole", "gt": "ogt", "ge": "oge", "eq": "oeq", "ne": "une"}
 _CMPI = {"lt": "slt", "le": "sle", "gt": "sgt", "ge": "sge", "eq": "eq", "ne": "ne"}
+_CMPUI = {"lt": "ult", "le": "ule", "gt": "ugt", "ge": "uge", "eq": "eq", "ne": "ne"}
+_UNSIGNED_BINARY = {**_INT_BINARY, "maximum": arith.MaxUIOp, "minimum": arith.MinUIOp}
 
 
 def _compute(b: Builder, tree, args: Sequence[SSAValue], want: str) -> SSAValue:
@@ -364,7 +380,7 @@ def _op_value(b: Builder, e: Op, children: list, args: Sequence[SSAValue]) -> SS
     if e.name == "compare":
         if is_float(operand):
             return b.insert(arith.CmpfOp(values[0], values[1], _CMPF[e.attr[0]])).result
-        return b.insert(arith.CmpiOp(values[0], values[1], _CMPI[e.attr[0]])).result
+        return b.insert(arith.CmpiOp(values[0], values[1], (_CMPUI if is_unsigned(operand) else _CMPI)[e.attr[0]])).result
     if e.name == "not":
         return b.insert(arith.XOrIOp(values[0], _constant(b, 1, "i1"))).result
     if e.name == "pow" and isinstance(e.args[1], Const) and float(e.args[1].value) == 0.5:
@@ -380,6 +396,8 @@ def _op_value(b: Builder, e: Op, children: list, args: Sequence[SSAValue]) -> SS
         return b.insert(_FLOAT_UNARY[e.name](values[0])).result
     if e.name == "neg":
         return b.insert(arith.SubiOp(_constant(b, 0, e.dtype), values[0])).result
+    if e.name == "abs" and is_unsigned(e.dtype):
+        return values[0]
     if e.name == "abs":
         negated = b.insert(arith.SubiOp(_constant(b, 0, e.dtype), values[0])).result
         below = b.insert(arith.CmpiOp(values[0], _constant(b, 0, e.dtype), "slt")).result
@@ -388,17 +406,18 @@ def _op_value(b: Builder, e: Op, children: list, args: Sequence[SSAValue]) -> SS
         return _numpy_division(b, e.name, values[0], values[1], e.dtype)
     if e.name in ("lshift", "rshift"):
         return _numpy_shift(b, e.name, values[0], values[1], e.dtype)
-    return b.insert(_INT_BINARY[e.name](values[0], values[1])).result
+    return b.insert((_UNSIGNED_BINARY if is_unsigned(e.dtype) else _INT_BINARY)[e.name](values[0], values[1])).result
 
 
 def _numpy_shift(b: Builder, name: str, x: SSAValue, y: SSAValue, dtype: str) -> SSAValue:
-    """NumPy's `x << y` and `x >> y` (arithmetic): a count outside [0, bits) (negative
-    ones too) gives 0, or for `>>` the sign (-1 or 0), where LLVM's shift is poison."""
+    """NumPy's `x << y` and `x >> y` (arithmetic, logical for unsigned `x`): a count outside [0, bits)
+    (negative ones too) gives 0, or for a signed `>>` the sign (-1 or 0), where LLVM's shift is poison."""
     bits = int(dtype[1:])
     inside = b.insert(arith.CmpiOp(y, _constant(b, bits, dtype), "ult")).result
     count = b.insert(arith.SelectOp(inside, y, _constant(b, 0, dtype))).result
-    if name == "lshift":
-        return b.insert(arith.SelectOp(inside, b.insert(arith.ShLIOp(x, count)).result, _constant(b, 0, dtype))).result
+    if name == "lshift" or is_unsigned(dtype):
+        shift = (arith.ShLIOp if name == "lshift" else arith.ShRUIOp)(x, count)
+        return b.insert(arith.SelectOp(inside, b.insert(shift).result, _constant(b, 0, dtype))).result
     sign = b.insert(arith.ShRSIOp(x, _constant(b, bits - 1, dtype))).result
     return b.insert(arith.SelectOp(inside, b.insert(arith.ShRSIOp(x, count)).result, sign)).result
 
@@ -412,6 +431,9 @@ def _numpy_division(b: Builder, name: str, x: SSAValue, y: SSAValue, dtype: str)
     by_zero = b.insert(arith.CmpiOp(y, zero, "eq"))
     by_zero.attributes[df.WARN_IF] = StringAttr(f"divide by zero encountered in {ufunc}")
     safe = b.insert(arith.SelectOp(by_zero.result, _constant(b, 1, dtype), y)).result
+    if is_unsigned(dtype):  # no signs to fix, no overflow
+        r = b.insert((arith.DivUIOp if name == "floordiv" else arith.RemUIOp)(x, safe)).result
+        return b.insert(arith.SelectOp(by_zero.result, zero, r)).result
     r = b.insert(arith.FloorDivSIOp(x, safe)).result
     if name == "mod":  # x - floor(x / y) * y
         r = b.insert(arith.SubiOp(x, b.insert(arith.MuliOp(r, safe)).result)).result
@@ -442,6 +464,8 @@ def _integer_power(b: Builder, x: SSAValue, n: int, dtype: str) -> SSAValue:
 
 
 def _integer_identity(kind: str, dtype: str) -> int:
-    """The identity of reduction `kind` over signed integers of `dtype` ("i32", "i64")."""
+    """The identity of reduction `kind` over signed integers of `dtype` ("i32", "i64"); for an unsigned
+    `dtype`, the bits of the signed one (max/min reduce the values with their top bit flipped)."""
     bits = int(dtype[1:])
-    return {"add": 0, "mul": 1, "max": -(2 ** (bits - 1)), "min": 2 ** (bits - 1) - 1}[kind]
+    value = {"add": 0, "mul": 1, "max": -(2 ** (bits - 1)), "min": 2 ** (bits - 1) - 1}[kind]
+    return value % (1 << bits) if is_unsigned(dtype) else value

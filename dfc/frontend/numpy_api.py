@@ -27,6 +27,7 @@ from dfc.frontend.arrays import (
     Iota,
     View,
     is_float,
+    is_unsigned,
     result_dtype,
 )
 from dfc.frontend.numpy_args import (
@@ -91,7 +92,7 @@ def _unary(name: str, function: Callable | None = None) -> Handler:
         dtype = result_dtype([e], floating)
         if e.weak and is_float(dtype):
             dtype = tr.default_float
-        if floating and not python_math and e.dtype in ("i8", "i16"):
+        if floating and not python_math and e.dtype in ("i8", "i16", "u8", "u16"):
             dtype = EXACT_FLOAT[e.dtype]  # NumPy: np.sqrt of int8 is float16
         if name == "sign":
             return _sign(tr, e, dtype, node)
@@ -149,9 +150,9 @@ def reduce(tr, kind: str, e: Expr, axis: Any, keepdims: Any, node: ast.AST) -> E
     if kind == "mean" and not is_float(e.dtype):
         e = astype(tr, e, "f64", node)  # NumPy's mean of integers is float64
     elif kind in ("add", "mul") and not is_float(e.dtype):
-        # NumPy sums and multiplies booleans and integers in int64; the conversion also keeps a
-        # whole integer array off nn.reduce, which takes floats only
-        e = tr.elementwise("convert", [e], node, "i64")
+        # NumPy sums and multiplies booleans and integers in int64 (unsigned ones in uint64); the conversion
+        # also keeps a whole integer array off nn.reduce, which takes floats only
+        e = tr.elementwise("convert", [e], node, "u64" if is_unsigned(e.dtype) else "i64")
     if not axes:
         return fresh(e)
     if kind in ("max", "min"):

@@ -26,7 +26,7 @@ from xdsl.rewriter import InsertPoint
 
 from dfc.dialects.nn_elementwise import Atan2Op
 from dfc.frontend.affine import Affine
-from dfc.frontend.arrays import Const, Expr, Iota, View, is_float, result_dtype
+from dfc.frontend.arrays import Const, Expr, Iota, View, is_float, is_unsigned, result_dtype
 from dfc.frontend.emit import Emitter
 from dfc.frontend.numpy_api import HANDLERS, astype, reduce
 from dfc.frontend.numpy_args import Handler, axes_of, bind, dtype_of, expr_of, no_kwargs, static
@@ -47,7 +47,7 @@ def scan(tr, op: str, e: Expr, axis: Any, dtype: str | None, node: ast.AST) -> E
     if dtype is None:
         dtype = tr.em.concrete(e)
         if op in ("add", "mul") and not is_float(dtype):
-            dtype = "i64"  # NumPy accumulates booleans and integers in int64
+            dtype = "u64" if is_unsigned(dtype) else "i64"  # NumPy accumulates integers in (u)int64
     n = tr.em.static(e, "a cumulatively reduced array")[k]
     init = tr.em.materialize(astype(tr, e, dtype, node) if dtype != e.dtype or e.weak else e, dtype)
     if n <= 1:

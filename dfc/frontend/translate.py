@@ -36,7 +36,7 @@ from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.rewriter import InsertPoint
 
 from dfc.dialects.df_builders import splat
-from dfc.frontend import masks
+from dfc.frontend import masks, weak_ints
 from dfc.frontend.affine import Affine, opaque
 from dfc.frontend.arrays import (
     EXACT_FLOAT,
@@ -362,7 +362,7 @@ class Translator(ControlFlow, Indexing):
             return Affine(int(value))
         if isinstance(value, Const) and not value.shape and isinstance(value.value, int | np.integer):
             return Affine(int(value.value))
-        if isinstance(value, Expr) and value.ndim == 0 and value.dtype in ("i8", "i16", "i32", "i64"):
+        if isinstance(value, Expr) and value.ndim == 0 and value.dtype[0] in "iu" and value.dtype != "i1":
             return self.runtime_integer(value)
         raise self.fail(f"expected an integer here, got {_kind(value)}", node)
 
@@ -382,10 +382,8 @@ class Translator(ControlFlow, Indexing):
         if isinstance(value, np.integer | np.floating):  # strongly typed (NEP 50)
             dtype = _np_dtype(value)
             if dtype is None:
-                why = (": unsigned integers are not supported in arithmetic (their division, comparisons and "
-                       "conversions differ from signed ones); it may be a size or an index, or convert it with int()"
-                       if value.dtype.kind == "u" else ", not a supported dtype (bool, int8-int64, float16-float64)")
-                raise self.fail(f"a NumPy number of dtype {value.dtype} used as an array value{why}", node)
+                raise self.fail(f"a NumPy number of dtype {value.dtype} used as an array value, not a supported dtype "
+                                "(bool, int8-int64, uint8-uint64, float16-float64)", node)
             return Const(value.item(), dtype, False)
         if isinstance(value, Cond):
             t = splat(self.b, tensor_type("i1", []), 0)
@@ -539,7 +537,7 @@ class Translator(ControlFlow, Indexing):
             floating = op in ("div", "exp", "log", "sqrt", "tanh", "sin", "cos", "log1p", "erf")
             dtype = result_dtype(args, floating)
             small = [a.dtype for a in args if not a.weak]
-            if floating and op != "div" and small and all(d in ("i8", "i16") for d in small):
+            if floating and op != "div" and small and all(d in ("i8", "i16", "u8", "u16") for d in small):
                 dtype = EXACT_FLOAT[max(small, key=lambda d: int(d[1:]))]  # NumPy: np.sqrt of int8 is float16
             if op in BITWISE and any(is_float(a.dtype) for a in args):
                 raise self.fail(f"{BITWISE[op]} needs integer or boolean operands (NumPy refuses floats)", node)
@@ -554,6 +552,7 @@ class Translator(ControlFlow, Indexing):
             return self.elementwise("floor", [self.elementwise("div", args, node)], node)
         if not is_float(dtype) and op not in INTEGER_OPS and not (op == "pow" and _natural(args[1])):
             raise self.fail(f"'{op}' on integer arrays is not supported (convert with .astype(float))", node)
+        weak_ints.check_arithmetic(self, op, args, dtype, node)
         r = Op(op, args, shape, dtype, attr)
         r.weak = False
         return r
@@ -586,7 +585,8 @@ class Translator(ControlFlow, Indexing):
         operand = result_dtype([x, y])
         if all(v.weak for v in (x, y)) and is_float(operand):
             operand = self.default_float
-        return self.elementwise("compare", [x, y], node, "i1", (name, operand))
+        decided = weak_ints.decided_compare(name, x, y, operand, x.shape if x.ndim >= y.ndim else y.shape)
+        return decided or self.elementwise("compare", [x, y], node, "i1", (name, operand))
 
     def _BoolOp(self, node: ast.BoolOp) -> Any:
         """`a and b`, `a or b` as conditions; a run-time `a` evaluates `b` in an `scf.if`
@@ -678,7 +678,7 @@ def _natural(e: Expr) -> bool:
 
 
 def _np_dtype(value: np.generic) -> str | None:
-    """The frontend dtype of a NumPy number, None when it has none (unsigned, longdouble)."""
+    """The frontend dtype of a NumPy number, None when it has none (longdouble)."""
     from dfc.frontend.dtypes import dtype_from_numpy
 
     return dtype_from_numpy(value.dtype)

@@ -1,9 +1,9 @@
 """Array arguments of every NumPy dtype: bool, int8 and int16 compute as NumPy
 does (NEP 50 promotion: int8 + int16 is int16, int8 with float16 is float16,
 np.sqrt of int8 is float16, sums are int64, true division float64), against
-NumPy on the interpreter and compiled; unsigned integers, complex numbers and
-extended precision are a `dfc.FrontendError` naming the dtype, located at the
-parameter in the `def`."""
+NumPy on the interpreter and compiled; complex numbers and extended precision
+are a `dfc.FrontendError` naming the dtype, located at the parameter in the
+`def` (unsigned integers: test_frontend_unsigned.py)."""
 
 import warnings
 
@@ -60,10 +60,6 @@ def takes(x, y):
 
 
 @pytest.mark.parametrize("x, y, name, message", [
-    (np.ones(3, np.uint8), 1.0, "x", "has dtype uint8: unsigned integers are not supported"),
-    (np.ones(3, np.uint16), 1.0, "x", "has dtype uint16: unsigned integers"),
-    (np.ones(3, np.uint32), 1.0, "x", "has dtype uint32: unsigned integers"),
-    (np.ones(3, np.uint64), 1.0, "x", "has dtype uint64: unsigned integers"),
     (np.ones(3, np.complex64), 1.0, "x", "has dtype complex64: complex numbers are not supported"),
     (np.ones(3), np.complex128(1j), "y", "has dtype complex128: complex numbers are not supported"),
     (np.ones(3), 2j, "y", "has dtype complex128: complex numbers"),
@@ -76,13 +72,3 @@ def test_unsupported_dtypes_are_located_at_the_parameter(x, y, name, message):
     col = 1 + len("def takes(") + (0 if name == "x" else len("x, "))
     assert err.value.location == f"{__file__}:{line}:{col}", err.value.location
     assert f"argument '{name}' of takes" in err.value.message
-
-
-def casts_to_unsigned(x):
-    return x.astype(np.uint8)
-
-
-def test_unsigned_casts_are_refused_at_the_call():
-    with pytest.raises(dfc.FrontendError, match="unsupported dtype") as err:
-        dfc.jit(casts_to_unsigned)(np.ones(3))
-    assert f"{__file__}:{casts_to_unsigned.__code__.co_firstlineno + 1}:" in str(err.value)

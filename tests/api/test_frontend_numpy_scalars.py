@@ -3,7 +3,7 @@ strongly typed, as NEP 50 (NumPy 2) says: `int8 array * np.int16(200)` is
 int16, `float32 array * np.int64(3)` float64 (a Python int takes the array's
 dtype). They remain compile-time integers for sizes, bounds and indices.
 Against NumPy (values and dtypes) on the interpreter and compiled; an unsigned
-NumPy scalar is accepted as a size or index and refused, located, as an array value."""
+NumPy scalar is a size or index, and a strongly typed value in arithmetic."""
 
 import numpy as np
 import pytest
@@ -59,12 +59,14 @@ def scaled(x, n):
     return x * n
 
 
-def test_an_unsigned_numpy_integer_is_a_size_but_not_an_array_value():
+def test_an_unsigned_numpy_integer_is_a_size_and_a_value():
     x = np.arange(5.0)
     np.testing.assert_array_equal(dfc.jit(sized)(x, np.uint32(3)), sized(x, np.uint32(3)))
-    with pytest.raises(dfc.FrontendError, match="NumPy number of dtype uint8 used as an array value: unsigned") as err:
-        dfc.jit(scaled)(x, np.uint8(3))
-    assert err.value.location == f"{__file__}:{scaled.__code__.co_firstlineno + 1}:12"  # at `x * n`
+    for x, n in ((x, np.uint8(3)), (np.arange(5, dtype=np.int8), np.uint8(3)), (np.arange(5, dtype=np.uint16),
+                                                                               np.uint64(7))):
+        got, want = dfc.jit(scaled)(x, n), scaled(x, n)
+        assert got.dtype == want.dtype, (got.dtype, want.dtype)
+        np.testing.assert_array_equal(got, want)
 
 
 def counted(x, n):

@@ -28,6 +28,7 @@ from support.frontend_corpus.check import check, copies
 
 import dfc
 from dfc.frontend import numpy_calls
+from dfc.function import view_results
 
 RTOL = {np.dtype(np.float64): 1e-12, np.dtype(np.float32): 1e-5}
 
@@ -752,6 +753,13 @@ def method_astype(x):
 
 
 values(method_astype, (X * 3,), (SPECIAL[np.isfinite(SPECIAL)],), (I,), of="astype")
+
+
+def unsigned_astype(x):
+    return x.astype(np.uint8), x.astype(np.uint64), np.full(3, 7, dtype=np.uint8), np.full(2, 300, dtype=np.uint16)
+
+
+values(unsigned_astype, (np.abs(X) * 50,), (I,), of=("astype", np.full))
 
 
 def updated_results(x, i):
@@ -1490,11 +1498,6 @@ def ones_like_shape(x):
     return np.ones_like(x, shape=(2, 2))  # refused
 
 
-@refused(np.full, "unsupported dtype", X)
-def full_uint8(x):
-    return np.full(3, 1, dtype=np.uint8)  # refused
-
-
 @refused(np.array, "ndmin", X)
 def array_ndmin(x):
     return np.array(x, ndmin=3)  # refused
@@ -1508,11 +1511,6 @@ def asarray_like(x):
 @refused(np.copy, "unsupported keyword argument 'subok'", X)
 def copy_subok(x):
     return np.copy(x, subok=True)  # refused
-
-
-@refused("astype", "unsupported dtype", X)
-def astype_uint8(x):
-    return x.astype(np.uint8)  # refused
 
 
 @refused(np.sinh, "takes at most 1 arguments", X)
@@ -1605,7 +1603,7 @@ def max_method_initial(x):
 
 def _interpret(fn, args):
     f, ir_args, _ = dfc.jit(fn).specialize(*copies(args))
-    return dfc.interpret(f.module, f.name, *ir_args)
+    return view_results(dfc.interpret(f.module, f.name, *ir_args), f.result_views)  # unsigned results: their dtype
 
 
 def _numpy(fn, args):
