@@ -13,8 +13,8 @@ with --quick). Peak is mem-plan's: the largest total of the gradient
 function's static buffers alive at once; time is the median call.
 
 The layer chain (`layer_chain`: h + tanh(tanh(h w1) w2), 256x32 float64
-activations, 8 layers) is measured by `resident_bytes`, which also counts what
-the functions the gradient calls hold.
+activations, 8 layers) is measured by `resident_bytes` (passes/resident_memory.py),
+which also counts what the functions the gradient calls hold.
 """
 
 from __future__ import annotations
@@ -22,8 +22,6 @@ from __future__ import annotations
 import argparse
 
 import numpy as np
-from xdsl.dialects import func, memref
-from xdsl.dialects.builtin import MemRefType, ModuleOp
 
 from benchmarks.common import median_time
 from benchmarks.cpu_kernels import scaled_example
@@ -31,6 +29,7 @@ from benchmarks.passes import peak_bytes
 from dfc.compiler import ExecutionEngine, PassManager, parse_module
 from dfc.config import default_threads
 from dfc.passes import default_pipeline
+from dfc.passes.resident_memory import resident_bytes
 
 
 def nonlinear_jacobi(size: int, steps: int) -> str:
@@ -68,59 +67,11 @@ func.func @chain(%h0: {t}, %w1: {w}, %w2: {w}) -> tensor<f64> {{
 }}"""
 
 
-def _bytes(t) -> int:
-    """Bytes of a static memref type, rounded up to 64 as mem-plan places them (0 for others)."""
-    if not isinstance(t, MemRefType) or not t.has_static_shape():
-        return 0
-    n = max(1, t.element_type.bitwidth // 8)
-    for d in t.get_shape():
-        n *= d
-    return -(-n // 64) * 64
-
-
-def resident_bytes(module: ModuleOp, entry: str) -> int:
-    """The most memory a call of `entry` holds at once, in a module the default
-    pipeline has lowered (mem-plan included): the arenas and stack frames of the
-    functions it reaches (each function's arena is a global: all are held at
-    once), plus the peak of the heap buffers along the calls, where a call's
-    results are held from the call to their dealloc and the callee's own peak
-    counts during the call. mem-plan's per-function peak leaves out what
-    callees hold and return, which a gradient calling `@f_grad` needs counted."""
-    functions = {op.sym_name.data: op for op in module.ops if isinstance(op, func.FuncOp) and not op.is_declaration}
-    arenas = {op.sym_name.data: _bytes(op.type) for op in module.ops if isinstance(op, memref.GlobalOp)}
-    heap: dict[str, int] = {}
-    stack: dict[str, int] = {}
-
-    def heap_peak(name: str) -> int:
-        if name not in heap:
-            heap[name] = 0  # a recursive call adds nothing more
-            ops = list(functions[name].walk())
-            order = {op: k for k, op in enumerate(ops)}
-            held: list[tuple[int, int, int]] = []  # (first point, last point, bytes)
-            during: dict[int, int] = {}  # a callee's peak, at its call
-            for op in ops:
-                if isinstance(op, memref.AllocOp | func.CallOp):
-                    start = order[op] + isinstance(op, func.CallOp)  # a call's results exist after it
-                    for r in op.results:
-                        frees = [order[u.operation] for u in r.uses if isinstance(u.operation, memref.DeallocOp)]
-                        held.append((start, max(frees, default=len(ops)), _bytes(r.type)))
-                if isinstance(op, func.CallOp) and op.callee.root_reference.data in functions:
-                    during[order[op]] = heap_peak(op.callee.root_reference.data)
-                if isinstance(op, memref.AllocaOp):
-                    stack[name] = stack.get(name, 0) + _bytes(op.memref.type)
-            points = {s for s, _, _ in held} | set(during)
-            heap[name] = max((sum(z for s, e, z in held if s <= p <= e) + during.get(p, 0) for p in points), default=0)
-        return heap[name]
-
-    top = heap_peak(entry)
-    return top + sum(arenas.get(f"__dfc_arena_{n}", 0) + stack.get(n, 0) for n in heap)
-
-
 def lowered_resident_bytes(text: str, threads: int, entry: str) -> int:
     """`resident_bytes` of `entry` in `text` compiled by the default pipeline."""
     module = parse_module(text)
     PassManager.parse(default_pipeline(threads)).run(module)
-    return resident_bytes(module, entry)
+    return resident_bytes(module, entry, threads)
 
 
 def main() -> None:

@@ -31,7 +31,7 @@ from xdsl.ir import Block, Region
 
 from dfc.compiler.interpreter import dtype_of
 from dfc.errors import user_errors
-from dfc.frontend import jit
+from dfc.frontend import FrontendError, jit
 from dfc.function import Function, is_float_type
 
 _DERIVED: weakref.WeakKeyDictionary[Function, dict[tuple, Function]] = weakref.WeakKeyDictionary()
@@ -74,7 +74,11 @@ def _specialize(f: Any, args: Sequence[Any], kwargs: dict) -> tuple[Function, li
             raise TypeError(f"@{f.name} takes positional arguments only")
         converted = f.arguments(*args) if hasattr(f, "arguments") else list(args)
         return f, converted, list(range(len(args)))
-    return f.specialize(*args, **kwargs)
+    fn, ir_args, positions = f.specialize(*args, **kwargs)
+    if getattr(fn, "complex_signature", False):
+        raise FrontendError(f"{fn.name}: complex gradient not supported (its arguments or results are complex; "
+                            "differentiate a real function of the real and imaginary parts)")
+    return fn, ir_args, positions
 
 
 def _wrt(fn: Function, argnums: int | Sequence[int], positions: list[int], what: str = "argnums") -> list[int]:
@@ -120,8 +124,8 @@ def derived_gradient(
     scalar) with respect to its IR arguments `wrt`: `@grad_<name>(args...) ->
     (grads..., aux...)`, or with `with_value` `@value_and_grad_<name>(args...) ->
     (value, aux..., grads...)`; the aux results are fn's other results (none
-    unless `has_aux`). `memory_budget`: the `autodiff` pass's option (bytes for
-    the loops' stored values). Built once per `fn` and options, and differentiable again."""
+    unless `has_aux`). `memory_budget`: the bytes the compiled gradient may hold
+    at once, measured (dfc/memory_budget.py). Built once per `fn` and options, and differentiable again."""
     key = (tuple(wrt), has_aux, with_value) + ((memory_budget,) if memory_budget is not None else ())
     cache = _DERIVED.setdefault(fn, {})
     if key not in cache:
@@ -130,11 +134,22 @@ def derived_gradient(
 
 
 def _build_derived(fn: Function, wrt: list[int], has_aux: bool, with_value: bool, memory_budget: int | None = None) -> Function:
+    """The derived Function; under `memory_budget`, the one whose compiled form
+    measures within it (dfc/memory_budget.py)."""
+    from dfc.memory_budget import within_budget
+
+    if memory_budget is None:
+        return _derive(fn, wrt, has_aux, with_value, -1)
+    entry = next(op for op in fn.module.ops if isinstance(op, func.FuncOp) and op.sym_name.data == fn.name)
+    return within_budget(lambda model: _derive(fn, wrt, has_aux, with_value, model), memory_budget, entry)
+
+
+def _derive(fn: Function, wrt: list[int], has_aux: bool, with_value: bool, budget: int) -> Function:
+    """The derived Function, its gradient built by `autodiff{memory_budget=budget}` (-1: none)."""
     from dfc.compiler.pass_manager import PassManager
     from dfc.passes.autodiff.autodiff import AutodiffPass, function_named, is_gradient_of
 
     module = fn.module.clone()
-    budget = -1 if memory_budget is None else memory_budget
     PassManager(passes=[AutodiffPass(func=fn.name, wrt=tuple(wrt), outputs=(0,), memory_budget=budget)]).run(module)
     f = function_named(module, fn.name)
     assert f is not None
@@ -235,9 +250,11 @@ def grad(f: Any, argnums: int | Sequence[int] = 0, has_aux: bool = False, memory
     call, and `argnums` counts the parameters in order). With `has_aux`, `f`
     returns `value, aux...` and the result is `(gradient, aux)` (aux a tuple when
     `f` has several more results). The result is differentiable again:
-    `grad(grad(f))`, `jacrev(grad(f))`. `memory_budget` (bytes) bounds what the
-    loops keep for the backward sweep: checkpoints and recomputation replace
-    the tapes that do not fit (docs/autodiff.md)."""
+    `grad(grad(f))`, `jacrev(grad(f))`. `memory_budget` (bytes) bounds the
+    memory the compiled gradient holds at once, measured on its lowered code:
+    layers recomputed as checkpoints and loop checkpoints replace stored values
+    until it fits, and a budget below the least it can hold raises
+    `MemoryBudgetError` (a `CompileError`; docs/autodiff.md)."""
     return Derivative(f, argnums, has_aux, with_value=False, memory_budget=memory_budget)
 
 

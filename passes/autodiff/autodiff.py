@@ -22,11 +22,14 @@ Options: `func` (default: every public function with a float result), `wrt`
 argument), `outputs` (result indices; default: every float result), `split`, `recompute` (loops rerun the
 forward iterations the backward pass needs instead of keeping them on a tape),
 `memory_budget` (`memory-budget` in a pipeline; bytes for what loops keep for the backward pass, -1: no
-bound): a loop keeps its full tape if it fits, else checkpoints of its state
+bound): the values of straight-line code, when they exceed it, are cut into
+segments recomputed as checkpoints (`budget_segments.py`); the loops share what
+that leaves: a loop keeps its full tape if it fits, else checkpoints of its state
 every k-th iteration and one recomputed k-iteration segment at a time
-(k about sqrt(n state/row)), else recomputes from the start (`loops.py`); the values
-of straight-line code, when they exceed it, are cut into segments recomputed as
-checkpoints (`budget_segments.py`).
+(k about sqrt(n state/row)), else recomputes from the start (`loops.py`). The
+budget bounds the pass's model of what is stored (`autodiff.memory_model` on the
+gradient); `dfc.grad(memory_budget=B)` bounds the compiled gradient's measured
+memory by tightening it (dfc/memory_budget.py).
 
 `scf.while` loops whose trip count depends on the data are differentiated by
 counting their trips and replaying them as an `scf.for` (`whiles.py`).
@@ -192,6 +195,12 @@ def in_tasklets(f: func.FuncOp) -> None:
         op.erase()
 
 
+MODEL_ATTRIBUTE = "autodiff.memory_model"
+"""On a gradient built under `memory_budget`: the bytes its plan stores in the
+pass's model (straight-line values and the loops' tapes), which `dfc.grad`
+tightens until the measured memory fits (dfc/memory_budget.py)."""
+
+
 def gradient_function(
     f: func.FuncOp, wrt: list[int], outputs: list[int], module: ModuleOp, recompute: bool = False,
     in_progress: frozenset[str] = frozenset(), memory_budget: int | None = None,
@@ -204,8 +213,7 @@ def gradient_function(
     inline_stored_calls(g, module, in_progress | {f.sym_name.data})
     in_tasklets(g)
     whiles_as_for_loops(g, wrt)
-    if memory_budget is not None:
-        outline_under_budget(g, module, memory_budget)
+    stored = None if memory_budget is None else outline_under_budget(g, module, memory_budget)
     block = g.body.block
     ret = block.last_op
     assert isinstance(ret, func.ReturnOp)
@@ -232,8 +240,10 @@ def gradient_function(
     results = list(ret.arguments)
     ret.erase()
     block.add_op(func.ReturnOp(*results, *grads))
-    if reverser.placeholders:
-        resolve_placeholders(g, reverser.placeholders, recompute, keep=boundary, budget=memory_budget)
+    taped = 0
+    if reverser.placeholders:  # the loops get what the straight-line code leaves of the budget
+        left = None if stored is None else max(0, memory_budget - stored)
+        taped = resolve_placeholders(g, reverser.placeholders, recompute, keep=boundary, budget=left)
     n_forward = list(block.ops).index(boundary)
     boundary.detach()
     boundary.erase()
@@ -242,6 +252,8 @@ def gradient_function(
         list(f.function_type.outputs.data) + [x.type for x in grads],
     )
     g.attributes.update(provenance(f, wrt, outputs))
+    if stored is not None:
+        g.attributes[MODEL_ATTRIBUTE] = IntegerAttr(stored + taped, i64)
     locate_nested(g)
     return g, n_forward
 

@@ -116,11 +116,11 @@ def reverse_loop(rev: Reverser, op: scf.ForOp) -> None:
 def resolve_placeholders(
     grad: Operation, placeholders: list[Placeholder], recompute: bool = False, keep: Operation | None = None,
     budget: int | None = None,
-) -> None:
+) -> int | None:
     """Remove dead ops from `grad` (but `keep`), then give each still-used
     placeholder its forward value: from a tape, from a tape of checkpoints and
     the recomputed segment (`budget` bytes for all the tapes), or by
-    recomputation."""
+    recomputation. The bytes the tapes take under a budget (None without one)."""
     _prune(grad, placeholders, keep)
     taped: dict[scf.ForOp, list[Placeholder]] = {}
     for p in placeholders:
@@ -134,7 +134,7 @@ def resolve_placeholders(
     if budget is None:
         for loop, ps in taped.items():
             _tape(loop, ps)
-        return
+        return None
     left = budget
     for loop, ps in sorted(taped.items(), key=lambda item: tape_plan(item[0], item[1], None)[1]):
         k, used = tape_plan(loop, ps, left)
@@ -146,6 +146,7 @@ def resolve_placeholders(
         else:
             _checkpoint(loop, ps, k)
         left -= used
+    return budget - left
 
 
 def _bytes(t) -> int:

@@ -1,0 +1,75 @@
+"""The memory a call holds at once, read off a lowered module (after `mem-plan`).
+
+`resident_bytes(module, entry)`: the arenas of the functions the call reaches
+(each a global, all held at once), the stack frames of the functions active
+at once (a frame inside an `scf.parallel` body once per thread), and the peak of the heap buffers along the calls: a heap buffer is
+held from its `memref.alloc` (or the call returning it) to its dealloc, and a
+callee's own peak (its stack frame included) counts during its call. Each
+buffer is rounded up to 64 bytes, as mem-plan places them. mem-plan's own
+per-function peak (`print-stats`) leaves out what callees hold and return,
+which a gradient calling `@f_grad` or a checkpoint's `@segment_grad` needs
+counted. Dynamically shaped buffers are not counted (their size is known at
+run time only); a recursive call adds nothing more.
+
+This is the bound `dfc.grad(..., memory_budget=B)` holds (dfc/memory_budget.py).
+"""
+
+from __future__ import annotations
+
+from xdsl.dialects import func, memref, scf
+from xdsl.dialects.builtin import MemRefType, ModuleOp
+from xdsl.ir import Operation
+
+ALIGNMENT = 64
+
+
+def buffer_bytes(t) -> int:
+    """Bytes of a static memref type, rounded up to 64 (0 for any other type)."""
+    if not isinstance(t, MemRefType) or not t.has_static_shape():
+        return 0
+    n = max(1, t.element_type.bitwidth // 8)
+    for d in t.get_shape():
+        n *= d
+    return -(-n // ALIGNMENT) * ALIGNMENT
+
+
+def resident_bytes(module: ModuleOp, entry: str, threads: int = 1) -> int:
+    """The most memory a call of `entry` holds at once in the lowered `module`,
+    run on `threads` threads (see the module docstring)."""
+    functions = {op.sym_name.data: op for op in module.ops if isinstance(op, func.FuncOp) and not op.is_declaration}
+    arenas = {op.sym_name.data: buffer_bytes(op.type) for op in module.ops if isinstance(op, memref.GlobalOp)}
+    peaks: dict[str, int] = {}
+
+    def peak(name: str) -> int:
+        if name not in peaks:
+            peaks[name] = 0  # a recursive call adds nothing more
+            ops = list(functions[name].walk())
+            order = {op: k for k, op in enumerate(ops)}
+            held: list[tuple[int, int, int]] = []  # (first point, last point, bytes)
+            during: dict[int, int] = {}  # a callee's peak, at its call
+            frame = 0
+            for op in ops:
+                if isinstance(op, memref.AllocOp | func.CallOp):
+                    start = order[op] + isinstance(op, func.CallOp)  # a call's results exist after it
+                    for r in op.results:
+                        frees = [order[u.operation] for u in r.uses if isinstance(u.operation, memref.DeallocOp)]
+                        held.append((start, max(frees, default=len(ops)), buffer_bytes(r.type)))
+                if isinstance(op, func.CallOp) and op.callee.root_reference.data in functions:
+                    during[order[op]] = peak(op.callee.root_reference.data)
+                if isinstance(op, memref.AllocaOp):
+                    parallel = any(isinstance(p, scf.ParallelOp) for p in _ancestors(op))
+                    frame += buffer_bytes(op.memref.type) * (threads if parallel else 1)
+            points = {s for s, _, _ in held} | set(during)
+            heap = max((sum(z for s, e, z in held if s <= p <= e) + during.get(p, 0) for p in points), default=0)
+            peaks[name] = frame + heap
+        return peaks[name]
+
+    top = peak(entry)
+    return top + sum(arenas.get(f"__dfc_arena_{n}", 0) for n in peaks)
+
+
+def _ancestors(op: Operation):
+    parent = op.parent_op()
+    while parent is not None:
+        yield parent
+        parent = parent.parent_op()
