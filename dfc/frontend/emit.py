@@ -319,8 +319,10 @@ def _convert(b: Builder, v: SSAValue, src: str, dst: str) -> SSAValue:
         return b.insert((arith.ExtFOp if wider else arith.TruncFOp)(v, t)).result
     if is_float(dst):
         return b.insert((arith.UIToFPOp if src == "i1" or is_unsigned(src) else arith.SIToFPOp)(v, t)).result
+    if is_float(src) and is_unsigned(dst):
+        return _float_to_unsigned(b, v, src, dst)
     if is_float(src):
-        return b.insert((arith.FPToUIOp if is_unsigned(dst) else arith.FPToSIOp)(v, t)).result
+        return b.insert(arith.FPToSIOp(v, t)).result
     if dst == "i1":
         return b.insert(arith.CmpiOp(v, b.insert(arith.ConstantOp(IntegerAttr(0, IR_TYPES[src]))).result, "ne")).result
     if src == "i1":
@@ -330,6 +332,17 @@ def _convert(b: Builder, v: SSAValue, src: str, dst: str) -> SSAValue:
     if int(dst[1:]) > int(src[1:]):
         return b.insert((arith.ExtUIOp if is_unsigned(src) else arith.ExtSIOp)(v, t)).result
     return b.insert(arith.TruncIOp(v, t)).result
+
+
+def _float_to_unsigned(b: Builder, v: SSAValue, src: str, dst: str) -> SSAValue:
+    """A float as an unsigned integer: truncated toward zero and wrapped to the width, as the interpreter
+    converts (and NumPy on x86: -1.0 is 255 as uint8). Through int64 below 64 bits (fptoui of a negative
+    value is poison); for uint64, fptoui from 2^63 up and fptosi below (each is defined on its side)."""
+    if int(dst[1:]) < 64:
+        return b.insert(arith.TruncIOp(b.insert(arith.FPToSIOp(v, IR_TYPES["i64"])).result, IR_TYPES[dst])).result
+    high = b.insert(arith.CmpfOp(v, _constant(b, 2.0 ** 63, src), "oge")).result
+    unsigned = b.insert(arith.FPToUIOp(v, IR_TYPES[dst])).result
+    return b.insert(arith.SelectOp(high, unsigned, b.insert(arith.FPToSIOp(v, IR_TYPES[dst])).result)).result
 
 
 def _constant(b: Builder, value: float | int | bool, dtype: str) -> SSAValue:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import dataclasses
 import math
 from collections.abc import Callable
 from typing import Any
@@ -50,6 +51,7 @@ from dfc.frontend.numpy_args import (
 from dfc.frontend.numpy_linalg import LINALG_HANDLERS
 from dfc.frontend.numpy_shapes import SHAPE_HANDLERS, diag_args, diagonal, flat, reshape, shape_of, transpose
 from dfc.frontend.numpy_sort import SORT_HANDLERS, SORT_METHODS
+from dfc.frontend.weak_ints import check_python_int
 
 UNARY = {
     np.exp: "exp", np.log: "log", np.sqrt: "sqrt", np.tanh: "tanh", np.sin: "sin", np.cos: "cos",
@@ -237,16 +239,30 @@ def _array(tr, args, kwargs, node):
                                                          (None, True, None, 0))
     if static(ndmin) != 0:
         raise tr.fail("np.array with ndmin is not supported", node)
-    e = expr_of(tr, a, node)
     d = dtype_of(tr, dtype, node, None)
+    e = sequence(tr, a, d, node) if isinstance(a, tuple) else expr_of(tr, a, node)
     return View.whole(tr.em.materialize(astype(tr, e, d, node) if d else e))
 
 
 def _asarray(tr, args, kwargs, node):
     a, dtype, _order_ignored = bind(tr, args, kwargs, node, "np.asarray", ("a", "dtype", "order"), (None, None))
-    e = expr_of(tr, a, node)
     d = dtype_of(tr, dtype, node, None)
+    e = sequence(tr, a, d, node) if isinstance(a, tuple) else expr_of(tr, a, node)
     return astype(tr, e, d, node) if d else e
+
+
+def sequence(tr, items: tuple, dtype: str | None, node: ast.AST) -> Expr:
+    """`np.array([...], dtype)` of a list or tuple (nested ones too) of numbers and arrays of one shape: the
+    elements, each as `dtype` (None: the dtype NumPy gives them, a Python int counting as int64 and a float as
+    float64), stacked along a new first axis. A Python int outside `dtype` is NumPy's OverflowError."""
+    parts = [sequence(tr, x, dtype, node) if isinstance(x, tuple) else expr_of(tr, x, node) for x in items]
+    if not parts:
+        raise tr.fail("np.array of an empty list is not supported (its shape would be (0,): use np.zeros(0))", node)
+    strong = [dataclasses.replace(p, weak=False) if isinstance(p, Const) else p for p in parts]
+    dtype = dtype or result_dtype(strong)
+    for p in parts:
+        check_python_int(tr, p, dtype, node)
+    return SHAPE_HANDLERS[np.stack](tr, [tuple(astype(tr, p, dtype, node) for p in parts)], {}, node)
 
 
 def _arange(tr, args, kwargs, node):

@@ -149,7 +149,7 @@ def scalar_type(tr, f: type, args: list, kwargs: dict, node: ast.AST) -> Expr:
 
     d = dtype_from_numpy(f)
     if d is None:
-        raise tr.fail(f"NumPy type {f.__name__} is not supported (dtypes: bool, int32, int64, float16/32/64)", node)
+        raise tr.fail(f"NumPy type {f.__name__} is not supported (dtypes: bool, int8-int64, uint8-uint64, float16/32/64)", node)
     (x,) = bind(tr, args, kwargs, node, f"np.{f.__name__}", ("x",), (0,))
     number = static(x)
     if isinstance(number, bool | int | float) and number is not None:

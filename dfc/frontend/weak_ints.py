@@ -33,14 +33,21 @@ def _python_int(e: Expr) -> int | None:
 
 def check_arithmetic(tr, op: str, args: list[Expr], dtype: str, node: ast.AST) -> None:
     """Refuse, as NumPy does, a Python int operand outside the range of the integer `dtype` of `op`'s result."""
-    if op not in ARITHMETIC or dtype in FLOATS or dtype == "i1":
+    if op in ARITHMETIC:
+        for a in args:
+            check_python_int(tr, a, dtype, node)
+
+
+def check_python_int(tr, e: Expr, dtype: str, node: ast.AST) -> None:
+    """Refuse `e` when it is a Python int outside the range of the integer `dtype` it becomes (NumPy's
+    OverflowError)."""
+    v = _python_int(e)
+    if v is None or dtype in FLOATS or dtype == "i1":
         return
     low, high = _bounds(dtype)
-    for a in args:
-        v = _python_int(a)
-        if v is not None and not low <= v <= high:
-            raise tr.fail(f"Python integer {v} out of bounds for {NUMPY_NAMES[dtype]} (NumPy raises OverflowError: "
-                          "under NEP 50 a Python int takes the array's dtype)", node)
+    if not low <= v <= high:
+        raise tr.fail(f"Python integer {v} out of bounds for {NUMPY_NAMES[dtype]} (NumPy raises OverflowError: "
+                      "under NEP 50 a Python int takes the array's dtype)", node)
 
 
 def decided_compare(name: str, x: Expr, y: Expr, operand: str, shape: list) -> Const | None:

@@ -166,9 +166,11 @@ def calls(a):
     return s * np.uint8(3), f
 
 
-def creations(n):
+def creations(x, n):
     return (np.zeros(n, np.uint16), np.full(3, 300, dtype=np.uint16), np.arange(5, dtype=np.uint32),
-            np.ones((2, 2), dtype="uint8"), np.full(2, 2 ** 64 - 1, np.uint64), np.array(2.0 ** 63 + 4096).astype(np.uint64))
+            np.ones((2, 2), dtype="uint8"), np.full(2, 2 ** 64 - 1, np.uint64), x.astype(np.uint64),
+            x[:3].astype(np.uint8), x[:3].astype(np.uint32), np.array([1, 2, 2 ** 64 - 1], dtype=np.uint64),
+            np.array([[3, 255], [0, n]], dtype=np.uint8), np.asarray((x[0], 2 ** 63), dtype=np.uint64))
 
 
 def test_in_place_updates_calls_and_creation():
@@ -180,8 +182,9 @@ def test_in_place_updates_calls_and_creation():
     np.testing.assert_array_equal(a, want)
     x = np.array([0, 7, 255, 128], np.uint8)
     _same(dfc.jit(calls)(x), calls(x))
-    _same(_run(creations, "compiled", 4), creations(4))
-    _same(_run(creations, "interpreter", 4), creations(4))
+    x = np.array([0.0, 1.7, 255.9, 2.0 ** 63, 2.0 ** 63 + 4096, 1.8e19])  # in range: NumPy's casts are defined
+    _same(_run(creations, "compiled", x, 4), creations(x, 4))
+    _same(_run(creations, "interpreter", x, 4), creations(x, 4))
 
 
 def weighted(x, counts):
@@ -204,10 +207,16 @@ def overflows(a):
     return a + 300
 
 
-def test_python_int_out_of_the_dtype_is_numpys_overflow_error():
+def negative(a):
+    return a + np.array([1, -1], dtype=np.uint64)
+
+
+@pytest.mark.parametrize("fn, message", [(overflows, "Python integer 300 out of bounds for uint8"),
+                                         (negative, "Python integer -1 out of bounds for uint64")])
+def test_python_int_out_of_the_dtype_is_numpys_overflow_error(fn, message):
     a = np.array([1, 2], np.uint8)
     with pytest.raises(OverflowError):
-        overflows(a)
-    with pytest.raises(dfc.FrontendError, match="Python integer 300 out of bounds for uint8") as err:
-        dfc.jit(overflows)(a)
-    assert err.value.location.startswith(f"{__file__}:{overflows.__code__.co_firstlineno + 1}:")
+        fn(a)
+    with pytest.raises(dfc.FrontendError, match=message) as err:
+        dfc.jit(fn)(a)
+    assert err.value.location.startswith(f"{__file__}:{fn.__code__.co_firstlineno + 1}:")
