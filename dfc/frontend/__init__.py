@@ -79,6 +79,7 @@ class JitFunction:
         self._calls: dict[tuple, tuple[Any, list[int], list[int | None]]] = {}
         self._fast: dict[tuple, _FastCall] = {}
         self._translating: set[tuple] = set()
+        self._complex: dict[tuple, list[bool]] = {}  # per module key: which results are complex (returned packed)
         self._signature = inspect.signature(fn)
         plain = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
         self._positional = sum(1 for p in self._signature.parameters.values() if p.kind in plain)
@@ -167,6 +168,11 @@ class JitFunction:
             if ann is not None and ann.shape is None:
                 params.append(("float", ann.dtype))
                 ir_args.append(np.asarray(a, ann.numpy))
+            elif ann is None and isinstance(a, np.ndarray | complex | np.complexfloating) and np.asarray(a).dtype in (
+                    np.complex64, np.complex128):  # packed (*shape, 2) float view (complex_values.py)
+                part = "f32" if np.asarray(a).dtype == np.complex64 else "f64"
+                params.append(("complex", part, np.shape(a), "weak" if isinstance(a, complex) else "strong"))
+                ir_args.append(_packed(a))
             elif isinstance(a, np.ndarray) or ann is not None:
                 array = np.asarray(a)
                 dtype = dtype_from_numpy(array.dtype)
@@ -219,8 +225,7 @@ class JitFunction:
         name = list(self._signature.parameters)[k]
         where = f"argument '{name}' of {self.fn.__qualname__} has dtype {dtype}"
         if dtype.kind == "c":
-            why = ("complex numbers are not supported (dfc has no complex element type): pass the real and "
-                   "imaginary parts as two float arrays (x.real, x.imag)")
+            why = "extended-precision complex numbers are not supported: convert it, e.g. .astype(np.complex128)"
         else:
             return self._located(k, f"{where}, not a supported dtype (bool, int8-int64, uint8-uint64, float16, "
                                     "float32, float64)")
@@ -276,6 +281,7 @@ class JitFunction:
             module.body.block.add_op(f)
             _verify(module, self.source())
             self._modules[key] = (module, name, translator.updated, translator.aliases)
+            self._complex[key] = translator.complex_results
         return self._modules[key]
 
     @user_errors
@@ -291,7 +297,10 @@ class JitFunction:
         key = tuple(params)
         if key not in self._specialisations:
             module, name, _, _ = self.module_for(params)
+
             self._specialisations[key] = Function(module, name, self.threads, result_views(self._outputs[key]))
+            if any(p[0] == "complex" for p in params) or any(self._complex[key]):
+                self._specialisations[key].complex_signature = True  # transforms refuse it (no complex gradients)
         return self._specialisations[key]
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
@@ -327,6 +336,15 @@ class JitFunction:
         if key not in self._calls:
             self._calls[key] = self._entry(params)
         fn, updated, aliases = self._calls[key]
+        complex_results = self._complex[(*key, ("writeback",)) if updated else key]
+        if any(complex_results) or any(p[0] == "complex" for p in params):  # complex values cross packed
+            out = self._run(fn, len(fn.outputs), updated, aliases, values, ir_args, positions)
+            if not complex_results:
+                return None
+            results = out if len(complex_results) != 1 else (out,)
+            results = tuple(_unpacked(r) if c and not (k is not None and r is values[k]) else r
+                            for r, c, k in zip(results, complex_results, aliases))
+            return _python_results(results if len(results) != 1 else results[0], len(results))
         if fast_key is not None and positions == list(range(len(args))) and not any(fn.result_views) and all(
                 v is a or type(a) is float and v.dtype == np.float64 for a, v in zip(args, ir_args)):
             # each IR argument is the argument itself (or a float's 0-d float64 array), as the fast path passes them
@@ -414,6 +432,22 @@ class _FastCall:
         if n == 1:
             return out[()] if type(out) is np.ndarray and not out.shape else out
         return None if n == 0 else tuple(x[()] if type(x) is np.ndarray and not x.shape else x for x in out)
+
+
+def _packed(a: Any) -> np.ndarray:
+    """A complex array (or number) as the float array of shape (*shape, 2) the compiled function takes: a view
+    of its memory (an in-place update written back into it updates the caller's array)."""
+    if not isinstance(a, np.ndarray):
+        return np.array([a.real, a.imag], np.float32 if isinstance(a, np.complex64) else np.float64)
+    real = a.real
+    return np.lib.stride_tricks.as_strided(real, (*a.shape, 2), (*a.strides, real.itemsize),
+                                           writeable=a.flags.writeable)
+
+
+def _unpacked(r: Any) -> Any:
+    """A packed complex result (shape (*shape, 2)) as NumPy's complex array (a 0-d one as a NumPy scalar)."""
+    z = np.ascontiguousarray(r).view(np.complex64 if r.dtype == np.float32 else np.complex128)[..., 0]
+    return z[()] if not z.shape else z
 
 
 def _python_results(out: Any, n: int) -> Any:

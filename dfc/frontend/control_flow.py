@@ -18,6 +18,7 @@ from xdsl.rewriter import InsertPoint
 from dfc.dialects.df_builders import splat
 from dfc.frontend.affine import Affine, opaque
 from dfc.frontend.arrays import NUMPY_NAMES, Cell, Expr, View
+from dfc.frontend.complex_values import Complex, store, unpacked
 from dfc.frontend.emit import Emitter
 from dfc.frontend.jumps import loop_jumps, lower_loop_body, new_flag, not_flag
 from dfc.frontend.scopes import IDENTIFIER, Cond, Scope, Undefined, cell_serial
@@ -101,7 +102,7 @@ class ControlFlow:
         if len(values) == 1 and isinstance(values[0], tuple) and value is not None and isinstance(value, ast.Subscript):
             return self._unrolled(node, values[0])
         for v in values:
-            if not isinstance(v, Expr) or not v.ndim:
+            if not isinstance(v, Expr | Complex) or not v.ndim:
                 raise self.fail("a for loop iterates over range(...), an array (its first axis), enumerate or zip of "
                                 "arrays, or a tuple of values", it)
         lengths = [at(ast.Call(func=name("len"), args=[name(q)], keywords=[])) for q in seqs]
@@ -167,6 +168,8 @@ class ControlFlow:
                     for leaf in ast.walk(t):
                         if isinstance(leaf, ast.Name) and leaf.id in self.env:
                             v = self.env[leaf.id]
+                            if isinstance(v, Complex) and v.cell is not None:  # carried as its packed array
+                                v = View.whole(v.cell.value, v.cell)
                             mutated = t is not leaf and isinstance(t, ast.Subscript) or (
                                 isinstance(n, ast.AugAssign) and isinstance(v, View) and v.ndim > 0)
                             if mutated and isinstance(v, View) and v.cell is not None:
@@ -203,6 +206,8 @@ class ControlFlow:
             return value.value, "cond"
         if isinstance(value, bool):
             return self.b.insert(arith.ConstantOp.from_int_and_width(int(value), 1)).result, "cond"
+        if isinstance(value, Complex):
+            return store(self, value, node), "complex"
         if isinstance(value, View) and value.cell is not None and value.ndim:
             if not value.is_whole:
                 raise self.fail("a view of another array is carried by a loop or branch; bind a copy (np.copy)", node)
@@ -220,6 +225,8 @@ class ControlFlow:
             return Cond(value)
         if kind == "array":
             return View.whole(value, self.new_cell(value))
+        if kind == "complex":
+            return unpacked(value, self.new_cell(value))
         v = View.whole(value)
         v.weak = weak
         return v

@@ -36,7 +36,7 @@ from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.rewriter import InsertPoint
 
 from dfc.dialects.df_builders import splat
-from dfc.frontend import masks, weak_ints
+from dfc.frontend import complex_calls, complex_values, masks, weak_ints
 from dfc.frontend.affine import Affine, opaque
 from dfc.frontend.arrays import (
     EXACT_FLOAT,
@@ -50,6 +50,7 @@ from dfc.frontend.arrays import (
     result_dtype,
     tensor_type,
 )
+from dfc.frontend.complex_values import Complex
 from dfc.frontend.control_flow import ControlFlow
 from dfc.frontend.emit import Emitter
 from dfc.frontend.errors import FrontendError
@@ -83,6 +84,7 @@ class Translator(ControlFlow, Indexing):
         self.default_float = "f64"
         self.updated: list[int] = []  # the Python parameters the function updates in place
         self.aliases: list[int | None] = []  # per result: the parameter it is (`return A`), as NumPy returns it
+        self.complex_results: list[bool] = []  # per result: a complex value (returned packed, complex_values.py)
         self.param_cells: set[Cell] = set()
         self.constant_arrays: set[str] = set()  # parameters that are 0-d int arrays, compiled as constants
         self.runtime_ints: dict[tuple, Affine] = {}  # Indexing's integers read from data, slice bounds of them
@@ -121,12 +123,14 @@ class Translator(ControlFlow, Indexing):
         names = [a.arg for a in (*tree.args.posonlyargs, *tree.args.args, *tree.args.kwonlyargs)]
         if tree.args.vararg or tree.args.kwarg:
             raise self.fail("*args and **kwargs parameters are not supported", tree)
-        floats = [p[1] for p in params if p[0] == "array" and is_float(p[1])]
+        floats = [p[1] for p in params if p[0] in ("array", "complex") and is_float(p[1]) and p[-1] != "weak"]
         self.default_float = max(floats, key=lambda d: int(d[1:])) if floats else "f64"
         types = []
         for p in params:
             if p[0] == "array":
                 types.append(tensor_type(p[1], list(p[2])))
+            elif p[0] == "complex":  # packed: (*shape, 2), complex_values.py
+                types.append(tensor_type(p[1], [*p[2], 2]))
             elif p[0] == "float":
                 types.append(tensor_type(p[1], []))
         block = Block(arg_types=types)
@@ -145,10 +149,12 @@ class Translator(ControlFlow, Indexing):
                 continue
             arg = next(args)
             arg.name_hint = name
-            if p[0] == "array":
+            if p[0] in ("array", "complex"):
                 cells[k] = Cell(arg)
                 self.param_cells.add(cells[k])
-                self.env[name] = View.whole(arg, cells[k])
+                self.env[name] = View.whole(arg, cells[k]) if p[0] == "array" else complex_values.unpacked(arg, cells[k])
+                if p[0] == "complex":
+                    self.env[name].weak = p[-1] == "weak"
             else:
                 v = View.whole(arg)
                 v.weak = True  # a Python float: NumPy keeps the array's precision
@@ -177,10 +183,11 @@ class Translator(ControlFlow, Indexing):
             return []
         value = self.expr(node.value)
         values = list(value) if isinstance(value, tuple) else [value]
-        exprs = [self.as_expr(v, node) for v in values]
-        self.aliases = [params.get(e.cell) if isinstance(e, View) and e.cell is not None and e.is_whole else None
-                        for e in exprs]
-        return [self.em.materialize(e) for e in exprs]
+        exprs = [v if isinstance(v, Complex) else self.as_expr(v, node) for v in values]
+        self.complex_results = [isinstance(e, Complex) for e in exprs]
+        self.aliases = [params.get(e.cell) if isinstance(e, View) and e.cell is not None and e.is_whole or
+                        isinstance(e, Complex) and complex_values.is_packed_whole(e) else None for e in exprs]
+        return [complex_values.store(self, e, node) if isinstance(e, Complex) else self.em.materialize(e) for e in exprs]
 
     # -- statements ---------------------------------------------------------------------
 
@@ -243,7 +250,9 @@ class Translator(ControlFlow, Indexing):
                 self.assign(t, v)
         elif isinstance(target, ast.Subscript):
             view = self.target_view(target)
-            if isinstance(view, tuple):
+            if isinstance(view, complex_calls.ComplexTarget):
+                complex_calls.assign(self, view, value, None, target)
+            elif isinstance(view, tuple):
                 masks.assign(self, *view, value, None, target)
             else:
                 self.write(view, self.as_expr(value, target), target)
@@ -266,6 +275,8 @@ class Translator(ControlFlow, Indexing):
                     weak = value.weak
                     value = View.whole(src)
                     value.weak = weak
+        if isinstance(value, Complex):
+            value = complex_values.bind_value(self, value, name, node)
         for scope in self.scopes:
             scope.names[name] = None
         self.env[name] = value
@@ -301,6 +312,8 @@ class Translator(ControlFlow, Indexing):
     def target_view(self, target: ast.Subscript) -> View | tuple[View, masks.Masked]:
         """The view a subscript assigns to; (the array, its masked read) for a boolean mask."""
         base = self.expr(target.value)
+        if isinstance(base, Complex):
+            return complex_calls.target(self, base, self.subscript(target.slice), target)
         if not isinstance(base, View) or base.cell is None:
             raise self.fail("cannot assign into a temporary array (only into named arrays and their views)", target)
         parts = self.subscript(target.slice)
@@ -317,6 +330,9 @@ class Translator(ControlFlow, Indexing):
         rhs = self.expr(node.value)
         if isinstance(node.target, ast.Subscript):
             view = self.target_view(node.target)
+            if isinstance(view, complex_calls.ComplexTarget):
+                complex_calls.assign(self, view, rhs, op, node)
+                return
             if isinstance(view, tuple):
                 masks.assign(self, *view, rhs, op, node)
                 return
@@ -328,6 +344,8 @@ class Translator(ControlFlow, Indexing):
                                 "it in place is not supported (pass a Python int, or a 1-element array)", node)
             current = self.lookup(node.target.id, node.target)
             new = self.binop(op, current, rhs, node)
+            if isinstance(current, Complex) and complex_calls.update_name(self, current, new, node):
+                return
             if isinstance(current, View) and current.cell is not None and (current.ndim or current.cell in self.param_cells):
                 if isinstance(new, Expr) and new.dtype != current.dtype and is_float(new.dtype) and not is_float(current.dtype):
                     raise self.fail(f"cannot cast the {new.dtype} result into an {current.dtype} array in place", node)
@@ -392,6 +410,10 @@ class Translator(ControlFlow, Indexing):
             raise self.fail("NumPy arrays from outside the function are not supported; pass them as arguments", node)
         if isinstance(value, masks.Masked):
             raise self.fail(masks.SHAPE_MESSAGE.format(what="a boolean-masked array (x[m])"), node)
+        if isinstance(value, Complex | complex | np.complexfloating):
+            raise self.fail("a complex value where a real one is needed (an operation without complex support, or "
+                            "a store into a real array, which would drop the imaginary part): docs/frontend.md lists "
+                            "the complex operations", node)
         raise self.fail(f"expected an array or a number, got {_kind(value)}", node)
 
     def expr(self, node: ast.expr) -> Any:
@@ -409,8 +431,7 @@ class Translator(ControlFlow, Indexing):
         if isinstance(v, float):
             return Const(v, "f64")
         if isinstance(v, complex):
-            raise self.fail(f"complex constant {v!r}: complex numbers are not supported (dfc has no complex element "
-                            "type); compute the real and imaginary parts as two float arrays", node)
+            return complex_values.constant(v)
         raise self.fail(f"unsupported constant {v!r}", node)
 
     def _Name(self, node: ast.Name) -> Any:
@@ -423,6 +444,8 @@ class Translator(ControlFlow, Indexing):
 
     def _Attribute(self, node: ast.Attribute) -> Any:
         base = self.expr(node.value)
+        if isinstance(base, Complex):
+            return complex_calls.attribute(self, base, node.attr, node)
         if isinstance(base, Expr | masks.Masked):
             return array_attribute(self, base, node.attr, node)
         try:
@@ -443,6 +466,8 @@ class Translator(ControlFlow, Indexing):
             return grid(self, base is np.ogrid, node.slice, node)
         if isinstance(base, masks.Masked):
             raise self.fail(masks.SHAPE_MESSAGE.format(what="a boolean-masked array (x[m])"), node)
+        if isinstance(base, Complex):
+            return complex_calls.subscript(self, base, self.subscript(node.slice), node)
         if not isinstance(base, Expr):
             raise self.fail(f"cannot index {_kind(base)}", node)
         parts = self.subscript(node.slice)
@@ -455,6 +480,8 @@ class Translator(ControlFlow, Indexing):
         if isinstance(node.op, ast.UAdd):
             return v
         if isinstance(node.op, ast.USub):
+            if isinstance(v, Complex):
+                return complex_values.negate(self, v, node)
             if isinstance(v, masks.Masked):
                 return masks.binop(self, "mul", v, Const(-1, "i64"), node)
             if isinstance(v, Affine):
@@ -482,6 +509,10 @@ class Translator(ControlFlow, Indexing):
         return self.binop(op, self.expr(node.left), self.expr(node.right), node)
 
     def binop(self, op: str, a: Any, b: Any, node: ast.AST) -> Any:
+        if complex_values.is_complex(a) or complex_values.is_complex(b):
+            if op == "matmul":
+                return complex_calls.matmul(self, a, b, node)
+            return complex_values.binop(self, op, a, b, node)
         if isinstance(a, masks.Masked) or isinstance(b, masks.Masked):
             return masks.binop(self, op, a, b, node)
         if op == "matmul":
@@ -571,6 +602,8 @@ class Translator(ControlFlow, Indexing):
         return result
 
     def compare(self, name: str, a: Any, b: Any, node: ast.AST) -> Any:
+        if complex_values.is_complex(a) or complex_values.is_complex(b):
+            return complex_values.compare(self, name, a, b, node)
         if isinstance(a, masks.Masked) or isinstance(b, masks.Masked):
             return masks.elementwise(self, lambda tr, v, kw, n: self.compare(name, *v, n), [a, b], {}, node)
         if all(isinstance(v, Affine | int | np.integer) for v in (a, b)):
@@ -654,6 +687,8 @@ class Translator(ControlFlow, Indexing):
             raise self.fail("*args and **kwargs in calls are not supported", node)
         args = [self.expr(a) for a in node.args]
         kwargs = {k.arg: self.expr(k.value) for k in node.keywords}
+        if complex_calls.takes_complex(f, args, kwargs):
+            return complex_calls.call(self, f, args, kwargs, node)
         return call(self, f, args, kwargs, node)
 
 

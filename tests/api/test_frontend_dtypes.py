@@ -1,9 +1,10 @@
 """Array arguments of every NumPy dtype: bool, int8 and int16 compute as NumPy
 does (NEP 50 promotion: int8 + int16 is int16, int8 with float16 is float16,
 np.sqrt of int8 is float16, sums are int64, true division float64), against
-NumPy on the interpreter and compiled; complex numbers and extended precision
-are a `dfc.FrontendError` naming the dtype, located at the parameter in the
-`def` (unsigned integers: test_frontend_unsigned.py)."""
+NumPy on the interpreter and compiled; extended precision (real and complex)
+is a `dfc.FrontendError` naming the dtype, located at the parameter in the
+`def` (unsigned integers: test_frontend_unsigned.py; complex64 and complex128:
+test_frontend_complex.py)."""
 
 import warnings
 
@@ -60,9 +61,8 @@ def takes(x, y):
 
 
 @pytest.mark.parametrize("x, y, name, message", [
-    (np.ones(3, np.complex64), 1.0, "x", "has dtype complex64: complex numbers are not supported"),
-    (np.ones(3), np.complex128(1j), "y", "has dtype complex128: complex numbers are not supported"),
-    (np.ones(3), 2j, "y", "has dtype complex128: complex numbers"),
+    (np.ones(3, np.clongdouble), 1.0, "x", f"has dtype {np.dtype(np.clongdouble)}: extended-precision complex"),
+    (np.ones(3), np.clongdouble(1j), "y", "extended-precision complex numbers are not supported"),
     (np.ones(3, np.longdouble), 1.0, "x", f"has dtype {np.dtype(np.longdouble)}, not a supported dtype"),
 ])
 def test_unsupported_dtypes_are_located_at_the_parameter(x, y, name, message):

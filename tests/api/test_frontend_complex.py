@@ -1,0 +1,239 @@
+"""Complex arrays (complex64, complex128) in `@dfc.jit`: each complex value is a
+pair of real arrays (dfc/frontend/complex_values.py), arguments and results
+cross the boundary as NumPy complex arrays.
+
+Kernels of this project's own, checked against NumPy on the interpreter (the
+semantics) and compiled (one function in CI, every one with --slow), relatively
+and absolutely; NumPy's own formulas (Smith's division, the overflow-safe
+`abs`, integer powers by multiplication) are checked at the values where they
+matter (huge, tiny, zero and infinite parts); the refusals are located
+`FrontendError`s naming the operation."""
+
+import numpy as np
+import pytest
+
+import dfc
+
+RNG = np.random.default_rng(7)
+
+
+def cplx(*shape, dtype=np.complex128):
+    return (RNG.standard_normal(shape) + 1j * RNG.standard_normal(shape)).astype(dtype)
+
+
+def arithmetic(z, w, x):
+    a = z * w + x / z - 2.0j * x
+    b = (z - w) / (w + 1.5) + z ** 2 - w ** 3 + z ** -2
+    c = -np.conj(z) * 1j + np.square(w) - x * z.imag
+    return a, b, c, z == w, np.abs(z) + np.angle(w), z.real - w.imag
+
+
+def elementary(z, x):
+    return np.exp(z), np.log(z), np.sqrt(z), np.power(z, x), z ** 0.5, np.power(z, z)
+
+
+def creation(n, x, z):
+    a = np.zeros((n, 3), dtype=np.complex128)
+    a[0] = z[:3] + 1.0
+    b = np.ones_like(z) * 2j + np.full(z.shape, 1 - 2j)
+    c = np.empty((2, n), dtype=complex)
+    c[:] = x[:n] * (3 + 4j)
+    d = np.array(x, dtype=np.complex128) + x.astype(np.complex128).conj()
+    e = np.zeros_like(x, dtype=np.complex128)
+    e[1:] = z[:-1]
+    return a, b, c, d, e
+
+
+def promotion(z64, x32, x64, k):
+    return z64 * x32, z64 * x64, k * 1j, x32 * 1j, z64 + 1j, np.abs(z64), k + z64
+
+
+def structure(A, B, idx, m):
+    C = A[1:, ::2] + B[None, 0, :2].T * 0.5  # slicing, broadcasting, transpose
+    D = A.copy()
+    D[:, 0] = 5.0
+    D[1:3] = B[:2, :4]
+    D[m] = D[m] * 1j + 1.0  # a boolean mask: both parts
+    E = np.concatenate((A, B[:, :4]), axis=0).reshape(4, -1)
+    s = np.sum(A, axis=0) + np.mean(B) + A[idx].sum()
+    return C, D, E, s, np.where(m, A, 0.5), np.transpose(A)[::-1]
+
+
+def products(A, B, v):
+    x = np.linalg.solve(A, v)
+    return A @ B, np.dot(A, v), np.einsum("ij,jk->ik", A, B.real), np.linalg.inv(A), x
+
+
+def escape_time(re_lo, re_hi, n, steps):
+    """The iteration count of z -> z^2 + c before |z| passes 2, on a grid of c."""
+    c = np.linspace(re_lo, re_hi, n)[None, :] + 1j * np.linspace(-1.0, 1.0, n)[:, None]
+    z = np.zeros_like(c)
+    count = np.zeros(c.shape, dtype=np.int64)
+    for k in range(steps):
+        inside = np.abs(z) <= 2.0
+        count[inside] += 1
+        z[inside] = z[inside] * z[inside] + c[inside]
+    return z, count
+
+
+def scalar_loops(points, M):
+    acc = np.zeros_like(M)
+    total = 0j
+    for p in points:
+        T = M * p
+        if abs(p) < 1.0:
+            T = -T
+        acc += T / p
+        total = total + p * p
+    return acc, total
+
+
+def rotate_in_place(S, A, phase):
+    for i in range(A.shape[0]):
+        S[i] += A[i] @ A[i].T * np.exp(1j * phase * i)
+
+
+def edge_values(z, w):
+    return z / w, np.abs(z), np.sqrt(z), np.exp(z)
+
+
+HUGE = np.array([1e300 + 1e300j, 3e-320 + 4e-320j, 0j, complex(np.inf, 1.0), complex(1.0, np.nan), -0.0 + 0j,
+                 1e-200 + 1e200j, -1.0 + 0j])
+EDGE_W = np.array([0j, 1e300 + 1e-300j, 1e-300 + 1e300j, 2.0 + 0j, 0j, 1.0 - 1.0j, complex(0.0, -0.0), 1e-310 + 0j])
+
+CASES = [
+    (arithmetic, lambda: (cplx(4, 3), cplx(4, 3), RNG.random(3) + 0.5)),
+    (arithmetic, lambda: (cplx(5, dtype=np.complex64), cplx(5, dtype=np.complex64),
+                          (RNG.random(5) + 0.5).astype(np.float32))),
+    (elementary, lambda: (cplx(6), RNG.random(6) * 3 - 1)),
+    (creation, lambda: (4, RNG.random(5), cplx(5))),
+    (promotion, lambda: (cplx(3, dtype=np.complex64), RNG.random(3).astype(np.float32), RNG.random(3),
+                         np.arange(3, dtype=np.int32))),
+    (structure, lambda: (cplx(3, 4), cplx(3, 5), np.array([2, 0, 1]), RNG.random((3, 4)) > 0.5)),
+    (products, lambda: (cplx(4, 4) + 4 * np.eye(4), cplx(4, 2), cplx(4))),
+    (escape_time, lambda: (-1.8, 0.4, 12, 8)),
+    (scalar_loops, lambda: (cplx(5) * 1.2, cplx(2, 3))),
+    (edge_values, lambda: (HUGE.copy(), EDGE_W.copy())),
+]
+IDS = ["arithmetic", "arithmetic-c64", "elementary", "creation", "promotion", "structure", "products",
+       "escape_time", "scalar_loops", "edge_values"]
+
+
+def close(got, want, scaled=True):
+    """Values, dtypes and shapes as NumPy's (NaN where NumPy has NaN, infinities equal), relatively and (`scaled`)
+    absolutely at the array's scale (a value from cancellation)."""
+    got, want = np.asarray(got), np.asarray(want)
+    assert got.shape == want.shape and got.dtype == want.dtype, (got.shape, got.dtype, want.shape, want.dtype)
+    if want.dtype.kind in "biu":
+        np.testing.assert_array_equal(got, want)
+        return
+    single = want.dtype in (np.float32, np.complex64)
+    rtol = 2e-5 if single else 1e-12
+    finite = np.abs(want[np.isfinite(want)])
+    scale = float(finite.max()) if finite.size and scaled else 0.0
+    for g, w in ((got.real, want.real), (got.imag, want.imag)) if want.dtype.kind == "c" else ((got, want),):
+        np.testing.assert_allclose(g, w, rtol=rtol, atol=rtol * scale, equal_nan=True)
+
+
+def interpreted(fn, args):
+    """The results of the frontend's module on the interpreter, complex ones unpacked like NumPy's."""
+    jf = dfc.jit(fn)
+    f, ir_args, _ = jf.specialize(*args)
+    out = dfc.interpret(f.module, f.name, *ir_args)
+    return out if isinstance(out, tuple) else (out,)
+
+
+def unpack(value, like):
+    value = np.asarray(value)
+    if np.asarray(like).dtype.kind != "c":
+        return value
+    z = np.ascontiguousarray(value).view(np.complex64 if value.dtype == np.float32 else np.complex128)[..., 0]
+    return z
+
+
+SLOW_ON_INTERPRETER = ("arithmetic-c64", "products", "escape_time")  # compiled in CI (escape_time) or with --slow
+
+
+@pytest.mark.parametrize("fn, make", [pytest.param(*c, marks=pytest.mark.slow) if i in SLOW_ON_INTERPRETER else c
+                                      for c, i in zip(CASES, IDS)], ids=IDS)
+def test_interpreter_matches_numpy(fn, make):
+    args = make()
+    with np.errstate(all="ignore"):
+        want = fn(*[a.copy() if isinstance(a, np.ndarray) else a for a in args])
+    want = want if isinstance(want, tuple) else (want,)
+    got = interpreted(fn, args)
+    assert len(got) == len(want)
+    for g, w in zip(got, want):
+        close(unpack(g, w), w, fn is not edge_values)
+
+
+@pytest.mark.parametrize("fn, make", [pytest.param(*c, marks=pytest.mark.slow) if i != "escape_time" else c
+                                      for c, i in zip(CASES, IDS)], ids=IDS)
+def test_compiled_matches_numpy(fn, make):
+    args = make()
+    with np.errstate(all="ignore"):
+        want = fn(*[a.copy() if isinstance(a, np.ndarray) else a for a in args])
+    got = dfc.jit(fn)(*args)
+    want, got = (v if isinstance(v, tuple) else (v,) for v in (want, got))
+    for g, w in zip(got, want):
+        close(g, w, fn is not edge_values)
+
+
+def test_in_place_update_of_complex_arguments():
+    """A kernel updating a complex argument (also a strided view of one) leaves what NumPy leaves."""
+    A, phase, jf = cplx(3, 2, 2), 0.3, dfc.jit(rotate_in_place)
+    for S in (cplx(3, 2, 2), cplx(3, 2, 4)[:, :, ::2]):
+        want = S.copy()
+        rotate_in_place(want, A, phase)
+        jf(S, A, phase)
+        close(S, want)
+
+
+def test_result_aliasing_an_argument_is_the_argument():
+    def same(z):
+        z[0] = 1j
+        return z
+
+    z = cplx(3)
+    assert dfc.jit(same)(z) is z and z[0] == 1j
+
+
+def bad_order(z, w):
+    return z < w
+
+
+def bad_function(z):
+    return np.sin(z)
+
+
+def bad_store(x, z):
+    x[:] = z
+
+
+def bad_prod(z):
+    return np.prod(z)
+
+
+@pytest.mark.parametrize("fn, args, message", [
+    (bad_order, (cplx(2), cplx(2)), "ordering comparison ('lt') of complex values is not supported"),
+    (bad_function, (cplx(2),), "np.sin of complex values is not supported"),
+    (bad_store, (np.zeros(2), cplx(2)), "a complex value where a real one is needed"),
+    (bad_prod, (cplx(2),), "np.prod of complex values is not supported"),
+], ids=["order", "sin", "store", "prod"])
+def test_refusals_are_located(fn, args, message):
+    with pytest.raises(dfc.FrontendError) as err:
+        dfc.jit(fn).specialize(*args)
+    assert message in str(err.value) and "test_frontend_complex.py:" in str(err.value)
+
+
+def test_complex_gradient_refused():
+    def loss(z):
+        return np.abs(z).sum()
+
+    with pytest.raises(dfc.FrontendError, match="complex gradient not supported"):
+        dfc.grad(loss)(cplx(3))
+
+
+def test_extended_precision_complex_refused():
+    with pytest.raises(dfc.FrontendError, match="extended-precision complex numbers are not supported"):
+        dfc.jit(bad_function)(np.zeros(2, np.clongdouble))
