@@ -47,6 +47,7 @@ from dfc.compiler.interpreter import dtype_of
 from dfc.dialects import nn_elementwise as nne
 from dfc.dialects import nn_shape as nns
 from dfc.importers.onnx_common import NodeError, element_type, normalize_axis, tensor_of
+from dfc.importers.onnx_sequences import EMPTY, is_structured, layout, leaves, regroup
 
 UNROLL_LIMIT = 4096
 """The most iterations a Loop or Scan is unrolled to (more is a NodeError naming the node)."""
@@ -91,7 +92,7 @@ class ControlFlowOps:
                 if fmt := self.format_of(o.name):
                     raise NodeError(f"subgraph '{graph.name}' output '{o.name}' holds {fmt} codes, which If, Loop "
                                     "and Scan do not carry")
-            outputs = [self.consts[o.name] if o.name in self.consts else self.value(o.name) for o in graph.output]
+            outputs = [self.item(o.name) for o in graph.output]
             return outputs, [self.is_unsigned(o.name) for o in graph.output]
         finally:
             self.values, self.consts, self.unsigned, self.formats, self.unsigned_inputs, self.unsigned_outputs = saved
@@ -100,7 +101,8 @@ class ControlFlowOps:
         return self.constant(v) if isinstance(v, np.ndarray) else v
 
     def _current(self, name: str) -> Value:
-        return self.consts[name] if name in self.consts else self.value(name)
+        """The value of `name`: known at import time, built, or a sequence or optional (`onnx_sequences`)."""
+        return self.item(name)
 
     def _results(self, node: Any, outputs: Sequence[Value], unsigned: Sequence[bool]) -> list[SSAValue]:
         """The node's outputs built, those known at import time also kept as constants (for folding)."""
@@ -132,21 +134,25 @@ class ControlFlowOps:
         if isinstance(cond, bool):
             return self._results(node, *self.subgraph(branches[0 if cond else 1], [], []))
         outer = self.b
-        blocks, yields, flags = [], [], []
+        blocks, yields, flags, layouts = [], [], [], []
         for graph in branches:
             block = Block()
             self.b = Builder(InsertPoint.at_end(block))
             try:
                 outputs, unsigned = self.subgraph(graph, [], [])
-                yields.append([self._ssa(v) for v in outputs])
+                yields.append([self._ssa(v) for v in leaves(outputs)])
             finally:
                 self.b = outer
             blocks.append(block)
             flags.append(unsigned)
+            layouts.append([layout(v) for v in outputs])
+        structured = any(t != 0 for t in (*layouts[0], *layouts[1]))
+        if structured and (layouts[0] != layouts[1] or any(a.type != b.type for a, b in zip(*yields))):
+            self.known(node.input[0])  # the branches' sequences or optionals differ: the choice is needed now
         if len(yields[0]) != len(yields[1]):
             raise NodeError(f"If: then_branch gives {len(yields[0])} outputs, else_branch {len(yields[1])}")
         for k, (a, b) in enumerate(zip(*yields)):
-            if a.type != b.type or flags[0][k] != flags[1][k]:
+            if a.type != b.type or flags[0] != flags[1]:
                 raise NodeError(f"If: output {k} is {a.type} in then_branch and {b.type} in else_branch "
                                 "(a run-time condition needs one type)")
         for block, values in zip(blocks, yields):
@@ -154,7 +160,8 @@ class ControlFlowOps:
         scalar = self.ins(tensor.ExtractOp(cond, [], i1))
         op = self.b.insert(scf.IfOp(scalar, [v.type for v in yields[0]], Region(blocks[0]), Region(blocks[1])))
         self.unsigned_outputs = {k for k, flag in enumerate(flags[0]) if flag}
-        return list(op.results)
+        results = iter(op.results)
+        return [regroup(t, results, EMPTY) for t in layouts[0]]
 
     # ------------------------------------------------------------ Loop
 
@@ -179,7 +186,10 @@ class ControlFlowOps:
                             f"(at most {UNROLL_LIMIT} iterations are unrolled) is not supported")
         values: list[Value] = [self._current(n) for n in names]
         unsigned = [self.is_unsigned(n) for n in names]
-        if running is True and trips and not all(isinstance(v, np.ndarray) for v in values):
+        if isinstance(running, SSAValue) and any(is_structured(v) for v in values):
+            self.known(cond_name)  # a carried sequence's length would depend on it
+        if running is True and trips and not all(isinstance(v, np.ndarray) for v in values) and not any(
+                is_structured(v) for v in values):
             built = self._loop_as_for(body, trips, values, unsigned)
             if built is not None:
                 return self._results(node, *built)

@@ -86,6 +86,17 @@ from dfc.importers.onnx_narrow_types import NarrowOps
 from dfc.importers.onnx_nn_ops import NNOps
 from dfc.importers.onnx_quantize import QuantizeOps
 from dfc.importers.onnx_recurrent import RecurrentOps
+from dfc.importers.onnx_sequences import (
+    SEQUENCE_OPS,
+    SequenceOps,
+    assemble,
+    describe,
+    input_structure,
+    is_structured,
+    layout,
+    leaves,
+    regroup,
+)
 from dfc.importers.onnx_shape_ops import ShapeOps
 from dfc.importers.onnx_unsigned import SIGN_AGNOSTIC, UNSIGNED_AWARE, UnsignedOps, signless, with_onnx_dtype
 
@@ -111,10 +122,14 @@ _NUMPY_BINARY: dict[str, Callable[[Any, Any], Any]] = {
 
 
 def _onnx_dtype(value_info: Any) -> np.dtype:
-    """The numpy dtype of a tensor value info of the graph (its declared ONNX element type)."""
+    """The numpy dtype of a value info of the graph (its declared ONNX element type; of a sequence or
+    optional, its tensors')."""
     from onnx import helper
 
-    return np.dtype(helper.tensor_dtype_to_np_dtype(value_info.type.tensor_type.elem_type))
+    t = value_info.type
+    while not t.HasField("tensor_type") and t.WhichOneof("value") in ("sequence_type", "optional_type"):
+        t = getattr(t, t.WhichOneof("value")).elem_type
+    return np.dtype(helper.tensor_dtype_to_np_dtype(t.tensor_type.elem_type))
 
 
 def _name_hint(name: str) -> str | None:
@@ -148,10 +163,12 @@ def _trunc_div(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 class OnnxImporter(ShapeOps, NNOps, MathOps, AttentionOps, ControlFlowOps, RecurrentOps, UnsignedOps, NarrowOps,
-                   QuantizeOps):
-    """Builds `@main` node by node; `consts` holds the values known at import time."""
+                   QuantizeOps, SequenceOps):
+    """Builds `@main` node by node; `consts` holds the values known at import time, `values` the SSA values
+    and the sequences and optionals (`onnx_sequences`)."""
 
-    def __init__(self, model: Any, filename: str, parameters: Sequence[str] | None = None):
+    def __init__(self, model: Any, filename: str, parameters: Sequence[str] | None = None,
+                 examples: dict[str, Any] | None = None):
         from onnx import numpy_helper
 
         self.model = model
@@ -159,7 +176,7 @@ class OnnxImporter(ShapeOps, NNOps, MathOps, AttentionOps, ControlFlowOps, Recur
         self.graph = model.graph
         self.opset = next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), 13)
         self.consts: dict[str, np.ndarray] = {}
-        self.values: dict[str, SSAValue] = {}
+        self.values: dict[str, Any] = {}
         self.parameters: list[tuple[str, np.ndarray]] = []
         self.unsigned: set[str] = set()
         self.unsigned_inputs: set[int] = set()
@@ -179,17 +196,37 @@ class OnnxImporter(ShapeOps, NNOps, MathOps, AttentionOps, ControlFlowOps, Recur
                 self.parameters.append((name, value))
             else:
                 self.consts[name] = value
-        arg_types = [self._input_type(i) for i in graph_inputs]
+        structures = [self._input_structure(i, examples or {}) for i in graph_inputs]
+        arg_types = [t for s in structures for t in leaves(s)]
         arg_types += [TensorType(element_type(v.dtype), v.shape) for _, v in self.parameters]
         self.block = Block(arg_types=arg_types)
-        names = [i.name for i in graph_inputs] + [n for n, _ in self.parameters]
-        for name, arg in zip(names, self.block.args):
+        args = iter(self.block.args)
+        for info, structure in zip(graph_inputs, structures):
+            self.values[info.name] = assemble(structure, args)
+            for arg in leaves(self.values[info.name]):
+                arg.name_hint = _name_hint(info.name)
+        for (name, _), arg in zip(self.parameters, args):
             self.values[name] = arg
             arg.name_hint = _name_hint(name)
+        self.output_layout: list[Any] = []
         self.input_names = [i.name for i in graph_inputs]
         self.unsigned |= {i.name for i in graph_inputs if _onnx_dtype(i).kind == "u"}
         self.formats |= {i.name: _onnx_dtype(i).name for i in graph_inputs if is_narrow(_onnx_dtype(i))}
         self.b = Builder(InsertPoint.at_end(self.block))
+
+    def _input_structure(self, value_info: Any, examples: dict[str, Any]) -> Any:
+        """A graph input's `TensorType`, or its structure of them (a sequence or optional), from its example in
+        `examples` where it has one (which a sequence, an optional and a tensor of dynamic dimensions need)."""
+        if value_info.type.HasField("tensor_type") and value_info.name not in examples:
+            return self._input_type(value_info)
+        if value_info.name not in examples:
+            kind = value_info.type.WhichOneof("value") or "undefined"
+            raise CompileError(f"ONNX input '{value_info.name}' is of {kind}; dfc takes tensors, and sequences "
+                               "and optionals given an example (`examples`)", self.filename)
+        try:
+            return input_structure(value_info, examples[value_info.name], "ONNX input")
+        except NodeError as err:
+            raise CompileError(str(err), self.filename) from None
 
     def _input_type(self, value_info: Any) -> TensorType:
         from onnx import helper
@@ -202,7 +239,8 @@ class OnnxImporter(ShapeOps, NNOps, MathOps, AttentionOps, ControlFlowOps, Recur
         for d in t.shape.dim:
             if not d.HasField("dim_value"):
                 raise CompileError(f"ONNX input '{value_info.name}' has a dynamic dimension "
-                                   f"'{d.dim_param or '?'}'; dfc needs static shapes", self.filename)
+                                   f"'{d.dim_param or '?'}'; dfc needs static shapes (give an example: "
+                                   "`examples`)", self.filename)
             dims.append(d.dim_value)
         try:
             return TensorType(element_type(helper.tensor_dtype_to_np_dtype(t.elem_type)), dims)
@@ -223,6 +261,8 @@ class OnnxImporter(ShapeOps, NNOps, MathOps, AttentionOps, ControlFlowOps, Recur
             self.values[name] = self.constant(self.consts[name])
             if self.consts[name].dtype.kind == "u":
                 self.unsigned.add(name)
+        if is_structured(self.values[name]):
+            raise NodeError(f"input '{name}' is {describe(self.values[name])}, not a tensor")
         return self.values[name]
 
     def constant(self, array: np.ndarray) -> SSAValue:
@@ -257,9 +297,11 @@ class OnnxImporter(ShapeOps, NNOps, MathOps, AttentionOps, ControlFlowOps, Recur
             except VerifyException as err:  # an nn op refusing its operands (types, shapes)
                 raise CompileError(f"{where}: not supported for these operands: {err}") from None
         try:
-            results = [self.value(o.name) for o in self.graph.output]
+            outputs = [self.item(o.name) for o in self.graph.output]
         except NodeError as err:
             raise CompileError(f"{self.filename}: graph output: {err}") from None
+        self.output_layout = [layout(v) for v in outputs]
+        results = [self.constant(v) if isinstance(v, np.ndarray) else v for v in leaves(outputs)]
         self.b.insert(func.ReturnOp(*results))
         f = func.FuncOp("main", (list(self.block.arg_types), [r.type for r in results]), Region(self.block))
         return ModuleOp([f])
@@ -272,6 +314,10 @@ class OnnxImporter(ShapeOps, NNOps, MathOps, AttentionOps, ControlFlowOps, Recur
         attrs = {**schema_defaults(node.op_type, self.opset), **given}
         if node.domain not in ("", "ai.onnx"):
             raise NodeError(f"operator domain '{node.domain}' is not supported")
+        if node.op_type in SEQUENCE_OPS or node.op_type == "Identity" and is_structured(
+                self.values.get(node.input[0])):
+            self.import_structured(node, attrs)
+            return
         folded = self.fold(node, attrs)
         if folded is not None:
             for name, v in zip(node.output, folded):
@@ -297,6 +343,8 @@ class OnnxImporter(ShapeOps, NNOps, MathOps, AttentionOps, ControlFlowOps, Recur
             if not name:
                 continue
             self.values[name] = v
+            if is_structured(v):
+                continue
             e = tensor_of(v).element_type
             if (k in self.unsigned_outputs if self.unsigned_outputs is not None
                     else e in unsigned_types and e != i1 and not isinstance(e, AnyFloat)):
@@ -365,6 +413,8 @@ class OnnxImporter(ShapeOps, NNOps, MathOps, AttentionOps, ControlFlowOps, Recur
             return [np.where(c[0], c[1], c[2])]
         if op == "Neg":
             return [-c[0]]
+        if op == "Not":
+            return [np.asarray(np.logical_not(c[0]))]
         if op == "Transpose":
             return [np.transpose(c[0], attrs.get("perm"))]
         if op == "Expand":
@@ -588,14 +638,21 @@ def _load(model: Any) -> tuple[Any, str]:
     return onnx.load(str(model)), str(model)
 
 
+def _imported(model: Any, parameters: Sequence[str] | None, examples: dict[str, Any] | None
+              ) -> tuple[OnnxImporter, ModuleOp]:
+    proto, filename = _load(model)
+    importer = OnnxImporter(proto, filename, parameters, examples)
+    return importer, importer.run()
+
+
 @user_errors
-def import_onnx(model: Any, parameters: Sequence[str] | None = None
+def import_onnx(model: Any, parameters: Sequence[str] | None = None, examples: dict[str, Any] | None = None
                 ) -> tuple[ModuleOp, list[str], list[tuple[str, np.ndarray]]]:
     """(`@main`'s module, the graph input names, the (name, value) parameters that
-    follow them as arguments) of an ONNX model or `.onnx` path."""
-    proto, filename = _load(model)
-    importer = OnnxImporter(proto, filename, parameters)
-    module = importer.run()
+    follow them as arguments) of an ONNX model or `.onnx` path. A graph input that is a
+    sequence or an optional needs an example in `examples` (`onnx_sequences`); its tensors
+    are arguments in its place, and a sequence or optional output gives its tensors."""
+    importer, module = _imported(model, parameters, examples)
     return module, importer.input_names, importer.parameters
 
 
@@ -607,14 +664,16 @@ class OnnxFunction(Function):
     argument, weights included (`*f.parameter_values()`), so that gradients
     of the weights are available. Unsigned integers cross as the signed
     integers of their bits (`signless`); calling the model views its unsigned
-    outputs back (`output_dtypes`, the model's declared ones)."""
+    outputs back (`output_dtypes`, the model's declared ones). A sequence is passed and
+    returned as a list of arrays, an optional as its value or None (`output_layout`)."""
 
     def __init__(self, module: ModuleOp, inputs: list[str], parameters: list[tuple[str, np.ndarray]],
-                 output_dtypes: Sequence[np.dtype] = ()):
+                 output_dtypes: Sequence[np.dtype] = (), output_layout: Sequence[Any] = ()):
         super().__init__(module, "main")
         self.input_names = inputs
         self.parameters = parameters
         self.output_dtypes = list(output_dtypes)
+        self.output_layout = list(output_layout)
 
     def parameter_values(self) -> list[np.ndarray]:
         return [v for _, v in self.parameters]
@@ -622,17 +681,20 @@ class OnnxFunction(Function):
     def __call__(self, *args: Any) -> Any:
         """The model on its graph inputs (its own weights appended), or on every argument."""
         if len(args) == len(self.input_names):
-            args = (*args, *self.parameter_values())
+            args = (*leaves(list(args)), *self.parameter_values())
         elif len(args) != len(self.inputs):
             raise TypeError(f"the model takes {len(self.input_names)} inputs ({', '.join(self.input_names)}), "
                             f"or those and its {len(self.parameters)} parameters; got {len(args)} arguments")
         result = super().__call__(*(np.asarray(signless(x), dtype_of(t.element_type))
                                     for x, t in zip(args, self.inputs)))
-        if not self.output_dtypes:
-            return result
-        outputs = [with_onnx_dtype(r, d) for r, d in zip(result if isinstance(result, tuple) else (result,),
-                                                         self.output_dtypes)]
-        return tuple(outputs) if isinstance(result, tuple) else outputs[0]
+        flat = iter(result if isinstance(result, tuple) else (result,))
+        if not self.output_layout or all(t == 0 for t in self.output_layout):
+            if not self.output_dtypes:
+                return result
+            outputs = [with_onnx_dtype(r, d) for r, d in zip(flat, self.output_dtypes)]
+            return tuple(outputs) if isinstance(result, tuple) else outputs[0]
+        outputs = [regroup(t, flat) for t in self.output_layout]
+        return tuple(outputs) if len(outputs) > 1 else outputs[0]
 
 
 def output_dtypes(model: Any) -> list[np.dtype]:
@@ -642,9 +704,13 @@ def output_dtypes(model: Any) -> list[np.dtype]:
 
 
 @user_errors
-def from_onnx(model: Any, parameters: Sequence[str] | None = None) -> OnnxFunction:
+def from_onnx(model: Any, parameters: Sequence[str] | None = None, examples: dict[str, Any] | None = None
+              ) -> OnnxFunction:
     """An ONNX model (`ModelProto` or path) imported and ready to call;
     `parameters` names the initializers that become arguments (default: every
-    float initializer of more than one element)."""
+    float initializer of more than one element); `examples` gives the sequence
+    and optional graph inputs (`import_onnx`)."""
     proto, _ = _load(model)
-    return OnnxFunction(*import_onnx(proto, parameters), output_dtypes=output_dtypes(proto))
+    importer, module = _imported(proto, parameters, examples)
+    return OnnxFunction(module, importer.input_names, importer.parameters,
+                        output_dtypes=output_dtypes(proto), output_layout=importer.output_layout)
