@@ -12,7 +12,7 @@ only describes the input: semantics come from the nn/scf ops the conversion
 produces (`passes/convert_stablehlo.py`).
 
 The ops are defined by family (`stablehlo_elementwise.py`, `stablehlo_shape.py`,
-`stablehlo_structured.py`) on the shared pretty syntax of `stablehlo_base.py`;
+`stablehlo_structured.py`, `stablehlo_bits.py`) on the shared pretty syntax of `stablehlo_base.py`;
 this module assembles the dialect and is where the other layers find the ops.
 """
 
@@ -22,6 +22,14 @@ from xdsl.ir import Dialect
 
 from dfc.dialects.stablehlo_attrs import STABLEHLO_ATTRIBUTES
 from dfc.dialects.stablehlo_base import StableHLOOp
+from dfc.dialects.stablehlo_bits import (
+    BitcastConvertOp,
+    CountLeadingZerosOp,
+    MapOp,
+    PopcntOp,
+    ReducePrecisionOp,
+    TriangularSolveOp,
+)
 from dfc.dialects.stablehlo_dynamic import DynamicBroadcastInDimOp, DynamicIotaOp, DynamicPadOp, DynamicReshapeOp
 from dfc.dialects.stablehlo_elementwise import (
     BINARY_OPS,
@@ -75,6 +83,7 @@ StableHLO = Dialect(
         DotGeneralOp, DotOp,
         ConvolutionOp, OptimizationBarrierOp, ReduceOp, ReduceWindowOp, GatherOp, ScatterOp, ReturnOp, WhileOp, CaseOp, IfOp,
         SortOp, DynamicIotaOp, DynamicReshapeOp, DynamicBroadcastInDimOp, DynamicPadOp,
+        PopcntOp, CountLeadingZerosOp, BitcastConvertOp, ReducePrecisionOp, TriangularSolveOp, MapOp,
     ],
     STABLEHLO_ATTRIBUTES,
 )

@@ -1,7 +1,8 @@
 """The attributes of the `stablehlo` dialect, in the syntax JAX prints.
 
 * Enums in the opaque form: `#stablehlo<precision DEFAULT>`,
-  `#stablehlo<comparison_direction LT>`, `#stablehlo<comparison_type FLOAT>`.
+  `#stablehlo<comparison_direction LT>`, `#stablehlo<comparison_type FLOAT>`,
+  `#stablehlo<transpose TRANSPOSE>`.
 * Dimension-number structs: `#stablehlo.dot<lhs_contracting_dimensions = [1],
   rhs_contracting_dimensions = [0]>`, `#stablehlo.gather<...>`,
   `#stablehlo.scatter<...>`, each a dictionary of named fields (an integer list
@@ -45,6 +46,19 @@ class ComparisonType(StrEnum):
     TOTALORDER = "TOTALORDER"
     SIGNED = "SIGNED"
     UNSIGNED = "UNSIGNED"
+
+
+class Transpose(StrEnum):
+    NO_TRANSPOSE = "NO_TRANSPOSE"
+    TRANSPOSE = "TRANSPOSE"
+    ADJOINT = "ADJOINT"
+
+
+@irdl_attr_definition
+class TransposeAttr(EnumAttribute[Transpose], SpacedOpaqueSyntaxAttribute):
+    """`#stablehlo<transpose TRANSPOSE>`: how triangular_solve uses its matrix."""
+
+    name = "stablehlo.transpose"
 
 
 @irdl_attr_definition
@@ -238,6 +252,7 @@ class ConvAttr(DimensionNumbersAttr):
 
 STABLEHLO_ATTRIBUTES = [
     PrecisionAttr,
+    TransposeAttr,
     ComparisonDirectionAttr,
     ComparisonTypeAttr,
     DotAttr,

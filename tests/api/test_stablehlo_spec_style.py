@@ -352,6 +352,110 @@ func.func @f() {{
         import_stablehlo(text.replace("\\n", "\n"))
 
 
+TRI_A = rng.standard_normal((2, 3, 3)) + 3 * np.eye(3)
+TRI_LOWER, TRI_UPPER = TRI_A.copy(), TRI_A.copy()  # NaN and inf in the triangle not used must not matter
+TRI_LOWER[:, [0, 0, 1], [1, 2, 2]], TRI_UPPER[:, [1, 2, 2], [0, 0, 1]] = np.nan, np.inf
+TRI_B = rng.standard_normal((2, 3, 4))
+
+
+def _triangular_reference(left: bool, lower: bool, unit: bool, transpose: bool) -> np.ndarray:
+    t = np.where(np.tril(np.ones((3, 3), bool)) if lower else np.triu(np.ones((3, 3), bool)), TRI_A, 0.0)
+    if unit:
+        t[:, range(3), range(3)] = 1.0
+    op = t.swapaxes(1, 2) if transpose else t
+    b = TRI_B if left else TRI_B.swapaxes(1, 2)
+    return np.linalg.solve(op, b) if left else np.linalg.solve(op.swapaxes(1, 2), b.swapaxes(1, 2)).swapaxes(1, 2)
+
+
+ALL_TRIANGULAR = [(left, lower, unit, tr) for left in (True, False) for lower in (True, False)
+                  for unit in (True, False) for tr in (True, False)]
+"""(left_side, lower, unit_diagonal, transpose) of triangular_solve; CI runs four, each flag both ways."""
+
+
+@pytest.mark.parametrize("variants", [
+    pytest.param([(True, True, False, False), (False, False, True, True), (True, False, True, False),
+                  (False, True, False, True)], id="four"),
+    pytest.param(ALL_TRIANGULAR, id="all", marks=pytest.mark.slow),
+])
+def test_triangular_solve_of_each_side_triangle_diagonal_and_transpose_equals_numpy(variants):
+    """Variants on a batch of two 3x3 systems (NaN and inf in the other triangle) against NumPy's solve
+    of the triangle, in one module."""
+    a, b, bt = "tensor<2x3x3xf64>", "tensor<2x3x4xf64>", "tensor<2x4x3xf64>"
+    lines, results, types = [], [], []
+    for k, (left, lower, unit, tr) in enumerate(variants):
+        ty = b if left else bt
+        rhs = "%b" if left else "%bt"
+        attrs = (f"left_side = {str(left).lower()}, lower = {str(lower).lower()}, unit_diagonal = "
+                 f"{str(unit).lower()}, transpose_a = #stablehlo<transpose {'TRANSPOSE' if tr else 'NO_TRANSPOSE'}>")
+        matrix = "%al" if lower else "%au"
+        lines.append(f'  %x{k} = "stablehlo.triangular_solve"({matrix}, {rhs}) {{{attrs}}} : ({a}, {ty}) -> {ty}')
+        results.append(f"%x{k}")
+        types.append(ty)
+    text = f"""
+func.func @solve() -> ({", ".join(types)}) {{
+  %al = stablehlo.constant {dense(TRI_LOWER)}
+  %au = stablehlo.constant {dense(TRI_UPPER)}
+  %b = stablehlo.constant {dense(TRI_B)}
+  %bt = stablehlo.transpose %b, dims = [0, 2, 1] : ({b}) -> {bt}
+{chr(10).join(lines)}
+  func.return {", ".join(results)} : {", ".join(types)}
+}}"""
+    got = interpret(import_stablehlo(text), "solve")
+    for variant, x in zip(variants, got):
+        want = _triangular_reference(*variant)
+        np.testing.assert_allclose(x, want, rtol=1e-12, atol=1e-12, err_msg=str(variant))
+
+
+def test_triangular_solve_gradient_equals_finite_differences():
+    """d sum(x^2) for x = solve(tril(a)^T, b), by autodiff through the substitution loop, against float64
+    central differences of NumPy's solve."""
+    from dfc.compiler.pass_manager import PassManager
+
+    text = """
+func.func @f(%a: tensor<3x3xf64>, %b: tensor<3x2xf64>) -> tensor<f64> {
+  %x = "stablehlo.triangular_solve"(%a, %b) {left_side = true, lower = true, unit_diagonal = false,
+    transpose_a = #stablehlo<transpose TRANSPOSE>} : (tensor<3x3xf64>, tensor<3x2xf64>) -> tensor<3x2xf64>
+  %sq = stablehlo.multiply %x, %x : tensor<3x2xf64>
+  %z = stablehlo.constant dense<0.0> : tensor<f64>
+  %s = stablehlo.reduce(%sq init: %z) applies stablehlo.add across dimensions = [0, 1]
+    : (tensor<3x2xf64>, tensor<f64>) -> tensor<f64>
+  func.return %s : tensor<f64>
+}"""
+    module = import_stablehlo(text)
+    PassManager.parse("autodiff{func=f}").run(module)
+    a, b = TRI_A[0], TRI_B[0, :, :2]
+    _, grad_a, grad_b = interpret(module, "f_grad", a, b, np.array(1.0))
+
+    def f(a, b):
+        return np.sum(np.linalg.solve(np.tril(a).T, b) ** 2)
+
+    for k, (x, g) in enumerate(((a, grad_a), (b, grad_b))):
+        fd = np.zeros_like(x)
+        for i in np.ndindex(x.shape):
+            d = np.zeros_like(x)
+            d[i] = 1e-6
+            fd[i] = ((f(a + d, b) - f(a - d, b)) if k == 0 else (f(a, b + d) - f(a, b - d))) / 2e-6
+        np.testing.assert_allclose(g, fd, rtol=1e-6, atol=1e-8, err_msg=f"gradient of argument {k}")
+
+
+def test_map_applies_its_computation_elementwise():
+    text = f"""
+func.func @map() -> tensor<3x6xf64> {{
+  %x = stablehlo.constant {dense(X36)}
+  %i = stablehlo.constant {dense(I36)}
+  %r = "stablehlo.map"(%x, %i) ({{
+    ^bb0(%a: tensor<f64>, %n: tensor<i64>):
+      %c = stablehlo.constant dense<0.5> : tensor<f64>
+      %f = stablehlo.convert %n : (tensor<i64>) -> tensor<f64>
+      %p = stablehlo.multiply %a, %f : tensor<f64>
+      %q = stablehlo.maximum %p, %c : tensor<f64>
+      stablehlo.return %q : tensor<f64>
+  }}) {{dimensions = array<i64: 0, 1>}} : (tensor<3x6xf64>, tensor<3x6xi64>) -> tensor<3x6xf64>
+  func.return %r : tensor<3x6xf64>
+}}"""
+    np.testing.assert_array_equal(interpret(import_stablehlo(text), "map"), np.maximum(X36 * I36, 0.5))
+
+
 # ------------------------------------------------------------ the spec's own files
 
 def _spec_files() -> list[Path]:
