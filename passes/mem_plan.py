@@ -41,7 +41,10 @@ becomes a `memref.view` of its frame or arena at a constant offset, built at
 the function's entry or the parallel body's start (so allocations inside
 loops are hoisted), and its deallocs are erased.
 
-The JIT'd module owns the arena: allocated once per engine, reused by every
+A function carrying `{df.arena_per_call}` allocates its arena instead
+(`memref.alloc` at its entry, a dealloc before each return), so that its
+buffers are held only during its calls (the layers `autodiff` outlines under a
+memory budget). Otherwise the JIT'd module owns the arena: allocated once per engine, reused by every
 call. A function with an arena is therefore not re-entrant; the
 `ExecutionEngine` serialises calls into modules with writable globals.
 
@@ -99,6 +102,11 @@ STACK_BUDGET = 64 << 10
 ARENA_BUDGET = 256 << 20
 """Bytes of a function's arena, beyond which its largest buffers stay on the heap
 (an arena of gigabytes is a global the JIT cannot allocate: LLVM aborts)."""
+
+PER_CALL = "df.arena_per_call"
+"""A function carrying this unit attribute gets its arena from the heap at each
+call, freed at its returns, instead of a static global: its buffers are held
+only while it runs (what a checkpoint's recomputed layer needs, called once)."""
 
 _VIEWS = (memref.CastOp, memref.CollapseShapeOp, memref.ExpandShapeOp, memref.SubviewOp, memref.ViewOp)
 
@@ -435,9 +443,14 @@ def plan_function(module: ModuleOp, f: func.FuncOp, stack_limit: int, reentered:
     frame_plans = {block: _plan(name, bs) for block, bs in frames.items()}
     entry = Builder(InsertPoint.at_start(f.body.block))
     if arena:
-        base = entry.insert(_arena(module, f, arena_plan.size)).memref
+        per_call = PER_CALL in f.attributes
+        get = memref.AllocOp.get(i8, ALIGNMENT, [arena_plan.size]) if per_call else _arena(module, f, arena_plan.size)
+        base = entry.insert(get).memref
         base.name_hint = "arena"
         _place(entry, base, arena_plan, arena)
+        if per_call:
+            for ret in [o for o in f.walk() if isinstance(o, func.ReturnOp)]:
+                ret.parent_block().insert_op_before(memref.DeallocOp.get(base), ret)
     for block, plan in frame_plans.items():
         b = entry if block is f.body.block else Builder(InsertPoint.at_start(block))
         frame = b.insert(memref.AllocaOp.get(i8, ALIGNMENT, [plan.size])).memref

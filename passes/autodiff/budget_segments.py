@@ -6,33 +6,37 @@ their bytes exceed the budget, `outline_under_budget` picks contiguous segments
 of that block and moves each into a private function called with `{df.checkpoint
 = "nothing_saveable"}` (`checkpoint.py`): the reverse sweep then recomputes the
 segment in `@segment_grad`, and only its inputs and outputs stay stored. The
-recomputation lives in another function, so `cse` cannot merge it back.
+recomputation lives in another function, so `cse` cannot merge it back. The
+function carries `{df.arena_per_call}` (and so does its gradient, a clone):
+mem-plan allocates its buffers at each call instead of in a static arena, so a
+recomputed segment holds its values only while it runs, and a segment with no
+equal gains as much as one of a class.
 
 Segments: the block is cut at the positions (between two ops) where the bytes
 alive across (float tensors defined before and read after, f's arguments
 included) are a local minimum; between two cuts lies a candidate (typically a
 layer of a network). A candidate holding control flow (an `scf` loop or
-branch) or a call is not outlined; maps are (their regions go with them). Equal candidates (the same function once
-outlined) form a class sharing one function, and so one `@segment_grad`.
+branch) or a call is not outlined; maps are (their regions go with them).
+Equal candidates (the same function once outlined) share one function, and so
+one `@segment_grad`.
 
 The model of what is stored: the bytes of every float tensor the block defines,
-less the values internal to each outlined segment (read by no later op), plus
-once per class the bytes of one member's internal values (its function's and
-gradient's buffers: each function's arena is allocated once, so the first
-member of a class saves nothing and a class of one is never outlined; measured,
-the first member of a 5-layer chain costs 1,920 bytes more than it frees).
+less the values internal to each outlined segment (read by no later op). It
+leaves out what the recomputation holds while it runs and the backward's own
+buffers, and counts values the backward never reads: a plan, not a bound on
+the measured memory, which `dfc.grad` enforces by tightening this budget
+(dfc/memory_budget.py).
 
-Selection: greedy over classes, best ratio of bytes saved to recomputed FLOPs
-first (2mnk for a contraction, the result's elements otherwise), outlining
-members in order until the model fits. Good enough because the members are
-disjoint and their savings add, so the order is the fractional knapsack's,
-off the least recomputation by at most one member; for a chain of equal layers
-(the case that matters) every member has the same ratio, where any choice of the
-same count is optimal. An exact DP over the chain would only reorder classes.
+Selection: greedy, best ratio of bytes saved to recomputed FLOPs first (2mnk
+for a contraction, the result's elements otherwise), until the model fits.
+Good enough because the segments are disjoint and their savings add, so the
+order is the fractional knapsack's, off the least recomputation by at most one
+segment; for a chain of equal layers every member has the same ratio, where
+any choice of the same count is optimal.
 
 What stays stored: the cut values (each segment's inputs and outputs) and the
-ops of no class; below that the budget cannot be met, and every class is
-outlined: the least this scheme stores (best effort, as a loop below its
+ops of no candidate; below that the budget cannot be met, and every candidate
+is outlined: the least this scheme stores (best effort, as a loop below its
 two-level minimum falls back to recomputation; the model's bytes are returned).
 """
 
@@ -43,11 +47,12 @@ from dataclasses import dataclass
 from itertools import pairwise
 
 from xdsl.dialects import func
-from xdsl.dialects.builtin import FunctionType, ModuleOp, StringAttr, TensorType
+from xdsl.dialects.builtin import FunctionType, ModuleOp, StringAttr, TensorType, UnitAttr
 from xdsl.ir import Block, Operation, Region, SSAValue
 
 from dfc.passes.autodiff.checkpoint import ATTRIBUTE, SAVED_OPS
 from dfc.passes.autodiff.reverse import is_float, used_from_outside
+from dfc.passes.mem_plan import PER_CALL
 
 
 def tensor_bytes(value: SSAValue) -> int:
@@ -141,18 +146,17 @@ def outline_under_budget(f: func.FuncOp, module: ModuleOp, budget: int) -> int:
         segment = _segment(ops[a:b], {r for op in ops[a:b] for r in op.results if last.get(r, -1) >= b})
         if segment.saved:
             classes.setdefault(segment.key, []).append(segment)
-    ranked = sorted((c for c in classes.values() if len(c) > 1), key=lambda c: -c[0].saved / c[0].flops)
+    ranked = sorted((s for c in classes.values() for s in c), key=lambda s: -s.saved / s.flops)
+    names: dict[str, str] = {}
     chosen: list[tuple[Segment, str]] = []
-    for members in ranked:
-        name = None
-        for segment in members:
-            if stored <= budget:
-                break
-            if name is None:
-                name = _add_function(module, f, segment.callee)
-                stored += segment.saved  # the buffers of its recomputation, held once
-            chosen.append((segment, name))
-            stored -= segment.saved
+    for segment in ranked:
+        if stored <= budget:
+            break
+        key = segment.key  # before _add_function names the callee
+        if key not in names:
+            names[key] = _add_function(module, f, segment.callee)
+        chosen.append((segment, names[key]))
+        stored -= segment.saved
     for segment, name in sorted(chosen, key=lambda c: -ops.index(c[0].ops[0])):  # later first: inputs stay valid
         _replace(f, segment, name)
     return stored
@@ -184,6 +188,7 @@ def _add_function(module: ModuleOp, f: func.FuncOp, callee: func.FuncOp) -> str:
     name = next(n for n in (base + (f"_{k}" if k else "") for k in range(len(names) + 1)) if n not in names)
     callee.sym_name = StringAttr(name)
     callee.attributes["autodiff.segment_of"] = StringAttr(f.sym_name.data)
+    callee.attributes[PER_CALL] = UnitAttr()
     module.body.block.add_op(callee)
     return name
 
