@@ -15,11 +15,15 @@ at import time folds); an error inside names the subgraph and the node.
   values are known at import time (unrolled, it folds). So is a Scan whose body
   imports with its elements known only at run time (each read at the step with
   `nn.dynamic_slice`), unless all its inputs are known at import time.
+* A Loop whose trip count is known only at run time, or whose condition is known only at run time with
+  no trip count (or one beyond `UNROLL_LIMIT`), is one `scf.while` (`onnx_loop_while`); so is a Loop
+  without trip count whose body computes its condition, unless its carried values are known at import
+  time or its body needs its iteration number then.
 * Other Loops and Scans are unrolled: each copy of the body sees its
   iteration number as a constant (a body may slice with it) and the scan
   outputs have a static length. Such a Loop needs `M` at import time, or a
   condition that folds to false within `UNROLL_LIMIT` iterations; a condition
-  known only at run time masks the loop-carried values (`select(running, new,
+  known only at run time (with `M`) masks the loop-carried values (`select(running, new,
   old)`, running the conjunction of the conditions so far) for the `M`
   iterations, which a Loop with scan outputs (whose length it would set) does
   not allow. Scan's opset-8 form (batched, `sequence_lens`) runs the body per
@@ -175,17 +179,24 @@ class ControlFlowOps:
         scanned = len(body.output) - 1 - carried
         if scanned < 0:
             raise NodeError(f"Loop body gives {len(body.output)} outputs for {carried} loop-carried values")
-        trips = int(self.known(trip_name).reshape(-1)[0]) if trip_name else None
+        values: list[Value] = [self._current(n) for n in names]
+        unsigned = [self.is_unsigned(n) for n in names]
+        run_time_trips = bool(trip_name) and trip_name not in self.consts
+        if run_time_trips and (scanned or any(is_structured(v) for v in values)):
+            self.known(trip_name)  # the scan outputs' or a carried sequence's length depends on it
+        trips = int(self.known(trip_name).reshape(-1)[0]) if trip_name and not run_time_trips else None
         if scanned and cond_name and cond_name not in self.consts:
             self.known(cond_name)  # the scan outputs' length depends on it
         running: bool | SSAValue = self._flag(self._current(cond_name), "Loop condition") if cond_name else True
-        if isinstance(running, SSAValue) and trips is None:
-            raise NodeError("Loop without a trip count, its condition known only at run time, is not supported")
-        if isinstance(running, SSAValue) and trips > UNROLL_LIMIT:
-            raise NodeError(f"Loop with a condition known only at run time and a trip count of {trips} "
-                            f"(at most {UNROLL_LIMIT} iterations are unrolled) is not supported")
-        values: list[Value] = [self._current(n) for n in names]
-        unsigned = [self.is_unsigned(n) for n in names]
+        if run_time_trips or isinstance(running, SSAValue) and (trips is None or trips > UNROLL_LIMIT):
+            return self._results(node, *self._loop_as_while(body, self.value(trip_name) if run_time_trips else None,
+                                                            running, values, unsigned, scanned))
+        if trips is None and running is True and not scanned and not all(
+                isinstance(v, np.ndarray) for v in values):
+            try:  # a while loop whose condition the body computes
+                return self._results(node, *self._loop_as_while(body, None, True, values, unsigned, scanned))
+            except NodeError:
+                pass  # the body needs its iteration number at import time: unrolled
         if isinstance(running, SSAValue) and any(is_structured(v) for v in values):
             self.known(cond_name)  # a carried sequence's length would depend on it
         if running is True and trips and not all(isinstance(v, np.ndarray) for v in values) and not any(

@@ -31,7 +31,7 @@ the `op_<Type>` methods here and in the mixins by family (`onnx_shape_ops`:
 shapes and indexing; `onnx_nn_ops`: contractions, convolutions, pooling,
 reductions, normalizations, losses; `onnx_math_ops`: activations and other
 elementwise functions; `onnx_attention_ops`: Attention; `onnx_control_flow`:
-If, Loop, Scan; `onnx_recurrent`: RNN, GRU, LSTM; `onnx_unsigned`:
+If, Loop, Scan (`onnx_loop_while`: Loops of run-time length); `onnx_sequences`: sequences and optionals; `onnx_recurrent`: RNN, GRU, LSTM; `onnx_unsigned`:
 BitShift and the unsigned forms; `onnx_quantize`: QuantizeLinear, DequantizeLinear,
 DynamicQuantizeLinear), and the operators `fold` computes.
 docs/importers.md has the table.
@@ -81,6 +81,7 @@ from dfc.importers.onnx_common import (
     unsqueezed_shape,
 )
 from dfc.importers.onnx_control_flow import ControlFlowOps
+from dfc.importers.onnx_loop_while import WhileLoopOps
 from dfc.importers.onnx_math_ops import MathOps
 from dfc.importers.onnx_narrow_types import NarrowOps
 from dfc.importers.onnx_nn_ops import NNOps
@@ -163,7 +164,7 @@ def _trunc_div(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 class OnnxImporter(ShapeOps, NNOps, MathOps, AttentionOps, ControlFlowOps, RecurrentOps, UnsignedOps, NarrowOps,
-                   QuantizeOps, SequenceOps):
+                   QuantizeOps, SequenceOps, WhileLoopOps):
     """Builds `@main` node by node; `consts` holds the values known at import time, `values` the SSA values
     and the sequences and optionals (`onnx_sequences`)."""
 

@@ -1,6 +1,6 @@
 """ONNX If, Loop and Scan (`dfc/importers/onnx_control_flow.py`) beyond ONNX's
 node cases (test_onnx_coverage.py): run-time conditions (`scf.if`, a masked
-Loop) with subgraphs capturing outer values and weights, against onnxruntime,
+Loop, a Loop of run-time length as `scf.while`) with subgraphs capturing outer values and weights, against onnxruntime,
 and their gradients against float64 central differences of onnxruntime; Scan's
 axes and directions; the refusals, named."""
 
@@ -135,10 +135,10 @@ def test_loop_refusals_name_the_node():
     with pytest.raises(CompileError, match=r"node 'loop0' \(Loop\): Loop: the body's condition is known only at "
                                            r"run time, and the scan outputs' length would depend on it"):
         import_onnx(model)
-    model, _ = _loop_model()
-    model.graph.node[0].input[0] = ""
-    with pytest.raises(CompileError, match=r"node 'loop0' \(Loop\): Loop without a trip count, its condition "
-                                           r"known only at run time, is not supported"):
+    model, _ = _loop_model(with_scan=True)
+    model.graph.initializer.pop(1)  # M
+    model.graph.input.append(_info("M", TensorProto.INT64, []))
+    with pytest.raises(CompileError, match=r"node 'loop0' \(Loop\): input 'M' must be a constant"):
         import_onnx(model)
     model, _ = _loop_model()
     model.graph.node[0].attribute[0].g.node[1].op_type = "NonZero"
@@ -146,9 +146,40 @@ def test_loop_refusals_name_the_node():
                                            r"operator is not supported"):
         import_onnx(model)
     model, _ = _loop_model()
-    model.graph.initializer[1].CopyFrom(numpy_helper.from_array(np.array(5000), "M"))
-    with pytest.raises(CompileError, match=r"a trip count of 5000 \(at most 4096 iterations are unrolled\)"):
+    model.graph.node[0].attribute[0].g.node[0].input[1] = "i"  # v * i: f64 times the int64 iteration number
+    model.graph.initializer.pop(1)
+    model.graph.input.append(_info("M", TensorProto.INT64, []))
+    with pytest.raises(CompileError, match=r"node 'loop0' \(Loop\): subgraph 'body' node '0' \(Mul\)"):
         import_onnx(model)
+
+
+@pytest.mark.parametrize("trips", ["run time", "absent", 5000])
+def test_loop_of_run_time_length_is_a_while_loop_and_its_gradient(trips):
+    """The Loop above with its trip count an input (given 6), absent, or beyond the unrolling limit: one
+    `scf.while`, equal to onnxruntime on the interpreter and the engine; its gradient equals central
+    differences of onnxruntime (float64)."""
+    model, w = _loop_model()
+    x, v0, cond = np.array([0.4, 0.3]), np.array([0.2, -0.1]), np.array(True)
+    feeds = {"x": x, "v0": v0, "cond": cond}
+    if trips == "run time":
+        model.graph.initializer.pop(1)
+        model.graph.input.append(_info("M", TensorProto.INT64, []))
+        feeds["M"] = np.array(6)
+    elif trips == "absent":
+        model.graph.node[0].input[0] = ""
+    else:
+        model.graph.initializer[1].CopyFrom(numpy_helper.from_array(np.array(trips), "M"))
+    f = from_onnx(model)
+    assert sum(op.name == "scf.while" for op in f.module.walk()) == 1
+    args = [feeds[n] for n in f.input_names]
+    want = _ort(model, feeds)[0]
+    np.testing.assert_allclose(interpret(f.module, "main", *args, w), want, rtol=1e-14)
+    np.testing.assert_allclose(f(*args), want, rtol=1e-14)
+    seed = np.array([1.5, -0.5])
+    y, dx, dv0, *_ = interpret(f.autodiff_module(), "main_grad", *args, w, seed)
+    np.testing.assert_allclose(y, want, rtol=1e-14)
+    np.testing.assert_allclose(dx, _central_differences(model, feeds, "x", seed), rtol=1e-6, atol=1e-9)
+    np.testing.assert_allclose(dv0, _central_differences(model, feeds, "v0", seed), rtol=1e-6, atol=1e-9)
 
 
 def test_loop_iteration_number_slices_an_outer_value_and_stacks_scan_outputs():
