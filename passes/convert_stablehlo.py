@@ -73,6 +73,7 @@ from dfc.dialects.diagnostics import CompileError
 from dfc.dialects.stablehlo_sort import SortOp, TopKOp
 from dfc.dialects.xdsl_fixes import dense_values, splat_element
 from dfc.passes import stablehlo_sort
+from dfc.passes.stablehlo_integers import ASSOCIATIVE, BOOLEAN_BINARY, IntegerConversions, is_boolean
 from dfc.passes.stablehlo_linalg import LinalgConversions
 from dfc.passes.stablehlo_unsigned import Flags, UnsignedConversions, make_signless
 
@@ -186,7 +187,7 @@ def _padding(op: Operation, dims: int) -> tuple[int, ...]:
     return dense_values(op.padding)
 
 
-class Converter(UnsignedConversions, LinalgConversions):
+class Converter(UnsignedConversions, LinalgConversions, IntegerConversions):
     """Rewrites the stablehlo ops of one function, block by block, in order; `unsigned_ops` says which
     operands and results of each op were unsigned (`stablehlo_unsigned.make_signless`)."""
 
@@ -224,6 +225,8 @@ class Converter(UnsignedConversions, LinalgConversions):
             return [self.unary(op, short)]
         if short in BINARY:
             lhs, rhs = op.operands
+            if short in BOOLEAN_BINARY and is_boolean(lhs):
+                return [self.ins(BOOLEAN_BINARY[short](lhs, rhs))]
             return [self.ins(BINARY[short](lhs, rhs))]
         if handler is None:
             raise CompileError.at(op, f"convert-stablehlo: '{op.name}' is not supported")
@@ -417,11 +420,12 @@ class Converter(UnsignedConversions, LinalgConversions):
             r = self.ins(nn.ReduceOp(as_float, kind, dims))
             r = self.ins(COMBINE[kind](r, self.ins(nne.ConvertOp(init, f32))))
             return [self.ins(nne.ConvertOp(r, i1))]
-        if body not in REDUCE_KIND:
-            raise CompileError.at(op, f"convert-stablehlo: reduce with a '{body}' body is not supported")
+        if body not in REDUCE_KIND or not isinstance(_tensor(x).element_type, AnyFloat):
+            if body not in ASSOCIATIVE:
+                raise CompileError.at(op, f"convert-stablehlo: reduce with a '{body}' body is not supported")
+            unsigned = any(self.unsigned_ops.get(op, ((), ()))[0])
+            return [self.pairwise_reduce(x, init, dims, self.combiner(body, unsigned))]
         kind = REDUCE_KIND[body]
-        if not isinstance(_tensor(x).element_type, AnyFloat):
-            raise CompileError.at(op, f"convert-stablehlo: reduce of {_tensor(x)} (not float) is not supported")
         r = self.ins(nn.ReduceOp(x, kind, dims))
         if splat_value(init) != IDENTITY[kind]:
             r = self.ins(COMBINE[kind](r, init))

@@ -45,8 +45,8 @@ spec's interpreter does)."""
 INDEX_OPERANDS = {"dynamic_slice": 1, "dynamic_update_slice": 2, "gather": 1, "scatter": 1}
 """Ops that read indices from their operands from this position on; those must not be unsigned."""
 
-AGNOSTIC_REDUCE_BODIES = frozenset({"stablehlo.add", "stablehlo.multiply", "stablehlo.and", "stablehlo.or",
-                                    "stablehlo.xor"})
+UNSIGNED_IN_HANDLER = frozenset({"reduce"})
+"""Ops whose own conversion reads `unsigned_ops` (a reduction combines by maximum or minimum by value)."""
 
 
 def _is_unsigned(t: Attribute) -> bool:
@@ -116,7 +116,7 @@ class UnsignedConversions(UnsignedArith):
         handler = getattr(self, f"on_unsigned_{short}", None)
         if handler is not None:
             return handler(op, operands, results)
-        if short in SIGN_AGNOSTIC:
+        if short in SIGN_AGNOSTIC or short in UNSIGNED_IN_HANDLER:
             return None
         raise CompileError.at(op, f"convert-stablehlo: '{op.name}' of unsigned integers is not supported")
 
@@ -144,11 +144,3 @@ class UnsignedConversions(UnsignedArith):
                             results: tuple[bool, ...]) -> Sequence[SSAValue]:
         assert isinstance(op.result.type, TensorType)
         return [self.cast(op.operand, operands[0], op.result.type.element_type, results[0])]
-
-    def on_unsigned_reduce(self, op: shlo.ReduceOp, *_: tuple[bool, ...]) -> Sequence[SSAValue] | None:
-        """A reduction whose body is sign-agnostic converts as the signless one."""
-        body = [o.name for o in op.body.block.ops][:-1]
-        if len(body) == 1 and body[0] in AGNOSTIC_REDUCE_BODIES:
-            return None
-        raise CompileError.at(op, "convert-stablehlo: a reduce of unsigned integers is supported with an add, "
-                                  "multiply, and, or or xor body")

@@ -456,6 +456,84 @@ func.func @map() -> tensor<3x6xf64> {{
     np.testing.assert_array_equal(interpret(import_stablehlo(text), "map"), np.maximum(X36 * I36, 0.5))
 
 
+BITS_I64 = np.array([0, 1, -1, 2 ** 62, -2 ** 63, 12345, 2 ** 40 - 1], np.int64)
+BITS_I8 = np.array([0, 1, -1, 64, -128, 37, 15], np.int8)
+
+
+@pytest.mark.parametrize("x", [BITS_I64, BITS_I8], ids=["i64", "i8"])
+def test_popcnt_and_count_leading_zeros_count_the_bits(x):
+    bits = x.dtype.itemsize * 8
+    t = f"tensor<7x{dense(x).split('x')[-1][:-1]}>"
+    text = f"""
+func.func @bits() -> ({t}, {t}) {{
+  %x = stablehlo.constant {dense(x)}
+  %p = stablehlo.popcnt %x : {t}
+  %z = stablehlo.count_leading_zeros %x : {t}
+  func.return %p, %z : {t}, {t}
+}}"""
+    got_p, got_z = interpret(import_stablehlo(text), "bits")
+    pattern = [int(v) & ((1 << bits) - 1) for v in x]
+    np.testing.assert_array_equal(got_p, [bin(v).count("1") for v in pattern])
+    np.testing.assert_array_equal(got_z, [bits - v.bit_length() for v in pattern])
+
+
+def test_boolean_arithmetic_is_logical():
+    p, q = np.array([True, True, False, False]), np.array([True, False, True, False])
+    t = "tensor<4xi1>"
+    text = f"""
+func.func @logic() -> ({t}, {t}, {t}, {t}) {{
+  %p = stablehlo.constant {dense(p)}
+  %q = stablehlo.constant {dense(q)}
+  %a = stablehlo.add %p, %q : {t}
+  %m = stablehlo.multiply %p, %q : {t}
+  %x = stablehlo.maximum %p, %q : {t}
+  %n = stablehlo.minimum %p, %q : {t}
+  func.return %a, %m, %x, %n : {t}, {t}, {t}, {t}
+}}"""
+    got = interpret(import_stablehlo(text), "logic")
+    for g, w in zip(got, (p | q, p & q, p | q, p & q)):
+        np.testing.assert_array_equal(g, w)
+
+
+INT_R = rng.integers(-100, 100, (3, 5, 7)).astype(np.int8)
+
+
+@pytest.mark.parametrize("body, dims, init, reference", [
+    ("add", [0, 2], 5, lambda x: (x.astype(np.int64).sum(axis=(0, 2)) + 5 + 128) % 256 - 128),
+    ("multiply", [1], 1, lambda x: ((x.astype(np.int64) % 3 - 1).prod(axis=1))),
+    ("maximum", [2], -128, lambda x: x.max(axis=2)),
+    ("xor", [0, 1, 2], 0, lambda x: np.bitwise_xor.reduce(x.ravel())),
+])
+def test_an_integer_reduce_equals_numpy(body, dims, init, reference):
+    """Pairwise folding of 3x5x7 i8 (sums wrap); the multiply case reduces -1, 0, 1 (x % 3 - 1)."""
+    x = INT_R if body != "multiply" else (INT_R.astype(np.int64) % 3 - 1).astype(np.int8)
+    want = np.asarray(reference(INT_R)).astype(np.int8)
+    out = "x".join(str(d) for k, d in enumerate(INT_R.shape) if k not in dims)
+    out_t = f"tensor<{out + 'x' if out else ''}i8>"
+    text = f"""
+func.func @r() -> {out_t} {{
+  %x = stablehlo.constant {dense(x)}
+  %i = stablehlo.constant dense<{init}> : tensor<i8>
+  %r = stablehlo.reduce(%x init: %i) applies stablehlo.{body} across dimensions = {dims}
+    : (tensor<3x5x7xi8>, tensor<i8>) -> {out_t}
+  func.return %r : {out_t}
+}}"""
+    np.testing.assert_array_equal(interpret(import_stablehlo(text), "r"), want)
+
+
+def test_an_unsigned_reduce_by_maximum_compares_values():
+    x = np.array([[3, 200, 17], [255, 0, 128]], np.uint8)
+    text = f"""
+func.func @r() -> tensor<2xui8> {{
+  %x = stablehlo.constant {dense(x)}
+  %i = stablehlo.constant dense<0> : tensor<ui8>
+  %r = stablehlo.reduce(%x init: %i) applies stablehlo.maximum across dimensions = [1]
+    : (tensor<2x3xui8>, tensor<ui8>) -> tensor<2xui8>
+  func.return %r : tensor<2xui8>
+}}"""
+    np.testing.assert_array_equal(np.asarray(interpret(import_stablehlo(text), "r")).view(np.uint8), x.max(axis=1))
+
+
 # ------------------------------------------------------------ the spec's own files
 
 def _spec_files() -> list[Path]:

@@ -1,0 +1,113 @@
+"""Integer ops of `convert-stablehlo` that nn has no single op for.
+
+* `popcnt` sums the bits in fields that double in width (1, 2, 4, ... bits:
+  Hacker's Delight's population count); `count_leading_zeros` smears the
+  highest set bit into every lower one (x |= x >> 1, 2, 4, ...) and counts
+  the zeros left, N - popcnt.
+* On `i1` (StableHLO's booleans) add and maximum are or, multiply and
+  minimum are and (`BOOLEAN_BINARY`), as the spec defines them.
+* A `reduce` of integers (or a float reduce by multiplication) folds the
+  reduced elements pairwise: the reduced dimensions are moved last and
+  flattened, then the two halves are combined until one element is left, an
+  odd one carried; log2(n) steps of elementwise ops, each exact for integer
+  arithmetic (which is associative), then the init value is combined in. The
+  body is one binary op of the two arguments; unsigned operands combine
+  maximum and minimum by their values.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from xdsl.dialects.builtin import IntegerType, TensorType
+from xdsl.ir import Operation, SSAValue
+
+from dfc.dialects import nn
+from dfc.dialects import nn_elementwise as nne
+from dfc.dialects import nn_shape as nns
+from dfc.dialects.nn_unsigned_builders import UnsignedArith, int_width
+from dfc.dialects.stablehlo_bits import CountLeadingZerosOp, PopcntOp
+
+BINARY_NN: dict[str, type[Operation]] = nn.one_to_one("stablehlo", 2)
+"""The binary ops translated by name (as `convert_stablehlo.BINARY`)."""
+ASSOCIATIVE = frozenset({"stablehlo.add", "stablehlo.multiply", "stablehlo.maximum", "stablehlo.minimum",
+                         "stablehlo.and", "stablehlo.or", "stablehlo.xor"})
+"""Reduce bodies folded pairwise (associative and commutative, so any order is the reduction)."""
+BOOLEAN_BINARY: dict[str, type[Operation]] = {
+    "add": nne.OrOp, "maximum": nne.OrOp, "multiply": nne.AndOp, "minimum": nne.AndOp,
+}
+"""StableHLO's arithmetic on i1, as logical ops."""
+
+
+def is_boolean(v: SSAValue) -> bool:
+    return isinstance(v.type, TensorType) and v.type.element_type == IntegerType(1)
+
+
+def _shape(v: SSAValue) -> tuple[int, ...]:
+    assert isinstance(v.type, TensorType)
+    return tuple(v.type.get_shape())
+
+
+class IntegerConversions(UnsignedArith):
+    """Bit counts, boolean arithmetic and pairwise reductions, mixed into the converter."""
+
+    def _shift_right(self, x: SSAValue, bits: int) -> SSAValue:
+        return self.ins(nne.ShiftRightLogicalOp(x, self.int_full(bits, x)))
+
+    def population_count(self, x: SSAValue) -> SSAValue:
+        n, s = int_width(x), 1
+        while s < n:
+            mask = self.int_full(sum(((1 << s) - 1) << k for k in range(0, n, 2 * s)), x)
+            x = self.ins(nn.AddOp(self.ins(nne.AndOp(x, mask)), self.ins(nne.AndOp(self._shift_right(x, s), mask))))
+            s *= 2
+        return x
+
+    def on_popcnt(self, op: PopcntOp) -> Sequence[SSAValue]:
+        return [self.population_count(op.operand)]
+
+    def on_count_leading_zeros(self, op: CountLeadingZerosOp) -> Sequence[SSAValue]:
+        x, n, s = op.operand, int_width(op.operand), 1
+        while s < n:
+            x = self.ins(nne.OrOp(x, self._shift_right(x, s)))
+            s *= 2
+        return [self.ins(nn.SubOp(self.int_full(n, x), self.population_count(x)))]
+
+    def combiner(self, name: str, unsigned: bool) -> Callable[[SSAValue, SSAValue], SSAValue]:
+        """The elementwise op `name` (a stablehlo binary op) of two values: by value for unsigned
+        maximum/minimum, logical on i1."""
+        short = name.removeprefix("stablehlo.")
+        if unsigned and short in ("maximum", "minimum"):
+            return lambda a, b: self.unsigned_extreme(a, b, larger=short == "maximum")
+
+        def combine(a: SSAValue, b: SSAValue) -> SSAValue:
+            table = BOOLEAN_BINARY if is_boolean(a) and short in BOOLEAN_BINARY else BINARY_NN
+            return self.ins(table[short](a, b))
+
+        return combine
+
+    def pairwise_reduce(self, x: SSAValue, init: SSAValue, dims: Sequence[int],
+                        combine: Callable[[SSAValue, SSAValue], SSAValue]) -> SSAValue:
+        """`combine` of `init` and every element of `x` along `dims`, folded pairwise."""
+        shape = _shape(x)
+        kept = [d for d in range(len(shape)) if d not in dims]
+        out = [shape[d] for d in kept]
+        count = 1
+        for d in dims:
+            count *= shape[d]
+        if count == 0:
+            return self.ins(nns.BroadcastInDimOp(init, out, []))
+        moved = self.ins(nn.TransposeOp(x, [*kept, *sorted(dims)]))
+        flat = self.ins(nn.ReshapeOp(moved, [*out, count]))
+        r = len(out)
+
+        def part(v: SSAValue, lo: int, hi: int) -> SSAValue:
+            return self.ins(nns.SliceOp(v, [0] * r + [lo], [*out, hi], [1] * (r + 1)))
+
+        while count > 1:
+            half = count // 2
+            folded = combine(part(flat, 0, half), part(flat, half, 2 * half))
+            if count % 2:
+                folded = self.ins(nns.ConcatenateOp([folded, part(flat, 2 * half, count)], r))
+            flat, count = folded, half + count % 2
+        return combine(self.ins(nn.ReshapeOp(flat, out)), self.ins(nns.BroadcastInDimOp(init, out, [])))
+
