@@ -39,6 +39,8 @@ from xdsl.dialects.builtin import ModuleOp
 from dfc import config
 from dfc.dialects.diagnostics import CompileError
 from dfc.errors import user_errors
+from dfc.frontend import complex_values
+from dfc.frontend.complex_values import Complex
 from dfc.frontend.dtypes import ArrayType, dtype_from_numpy, f16, f32, f64, i32, i64
 from dfc.frontend.errors import FrontendError
 from dfc.frontend.unsigned import result_views, signless_types
@@ -512,6 +514,12 @@ def _call_jitted(tr, callee: JitFunction, args: list, kwargs: dict, node, checkp
             params.append(("static", a.static))
         elif isinstance(a, bool):
             params.append(("static", a))
+        elif isinstance(a, Complex | complex | np.complexfloating):  # passed packed, as from Python
+            a = args[k] = complex_values.lift(tr, a, node)
+            v = complex_values.store(tr, a, node)
+            params.append(("complex", dtype_name(v.type.element_type), tuple(v.type.get_shape())[:-1],
+                           "weak" if a.weak else "strong"))
+            values.append(v)
         else:
             e = tr.as_expr(a, node)
             if isinstance(e, Const) and not e.shape and isinstance(e.value, int) and not isinstance(e.value, bool):
@@ -535,18 +543,21 @@ def _call_jitted(tr, callee: JitFunction, args: list, kwargs: dict, node, checkp
         call.attributes[ATTRIBUTE] = StringAttr(checkpoint)
     n_results = len(call.results) - len(updated)
     _write_back(tr, callee, [args[k] for k in updated], updated, call.results[n_results:], args, node)
-    results = tuple(_returned(tr, args[k] if k is not None else None, r) for r, k in zip(call.results[:n_results], aliases))
+    complex_results = callee._complex[(*params, ("writeback",))]
+    results = tuple(_returned(tr, args[k] if k is not None else None, r, c)
+                    for r, k, c in zip(call.results[:n_results], aliases, complex_results))
     return results[0] if len(results) == 1 else (results or None)
 
 
-def _returned(tr, argument: Any, value) -> Any:
+def _returned(tr, argument: Any, value, is_complex: bool = False) -> Any:
     """A result of a call: the caller's array itself when the callee returns one
-    of its arguments as it is (`return A`) and that argument names the caller's memory."""
+    of its arguments as it is (`return A`) and that argument names the caller's memory;
+    a complex result (packed) as a `Complex`."""
     from dfc.frontend.arrays import View
 
-    if isinstance(argument, View) and argument.cell is not None and not argument.gathers:
-        return tr.as_expr(argument, tr.node)
-    return View.whole(value)
+    if isinstance(argument, View | Complex) and argument.cell is not None and not getattr(argument, "gathers", None):
+        return tr.as_expr(argument, tr.node) if isinstance(argument, View) else argument
+    return complex_values.unpacked(value, tr.new_cell(value)) if is_complex else View.whole(value)
 
 
 def _write_back(tr, callee: JitFunction, targets: list, positions: list[int], values, args: list, node) -> None:
@@ -554,6 +565,12 @@ def _write_back(tr, callee: JitFunction, targets: list, positions: list[int], va
     from dfc.frontend.arrays import View
 
     for target, k, value in zip(targets, positions, values):
+        if isinstance(target, Complex) and target.cell is not None:
+            if any(j != k and getattr(a, "cell", None) is target.cell for j, a in enumerate(args)):
+                raise tr.fail(f"{callee.fn.__qualname__} updates its argument {k} in place, and another argument is "
+                              "the same complex array (or a view of it): not supported", node)
+            complex_values.write(tr, target, complex_values.unpacked(value), node)
+            continue
         if not (isinstance(target, View) and target.cell is not None and not target.gathers):
             continue  # a temporary: NumPy drops its update too
         shared = [j for j, a in enumerate(args) if j != k and isinstance(a, View) and a.cell is target.cell]

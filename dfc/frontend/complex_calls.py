@@ -44,6 +44,7 @@ from dfc.frontend.complex_values import (
     part_dtype,
     sqrt,
     store,
+    unmasked,
     unpacked,
     write,
 )
@@ -118,8 +119,7 @@ def call(tr, f: Any, args: list, kwargs: dict, node: ast.AST) -> Any:
     if f in _UNARY:
         if len(args) != 1:
             raise tr.fail(f"{name} of complex values takes one argument", node)
-        z = lift(tr, args[0], node)
-        return _UNARY[f](tr, z, node)
+        return unmasked(tr, lambda z: _UNARY[f](tr, z, node), [lift(tr, args[0], node)], node)
     if f in _BINARY or f in _COMPARE:
         if len(args) != 2:
             raise tr.fail(f"{name} of complex values takes two arguments (out= is not supported)", node)
@@ -127,9 +127,11 @@ def call(tr, f: Any, args: list, kwargs: dict, node: ast.AST) -> Any:
             return compare(tr, _COMPARE[f], args[0], args[1], node)
         return binop(tr, _BINARY[f], args[0], args[1], node)
     if f in _PREDICATES and len(args) == 1:
-        z = lift(tr, args[0], node)
-        return real_call(tr, _PREDICATES[f], [real_call(tr, f, [z.re], {}, node), real_call(tr, f, [z.im], {}, node)],
-                         {}, node)
+        def predicate(z: Complex) -> Any:
+            return real_call(tr, _PREDICATES[f], [real_call(tr, f, [z.re], {}, node), real_call(tr, f, [z.im], {}, node)],
+                             {}, node)
+
+        return unmasked(tr, predicate, [lift(tr, args[0], node)], node)
     if f is builtins.len:
         return real_call(tr, f, [args[0].re if isinstance(args[0], Complex) else args[0]], {}, node)
     if f in _FIRST and args and isinstance(args[0], Complex):

@@ -213,7 +213,7 @@ def bind_value(tr, z: Complex, name: str, node: ast.AST) -> Complex:
 def write(tr, target: Complex, value: Any, node: ast.AST) -> None:
     """`target[...] = value` for a view of a named complex array (both parts; the value is read first)."""
     z = lift(tr, value, node)
-    re, im = (p if isinstance(p, masks.Masked) else tr.as_expr(p, node) for p in (z.re, z.im))
+    re, im = tr.as_expr(z.re, node), tr.as_expr(z.im, node)  # both read before either part is written
     tr.write(target.re, re, node)
     tr.write(_current(target.im), im, node)
 
@@ -256,8 +256,37 @@ def _shared_z(tr, z: Complex) -> Complex:
     return Complex(_shared(tr, z.re), _shared(tr, z.im), z.weak)
 
 
+def unmasked(tr, fn, values: list, node: ast.AST) -> Any:
+    """`fn(*values)` for values that may be boolean-masked reads with one mask (masks.py): computed on the
+    whole arrays and masked again, as masks.py treats real elementwise functions."""
+    found = [p.mask for v in values for p in ((v.re, v.im) if isinstance(v, Complex) else (v,))
+             if isinstance(p, masks.Masked)]
+    if not found:
+        return fn(*values)
+    mask = found[0]
+    if any(not masks.same(m, mask) for m in found):
+        raise tr.fail("combining masked arrays with different masks: their elements do not correspond", node)
+
+    def base(p: Any) -> Any:
+        if isinstance(p, masks.Masked):
+            return p.base
+        if isinstance(p, Expr) and p.ndim and not isinstance(p, Const):
+            raise tr.fail("combining an array and a boolean-masked one: the masked one has a data-dependent shape; "
+                          "mask both the same way (y[m]) or use np.where", node)
+        return p
+
+    out = fn(*(Complex(base(v.re), base(v.im), v.weak) if isinstance(v, Complex) else base(v) for v in values))
+    if isinstance(out, Complex):
+        return Complex(masks.Masked(tr.as_expr(out.re, node), mask), masks.Masked(tr.as_expr(out.im, node), mask))
+    return masks.Masked(tr.as_expr(out, node), mask)
+
+
 def binop(tr, op: str, a: Any, b: Any, node: ast.AST) -> Any:
     """`a op b` where one operand is complex (+ - * / **, NumPy's formulas)."""
+    return unmasked(tr, lambda x, y: _binop(tr, op, x, y, node), [a, b], node)
+
+
+def _binop(tr, op: str, a: Any, b: Any, node: ast.AST) -> Any:
     (x, y), _ = common(tr, [a, b], node)
     p, q = x.number(), y.number()
     if p is not None and q is not None and x.weak and y.weak:
@@ -432,6 +461,10 @@ def compare(tr, name: str, a: Any, b: Any, node: ast.AST) -> Any:
     """`==` and `!=` of complex values (both parts); the orderings are refused (NumPy orders lexicographically)."""
     if name not in ("eq", "ne"):
         raise tr.fail(f"ordering comparison ('{name}') of complex values is not supported", node)
+    return unmasked(tr, lambda x, y: _compare(tr, name, x, y, node), [a, b], node)
+
+
+def _compare(tr, name: str, a: Any, b: Any, node: ast.AST) -> Any:
     (x, y), _ = common(tr, [a, b], node)
     p, q = x.number(), y.number()
     if p is not None and q is not None and x.weak and y.weak:

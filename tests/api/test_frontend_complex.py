@@ -59,6 +59,13 @@ def structure(A, B, idx, m):
     return C, D, E, s, np.where(m, A, 0.5), np.transpose(A)[::-1]
 
 
+def masked(z, w, m):
+    """Elementwise formulas and reductions of boolean-masked reads (one mask), and a masked update."""
+    s = np.sum(np.abs(z[m])) + np.mean(np.exp(z[m])) + np.sum(z[m] / (w[m] + 1.0))
+    z[m] = np.sqrt(z[m]) * w[m] - 1j
+    return s, z, np.sum(np.isfinite(w[m]))
+
+
 def products(A, B, v):
     x = np.linalg.solve(A, v)
     return A @ B, np.dot(A, v), np.einsum("ij,jk->ik", A, B.real), np.linalg.inv(A), x
@@ -110,12 +117,13 @@ CASES = [
     (promotion, lambda: (cplx(3, dtype=np.complex64), RNG.random(3).astype(np.float32), RNG.random(3),
                          np.arange(3, dtype=np.int32))),
     (structure, lambda: (cplx(3, 4), cplx(3, 5), np.array([2, 0, 1]), RNG.random((3, 4)) > 0.5)),
+    (masked, lambda: (cplx(3, 4), cplx(3, 4), RNG.random((3, 4)) > 0.4)),
     (products, lambda: (cplx(4, 4) + 4 * np.eye(4), cplx(4, 2), cplx(4))),
     (escape_time, lambda: (-1.8, 0.4, 12, 8)),
     (scalar_loops, lambda: (cplx(5) * 1.2, cplx(2, 3))),
     (edge_values, lambda: (HUGE.copy(), EDGE_W.copy())),
 ]
-IDS = ["arithmetic", "arithmetic-c64", "elementary", "creation", "promotion", "structure", "products",
+IDS = ["arithmetic", "arithmetic-c64", "elementary", "creation", "promotion", "structure", "masked", "products",
        "escape_time", "scalar_loops", "edge_values"]
 
 
@@ -187,6 +195,32 @@ def test_in_place_update_of_complex_arguments():
         rotate_in_place(want, A, phase)
         jf(S, A, phase)
         close(S, want)
+
+
+def scale_row(S, z, k):
+    S[k] *= z
+    return S[k] * 2
+
+
+def rotated(z):
+    return z * 1j, np.abs(z)
+
+
+def calls_helpers(S, z):
+    """Plain helpers taking, updating and returning complex arrays (compiled with their caller)."""
+    a = scale_row(S, z, 1)
+    b, m = rotated(S[0])
+    return a, b, m, S
+
+
+def test_helpers_take_update_and_return_complex_arrays():
+    S, z = cplx(3, 2), 0.5 - 2j
+    want_S, got_S = S.copy(), S.copy()
+    want = calls_helpers(want_S, z)
+    f, ir_args, _ = dfc.jit(calls_helpers).specialize(got_S, z)
+    got = dfc.interpret(f.module, f.name, *ir_args)
+    for g, w in zip(got, want):
+        close(unpack(g, w), w)
 
 
 def test_result_aliasing_an_argument_is_the_argument():
