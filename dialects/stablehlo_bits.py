@@ -1,6 +1,6 @@
 """The stablehlo ops on the bits of numbers and on whole matrices that
-`convert-stablehlo` builds from nn ops (`passes/stablehlo_bits.py`,
-`passes/stablehlo_linalg.py`): `popcnt`, `count_leading_zeros`,
+`convert-stablehlo` builds from nn ops (`passes/stablehlo_integers.py`,
+`passes/stablehlo_linalg.py`): `popcnt`, `count_leading_zeros`, `chlo.mulhi`,
 `bitcast_convert`, `reduce_precision` (pretty form `stablehlo.reduce_precision
 %x, format = e5m10 : tensor<4xf32>`), `triangular_solve` and `map` (generic
 form, as the spec's tests write them)."""
@@ -25,7 +25,7 @@ from xdsl.traits import RecursiveMemoryEffect
 
 from dfc.dialects.stablehlo_attrs import TransposeAttr
 from dfc.dialects.stablehlo_base import StableHLOOp, parse_operand_list, parse_value
-from dfc.dialects.stablehlo_elementwise import UnaryOp
+from dfc.dialects.stablehlo_elementwise import BinaryOp, UnaryOp
 
 
 @irdl_op_definition
@@ -40,6 +40,13 @@ class CountLeadingZerosOp(UnaryOp):
     """The number of leading zero bits of each element."""
 
     name = "stablehlo.count_leading_zeros"
+
+
+@irdl_op_definition
+class MulhiOp(BinaryOp):
+    """`chlo.mulhi`: the high half of the double-width product of each pair of elements."""
+
+    name = "chlo.mulhi"
 
 
 @irdl_op_definition

@@ -22,6 +22,7 @@ from xdsl.parser import Parser
 from xdsl.traits import RecursiveMemoryEffect
 
 from dfc.dialects.stablehlo_base import StableHLOOp, resolve_operands
+from dfc.dialects.stablehlo_bits import MulhiOp
 
 
 @irdl_op_definition
@@ -73,5 +74,5 @@ class TopKOp(StableHLOOp):
                          attributes=extra)
 
 
-CHLO = Dialect("chlo", [TopKOp])
-"""The one op of XLA's client dialect JAX emits that dfc reads."""
+CHLO = Dialect("chlo", [TopKOp, MulhiOp])
+"""The ops of XLA's client dialect that dfc reads (`mulhi` is in `stablehlo_bits`)."""

@@ -4,6 +4,9 @@
   Hacker's Delight's population count); `count_leading_zeros` smears the
   highest set bit into every lower one (x |= x >> 1, 2, 4, ...) and counts
   the zeros left, N - popcnt.
+* `chlo.mulhi`, the high half of the double-width product, multiplies
+  N/2-bit halves (Hacker's Delight's mulhs, and mulhu for unsigned operands),
+  so that no product needs more than N bits.
 * On `i1` (StableHLO's booleans) add and maximum are or, multiply and
   minimum are and (`BOOLEAN_BINARY`), as the spec defines them.
 * A `reduce` of integers (or a float reduce by multiplication) folds the
@@ -25,8 +28,9 @@ from xdsl.ir import Operation, SSAValue
 from dfc.dialects import nn
 from dfc.dialects import nn_elementwise as nne
 from dfc.dialects import nn_shape as nns
+from dfc.dialects.diagnostics import CompileError
 from dfc.dialects.nn_unsigned_builders import UnsignedArith, int_width
-from dfc.dialects.stablehlo_bits import CountLeadingZerosOp, PopcntOp
+from dfc.dialects.stablehlo_bits import CountLeadingZerosOp, MulhiOp, PopcntOp
 
 BINARY_NN: dict[str, type[Operation]] = nn.one_to_one("stablehlo", 2)
 """The binary ops translated by name (as `convert_stablehlo.BINARY`)."""
@@ -49,7 +53,10 @@ def _shape(v: SSAValue) -> tuple[int, ...]:
 
 
 class IntegerConversions(UnsignedArith):
-    """Bit counts, boolean arithmetic and pairwise reductions, mixed into the converter."""
+    """Bit counts, high products, boolean arithmetic and pairwise reductions, mixed into the converter
+    (`unsigned_ops` as `stablehlo_unsigned.make_signless` returned it)."""
+
+    unsigned_ops: dict
 
     def _shift_right(self, x: SSAValue, bits: int) -> SSAValue:
         return self.ins(nne.ShiftRightLogicalOp(x, self.int_full(bits, x)))
@@ -71,6 +78,35 @@ class IntegerConversions(UnsignedArith):
             x = self.ins(nne.OrOp(x, self._shift_right(x, s)))
             s *= 2
         return [self.ins(nn.SubOp(self.int_full(n, x), self.population_count(x)))]
+
+    def multiply_high(self, u: SSAValue, v: SSAValue, unsigned: bool) -> SSAValue:
+        """The high N bits of the 2N-bit product of N-bit `u` and `v`, by N/2-bit halves (Hacker's
+        Delight's mulhs/mulhu: every step is N-bit arithmetic)."""
+        h = int_width(u) // 2
+        low = self.int_full((1 << h) - 1, u)
+
+        def high(x: SSAValue) -> SSAValue:  # x >> h: arithmetic for signed, logical for unsigned
+            shift = nne.ShiftRightLogicalOp if unsigned else nne.ShiftRightArithmeticOp
+            return self.ins(shift(x, self.int_full(h, x)))
+
+        def mul(a: SSAValue, b: SSAValue) -> SSAValue:
+            return self.ins(nn.MulOp(a, b))
+
+        def add(a: SSAValue, b: SSAValue) -> SSAValue:
+            return self.ins(nn.AddOp(a, b))
+
+        u0, v0 = self.ins(nne.AndOp(u, low)), self.ins(nne.AndOp(v, low))
+        u1, v1 = high(u), high(v)
+        t = add(mul(u1, v0), self._shift_right(mul(u0, v0), h))
+        w1 = add(mul(u0, v1), self.ins(nne.AndOp(t, low)))
+        return add(add(mul(u1, v1), high(t)), high(w1))
+
+    def on_mulhi(self, op: MulhiOp) -> Sequence[SSAValue]:
+        if int_width(op.lhs) % 2:
+            raise CompileError.at(op, f"convert-stablehlo: chlo.mulhi of {op.lhs.type} (an odd width) is not "
+                                      "supported")
+        unsigned = any(self.unsigned_ops.get(op, ((), ()))[0])
+        return [self.multiply_high(op.lhs, op.rhs, unsigned)]
 
     def combiner(self, name: str, unsigned: bool) -> Callable[[SSAValue, SSAValue], SSAValue]:
         """The elementwise op `name` (a stablehlo binary op) of two values: by value for unsigned

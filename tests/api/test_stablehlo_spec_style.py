@@ -477,6 +477,26 @@ func.func @bits() -> ({t}, {t}) {{
     np.testing.assert_array_equal(got_z, [bits - v.bit_length() for v in pattern])
 
 
+@pytest.mark.parametrize("dtype", [np.int8, np.uint8, np.int64, np.uint64])
+def test_mulhi_is_the_high_half_of_the_double_width_product(dtype):
+    info = np.iinfo(dtype)
+    bits = info.bits
+    edges = [info.min, info.max, 0, 1, info.max // 3, info.min // 2 or info.max // 2 + 1]
+    a = np.array(edges + [int(v) for v in rng.integers(info.min, info.max, 6, dtype=dtype, endpoint=True)], dtype)
+    b = np.array(edges[::-1] + [int(v) for v in rng.integers(info.min, info.max, 6, dtype=dtype, endpoint=True)],
+                 dtype)
+    t = f"tensor<12x{'u' if info.min == 0 else ''}i{bits}>"
+    text = f"""
+func.func @hi() -> {t} {{
+  %a = stablehlo.constant {dense(a)}
+  %b = stablehlo.constant {dense(b)}
+  %r = "chlo.mulhi"(%a, %b) : ({t}, {t}) -> {t}
+  func.return %r : {t}
+}}"""
+    got = np.asarray(interpret(import_stablehlo(text), "hi")).view(dtype)
+    np.testing.assert_array_equal(got, np.array([(int(x) * int(y)) >> bits for x, y in zip(a, b)], dtype))
+
+
 def test_boolean_arithmetic_is_logical():
     p, q = np.array([True, True, False, False]), np.array([True, False, True, False])
     t = "tensor<4xi1>"
