@@ -28,7 +28,7 @@ from typing import Any
 
 from dfc.frontend import numpy_api
 from dfc.frontend.affine import Affine
-from dfc.frontend.arrays import Const, Expr, Index, Iota, Op, View, is_float
+from dfc.frontend.arrays import Const, Expr, Index, Iota, Op, View, is_float, is_unsigned
 from dfc.frontend.numpy_args import keepdims_of, static
 
 SHAPE_MESSAGE = ("{what} has a data-dependent shape (as many elements as the mask has True values), which compiled "
@@ -140,6 +140,8 @@ def _fill(tr, kind: str, dtype: str) -> Const:
     if dtype == "i1":
         return Const(kind == "min", dtype, False)
     bits = int(dtype[1:])
+    if is_unsigned(dtype):
+        return Const(0 if kind == "max" else 2 ** bits - 1, dtype, False)
     return Const(-(2 ** (bits - 1)) if kind == "max" else 2 ** (bits - 1) - 1, dtype, False)
 
 

@@ -15,7 +15,7 @@ import numpy as np
 
 from dfc.dialects.nn_sort import ArgsortOp, take_along
 from dfc.frontend.affine import Affine
-from dfc.frontend.arrays import Const, Expr, View, is_float
+from dfc.frontend.arrays import Const, Expr, Op, View, is_float, is_unsigned
 from dfc.frontend.numpy_args import Handler, astype, axes_of, bind, expr_of, keepdims_of, static
 from dfc.frontend.numpy_shapes import flat
 
@@ -30,7 +30,11 @@ def sorted_along(tr, e: Expr, axis: Any, node: ast.AST, what: str) -> tuple[View
     k = axes_of(tr, axis, e.ndim, node)[0]
     tr.em.static(e, f"the array {what} sorts")
     x = tr.em.materialize(e)
-    order = tr.em.b.insert(ArgsortOp(x, k)).result
+    key = x
+    if is_unsigned(e.dtype):  # sorted by the signed order of the values with their top bit flipped
+        flip = Const(1 << (int(e.dtype[1:]) - 1), e.dtype, False)
+        key = tr.em.materialize(Op("xor", [View.whole(x), flip], e.shape, e.dtype), f"i{e.dtype[1:]}")
+    order = tr.em.b.insert(ArgsortOp(key, k)).result
     return View.whole(tr.em.b.insert(take_along(x, order, k)).result), View.whole(order), k
 
 
