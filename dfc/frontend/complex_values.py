@@ -207,7 +207,14 @@ def bind_value(tr, z: Complex, name: str, node: ast.AST) -> Complex:
         return z
     value = store(tr, z, node)
     value.name_hint = name if name.isidentifier() else None
-    return unpacked(value, tr.new_cell(value))
+    cell = tr.new_cell(value)
+    for part in (z.re, z.im):  # reshapes of a named array: NumPy's views of its memory, separate values here
+        if isinstance(part, View) and part.cell is not None and not tr._live(part.cell):
+            for other in part.cell.shares:
+                if other not in cell.shares:
+                    cell.shares.append(other)
+                    other.shares.append(cell)
+    return unpacked(value, cell)
 
 
 def write(tr, target: Complex, value: Any, node: ast.AST) -> None:

@@ -284,7 +284,7 @@ class Translator(ControlFlow, Indexing):
 
     def _live(self, cell: Cell) -> bool:
         """Whether `cell` can still be read: a name holds it, or it is a parameter (callers see its updates)."""
-        return cell in self.param_cells or any(isinstance(v, View) and v.cell is cell for v in self.env.values())
+        return cell in self.param_cells or any(isinstance(v, View | Complex) and v.cell is cell for v in self.env.values())
 
     def new_cell(self, value: SSAValue) -> Cell:
         cell = Cell(value)

@@ -248,12 +248,19 @@ def bad_prod(z):
     return np.prod(z)
 
 
+def stale_reshape(z):
+    v = z.reshape(4)  # a view of z's memory in NumPy, a separate value here
+    z[0, 0] = 1j
+    return v
+
+
 @pytest.mark.parametrize("fn, args, message", [
     (bad_order, (cplx(2), cplx(2)), "ordering comparison ('lt') of complex values is not supported"),
     (bad_function, (cplx(2),), "np.sin of complex values is not supported"),
     (bad_store, (np.zeros(2), cplx(2)), "a complex value where a real one is needed"),
     (bad_prod, (cplx(2),), "np.prod of complex values is not supported"),
-], ids=["order", "sin", "store", "prod"])
+    (stale_reshape, (cplx(2, 2),), "views of the same memory in NumPy (a reshape of a named array)"),
+], ids=["order", "sin", "store", "prod", "stale-reshape"])
 def test_refusals_are_located(fn, args, message):
     with pytest.raises(dfc.FrontendError) as err:
         dfc.jit(fn).specialize(*args)
