@@ -267,6 +267,25 @@ def test_refusals_are_located(fn, args, message):
     assert message in str(err.value) and "test_frontend_complex.py:" in str(err.value)
 
 
+def real_through_complex(x, y):
+    z = (x + 1j * y) * 0.7
+    w = np.exp(z ** 2) / (x + 2j) * np.conj(z)
+    return np.sum(np.abs(w)) + np.sum(w.real * w.imag)
+
+
+def test_gradient_of_a_real_function_through_complex_values():
+    """Complex intermediates are real operations on the parts: autodiff differentiates them (float64
+    Richardson differences of the NumPy function)."""
+    from support.frontend_corpus.check import gradient_error, richardson_gradient
+
+    x, y = RNG.random(3) + 0.2, RNG.random(3) - 0.5
+    f, ir_args, positions = dfc.jit(real_through_complex).specialize(x, y)
+    module = f.autodiff_module((positions[0], positions[1]))
+    out = dfc.interpret(module, f.name + "_grad", *ir_args, np.array(1.0))
+    for k in range(2):
+        assert gradient_error(out[1 + k], richardson_gradient(real_through_complex, [x, y], k)) < 1e-9
+
+
 def test_complex_gradient_refused():
     def loss(z):
         return np.abs(z).sum()
