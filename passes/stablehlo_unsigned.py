@@ -97,7 +97,7 @@ def make_signless(f: func.FuncOp) -> dict[Operation, Flags]:
 
 
 class UnsignedConversions(UnsignedArith):
-    """The unsigned forms of the sign-sensitive stablehlo ops (`on_unsigned_<op>`, given which operands
+    """The unsigned forms of the sign-sensitive stablehlo ops (`as_unsigned_<op>`, given which operands
     and results were unsigned), mixed into the converter; `unsigned_ops` is what `make_signless` returned."""
 
     unsigned_ops: dict[Operation, Flags]
@@ -114,34 +114,34 @@ class UnsignedConversions(UnsignedArith):
             if any(operands[INDEX_OPERANDS[short]:]):
                 raise CompileError.at(op, f"convert-stablehlo: '{op.name}' with unsigned indices is not supported")
             return None
-        handler = getattr(self, f"on_unsigned_{short}", None)
+        handler = getattr(self, f"as_unsigned_{short}", None)
         if handler is not None:
             return handler(op, operands, results)
         if short in SIGN_AGNOSTIC or short in UNSIGNED_IN_HANDLER:
             return None
         raise CompileError.at(op, f"convert-stablehlo: '{op.name}' of unsigned integers is not supported")
 
-    def on_unsigned_compare(self, op: shlo.CompareOp, *_: tuple[bool, ...]) -> Sequence[SSAValue]:
+    def as_unsigned_compare(self, op: shlo.CompareOp, *_: tuple[bool, ...]) -> Sequence[SSAValue]:
         return [self.unsigned_compare(op.lhs, op.rhs, op.comparison_direction.data)]
 
-    def on_unsigned_maximum(self, op: shlo.BinaryOp, *_: tuple[bool, ...]) -> Sequence[SSAValue]:
+    def as_unsigned_maximum(self, op: shlo.BinaryOp, *_: tuple[bool, ...]) -> Sequence[SSAValue]:
         return [self.unsigned_extreme(op.lhs, op.rhs, larger=True)]
 
-    def on_unsigned_minimum(self, op: shlo.BinaryOp, *_: tuple[bool, ...]) -> Sequence[SSAValue]:
+    def as_unsigned_minimum(self, op: shlo.BinaryOp, *_: tuple[bool, ...]) -> Sequence[SSAValue]:
         return [self.unsigned_extreme(op.lhs, op.rhs, larger=False)]
 
-    def on_unsigned_clamp(self, op: shlo.ClampOp, *_: tuple[bool, ...]) -> Sequence[SSAValue]:
+    def as_unsigned_clamp(self, op: shlo.ClampOp, *_: tuple[bool, ...]) -> Sequence[SSAValue]:
         """min(max(operand, min), max), as the spec defines clamp."""
         low = self.unsigned_extreme(op.operand, op.min, larger=True)
         return [self.unsigned_extreme(low, op.max, larger=False)]
 
-    def on_unsigned_divide(self, op: shlo.BinaryOp, *_: tuple[bool, ...]) -> Sequence[SSAValue]:
+    def as_unsigned_divide(self, op: shlo.BinaryOp, *_: tuple[bool, ...]) -> Sequence[SSAValue]:
         return [self.unsigned_divide(op.lhs, op.rhs)]
 
-    def on_unsigned_remainder(self, op: shlo.BinaryOp, *_: tuple[bool, ...]) -> Sequence[SSAValue]:
+    def as_unsigned_remainder(self, op: shlo.BinaryOp, *_: tuple[bool, ...]) -> Sequence[SSAValue]:
         return [self.unsigned_remainder(op.lhs, op.rhs)]
 
-    def on_unsigned_convert(self, op: shlo.ConvertOp, operands: tuple[bool, ...],
+    def as_unsigned_convert(self, op: shlo.ConvertOp, operands: tuple[bool, ...],
                             results: tuple[bool, ...]) -> Sequence[SSAValue]:
         assert isinstance(op.result.type, TensorType)
         return [self.cast(op.operand, operands[0], op.result.type.element_type, results[0])]

@@ -174,6 +174,14 @@ def _cases():
                                               jnp.sort(b), jnp.argsort(b, axis=0), *lax.top_k(x, 8)),
                              [np.concatenate([EDGE, EDGE[::-1]]), ints(4, 6, low=-2, high=2), b34], False),
         "top_k": (lambda x, i: (*lax.top_k(x, 2), *lax.top_k(i, 3)), [x34, ints(3, 5, low=-2, high=2)], True),
+        # integers: bit counts, unsigned values, integer and boolean reductions
+        "popcnt_clz": (lambda i, u: (lax.population_count(i), lax.clz(i), lax.population_count(u), lax.clz(u)),
+                       [ints(3, 4, low=INT_MIN, high=INT_MAX), ints(3, 4, low=0, high=2 ** 32, dtype=np.uint32)], False),
+        "unsigned": (lambda a, b: (a // b, a % b, jnp.maximum(a, b), a > b, a.astype(jnp.float64), jnp.max(a, 0),
+                                   jnp.sum(a, 1), a >> (b % 40)),
+                     [ints(3, 4, low=0, high=2 ** 32, dtype=np.uint32), ints(3, 4, low=1, high=2 ** 32, dtype=np.uint32)],
+                     False),
+        "integer_reduce": (lambda i: (jnp.sum(i, 0), jnp.prod(i, 1), jnp.max(i), jnp.min(i, 0)), [i34], False),
     }
     return cases
 
@@ -213,7 +221,7 @@ def test_forward_and_gradient_equal_jax(name):
     args = [np.asarray(a) for a in args]
     want = _tuple(jax.jit(f)(*args))
     imported = from_jax(f, *args)
-    got = _tuple(interpret(imported.module, imported.name, *imported.arguments(*args)))
+    got = _tuple(imported.with_jax_dtypes(interpret(imported.module, imported.name, *imported.arguments(*args))))
     assert len(got) == len(want)
     for k, (g, w) in enumerate(zip(got, want)):
         _compare(g, w, f"{name} output {k}")
@@ -283,6 +291,26 @@ HAND_WRITTEN = {
   %0 = stablehlo.dynamic_pad %x, %v, %lo, %hi, %in
     : (tensor<2x3xf64>, tensor<f64>, tensor<2xi64>, tensor<2xi64>, tensor<2xi64>) -> tensor<4x7xf64>
   func.return %0 : tensor<4x7xf64>"""), [normal(2, 3)], lambda x: lax.pad(x, 0.5, [(1, 0, 1), (0, 2, 1)])),
+    "triangular_solve": (_text("%a: tensor<3x3xf64>, %b: tensor<3x2xf64>) -> tensor<3x2xf64>", """\
+  %0 = "stablehlo.triangular_solve"(%a, %b) {left_side = true, lower = true, unit_diagonal = false,
+    transpose_a = #stablehlo<transpose NO_TRANSPOSE>} : (tensor<3x3xf64>, tensor<3x2xf64>) -> tensor<3x2xf64>
+  func.return %0 : tensor<3x2xf64>"""), [normal(3, 3) + 3 * np.eye(3), normal(3, 2)],
+                         lambda a, b: jax.scipy.linalg.solve_triangular(a, b, lower=True)),
+    "map": (_text("%x: tensor<3x4xf64>, %y: tensor<3x4xf64>) -> tensor<3x4xf64>", """\
+  %0 = "stablehlo.map"(%x, %y) ({
+    ^bb0(%a: tensor<f64>, %b: tensor<f64>):
+      %s = stablehlo.sine %a : tensor<f64>
+      %p = stablehlo.multiply %s, %b : tensor<f64>
+      stablehlo.return %p : tensor<f64>
+  }) {dimensions = array<i64: 0, 1>} : (tensor<3x4xf64>, tensor<3x4xf64>) -> tensor<3x4xf64>
+  func.return %0 : tensor<3x4xf64>"""), [normal(3, 4), normal(3, 4)], lambda x, y: jnp.sin(x) * y),
+    "mulhi": (_text("%x: tensor<4xf64>, %a: tensor<4xi32>, %b: tensor<4xi32>) -> tensor<4xf64>", """\
+  %h = "chlo.mulhi"(%a, %b) : (tensor<4xi32>, tensor<4xi32>) -> tensor<4xi32>
+  %f = stablehlo.convert %h : (tensor<4xi32>) -> tensor<4xf64>
+  %0 = stablehlo.multiply %x, %f : tensor<4xf64>
+  func.return %0 : tensor<4xf64>"""), [normal(4), np.array([INT_MIN, INT_MAX, -7, 123456789], np.int32),
+                                       np.array([INT_MIN, 3, INT_MAX, -987654321], np.int32)],
+              lambda x, a, b: x * ((a.astype(jnp.int64) * b) >> 32).astype(jnp.float64)),
     **{f"if_{flag}": (_text("%p: tensor<i1>, %x: tensor<3xf64>) -> tensor<3xf64>", """\
   %0 = "stablehlo.if"(%p) ({
     %a = stablehlo.sine %x : tensor<3xf64>

@@ -93,14 +93,14 @@ def test_round_nearest_even_and_is_finite():
 
 def test_unsupported_mode_is_located():
     text = """func.func @f(%x: tensor<2xi32>) -> tensor<2xi1> {
-  %0 = stablehlo.compare LT, %x, %x, UNSIGNED : (tensor<2xi32>, tensor<2xi32>) -> tensor<2xi1>
+  %0 = stablehlo.compare LT, %x, %x, TOTALORDER : (tensor<2xi32>, tensor<2xi32>) -> tensor<2xi1>
   func.return %0 : tensor<2xi1>
 }"""
     with pytest.raises(CompileError) as err:
         import_stablehlo(text, "prog.mlir")
     assert str(err.value).splitlines() == [
-        "prog.mlir:2:8: error: convert-stablehlo: compare LT with compare_type UNSIGNED is not supported",
-        "  %0 = stablehlo.compare LT, %x, %x, UNSIGNED : (tensor<2xi32>, tensor<2xi32>) -> tensor<2xi1>",
+        "prog.mlir:2:8: error: convert-stablehlo: compare LT with compare_type TOTALORDER is not supported",
+        "  %0 = stablehlo.compare LT, %x, %x, TOTALORDER : (tensor<2xi32>, tensor<2xi32>) -> tensor<2xi1>",
         "       ^",
     ]
 

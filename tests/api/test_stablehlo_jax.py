@@ -78,11 +78,11 @@ def test_data_dependent_while_loop_differentiates_in_reverse(engine):
 def test_conversion_errors_point_at_the_python_source():
     import inspect
 
-    def product(x):
-        return jax.numpy.prod(jax.numpy.sin(x))
+    def transposed(x, w):
+        return jax.lax.conv_general_dilated(jax.numpy.sin(x), w, (1, 1), [(0, 0), (0, 0)], lhs_dilation=(2, 2))
 
-    line = inspect.getsourcelines(product)[1] + 1
+    line = inspect.getsourcelines(transposed)[1] + 1
     with pytest.raises(CompileError) as err:
-        from_jax(product, np.ones(3, np.float32))
+        from_jax(transposed, np.ones((1, 1, 4, 4), np.float32), np.ones((1, 1, 2, 2), np.float32))
     assert str(err.value).startswith(f"{__file__}:{line}:")
-    assert "reduce with a 'stablehlo.multiply' body is not supported" in str(err.value)
+    assert "convolution with lhs_dilation (a transposed convolution) is not supported" in str(err.value)

@@ -2,20 +2,19 @@
 
 // What the conversion does not cover is an error at the op, naming it.
 
-func.func @integer_reduce(%x: tensor<4xi32>) -> tensor<i32> {
+func.func @subtract_reduce(%x: tensor<4xi32>) -> tensor<i32> {
   %zero = stablehlo.constant dense<0> : tensor<i32>
-  // expected-error @+1 {{convert-stablehlo: reduce of tensor<4xi32> (not float) is not supported}}
-  %0 = stablehlo.reduce(%x init: %zero) applies stablehlo.add across dimensions = [0] : (tensor<4xi32>, tensor<i32>) -> tensor<i32>
+  // expected-error @+1 {{convert-stablehlo: reduce with a 'stablehlo.subtract' body is not supported}}
+  %0 = stablehlo.reduce(%x init: %zero) applies stablehlo.subtract across dimensions = [0] : (tensor<4xi32>, tensor<i32>) -> tensor<i32>
   func.return %0 : tensor<i32>
 }
 
 // -----
 
-func.func @product_reduce(%x: tensor<4xf32>) -> tensor<f32> {
-  %one = stablehlo.constant dense<1.0> : tensor<f32>
-  // expected-error @+1 {{convert-stablehlo: reduce with a 'stablehlo.multiply' body is not supported}}
-  %0 = stablehlo.reduce(%x init: %one) applies stablehlo.multiply across dimensions = [0] : (tensor<4xf32>, tensor<f32>) -> tensor<f32>
-  func.return %0 : tensor<f32>
+func.func @unsigned_sign(%x: tensor<4xui8>) -> tensor<4xui8> {
+  // expected-error @+1 {{convert-stablehlo: 'stablehlo.sign' of unsigned integers is not supported}}
+  %0 = stablehlo.sign %x : tensor<4xui8>
+  func.return %0 : tensor<4xui8>
 }
 
 // -----
@@ -41,9 +40,9 @@ func.func @transposed_conv(%x: tensor<1x1x4xf32>, %w: tensor<1x1x2xf32>) -> tens
 
 // -----
 
-func.func @unsigned_order(%a: tensor<4xi32>) -> tensor<4xi1> {
-  // expected-error @+1 {{convert-stablehlo: compare LT with compare_type UNSIGNED is not supported}}
-  %0 = stablehlo.compare LT, %a, %a, UNSIGNED : (tensor<4xi32>, tensor<4xi32>) -> tensor<4xi1>
+func.func @total_order(%a: tensor<4xi32>) -> tensor<4xi1> {
+  // expected-error @+1 {{convert-stablehlo: compare LT with compare_type TOTALORDER is not supported}}
+  %0 = stablehlo.compare LT, %a, %a, TOTALORDER : (tensor<4xi32>, tensor<4xi32>) -> tensor<4xi1>
   func.return %0 : tensor<4xi1>
 }
 
@@ -73,8 +72,8 @@ func.func @inside_a_loop(%x: tensor<4xf32>) -> tensor<4xf32> {
   } do {
     %one = stablehlo.constant dense<1> : tensor<i32>
     %j = stablehlo.add %i, %one : tensor<i32>
-    // expected-error @+1 {{convert-stablehlo: compare GE with compare_type UNSIGNED is not supported}}
-    %f = stablehlo.compare GE, %j, %one, UNSIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>
+    // expected-error @+1 {{convert-stablehlo: compare GE with compare_type TOTALORDER is not supported}}
+    %f = stablehlo.compare GE, %j, %one, TOTALORDER : (tensor<i32>, tensor<i32>) -> tensor<i1>
     stablehlo.return %j, %y : tensor<i32>, tensor<4xf32>
   }
   func.return %0#1 : tensor<4xf32>
