@@ -44,6 +44,7 @@ from dfc.frontend.complex_values import Complex
 from dfc.frontend.dtypes import ArrayType, dtype_from_numpy, f16, f32, f64, i32, i64
 from dfc.frontend.errors import FrontendError
 from dfc.frontend.unsigned import result_views, signless_types
+from dfc.function import view_results
 from dfc.importers.onnx_unsigned import signless
 
 __all__ = ["jit", "JitFunction", "FrontendError", "ArrayType", "f16", "f32", "f64", "i32", "i64"]
@@ -347,13 +348,16 @@ class JitFunction:
             results = tuple(_unpacked(r) if c and not (k is not None and r is values[k]) else r
                             for r, c, k in zip(results, complex_results, aliases))
             return _python_results(results if len(results) != 1 else results[0], len(results))
-        if fast_key is not None and positions == list(range(len(args))) and not any(fn.result_views) and all(
-                v is a or type(a) is float and v.dtype == np.float64 for a, v in zip(args, ir_args)):
-            # each IR argument is the argument itself (or a float's 0-d float64 array), as the fast path passes them
+        if fast_key is not None and positions == list(range(len(args))) and all(
+                v is a or type(a) is float and v.dtype == np.float64 or a.dtype.kind == "u"
+                for a, v in zip(args, ir_args)):
+            # each IR argument is the argument itself (or a float's 0-d float64 array, an unsigned array's signless
+            # view), as the fast path passes them
             result = _python_results(fn(*ir_args), len(fn.outputs)) if not updated and all(
                 k is None for k in aliases) else self._run(fn, len(fn.outputs), updated, aliases, values, ir_args,
                                                           positions)
-            self._fast[fast_key] = _FastCall(self, fn, updated, aliases, any(type(a) is float for a in args))
+            self._fast[fast_key] = _FastCall(self, fn, updated, aliases, any(type(a) is float for a in args),
+                                             _signless_dtypes(args, ir_args))
             return result
         if not updated and not any(k is not None for k in aliases):
             return _python_results(fn(*ir_args), len(fn.outputs))
@@ -410,19 +414,26 @@ def _fast_key(args: tuple) -> tuple | None:
 
 class _FastCall:
     """What a fast-path call runs: the Function of one specialisation, called with the
-    arguments themselves (a Python float as a 0-d float64 array: its IR argument)."""
+    arguments themselves (a Python float as a 0-d float64 array, an unsigned array as the signed
+    integers of its bits: their IR arguments)."""
 
-    __slots__ = ("jit", "function", "name", "n_outputs", "simple", "updated", "aliases", "floats", "positions")
+    __slots__ = ("jit", "function", "name", "n_outputs", "simple", "updated", "aliases", "floats", "unsigned",
+                 "positions")
 
-    def __init__(self, jit: JitFunction, function: Any, updated: list[int], aliases: list[int | None], floats: bool):
+    def __init__(self, jit: JitFunction, function: Any, updated: list[int], aliases: list[int | None], floats: bool,
+                 unsigned: tuple[np.dtype | None, ...] | None):
+        """`unsigned`: per argument, the signed dtype an unsigned array is viewed as (None: as it is), or None
+        when no argument is unsigned."""
         self.jit, self.function, self.name = jit, function, function.name
         self.n_outputs = len(function.outputs)
         self.simple = not updated and all(k is None for k in aliases)
-        self.updated, self.aliases, self.floats = updated, aliases, floats
+        self.updated, self.aliases, self.floats, self.unsigned = updated, aliases, floats, unsigned
         self.positions = range(len(function.inputs))
 
     def call(self, args: tuple) -> Any:
         ir_args = [np.array(a) if type(a) is float else a for a in args] if self.floats else args
+        if self.unsigned:
+            ir_args = [a if d is None else a.view(d) for a, d in zip(ir_args, self.unsigned)]
         if not self.simple:
             return self.jit._run(self.run, self.n_outputs, self.updated, self.aliases, args, ir_args, self.positions)
         return self.run(*ir_args)
@@ -430,6 +441,8 @@ class _FastCall:
     def run(self, *ir_args: Any) -> Any:
         """What `Function.__call__` does for array arguments, without its conversions."""
         out = self.function._engine.invoke(self.name, *ir_args)
+        if any(self.function.result_views):
+            out = view_results(out, self.function.result_views)
         n = self.n_outputs
         if n == 1:
             return out[()] if type(out) is np.ndarray and not out.shape else out
@@ -450,6 +463,13 @@ def _unpacked(r: Any) -> Any:
     """A packed complex result (shape (*shape, 2)) as NumPy's complex array (a 0-d one as a NumPy scalar)."""
     z = np.ascontiguousarray(r).view(np.complex64 if r.dtype == np.float32 else np.complex128)[..., 0]
     return z[()] if not z.shape else z
+
+
+def _signless_dtypes(args: tuple, ir_args: list) -> tuple[np.dtype | None, ...] | None:
+    """Per positional argument, the dtype of its IR argument where that is the signless view of an unsigned
+    array (None elsewhere); None when no argument is one."""
+    dtypes = tuple(v.dtype if type(a) is np.ndarray and a.dtype.kind == "u" else None for a, v in zip(args, ir_args))
+    return dtypes if any(d is not None for d in dtypes) else None
 
 
 def _python_results(out: Any, n: int) -> Any:
