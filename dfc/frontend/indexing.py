@@ -74,18 +74,18 @@ class Indexing:
     def from_data(self, x: Affine) -> bool:
         return any(sym in self.data_symbols for sym in x.terms)
 
-    def _lowest(self, x: Affine) -> Affine:
+    def lowest(self, x: Affine) -> Affine:
         """`x` with each loop variable replaced by the end of its range that makes `x` smallest."""
         low = Affine(x.const)
         for sym, c in x.terms.items():
             ends = self.loop_ranges.get(sym)
-            low = low + (Affine(0, {sym: c}) if ends is None else self._lowest(ends[0 if c > 0 else 1].scale(c)))
+            low = low + (Affine(0, {sym: c}) if ends is None else self.lowest(ends[0 if c > 0 else 1].scale(c)))
         return low
 
     def _nonnegative(self, x: Affine) -> bool:
         """Whether `x` is provably >= 0 wherever it is evaluated (loop variables in their
         ranges; array sizes and clamped counts are never negative)."""
-        low = self._lowest(x)
+        low = self.lowest(x)
         return low.const >= 0 and all(c > 0 and _never_negative(s) for s, c in low.terms.items())
 
     def _count(self, start: Affine, stop: Affine) -> Affine:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import ast
 
-from dfc.frontend.arrays import FLOATS, NUMPY_NAMES, Const, Expr, is_unsigned
+from dfc.frontend.arrays import FLOATS, NUMPY_NAMES, Const, Expr, Index, is_unsigned
 
 ARITHMETIC = {"add", "sub", "mul", "floordiv", "mod", "maximum", "minimum", "and", "or", "xor", "lshift", "rshift",
               "pow", "where"}
@@ -40,14 +40,20 @@ def check_arithmetic(tr, op: str, args: list[Expr], dtype: str, node: ast.AST) -
 
 def check_python_int(tr, e: Expr, dtype: str, node: ast.AST) -> None:
     """Refuse `e` when it is a Python int outside the range of the integer `dtype` it becomes (NumPy's
-    OverflowError)."""
-    v = _python_int(e)
-    if v is None or dtype in FLOATS or dtype == "i1":
+    OverflowError); a loop-dependent one (`x + i` in `for i in range(300)`) when the ends of its range are
+    known and one is outside."""
+    if dtype in FLOATS or dtype == "i1":
         return
     low, high = _bounds(dtype)
-    if not low <= v <= high:
+    v = _python_int(e)
+    if v is not None and not low <= v <= high:
         raise tr.fail(f"Python integer {v} out of bounds for {NUMPY_NAMES[dtype]} (NumPy raises OverflowError: "
                       "under NEP 50 a Python int takes the array's dtype)", node)
+    if isinstance(e, Index) and e.weak:
+        least, most = tr.lowest(e.value).static, tr.lowest(-e.value).static
+        if least is not None and most is not None and not low <= least <= -most <= high:
+            raise tr.fail(f"this integer takes values from {least} to {-most}, out of bounds for {NUMPY_NAMES[dtype]} "
+                          "(NumPy raises OverflowError: under NEP 50 a Python int takes the array's dtype)", node)
 
 
 def decided_compare(name: str, x: Expr, y: Expr, operand: str, shape: list) -> Const | None:

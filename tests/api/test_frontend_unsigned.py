@@ -215,12 +215,20 @@ def negative(a):
     return a + np.array([1, -1], dtype=np.uint64)
 
 
+def counts_past(a):
+    for i in range(300):
+        a = a + i
+    return a
+
+
 @pytest.mark.parametrize("fn, message", [(overflows, "Python integer 300 out of bounds for uint8"),
-                                         (negative, "Python integer -1 out of bounds for uint64")])
+                                         (negative, "Python integer -1 out of bounds for uint64"),
+                                         (counts_past, "takes values from 0 to 299, out of bounds for uint8")])
 def test_python_int_out_of_the_dtype_is_numpys_overflow_error(fn, message):
     a = np.array([1, 2], np.uint8)
     with pytest.raises(OverflowError):
         fn(a)
     with pytest.raises(dfc.FrontendError, match=message) as err:
         dfc.jit(fn)(a)
-    assert err.value.location.startswith(f"{__file__}:{fn.__code__.co_firstlineno + 1}:")
+    line = fn.__code__.co_firstlineno + (2 if fn is counts_past else 1)
+    assert err.value.location.startswith(f"{__file__}:{line}:")
