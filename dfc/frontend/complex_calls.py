@@ -95,6 +95,8 @@ def takes_complex(f: Any, args: list, kwargs: dict) -> bool:
     given a complex value or dtype (a jitted or plain Python function is compiled as it is, and refuses them)."""
     if isinstance(f, Method):
         return isinstance(f.value, Complex) or involved(args, kwargs)
+    if f is complex:
+        return True
     if isinstance(f, types.FunctionType) and not (f.__module__ or "").startswith("numpy") or hasattr(f, "specialize"):
         return False
     return involved(args, kwargs)
@@ -110,6 +112,13 @@ def call(tr, f: Any, args: list, kwargs: dict, node: ast.AST) -> Any:
     if isinstance(f, type) and issubclass(f, np.complexfloating):  # np.complex128(x): a cast
         (x,) = bind(tr, args, kwargs, node, name, ("x",), (0,))
         return _fresh(lift(tr, x, node, "f32" if f is np.complex64 else "f64"))
+    if f is complex:  # Python's complex(re, im) of numbers and 0-d values: a weak complex number
+        re, im = bind(tr, args, kwargs, node, "complex()", ("real", "imag"), (0.0,))
+        parts = [lift(tr, v, node) for v in (re, im)]
+        if any(p.ndim for p in parts):
+            raise tr.fail("complex() takes numbers or 0-d values (NumPy arrays: x + 1j * y)", node)
+        z = binop(tr, "add", parts[0], binop(tr, "mul", parts[1], 1j, node), node)
+        return Complex(z.re, z.im, True)
     if f in _CREATION:
         return _creation(tr, f, args, kwargs, node)
     if f in (np.array, np.asarray):

@@ -136,7 +136,8 @@ def common(tr, values: list, node: ast.AST) -> tuple[list[Complex], str | None]:
     exprs, weak = [], True
     for v in values:
         if isinstance(v, Complex):
-            exprs += [_base(v.re), _base(v.im)]
+            if not v.weak:  # a weak one (a Python complex) takes the others' precision
+                exprs += [_base(v.re), _base(v.im)]
             weak = weak and v.weak
         elif isinstance(v, complex):
             continue
@@ -214,7 +215,9 @@ def bind_value(tr, z: Complex, name: str, node: ast.AST) -> Complex:
                 if other not in cell.shares:
                     cell.shares.append(other)
                     other.shares.append(cell)
-    return unpacked(value, cell)
+    out = unpacked(value, cell)
+    out.weak = z.weak and not z.ndim  # a Python complex stays weak, as a Python float does
+    return out
 
 
 def write(tr, target: Complex, value: Any, node: ast.AST) -> None:

@@ -45,7 +45,8 @@ def creation(n, x, z):
 
 
 def promotion(z64, x32, x64, k):
-    return z64 * x32, z64 * x64, k * 1j, x32 * 1j, z64 + 1j, np.abs(z64), k + z64
+    c = complex(x64[0], 2.0)  # a Python complex: weak, as NumPy's
+    return z64 * x32, z64 * x64, k * 1j, x32 * 1j, z64 + 1j, np.abs(z64), k + z64, z64 * c, c * x64
 
 
 def structure(A, B, idx, m):
