@@ -388,6 +388,12 @@ def _cast(read: Callable[[Any, int], int] | None = None) -> _Builder:
     return build
 
 
+def _bitcast(op: arith.BitcastOp) -> _Eval:
+    """The bits of the input read as the result type (numpy's view of the same bytes)."""
+    source, target = dtype_of(op.operands[0].type), dtype_of(op.results[0].type)
+    return lambda frame, value: [np.asarray(value, dtype=source).view(target)[()]]
+
+
 def _erf(x: Any) -> Any:
     return type(x)(math.erf(x))
 
@@ -548,6 +554,7 @@ _BUILDERS: dict[type[Operation], _Builder] = {
     arith.FPToUIOp: _cast(),
     arith.ExtFOp: _cast(),
     arith.TruncFOp: _cast(),
+    arith.BitcastOp: _bitcast,
     xmath.AbsFOp: _elementwise(np.abs),
     xmath.ExpOp: _elementwise(np.exp),
     xmath.Exp2Op: _elementwise(np.exp2),

@@ -399,6 +399,43 @@ class ConvertOp(NNOp):
         return TensorType(out.element_type, t.get_shape())
 
 
+def _bit_width(t: Attribute) -> int | None:
+    """The bits of a `convertible` element type other than i1 (None for i1)."""
+    if isinstance(t, Float16Type | BFloat16Type):
+        return 16
+    if isinstance(t, Float32Type):
+        return 32
+    if isinstance(t, Float64Type):
+        return 64
+    return t.width.data if _is_integer(t) and t.width.data > 1 else None  # type: ignore[attr-defined]
+
+
+@irdl_op_definition
+class BitcastConvertOp(NNOp):
+    """Each element's bits read as the result's element type, of the same width (f16, bf16, f32, f64, i8,
+    i16, i32, i64). No gradient: one of the two types is an integer or both are 16-bit floats."""
+
+    name = "nn.bitcast_convert"
+    EXTERNAL: ClassVar[External] = External(stablehlo="bitcast_convert (same width; a handler splits or joins "
+                                                      "elements of other widths)", onnx="-")
+
+    input = operand_def(TensorType)
+    result = result_def(TensorType)
+    assembly_format = "$input attr-dict `:` functional-type(operands, results)"
+
+    def __init__(self, input: SSAValue, element_type: Attribute):
+        t = _static(input.type, "input")
+        super().__init__(operands=[input], result_types=[TensorType(element_type, t.get_shape())])
+
+    def infer_type(self) -> TensorType:
+        t, out = _static(self.input.type, "input"), _static(self.result.type, "result")
+        widths = [_bit_width(x.element_type) if convertible(x.element_type) else None for x in (t, out)]
+        if None in widths or widths[0] != widths[1]:
+            raise VerifyException(f"bitcast_convert needs element types of the same width (f16, bf16, f32, f64, "
+                                  f"i8, i16, i32, i64), got {t.element_type} and {out.element_type}")
+        return TensorType(out.element_type, t.get_shape())
+
+
 class BitwiseBinaryOp(NNOp):
     """A bitwise op on i1 or signless integer tensors of one element type, broadcast like numpy."""
 
@@ -499,5 +536,5 @@ class NotOp(NNOp):
 ELEMENTWISE_OPS = [
     AbsOp, SignOp, FloorOp, CeilOp, RoundOp, RoundEvenOp, StopGradientOp, Expm1Op, Log1pOp, RsqrtOp, CbrtOp, ErfOp, SineOp, CosineOp,
     TanOp, Atan2Op, PowerOp, RemainderOp, MaximumOp, MinimumOp, ClampOp, CompareOp, SelectOp, ConvertOp,
-    AndOp, OrOp, XorOp, NotOp, ShiftLeftOp, ShiftRightArithmeticOp, ShiftRightLogicalOp,
+    BitcastConvertOp, AndOp, OrOp, XorOp, NotOp, ShiftLeftOp, ShiftRightArithmeticOp, ShiftRightLogicalOp,
 ]  # fmt: skip

@@ -255,6 +255,12 @@ def _convert(b: Builder, op: Operation) -> SSAValue:
     return _map(b, op, lambda s, a: convert_scalar(s, a[0], out.element_type))
 
 
+def _bitcast(b: Builder, op: Operation) -> SSAValue:
+    out = op.results[0].type
+    assert isinstance(out, TensorType)
+    return _map(b, op, lambda s, a: _ins(s, arith.BitcastOp(a[0], out.element_type)))
+
+
 ELEMENTWISE_EXPANSIONS: dict[type[Operation], Callable[[Builder, Operation], SSAValue]] = {
     **{cls: _unary for cls in _UNARY},
     **{cls: _binary for cls in _BINARY},
@@ -262,6 +268,7 @@ ELEMENTWISE_EXPANSIONS: dict[type[Operation], Callable[[Builder, Operation], SSA
     ew.CompareOp: _compare,
     ew.SelectOp: _select,
     ew.ConvertOp: _convert,
+    ew.BitcastConvertOp: _bitcast,
     **{cls: _bitwise for cls in _BITWISE},
     ew.NotOp: _not,
     **{cls: _shift for cls in _SHIFTS},

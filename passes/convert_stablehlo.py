@@ -73,6 +73,7 @@ from dfc.dialects.diagnostics import CompileError
 from dfc.dialects.stablehlo_sort import SortOp, TopKOp
 from dfc.dialects.xdsl_fixes import dense_values, splat_element
 from dfc.passes import stablehlo_sort
+from dfc.passes.stablehlo_bits import BitConversions
 from dfc.passes.stablehlo_integers import ASSOCIATIVE, BOOLEAN_BINARY, IntegerConversions, is_boolean
 from dfc.passes.stablehlo_linalg import LinalgConversions
 from dfc.passes.stablehlo_unsigned import Flags, UnsignedConversions, make_signless
@@ -187,7 +188,7 @@ def _padding(op: Operation, dims: int) -> tuple[int, ...]:
     return dense_values(op.padding)
 
 
-class Converter(UnsignedConversions, LinalgConversions, IntegerConversions):
+class Converter(UnsignedConversions, LinalgConversions, IntegerConversions, BitConversions):
     """Rewrites the stablehlo ops of one function, block by block, in order; `unsigned_ops` says which
     operands and results of each op were unsigned (`stablehlo_unsigned.make_signless`)."""
 

@@ -48,6 +48,7 @@ _PIECEWISE_CONSTANT = (
     ew.AndOp, ew.OrOp, ew.XorOp, ew.NotOp, ew.ShiftLeftOp, ew.ShiftRightArithmeticOp, ew.ShiftRightLogicalOp,
 )  # fmt: skip
 ELEMENTWISE_BACKWARD.rule(*(op.name for op in _PIECEWISE_CONSTANT))(no_gradient)
+ELEMENTWISE_BACKWARD.rule("nn.bitcast_convert")(no_gradient)  # an integer on one side: nothing flows
 
 
 def _unary(name: str, reads_result: bool, fn: Callable[[Scalar, SSAValue, SSAValue], SSAValue]) -> None:

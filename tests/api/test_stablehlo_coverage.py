@@ -182,6 +182,13 @@ def _cases():
                      [ints(3, 4, low=0, high=2 ** 32, dtype=np.uint32), ints(3, 4, low=1, high=2 ** 32, dtype=np.uint32)],
                      False),
         "integer_reduce": (lambda i: (jnp.sum(i, 0), jnp.prod(i, 1), jnp.max(i), jnp.min(i, 0)), [i34], False),
+        # the bits of floats
+        "bitcast_convert": (lambda x, i: (lax.bitcast_convert_type(x, jnp.int64), lax.bitcast_convert_type(x, jnp.int8),
+                                          lax.bitcast_convert_type(i, jnp.float32)),
+                            [EDGE, ints(3, 4, low=INT_MIN, high=INT_MAX)], False),
+        "reduce_precision": (lambda x: (lax.reduce_precision(x, 5, 10), lax.reduce_precision(x, 8, 7),
+                                        lax.reduce_precision(x * 1e-3, 4, 2)),
+                             [np.concatenate([EDGE, normal(8) * 1e4, [65520.0, 1 + 2.0 ** -11, 6e-5]])], False),
     }
     return cases
 

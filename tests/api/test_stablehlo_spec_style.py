@@ -497,6 +497,72 @@ func.func @hi() -> {t} {{
     np.testing.assert_array_equal(got, np.array([(int(x) * int(y)) >> bits for x, y in zip(a, b)], dtype))
 
 
+BITCAST_F64 = np.array([1.5, -0.0, np.inf, np.nan, -3.25e-300, 0x0123456789ABCDEF])
+
+
+def test_bitcast_convert_reinterprets_splits_and_joins_bits():
+    """f64 -> i64 (same width), f64 -> 8xi8 and 64xi1 (lowest bits first), 8xi8 -> f64, against numpy views."""
+    text = f"""
+func.func @bits() -> (tensor<6xi64>, tensor<6x8xi8>, tensor<6x64xi1>, tensor<6xf64>) {{
+  %x = stablehlo.constant {dense(BITCAST_F64)}
+  %i = stablehlo.bitcast_convert %x : (tensor<6xf64>) -> tensor<6xi64>
+  %b = stablehlo.bitcast_convert %x : (tensor<6xf64>) -> tensor<6x8xi8>
+  %p = stablehlo.bitcast_convert %x : (tensor<6xf64>) -> tensor<6x64xi1>
+  %y = stablehlo.bitcast_convert %b : (tensor<6x8xi8>) -> tensor<6xf64>
+  func.return %i, %b, %p, %y : tensor<6xi64>, tensor<6x8xi8>, tensor<6x64xi1>, tensor<6xf64>
+}}"""
+    i, b, p, y = interpret(import_stablehlo(text), "bits")
+    little = BITCAST_F64.astype("<f8")
+    np.testing.assert_array_equal(i, little.view("<i8"))
+    np.testing.assert_array_equal(b, little.view(np.int8).reshape(6, 8))
+    np.testing.assert_array_equal(p, np.unpackbits(little.view(np.uint8), bitorder="little").reshape(6, 64))
+    np.testing.assert_array_equal(np.asarray(y).view(np.int64), little.view(np.int64))
+
+
+def _reduced_to_half(x: np.ndarray) -> np.ndarray:
+    """x rounded to float16's e5m10 (to nearest, ties to even; overflow to inf), with float16's subnormal
+    results flushed to signed zero, as reduce_precision does."""
+    with np.errstate(over="ignore"):
+        h = x.astype(np.float16).astype(np.float64)
+    return np.where(np.abs(h) < 2.0 ** -14, np.copysign(0.0, x), h)
+
+
+REDUCE_X = np.concatenate([
+    [0.0, -0.0, np.inf, -np.inf, np.nan, 65504.0, 65519.0, 65520.0, -70000.0, 2.0 ** -14, 3e-5, -1e-6,
+     1 + 2.0 ** -11, 1 + 3 * 2.0 ** -11, -(1 + 2.0 ** -11)],
+    rng.standard_normal(8) * 10.0 ** rng.integers(-3, 4, 8)])
+
+
+def test_reduce_precision_rounds_to_the_format_and_passes_the_gradient():
+    """e5m10 of f64 against float16's rounding (subnormals flushed); its gradient is the identity where the
+    result is finite and non-zero (x + (x - stop_gradient(x)) there), 0 elsewhere."""
+    from dfc.compiler.pass_manager import PassManager
+
+    n = len(REDUCE_X)
+    text = f"""
+func.func @r(%x: tensor<{n}xf64>) -> tensor<f64> {{
+  %y = stablehlo.reduce_precision %x, format = e5m10 : tensor<{n}xf64>
+  %w = stablehlo.constant {dense(np.arange(1.0, n + 1))}
+  %p = stablehlo.multiply %y, %w : tensor<{n}xf64>
+  %z = stablehlo.constant dense<0.0> : tensor<f64>
+  %s = stablehlo.reduce(%p init: %z) applies stablehlo.add across dimensions = [0] : (tensor<{n}xf64>, tensor<f64>)
+    -> tensor<f64>
+  func.return %s : tensor<f64>
+}}
+func.func @values(%x: tensor<{n}xf64>) -> tensor<{n}xf64> {{
+  %y = stablehlo.reduce_precision %x, format = e5m10 : tensor<{n}xf64>
+  func.return %y : tensor<{n}xf64>
+}}"""
+    module = import_stablehlo(text)
+    want = _reduced_to_half(REDUCE_X)
+    got = interpret(module, "values", REDUCE_X)
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(np.signbit(got), np.signbit(want))
+    PassManager.parse("autodiff{func=r}").run(module)
+    _, grad = interpret(module, "r_grad", REDUCE_X, np.array(1.0))
+    np.testing.assert_array_equal(grad, np.where(np.isfinite(want) & (want != 0), np.arange(1.0, n + 1), 0.0))
+
+
 def test_boolean_arithmetic_is_logical():
     p, q = np.array([True, True, False, False]), np.array([True, False, True, False])
     t = "tensor<4xi1>"

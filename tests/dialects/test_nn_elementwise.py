@@ -186,6 +186,22 @@ def test_convert_wraps_like_trunci():
         np.testing.assert_array_equal(got, x.astype(np.int32))
 
 
+@pytest.mark.parametrize("source,target", [("f64", "i64"), ("i64", "f64"), ("f32", "i32"), ("i16", "f16"),
+                                           ("f16", "i16"), ("i8", "i8")])
+def test_bitcast_convert_reads_the_same_bits(source, target):
+    """Both engines against numpy's view of the same bytes (NaN payloads, -0.0, infinities and the extreme
+    integers included)."""
+    dtype = DTYPES[source]
+    if np.dtype(dtype).kind == "f":
+        x = np.array([[-0.0, np.inf, -np.inf, np.nan], [1.5, -2.25, np.finfo(dtype).tiny, np.finfo(dtype).max]], dtype)
+    else:
+        info = np.iinfo(dtype)
+        x = np.array([[info.min, info.max, -1, 0], [1, 12345 % info.max, info.min + 1, 0x3C00 % info.max]], dtype)
+    expected = x.view(DTYPES[target])
+    for got in run_both(_module("nn.bitcast_convert", [_t([2, 4], source)], _t([2, 4], target)), [x]):
+        np.testing.assert_array_equal(np.asarray(got).view(np.uint8), expected.view(np.uint8))
+
+
 def _grad_case(op, arg_types, result_type, attrs=""):
     text = _module(op, arg_types, result_type, attrs)
     return text
@@ -310,6 +326,7 @@ def test_gradient_through_compare_select_and_convert():
         ("nn.select", ["f32", "f32", "f32"], "f32", "", "pred must be an i1 tensor"),
         ("nn.convert", ["f32"], "ui8", "", "result element type must be f16, bf16, f32, f64, i1, i8, i16, i32 or i64, got ui8"),
         ("nn.power", ["f32", "i32"], "f32", "", "rhs must have a float element type"),
+        ("nn.bitcast_convert", ["f64"], "i32", "", "bitcast_convert needs element types of the same width"),
     ],
 )
 def test_verifier_messages(op, types, result, attrs, message):

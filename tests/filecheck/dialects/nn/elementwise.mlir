@@ -32,6 +32,7 @@
 // CHECK-NEXT:    %{{.*}} = nn.select %p, %a, %b : (tensor<4x8xi1>, tensor<4x1xf32>, tensor<8xf32>) -> tensor<4x8xf32>
 // CHECK-NEXT:    %{{.*}} = nn.convert %b : (tensor<8xf32>) -> tensor<8xf64>
 // CHECK-NEXT:    %{{.*}} = nn.convert %i : (tensor<8xi32>) -> tensor<8xi1>
+// CHECK-NEXT:    %{{.*}} = nn.bitcast_convert %i : (tensor<8xi32>) -> tensor<8xf32>
 // GENERIC-LABEL: "func.func"() <{sym_name = "elementwise"
 // GENERIC:       "nn.compare"(%{{.*}}, %{{.*}}) <{direction = "LT"}> : (tensor<4x1xf32>, tensor<8xf32>) -> tensor<4x8xi1>
 func.func @elementwise(%a: tensor<4x1xf32>, %b: tensor<8xf32>, %s: tensor<f32>, %i: tensor<8xi32>, %j: tensor<8xi32>, %p: tensor<4x8xi1>) {
@@ -61,6 +62,7 @@ func.func @elementwise(%a: tensor<4x1xf32>, %b: tensor<8xf32>, %s: tensor<f32>, 
   %20 = nn.select %p, %a, %b : (tensor<4x8xi1>, tensor<4x1xf32>, tensor<8xf32>) -> tensor<4x8xf32>
   %21 = nn.convert %b : (tensor<8xf32>) -> tensor<8xf64>
   %22 = nn.convert %i : (tensor<8xi32>) -> tensor<8xi1>
+  %23 = nn.bitcast_convert %i : (tensor<8xi32>) -> tensor<8xf32>
   func.return
 }
 
