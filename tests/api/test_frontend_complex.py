@@ -96,6 +96,19 @@ def scalar_loops(points, M):
     return acc, total
 
 
+def while_and_branches(c, x):
+    z = 0j  # a Python complex carried by a while loop, then names bound in the branches of an if
+    n = 0
+    while abs(z) <= 2.0 and n < 40:
+        z = z * z + c
+        n += 1
+    if x[0] > 0.5:
+        w = x * 1j
+    else:
+        w = x + z
+    return z, n, w
+
+
 def rotate_in_place(S, A, phase):
     for i in range(A.shape[0]):
         S[i] += A[i] @ A[i].T * np.exp(1j * phase * i)
@@ -122,10 +135,12 @@ CASES = [
     (products, lambda: (cplx(4, 4) + 4 * np.eye(4), cplx(4, 2), cplx(4))),
     (escape_time, lambda: (-1.8, 0.4, 12, 8)),
     (scalar_loops, lambda: (cplx(5) * 1.2, cplx(2, 3))),
+    (while_and_branches, lambda: (0.25 + 0.5j, RNG.random(3))),
+    (while_and_branches, lambda: (-0.9 + 0.3j, RNG.random(3) * 0.4)),
     (edge_values, lambda: (HUGE.copy(), EDGE_W.copy())),
 ]
 IDS = ["arithmetic", "arithmetic-c64", "elementary", "creation", "promotion", "structure", "masked", "products",
-       "escape_time", "scalar_loops", "edge_values"]
+       "escape_time", "scalar_loops", "while-if", "while-else", "edge_values"]
 
 
 def close(got, want, scaled=True):
