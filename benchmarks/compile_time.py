@@ -6,12 +6,15 @@ For the examples' gradients (mlp, softmax_loss, jacobi2d) and for gradients of
 chains of N stencil maps (N = 20, 40, 80: the shape of solvers with hundreds
 of small maps), prints parse, autodiff, each pipeline pass (summed over its
 runs), one verification of the lowered IR, and the LLVM stages (IR emission,
-optimisation, code generation and loading), in seconds. Compile time should
+splitting into parts, optimisation and code generation of the parts in this
+process, loading), in seconds. Compile time should
 grow about linearly with N. Imports are not counted (about 0.4 s per process).
 `sizes`: softmax_loss and the mlp at a small size and at 8192, whose times
 should match (compile work does not depend on data sizes). `models`: the
 first training step through dfc.torch, in CPU seconds per stage (other
-processes on the machine do not count) and its wall time, of torchvision's
+processes on the machine do not count; LLVM's optimisation and code
+generation summed over the processes that ran them, `DFC_COMPILE_JOBS`), its
+total CPU time (this process and the LLVM workers) and its wall time, of torchvision's
 ResNet-18 (batch 8, 32x32; `--only resnet18`), a small ViT (4 blocks of
 width 64 on 4x4 patches; `--only vit`) and an LSTM (16 steps, 128 units;
 `--only lstm`); not with `--quick`.
@@ -27,11 +30,11 @@ from collections.abc import Callable
 from pathlib import Path
 
 from dfc.compiler import PassManager, parse_module
+from dfc.compiler.codegen.llvm import workers
 from dfc.compiler.codegen.llvm.emitter import DEFAULT_PARALLEL_MIN_WORK
-from dfc.compiler.codegen.llvm.jit import JitModule, optimize
+from dfc.compiler.codegen.llvm.jit import JitModule, module_parts
 from dfc.compiler.codegen.llvm.module import emit_module
 from dfc.compiler.codegen.object_cache import CachedObject
-from dfc.compiler.codegen.target import host_target_machine
 from dfc.dialects.diagnostics import verify_located
 from dfc.passes import PIPELINES
 
@@ -101,15 +104,13 @@ def stages(text: str, name: str) -> dict[str, float]:
     ir_module = emit_module(module, fast_math=True, num_threads=2, parallel_min_work=DEFAULT_PARALLEL_MIN_WORK, vector_math=True)
     times["llvm emit"] = time.perf_counter() - start
     start = time.perf_counter()
-    optimized = optimize(ir_module, 3)
-    times["llvm opt"] = time.perf_counter() - start
-    optimized_ir = str(optimized)  # loading reads which libraries it calls (code generation rewrites the module)
+    texts = module_parts(ir_module, 3)
+    times["llvm split"] = time.perf_counter() - start
+    parts = [workers.compile_part(text, 3) for text in texts]  # here: these are the serial times
+    times["llvm opt"] = sum(p.opt_seconds for p in parts)
+    times["llvm codegen"] = sum(p.codegen_seconds for p in parts)
     start = time.perf_counter()
-    obj = host_target_machine(3).emit_object(optimized)
-    times["llvm codegen"] = time.perf_counter() - start
-    start = time.perf_counter()
-    entry = CachedObject(obj, optimized_ir, True)
-    JitModule.from_object(entry, 3)
+    JitModule.from_object(CachedObject(tuple(p.obj for p in parts), tuple(p.llvm_ir for p in parts), True), 3)
     times["load"] = time.perf_counter() - start
     return dict(times)
 
@@ -158,11 +159,12 @@ def resnet18(classes: int = 1000):
 
 
 class StageTimes:
-    """CPU seconds of this process per compile stage of everything run
-    inside `with`: the torch capture, parsing, every pass, the final
-    verification, LLVM IR emission, optimisation, code generation and
-    loading. CPU time rather than wall time, so that other processes on the
-    machine do not count (compilation runs on one thread)."""
+    """CPU seconds per compile stage of everything run inside `with`: the
+    torch capture, parsing, every pass, the final verification, LLVM IR
+    emission, its splitting into parts (`llvm split`: parsing, merging
+    identical functions), their optimisation and code generation (summed over
+    the processes that ran them: `workers`) and loading. CPU time rather than
+    wall time, so that other processes on the machine do not count."""
 
     def __init__(self) -> None:
         self.times: dict[str, float] = defaultdict(float)
@@ -192,16 +194,23 @@ class StageTimes:
         self._timed(pass_manager.PassManager, "_apply", lambda p, *a: p.name)
         self._timed(engine, "verify_located", lambda *a: "verify")
         self._timed(jit, "emit_module", lambda *a: "llvm emit")
-        self._timed(jit, "optimize", lambda *a: "llvm opt")
+        self._timed(jit, "module_parts", lambda *a: "llvm split")
         self._timed(jit.JitModule, "_load", lambda *a: "load")
-        self._timed(jit.JitModule, "__init__", lambda *a: "llvm total")
+        compile_parts = jit.compile_parts
+
+        def compiled(*args, **kwargs):
+            parts = compile_parts(*args, **kwargs)
+            self.times["llvm opt"] += sum(p.opt_seconds for p in parts)
+            self.times["llvm codegen"] += sum(p.codegen_seconds for p in parts)
+            return parts
+
+        jit.compile_parts = compiled
+        self._restore.append((jit, "compile_parts", compile_parts))
         return self
 
     def __exit__(self, *exc: object) -> None:
         for owner, attr, original in reversed(self._restore):
             setattr(owner, attr, original)
-        t = self.times
-        t["llvm codegen"] = t.pop("llvm total", 0.0) - t["llvm emit"] - t["llvm opt"] - t["load"]
 
 
 def vit(classes: int = 10, width: int = 64, depth: int = 4, heads: int = 4, patch: int = 4, size: int = 32):
@@ -275,10 +284,14 @@ MODELS: dict[str, tuple[str, Callable[[], object], tuple[int, ...], int]] = {
 """The model rows: label, model, input shape, classes."""
 
 
-def first_step(model, shape: tuple[int, ...], classes: int) -> tuple[float, float, dict[str, float]]:
+def first_step(model, shape: tuple[int, ...], classes: int) -> tuple[float, float, float, dict[str, float]]:
     """The first training step of `model` through dfc.torch (forward, cross
-    entropy, backward) on random inputs of `shape`: its wall and CPU seconds
-    and the CPU seconds per stage."""
+    entropy, backward) on random inputs of `shape`: its wall seconds, the CPU
+    seconds of this process and of the LLVM worker processes (stopped at the
+    end, so that their time is counted, start-up included), and the CPU
+    seconds per stage."""
+    import resource
+
     import torch
     import torch.nn.functional as F
 
@@ -287,11 +300,16 @@ def first_step(model, shape: tuple[int, ...], classes: int) -> tuple[float, floa
     torch.manual_seed(0)
     x, y = torch.randn(*shape), torch.randint(0, classes, (shape[0],))
     compiled = dfc.torch.compile(model)
+    workers.shutdown()
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
     with StageTimes() as stages_seen:
         wall, cpu = time.perf_counter(), time.process_time()
         F.cross_entropy(compiled(x), y).backward()
         wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
-    return wall, cpu, dict(stages_seen.times)
+    workers.shutdown()
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    worker_cpu = after.ru_utime + after.ru_stime - children.ru_utime - children.ru_stime
+    return wall, cpu, worker_cpu, dict(stages_seen.times)
 
 
 def report(label: str, total: float, times: dict[str, float], extra: str = "") -> None:
@@ -322,8 +340,9 @@ def main() -> None:
             import torch
 
             torch.manual_seed(0)
-            wall, cpu, times = first_step(make(), shape, classes)
-            report(label, cpu, times, f" cpu, {wall:.2f} s wall")
+            wall, cpu, worker_cpu, times = first_step(make(), shape, classes)
+            report(label, cpu + worker_cpu, times, f" cpu ({worker_cpu:.2f} in {workers.jobs() - 1} LLVM workers), "
+                                                   f"{wall:.2f} s wall")
 
 
 if __name__ == "__main__":

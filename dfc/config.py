@@ -65,6 +65,9 @@ GEMM = Setting("DFC_GEMM", "str", "auto",
                "OpenBLAS), dfc, or blas", ("auto", "dfc", "blas"))
 JIT_CACHE_SIZE = Setting("DFC_JIT_CACHE_SIZE", "int", 16,
                          "compiled modules kept in memory for reuse by equal IR (0: none)")
+COMPILE_JOBS = Setting("DFC_COMPILE_JOBS", "int", None,
+                       "processes optimising and code-generating a large module's LLVM parts (default: the CPUs "
+                       "this process may use; 1: this process alone)")
 CACHE_DIR = Setting("DFC_CACHE_DIR", "path", None, "directory of the on-disk object cache (unset: no disk cache)")
 CACHE_MAX_MB = Setting("DFC_CACHE_MAX_MB", "float", 512.0,
                        "size bound of the on-disk object cache in MiB; storing an entry evicts the least recently used")
@@ -84,7 +87,7 @@ PROGRESS = Setting("DFC_PROGRESS", "str", "auto",
                    "is a terminal or in a Jupyter kernel)", ("auto", "on", "off"))
 
 SETTINGS: tuple[Setting, ...] = (
-    NUM_THREADS, GEMM, JIT_CACHE_SIZE, CACHE_DIR, CACHE_MAX_MB, BUFFER_CACHE_MB, VERIFY_EACH, PERF_MAP,
+    NUM_THREADS, GEMM, JIT_CACHE_SIZE, COMPILE_JOBS, CACHE_DIR, CACHE_MAX_MB, BUFFER_CACHE_MB, VERIFY_EACH, PERF_MAP,
     TORCH_OPENMP, TRACEBACK, PROGRESS,
 )
 

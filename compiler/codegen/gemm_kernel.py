@@ -731,12 +731,12 @@ class Compiled:
             mod.verify()
             # no IR optimisation: the IR is vectorised and unrolled as written, and
             # O3 took 0.13 of the 0.19 s for no measurable speed (1024^3, 256x512x784)
-            entry = object_cache.CachedObject(tm.emit_object(mod), "", True)
+            entry = object_cache.CachedObject((tm.emit_object(mod),), ("",), True)
             object_cache.store(key, entry)
         empty = llvm.parse_assembly("")
         empty.triple = tm.triple
         self._engine = llvm.create_mcjit_compiler(empty, tm)
-        self._engine.add_object_file(llvm.ObjectFileRef.from_data(entry.obj))
+        self._engine.add_object_file(llvm.ObjectFileRef.from_data(entry.objs[0]))
         self._engine.finalize_object()
         self.address: int = self._engine.get_function_address(SYMBOLS[elem])
         """The address of `symbol(elem)`."""

@@ -64,9 +64,9 @@ from dfc.compiler.codegen.llvm.emitter import (
     Handlers,
     ModuleEmitter,
 )
-from dfc.compiler.codegen.llvm.jit import run_default_pipeline
 from dfc.compiler.codegen.llvm.memref import bounds_guard, guarded_value
 from dfc.compiler.codegen.llvm.values import MemRef, scalar_type
+from dfc.compiler.codegen.llvm.workers import run_default_pipeline
 from dfc.passes.gpu_gemm import SHARED
 
 __all__ = ["emit_ptx", "emit_llvm", "compile_ptx", "lower_for_gpu", "needs_lowering", "kernel_params", "bounds_sites",

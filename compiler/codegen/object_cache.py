@@ -26,7 +26,7 @@ import llvmlite.binding as llvm
 from dfc import config
 
 _VERSION = version("dfc")
-_MAGIC = b"dfc-object-1\n"
+_MAGIC = b"dfc-object-2\n"
 _SUFFIX = ".dfcobj"
 
 
@@ -34,11 +34,17 @@ _SUFFIX = ".dfcobj"
 class CachedObject:
     """What a JitModule needs to load without compiling."""
 
-    obj: bytes
-    """The relocatable object file of the optimised module."""
-    llvm_ir: str
-    """The optimised LLVM IR, for inspection."""
+    objs: tuple[bytes, ...]
+    """The relocatable object files of the optimised module's parts (one per
+    kernel, `llvm.split`), linked to one another when loaded."""
+    irs: tuple[str, ...]
+    """The optimised LLVM IR of each part, for inspection."""
     reentrant: bool
+
+    @property
+    def llvm_ir(self) -> str:
+        """The optimised LLVM IR of all the parts."""
+        return "\n".join(self.irs)
 
 
 def cache_dir() -> Path | None:
@@ -70,15 +76,21 @@ def load(key: str) -> CachedObject | None:
             return None
         header_end = data.index(b"\n", len(_MAGIC))
         header = json.loads(data[len(_MAGIC) : header_end])
-        start = header_end + 1
-        obj = data[start : start + header["obj"]]
-        ir = zlib.decompress(data[start + header["obj"] :]).decode()
-        if len(obj) != header["obj"]:
+        at, objs = header_end + 1, []
+        for size in header["objs"]:
+            objs.append(data[at : at + size])
+            at += size
+        text = zlib.decompress(data[at:])
+        if at > len(data) or sum(header["irs"]) != len(text):
             return None
+        irs, at = [], 0
+        for size in header["irs"]:
+            irs.append(text[at : at + size].decode())
+            at += size
         os.utime(path)  # recently used
-    except (OSError, ValueError, KeyError, zlib.error):
+    except (OSError, ValueError, KeyError, TypeError, zlib.error):
         return None
-    return CachedObject(obj, ir, bool(header["reentrant"]))
+    return CachedObject(tuple(objs), tuple(irs), bool(header["reentrant"]))
 
 
 def store(key: str, entry: CachedObject) -> None:
@@ -87,8 +99,10 @@ def store(key: str, entry: CachedObject) -> None:
     directory = cache_dir()
     if directory is None:
         return
-    header = json.dumps({"obj": len(entry.obj), "reentrant": entry.reentrant}).encode()
-    data = _MAGIC + header + b"\n" + entry.obj + zlib.compress(entry.llvm_ir.encode())
+    irs = [ir.encode() for ir in entry.irs]
+    header = json.dumps({"objs": [len(obj) for obj in entry.objs], "irs": [len(ir) for ir in irs],
+                         "reentrant": entry.reentrant}).encode()
+    data = _MAGIC + header + b"\n" + b"".join(entry.objs) + zlib.compress(b"".join(irs))
     try:
         directory.mkdir(parents=True, exist_ok=True)
         _evict(directory, keep_bytes=_max_bytes() - len(data))

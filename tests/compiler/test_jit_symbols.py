@@ -7,7 +7,7 @@ from __future__ import annotations
 import llvmlite.binding as llvm
 import pytest
 
-from dfc.compiler.codegen.elf_symbols import undefined_symbols
+from dfc.compiler.codegen.elf_symbols import defined_symbols, undefined_symbols
 from dfc.compiler.codegen.llvm.jit import check_symbols
 from dfc.compiler.codegen.runtime import install
 from dfc.compiler.codegen.target import host_target_machine
@@ -45,9 +45,22 @@ def test_undefined_symbols_are_the_declared_calls_and_the_code_generators_helper
 
 def test_a_symbol_nobody_defines_is_a_compile_error_naming_it():
     install()
-    check_symbols(_object("exp"))  # libm's exp and the runtime's __truncdfbf2 resolve
+    check_symbols((_object("exp"),))  # libm's exp and the runtime's __truncdfbf2 resolve
     with pytest.raises(CompileError, match="calls __dfc_no_such_symbol, which this host does not provide"):
-        check_symbols(_object("__dfc_no_such_symbol"))
+        check_symbols((_object("__dfc_no_such_symbol"),))
+
+
+def test_a_symbol_another_loaded_object_defines_resolves():
+    """A module's parts are objects of their own: one defines what another calls."""
+    install()
+    tm = host_target_machine(2)
+    other = llvm.parse_assembly("define double @__dfc_other_part(double %x) {\n  ret double %x\n}")
+    other.triple = tm.triple
+    defining = tm.emit_object(other)
+    assert "__dfc_other_part" in defined_symbols(defining) and "f" in defined_symbols(_object("exp"))
+    check_symbols((_object("__dfc_other_part"), defining))
+    with pytest.raises(CompileError, match="calls __dfc_other_part,"):
+        check_symbols((_object("__dfc_other_part"),))
 
 
 def test_other_formats_are_not_read():

@@ -17,14 +17,15 @@ PARALLEL = """func.func @f(%x: tensor<512x512xf32>) -> tensor<512x512xf32> {
 
 
 def test_functions_and_addresses(tmp_path):
-    """The entry and the outlined parallel body are listed with their sizes,
-    and the entry at the address MCJIT gives it."""
+    """The entry and the outlined parallel body (objects of their own: one
+    part per kernel) are listed with their sizes, and the entry at the address
+    MCJIT gives it."""
     engine = ExecutionEngine(parse_module(PARALLEL), threads=2)
     jit = engine.jit
-    names = {name for name, _, _, size in perf_map.functions(jit.object.obj) if size > 0}
+    names = {name for obj in jit.object.objs for name, _, _, size in perf_map.functions(obj) if size > 0}
     assert "_dfc_entry_f" in names and any(".par" in n for n in names)
     path = tmp_path / "perf.map"
-    assert perf_map.write(jit.object.obj, jit._engine.get_function_address, str(path)) == len(names)
+    assert sum(perf_map.write(obj, jit._engine.get_function_address, str(path)) for obj in jit.object.objs) == len(names)
     lines = {line.split()[2]: line.split() for line in path.read_text().splitlines()}
     assert int(lines["_dfc_entry_f"][0], 16) == jit.entry_address("f")
     np.testing.assert_allclose(engine.invoke("f", np.ones((512, 512), np.float32)), np.e, rtol=1e-6)

@@ -1,14 +1,17 @@
 """The host module optimised, compiled and loaded into this process.
 
-    optimize(ir_module)  -> llvm.ModuleRef     parsed, verified, O3 for the host CPU
+    optimize(ir_module)  -> llvm.ModuleRef     parsed, verified, O3 for the host CPU (one module: opt-tool's view)
     JitModule(module)    -> MCJIT engine; entry_address(name) for ctypes
 
-The module is emitted by `module.emit_module`, optimised with LLVM's new
-pass manager (loop and SLP vectorisation on from O2, LLVM's unroller off: the
-emitter unrolls small loops itself), code-generated to a relocatable object
-for the host CPU's name and features and loaded into MCJIT, with the runtime
+The module is emitted by `module.emit_module`, its identical functions
+merged, and split into one part per kernel (`split`); each part is optimised
+with LLVM's new pass manager (loop and SLP vectorisation on from O2, LLVM's
+unroller off: the emitter unrolls small loops itself) and code-generated to
+a relocatable object for the host CPU's name and features, in parallel
+processes for a large module (`workers`); the objects are loaded into one
+MCJIT engine, which links them, with the runtime
 (`compiler.codegen.runtime`) and, where the module calls them, OpenBLAS and
-dfc's GEMM kernel. `JitModule.from_object` loads an object compiled earlier
+dfc's GEMM kernel. `JitModule.from_object` loads objects compiled earlier
 (`object_cache`).
 """
 
@@ -24,7 +27,7 @@ from llvmlite.binding.newpassmanagers import NewPassManager
 from xdsl.dialects.builtin import ModuleOp
 
 from dfc.compiler.codegen import blas_runtime, gemm_kernel, perf_map
-from dfc.compiler.codegen.elf_symbols import undefined_symbols
+from dfc.compiler.codegen.elf_symbols import defined_symbols, undefined_symbols
 from dfc.compiler.codegen.llvm.emitter import (
     BOUNDS_FAILURES,
     BOUNDS_SITE,
@@ -34,33 +37,44 @@ from dfc.compiler.codegen.llvm.emitter import (
     WARNINGS,
 )
 from dfc.compiler.codegen.llvm.module import ENTRY_PREFIX, emit_module
+from dfc.compiler.codegen.llvm.split import split_module
+from dfc.compiler.codegen.llvm.workers import compile_parts, pipeline_options, run_default_pipeline
 from dfc.compiler.codegen.object_cache import CachedObject
 from dfc.compiler.codegen.runtime import install
 from dfc.compiler.codegen.target import host_target_machine
 from dfc.dialects.diagnostics import CompileError
 
-__all__ = ["optimize", "merge_identical_functions", "run_default_pipeline", "JitModule"]
+__all__ = ["optimize", "merge_identical_functions", "module_parts", "JitModule"]
 
 
 def optimize(ir_module: ir.Module, opt_level: int = 3) -> llvm.ModuleRef:
     """Parse and verify `ir_module`, then run LLVM's default O`opt_level`
-    pipeline (new pass manager, loop and SLP vectorisation on from O2, loop
-    unrolling off) for the host CPU, after merging identical functions
-    (`merge_identical_functions`). Returns the optimised module."""
+    pipeline (`workers.pipeline_options`) for the host CPU on the whole
+    module, after merging identical functions (`merge_identical_functions`).
+    Returns the optimised module. (`JitModule` optimises the module's parts
+    apart, `module_parts`.)"""
     tm = host_target_machine(opt_level)
+    mod = _parsed(ir_module, tm)
+    merge_identical_functions(mod, tm)
+    run_default_pipeline(mod, tm, pipeline_options(opt_level))
+    mod.verify()
+    return mod
+
+
+def module_parts(ir_module: ir.Module, opt_level: int = 3) -> list[str]:
+    """`ir_module` parsed, verified, its identical functions merged
+    (`merge_identical_functions`) and split into one module per kernel
+    (`split.split_module`), as text for `workers.compile_parts`."""
+    tm = host_target_machine(opt_level)
+    mod = _parsed(ir_module, tm)
+    merge_identical_functions(mod, tm)
+    return split_module(str(mod), {g.name: str(g.global_value_type) for g in mod.global_variables})
+
+
+def _parsed(ir_module: ir.Module, tm: llvm.TargetMachine) -> llvm.ModuleRef:
     mod = llvm.parse_assembly(str(ir_module))
     mod.triple = tm.triple
     mod.data_layout = str(tm.target_data)
-    mod.verify()
-    merge_identical_functions(mod, tm)
-    pto = llvm.create_pipeline_tuning_options(speed_level=opt_level)
-    pto.loop_vectorization = opt_level >= 2
-    pto.slp_vectorization = opt_level >= 2
-    # LLVM's unroller grew the mlp gradient's IR 14-fold (O3: 0.7 s of optimisation
-    # and 0.4 s of code generation) and bought no kernel time on the benchmarks
-    # (mlp/softmax/jacobi gradients, 1024^3 matmul); vectorisation stays on.
-    pto.loop_unrolling = False
-    run_default_pipeline(mod, tm, pto)
     mod.verify()
     return mod
 
@@ -85,30 +99,16 @@ def merge_identical_functions(mod: llvm.ModuleRef, tm: llvm.TargetMachine) -> No
         pb.close()
 
 
-def run_default_pipeline(mod: llvm.ModuleRef, tm: llvm.TargetMachine, pto: llvm.PipelineTuningOptions) -> None:
-    """Run LLVM's default module pipeline for `pto`'s speed level on `mod`.
-
-    The pass manager is freed here: llvmlite's `ModulePassManager` inherits a
-    no-op `_dispose` (its `ObjectRef` base comes first), so closing or
-    collecting it would keep the whole pipeline of every compiled module."""
-    pb = llvm.create_pass_builder(tm, pto)
-    mpm = pb.getModulePassManager()
-    try:
-        mpm.run(mod, pb)
-    finally:
-        NewPassManager._dispose(mpm)
-        mpm.detach()
-        pb.close()
-
-
-def check_symbols(obj: bytes) -> None:
-    """Raise `CompileError` naming each symbol the machine code `obj` calls that
-    neither dfc's runtime nor the process defines (MCJIT would link it to
-    address 0: a host whose libgcc lacks a helper LLVM calls, say)."""
-    missing = [name for name in undefined_symbols(obj) or () if not llvm.address_of_symbol(name)]
+def check_symbols(objs: tuple[bytes, ...]) -> None:
+    """Raise `CompileError` naming each symbol the machine code `objs` calls
+    that neither they, dfc's runtime nor the process defines (MCJIT would link
+    it to address 0: a host whose libgcc lacks a helper LLVM calls, say)."""
+    defined = set().union(*map(defined_symbols, objs))
+    missing = [name for obj in objs for name in undefined_symbols(obj) or ()
+               if name not in defined and not llvm.address_of_symbol(name)]
     if missing:
-        raise CompileError(f"the compiled code calls {', '.join(missing)}, which this host does not provide "
-                           f"(neither dfc's runtime nor a loaded library defines it)")
+        raise CompileError(f"the compiled code calls {', '.join(dict.fromkeys(missing))}, which this host does not "
+                           f"provide (neither dfc's runtime nor a loaded library defines it)")
 
 
 class JitModule:
@@ -138,11 +138,10 @@ class JitModule:
             parallel_min_work=parallel_min_work,
             vector_math=vector_math,
         )
-        tm = host_target_machine(opt_level)
-        mod = optimize(ir_module, opt_level)
+        parts = compile_parts(module_parts(ir_module, opt_level), opt_level)
         reentrant = not any(op.name == "memref.global" and op.constant is None for op in module.ops)
-        optimized_ir = str(mod)  # before code generation, which rewrites the module
-        self._load(CachedObject(tm.emit_object(mod), optimized_ir, reentrant), tm)
+        entry = CachedObject(tuple(p.obj for p in parts), tuple(p.llvm_ir for p in parts), reentrant)
+        self._load(entry, host_target_machine(opt_level))
 
     @classmethod
     def from_object(cls, entry: CachedObject, opt_level: int = 3) -> JitModule:
@@ -154,7 +153,7 @@ class JitModule:
 
     def _load(self, entry: CachedObject, tm: llvm.TargetMachine) -> None:
         self.object = entry
-        """The machine code and optimised IR, as `object_cache` stores them."""
+        """The machine code and optimised IR of the module's parts, as `object_cache` stores them."""
         self.reentrant = entry.reentrant
         """False when the module has writable globals (mem-plan's arenas): its
         functions then share them, so calls into it must not overlap."""
@@ -164,15 +163,17 @@ class JitModule:
         """The optimised LLVM IR."""
         blas_runtime.load_if_called(entry.llvm_ir)
         gemm_kernel.load_if_called(entry.llvm_ir)
-        check_symbols(entry.obj)
+        check_symbols(entry.objs)
         self._tm = tm
         empty = llvm.parse_assembly("")
         empty.triple = tm.triple
         self._engine = llvm.create_mcjit_compiler(empty, tm)
-        self._engine.add_object_file(llvm.ObjectFileRef.from_data(entry.obj))
+        for obj in entry.objs:
+            self._engine.add_object_file(llvm.ObjectFileRef.from_data(obj))
         self._engine.finalize_object()
         if perf_map.enabled():
-            perf_map.write(entry.obj, self._engine.get_function_address)
+            for obj in entry.objs:
+                perf_map.write(obj, self._engine.get_function_address)
         failures = self._engine.get_global_value_address(BOUNDS_FAILURES) if BOUNDS_FAILURES in entry.llvm_ir else 0
         self.bounds_failures = ctypes.c_int64.from_address(failures) if failures else None
         """The module's failed-bounds-check counter (None: it checks no bounds)."""
@@ -208,5 +209,5 @@ class JitModule:
         return addr
 
     def assembly(self) -> str:
-        """Host assembly of the optimised module."""
-        return self._tm.emit_assembly(llvm.parse_assembly(self.llvm_ir))
+        """Host assembly of the optimised module (its parts one after the other)."""
+        return "\n".join(self._tm.emit_assembly(llvm.parse_assembly(ir)) for ir in self.object.irs)
