@@ -229,14 +229,14 @@ def test_a_slice_bound_read_from_data_out_of_range_is_an_index_error():
 
 
 def complex_grid(x):
-    return x + x[:, None] * 1j  # refused
+    return x + x[:, None] * 1j  # a complex grid (test_frontend_complex.py has the complex forms)
 
 
-def test_a_complex_constant_is_refused_with_the_reason():
-    with pytest.raises(dfc.FrontendError) as err:
-        dfc.jit(complex_grid)(np.ones(3))
-    assert "complex constant 1j: complex numbers are not supported" in err.value.message
-    assert err.value.location.endswith(f":{complex_grid.__code__.co_firstlineno + 1}:29")  # at 1j
+def test_a_complex_grid_matches_numpy():
+    x = np.linspace(-1.0, 1.0, 3)
+    f, ir_args, _ = dfc.jit(complex_grid).specialize(x)
+    got = np.ascontiguousarray(dfc.interpret(f.module, f.name, *ir_args)).view(np.complex128)[..., 0]
+    np.testing.assert_array_equal(got, complex_grid(x))
 
 
 def reversed_loop_slices(x):
