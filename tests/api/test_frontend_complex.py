@@ -41,7 +41,7 @@ def creation(n, x, z):
     d = np.array(x, dtype=np.complex128) + x.astype(np.complex128).conj()
     e = np.zeros_like(x, dtype=np.complex128)
     e[1:] = z[:-1]
-    return a, b, c, d, e
+    return a, b, c, d, e, np.complex64(x[:2]) * 2
 
 
 def promotion(z64, x32, x64, k):
