@@ -226,6 +226,8 @@ class Converter(UnsignedConversions, LinalgConversions, IntegerConversions, BitC
             return [self.unary(op, short)]
         if short in BINARY:
             lhs, rhs = op.operands
+            if short == "power" and isinstance(_tensor(lhs).element_type, IntegerType) and lhs.type == rhs.type:
+                return [self.integer_power(lhs, rhs, any(self.unsigned_ops.get(op, ((), ()))[0]))]
             if short in BOOLEAN_BINARY and is_boolean(lhs):
                 return [self.ins(BOOLEAN_BINARY[short](lhs, rhs))]
             return [self.ins(BINARY[short](lhs, rhs))]

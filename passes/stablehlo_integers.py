@@ -7,6 +7,9 @@
 * `chlo.mulhi`, the high half of the double-width product, multiplies
   N/2-bit halves (Hacker's Delight's mulhs, and mulhu for unsigned operands),
   so that no product needs more than N bits.
+* `power` of integers squares and multiplies over the exponent's bits in an
+  `scf.for`, as the spec's interpreter does (a negative signed exponent gives 0
+  unless the base is 1 or -1).
 * On `i1` (StableHLO's booleans) add and maximum are or, multiply and
   minimum are and (`BOOLEAN_BINARY`), as the spec defines them.
 * A `reduce` of integers (or a float reduce by multiplication) folds the
@@ -22,8 +25,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from xdsl.dialects.builtin import IntegerType, TensorType
-from xdsl.ir import Operation, SSAValue
+from xdsl.builder import Builder
+from xdsl.dialects import arith, scf
+from xdsl.dialects.builtin import IndexType, IntegerType, TensorType
+from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.rewriter import InsertPoint
 
 from dfc.dialects import nn
 from dfc.dialects import nn_elementwise as nne
@@ -57,6 +63,7 @@ class IntegerConversions(UnsignedArith):
     (`unsigned_ops` as `stablehlo_unsigned.make_signless` returned it)."""
 
     unsigned_ops: dict
+    b: Builder
 
     def _shift_right(self, x: SSAValue, bits: int) -> SSAValue:
         return self.ins(nne.ShiftRightLogicalOp(x, self.int_full(bits, x)))
@@ -107,6 +114,36 @@ class IntegerConversions(UnsignedArith):
                                       "supported")
         unsigned = any(self.unsigned_ops.get(op, ((), ()))[0])
         return [self.multiply_high(op.lhs, op.rhs, unsigned)]
+
+    def integer_power(self, x: SSAValue, y: SSAValue, unsigned: bool) -> SSAValue:
+        """x ** y of integers as the spec's interpreter computes it: square-and-multiply over the N bits of y
+        (an `scf.for`, wrapping as N-bit products do); for signed operands a negative y gives 0 unless
+        |x| = 1 (then y's magnitude is used)."""
+        n = int_width(x)
+        if not unsigned:
+            zero = self.int_full(0, y)
+            negative = self.ins(nne.CompareOp(y, zero, "LT"))
+            y = self.ins(nne.SelectOp(negative, self.ins(nn.SubOp(zero, y)), y))
+        one = self.int_full(1, x)
+        result = self.ins(nns.BroadcastInDimOp(one, _shape(x), []))
+        body = Block(arg_types=[IndexType(), result.type, x.type, y.type])
+        _, r, base, e = body.args
+        saved, self.b = self.b, Builder(InsertPoint.at_end(body))
+        bit = self.ins(nne.CompareOp(self.ins(nne.AndOp(e, self.int_full(1, e))), self.int_full(0, e), "NE"))
+        r_new = self.ins(nne.SelectOp(bit, self.ins(nn.MulOp(r, base)), r))
+        body.add_op(scf.YieldOp(r_new, self.ins(nn.MulOp(base, base)), self._shift_right(e, 1)))
+        self.b = saved
+        bounds = [self.ins(arith.ConstantOp.from_int_and_width(v, IndexType())) for v in (0, n, 1)]
+        loop = scf.ForOp(*bounds, [result, x, y], Region(body))
+        self.b.insert(loop)
+        power = loop.results[0]
+        if unsigned:
+            return power
+        unit = self.ins(nne.OrOp(self.ins(nne.CompareOp(x, one, "EQ")),
+                                 self.ins(nne.CompareOp(x, self.int_full(-1, x), "EQ"))))
+        vanishes = self.ins(nne.AndOp(negative, self.ins(nne.NotOp(unit))))
+        return self.ins(nne.SelectOp(vanishes, self.ins(nns.BroadcastInDimOp(self.int_full(0, x), _shape(x), [])),
+                                     power))
 
     def combiner(self, name: str, unsigned: bool) -> Callable[[SSAValue, SSAValue], SSAValue]:
         """The elementwise op `name` (a stablehlo binary op) of two values: by value for unsigned

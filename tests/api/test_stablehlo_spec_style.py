@@ -563,6 +563,35 @@ func.func @values(%x: tensor<{n}xf64>) -> tensor<{n}xf64> {{
     np.testing.assert_array_equal(grad, np.where(np.isfinite(want) & (want != 0), np.arange(1.0, n + 1), 0.0))
 
 
+def _integer_power(x: int, y: int, bits: int, signed: bool) -> int:
+    """The spec interpreter's integer power: 0 for a negative exponent unless |x| = 1, else x ** |y| wrapped."""
+    if signed and y < 0:
+        if abs(x) != 1:
+            return 0
+        y = -y
+    value = pow(x, y, 1 << bits)
+    return value - (1 << bits) if signed and value >= 1 << (bits - 1) else value
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.uint8, np.int64])
+def test_integer_power_squares_and_multiplies_wrapping(dtype):
+    info = np.iinfo(dtype)
+    signed = info.min < 0
+    x = np.array([3, -1, 1, -3, 0, 7, 2, -2, 5, 0], dtype if signed else np.int64).astype(dtype)
+    y = np.array([4, -7, -3, -2, 0, 9, 62, 63, 127, 1], np.int64).astype(dtype)
+    t = f"tensor<10x{'' if signed else 'u'}i{info.bits}>"
+    text = f"""
+func.func @p() -> {t} {{
+  %x = stablehlo.constant {dense(x)}
+  %y = stablehlo.constant {dense(y)}
+  %r = stablehlo.power %x, %y : {t}
+  func.return %r : {t}
+}}"""
+    got = np.asarray(interpret(import_stablehlo(text), "p")).view(dtype)
+    want = [_integer_power(int(a), int(b), info.bits, signed) for a, b in zip(x, y)]
+    np.testing.assert_array_equal(got, np.array(want, dtype))
+
+
 def test_boolean_arithmetic_is_logical():
     p, q = np.array([True, True, False, False]), np.array([True, False, True, False])
     t = "tensor<4xi1>"
