@@ -388,7 +388,8 @@ class JitFunction:
         if not updated:
             return self._function(params), [], aliases
         module, name, updated, aliases = self.module_for(params, writeback=True)
-        return Function(module, name, self.threads, result_views(self._outputs[(*params, ("writeback",))])), updated, aliases
+        views = result_views(self._outputs[(*params, ("writeback",))])
+        return Function(module, name, self.threads, views), updated, aliases
 
     @user_errors
     def mlir(self, *args: Any, stage: str = "frontend", **kwargs: Any) -> str:

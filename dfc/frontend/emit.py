@@ -393,7 +393,8 @@ def _op_value(b: Builder, e: Op, children: list, args: Sequence[SSAValue]) -> SS
     if e.name == "compare":
         if is_float(operand):
             return b.insert(arith.CmpfOp(values[0], values[1], _CMPF[e.attr[0]])).result
-        return b.insert(arith.CmpiOp(values[0], values[1], (_CMPUI if is_unsigned(operand) else _CMPI)[e.attr[0]])).result
+        predicates = _CMPUI if is_unsigned(operand) else _CMPI
+        return b.insert(arith.CmpiOp(values[0], values[1], predicates[e.attr[0]])).result
     if e.name == "not":
         return b.insert(arith.XOrIOp(values[0], _constant(b, 1, "i1"))).result
     if e.name == "pow" and isinstance(e.args[1], Const) and float(e.args[1].value) == 0.5:

@@ -46,7 +46,8 @@ def _converted(a: Attribute) -> Attribute | None:
         return None if t is None else DenseIntOrFPElementsAttr(t, a.data)  # the same bytes
     if isinstance(a, FunctionType):
         ins, outs = ([_converted(t) or t for t in ts] for ts in (a.inputs.data, a.outputs.data))
-        return FunctionType.from_lists(ins, outs) if (ins, outs) != (list(a.inputs.data), list(a.outputs.data)) else None
+        changed = (ins, outs) != (list(a.inputs.data), list(a.outputs.data))
+        return FunctionType.from_lists(ins, outs) if changed else None
     if isinstance(a, ArrayAttr):
         items = [_converted(x) for x in a.data]
         return None if all(x is None for x in items) else ArrayAttr([x or y for x, y in zip(items, a.data)])

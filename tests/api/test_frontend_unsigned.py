@@ -53,8 +53,8 @@ def comparisons(a, b):
 def reductions(a, b):
     return (np.max(a), np.min(a), np.max(b.reshape(8, 8), axis=0), np.min(b.reshape(8, 8), axis=1), np.sum(a),
             np.prod(b[:5]), np.cumsum(a), np.argmax(a), np.argmin(b), np.mean(a), a.max(), np.maximum.reduce(b),
-            np.minimum.accumulate(b), np.sort(b), np.argsort(b, kind="stable"), np.median(a), a[b > 5].max(),
-            a[b > 5].min(), np.clip(a, 3, 200))
+            np.minimum.accumulate(b), np.sort(b[::7]), np.argsort(b[::7], kind="stable"), np.median(a[::7]),
+            a[b > 5].max(), a[b > 5].min(), np.clip(a, 3, 200))
 
 
 def conversions(a, i):
