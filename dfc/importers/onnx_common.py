@@ -99,9 +99,16 @@ def range_values(start: np.ndarray, limit: np.ndarray, delta: np.ndarray) -> np.
     return np.arange(start, limit, delta).astype(start.dtype)
 
 
-def resize_source(mode: str, size: int, out: int, scale: float) -> np.ndarray:
-    """Resize's source coordinate of each of `out` output positions (float64, as ONNX's reference)."""
+def resize_source(mode: str, size: int, out: int, scale: float, roi: tuple[float, float] = (0.0, 1.0)) -> np.ndarray:
+    """Resize's source coordinate of each of `out` output positions (float64, as ONNX's reference);
+    `tf_crop_and_resize` spans the crop `roi` (start, end) of the input (fractions of its `size - 1`), in
+    roi's own type where the reference computes in it."""
     y, width = np.arange(out, dtype=np.float64), scale * size
+    if mode == "tf_crop_and_resize":
+        start, end = roi
+        span = np.full(out, (end - start) * (size - 1) / 2) if width == 1 else y * (end - start) * (size - 1) / (
+            width - 1)
+        return span + start * (size - 1)
     if mode == "align_corners":
         return np.zeros(out) if width == 1 else y * (size - 1) / (width - 1)
     if mode == "asymmetric":

@@ -99,7 +99,8 @@ class NNOps:
         """numpy's einsum of float operands: each operand's letters found only there and not in the output
         summed out, then the operands contracted left to right (`dot_general`: letters of both kept later are
         batch dimensions, the others contracted), then transposed to the output's order. An ellipsis
-        stands for the same leading dimensions in every operand; a repeated letter (a diagonal) is refused."""
+        stands for the same leading dimensions in every operand; a letter repeated in one operand takes its
+        diagonal (`_diagonal`) first."""
         values = [self.value(n) for n in node.input]
         equation = attrs["equation"].replace(" ", "")
         lhs, arrow, out = equation.partition("->")
@@ -117,14 +118,14 @@ class NNOps:
             counts = Counter("".join(terms))
             out = fill + "".join(sorted(c for c, n in counts.items() if n == 1 and c not in fill))
         sizes: dict[str, int] = {}
-        for t, v in zip(terms, values):
+        for k, (t, v) in enumerate(zip(terms, values)):
             shape = tensor_of(v).get_shape()
-            if len(t) != len(shape) or len(set(t)) != len(t):
-                raise NodeError(f"Einsum term '{t}' of a rank-{len(shape)} operand (a repeated letter is a "
-                                "diagonal, not supported)")
+            if len(t) != len(shape):
+                raise NodeError(f"Einsum term '{t}' of a rank-{len(shape)} operand")
             for c, d in zip(t, shape):
                 if sizes.setdefault(c, d) != d:
                     raise NodeError(f"Einsum letter '{c}' of sizes {sizes[c]} and {d}")
+            values[k], terms[k] = self._diagonal(v, t)
         for k, (t, v) in enumerate(zip(terms, values)):
             elsewhere = set(out).union(*(terms[j] for j in range(len(terms)) if j != k))
             summed = [a for a, c in enumerate(t) if c not in elsewhere]
@@ -146,6 +147,24 @@ class NNOps:
             raise NodeError(f"Einsum equation '{equation}': output letters {out!r} not found once in the operands")
         perm = [letters.index(c) for c in out]
         return [acc if perm == sorted(perm) else self.ins(nn.TransposeOp(acc, perm))]
+
+    def _diagonal(self, v: SSAValue, term: str) -> tuple[SSAValue, str]:
+        """(`v`'s diagonal, its letters) for each letter repeated in `term`: its dimensions moved last,
+        merged into one of n^k elements and sliced with a step of 1 + n + ... + n^(k-1) (the elements whose k
+        indices are equal); the letter then comes last once."""
+        for c in dict.fromkeys(term):
+            places = [a for a, letter in enumerate(term) if letter == c]
+            if len(places) == 1:
+                continue
+            rest = [a for a in range(len(term)) if a not in places]
+            shape = tensor_of(v).get_shape()
+            n, k = shape[places[0]], len(places)
+            v = self._reshape(self.ins(nn.TransposeOp(v, rest + places)), [shape[a] for a in rest] + [n ** k])
+            step = sum(n ** j for j in range(k))
+            lead = [shape[a] for a in rest]
+            v = self.ins(nns.SliceOp(v, [0] * (len(rest) + 1), [*lead, n ** k], [1] * len(rest) + [step]))
+            term = "".join(term[a] for a in rest) + c
+        return v, term
 
     def op_TopK(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
         """The k largest (`largest`, else smallest) elements along `axis` and their indices, in order (also
@@ -250,12 +269,12 @@ class NNOps:
             y = self.ins(nn.AddOp(y, self._reshape(self.value(node.input[2]), [c_out] + [1] * spatial)))
         return [y]
 
-    def _pool(self, node: Any, attrs: dict[str, Any], kind: str) -> list[SSAValue]:
+    def _pool(self, node: Any, attrs: dict[str, Any], kind: str, x: SSAValue | None = None) -> list[SSAValue]:
         """A pooling window; with `ceil_mode` the output rounds up, but a last window must start inside the
         input or its low padding, and reaches into more high padding. A mean divides the window sum by the
         number of its elements inside the input (with `count_include_pad`: inside the input and its declared
-        padding; never the padding `ceil_mode` adds), known at import time."""
-        x = self.value(node.input[0])
+        padding; never the padding `ceil_mode` adds), known at import time. `x`: the input, if not the node's."""
+        x = self.value(node.input[0]) if x is None else x
         shape = tensor_of(x).get_shape()
         kernel = list(attrs["kernel_shape"])
         strides, low, high, dilations = self._spatial(attrs, list(shape[2:]), kernel)
@@ -330,7 +349,18 @@ class NNOps:
         return [best, self.ins(nn.AddOp(index, self.constant(base)))]
 
     def op_MaxPool(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
-        return self._pool(node, attrs, "max")
+        """Max pooling (and its Indices); integers of up to 32 bits (int8, uint8, ...) pooled as the f64 of
+        their values (exact; unsigned ones zero-extended), converted back to their bits."""
+        x = self.value(node.input[0])
+        e = tensor_of(x).element_type
+        if isinstance(e, AnyFloat):
+            return self._pool(node, attrs, "max")
+        if e.width.data > 32:  # type: ignore[attr-defined]
+            raise NodeError(f"MaxPool of {e} (integers of more than 32 bits) is not supported")
+        value = self.zero_extended(x) if self.unsigned_inputs else x
+        values, *indices = self._pool(node, attrs, "max", self.ins(nne.ConvertOp(value, f64)))
+        self.unsigned_outputs = {0} if self.unsigned_inputs else set()
+        return [self.ins(nne.ConvertOp(self.ins(nne.ConvertOp(values, i64)), e)), *indices]
 
     def op_AveragePool(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
         return self._pool(node, attrs, "mean")
@@ -688,10 +718,27 @@ class NNOps:
         return [self.ins(nn.AddOp(self.ins(nn.MulOp(y, scale)), bias))]
 
     def op_BatchNormalization(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
-        if attrs.get("training_mode") or any(node.output[1:]):
-            raise NodeError("BatchNormalization in training mode is not supported (export the model in eval mode)")
+        """Normalised per channel (dimension 1) by the running mean and variance, scaled and shifted; in
+        `training_mode` (opset 14 on) by the batch's mean and biased variance over the other dimensions, the
+        running statistics updated (`momentum`) as the second and third outputs."""
+        training = bool(attrs.get("training_mode"))
+        if any(node.output[1:]) and not training or attrs.get("is_test") == 0:
+            raise NodeError("BatchNormalization in training mode before opset 14 (its saved statistics) is not "
+                            "supported")
         x, scale, bias, mean, var = (self.value(n) for n in node.input)
-        per_channel = [tensor_of(scale).get_shape()[0]] + [1] * (tensor_of(x).get_num_dims() - 2)
-        scale, bias, mean, var = (self._reshape(v, per_channel) for v in (scale, bias, mean, var))
-        y = self._normalize(x, mean, var, attrs["epsilon"])
-        return [self.ins(nn.AddOp(self.ins(nn.MulOp(y, scale)), bias))]
+        rank, channels = tensor_of(x).get_num_dims(), tensor_of(scale).get_shape()[0]
+        per_channel = [channels] + [1] * (rank - 2)
+        scale, bias = (self._reshape(v, per_channel) for v in (scale, bias))
+        if not training:
+            y = self._normalize(x, self._reshape(mean, per_channel), self._reshape(var, per_channel), attrs["epsilon"])
+            return [self.ins(nn.AddOp(self.ins(nn.MulOp(y, scale)), bias))]
+        axes = [0, *range(2, rank)]
+        batch_mean = self.ins(nn.ReduceOp(x, "mean", axes, keepdims=True))
+        centred = self.ins(nn.SubOp(x, batch_mean))
+        batch_var = self.ins(nn.ReduceOp(self.ins(nn.MulOp(centred, centred)), "mean", axes, keepdims=True))
+        y = self._normalize(x, batch_mean, batch_var, attrs["epsilon"])
+        momentum = attrs["momentum"]
+        running = [self.ins(nn.AddOp(self.ins(nn.MulOp(old, self.scalar(momentum, old))),
+                                     self.ins(nn.MulOp(self._reshape(new, [channels]), self.scalar(1 - momentum, old)))))
+                   for old, new in ((mean, batch_mean), (var, batch_var))]
+        return [self.ins(nn.AddOp(self.ins(nn.MulOp(y, scale)), bias)), *running]

@@ -462,7 +462,9 @@ class ShapeOps:
         source coordinate of each output position by `coordinate_transformation_mode`, then its nearest
         element (`nearest_mode`) or its two neighbours weighted, indices clamped to the input (edge values);
         cubic (`cubic_coeff_a`, `exclude_outside`) and antialiased downsampling as a matrix of the
-        reference's weights (`resize_weights`) applied along the axis.
+        reference's weights (`resize_weights`) applied along the axis. `tf_crop_and_resize` samples the
+        crop `roi` (known at import time) and gives `extrapolation_value` where its coordinate along an axis
+        falls outside the input.
         The output size is floor(size * scale) (`scales`) or `sizes` (with `keep_aspect_ratio_policy`)."""
         x = self.value(node.input[0])
         shape = list(tensor_of(x).get_shape())
@@ -470,7 +472,7 @@ class ShapeOps:
         mode, coordinates = attrs["mode"], attrs.get("coordinate_transformation_mode")
         if self.opset < 11:
             raise NodeError("Resize before opset 11 is not supported")
-        if mode not in ("nearest", "linear", "cubic") or coordinates == "tf_crop_and_resize":
+        if mode not in ("nearest", "linear", "cubic"):
             raise NodeError(f"Resize with mode '{mode}' and coordinate_transformation_mode '{coordinates}' "
                             "is not supported (nearest, linear and cubic are)")
         axes = normalize_axes(attrs["axes"], rank) if "axes" in attrs else list(range(rank))
@@ -490,19 +492,22 @@ class ShapeOps:
             raise NodeError("Resize needs scales or sizes")
         if len(sizes) != len(axes):
             raise NodeError(f"Resize with {len(sizes)} scales or sizes for {len(axes)} axes")
-        for axis, scale, out in zip(axes, scales, sizes):
-            if out == shape[axis] and scale == 1.0:
+        crop = coordinates == "tf_crop_and_resize"
+        roi = self.known(node.input[1]).reshape(-1) if crop and len(node.input) > 1 and node.input[
+            1] else np.array([0.0] * len(axes) + [1.0] * len(axes))
+        if crop and roi.size != 2 * len(axes):
+            raise NodeError(f"Resize with a roi of {roi.size} values for {len(axes)} axes")
+        for j, (axis, scale, out) in enumerate(zip(axes, scales, sizes)):
+            if out == shape[axis] and scale == 1.0 and not crop:
                 continue
-            source = resize_source(coordinates, shape[axis], out, scale)
+            source = resize_source(coordinates, shape[axis], out, scale, (roi[j], roi[j + len(axes)]))
+            floor = np.floor(source)
+            below = floor.astype(np.int64)
             if mode == "cubic" or mode == "linear" and attrs.get("antialias") and scale < 1:
                 weights = resize_weights(mode, source, shape[axis], scale, attrs["cubic_coeff_a"],
                                          bool(attrs.get("exclude_outside")), bool(attrs.get("antialias")))
                 x = self._contract(x, axis, weights)
-                shape[axis] = out
-                continue
-            floor = np.floor(source)
-            below = floor.astype(np.int64)
-            if mode == "nearest":
+            elif mode == "nearest":
                 ratio = source - floor
                 up = {"round_prefer_floor": ratio > 0.5, "round_prefer_ceil": ratio >= 0.5, "floor": ratio < 0,
                       "ceil": ratio > 0}[attrs["nearest_mode"]]
@@ -515,7 +520,12 @@ class ShapeOps:
                 high = self._take(x, axis, np.clip(below + 1, 0, shape[axis] - 1))
                 low = self.ins(nn.MulOp(low, self.constant((1 - weight).reshape(along))))
                 x = self.ins(nn.AddOp(low, self.ins(nn.MulOp(high, self.constant(weight.reshape(along))))))
+            outside = (source < 0) | (source > shape[axis] - 1)
             shape[axis] = out
+            if crop and outside.any():
+                along = [out if d == axis else 1 for d in range(rank)]
+                x = self.ins(nne.SelectOp(self.constant(outside.reshape(along)),
+                                          self.scalar(attrs["extrapolation_value"], x), x))
         return [x]
 
     def _contract(self, x: SSAValue, axis: int, weights: np.ndarray) -> SSAValue:

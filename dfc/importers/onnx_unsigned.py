@@ -35,7 +35,7 @@ SIGN_AGNOSTIC = frozenset({
 UNSIGNED_AWARE = frozenset({
     "Less", "Greater", "LessOrEqual", "GreaterOrEqual", "Max", "Min", "Clip", "Div", "Mod", "Cast", "CastLike",
     "BitShift", "ArgMax", "ArgMin", "Abs", "TopK", "Pow", "QuantizeLinear", "DequantizeLinear",
-    "MatMulInteger", "QLinearMatMul", "ConvInteger", "QLinearConv",
+    "MatMulInteger", "QLinearMatMul", "ConvInteger", "QLinearConv", "MaxPool",
 })
 """Operators with an unsigned form here."""
 
