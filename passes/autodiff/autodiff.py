@@ -213,7 +213,37 @@ def gradient_function(
     inline_stored_calls(g, module, in_progress | {f.sym_name.data})
     in_tasklets(g)
     whiles_as_for_loops(g, wrt)
-    stored = None if memory_budget is None else outline_under_budget(g, module, memory_budget)
+    stored = None
+    if memory_budget is not None:
+        read = _read_by_backward(g, f, wrt, outputs, module, recompute, in_progress)
+        stored = outline_under_budget(g, module, memory_budget, read)
+    boundary, reverser, seeds, grads = _sweep(g, f, wrt, outputs, module, recompute, in_progress)
+    block = g.body.block
+    taped = 0
+    if reverser.placeholders:  # the loops get what the straight-line code leaves of the budget
+        left = None if stored is None else max(0, memory_budget - stored)
+        taped = resolve_placeholders(g, reverser.placeholders, recompute, keep=boundary, budget=left)
+    n_forward = list(block.ops).index(boundary)
+    boundary.detach()
+    boundary.erase()
+    g.function_type = FunctionType.from_lists(
+        list(f.function_type.inputs.data) + [s.type for s in seeds],
+        list(f.function_type.outputs.data) + [x.type for x in grads],
+    )
+    g.attributes.update(provenance(f, wrt, outputs))
+    if stored is not None:
+        g.attributes[MODEL_ATTRIBUTE] = IntegerAttr(stored + taped, i64)
+    locate_nested(g)
+    return g, n_forward
+
+
+def _sweep(
+    g: func.FuncOp, f: func.FuncOp, wrt: list[int], outputs: list[int], module: ModuleOp, recompute: bool,
+    in_progress: frozenset[str],
+) -> tuple[Operation, Reverser, list[SSAValue], list[SSAValue]]:
+    """Append the reverse sweep to g's forward block (its return then returns the
+    results and the gradients); (the op marking the forward block's end, the
+    reverser, with the placeholders still to resolve, the seeds, the gradients)."""
     block = g.body.block
     ret = block.last_op
     assert isinstance(ret, func.ReturnOp)
@@ -240,22 +270,33 @@ def gradient_function(
     results = list(ret.arguments)
     ret.erase()
     block.add_op(func.ReturnOp(*results, *grads))
-    taped = 0
-    if reverser.placeholders:  # the loops get what the straight-line code leaves of the budget
-        left = None if stored is None else max(0, memory_budget - stored)
-        taped = resolve_placeholders(g, reverser.placeholders, recompute, keep=boundary, budget=left)
-    n_forward = list(block.ops).index(boundary)
-    boundary.detach()
-    boundary.erase()
-    g.function_type = FunctionType.from_lists(
-        list(f.function_type.inputs.data) + [s.type for s in seeds],
-        list(f.function_type.outputs.data) + [x.type for x in grads],
-    )
-    g.attributes.update(provenance(f, wrt, outputs))
-    if stored is not None:
-        g.attributes[MODEL_ATTRIBUTE] = IntegerAttr(stored + taped, i64)
-    locate_nested(g)
-    return g, n_forward
+    return boundary, reverser, seeds, grads
+
+
+def _read_by_backward(
+    g: func.FuncOp, f: func.FuncOp, wrt: list[int], outputs: list[int], module: ModuleOp, recompute: bool,
+    in_progress: frozenset[str],
+) -> set[SSAValue]:
+    """The results of g's top-level ops (its forward block, before the sweep) that
+    the reverse sweep reads, or that g returns: what storing costs. Found by
+    sweeping a copy; the results of an op the sweep replaces count as read."""
+    probe = g.clone()
+    pairs = list(zip(g.body.block.ops, probe.body.block.ops, strict=True))
+    _sweep(probe, f, wrt, outputs, module, recompute, in_progress)
+    forward = {copy for _, copy in pairs if copy.parent is not None}
+    read: set[SSAValue] = set()
+    for op, copy in pairs:
+        for r, c in zip(op.results, copy.results, strict=True):
+            if copy.parent is None or any(_top_level(u.operation, probe) not in forward for u in c.uses):
+                read.add(r)
+    return read
+
+
+def _top_level(op: Operation, f: func.FuncOp) -> Operation:
+    """The op of f's body block that is or holds `op`."""
+    while op.parent_op() is not f:
+        op = op.parent_op()
+    return op
 
 
 def locate_nested(op: Operation) -> None:

@@ -20,12 +20,13 @@ branch) or a call is not outlined; maps are (their regions go with them).
 Equal candidates (the same function once outlined) share one function, and so
 one `@segment_grad`.
 
-The model of what is stored: the bytes of every float tensor the block defines,
-less the values internal to each outlined segment (read by no later op). It
-leaves out what the recomputation holds while it runs and the backward's own
-buffers, and counts values the backward never reads: a plan, not a bound on
-the measured memory, which `dfc.grad` enforces by tightening this budget
-(dfc/memory_budget.py).
+The model of what is stored: the bytes of the float tensors the block defines
+that the reverse sweep reads (found by sweeping a copy first: a matmul result
+only a tanh reads is not stored, the tanh's result is) or the function
+returns, less those internal to each outlined segment (read by no later op of
+the forward block). It leaves out what the recomputation holds while it runs
+and the backward's own buffers: a plan, not a bound on the measured memory,
+which `dfc.grad` enforces by tightening this budget (dfc/memory_budget.py).
 
 Selection: greedy, best ratio of bytes saved to recomputed FLOPs first (2mnk
 for a contraction, the result's elements otherwise), until the model fits.
@@ -73,9 +74,10 @@ def _flops(op: Operation) -> int:
                       if isinstance(r.type, TensorType) and r.type.has_static_shape()))
 
 
-def stored_bytes(block: Block) -> int:
-    """Bytes of the float tensors the block's ops define (what the backward sweep may keep)."""
-    return sum(tensor_bytes(r) for op in block.ops for r in op.results)
+def stored_bytes(block: Block, read: set[SSAValue] | None = None) -> int:
+    """Bytes of the float tensors the block's ops define (those in `read`, by
+    default all): what the backward sweep may keep."""
+    return sum(tensor_bytes(r) for op in block.ops for r in op.results if read is None or r in read)
 
 
 def _last_uses(ops: list[Operation], returned: list[SSAValue]) -> dict[SSAValue, int]:
@@ -131,19 +133,20 @@ class Segment:
         return str(self.callee)
 
 
-def outline_under_budget(f: func.FuncOp, module: ModuleOp, budget: int) -> int:
+def outline_under_budget(f: func.FuncOp, module: ModuleOp, budget: int, read: set[SSAValue] | None = None) -> int:
     """Outline checkpointed segments of f's top-level block until what it stores
-    (in the model of the module docstring) fits in `budget` bytes, or as far as
-    outlining lowers it; the bytes stored in that model."""
+    (in the model of the module docstring: the values in `read`, by default all)
+    fits in `budget` bytes, or as far as outlining lowers it; the bytes stored in
+    that model."""
     block = f.body.block
     ops = list(block.ops)[:-1]  # the return is not a candidate
-    stored = stored_bytes(block)
+    stored = stored_bytes(block, read)
     if stored <= budget or not ops:
         return stored
     last = _last_uses(ops, list(block.last_op.operands))
     classes: dict[str, list[Segment]] = {}
     for a, b in _candidates(f, ops, last):
-        segment = _segment(ops[a:b], {r for op in ops[a:b] for r in op.results if last.get(r, -1) >= b})
+        segment = _segment(ops[a:b], {r for op in ops[a:b] for r in op.results if last.get(r, -1) >= b}, read)
         if segment.saved:
             classes.setdefault(segment.key, []).append(segment)
     ranked = sorted((s for c in classes.values() for s in c), key=lambda s: -s.saved / s.flops)
@@ -162,8 +165,9 @@ def outline_under_budget(f: func.FuncOp, module: ModuleOp, budget: int) -> int:
     return stored
 
 
-def _segment(ops: list[Operation], outputs: set[SSAValue]) -> Segment:
-    """The candidate of `ops`, whose values in `outputs` are read after it."""
+def _segment(ops: list[Operation], outputs: set[SSAValue], read: set[SSAValue] | None) -> Segment:
+    """The candidate of `ops`, whose values in `outputs` are read after it; it
+    saves the bytes of its other values in `read` (all by default)."""
     defined = {r for op in ops for r in op.results}
     inputs = list(dict.fromkeys(v for op in ops for v in used_from_outside(op) if v not in defined))
     results = [r for op in ops for r in op.results if r in outputs]
@@ -177,7 +181,7 @@ def _segment(ops: list[Operation], outputs: set[SSAValue]) -> Segment:
     callee = func.FuncOp("segment", FunctionType.from_lists([v.type for v in inputs], [v.type for v in results]),
                          Region(body), visibility="private")
     callee.location = ops[0].location
-    saved = sum(tensor_bytes(r) for r in defined if r not in outputs)
+    saved = sum(tensor_bytes(r) for r in defined if r not in outputs and (read is None or r in read))
     return Segment(ops, inputs, results, callee, saved, sum(_flops(op) for op in ops))
 
 
