@@ -95,7 +95,7 @@ def takes_complex(f: Any, args: list, kwargs: dict) -> bool:
     given a complex value or dtype (a jitted or plain Python function is compiled as it is, and refuses them)."""
     if isinstance(f, Method):
         return isinstance(f.value, Complex) or involved(args, kwargs)
-    if f is complex:
+    if f is complex or f is np.complex64 or f is np.complex128:
         return True
     if isinstance(f, types.FunctionType) and not (f.__module__ or "").startswith("numpy") or hasattr(f, "specialize"):
         return False
@@ -109,7 +109,7 @@ def call(tr, f: Any, args: list, kwargs: dict, node: ast.AST) -> Any:
     if isinstance(f, Method):
         return method(tr, f.value, f.name, args, kwargs, node)
     name = _name(f)
-    if isinstance(f, type) and issubclass(f, np.complexfloating):  # np.complex128(x): a cast
+    if f is np.complex64 or f is np.complex128:  # np.complex128(x): a cast
         (x,) = bind(tr, args, kwargs, node, name, ("x",), (0,))
         return _fresh(lift(tr, x, node, "f32" if f is np.complex64 else "f64"))
     if f is complex:  # Python's complex(re, im) of numbers and 0-d values: a weak complex number

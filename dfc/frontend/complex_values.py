@@ -107,6 +107,8 @@ def constant(value: complex, dtype: str | None = None) -> Complex:
 
 def lift(tr, v: Any, node: ast.AST, dtype: str | None = None) -> Complex:
     """`v` (complex, real array, mask, number) as a Complex, its parts converted to `dtype` when given."""
+    if isinstance(v, np.complexfloating) and v.dtype not in (np.complex64, np.complex128):
+        raise tr.fail(f"a NumPy number of dtype {v.dtype}: extended-precision complex numbers are not supported", node)
     if isinstance(v, complex | np.complexfloating):
         z = constant(complex(v), None if isinstance(v, complex) else "f32" if v.dtype == np.complex64 else "f64")
     elif isinstance(v, Complex):
