@@ -337,9 +337,12 @@ def _convert(b: Builder, v: SSAValue, src: str, dst: str) -> SSAValue:
 def _float_to_unsigned(b: Builder, v: SSAValue, src: str, dst: str) -> SSAValue:
     """A float as an unsigned integer: truncated toward zero and wrapped to the width, as the interpreter
     converts (and NumPy on x86: -1.0 is 255 as uint8). Through int64 below 64 bits (fptoui of a negative
-    value is poison); for uint64, fptoui from 2^63 up and fptosi below (each is defined on its side)."""
+    value is poison); for uint64, fptoui from 2^63 up and fptosi below (each is defined on its side; a
+    float16 is below)."""
     if int(dst[1:]) < 64:
         return b.insert(arith.TruncIOp(b.insert(arith.FPToSIOp(v, IR_TYPES["i64"])).result, IR_TYPES[dst])).result
+    if src == "f16":
+        return b.insert(arith.FPToSIOp(v, IR_TYPES[dst])).result
     high = b.insert(arith.CmpfOp(v, _constant(b, 2.0 ** 63, src), "oge")).result
     unsigned = b.insert(arith.FPToUIOp(v, IR_TYPES[dst])).result
     return b.insert(arith.SelectOp(high, unsigned, b.insert(arith.FPToSIOp(v, IR_TYPES[dst])).result)).result

@@ -172,7 +172,8 @@ def creations(x, n):
     return (np.zeros(n, np.uint16), np.full(3, 300, dtype=np.uint16), np.arange(5, dtype=np.uint32),
             np.ones((2, 2), dtype="uint8"), np.full(2, 2 ** 64 - 1, np.uint64), x.astype(np.uint64),
             x[:3].astype(np.uint8), x[:3].astype(np.uint32), np.array([1, 2, 2 ** 64 - 1], dtype=np.uint64),
-            np.array([[3, 255], [0, n]], dtype=np.uint8), np.asarray((x[0], 2 ** 63), dtype=np.uint64))
+            np.array([[3, 255], [0, n]], dtype=np.uint8), np.asarray((x[0], 2 ** 63), dtype=np.uint64),
+            x.astype(np.float32).astype(np.uint64), x[:3].astype(np.float16).astype(np.uint64))
 
 
 def test_in_place_updates_calls_and_creation():
