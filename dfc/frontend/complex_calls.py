@@ -161,6 +161,12 @@ def call(tr, f: Any, args: list, kwargs: dict, node: ast.AST) -> Any:
         return _bilinear(tr, f, args, kwargs, node)
     if f is np.linalg.inv or f is np.linalg.solve:
         return _linalg(tr, f, args, kwargs, node)
+    if f is np.vdot and len(args) == 2 and not kwargs:  # conj(a) . b, both flattened
+        return _bilinear(tr, np.vdot, [conj(tr, lift(tr, args[0], node), node), args[1]], {}, node)
+    if f is np.linalg.norm and len(args) == 1 and not kwargs:  # NumPy: sqrt(re . re + im . im) of the flattened
+        z = lift(tr, args[0], node)
+        squares = [real_call(tr, np.vdot, [p, p], {}, node) for p in (z.re, z.im)]
+        return real_call(tr, np.sqrt, [tr.binop("add", *squares, node)], {}, node)
     raise tr.fail(f"{name} of complex values is not supported (docs/frontend.md lists the complex operations)", node)
 
 

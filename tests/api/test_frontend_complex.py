@@ -69,7 +69,8 @@ def masked(z, w, m):
 
 def products(A, B, v):
     x = np.linalg.solve(A, v)
-    return A @ B, np.dot(A, v), np.einsum("ij,jk->ik", A, B.real), np.linalg.inv(A), x
+    return A @ B, np.dot(A, v), np.einsum("ij,jk->ik", A, B.real), np.linalg.inv(A), x, np.vdot(B, B * 1j), \
+        np.linalg.norm(A)
 
 
 def escape_time(re_lo, re_hi, n, steps):
