@@ -57,6 +57,7 @@ from dfc.dialects.nn_contract import CONTRACT_OPS
 from dfc.dialects.nn_conv import CONV_OPS
 from dfc.dialects.nn_elementwise import ELEMENTWISE_OPS, BitwiseBinaryOp, NotOp
 from dfc.dialects.nn_indexing import INDEXING_OPS
+from dfc.dialects.nn_sample import SAMPLE_OPS
 from dfc.dialects.nn_shape import SHAPE_OPS
 from dfc.dialects.nn_sort import SORT_OPS
 from dfc.dialects.nn_window import WINDOW_OPS
@@ -543,6 +544,7 @@ NN = Dialect(
         *INDEXING_OPS,
         *CONV_OPS,
         *SORT_OPS,
+        *SAMPLE_OPS,
     ],
 )
 

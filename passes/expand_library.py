@@ -14,13 +14,15 @@ from dfc.dialects.nn_expand import expand
 
 @dataclass(frozen=True)
 class ExpandLibraryPass(ModulePass):
-    """Lower nn library ops to df maps and tasklets (see `dialects.nn_expand`)."""
+    """Lower nn library ops to df maps and tasklets (see `dialects.nn_expand`). A composite
+    expansion writes other nn ops (`nn.grid_sample`'s), which are expanded in turn."""
 
     name = "expand-library"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        for nn_op in [o for o in op.walk() if isinstance(o, NNOp)]:
-            value = expand(Builder(InsertPoint.before(nn_op)), nn_op)
-            nn_op.results[0].replace_all_uses_with(value)
-            nn_op.detach()
-            nn_op.erase()
+        while nn_ops := [o for o in op.walk() if isinstance(o, NNOp)]:
+            for nn_op in nn_ops:
+                value = expand(Builder(InsertPoint.before(nn_op)), nn_op)
+                nn_op.results[0].replace_all_uses_with(value)
+                nn_op.detach()
+                nn_op.erase()

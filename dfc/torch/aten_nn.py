@@ -12,7 +12,7 @@ import torch
 
 from dfc.torch.aten_common import UnsupportedOp, handler_table, int_list
 from dfc.torch.aten_sort import take_along
-from dfc.torch.ir_text import Value
+from dfc.torch.ir_text import Raw, Value
 
 NN_HANDLERS, handles = handler_table()
 
@@ -413,6 +413,17 @@ def _upsample_antialiased(b, node, x, output_size, align_corners, scales_h, scal
         response = op(basis.contiguous(), [out, 2], align_corners, scale, None)[:, 0, :, 0]
         x = _axis_product(b, x, axis, response.numpy())
     return x
+
+
+@handles("grid_sampler_2d.default")
+def _grid_sampler(b, node, x, grid, interpolation_mode, padding_mode, align_corners):
+    """F.grid_sample of a 4-d input: `nn.grid_sample`, torch's modes numbered as its enums."""
+    props = {"mode": ("bilinear", "nearest", "bicubic")[interpolation_mode],
+             "padding_mode": ("zeros", "border", "reflection")[padding_mode]}
+    if align_corners:
+        props["align_corners"] = Raw("unit")
+    shape, dtype = b.out(node)
+    return b.op("nn.grid_sample", [b.convert(x, dtype), b.convert(grid, dtype)], shape, dtype, **props)
 
 
 @handles("linalg_vector_norm.default")

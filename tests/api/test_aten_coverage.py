@@ -76,11 +76,12 @@ OPINFOS = (
     "logsumexp", "masked_scatter", "scatter_reduce.sum", "nn.functional.avg_pool3d", "nn.functional.max_pool3d",
     "nn.functional.adaptive_avg_pool3d", "as_strided", "_upsample_bilinear2d_aa",
     "linalg.vector_norm", "nn.functional.normalize", "nn.functional.conv_transpose1d", "nn.functional.conv_transpose2d",
-    "nn.functional.conv_transpose3d",
+    "nn.functional.conv_transpose3d", "cdist", "nn.functional.pdist", "kthvalue", "mode", "grid_sampler_2d",
+    "nn.functional.grid_sample", "nn.functional.embedding_bag",
 )
 """The OpInfos whose op is one overload in HANDLERS (or decomposes to a few)."""
 CI_SAMPLE = {"nn.functional.adaptive_avg_pool2d": 6, "nn.functional.avg_pool2d": 5, "nn.functional.max_pool2d": 13,
-             "nn.functional.nll_loss": 21}
+             "nn.functional.nll_loss": 21, "cdist": 208, "grid_sampler_2d": 17, "nn.functional.grid_sample": 12}
 """The sample CI runs of the OpInfos whose first is a form dfc refuses (uneven adaptive
 sizes, count_include_pad=False with padding, ceil_mode or return_indices, reduction='none')."""
 
@@ -813,6 +814,31 @@ def hand_cases() -> list[Case]:
                                                                torch.median(a)),
              torch.tensor([[1.0, 2.0, 1.0, 0.0], [float("nan"), 1.0, float("nan"), 3.0], [2.0, 2.0, 2.0, -1.0]],
                           dtype=F64), i(5, 3, lo=-2, hi=2)),
+        # issues 34 and 35: distances, selection, sampling, bags
+        case("cdist", lambda a, c: torch.cdist(a, c), r(4, 3), r(5, 3), grad=True),
+        case("cdist p=1, inf and 0.5, batches broadcast", lambda a, c: (
+            torch.cdist(a, c, 1.0), torch.cdist(a, c, float("inf")), torch.cdist(a, c, 0.5)),
+             r(2, 1, 3, 4), r(2, 5, 4), grad=True),
+        case("cdist zero distances and tied maxima", lambda a, c: (
+            torch.cdist(a, c), torch.cdist(a, c, float("inf")), torch.cdist(a, c, 3.0), torch.cdist(a, c, 0.5),
+            torch.cdist(a, c, 0.0)), torch.tensor([[1.0, 2.0, 0.0], [0.5, -1.0, 1.5]], dtype=F64),
+             torch.tensor([[1.0, 2.0, 0.0], [2.0, 3.0, 1.0], [0.5, 0.0, 1.5]], dtype=F64), grad=True),
+        case("cdist matrix-product form", lambda a, c: torch.ops.aten._cdist_forward(a, c, 2.0, 1), r(6, 3), r(4, 3),
+             grad=True),
+        case("pdist", lambda a: (F.pdist(a), F.pdist(a, 1.5), F.pdist(a, float("inf"))), r(5, 3), grad=True),
+        case("kthvalue", lambda x: (torch.kthvalue(x, 2, 1), torch.kthvalue(x, 4, 0, keepdim=True)), r(4, 5),
+             grad=True),
+        case("mode", lambda x: (torch.mode(x, 1), torch.mode(x, 0, keepdim=True)),
+             torch.tensor([[1.0, 3.0, 3.0, 0.5], [2.0, -1.0, 4.0, 0.0], [1.0, 3.0, 1.0, 0.5]], dtype=F64), grad=True),
+        case("grid_sample", lambda x, g: (F.grid_sample(x, g, align_corners=False), F.grid_sample(
+            x, g, "bicubic", "reflection", align_corners=True), F.grid_sample(x, g, "nearest", "border")),
+             r(2, 2, 4, 5), r(2, 3, 2, 2, lo=-1.3, hi=1.3), grad=True),
+        case("embedding_bag sum and max by offsets", lambda w, k, o, p: (
+            F.embedding_bag(k, w, o, mode="sum", per_sample_weights=p), F.embedding_bag(k, w, o, mode="max")),
+             r(6, 3), torch.tensor([1, 4, 4, 0, 5, 2]), torch.tensor([0, 2, 2, 5]), r(6), grad=True),
+        case("embedding_bag mean, padding_idx, include_last_offset", lambda w, k, o: F.embedding_bag(
+            k, w, o, mode="mean", padding_idx=4, include_last_offset=True), r(6, 3), torch.tensor([1, 4, 4, 0, 5, 2]),
+             torch.tensor([0, 2, 3, 3, 6]), grad=True),
     ]
 
 
@@ -1055,10 +1081,6 @@ CORE_EXCEPTIONS = {
     "aten.rand.default": "random: no generator in compiled code yet",
     "aten.randn.default": "random: no generator in compiled code yet",
     "aten.randperm.default": "random: no generator in compiled code yet",
-    "aten.grid_sampler_2d.default": "not yet",
-    "aten._cdist_forward.default": "not yet",
-    "aten._pdist_forward.default": "not yet",
-    "aten._embedding_bag.default": "not yet",
     "aten._fft_r2c.default": "FFTs: complex numbers are not in the library",
     "aten._fft_c2r.default": "FFTs: complex numbers are not in the library",
 }
