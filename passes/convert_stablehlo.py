@@ -26,7 +26,7 @@ elementwise ones by the name each nn op declares (`EXTERNAL`, read by
 `is_finite` is `x - x == 0`; `dot` is a `dot_general` contracting lhs's last and
 rhs's first dimension; `optimization_barrier` passes its operands on. A mode
 the conversion does not cover is a `CompileError` at the op naming it (a
-multiply-reduce, a base dilation, an unsigned order, ...); ops and attributes
+base dilation, a TOTALORDER compare, ...); ops and attributes
 the `stablehlo` dialect does not define are parse errors naming them.
 """
 
@@ -353,10 +353,16 @@ class Converter(UnsignedConversions, LinalgConversions, IntegerConversions, BitC
         d = op.dot_dimension_numbers
         batching = (d.ints("lhs_batching_dimensions"), d.ints("rhs_batching_dimensions"))
         contracting = (d.ints("lhs_contracting_dimensions"), d.ints("rhs_contracting_dimensions"))
-        result = self.ins(nnc.DotGeneralOp(op.lhs, op.rhs, batching, contracting))
+        target = _tensor(op.result).element_type
+        unsigned = self.unsigned_ops.get(op, ((False, False), (False,)))
+        lhs, rhs = (self.cast(v, unsigned[0][k], target, unsigned[1][0]) for k, v in enumerate((op.lhs, op.rhs)))
+        if isinstance(target, IntegerType):
+            result = self.integer_dot(lhs, rhs, batching, contracting)
+        else:
+            result = self.ins(nnc.DotGeneralOp(lhs, rhs, batching, contracting))
         if result.type != op.result.type:
-            raise CompileError.at(op, f"convert-stablehlo: dot_general of mixed or converted element types "
-                                      f"({result.type} vs {op.result.type}) is not supported")
+            raise CompileError.at(op, f"convert-stablehlo: dot_general gives {result.type}, not its result type "
+                                      f"{op.result.type}")
         return [result]
 
     def on_dot(self, op: shlo.DotOp) -> Sequence[SSAValue]:

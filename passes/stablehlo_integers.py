@@ -7,6 +7,8 @@
 * `chlo.mulhi`, the high half of the double-width product, multiplies
   N/2-bit halves (Hacker's Delight's mulhs, and mulhu for unsigned operands),
   so that no product needs more than N bits.
+* `dot_general` of integers multiplies the operands broadcast to [batch, lhs
+  free, rhs free, contracting] and sums the contracting dimensions pairwise.
 * `power` of integers squares and multiplies over the exponent's bits in an
   `scf.for`, as the spec's interpreter does (a negative signed exponent gives 0
   unless the base is 1 or -1).
@@ -144,6 +146,27 @@ class IntegerConversions(UnsignedArith):
         vanishes = self.ins(nne.AndOp(negative, self.ins(nne.NotOp(unit))))
         return self.ins(nne.SelectOp(vanishes, self.ins(nns.BroadcastInDimOp(self.int_full(0, x), _shape(x), [])),
                                      power))
+
+    def integer_dot(self, lhs: SSAValue, rhs: SSAValue, batching: tuple[Sequence[int], Sequence[int]],
+                    contracting: tuple[Sequence[int], Sequence[int]]) -> SSAValue:
+        """dot_general of integers (same type): both operands laid out as [batch, lhs free, rhs free,
+        contracting] by broadcasting, multiplied, the contracting dimensions summed pairwise (N-bit wrapping
+        arithmetic is exact in any order). The result's dimensions: batch, lhs free, rhs free."""
+        layouts = []
+        for x, b, c in ((lhs, batching[0], contracting[0]), (rhs, batching[1], contracting[1])):
+            free = [d for d in range(len(_shape(x))) if d not in b and d not in c]
+            layouts.append((self.ins(nn.TransposeOp(x, [*b, *free, *c])), len(free)))
+        (lt, lf), (rt, rf) = layouts
+        nb, nc = len(batching[0]), len(contracting[0])
+        ls, rs = _shape(lt), _shape(rt)
+        shape = [*ls[:nb + lf], *rs[nb:nb + rf], *ls[nb + lf:]]
+        rank = len(shape)
+        contract = list(range(rank - nc, rank))
+        wide_l = self.ins(nns.BroadcastInDimOp(lt, shape, [*range(nb + lf), *contract]))
+        wide_r = self.ins(nns.BroadcastInDimOp(rt, shape, [*range(nb), *range(nb + lf, nb + lf + rf), *contract]))
+        products = self.ins(nn.MulOp(wide_l, wide_r))
+        return self.pairwise_reduce(products, self.int_full(0, products), contract,
+                                    self.combiner("stablehlo.add", False))
 
     def combiner(self, name: str, unsigned: bool) -> Callable[[SSAValue, SSAValue], SSAValue]:
         """The elementwise op `name` (a stablehlo binary op) of two values: by value for unsigned

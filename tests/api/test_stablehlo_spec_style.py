@@ -592,6 +592,39 @@ func.func @p() -> {t} {{
     np.testing.assert_array_equal(got, np.array(want, dtype))
 
 
+DOT_A = rng.integers(-128, 128, (2, 2, 2, 3)).astype(np.int8)
+DOT_B = rng.integers(-128, 128, (2, 3, 2, 2)).astype(np.int8)
+
+
+def test_integer_dot_general_wraps_and_widens_by_value():
+    """i8 x i8 -> i8 (batch 0, contracting two dimensions, wrapping), ui8 x ui8 -> i32 (widened by value),
+    f32 x f32 -> f64, against numpy's einsum in int64 / float64."""
+    u_a, u_b = DOT_A.view(np.uint8), DOT_B.view(np.uint8)
+    dims = """#stablehlo.dot<lhs_batching_dimensions = [0], rhs_batching_dimensions = [0],
+      lhs_contracting_dimensions = [2, 3], rhs_contracting_dimensions = [2, 1]>"""
+    text = f"""
+func.func @dots() -> (tensor<2x2x2xi8>, tensor<2x2x2xi32>, tensor<2x2x2xf64>) {{
+  %a = stablehlo.constant {dense(DOT_A)}
+  %b = stablehlo.constant {dense(DOT_B)}
+  %ua = stablehlo.constant {dense(u_a)}
+  %ub = stablehlo.constant {dense(u_b)}
+  %fa = stablehlo.convert %a : (tensor<2x2x2x3xi8>) -> tensor<2x2x2x3xf32>
+  %fb = stablehlo.convert %b : (tensor<2x3x2x2xi8>) -> tensor<2x3x2x2xf32>
+  %i = "stablehlo.dot_general"(%a, %b) {{dot_dimension_numbers = {dims}}}
+    : (tensor<2x2x2x3xi8>, tensor<2x3x2x2xi8>) -> tensor<2x2x2xi8>
+  %u = "stablehlo.dot_general"(%ua, %ub) {{dot_dimension_numbers = {dims}}}
+    : (tensor<2x2x2x3xui8>, tensor<2x3x2x2xui8>) -> tensor<2x2x2xi32>
+  %f = "stablehlo.dot_general"(%fa, %fb) {{dot_dimension_numbers = {dims}}}
+    : (tensor<2x2x2x3xf32>, tensor<2x3x2x2xf32>) -> tensor<2x2x2xf64>
+  func.return %i, %u, %f : tensor<2x2x2xi8>, tensor<2x2x2xi32>, tensor<2x2x2xf64>
+}}"""
+    i, u, f = interpret(import_stablehlo(text), "dots")
+    exact = np.einsum("bicd,bdce->bie", DOT_A.astype(np.int64), DOT_B.astype(np.int64))
+    np.testing.assert_array_equal(i, exact.astype(np.int8))
+    np.testing.assert_array_equal(u, np.einsum("bicd,bdce->bie", u_a.astype(np.int64), u_b.astype(np.int64)))
+    np.testing.assert_array_equal(f, exact.astype(np.float64))
+
+
 def test_boolean_arithmetic_is_logical():
     p, q = np.array([True, True, False, False]), np.array([True, False, True, False])
     t = "tensor<4xi1>"
