@@ -309,6 +309,8 @@ class ControlFlowOps:
             return self._batched_scan(node, attrs)
         states = [self._current(n) for n in node.input[:len(node.input) - count]]
         inputs = [self._current(n) for n in node.input[len(node.input) - count:]]
+        if any(is_structured(v) for v in (*states, *inputs)):
+            raise NodeError("Scan of a sequence or optional (Scan takes tensors)")
         unsigned = [self.is_unsigned(n) for n in node.input]
         outputs, flags = self._scan_body(body, states, inputs, unsigned, attrs.get("scan_input_axes"),
                                     attrs.get("scan_input_directions"), attrs.get("scan_output_axes"),

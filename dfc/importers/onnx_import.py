@@ -209,6 +209,7 @@ class OnnxImporter(ShapeOps, NNOps, MathOps, AttentionOps, ControlFlowOps, Recur
         for (name, _), arg in zip(self.parameters, args):
             self.values[name] = arg
             arg.name_hint = _name_hint(name)
+        self.input_layout = [layout(self.values[i.name]) for i in graph_inputs]
         self.output_layout: list[Any] = []
         self.input_names = [i.name for i in graph_inputs]
         self.unsigned |= {i.name for i in graph_inputs if _onnx_dtype(i).kind == "u"}
@@ -669,11 +670,13 @@ class OnnxFunction(Function):
     returned as a list of arrays, an optional as its value or None (`output_layout`)."""
 
     def __init__(self, module: ModuleOp, inputs: list[str], parameters: list[tuple[str, np.ndarray]],
-                 output_dtypes: Sequence[np.dtype] = (), output_layout: Sequence[Any] = ()):
+                 output_dtypes: Sequence[np.dtype] = (), input_layout: Sequence[Any] = (),
+                 output_layout: Sequence[Any] = ()):
         super().__init__(module, "main")
         self.input_names = inputs
         self.parameters = parameters
         self.output_dtypes = list(output_dtypes)
+        self.input_layout = list(input_layout) or [0] * len(inputs)
         self.output_layout = list(output_layout)
 
     def parameter_values(self) -> list[np.ndarray]:
@@ -682,7 +685,8 @@ class OnnxFunction(Function):
     def __call__(self, *args: Any) -> Any:
         """The model on its graph inputs (its own weights appended), or on every argument."""
         if len(args) == len(self.input_names):
-            args = (*leaves(list(args)), *self.parameter_values())
+            args = (*(x for a, t in zip(args, self.input_layout) for x in (leaves([a]) if t != 0 else [a])),
+                    *self.parameter_values())
         elif len(args) != len(self.inputs):
             raise TypeError(f"the model takes {len(self.input_names)} inputs ({', '.join(self.input_names)}), "
                             f"or those and its {len(self.parameters)} parameters; got {len(args)} arguments")
@@ -714,4 +718,5 @@ def from_onnx(model: Any, parameters: Sequence[str] | None = None, examples: dic
     proto, _ = _load(model)
     importer, module = _imported(proto, parameters, examples)
     return OnnxFunction(module, importer.input_names, importer.parameters,
-                        output_dtypes=output_dtypes(proto), output_layout=importer.output_layout)
+                        output_dtypes=output_dtypes(proto), input_layout=importer.input_layout,
+                        output_layout=importer.output_layout)
