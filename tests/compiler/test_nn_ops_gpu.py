@@ -90,3 +90,17 @@ def test_convolution_gather_scatter_and_integer_arithmetic_on_the_simulated_gpu(
             for got, expected in zip(got_all, want, strict=True):
                 np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-5, err_msg=f"{engine} {name}")
     assert all(np.count_nonzero(g) for g in want[2:])
+
+
+def test_bitcast_convert_on_the_simulated_gpu():
+    """nn.bitcast_convert (arith.bitcast in the kernel) reads the same bits as numpy's view, both ways."""
+    module = parse_module("""
+func.func @f(%x: tensor<6xf64>) -> (tensor<6xi64>, tensor<6xf64>) {
+  %i = nn.bitcast_convert %x : (tensor<6xf64>) -> tensor<6xi64>
+  %y = nn.bitcast_convert %i : (tensor<6xi64>) -> tensor<6xf64>
+  func.return %i, %y : tensor<6xi64>, tensor<6xf64>
+}""")
+    x = np.array([1.5, -0.0, np.inf, np.nan, -3e-300, 7.0])
+    bits, back = simulated_engine(module).invoke("f", x)
+    np.testing.assert_array_equal(bits, x.view(np.int64))
+    np.testing.assert_array_equal(back.view(np.int64), x.view(np.int64))
