@@ -734,7 +734,7 @@ def test_parallel_rows_threshold_is_evaluated_at_run_time():
         np.testing.assert_allclose(y, x.sum(axis=1, dtype=np.float64), rtol=1e-4)  # f32 accumulation
 
 
-@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("threads", [pytest.param(1, marks=pytest.mark.slow), 2])
 def test_many_loop_nests_are_outlined(threads):
     """A function of OUTLINE_MIN_NESTS or more top-level loop nests (here the
     gradient of three stencils) emits each as a noinline function: LLVM's time

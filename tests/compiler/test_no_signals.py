@@ -142,44 +142,44 @@ def test_warning_flag_warns_in_the_interpreter_and_once_per_call_in_the_engine()
             assert interpreted == ["a zero"] * int((a == 0).sum())
 
 
-ENGINE_CASE = """
+ENGINE_CASES = """
 from dfc.compiler.engine import ExecutionEngine
 from dfc.compiler.parsing import parse_module
-engine = ExecutionEngine(parse_module('''{source}'''))
-try:
-    print(engine.invoke("f", {a}, {b}))
-except ZeroDivisionError as err:
-    print("ZeroDivisionError", err)
+for source, a, b in {cases!r}:
+    engine = ExecutionEngine(parse_module(source))
+    try:
+        print(engine.invoke("f", a, b), flush=True)
+    except ZeroDivisionError as err:
+        print("ZeroDivisionError", err, flush=True)
 """
 FRONTEND_CASE = """
-import numpy as np
-import dfc
-
 @dfc.jit
-def f(a, b):
+def f{k}(a, b):
     return {expr}
 
-a, b = np.array([{a}, 1]), np.array([{b}, 1])
-print(f(a, b).tolist())
+print(f{k}(np.array([{a}, 1]), np.array([{b}, 1])).tolist(), flush=True)
 """
 
 
-@pytest.mark.parametrize(("op", "a", "b", "expected"), [
-    ("divsi", 5, 0, "ZeroDivisionError @f: <string>:2:8: 'arith.divsi' integer division by zero"),
-    ("remsi", 5, 0, "ZeroDivisionError @f: <string>:2:8: 'arith.remsi' integer division by zero"),
-    ("divsi", -2**63, -1, str(-2**63)),
-    ("remsi", -2**63, -1, "0"),
-])  # fmt: skip
-def test_engine_division_in_a_process_of_its_own(op, a, b, expected, tmp_path):
-    proc = run_alone(ENGINE_CASE.format(source=SCALAR.format(op=op, t="i64"), a=a, b=b), tmp_path)
-    assert proc.stdout.strip() == expected, proc.stderr
+def test_engine_division_in_a_process_of_its_own(tmp_path):
+    """Each case prints its outcome before the next starts: a signal names the case it killed."""
+    cases = [("divsi", 5, 0, "ZeroDivisionError @f: <string>:2:8: 'arith.divsi' integer division by zero"),
+             ("remsi", 5, 0, "ZeroDivisionError @f: <string>:2:8: 'arith.remsi' integer division by zero"),
+             ("divsi", -2**63, -1, str(-2**63)),
+             ("remsi", -2**63, -1, "0")]  # fmt: skip
+    runs = [(SCALAR.format(op=op, t="i64"), a, b) for op, a, b, _ in cases]
+    proc = run_alone(ENGINE_CASES.format(cases=runs), tmp_path)
+    assert proc.stdout.splitlines() == [expected for *_, expected in cases], proc.stderr
 
 
-@pytest.mark.parametrize(("expr", "a", "b"), [("a // b", 5, 0), ("a % b", 5, 0), ("a // b", -2**63, -1),
-                                              ("np.sum(a % b)", -2**63, -1)])
-def test_frontend_division_in_a_process_of_its_own(expr, a, b, tmp_path):
-    proc = run_alone(FRONTEND_CASE.format(expr=expr, a=a, b=b), tmp_path)
-    x, y = np.array([a, 1]), np.array([b, 1])
-    with np.errstate(all="ignore"):
-        want = eval(expr, {"np": np, "a": x, "b": y})
-    assert proc.stdout.strip() == str(np.asarray(want).tolist()), proc.stderr
+def test_frontend_division_in_a_process_of_its_own(tmp_path):
+    cases = [("a // b", 5, 0), ("a % b", 5, 0), ("a // b", -2**63, -1), ("np.sum(a % b)", -2**63, -1)]
+    program = "import numpy as np\nimport dfc\n" + "".join(
+        FRONTEND_CASE.format(k=k, expr=expr, a=a, b=b) for k, (expr, a, b) in enumerate(cases))
+    proc = run_alone(program, tmp_path)
+    wanted = []
+    for expr, a, b in cases:
+        with np.errstate(all="ignore"):
+            want = eval(expr, {"np": np, "a": np.array([a, 1]), "b": np.array([b, 1])})
+        wanted.append(str(np.asarray(want).tolist()))
+    assert proc.stdout.splitlines() == wanted, proc.stderr

@@ -84,8 +84,17 @@ def _module_for(name, layout="NCHW", dtype="f32"):
     return text, x_shape, k_shape, (stride, padding, dilation, groups)
 
 
-@pytest.mark.parametrize("layout", ["NCHW", "NHWC"])
-@pytest.mark.parametrize("name", sorted(CASES))
+def _half_of_the_pairs():
+    """(case, layout, expansion): every case in both layouts and through both
+    expansions, but in CI only the two (layout, expansion) pairs of four that
+    alternate from case to case (all four with --slow)."""
+    for k, name in enumerate(sorted(CASES)):
+        for i, layout in enumerate(("NCHW", "NHWC")):
+            for j, how in enumerate(("im2col", "direct")):
+                yield pytest.param(name, layout, how, marks=() if (k + i + j) % 2 == 0 else pytest.mark.slow)
+
+
+@pytest.mark.parametrize("name,layout,expansion", _half_of_the_pairs(), indirect=["expansion"])
 def test_convolution_matches_torch(name, layout, expansion):
     text, x_shape, k_shape, params = _module_for(name, layout)
     x, k = RNG.standard_normal(x_shape).astype(np.float32), RNG.standard_normal(k_shape).astype(np.float32)
@@ -95,7 +104,14 @@ def test_convolution_matches_torch(name, layout, expansion):
     check(text, [np.ascontiguousarray(x), np.ascontiguousarray(k)], np.ascontiguousarray(expected), rtol=1e-4)
 
 
-@pytest.mark.parametrize("name", sorted(CASES))
+def _alternating_expansions():
+    """(case, expansion): in CI each case through one expansion, alternating (both with --slow)."""
+    for k, name in enumerate(sorted(CASES)):
+        for j, how in enumerate(("im2col", "direct")):
+            yield pytest.param(name, how, marks=() if (k + j) % 2 == 0 else pytest.mark.slow)
+
+
+@pytest.mark.parametrize("name,expansion", _alternating_expansions(), indirect=["expansion"])
 def test_convolution_gradient_matches_torch(name, expansion):
     text, x_shape, k_shape, params = _module_for(name, dtype="f64")
     x, k = RNG.standard_normal(x_shape), RNG.standard_normal(k_shape)
