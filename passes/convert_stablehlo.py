@@ -379,11 +379,19 @@ class Converter(UnsignedConversions, LinalgConversions, IntegerConversions, BitC
         def per_dim(attr, default: int) -> tuple[int, ...]:
             return tuple(attr.get_values()) if attr is not None else (default,) * spatial
 
-        if any(per_dim(op.lhs_dilation, 1)[k] != 1 for k in range(spatial)):
-            raise CompileError.at(op, "convert-stablehlo: convolution with lhs_dilation (a transposed convolution) "
-                                      "is not supported")
+        lhs, rhs = op.lhs, op.rhs
+        if any(v != 1 for v in per_dim(op.lhs_dilation, 1)):  # a transposed convolution: zeros between inputs
+            rank = _tensor(lhs).get_num_dims()
+            interior = [0] * rank
+            for dim, v in zip(d.ints("input_spatial_dimensions"), per_dim(op.lhs_dilation, 1)):
+                interior[dim] = v - 1
+            e = _tensor(lhs).element_type
+            zero = FloatAttr(0.0, e) if isinstance(e, AnyFloat) else IntegerAttr(0, e)  # type: ignore[arg-type]
+            lhs = self.ins(nns.PadOp(lhs, self.ins(nn.FullOp(zero, [])), [0] * rank, [0] * rank, interior))
         if any(per_dim(op.window_reversal, 0)):
-            raise CompileError.at(op, "convert-stablehlo: convolution with window_reversal is not supported")
+            reversed_dims = [dim for dim, r in zip(d.ints("kernel_spatial_dimensions"), per_dim(op.window_reversal, 0))
+                             if r]
+            rhs = self.ins(nns.ReverseOp(rhs, reversed_dims))
         if op.batch_group_count.value.data != 1:
             raise CompileError.at(op, "convert-stablehlo: convolution with batch_group_count > 1 is not supported")
         pad = _padding(op, spatial)
@@ -397,7 +405,7 @@ class Converter(UnsignedConversions, LinalgConversions, IntegerConversions, BitC
             (d.int("output_batch_dimension"), d.int("output_feature_dimension"), *d.ints("output_spatial_dimensions")),
         )
         geometry = (per_dim(op.window_strides, 1), low, high, per_dim(op.rhs_dilation, 1))
-        return [self.ins(nnconv.ConvolutionOp(op.lhs, op.rhs, layout, geometry, op.feature_group_count.value.data))]
+        return [self.ins(nnconv.ConvolutionOp(lhs, rhs, layout, geometry, op.feature_group_count.value.data))]
 
     # ------------------------------------------------------------ reductions
 

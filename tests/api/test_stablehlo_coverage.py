@@ -182,6 +182,9 @@ def _cases():
                      [ints(3, 4, low=0, high=2 ** 32, dtype=np.uint32), ints(3, 4, low=1, high=2 ** 32, dtype=np.uint32)],
                      False),
         "integer_reduce": (lambda i: (jnp.sum(i, 0), jnp.prod(i, 1), jnp.max(i), jnp.min(i, 0)), [i34], False),
+        "conv_transpose": (lambda x, w: lax.conv_transpose(x, w, (2, 2), [(1, 2), (0, 1)],
+                                                           dimension_numbers=("NCHW", "OIHW", "NCHW")),
+                           [normal(1, 2, 3, 4), normal(3, 2, 2, 3)], True),
         # the bits of floats
         "bitcast_convert": (lambda x, i: (lax.bitcast_convert_type(x, jnp.int64), lax.bitcast_convert_type(x, jnp.int8),
                                           lax.bitcast_convert_type(i, jnp.float32)),

@@ -78,11 +78,11 @@ def test_data_dependent_while_loop_differentiates_in_reverse(engine):
 def test_conversion_errors_point_at_the_python_source():
     import inspect
 
-    def transposed(x, w):
-        return jax.lax.conv_general_dilated(jax.numpy.sin(x), w, (1, 1), [(0, 0), (0, 0)], lhs_dilation=(2, 2))
+    def batch_grouped(x, w):
+        return jax.lax.conv_general_dilated(jax.numpy.sin(x), w, (1, 1), "VALID", batch_group_count=2)
 
-    line = inspect.getsourcelines(transposed)[1] + 1
+    line = inspect.getsourcelines(batch_grouped)[1] + 1
     with pytest.raises(CompileError) as err:
-        from_jax(transposed, np.ones((1, 1, 4, 4), np.float32), np.ones((1, 1, 2, 2), np.float32))
+        from_jax(batch_grouped, np.ones((2, 1, 4, 4), np.float32), np.ones((2, 1, 2, 2), np.float32))
     assert str(err.value).startswith(f"{__file__}:{line}:")
-    assert "convolution with lhs_dilation (a transposed convolution) is not supported" in str(err.value)
+    assert "convolution with batch_group_count > 1 is not supported" in str(err.value)

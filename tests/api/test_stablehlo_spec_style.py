@@ -625,6 +625,40 @@ func.func @dots() -> (tensor<2x2x2xi8>, tensor<2x2x2xi32>, tensor<2x2x2xf64>) {{
     np.testing.assert_array_equal(f, exact.astype(np.float64))
 
 
+CONV_X, CONV_W = rng.standard_normal((1, 2, 5, 4)), rng.standard_normal((3, 2, 3, 2))
+
+
+def test_convolution_window_reversal_flips_the_kernel():
+    """window_reversal [true, false] equals the convolution with the kernel reversed along its first spatial
+    dimension; with lhs_dilation too (a transposed convolution), against a NumPy convolution of the input
+    with zeros inserted."""
+    conv = "dim_numbers = [b, f, 0, 1]x[o, i, 0, 1]->[b, f, 0, 1]"
+    t = "(tensor<1x2x5x4xf64>, tensor<3x2x3x2xf64>)"
+    text = f"""
+func.func @c() -> (tensor<1x3x3x3xf64>, tensor<1x3x3x3xf64>, tensor<1x3x7x6xf64>) {{
+  %x = stablehlo.constant {dense(CONV_X)}
+  %w = stablehlo.constant {dense(CONV_W)}
+  %r = stablehlo.convolution(%x, %w) {conv}, window = {{reverse = [true, false]}}
+    {{batch_group_count = 1 : i64, feature_group_count = 1 : i64}} : {t} -> tensor<1x3x3x3xf64>
+  %wr = stablehlo.reverse %w, dims = [2] : tensor<3x2x3x2xf64>
+  %e = stablehlo.convolution(%x, %wr) {conv}, window = {{}}
+    {{batch_group_count = 1 : i64, feature_group_count = 1 : i64}} : {t} -> tensor<1x3x3x3xf64>
+  %d = stablehlo.convolution(%x, %w) {conv}, window = {{lhs_dilate = [2, 2], reverse = [true, false]}}
+    {{batch_group_count = 1 : i64, feature_group_count = 1 : i64}} : {t} -> tensor<1x3x7x6xf64>
+  func.return %r, %e, %d : tensor<1x3x3x3xf64>, tensor<1x3x3x3xf64>, tensor<1x3x7x6xf64>
+}}"""
+    r, e, d = interpret(import_stablehlo(text), "c")
+    np.testing.assert_array_equal(r, e)
+    dilated = np.zeros((1, 2, 9, 7))
+    dilated[:, :, ::2, ::2] = CONV_X
+    w = CONV_W[:, :, ::-1, :]
+    want = np.zeros((1, 3, 7, 6))
+    for i in range(7):
+        for j in range(6):
+            want[0, :, i, j] = np.einsum("cij,ocij->o", dilated[0, :, i:i + 3, j:j + 2], w)
+    np.testing.assert_allclose(d, want, rtol=1e-12, atol=1e-12)
+
+
 def test_boolean_arithmetic_is_logical():
     p, q = np.array([True, True, False, False]), np.array([True, False, True, False])
     t = "tensor<4xi1>"

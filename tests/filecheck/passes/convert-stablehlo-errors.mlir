@@ -32,10 +32,10 @@ func.func @window_init(%x: tensor<4xf32>) -> tensor<2xf32> {
 
 // -----
 
-func.func @transposed_conv(%x: tensor<1x1x4xf32>, %w: tensor<1x1x2xf32>) -> tensor<1x1x6xf32> {
-  // expected-error @+1 {{convert-stablehlo: convolution with lhs_dilation (a transposed convolution) is not supported}}
-  %0 = stablehlo.convolution(%x, %w) dim_numbers = [b, f, 0]x[o, i, 0]->[b, f, 0], window = {lhs_dilate = [2]} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x1x4xf32>, tensor<1x1x2xf32>) -> tensor<1x1x6xf32>
-  func.return %0 : tensor<1x1x6xf32>
+func.func @batch_grouped_conv(%x: tensor<2x1x4xf32>, %w: tensor<2x1x2xf32>) -> tensor<1x2x3xf32> {
+  // expected-error @+1 {{convert-stablehlo: convolution with batch_group_count > 1 is not supported}}
+  %0 = stablehlo.convolution(%x, %w) dim_numbers = [b, f, 0]x[o, i, 0]->[b, f, 0], window = {} {batch_group_count = 2 : i64, feature_group_count = 1 : i64} : (tensor<2x1x4xf32>, tensor<2x1x2xf32>) -> tensor<1x2x3xf32>
+  func.return %0 : tensor<1x2x3xf32>
 }
 
 // -----
