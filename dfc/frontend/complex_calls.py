@@ -43,9 +43,7 @@ from dfc.frontend.complex_values import (
     negate,
     part_dtype,
     sqrt,
-    store,
     unmasked,
-    unpacked,
     write,
 )
 from dfc.frontend.numpy_args import bind
@@ -365,12 +363,3 @@ def update_name(tr, current: Complex, value: Any, node: ast.AST) -> bool:
         value = lift(tr, value, node)
     write(tr, current, value, node)
     return True
-
-
-def carried(tr, z: Complex, node: ast.AST):
-    """A complex value carried by a loop or branch: its packed tensor."""
-    return store(tr, z, node)
-
-
-def from_carried(tr, value) -> Complex:
-    return unpacked(value, tr.new_cell(value))

@@ -149,12 +149,13 @@ class Translator(ControlFlow, Indexing):
                 continue
             arg = next(args)
             arg.name_hint = name
-            if p[0] in ("array", "complex"):
+            if p[0] == "complex" and p[-1] == "weak":  # a Python complex: a weak number, rebound by `z += 1`
+                self.env[name] = complex_values.unpacked(arg)
+                self.env[name].weak = True
+            elif p[0] in ("array", "complex"):
                 cells[k] = Cell(arg)
                 self.param_cells.add(cells[k])
                 self.env[name] = View.whole(arg, cells[k]) if p[0] == "array" else complex_values.unpacked(arg, cells[k])
-                if p[0] == "complex":
-                    self.env[name].weak = p[-1] == "weak"
             else:
                 v = View.whole(arg)
                 v.weak = True  # a Python float: NumPy keeps the array's precision

@@ -97,6 +97,12 @@ def scalar_loops(points, M):
     return acc, total
 
 
+def rebinds_a_python_complex(x, z):
+    z += 1  # a Python complex argument: rebound, not updated in place
+    z *= 2j
+    return x * z, z
+
+
 def while_and_branches(c, x):
     z = 0j  # a Python complex carried by a while loop, then names bound in the branches of an if
     n = 0
@@ -136,12 +142,13 @@ CASES = [
     (products, lambda: (cplx(4, 4) + 4 * np.eye(4), cplx(4, 2), cplx(4))),
     (escape_time, lambda: (-1.8, 0.4, 12, 8)),
     (scalar_loops, lambda: (cplx(5) * 1.2, cplx(2, 3))),
+    (rebinds_a_python_complex, lambda: (cplx(2), 1 + 2j)),
     (while_and_branches, lambda: (0.25 + 0.5j, RNG.random(3))),
     (while_and_branches, lambda: (-0.9 + 0.3j, RNG.random(3) * 0.4)),
     (edge_values, lambda: (HUGE.copy(), EDGE_W.copy())),
 ]
 IDS = ["arithmetic", "arithmetic-c64", "elementary", "creation", "promotion", "structure", "masked", "products",
-       "escape_time", "scalar_loops", "while-if", "while-else", "edge_values"]
+       "escape_time", "scalar_loops", "python-complex", "while-if", "while-else", "edge_values"]
 
 
 def close(got, want, scaled=True):
