@@ -266,7 +266,7 @@ U64_A = np.array([2 ** 64 - 1, 2 ** 63 + 5, 12, 0, 2 ** 63 - 1, 9], np.uint64)
 U64_B = np.array([3, 2 ** 63 + 7, 5, 1, 2 ** 64 - 2, 10], np.uint64)
 
 
-@pytest.mark.parametrize("a, b, kind", [(U8_A, U8_B, "ui8"), (U64_A, U64_B, "ui64")])
+@pytest.mark.parametrize("a, b, kind", [pytest.param(U8_A, U8_B, "ui8", marks=pytest.mark.slow), (U64_A, U64_B, "ui64")])
 def test_unsigned_integers_compute_with_their_values(a, b, kind):
     """Each sign-sensitive op of unsigned operands against NumPy's uint arithmetic; dfc returns the bits
     as the signed integers of the same width."""
@@ -321,6 +321,7 @@ func.func @loop() -> tensor<ui32> {
     assert np.asarray(interpret(import_stablehlo(text), "loop")).view(np.uint32) == 3_000_000_000
 
 
+@pytest.mark.slow  # test_stablehlo_coverage's "unsigned" case crosses JAX's dtypes on the interpreter in CI
 def test_unsigned_integers_of_a_jax_function_cross_as_its_dtypes():
     jnp = pytest.importorskip("jax.numpy")
     import jax
@@ -460,7 +461,7 @@ BITS_I64 = np.array([0, 1, -1, 2 ** 62, -2 ** 63, 12345, 2 ** 40 - 1], np.int64)
 BITS_I8 = np.array([0, 1, -1, 64, -128, 37, 15], np.int8)
 
 
-@pytest.mark.parametrize("x", [BITS_I64, BITS_I8], ids=["i64", "i8"])
+@pytest.mark.parametrize("x", [BITS_I64, pytest.param(BITS_I8, marks=pytest.mark.slow)], ids=["i64", "i8"])
 def test_popcnt_and_count_leading_zeros_count_the_bits(x):
     bits = x.dtype.itemsize * 8
     t = f"tensor<7x{dense(x).split('x')[-1][:-1]}>"
@@ -477,7 +478,8 @@ func.func @bits() -> ({t}, {t}) {{
     np.testing.assert_array_equal(got_z, [bits - v.bit_length() for v in pattern])
 
 
-@pytest.mark.parametrize("dtype", [np.int8, np.uint8, np.int64, np.uint64])
+@pytest.mark.parametrize("dtype", [np.int8, pytest.param(np.uint8, marks=pytest.mark.slow), pytest.param(np.int64, marks=pytest.mark.slow),
+                                   np.uint64])
 def test_mulhi_is_the_high_half_of_the_double_width_product(dtype):
     info = np.iinfo(dtype)
     bits = info.bits
@@ -573,7 +575,7 @@ def _integer_power(x: int, y: int, bits: int, signed: bool) -> int:
     return value - (1 << bits) if signed and value >= 1 << (bits - 1) else value
 
 
-@pytest.mark.parametrize("dtype", [np.int8, np.uint8, np.int64])
+@pytest.mark.parametrize("dtype", [np.int8, pytest.param(np.uint8, marks=pytest.mark.slow), pytest.param(np.int64, marks=pytest.mark.slow)])
 def test_integer_power_squares_and_multiplies_wrapping(dtype):
     info = np.iinfo(dtype)
     signed = info.min < 0
@@ -682,9 +684,9 @@ INT_R = rng.integers(-100, 100, (3, 5, 7)).astype(np.int8)
 
 @pytest.mark.parametrize("body, dims, init, reference", [
     ("add", [0, 2], 5, lambda x: (x.astype(np.int64).sum(axis=(0, 2)) + 5 + 128) % 256 - 128),
-    ("multiply", [1], 1, lambda x: ((x.astype(np.int64) % 3 - 1).prod(axis=1))),
+    pytest.param("multiply", [1], 1, lambda x: ((x.astype(np.int64) % 3 - 1).prod(axis=1)), marks=pytest.mark.slow),
     ("maximum", [2], -128, lambda x: x.max(axis=2)),
-    ("xor", [0, 1, 2], 0, lambda x: np.bitwise_xor.reduce(x.ravel())),
+    pytest.param("xor", [0, 1, 2], 0, lambda x: np.bitwise_xor.reduce(x.ravel()), marks=pytest.mark.slow),
 ])
 def test_an_integer_reduce_equals_numpy(body, dims, init, reference):
     """Pairwise folding of 3x5x7 i8 (sums wrap); the multiply case reduces -1, 0, 1 (x % 3 - 1)."""
