@@ -174,7 +174,8 @@ class JitFunction:
             elif ann is None and isinstance(a, np.ndarray | complex | np.complexfloating) and np.asarray(a).dtype in (
                     np.complex64, np.complex128):  # packed (*shape, 2) float view (complex_values.py)
                 part = "f32" if np.asarray(a).dtype == np.complex64 else "f64"
-                params.append(("complex", part, np.shape(a), "weak" if isinstance(a, complex) else "strong"))
+                kind = "weak" if isinstance(a, complex) else "array" if isinstance(a, np.ndarray) else "scalar"
+                params.append(("complex", part, np.shape(a), kind))
                 ir_args.append(_packed(a))
             elif isinstance(a, np.ndarray) or ann is not None:
                 array = np.asarray(a)
@@ -539,7 +540,7 @@ def _call_jitted(tr, callee: JitFunction, args: list, kwargs: dict, node, checkp
             a = args[k] = complex_values.lift(tr, a, node)
             v = complex_values.store(tr, a, node)
             params.append(("complex", dtype_name(v.type.element_type), tuple(v.type.get_shape())[:-1],
-                           "weak" if a.weak else "strong"))
+                           "weak" if a.weak else "array"))
             values.append(v)
         else:
             e = tr.as_expr(a, node)

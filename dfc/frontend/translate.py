@@ -149,9 +149,9 @@ class Translator(ControlFlow, Indexing):
                 continue
             arg = next(args)
             arg.name_hint = name
-            if p[0] == "complex" and p[-1] == "weak":  # a Python complex: a weak number, rebound by `z += 1`
+            if p[0] == "complex" and p[-1] in ("weak", "scalar"):  # a number (Python's: weak), rebound by `z += 1`
                 self.env[name] = complex_values.unpacked(arg)
-                self.env[name].weak = True
+                self.env[name].weak = p[-1] == "weak"
             elif p[0] in ("array", "complex"):
                 cells[k] = Cell(arg)
                 self.param_cells.add(cells[k])

@@ -143,12 +143,13 @@ CASES = [
     (escape_time, lambda: (-1.8, 0.4, 12, 8)),
     (scalar_loops, lambda: (cplx(5) * 1.2, cplx(2, 3))),
     (rebinds_a_python_complex, lambda: (cplx(2), 1 + 2j)),
+    (rebinds_a_python_complex, lambda: (cplx(2), np.complex128(0.5 - 1j))),
     (while_and_branches, lambda: (0.25 + 0.5j, RNG.random(3))),
     (while_and_branches, lambda: (-0.9 + 0.3j, RNG.random(3) * 0.4)),
     (edge_values, lambda: (HUGE.copy(), EDGE_W.copy())),
 ]
 IDS = ["arithmetic", "arithmetic-c64", "elementary", "creation", "promotion", "structure", "masked", "products",
-       "escape_time", "scalar_loops", "python-complex", "while-if", "while-else", "edge_values"]
+       "escape_time", "scalar_loops", "python-complex", "numpy-complex", "while-if", "while-else", "edge_values"]
 
 
 def close(got, want, scaled=True):
