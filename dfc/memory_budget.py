@@ -88,8 +88,8 @@ def within_budget(build: Callable[[int], Function], budget: int, at: Operation |
 
     def measure(model: int) -> tuple[Function, int, int]:
         fn = build(model)
-        held[str(fn.module)] = measured_bytes(fn)
-        return fn, held[str(fn.module)], _model_bytes(fn)
+        bytes_ = held[str(fn.module)] = measured_bytes(fn)
+        return fn, bytes_, _model_bytes(fn)
 
     model = budget
     while True:  # tighten by the excess
@@ -106,7 +106,7 @@ def within_budget(build: Callable[[int], Function], budget: int, at: Operation |
             return fn
         if model == 0 or planned > model:
             break
-        model = planned - 1
+        model = max(0, planned - 1)
     least = min(held.values())
     raise MemoryBudgetError(
         f"memory_budget={budget} bytes is below the least the gradient of {_name(at)} can hold: "

@@ -292,9 +292,9 @@ def _read_by_backward(
     return read
 
 
-def _top_level(op: Operation, f: func.FuncOp) -> Operation:
-    """The op of f's body block that is or holds `op`."""
-    while op.parent_op() is not f:
+def _top_level(op: Operation, f: func.FuncOp) -> Operation | None:
+    """The op of f's body block that is or holds `op` (None for a detached op)."""
+    while op is not None and op.parent_op() is not f:
         op = op.parent_op()
     return op
 
