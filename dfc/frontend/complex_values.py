@@ -454,19 +454,25 @@ def log(tr, z: Complex, node: ast.AST) -> Complex:
 
 def sqrt(tr, z: Complex, node: ast.AST) -> Complex:
     """NumPy's csqrt: t = sqrt((|a| + |z|) / 2); (t, b / 2t) for a >= 0, else (|b| / 2t, t with b's sign);
-    0 for 0 (the imaginary part keeps b)."""
+    +0 for 0 (the imaginary part keeps b). A huge z is scaled by 1/4 first (the root by 2 after), as NumPy
+    scales, so that |a| + |z| does not overflow."""
     z = _shared_z(tr, z)
     m = tr.binop
-    a_abs = _np(tr, np.abs, z.re, node=node)
-    t = _shared(tr, _np(tr, np.sqrt, m("mul", m("add", a_abs, absolute(tr, z, node), node), 0.5, node), node=node))
+    big = _shared(tr, tr.compare("gt", absolute(tr, z, node), 1e300 if part_dtype(tr, z) == "f64" else 1e37, node))
+    scale = _shared(tr, _np(tr, np.where, big, 0.25, 1.0, node=node))
+    a, b = _shared(tr, m("mul", z.re, scale, node)), _shared(tr, m("mul", z.im, scale, node))
+    a_abs = _shared(tr, _np(tr, np.abs, a, node=node))
+    t = _shared(tr, _np(tr, np.sqrt, m("mul", m("add", a_abs, absolute(tr, Complex(a, b), node), node), 0.5, node),
+                        node=node))
     two_t = _shared(tr, m("mul", t, 2.0, node))
-    nonneg = tr.compare("ge", z.re, 0.0, node)
-    re = _np(tr, np.where, nonneg, t, m("div", _np(tr, np.abs, z.im, node=node), two_t, node), node=node)
-    signed = _np(tr, np.where, tr.compare("lt", z.im, 0.0, node), neg_part(tr, t, node), t, node=node)
-    im = _np(tr, np.where, nonneg, m("div", z.im, two_t, node), signed, node=node)
-    zero = _np(tr, np.logical_and, tr.compare("eq", z.re, 0.0, node), tr.compare("eq", z.im, 0.0, node), node=node)
-    return Complex(_np(tr, np.where, zero, m("mul", z.re, 0.0, node), re, node=node),
-                   _np(tr, np.where, zero, z.im, im, node=node), z.weak)
+    nonneg = tr.compare("ge", a, 0.0, node)
+    re = _np(tr, np.where, nonneg, t, m("div", _np(tr, np.abs, b, node=node), two_t, node), node=node)
+    signed = _np(tr, np.where, tr.compare("lt", b, 0.0, node), neg_part(tr, t, node), t, node=node)
+    im = _np(tr, np.where, nonneg, m("div", b, two_t, node), signed, node=node)
+    unscale = _shared(tr, _np(tr, np.where, big, 2.0, 1.0, node=node))
+    zero = _np(tr, np.logical_and, tr.compare("eq", a, 0.0, node), tr.compare("eq", b, 0.0, node), node=node)
+    return Complex(_np(tr, np.where, zero, m("mul", a_abs, 0.0, node), m("mul", re, unscale, node), node=node),
+                   _np(tr, np.where, zero, z.im, m("mul", im, unscale, node), node=node), z.weak)
 
 
 def compare(tr, name: str, a: Any, b: Any, node: ast.AST) -> Any:

@@ -126,8 +126,9 @@ def edge_values(z, w):
 
 
 HUGE = np.array([1e300 + 1e300j, 3e-320 + 4e-320j, 0j, complex(np.inf, 1.0), complex(1.0, np.nan), -0.0 + 0j,
-                 1e-200 + 1e200j, -1.0 + 0j])
-EDGE_W = np.array([0j, 1e300 + 1e-300j, 1e-300 + 1e300j, 2.0 + 0j, 0j, 1.0 - 1.0j, complex(0.0, -0.0), 1e-310 + 0j])
+                 1e-200 + 1e200j, -1.0 + 0j, -1.7e308 + 1.5e308j, 1.7e308 - 1e308j])
+EDGE_W = np.array([0j, 1e300 + 1e-300j, 1e-300 + 1e300j, 2.0 + 0j, 0j, 1.0 - 1.0j, complex(0.0, -0.0), 1e-310 + 0j,
+                   1e308 + 1e308j, 3.0 - 1e-308j])
 
 CASES = [
     (arithmetic, lambda: (cplx(4, 3), cplx(4, 3), RNG.random(3) + 0.5)),
