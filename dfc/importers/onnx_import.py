@@ -112,7 +112,9 @@ _VARIADIC = {"Max": nne.MaximumOp, "Min": nne.MinimumOp}
 _SETTING_INPUTS = {"Resize": (1, 2, 3)}
 """Float inputs that set a shape (Resize's roi, scales and sizes): an initializer used only there is a constant."""
 
-_LOGICAL = {"And": nne.AndOp, "Or": nne.OrOp, "Xor": nne.XorOp}
+_LOGICAL = {"And": nne.AndOp, "Or": nne.OrOp, "Xor": nne.XorOp, "BitwiseAnd": nne.AndOp, "BitwiseOr": nne.OrOp,
+            "BitwiseXor": nne.XorOp}
+"""Logical ops of booleans and the bitwise ones of integers: one nn op each (bitwise on integers, logical on i1)."""
 
 _COMPARE = {"Equal": "EQ", "Less": "LT", "Greater": "GT", "LessOrEqual": "LE", "GreaterOrEqual": "GE"}
 
@@ -556,10 +558,12 @@ class OnnxImporter(ShapeOps, NNOps, MathOps, AttentionOps, ControlFlowOps, Recur
         a, b = (self.value(n) for n in node.input)
         return [self.ins(_LOGICAL[node.op_type](a, b))]
 
-    op_And = op_Or = op_Xor = _logical
+    op_And = op_Or = op_Xor = op_BitwiseAnd = op_BitwiseOr = op_BitwiseXor = _logical
 
     def op_Not(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
         return [self.ins(nne.NotOp(self.value(node.input[0])))]
+
+    op_BitwiseNot = op_Not
 
     def op_IsNaN(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
         x = self.value(node.input[0])

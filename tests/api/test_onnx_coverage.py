@@ -15,9 +15,12 @@ ends as one of:
 * internal: any other exception.
 
 A case runs as given ("graph"); inputs the importer needs at import time (it
-says "input 'x' must be a constant") are then given as initializers. Cases of
-ops `OnnxImporter.fold` computes with numpy also run with every input an
-initializer ("folded"), which checks the folding.
+says "input 'x' must be a constant") are then given as initializers, and the
+case's values of sequence, optional and dynamically shaped inputs are their
+examples (`import_onnx(examples=...)`); a sequence output is compared element
+by element. Cases of ops `OnnxImporter.fold` computes with numpy whose inputs
+are all tensors also run with every input an initializer ("folded"), which
+checks the folding.
 
 CI runs `SUBSET` (every handler passes at least one case, checked by
 `test_every_handler_has_a_passing_case`); `DFC_ONNX_NODE_SUITE=1` runs every
@@ -357,6 +360,8 @@ SUBSET: dict[str, tuple[str, ...]] = {
     "Clip": ("test_clip", "test_clip_default_min", "test_clip_default_max", "test_clip_min_greater_than_max"),
     "And": ("test_and_bcast4v2d",), "Or": ("test_or_bcast3v1d",), "Xor": ("test_xor3d",), "Not": ("test_not_2d",),
     "IsNaN": ("test_isnan",), "IsInf": ("test_isinf", "test_isinf_negative"),
+    "BitwiseAnd": ("test_bitwise_and_ui8_bcast_4v3d",), "BitwiseOr": ("test_bitwise_or_i16_4d",),
+    "BitwiseXor": ("test_bitwise_xor_ui64_bcast_3v1d",), "BitwiseNot": ("test_bitwise_not_3d",),
     "GroupNormalization": ("test_group_normalization_example", "test_group_normalization_epsilon"),
     "Resize": ("test_resize_upsample_scales_nearest", "test_resize_downsample_sizes_nearest_not_larger",
                "test_resize_upsample_sizes_nearest_round_prefer_ceil_asymmetric",
