@@ -30,6 +30,9 @@ from dfc.frontend.affine import Affine
 from dfc.frontend.arrays import Const, Expr, Op, View, dtype_name, result_dtype, tensor_type
 from dfc.frontend.numpy_args import astype
 
+REAL_NEEDED = ("a complex value where a real one is needed (an operation without complex support, or a store into "
+               "a real array, which would drop the imaginary part): docs/frontend.md lists the complex operations")
+
 COMPLEX_OF = {"f32": np.complex64, "f64": np.complex128}
 """The NumPy complex dtype of each part dtype (float16 parts widen to complex64, as NumPy's promotion)."""
 

@@ -412,9 +412,7 @@ class Translator(ControlFlow, Indexing):
         if isinstance(value, masks.Masked):
             raise self.fail(masks.SHAPE_MESSAGE.format(what="a boolean-masked array (x[m])"), node)
         if isinstance(value, Complex | complex | np.complexfloating):
-            raise self.fail("a complex value where a real one is needed (an operation without complex support, or "
-                            "a store into a real array, which would drop the imaginary part): docs/frontend.md lists "
-                            "the complex operations", node)
+            raise self.fail(complex_values.REAL_NEEDED, node)
         raise self.fail(f"expected an array or a number, got {_kind(value)}", node)
 
     def expr(self, node: ast.expr) -> Any:
