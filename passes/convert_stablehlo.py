@@ -466,7 +466,7 @@ class Converter(UnsignedConversions, LinalgConversions, IntegerConversions, BitC
         return [value, index]
 
     def on_sort(self, op: SortOp) -> Sequence[SSAValue]:
-        return stablehlo_sort.sort(self.ins, op)
+        return stablehlo_sort.sort(self.ins, op, self.unsigned_ops)
 
     def on_top_k(self, op: TopKOp) -> Sequence[SSAValue]:
         return stablehlo_sort.top_k(self.ins, op)

@@ -1,21 +1,23 @@
 """`convert-stablehlo`'s sorting: `stablehlo.sort` and `chlo.top_k` as the
 library's stable `nn.argsort` and gathers by its permutation.
 
-A sort's comparator must be the order JAX writes for one key: one LT (or GT,
+A sort's comparator must be the order JAX writes: for one key one LT (or GT,
 descending) compare of operand k's two elements, integers SIGNED or UNSIGNED
-(i1, and signless integers read as unsigned), floats a TOTALORDER compare of
-the values canonicalized as `lax.sort` does (-0.0 to 0.0, every NaN to one
-positive NaN: NaN sorts last, and -0.0 ties 0.0), which is `nn.argsort`'s
-order. Each operand is gathered by the key's permutation (the sort is stable
-whether or not `is_stable` asks for it). Any other comparator (several keys,
-a raw float compare, where NaN is unordered) is a `CompileError` naming what
-it holds. `chlo.top_k` is a descending `nn.argsort` with `k` along the last
+(i1, and unsigned integers), floats a TOTALORDER compare of the values
+canonicalized as `lax.sort` does (-0.0 to 0.0, every NaN to one positive NaN:
+NaN sorts last, and -0.0 ties 0.0), which is `nn.argsort`'s order; for
+several keys (`num_keys`) `or(less_0, and(equal_0, rest))`, lexicographic.
+The keys are sorted least significant first, each later pass a stable argsort
+of the next key permuted so far, and every operand is gathered by the final
+permutation (the sort is stable whether or not `is_stable` asks for it). Any
+other comparator (a raw float compare, where NaN is unordered) is a
+`CompileError` naming what it holds. `chlo.top_k` is a descending `nn.argsort` with `k` along the last
 dimension."""
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Container, Sequence
 
 from xdsl.dialects.builtin import AnyFloat, DenseIntOrFPElementsAttr, IntegerType, Signedness, TensorType
 from xdsl.ir import BlockArgument, Operation, SSAValue
@@ -55,51 +57,80 @@ def _source(v: SSAValue) -> tuple[SSAValue, bool]:
     return v, False
 
 
-def comparator_order(op: SortOp) -> tuple[int, bool, bool]:
-    """(the key operand, descending, unsigned) of `op`'s comparator; a `CompileError` for another one."""
-    block = op.comparator.block
-    ret = block.last_op
-    compare = ret.operands[0].owner if ret is not None and len(ret.operands) == 1 else None
+def _refusal(op: SortOp, why: str) -> CompileError:
+    return CompileError.at(op, f"convert-stablehlo: a sort comparator {why} is not supported (LT or GT compares of "
+                               "operands' two elements, one key or several in order, as jnp.sort and lax.sort "
+                               "write them, are)")
 
-    def refuse(why: str) -> CompileError:
-        return CompileError.at(op, f"convert-stablehlo: a sort comparator {why} is not supported (one LT or GT "
-                                   "compare of one operand's two elements, as jnp.sort and lax.sort write it, is)")
 
-    if not isinstance(compare, shlo.CompareOp) or compare.comparison_direction.data not in ("LT", "GT"):
-        raise refuse(f"returning '{compare.name if isinstance(compare, Operation) else 'a block argument'}'"
-                     " (e.g. of several keys)")
+def _key(op: SortOp, compare: shlo.CompareOp, unsigned_ops: Container[Operation]) -> tuple[int, bool, bool]:
+    """(the operand, descending, unsigned) that `compare` (LT, GT or EQ) of one operand's two elements reads."""
     (lhs, lhs_canonical), (rhs, rhs_canonical) = _source(compare.lhs), _source(compare.rhs)
-    args = list(block.args)
+    args = list(op.comparator.block.args)
     if not (isinstance(lhs, BlockArgument) and isinstance(rhs, BlockArgument) and lhs in args and rhs in args
             and lhs.index // 2 == rhs.index // 2 and lhs.index != rhs.index):
-        raise refuse("comparing other values than one operand's two elements")
+        raise _refusal(op, "comparing other values than one operand's two elements")
     descending = (compare.comparison_direction.data == "GT") != (lhs.index > rhs.index)
     kind = compare.compare_type.data if compare.compare_type is not None else None
     element = lhs.type.element_type if isinstance(lhs.type, TensorType) else lhs.type
     if isinstance(element, AnyFloat):
         if kind != "TOTALORDER" or not (lhs_canonical and rhs_canonical):
-            raise refuse(f"of a {kind or 'FLOAT'} compare of floats without JAX's canonicalization (-0.0 to 0.0, "
-                         "NaN to one NaN) under TOTALORDER")
+            raise _refusal(op, f"of a {kind or 'FLOAT'} compare of floats without JAX's canonicalization (-0.0 to "
+                               "0.0, NaN to one NaN) under TOTALORDER")
     elif isinstance(element, IntegerType) and element.signedness.data == Signedness.SIGNLESS:
         if kind not in (None, "SIGNED", "UNSIGNED"):
-            raise refuse(f"of a {kind} compare of integers")
+            raise _refusal(op, f"of a {kind} compare of integers")
         if lhs_canonical or rhs_canonical:
-            raise refuse("canonicalizing integers")
+            raise _refusal(op, "canonicalizing integers")
     else:
-        raise refuse(f"of {element} elements")
-    return lhs.index // 2, descending, kind == "UNSIGNED"
+        raise _refusal(op, f"of {element} elements")
+    return lhs.index // 2, descending, kind == "UNSIGNED" or compare in unsigned_ops
 
 
-def sort(ins: Insert, op: SortOp) -> Sequence[SSAValue]:
-    """Every operand of `op` gathered by the stable permutation of its key operand."""
-    key, descending, unsigned = comparator_order(op)
-    x = op.inputs[key]
-    rank = x.type.get_num_dims()  # type: ignore[union-attr]
+def comparator_keys(op: SortOp, unsigned_ops: Container[Operation] = ()) -> list[tuple[int, bool, bool]]:
+    """(the key operand, descending, unsigned) of each key of `op`'s comparator, most significant first: one
+    LT/GT compare, or `or(compare_0, and(equal_0, rest))` as lax.sort writes several keys; a `CompileError`
+    for another comparator. `unsigned_ops` holds the compares of unsigned operands (`stablehlo_unsigned`)."""
+    ret = op.comparator.block.last_op
+    value = ret.operands[0] if ret is not None and len(ret.operands) == 1 else None
+    keys = []
+    while True:
+        owner = value.owner if value is not None else None
+        if isinstance(owner, shlo.CompareOp) and owner.comparison_direction.data in ("LT", "GT"):
+            return [*keys, _key(op, owner, unsigned_ops)]
+        if not (isinstance(owner, Operation) and owner.name == "stablehlo.or"):
+            raise _refusal(op, f"returning '{owner.name if isinstance(owner, Operation) else 'a block argument'}'")
+        first, tie = (o.owner for o in owner.operands)
+        if not isinstance(first, shlo.CompareOp) or first.comparison_direction.data not in ("LT", "GT"):
+            first, tie = tie, first
+        if not (isinstance(first, shlo.CompareOp) and first.comparison_direction.data in ("LT", "GT")
+                and isinstance(tie, Operation) and tie.name == "stablehlo.and"):
+            raise _refusal(op, "combining compares otherwise than several keys in order")
+        equal, rest = tie.operands
+        if not _compare(equal, "EQ"):
+            equal, rest = rest, equal
+        key = _key(op, first, unsigned_ops)
+        equal_op = _compare(equal, "EQ")
+        if equal_op is None or _key(op, equal_op, unsigned_ops)[0] != key[0]:
+            raise _refusal(op, "whose tie of one key is not an EQ compare of the same operand")
+        keys.append(key)
+        value = rest
+
+
+def sort(ins: Insert, op: SortOp, unsigned_ops: Container[Operation] = ()) -> Sequence[SSAValue]:
+    """Every operand of `op` gathered by the stable permutation of its keys: sorted by the least significant
+    key first, then stably by each more significant one (so ties keep the order of the later keys)."""
+    keys = comparator_keys(op, unsigned_ops)
+    rank = op.inputs[0].type.get_num_dims()  # type: ignore[union-attr]
     dim = op.dimension.value.data if op.dimension is not None else -1
     if not -rank <= dim < rank:
         raise CompileError.at(op, f"convert-stablehlo: sort dimension {dim} is out of range for rank {rank}")
     dim %= rank
-    order = ins(ArgsortOp(x, dim, descending, unsigned))
+    order = None
+    for key, descending, unsigned in reversed(keys):
+        x = op.inputs[key] if order is None else ins(take_along(op.inputs[key], order, dim))
+        step = ins(ArgsortOp(x, dim, descending, unsigned))
+        order = step if order is None else ins(take_along(order, step, dim))
     return [ins(take_along(v, order, dim)) for v in op.inputs]
 
 

@@ -45,10 +45,10 @@ spec's interpreter does)."""
 INDEX_OPERANDS = {"dynamic_slice": 1, "dynamic_update_slice": 2, "gather": 1, "scatter": 1}
 """Ops that read indices from their operands from this position on; those must not be unsigned."""
 
-UNSIGNED_IN_HANDLER = frozenset({"reduce", "mulhi", "power", "dot_general"})
+UNSIGNED_IN_HANDLER = frozenset({"reduce", "mulhi", "power", "dot_general", "sort"})
 """Ops whose own conversion reads `unsigned_ops` (a reduction combines by maximum or minimum by value,
 `chlo.mulhi` multiplies unsigned halves, an unsigned exponent is never negative, dot_general widens
-unsigned operands by their values)."""
+unsigned operands by their values, sort orders by an unsigned key's compare)."""
 
 
 def _is_unsigned(t: Attribute) -> bool:

@@ -174,6 +174,12 @@ def _cases():
                                               jnp.sort(b), jnp.argsort(b, axis=0), *lax.top_k(x, 8)),
                              [np.concatenate([EDGE, EDGE[::-1]]), ints(4, 6, low=-2, high=2), b34], False),
         "top_k": (lambda x, i: (*lax.top_k(x, 2), *lax.top_k(i, 3)), [x34, ints(3, 5, low=-2, high=2)], True),
+        "sort_several_keys": (lambda a, b, x, f, u: (*lax.sort((a, b, x), num_keys=2, dimension=1),
+                                                     *lax.sort((f, a[0], x[0]), num_keys=3), jnp.sort(u, axis=1),
+                                                     *lax.sort((b, u, x), num_keys=2, dimension=0)),
+                              [ints(3, 8, low=-2, high=2), ints(3, 8, low=-2, high=2), normal(3, 8),
+                               np.array([np.nan, -0.0, 0.0, 1.0, np.nan, -1.0, 1.0, 0.0]),
+                               ints(3, 8, low=0, high=2 ** 32, dtype=np.uint32)], True),
         # integers: bit counts, unsigned values, integer and boolean reductions
         "popcnt_clz": (lambda i, u: (lax.population_count(i), lax.clz(i), lax.population_count(u), lax.clz(u)),
                        [ints(3, 4, low=INT_MIN, high=INT_MAX), ints(3, 4, low=0, high=2 ** 32, dtype=np.uint32)], False),
@@ -371,10 +377,23 @@ RAW_FLOAT_SORT = _text("%x: tensor<4xf64>) -> tensor<4xf64>", """\
   func.return %0 : tensor<4xf64>""")
 
 
-def test_a_sort_comparator_jax_does_not_write_for_one_key_is_refused():
-    """Several keys (lax.sort's num_keys = 2), and floats compared raw (NaN unordered), are refused at the sort."""
-    with pytest.raises(CompileError, match=r"a sort comparator returning 'stablehlo.or' \(e.g. of several keys\)"):
-        from_jax(lambda a, b: lax.sort((a, b), num_keys=2), normal(3), normal(3))
+TWO_KEYS_WITHOUT_TIE = _text("%x: tensor<4xi32>, %y: tensor<4xi32>) -> tensor<4xi32>", """\
+  %0:2 = "stablehlo.sort"(%x, %y) <{dimension = 0 : i64}> ({
+  ^bb0(%a: tensor<i32>, %b: tensor<i32>, %c: tensor<i32>, %d: tensor<i32>):
+    %1 = stablehlo.compare LT, %a, %b, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>
+    %2 = stablehlo.compare LT, %c, %d, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>
+    %3 = stablehlo.or %1, %2 : tensor<i1>
+    stablehlo.return %3 : tensor<i1>
+  }) : (tensor<4xi32>, tensor<4xi32>) -> (tensor<4xi32>, tensor<4xi32>)
+  func.return %0#0 : tensor<4xi32>""")
+
+
+def test_a_sort_comparator_jax_does_not_write_is_refused():
+    """Two keys or-ed without the tie on the first, and floats compared raw (NaN unordered), are refused at
+    the sort."""
+    with pytest.raises(CompileError, match=r"prog.mlir:2:.*a sort comparator combining compares otherwise than "
+                                           r"several keys in order"):
+        import_stablehlo(TWO_KEYS_WITHOUT_TIE, "prog.mlir")
     with pytest.raises(CompileError, match=r"prog.mlir:2:.*a sort comparator of a FLOAT compare of floats without "
                                            r"JAX's canonicalization"):
         import_stablehlo(RAW_FLOAT_SORT, "prog.mlir")
