@@ -16,8 +16,16 @@ elementwise ones by the name each nn op declares (`EXTERNAL`, read by
   `lax.fori_loop` and `lax.scan` emit) becomes an `scf.for` with the static trip
   count, the counter still carried; any other `while` becomes `scf.while`
   (it runs forward; autodiff refuses it at the loop).
-* `sort` with the one-key comparator JAX writes, and `chlo.top_k`, become
-  `nn.argsort` and gathers by its permutation (`passes.stablehlo_sort`).
+* `sort` with the comparator JAX writes (one key or several), and
+  `chlo.top_k`, become `nn.argsort` and gathers by its permutation
+  (`passes.stablehlo_sort`).
+* Unsigned integers are retyped as signless ones first, the ops whose result
+  depends on the sign built in their unsigned form
+  (`passes.stablehlo_unsigned`); integer reductions, dot_general, power,
+  popcnt, count_leading_zeros, `chlo.mulhi` and boolean arithmetic are built
+  from nn ops (`passes.stablehlo_integers`), bitcast_convert and
+  reduce_precision on the bits (`passes.stablehlo_bits`), triangular_solve
+  and map in `passes.stablehlo_linalg`.
 * `case` becomes nested `scf.if`s on `index == k` (an out-of-range index runs
   the last branch, as StableHLO says), `if` an `scf.if`.
 * Calls to functions of the module are inlined, and callees left without
