@@ -1598,6 +1598,93 @@ def max_method_initial(x):
     return x.max(initial=0.0)  # refused
 
 
+# -- sequences along an axis (numpy_sequences.py) ----------------------------------------------
+
+I8 = rng.integers(-100, 100, (3, 5)).astype(np.int8)
+U8 = rng.integers(0, 200, 6).astype(np.uint8)
+A5, V3 = rng.standard_normal(5), rng.standard_normal(3)
+
+
+def diffs(x, i8, u, b, f32):
+    return (np.diff(x), np.diff(x, 2, axis=0), np.diff(x, n=0), np.diff(x, prepend=0.0, append=x[:, :1]),
+            np.diff(i8, axis=-2, prepend=1), np.diff(u), np.diff(b), np.diff(f32, append=np.float32(1.5)),
+            np.diff(f32, prepend=2.0))
+
+
+def ptps(x, i8, u, f32):
+    return np.ptp(x), np.ptp(x, axis=0), np.ptp(i8, 1, keepdims=True), np.ptp(u), np.ptp(f32, axis=(0, 1))
+
+
+def trapezoids(x, i8, f32, a5):
+    return (np.trapezoid(x), np.trapezoid(x, axis=0, dx=0.5), np.trapezoid(x, a5[:4]), np.trapezoid(x, x * x, axis=0),
+            np.trapezoid(i8), np.trapezoid(f32, dx=2.0))
+
+
+def slidings(a, v, i8, b):
+    """Every mode, each array the longer one (NumPy swaps them), integers (wrapping) and booleans."""
+    return (np.convolve(a, v), np.convolve(v, a, mode="same"), np.convolve(a, v, "valid"), np.convolve(v, a, "valid"),
+            np.convolve(a, v, "same"), np.correlate(a, v, "full"), np.correlate(v, a, "full"),
+            np.correlate(a, v, "same"), np.correlate(v, a, "same"), np.correlate(a, v), np.correlate(v, a),
+            np.convolve(i8[0], i8[1, :3]), np.correlate(i8[0], i8[1, :4], "same"), np.convolve(b[0], b[1]),
+            np.correlate(a, a), np.convolve(a[:1], v), np.correlate(a[:4], a, "same"))
+
+
+def closes(x, f32, i8):
+    z = np.array([np.nan, np.inf, -np.inf, 1.0, 0.0])
+    return (np.isclose(x, x + 1e-9), np.isclose(x, x + 1e-3, rtol=1e-2), np.isclose(z, z),
+            np.isclose(z, z, equal_nan=True), np.isclose(i8, i8 + 1, atol=1), np.isclose(f32, f32 * np.float32(1.000001)),
+            np.allclose(x, x + 1e-9), np.allclose(x, x + 1.0), np.isclose(z, np.inf), np.isclose(x, x[0]))
+
+
+def tiles(x, i8, b, a5):
+    return (np.tile(x, 2), np.tile(x, (2, 1, 3)), np.tile(a5, (3, 2)), np.tile(i8, (2, 0)), np.tile(b, (1, 2)),
+            np.repeat(x, 2), np.repeat(x, 3, axis=1), np.repeat(i8, 2, axis=-2), x.repeat(2, 0), np.repeat(b, 0),
+            np.repeat(a5, 1))
+
+
+def flips_lr_ud(x, a5, i8):
+    return np.fliplr(x), np.flipud(x), np.flipud(a5), np.fliplr(i8)
+
+
+def clip_arrays(x, i8):
+    return np.clip(x, x[0], x[:, 1:2]), np.clip(i8, i8[0], 50), np.clip(x, None, x[1])
+
+
+def sequences_loss(x, a, v):
+    d = np.diff(x, prepend=x[:, :1] * 2.0, axis=1) + np.tile(x[0], (3, 1)) + np.repeat(x[:, :2], 2, axis=1)
+    c = np.convolve(a, v, "same") * np.correlate(v, a, "full")[:5]
+    return np.sum(d * d) + np.ptp(x) + np.trapezoid(x, a[:4]).sum() + np.sum(c) + np.fliplr(x)[0, 0] * np.flipud(x)[0, 1]
+
+
+values(diffs, (X, I8, U8, BOOL, F32), of=np.diff)
+values(ptps, (X, I8, U8, F32), of=np.ptp)
+values(trapezoids, (X, I8, F32, A5), of=np.trapezoid)
+values(slidings, (A5, V3, I8, BOOL), of=(np.convolve, np.correlate))
+values(closes, (X, F32, I8), of=(np.isclose, np.allclose))
+values(tiles, (X, I8, BOOL, A5), of=(np.tile, np.repeat, "repeat"))
+values(flips_lr_ud, (X, A5, I8), of=(np.fliplr, np.flipud))
+values(clip_arrays, (X, I8), of=np.clip)
+grads(sequences_loss, (X, A5, V3), of=(np.diff, np.ptp, np.trapezoid, np.convolve, np.correlate, np.tile, np.repeat,
+                                        np.fliplr, np.flipud))
+
+
+def repeat_method_loss(x):
+    return np.sum(x.repeat(3, axis=1) ** 2)
+
+
+grads(repeat_method_loss, (X,), of="repeat")
+
+
+@refused(np.repeat, "needs one constant count", X)
+def repeat_counts(x):
+    return np.repeat(x, (1, 2, 0))  # refused
+
+
+@refused(np.convolve, "takes two 1-d arrays", X)
+def convolve_2d(x):
+    return np.convolve(x, x)  # refused
+
+
 # -- running the cases ------------------------------------------------------------------
 
 
@@ -1739,6 +1826,10 @@ COMPILED = [
     (compiled_shapes, (X3, P, V4)),
     (compiled_contractions, (P, B45, V3, V4, P3, C245)),
     (sorts, (NAN_AT, I, BOOL)),
+    (slidings, (A5, V3, I8, BOOL)),
+    (diffs, (X, I8, U8, BOOL, F32)),
+    (tiles, (X, I8, BOOL, A5)),
+    (closes, (X, F32, I8)),
 ]
 
 
@@ -1768,6 +1859,7 @@ NO_GRADIENT = {
     "argmin": "an integer", np.argsort: "an integer", "argsort": "an integer", np.eye: "no float input", np.identity: "no float input", np.tri: "no float input",
     np.unique: "refused", np.bitwise_and: "integers", np.bitwise_or: "integers", np.bitwise_xor: "integers",
     np.invert: "integers", np.left_shift: "integers", np.right_shift: "integers",
+    np.isclose: "booleans", np.allclose: "booleans",
 }
 
 
