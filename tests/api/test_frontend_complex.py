@@ -299,17 +299,23 @@ def real_through_complex(x, y):
     return np.sum(np.abs(w)) + np.sum(w.real * w.imag)
 
 
-def test_gradient_of_a_real_function_through_complex_values():
+def phase_product(x, y):
+    return np.sum(np.abs(np.exp(1j * x) * (y + 2j)) ** 2)
+
+
+@pytest.mark.parametrize("fn", [phase_product, pytest.param(real_through_complex, marks=pytest.mark.slow)],
+                         ids=["phase_product", "real_through_complex"])
+def test_gradient_of_a_real_function_through_complex_values(fn):
     """Complex intermediates are real operations on the parts: autodiff differentiates them (float64
     Richardson differences of the NumPy function)."""
     from support.frontend_corpus.check import gradient_error, richardson_gradient
 
     x, y = RNG.random(3) + 0.2, RNG.random(3) - 0.5
-    f, ir_args, positions = dfc.jit(real_through_complex).specialize(x, y)
+    f, ir_args, positions = dfc.jit(fn).specialize(x, y)
     module = f.autodiff_module((positions[0], positions[1]))
     out = dfc.interpret(module, f.name + "_grad", *ir_args, np.array(1.0))
     for k in range(2):
-        assert gradient_error(out[1 + k], richardson_gradient(real_through_complex, [x, y], k)) < 1e-9
+        assert gradient_error(out[1 + k], richardson_gradient(fn, [x, y], k)) < 1e-9
 
 
 def test_complex_gradient_refused():
