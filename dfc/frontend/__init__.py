@@ -350,7 +350,7 @@ class JitFunction:
                             for r, c, k in zip(results, complex_results, aliases))
             return _python_results(results if len(results) != 1 else results[0], len(results))
         if fast_key is not None and positions == list(range(len(args))) and all(
-                v is a or type(a) is float and v.dtype == np.float64 or a.dtype.kind == "u"
+                v is a or type(a) is float and v.dtype == np.float64 or type(a) is np.ndarray and a.dtype.kind == "u"
                 for a, v in zip(args, ir_args)):
             # each IR argument is the argument itself (or a float's 0-d float64 array, an unsigned array's signless
             # view), as the fast path passes them
