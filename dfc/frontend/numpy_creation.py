@@ -250,19 +250,25 @@ def _tril_triu(upper: bool) -> Handler:
 
 
 def _histogram(tr, args, kwargs, node):
-    """np.histogram with a constant number of equal bins: (counts, edges). Bin k holds the values with
-    edges[k] <= x < edges[k + 1] (the last bin includes its right edge), which is what NumPy's index
-    arithmetic and its corrections compute; a map over (bins, values) accumulates each test (no scatter)."""
+    """np.histogram with a constant number of equal bins, or with explicit bin edges (a 1-d array, assumed
+    increasing as NumPy requires; range= is then ignored, as NumPy ignores it): (counts, edges). Bin k holds
+    the values with edges[k] <= x < edges[k + 1] (the last bin includes its right edge), which is what NumPy's
+    index arithmetic and its corrections compute; a map over (bins, values) accumulates each test (no scatter)."""
     a, bins, range_, density, weights = bind(tr, args, kwargs, node, "np.histogram",
                                              ("a", "bins", "range", "density", "weights"), (10, None, None, None))
+    edges_given = isinstance(bins, Expr) and bins.ndim == 1
     n = tr.integer(bins, node).static if not isinstance(bins, Expr) else None
+    if edges_given:
+        n = tr.em.static(bins, "np.histogram's bin edges")[0] - 1
     if n is None or n < 1:
-        raise tr.fail("np.histogram needs a constant positive number of bins (explicit bin edges are not supported)",
-                      node)
+        raise tr.fail("np.histogram needs a constant positive number of bins or a 1-d array of at least two "
+                      "increasing bin edges", node)
     x = _flat(tr, expr_of(tr, a, node), node)
-    if not is_float(x.dtype):
+    if not is_float(x.dtype) and not edges_given:
         x = astype(tr, x, "f64", node)
-    if range_ is None:
+    if edges_given:  # NumPy ignores range= then; the edges are assumed increasing (NumPy checks it)
+        lo = hi = None
+    elif range_ is None:
         lo, hi = reduce(tr, "min", x, None, False, node), reduce(tr, "max", x, None, False, node)
         same = tr.compare("eq", lo, hi, node)  # NumPy widens an empty range by 0.5 on each side
         lo = tr.elementwise("where", [same, tr.binop("sub", lo, Const(0.5, "f64"), node), lo], node, x.dtype)
@@ -272,12 +278,14 @@ def _histogram(tr, args, kwargs, node):
             raise tr.fail("np.histogram's range is a pair (lower, upper)", node)
         lo, hi = (expr_of(tr, v, node) for v in range_)
     # NumPy: the edges computed in float64 from Python floats, then cast to the values' float type
-    lo, hi = (astype(tr, expr_of(tr, v, node), "f64", node) for v in (lo, hi))
-    edges, _ = linspace(tr, lo, hi, n + 1, True, None, node)
-    edges = tr.em.materialize(edges, tr.em.concrete(x))
     from dfc.frontend.arrays import View
 
-    e = View.whole(edges)
+    if edges_given:
+        e = View.whole(tr.em.materialize(bins))
+    else:
+        lo, hi = (astype(tr, expr_of(tr, v, node), "f64", node) for v in (lo, hi))
+        edges, _ = linspace(tr, lo, hi, n + 1, True, None, node)
+        e = View.whole(tr.em.materialize(edges, tr.em.concrete(x)))
     left = tr.index(e, (slice(0, n), None), node)
     right = tr.index(e, (slice(1, n + 1), None), node)
     xs = tr.index(x, (None, slice(None)), node)

@@ -1164,9 +1164,9 @@ def histogram_loss(x, w):
 grads(histogram_loss, (HIST[3:] + 0.001, V4.repeat(10)[3:]), of=np.histogram)
 
 
-@refused(np.histogram, "explicit bin edges are not supported", V4)
-def histogram_edges(x):
-    return np.histogram(x, bins=x)  # refused
+@refused(np.histogram, "at least two increasing bin edges", V4)
+def histogram_one_edge(x):
+    return np.histogram(x, bins=x[:1])  # refused
 
 
 def rolls(x, a, i, e):
@@ -1685,6 +1685,94 @@ def convolve_2d(x):
     return np.convolve(x, x)  # refused
 
 
+# -- searches in sorted sequences (numpy_search.py) and histogram edges ------------------------
+
+SORTED6 = np.sort(rng.standard_normal(6))
+SORTED_NAN = np.array([-1.0, 0.0, 0.0, 2.0, np.nan])
+PROBES_NAN = np.array([np.nan, 0.0, -5.0, 5.0, 2.0])
+SORTED_I32 = np.array([1, 3, 3, 7], np.int32)
+SORTED_U8 = np.array([2, 9, 200], np.uint8)
+SHUFFLE = rng.permutation(6)
+XP5, FP5 = np.sort(rng.uniform(-2, 2, 5)), rng.standard_normal(5)
+GRID13 = np.linspace(-3, 3, 13)
+
+
+def searches(s, v, sn, vn, i, u, order):
+    """Both sides, NaN (sorted last) among values and probes, ties, integer and unsigned dtypes, a sorter,
+    scalar probes, the method."""
+    shuffled = s[order]
+    return (np.searchsorted(s, v), np.searchsorted(s, v, side="right"), np.searchsorted(sn, vn),
+            np.searchsorted(sn, vn, "right"), np.searchsorted(i, np.array([0, 3, 8], np.int16)),
+            np.searchsorted(i, 3, side="right"), np.searchsorted(s, 0.5),
+            np.searchsorted(shuffled, v, sorter=np.argsort(shuffled)), s.searchsorted(v[0]),
+            np.searchsorted(u, np.array([1, 200, 250], np.uint8)), np.searchsorted(s, s), np.searchsorted(s, s, "right"))
+
+
+def digitizes(v, s, i, vn):
+    """Increasing and decreasing bins, right both ways, values on the edges, NaN, one bin edge."""
+    return (np.digitize(v, s), np.digitize(v, s, right=True), np.digitize(v, s[::-1]), np.digitize(v, s[::-1], True),
+            np.digitize(s, s), np.digitize(s, s, right=True), np.digitize(s, s[::-1]), np.digitize(s, s[::-1], True),
+            np.digitize(i, np.array([0, 3, 5])), np.digitize(vn, s), np.digitize(v, s[:1]))
+
+
+def interps(x, xp, fp, xn):
+    """Outside on both sides (default and given left/right), on the nodes, NaN, one node, a scalar, float32 x."""
+    return (np.interp(x, xp, fp), np.interp(x, xp, fp, left=-7.0, right=9.0), np.interp(xp, xp, fp),
+            np.interp(xn, xp, fp), np.interp(x, xp[:1], fp[:1]), np.interp(0.1, xp, fp),
+            np.interp(x.astype(np.float32), xp, fp))
+
+
+def bincounts(i, u, w):
+    return (np.bincount(i, minlength=9), np.bincount(u, minlength=201), np.bincount(i, w[:4], minlength=8),
+            np.bincount(i, weights=i, minlength=12))
+
+
+def histogram_given_edges(x, i):
+    """Explicit (uneven) edges: values on them, outside them, NaN; range= ignored as NumPy ignores it."""
+    a, e = np.histogram(x, np.array([-1.0, 0.0, 0.5, 2.0]))
+    b, f = np.histogram(x, bins=np.array([-3.0, 0.0, 0.25]), range=(0.0, 1.0), weights=x * x)
+    c, g = np.histogram(i, np.array([-5, 0, 1, 5]), density=True)
+    return a, e, b, f, c, g
+
+
+def searches_loss(x, xp, fp, w):
+    counts, _ = np.histogram(x, np.array([-2.0, 0.0, 1.0, 3.0]), weights=w)
+    return np.sum(np.interp(x, xp, fp) ** 2) + np.sum(np.bincount(np.array([0, 2, 2]), w[:3], minlength=4) ** 2) + \
+        np.sum(counts * counts)
+
+
+values(searches, (SORTED6, Y[:2, :3], SORTED_NAN, PROBES_NAN, SORTED_I32, SORTED_U8, SHUFFLE),
+       of=(np.searchsorted, "searchsorted"))
+values(digitizes, (Y[:2, :3], SORTED6, I32, PROBES_NAN), of=np.digitize)
+values(interps, (GRID13, XP5, FP5, PROBES_NAN), of=np.interp)
+values(bincounts, (SORTED_I32, SORTED_U8, SORTED6), of=np.bincount)
+values(histogram_given_edges, (np.concatenate([X.ravel(), [0.0, 0.5, 2.0, 5.0, np.nan]]), I), of=np.histogram)
+grads(searches_loss, (GRID13 * 0.9 + 0.013, XP5, FP5, GRID13 * 0.1 + 1.0), of=(np.interp, np.bincount))
+
+
+@refused(np.bincount, "pass minlength=", SORTED_I32)
+def bincount_unbounded(i):
+    return np.bincount(i)  # refused
+
+
+@refused(np.interp, "period= is not supported", GRID13)
+def interp_period(x):
+    return np.interp(x, x, x, period=2.0)  # refused
+
+
+def test_bincount_value_past_minlength_is_an_index_error():
+    """NumPy's result would be longer than minlength: both engines raise IndexError, never a shorter result."""
+    for bad in (np.array([1, 5]), np.array([-1, 2])):
+        with pytest.raises(IndexError):
+            _interpret(bincount_bounded, (bad,))
+        with pytest.raises(IndexError, match="out of bounds"):
+            dfc.jit(bincount_bounded)(bad)
+
+
+def bincount_bounded(i):
+    return np.bincount(i, minlength=5)
+
+
 # -- running the cases ------------------------------------------------------------------
 
 
@@ -1830,6 +1918,9 @@ COMPILED = [
     (diffs, (X, I8, U8, BOOL, F32)),
     (tiles, (X, I8, BOOL, A5)),
     (closes, (X, F32, I8)),
+    (searches, (SORTED6, Y[:2, :3], SORTED_NAN, PROBES_NAN, SORTED_I32, SORTED_U8, SHUFFLE)),
+    (interps, (GRID13, XP5, FP5, PROBES_NAN)),
+    (bincounts, (SORTED_I32, SORTED_U8, SORTED6)),
 ]
 
 
@@ -1859,7 +1950,8 @@ NO_GRADIENT = {
     "argmin": "an integer", np.argsort: "an integer", "argsort": "an integer", np.eye: "no float input", np.identity: "no float input", np.tri: "no float input",
     np.unique: "refused", np.bitwise_and: "integers", np.bitwise_or: "integers", np.bitwise_xor: "integers",
     np.invert: "integers", np.left_shift: "integers", np.right_shift: "integers",
-    np.isclose: "booleans", np.allclose: "booleans",
+    np.isclose: "booleans", np.allclose: "booleans", np.searchsorted: "an integer", "searchsorted": "an integer",
+    np.digitize: "an integer",
 }
 
 
