@@ -14,15 +14,25 @@ def _as_tuple(out) -> tuple:
     return out if isinstance(out, tuple) else (out,)
 
 
+# Above this many perturbed elements the central differences evaluate `@name`
+# with the engine (after checking that it agrees with the interpreter at the
+# point itself): two interpreter runs per element dominate the suite's time.
+ENGINE_EVALUATIONS = 24
+
+
 def finite_differences(
-    text: str, name: str, args: list, wrt: list[int], seed, eps: float = 1e-6, output: int = 0
+    text: str, name: str, args: list, wrt: list[int], seed, eps: float = 1e-6, output: int = 0,
+    engine: bool = True,
 ) -> list:
-    """d sum(seed * f(args)[output]) / d args[k] for k in wrt, by central differences (interpreter, float64)."""
-    module = parse_module(text)
-    PassManager.parse("expand-library").run(module)
+    """d sum(seed * f(args)[output]) / d args[k] for k in wrt, by float64 central
+    differences of `@name` (interpreted; compiled when `engine` and there are
+    more than ENGINE_EVALUATIONS elements, once the compiled value at `args`
+    equals the interpreted one)."""
+    many = sum(np.size(args[k]) for k in wrt) > ENGINE_EVALUATIONS
+    run = _evaluator(text, name, output, args if engine and many else None)
 
     def objective(values: list) -> float:
-        return float(np.sum(np.asarray(seed) * _as_tuple(interpret(module, name, *values))[output]))
+        return float(np.sum(np.asarray(seed) * run(values)))
 
     grads = []
     for k in wrt:
@@ -33,13 +43,39 @@ def finite_differences(
             continue
         g = np.zeros_like(args[k])
         for index in np.ndindex(args[k].shape):
-            plus = [np.copy(a) if isinstance(a, np.ndarray) else a for a in args]
-            minus = [np.copy(a) if isinstance(a, np.ndarray) else a for a in args]
+            plus, minus = _copies(args), _copies(args)
             plus[k][index] += eps
             minus[k][index] -= eps
             g[index] = (objective(plus) - objective(minus)) / (2 * eps)
         grads.append(g)
     return grads
+
+
+def _evaluator(text: str, name: str, output: int, check_at: list | None):
+    """`values -> f(values)[output]`: the interpreter's (after expand-library), or
+    with `check_at` the engine's, once it equals the interpreter's there."""
+    module = parse_module(text)
+    PassManager.parse("expand-library").run(module)
+
+    def interpreted(values: list):
+        return _as_tuple(interpret(module, name, *values))[output]
+
+    if check_at is None:
+        return interpreted
+    engine = ExecutionEngine(parse_module(text))
+
+    def compiled(values: list):
+        return _as_tuple(engine.invoke(name, *values))[output]
+
+    want = np.asarray(interpreted(_copies(check_at)), np.float64)
+    scale = float(np.max(np.abs(want), initial=1.0))  # reassociated sums differ by ulps of the largest term
+    np.testing.assert_allclose(compiled(_copies(check_at)), want, rtol=1e-10, atol=1e-12 * scale,
+                               err_msg="the compiled function differs from the interpreter's")
+    return compiled
+
+
+def _copies(args: list) -> list:
+    return [np.copy(a) if isinstance(a, np.ndarray) else a for a in args]
 
 
 def check_gradient(
@@ -56,7 +92,7 @@ def check_gradient(
     result_type = next(op for op in module.ops if op.sym_name.data == name).function_type.outputs.data[output]
     if not isinstance(result_type, TensorType):
         seed = float(seed)
-    expected = finite_differences(text, name, args, wrt, seed, output=output)
+    expected = finite_differences(text, name, args, wrt, seed, output=output, engine=engine)
     n = len(_as_tuple(interpret(module, name, *args)))
     got = _as_tuple(interpret(module, f"{name}_grad", *args, seed))[n:]
     for g, e in zip(got, expected, strict=True):
