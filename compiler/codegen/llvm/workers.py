@@ -10,8 +10,8 @@ parts (`split.split_module`) on `DFC_COMPILE_JOBS` processes (default: the
 CPUs this process may use): this one and jobs - 1 workers, started on the
 first such module and kept for the process's life (a worker imports only
 llvmlite, `dfc.config` and the target: a fifth of a second). A module of
-less than `PARALLEL_MIN_CHARS` of IR, or one part, compiles here alone, so
-small programs pay no start-up. Each part is compiled by the same function
+less than `PARALLEL_MIN_CHARS` of IR is not split (`jit.module_parts`) and
+compiles here, so small programs pay no start-up. Each part is compiled by the same function
 wherever it runs, so the machine code is the same bytes whichever process
 compiled it and however many there are.
 """
