@@ -131,8 +131,12 @@ def _interp(tr, args, kwargs, node):
         xa, xb = tr.index(xs, (j,), node), tr.index(xs, (tr.binop("add", j, 1, node),), node)
         ya, yb = tr.index(ps, (j,), node), tr.index(ps, (tr.binop("add", j, 1, node),), node)
         slope = tr.binop("div", tr.binop("sub", yb, ya, node), tr.binop("sub", xb, xa, node), node)
-        inside = expr_of(tr, tr.binop("add", tr.binop("mul", slope, tr.binop("sub", e, xa, node), node), ya, node), node)
-        again = expr_of(tr, tr.binop("add", tr.binop("mul", slope, tr.binop("sub", e, xb, node), node), yb, node), node)
+
+        def line(x_end: Expr, y_end: Expr) -> Expr:
+            return expr_of(tr, tr.binop("add", tr.binop("mul", slope, tr.binop("sub", e, x_end, node), node), y_end,
+                                        node), node)
+
+        inside, again = line(xa, ya), line(xb, yb)
         again = tr.elementwise("where", [tr.elementwise("and", [_isnan(tr, again, node), _bool(tr, "eq", ya, yb, node)],
                                                         node, "i1"), ya, again], node, "f64")
         inside = tr.elementwise("where", [_isnan(tr, inside, node), again, inside], node, "f64")
@@ -149,7 +153,8 @@ def _bincount(tr, args, kwargs, node):
     that is more, a size read from the data: here each element is read once at its index into the
     minlength bins, so compiled code raises IndexError at the call for a value >= minlength (or negative:
     NumPy's ValueError), never a shorter result; without minlength the call is refused."""
-    x, weights, minlength = bind(tr, args, kwargs, node, "np.bincount", ("x", "weights", "minlength"), (None, Affine(0)))
+    x, weights, minlength = bind(tr, args, kwargs, node, "np.bincount", ("x", "weights", "minlength"),
+                                 (None, Affine(0)))
     e = _one_d(tr, x, node, "np.bincount's input")
     if is_float(e.dtype) or e.dtype == "i1":
         raise tr.fail(f"np.bincount takes non-negative integers, not {e.dtype} values (NumPy: TypeError)", node)
