@@ -353,6 +353,26 @@ def _sample_fn(op, sample) -> tuple[Callable, tuple]:
     return fn, tuple(leaves[k] for k in where)
 
 
+SELECTIONS = {"kthvalue": lambda x, k, dim=-1, keepdim=False: (dim, keepdim),
+              "mode": lambda x, dim=-1, keepdim=False: (dim, keepdim)}
+"""OpInfos whose index among equal values torch leaves unspecified, and where their arguments put the dim:
+their samples compare the values and the elements the indices point at (`_pointed`), not the indices."""
+
+
+def _pointed(op: Callable, where: Callable) -> Callable:
+    """`op` (values, indices) as its values and the elements of its input its indices name."""
+    def fn(x, *args, **kwargs):
+        values, indices = op(x, *args, **kwargs)
+        if x.dim() == 0:
+            return values, x
+        dim, keepdim = where(x, *args, **kwargs)
+        at = indices if keepdim else indices.unsqueeze(dim)
+        named = torch.take_along_dim(x, at, dim)
+        return values, named if keepdim else named.squeeze(dim)
+
+    return fn
+
+
 def opinfo_cases(name: str, ci: bool) -> list[Case]:
     """The samples of OpInfo `name` in float64: all, or CI's one (`CI_SAMPLE`, else the first)."""
     info = op_db()[name]
@@ -364,7 +384,7 @@ def opinfo_cases(name: str, ci: bool) -> list[Case]:
         samples = [samples[CI_SAMPLE.get(name, 0)]]
     cases = []
     for k, sample in samples:
-        fn, tensors = _sample_fn(info.op, sample)
+        fn, tensors = _sample_fn(_pointed(info.op, SELECTIONS[name]) if name in SELECTIONS else info.op, sample)
         if any(t.is_complex() for t in tensors):
             continue
         exact = None
