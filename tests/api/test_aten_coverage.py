@@ -1000,11 +1000,12 @@ NOT_DIFFERENTIABLE = {
     "aten.any.default", "aten.any.dim", "aten.any.dims", "aten.empty.memory_format", "aten.empty_strided.default",
     "aten.empty_permuted.default", "aten.scatter.reduce", "aten.scatter.value_reduce",
     *(f"aten.bitwise_{op}.{kind}" for op in ("and", "or", "xor") for kind in ("Tensor", "Scalar")),
-    "aten.bitwise_not.default",
+    "aten.bitwise_not.default", "aten._embedding_bag_forward_only.default",
 }
 """Overloads the gradient walk does not require: their results carry no gradient
-(comparisons, logical and bitwise ops, index reductions, constants, a metadata check), or
-torch has no derivative to compare with (scatter with a reduce argument)."""
+(comparisons, logical and bitwise ops, index reductions, constants, a metadata check, the
+export's form of embedding_bag when no gradient is wanted), or torch has no derivative to
+compare with (scatter with a reduce argument)."""
 
 
 def test_untranslatable_forms_are_refused():
