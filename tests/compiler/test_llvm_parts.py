@@ -119,10 +119,12 @@ def test_parts_load_into_one_engine_and_share_their_globals():
     jit.close()
 
 
-def test_unknown_top_level_lines_keep_one_part():
+def test_unknown_top_level_lines_and_globals_keep_one_part():
+    types = {"table": "[4 x double]", "only_b": "[2 x double]", "count": "i64", "__dfc_bounds_failures": "i64"}
     text = _text() + '\n$c = comdat any\n'
-    assert split_module(text, {"table": "[4 x double]", "only_b": "[2 x double]", "count": "i64",
-                               "__dfc_bounds_failures": "i64"}) == [text]
+    assert split_module(text, types) == [text]
+    del types["count"]
+    assert split_module(_text(), types) == [_text()]
 
 
 @pytest.fixture

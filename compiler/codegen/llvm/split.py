@@ -151,9 +151,9 @@ def split_module(text: str, value_types: dict[str, str]) -> list[str]:
     """The parts of the module `text` (as LLVM prints it), one per kernel, in
     the order of their first functions; `value_types` gives each global's
     value type (`[4 x i8]`), for its declarations. [text] when the module has
-    one kernel or a top-level line of an unknown kind."""
+    one kernel, a top-level line of an unknown kind or a global `value_types` lacks."""
     m = _Module(text)
-    if not m.known:
+    if not m.known or any(g.strip('"') not in value_types for g in m.globals):  # a name LLVM escaped, say
         return [text]
     kernels, uses, metadata = _kernels(m)
     if len(kernels) <= 1:
