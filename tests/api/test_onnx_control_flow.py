@@ -153,7 +153,8 @@ def test_loop_refusals_name_the_node():
         import_onnx(model)
 
 
-@pytest.mark.parametrize("trips", ["run time", "absent", 5000])
+@pytest.mark.parametrize("trips", ["run time", pytest.param("absent", marks=pytest.mark.slow),
+                                   pytest.param(5000, marks=pytest.mark.slow)])
 def test_loop_of_run_time_length_is_a_while_loop_and_its_gradient(trips):
     """The Loop above with its trip count an input (given 6), absent, or beyond the unrolling limit: one
     `scf.while`, equal to onnxruntime on the interpreter and the engine; its gradient equals central
