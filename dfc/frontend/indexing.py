@@ -113,6 +113,18 @@ class Indexing:
             self.runtime_ints[key] = Affine.of(self.b.insert(arith.MinSIOp(stop.emit(self.b), size.emit(self.b))).result)
         return self.runtime_ints[key]
 
+    def _clamp(self, kind: str, bound: Affine, limit: Affine) -> Affine:
+        """`min(bound, limit)` or `max(bound, limit)` (a reversed slice's clipping): folded when
+        provable, else one symbol per bound and limit in a block."""
+        over = (limit - bound) if kind == "min" else (bound - limit)
+        if over.static is not None or (not self.from_data(over) and self._nonnegative(over)):
+            return bound if over.static is None or over.static >= 0 else limit
+        key = (self.b.insertion_point.block, kind, bound, limit)
+        if key not in self.runtime_ints:
+            op = arith.MinSIOp if kind == "min" else arith.MaxSIOp
+            self.runtime_ints[key] = Affine.of(self.b.insert(op(bound.emit(self.b), limit.emit(self.b))).result)
+        return self.runtime_ints[key]
+
     def _wrap(self, bound: Affine, size: Affine) -> Affine:
         """A slice bound with NumPy's wrap of a negative value (`bound + size`): at run time
         (one symbol per bound and size in a block, so slices between the same values keep
@@ -226,7 +238,17 @@ class Indexing:
             if step == -1 and stop is None:
                 start = self._wrap(start, size) if start is not None else size - 1
                 return start, start + 1, -1
-            raise self.fail("a reversed slice with loop-dependent bounds is not supported; use np.flip", node)
+            # NumPy's clipping: start to at most size - 1, stop to at least -1 (before the first
+            # element, also where it is omitted)
+            start = self._clamp("min", self._wrap(start, size), size - 1) if start is not None else size - 1
+            stop = self._clamp("max", self._wrap(stop, size), Affine(-1)) if stop is not None else Affine(-1)
+            count = self._count(stop, start)
+            if step != -1:  # one symbol per count and step in a block, so equal slices keep one size
+                key = (self.b.insertion_point.block, "ceildiv", count, -step)
+                if key not in self.runtime_ints:
+                    self.runtime_ints[key] = opaque(self.b, arith.CeilDivSIOp, count, Affine(-step))
+                count = self.runtime_ints[key]
+            return start, count, step
         start = self._wrap(start, size) if start is not None else Affine(0)
         stop = self._within(self._wrap(stop, size), size) if stop is not None else size
         count = self._count(start, stop)
