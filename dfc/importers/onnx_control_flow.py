@@ -294,6 +294,9 @@ class ControlFlowOps:
                                                  starts))
 
     def _carried_if(self, running: SSAValue, new: Value, old: Value, k: int) -> SSAValue:
+        if is_structured(new) or is_structured(old):
+            raise NodeError(f"Loop: loop-carried value {k} is a sequence or optional and the body's condition is "
+                            "known only at run time (its length would depend on it)")
         new, old = self._ssa(new), self._ssa(old)
         if new.type != old.type:
             raise NodeError(f"Loop: loop-carried value {k} changes from {old.type} to {new.type} under a run-time "

@@ -114,3 +114,23 @@ def test_refusals_name_the_input_and_the_node():
                  [helper.make_tensor_value_info("y", TensorProto.DOUBLE, [2])])
     with pytest.raises(CompileError, match=r"node 'add' \(Add\): input 'seq' is a sequence of 2 tensors, not a tensor"):
         import_onnx(add, examples={"seq": seq})
+
+
+def test_loop_carrying_a_sequence_of_data_dependent_length_is_refused():
+    """A Loop appending to a sequence while a run-time condition holds: the length depends on the data."""
+    from onnx import numpy_helper
+
+    body = helper.make_graph(
+        [helper.make_node("Less", ["x", "two"], ["c_out"]), helper.make_node("SequenceInsert", ["s_in", "x"], ["s_out"])],
+        "body", [helper.make_tensor_value_info("i", TensorProto.INT64, []),
+                 helper.make_tensor_value_info("c_in", TensorProto.BOOL, []), _sequence_info("s_in")],
+        [helper.make_tensor_value_info("c_out", TensorProto.BOOL, []), _sequence_info("s_out")])
+    graph = helper.make_graph(
+        [helper.make_node("SequenceEmpty", [], ["s0"], dtype=TensorProto.DOUBLE),
+         helper.make_node("Loop", ["M", "", "s0"], ["s"], body=body, name="loop0")],
+        "g", [helper.make_tensor_value_info("x", TensorProto.DOUBLE, [])], [_sequence_info("s")],
+        [numpy_helper.from_array(np.array(3), "M"), numpy_helper.from_array(np.array(2.0), "two")])
+    model = helper.make_model(graph, opset_imports=[helper.make_operatorsetid("", 18)])
+    with pytest.raises(CompileError, match=r"node 'loop0' \(Loop\): Loop: loop-carried value 0 is a sequence or "
+                                           r"optional and the body's condition is known only at run time"):
+        import_onnx(model)
