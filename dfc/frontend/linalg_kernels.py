@@ -1,9 +1,9 @@
-"""`np.linalg.cholesky`, `solve`, `inv` and `det`, written as the NumPy loops
+"""`np.linalg.cholesky`, `solve`, `inv`, `det` and `qr`, written as the NumPy loops
 the frontend compiles (numpy_linalg.py calls them like jitted functions: a
 `func.call` of their specialisation, differentiated through their loops).
 
 They are the textbook algorithms (Cholesky-Banachiewicz; Gaussian elimination
-with partial pivoting, as LAPACK's getrf), O(n^3) scalar loops: meant for the
+with partial pivoting, as LAPACK's getrf; Householder QR, as LAPACK's geqrf), O(n^3) scalar loops: meant for the
 small systems of scientific kernels, not for large dense algebra. Where
 LAPACK raises `LinAlgError` (a matrix that is not positive definite, a
 singular one) they give NaN or infinities instead."""
@@ -74,3 +74,38 @@ def det(A):
             M[r, k + 1:] -= f * M[k, k + 1:]
         d = d * M[k, k]
     return d
+
+
+def qr(A, q_cols):
+    """Householder QR as LAPACK's geqrf/orgqr compute it, so Q and R equal NumPy's (the same signs): column
+    k's reflector maps the column below the diagonal to beta = -sign(alpha) * norm (alpha = R[k, k], +1 for
+    alpha = 0), tau = (beta - alpha) / beta, v = x / (alpha - beta) with v[k] = 1; a column that is already
+    zero below the diagonal gets tau = 0 (R[k, k] keeps its sign). Q is the product of the reflectors applied
+    to the first `q_cols` columns of the identity. Vectors are full-length and masked (rows > k), so no
+    array has a loop-dependent size."""
+    m, n = A.shape
+    K = min(m, n)
+    R = A.copy()
+    V = np.zeros((m, K), dtype=A.dtype)
+    taus = np.zeros(K, dtype=A.dtype)
+    rows = np.arange(m)
+    for k in range(K):
+        below = np.where(rows > k, R[:, k], 0.0)
+        ss = np.sum(below * below)
+        if ss > 0.0:
+            alpha = R[k, k]
+            norm = np.sqrt(alpha * alpha + ss)
+            beta = -norm if alpha >= 0.0 else norm
+            tau = (beta - alpha) / beta
+            v = below / (alpha - beta)
+            v[k] = 1.0
+            w = tau * (v @ R)
+            R -= np.outer(v, w)
+            R[:, k] = np.where(rows > k, 0.0, R[:, k])
+            R[k, k] = beta
+            V[:, k] = v
+            taus[k] = tau
+    Q = np.eye(m, q_cols, dtype=A.dtype)
+    for k in range(K - 1, -1, -1):
+        Q -= taus[k] * np.outer(V[:, k], V[:, k] @ Q)
+    return Q, R

@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 
+from dfc.frontend.affine import Affine
 from dfc.frontend.arrays import Expr
 from dfc.frontend.numpy_args import (
     Handler,
@@ -16,6 +17,7 @@ from dfc.frontend.numpy_args import (
     bind,
     expr_of,
     no_kwargs,
+    static,
 )
 from dfc.frontend.numpy_shapes import flat
 
@@ -181,6 +183,27 @@ def _inv(tr, args, kwargs, node):
     return _kernel(tr, "solve_matrix", [m, eye], node)
 
 
+def _qr(tr, args, kwargs, node):
+    """np.linalg.qr(a, mode='reduced'|'complete'|'r') of a matrix of constant shape: Householder reflections
+    as LAPACK's (linalg_kernels.qr), so Q and R are NumPy's, signs included."""
+    a, mode = bind(tr, args, kwargs, node, "np.linalg.qr", ("a", "mode"), ("reduced",))
+    mode = static(mode)
+    m = expr_of(tr, a, node)
+    if m.ndim != 2 or m.static_shape is None:
+        raise tr.fail(f"np.linalg.qr takes a matrix of constant shape (stacks of matrices are not supported), got "
+                      f"shape ({', '.join(map(str, m.shape))})", node)
+    if mode not in ("reduced", "complete", "r"):
+        raise tr.fail(f"np.linalg.qr's mode {mode!r} is not supported ('reduced', 'complete' or 'r')", node)
+    m = m if m.dtype in ("f32", "f64") and not m.weak else astype(tr, m, "f64", node)
+    rows, cols = m.static_shape
+    k = min(rows, cols)
+    q, r = _kernel(tr, "qr", [m, Affine(rows if mode == "complete" else k)], node)
+    if mode == "complete":
+        return q, r
+    r = tr.index(r, (slice(0, k),), node)
+    return r if mode == "r" else (q, r)
+
+
 def _iota(n):
     from dfc.frontend.affine import Affine
     from dfc.frontend.arrays import Iota
@@ -189,6 +212,6 @@ def _iota(n):
 
 
 LINALG_HANDLERS: dict[Any, Handler] = {
-    np.linalg.cholesky: _cholesky, np.linalg.det: _det, np.linalg.solve: _solve, np.linalg.inv: _inv,
+    np.linalg.cholesky: _cholesky, np.linalg.det: _det, np.linalg.qr: _qr, np.linalg.solve: _solve, np.linalg.inv: _inv,
     np.dot: _dot, np.matmul: _matmul, np.inner: _inner, np.vdot: _vdot, np.outer: _outer, np.einsum: _einsum,
 }

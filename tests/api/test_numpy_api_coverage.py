@@ -1773,6 +1773,46 @@ def bincount_bounded(i):
     return np.bincount(i, minlength=5)
 
 
+# -- np.linalg.qr (Householder as LAPACK's: Q and R equal NumPy's, signs included) ----------------
+
+TALL53, WIDE35 = rng.standard_normal((5, 3)), rng.standard_normal((3, 5))
+TRIANGULAR = np.array([[1.0, 2.0, 0.0], [0.0, -3.0, 1.0], [0.0, 0.0, -2.0]])  # tau = 0: R keeps its signs
+
+
+def qrs(a, t, w, z):
+    q, r = np.linalg.qr(a)
+    q2, r2 = np.linalg.qr(t)
+    q3, r3 = np.linalg.qr(w, mode="complete")
+    q4, r4 = np.linalg.qr(t, "complete")
+    q5, r5 = np.linalg.qr(z)
+    return q, r, q2, r2, q3, r3, q4, r4, np.linalg.qr(w, mode="r"), q5, r5
+
+
+def qr_tall(t):
+    return np.linalg.qr(t)
+
+
+def qr_loss(a, t):
+    q, r = np.linalg.qr(a)
+    q2, r2 = np.linalg.qr(t)
+    return np.sum(q * np.arange(16.0).reshape(4, 4)) + np.sum(r ** 2) + np.sum(q2[:, 0] * 3.0) + np.sum(r2)
+
+
+values(qrs, (rng.standard_normal((3, 3)), TALL53, WIDE35, TRIANGULAR),
+       (rng.standard_normal((4, 4)), TALL53.astype(np.float32), WIDE35.astype(np.float32), TRIANGULAR), of=np.linalg.qr)
+grads(qr_loss, (rng.standard_normal((4, 4)), TALL53), of=np.linalg.qr)
+
+
+@refused(np.linalg.qr, "mode 'raw' is not supported", B45)
+def qr_raw(a):
+    return np.linalg.qr(a, mode="raw")  # refused
+
+
+@pytest.mark.slow
+def test_qr_compiled_gradient():
+    check(qr_loss, (rng.standard_normal((4, 4)), TALL53), engine=True)
+
+
 # -- running the cases ------------------------------------------------------------------
 
 
@@ -1921,6 +1961,7 @@ COMPILED = [
     (searches, (SORTED6, Y[:2, :3], SORTED_NAN, PROBES_NAN, SORTED_I32, SORTED_U8, SHUFFLE)),
     (interps, (GRID13, XP5, FP5, PROBES_NAN)),
     (bincounts, (SORTED_I32, SORTED_U8, SORTED6)),
+    (qr_tall, (TALL53,)),
 ]
 
 
