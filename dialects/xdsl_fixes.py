@@ -456,14 +456,15 @@ def is_trivially_dead(op: Operation) -> bool:
 
 class _LiveSet(xdsl_dce.LiveSet):
     def propagate_op_liveness(self, op: Operation) -> None:
+        # A live user decides first: the ops are visited users first (each
+        # block in reverse), and the dead-op test walks the op's regions.
         for region in op.regions:
             self.propagate_region_liveness(region)
         if self.is_live(op):
             return
-        if not would_be_trivially_dead(op):
-            self.set_live(op)
-            return
-        if any(self.is_live(use.operation) for result in op.results for use in result.uses):
+        if any(self.is_live(use.operation) for result in op.results for use in result.uses) or not (
+            would_be_trivially_dead(op)
+        ):
             self.set_live(op)
 
 
