@@ -48,6 +48,7 @@ def before(tr, a: Expr, v: Expr, right: bool, node: ast.AST) -> Expr:
 
 def count_before(tr, a: Expr, v: Expr, right: bool, node: ast.AST) -> Expr:
     """For each element of `v` (any shape), how many elements of the 1-d `a` sort before it: int64."""
+    a, v = (astype(tr, e, "i8", node) if e.dtype == "i1" else e for e in (a, v))  # False < True
     tests = before(tr, a, tr.index(v, (Ellipsis, None), node), right, node)
     return reduce(tr, "add", tests, Affine(v.ndim), False, node)
 
@@ -88,8 +89,6 @@ def _digitize(tr, args, kwargs, node):
     x, bins, right = bind(tr, args, kwargs, node, "np.digitize", ("x", "bins", "right"), (False,))
     b = _one_d(tr, bins, node, "np.digitize's bins")
     e = expr_of(tr, x, node)
-    if e.dtype == "i1" or b.dtype == "i1":
-        raise tr.fail("np.digitize of booleans is not supported (NumPy: no searchsorted loop for bool)", node)
     closed = static(right)
     if not isinstance(closed, bool | int):
         raise tr.fail("np.digitize's right must be a constant True or False", node)
@@ -156,7 +155,7 @@ def _bincount(tr, args, kwargs, node):
     x, weights, minlength = bind(tr, args, kwargs, node, "np.bincount", ("x", "weights", "minlength"),
                                  (None, Affine(0)))
     e = _one_d(tr, x, node, "np.bincount's input")
-    if is_float(e.dtype) or e.dtype == "i1":
+    if is_float(e.dtype):
         raise tr.fail(f"np.bincount takes non-negative integers, not {e.dtype} values (NumPy: TypeError)", node)
     size = tr.integer(minlength, node).static
     if size is None or size < 1:

@@ -108,7 +108,8 @@ def _trapezoid(tr, args, kwargs, node):
         else:
             raise tr.fail("np.trapezoid's x must be 1-d or of y's rank", node)
     hi, lo = tr.index(e, _along(ax, slice(1, None)), node), tr.index(e, _along(ax, slice(None, -1)), node)
-    terms = tr.binop("div", tr.binop("mul", d, tr.binop("add", hi, lo, node), node), 2.0, node)
+    pair = tr.elementwise("or", [hi, lo], node, "i1") if e.dtype == "i1" else tr.binop("add", hi, lo, node)  # NumPy's
+    terms = tr.binop("div", tr.binop("mul", d, pair, node), 2.0, node)
     terms = expr_of(tr, terms, node)
     if terms.dtype == "i1":
         terms = astype(tr, terms, "f64", node)

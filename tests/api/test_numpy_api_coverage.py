@@ -1741,6 +1741,13 @@ def searches_loss(x, xp, fp, w):
         np.sum(counts * counts)
 
 
+def bool_searches(b, u):
+    """Booleans: False sorts before True, trapezoid adds them as NumPy does (logical or)."""
+    return (np.trapezoid(b), np.searchsorted(np.sort(b[0]), b[1]), np.digitize(b[2], np.array([False, True])),
+            np.bincount(b[0], minlength=3), np.digitize(u, np.array([0, 2, 9], np.uint8), right=True))
+
+
+values(bool_searches, (BOOL, SORTED_U8), of=(np.trapezoid, np.searchsorted, np.digitize, np.bincount))
 values(searches, (SORTED6, Y[:2, :3], SORTED_NAN, PROBES_NAN, SORTED_I32, SORTED_U8, SHUFFLE),
        of=(np.searchsorted, "searchsorted"))
 values(digitizes, (Y[:2, :3], SORTED6, I32, PROBES_NAN), of=np.digitize)
