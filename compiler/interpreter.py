@@ -47,7 +47,7 @@ from xdsl.dialects.builtin import (
     Signedness,
     TensorType,
 )
-from xdsl.ir import Attribute, Block, Operation, SSAValue
+from xdsl.ir import Attribute, Block, Operation
 from xdsl.rewriter import InsertPoint
 
 from dfc.dialects import df
@@ -149,7 +149,9 @@ class _Program:
 
     def __init__(self, module: ModuleOp):
         self.module = module
-        self._plans: dict[Block, tuple[tuple[int, ...], list[_Step]]] = {}
+        self._plans: dict[int, tuple[Block, tuple[int, ...], list[_Step]]] = {}
+        """Keyed by the block's id (a block hashes in Python, a call per run of
+        a map body); each entry holds its block, so that the id stays its own."""
         self._functions: dict[str, func.FuncOp] = {}
 
     def function(self, name: str) -> func.FuncOp:
@@ -157,11 +159,11 @@ class _Program:
             self._functions[name] = _lookup(self.module, name)
         return self._functions[name]
 
-    def plan(self, block: Block) -> tuple[tuple[int, ...], list[_Step]]:
-        if block not in self._plans:
-            steps = [_step(op) for op in block.ops]
-            self._plans[block] = (tuple(map(id, block.args)), steps)
-        return self._plans[block]
+    def plan(self, block: Block) -> tuple[Block, tuple[int, ...], list[_Step]]:
+        plan = self._plans.get(id(block))
+        if plan is None:
+            plan = self._plans[id(block)] = (block, tuple(map(id, block.args)), [_step(op) for op in block.ops])
+        return plan
 
 
 def _step(op: Operation) -> _Step:
@@ -207,7 +209,7 @@ class _Frame:
     def run(self, block: Block, args: Sequence[Any]) -> list[Any]:
         """Bind `args` to the block arguments, evaluate the block and return
         the terminator's operand values (none for a block without one)."""
-        arg_keys, steps = self.program.plan(block)
+        _, arg_keys, steps = self.program.plan(block)
         env = self.env
         env.update(zip(arg_keys, args, strict=True))
         value_of = env.__getitem__

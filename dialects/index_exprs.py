@@ -69,6 +69,52 @@ class IndexSymbols:
         return self.symbol(value)
 
 
+_INTEGER = {
+    arith.AddiOp: lambda a, b: a + b,
+    arith.SubiOp: lambda a, b: a - b,
+    arith.MuliOp: lambda a, b: a * b,
+    arith.FloorDivSIOp: lambda a, b: a // b,
+    arith.RemSIOp: lambda a, b: a % b,
+    arith.MaxSIOp: max,
+    arith.MinSIOp: min,
+}
+"""`_BINARY` on Python integers: floor division, and `%` taking the divisor's sign as SymPy's `Mod` does."""
+
+
+def _at_sample_point(value: SSAValue, symbols: dict[SSAValue, int]) -> int | None:
+    """`value` as `to_sympy` models it, evaluated with each symbol at a fixed
+    integer of its own (`symbols` assigns them in order of first use); None
+    where a division by zero leaves it undefined."""
+    if isinstance(value, OpResult):
+        op = value.op
+        if isinstance(op, arith.ConstantOp) and isinstance(op.value, IntegerAttr):
+            return op.value.value.data
+        if type(op) in _INTEGER:
+            a = _at_sample_point(op.operands[0], symbols)
+            b = _at_sample_point(op.operands[1], symbols)
+            if a is None or b is None or (b == 0 and type(op) in (arith.FloorDivSIOp, arith.RemSIOp)):
+                return None
+            return _INTEGER[type(op)](a, b)
+        if isinstance(op, arith.IndexCastOp):
+            return _at_sample_point(op.input, symbols)
+    if value not in symbols:
+        symbols[value] = 1009 + 7919 * len(symbols)
+    return symbols[value]
+
+
+def differ_somewhere(pairs: Iterable[tuple[SSAValue, SSAValue]]) -> bool:
+    """Whether some pair of index values provably differs: their `to_sympy`
+    expressions take different values at one integer point (distinct primes
+    for the symbols). False proves nothing; it spares SymPy the pairs that
+    one evaluation refutes (a clamped gather index against a map variable)."""
+    symbols: dict[SSAValue, int] = {}
+    for a, b in pairs:
+        x, y = _at_sample_point(a, symbols), _at_sample_point(b, symbols)
+        if x is not None and y is not None and x != y:
+            return True
+    return False
+
+
 def depends_on(value: SSAValue, roots: Iterable[SSAValue]) -> set[SSAValue]:
     """The subset of `roots` that `value` transitively depends on."""
     roots = set(roots)
