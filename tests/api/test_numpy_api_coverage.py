@@ -1722,6 +1722,12 @@ def interps(x, xp, fp, xn):
             np.interp(x.astype(np.float32), xp, fp))
 
 
+def searches_compiled(sn, vn, xp, i):
+    """One compiled case of each search: NaN among values and probes, the interval ends, integer bins."""
+    return (np.searchsorted(sn, vn, "right"), np.digitize(vn, sn[:4], right=True), np.interp(vn, xp, xp * 2.0),
+            np.bincount(i, vn[:4], minlength=8))
+
+
 def bincounts(i, u, w):
     return (np.bincount(i, minlength=9), np.bincount(u, minlength=201), np.bincount(i, w[:4], minlength=8),
             np.bincount(i, weights=i, minlength=12))
@@ -1962,13 +1968,19 @@ COMPILED = [
     (compiled_contractions, (P, B45, V3, V4, P3, C245)),
     (sorts, (NAN_AT, I, BOOL)),
     (slidings, (A5, V3, I8, BOOL)),
+    (searches_compiled, (SORTED_NAN, PROBES_NAN, XP5, SORTED_I32)),
+    (qr_tall, (TALL53,)),
+]
+COMPILED_SLOW = [
     (diffs, (X, I8, U8, BOOL, F32)),
     (tiles, (X, I8, BOOL, A5)),
     (closes, (X, F32, I8)),
     (searches, (SORTED6, Y[:2, :3], SORTED_NAN, PROBES_NAN, SORTED_I32, SORTED_U8, SHUFFLE)),
     (interps, (GRID13, XP5, FP5, PROBES_NAN)),
     (bincounts, (SORTED_I32, SORTED_U8, SORTED6)),
-    (qr_tall, (TALL53,)),
+    (histogram_given_edges, (np.concatenate([X.ravel(), [0.0, 0.5, 2.0, 5.0, np.nan]]), I)),
+    (trapezoids, (X, I8, F32, A5)),
+    (ptps, (X, I8, U8, F32)),
 ]
 
 
@@ -1977,6 +1989,13 @@ def test_compiled(fn, args):
     """Compiled code (the engine) equals NumPy like the interpreter does."""
     want = _numpy(fn, args)
     assert_same(dfc.jit(fn)(*copies(args)), want, _numpy(fn, _float64(args)), fn.__name__)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("fn, args", COMPILED_SLOW, ids=[c[0].__name__ for c in COMPILED_SLOW])
+def test_compiled_more(fn, args):
+    """The rest of the sequence and search functions compiled (CI compiles one case of each module)."""
+    test_compiled(fn, args)
 
 
 def test_compiled_gradient():
