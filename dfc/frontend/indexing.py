@@ -235,9 +235,6 @@ class Indexing:
             a, z, st = s.indices(size.static)
             return Affine(a), Affine(len(range(a, z, st))), st
         if step < 0:
-            if step == -1 and stop is None:
-                start = self._wrap(start, size) if start is not None else size - 1
-                return start, start + 1, -1
             # NumPy's clipping: start to at most size - 1, stop to at least -1 (before the first
             # element, also where it is omitted)
             start = self._clamp("min", self._wrap(start, size), size - 1) if start is not None else size - 1

@@ -12,7 +12,7 @@ import dfc
 
 def reversed_slices(x):
     n = x.shape[0]
-    out = np.zeros((n, 10))
+    out = np.zeros((n, 11))
     for i in range(n):
         out[i, 0] = np.sum(x[i:2:-1])
         out[i, 1] = np.sum(x[n - 1:i:-1] * 2.0)
@@ -24,6 +24,7 @@ def reversed_slices(x):
         out[i, 7] = np.sum(x[:i:-2] * x[:i:-2])    # two equal slices have one size
         out[i, 8] = np.sum(x[i - 1:-n - 4:-2]) if i > 0 else 0.0  # stop before -size: clipped to the start
         out[i, 9] = np.sum(x[i + 9:i - 12:-1])
+        out[i, 10] = np.sum(x[i + 2::-1])              # start past the end: clipped to size - 1
     return out
 
 
