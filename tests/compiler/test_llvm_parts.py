@@ -170,3 +170,31 @@ def test_a_dead_worker_is_an_internal_compile_error(parallel):
     with pytest.raises(CompileError, match="internal error: an LLVM worker process exited"):
         workers.compile_parts(_parts(), 3)
     assert len(workers.compile_parts(_parts(), 3)) == 3  # a new worker serves
+
+
+def test_a_worker_whose_parent_died_exits():
+    """An orphaned worker (its compiling process killed) stops within seconds,
+    even while its requests' pipe stays open."""
+    import os
+    import subprocess
+    import sys
+    import time
+
+    shell = subprocess.Popen(["sh", "-c", f"exec 3<&0; {sys.executable} -m {workers.__name__} $$ <&3 & echo $!"],
+                             stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    pid = int(shell.stdout.readline())
+    shell.wait()
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        try:
+            with open(f"/proc/{pid}/stat") as stat:
+                if stat.read().rsplit(")", 1)[1].split()[0] in "ZX":
+                    break
+        except FileNotFoundError:
+            break
+        time.sleep(0.2)
+    else:
+        os.kill(pid, 9)
+        pytest.fail("the orphaned worker kept running")
+    shell.stdin.close()
+    shell.stdout.close()

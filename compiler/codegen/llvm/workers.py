@@ -146,7 +146,7 @@ class _Worker:
     """A worker process and the pipes to it."""
 
     def __init__(self) -> None:
-        self.process = subprocess.Popen([sys.executable, "-m", __name__], stdin=subprocess.PIPE,
+        self.process = subprocess.Popen([sys.executable, "-m", __name__, str(os.getpid())], stdin=subprocess.PIPE,
                                         stdout=subprocess.PIPE)
 
     def compile(self, text: str, opt_level: int) -> CompiledPart:
@@ -224,10 +224,19 @@ def _receive(stream: IO[bytes]) -> Any:
     return pickle.loads(data) if len(data) == size else None
 
 
-def _serve() -> None:
+def _serve(parent: int) -> None:
     """A worker's loop: (text, opt_level) in, the fields of its `CompiledPart`
-    (or the exception raised) out, until stdin closes. (Fields, not the
-    object: here the class belongs to `__main__`.)"""
+    (or the exception raised) out, until stdin closes or the process `parent`
+    is gone (checked each second, also while LLVM runs: a part a killed
+    compile left would take the CPU for nothing). (Fields, not the object:
+    here the class belongs to `__main__`.)"""
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(1)
+        os._exit(1)
+
+    threading.Thread(target=watch, daemon=True).start()
     requests, replies = sys.stdin.buffer, sys.stdout.buffer
     sys.stdout = sys.stderr  # nothing else may write to the replies' pipe
     while (request := _receive(requests)) is not None:
@@ -240,4 +249,4 @@ def _serve() -> None:
 
 
 if __name__ == "__main__":
-    _serve()
+    _serve(int(sys.argv[1]))
