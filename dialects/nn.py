@@ -57,6 +57,7 @@ from dfc.dialects.nn_contract import CONTRACT_OPS
 from dfc.dialects.nn_conv import CONV_OPS
 from dfc.dialects.nn_elementwise import ELEMENTWISE_OPS, BitwiseBinaryOp, NotOp
 from dfc.dialects.nn_indexing import INDEXING_OPS
+from dfc.dialects.nn_random import RANDOM_OPS
 from dfc.dialects.nn_sample import SAMPLE_OPS
 from dfc.dialects.nn_shape import SHAPE_OPS
 from dfc.dialects.nn_sort import SORT_OPS
@@ -545,6 +546,7 @@ NN = Dialect(
         *CONV_OPS,
         *SORT_OPS,
         *SAMPLE_OPS,
+        *RANDOM_OPS,
     ],
 )
 

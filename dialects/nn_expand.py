@@ -31,6 +31,7 @@ from dfc.dialects.nn_expand_contract import CONTRACT_EXPANSIONS
 from dfc.dialects.nn_expand_conv import CONV_EXPANSIONS
 from dfc.dialects.nn_expand_elementwise import ELEMENTWISE_EXPANSIONS, integer_binary
 from dfc.dialects.nn_expand_indexing import INDEXING_EXPANSIONS
+from dfc.dialects.nn_expand_random import RANDOM_EXPANSIONS
 from dfc.dialects.nn_expand_sample import SAMPLE_EXPANSIONS
 from dfc.dialects.nn_expand_shape import SHAPE_EXPANSIONS, affine, row_major_strides
 from dfc.dialects.nn_expand_sort import SORT_EXPANSIONS
@@ -281,6 +282,7 @@ EXPANSIONS: dict[type[Operation], Expansion] = {
     **CONV_EXPANSIONS,
     **SORT_EXPANSIONS,
     **SAMPLE_EXPANSIONS,
+    **RANDOM_EXPANSIONS,
 }
 
 
