@@ -560,12 +560,18 @@ class OperationInfo(xdsl_cse.OperationInfo):
     """xDSL's CSE key, its hash also covering the op's regions.
 
     Upstream: `OperationInfo.__hash__` ignores regions, so ops that differ
-    only in their regions collide and are compared structurally pairwise."""
+    only in their regions collide and are compared structurally pairwise.
+    The hash is computed once per key (upstream's `__eq__` hashes both sides
+    again, and the fingerprint walks the regions)."""
 
-    def __hash__(self) -> int:
+    @functools.cached_property
+    def _hash(self) -> int:
         if not self.op.regions:
             return super().__hash__()
         return hash((super().__hash__(), _region_fingerprint(self.op)))
+
+    def __hash__(self) -> int:
+        return self._hash
 
 
 class _KnownOps(xdsl_cse.KnownOps):
@@ -586,6 +592,14 @@ class _KnownOps(xdsl_cse.KnownOps):
     def pop(self, k: Operation) -> Operation:
         return self._known_ops.pop(OperationInfo(k))
 
+    def known_or_add(self, k: Operation) -> Operation | None:
+        """The known op equal to `k`, else None after recording `k` (one key, hashed once)."""
+        key = OperationInfo(k)
+        existing = self._known_ops.get(key)
+        if existing is None:
+            self._known_ops[key] = k
+        return existing
+
 
 @dataclass
 class _CSEDriver(xdsl_cse.CSEDriver):
@@ -593,7 +607,7 @@ class _CSEDriver(xdsl_cse.CSEDriver):
     scoping methods copied from xDSL 0.74, which names `KnownOps` and
     `is_trivially_dead` directly)."""
 
-    _known_ops: xdsl_cse.KnownOps = field(default_factory=_KnownOps)
+    _known_ops: _KnownOps = field(default_factory=_KnownOps)
 
     def _simplify_operation(self, op: Operation) -> None:
         info = _op_class(op)
@@ -617,10 +631,8 @@ class _CSEDriver(xdsl_cse.CSEDriver):
                 return
             self._known_ops[op] = op
             return
-        if existing := self._known_ops.get(op):
+        if existing := self._known_ops.known_or_add(op):
             self._replace_and_delete(op, existing)
-            return
-        self._known_ops[op] = op
 
     def _simplify_block(self, block: Block) -> None:
         for op in block.ops:
