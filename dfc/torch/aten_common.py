@@ -47,6 +47,19 @@ def meta_type(val) -> tuple[tuple[int, ...], str]:
 class Builder(IRWriter):
     """`IRWriter` with the helpers the handlers share."""
 
+    key: Value | None = None
+    """The program's random key (`%arg_rng_key`, two 32-bit words), made by the first draw: the caller
+    passes a new one per call (docs/random.md)."""
+    streams = 0
+
+    def random(self, op: str, shape: Sequence[int], dtype: str) -> Value:
+        """A draw of `op` (`nn.random_uniform`, `nn.random_normal`) from the program's key, on a stream
+        of its own."""
+        if self.key is None:
+            self.key = Value("%arg_rng_key", (2,), "i32")
+        self.streams += 1
+        return self.op(op, [self.key], shape, dtype, stream=self.streams - 1)
+
     def out(self, node) -> tuple[tuple[int, ...], str]:
         val = node.meta["val"]
         return meta_type(val[0] if isinstance(val, tuple | list) else val)

@@ -1,6 +1,6 @@
 """aten's network ops: contractions and convolution, pooling, reductions
 (index reductions, products, variance), softmax, the normalisations (layer,
-batch, group), losses, resampling and dropout that drops nothing (sorting and `topk` are in `aten_sort.py`)."""
+batch, group), losses and resampling (dropout is in `aten_random.py`, sorting and `topk` are in `aten_sort.py`)."""
 
 from __future__ import annotations
 
@@ -580,12 +580,3 @@ def _var_mean(b, node, x, dims, correction, keepdim):
                             "or NaN values, infinite gradients)")
     var = b.binary("nn.div", total, float(n - correction))
     return var, (mean if keepdim else b.reshape(mean, var.shape))
-
-
-@handles("native_dropout.default")
-def _native_dropout(b, node, x, p, train):
-    """Dropout that drops nothing (p = 0, or not training): x and an all-true mask. Random masks are refused."""
-    if train and p > 0:
-        raise UnsupportedOp(f"dropout in training mode (p={p}): dfc has no random number generator yet; "
-                            "model.eval() compiles it as the identity")
-    return x, b.full(True, x.shape, "i1")

@@ -31,6 +31,7 @@ from dfc.torch.aten_common import Builder, Handler, UnsupportedOp, meta_type
 from dfc.torch.aten_distance import DISTANCE_HANDLERS
 from dfc.torch.aten_elementwise import ELEMENTWISE_HANDLERS
 from dfc.torch.aten_nn import NN_HANDLERS
+from dfc.torch.aten_random import RANDOM_HANDLERS
 from dfc.torch.aten_shape import SHAPE_HANDLERS
 from dfc.torch.aten_sort import SORT_HANDLERS
 
@@ -38,7 +39,7 @@ __all__ = ["FAMILIES", "HANDLERS", "Builder", "Handler", "UnsupportedOp", "meta_
 
 FAMILIES: dict[str, dict[str, Handler]] = {
     "elementwise": ELEMENTWISE_HANDLERS, "shape": SHAPE_HANDLERS, "nn": NN_HANDLERS, "sort": SORT_HANDLERS,
-    "distance": DISTANCE_HANDLERS, "bags": BAG_HANDLERS,
+    "distance": DISTANCE_HANDLERS, "bags": BAG_HANDLERS, "random": RANDOM_HANDLERS,
 }
 """Each op family's handlers (its module: `aten_<family>.py`)."""
 

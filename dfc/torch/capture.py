@@ -53,6 +53,9 @@ class UnsupportedOpError(NotImplementedError):
     (one line for each such op in the program)."""
 
 
+RNG_KEY = "rng_key"
+"""The kind of the random key argument (`Captured.inputs`), which the caller draws per call (docs/random.md)."""
+
 _REFUSED = object()
 """The value of a node that has no translation, and of the nodes that use it."""
 
@@ -63,9 +66,10 @@ class Captured:
 
     text: str
     """The MLIR module: one `func.func @forward` of nn ops."""
-    inputs: list[tuple[InputKind, str | int]]
+    inputs: list[tuple[InputKind | str, str | int]]
     """Per function argument: its kind and its name (parameters, buffers, constants) or the
-    index of the user's input among the flattened inputs."""
+    index of the user's input among the flattened inputs; a program that draws random numbers
+    takes its key last, of kind `RNG_KEY`."""
     float_inputs: list[bool]
     outputs: list[str]
     """Element type of each result."""
@@ -151,7 +155,7 @@ def capture(module: torch.nn.Module, args: tuple, kwargs: dict | None = None, ro
     b = Builder()
     env: dict[torch.fx.Node, Any] = {}
     params: list[Value] = []
-    inputs: list[tuple[InputKind, str | int]] = []
+    inputs: list[tuple[InputKind | str, str | int]] = []
     placeholders = [n for n in program.graph.nodes if n.op == "placeholder"]
     user_leaf = 0
     for node, spec in zip(placeholders, signature.input_specs):
@@ -187,6 +191,9 @@ def capture(module: torch.nn.Module, args: tuple, kwargs: dict | None = None, ro
                 raise UnsupportedOpError(f"{root}: every output must be a tensor")
         elif node.op != "placeholder":
             raise UnsupportedOpError(f"{root}: graph node {node.op} {node.target}")
+    if b.key is not None:
+        params.append(b.key)
+        inputs.append((RNG_KEY, RNG_KEY))
     text = b.function("forward", params, results)
     return Captured(
         text=text, inputs=inputs, float_inputs=[p.is_float for p in params], outputs=[r.dtype for r in results],

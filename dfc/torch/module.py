@@ -21,7 +21,7 @@ from torch.utils import _pytree as pytree
 
 from dfc import config
 from dfc.compiler.codegen import runtime
-from dfc.torch.capture import UnsupportedOpError, capture
+from dfc.torch.capture import RNG_KEY, UnsupportedOpError, capture
 from dfc.torch.runtime import CompiledGraph
 
 
@@ -65,6 +65,12 @@ def torch_threads() -> int | None:
     if share_openmp():
         return torch.get_num_threads()
     return None if os.environ.get("OMP_WAIT_POLICY", "").strip().upper() == "PASSIVE" else 1
+
+
+def random_key() -> torch.Tensor:
+    """A new key for a program's random draws: two 32-bit words drawn from torch's default generator,
+    so `torch.manual_seed` reproduces a run and each call draws other numbers (docs/random.md)."""
+    return torch.randint(-2**31, 2**31, (2,), dtype=torch.int32)
 
 
 class CompiledModule(torch.nn.Module):
@@ -126,6 +132,8 @@ class CompiledModule(torch.nn.Module):
                 getters.append(lambda leaves, c=captured.constants[target]: c)
             elif kind == InputKind.USER_INPUT:
                 getters.append(lambda leaves, k=target: leaves[k])
+            elif kind == RNG_KEY:
+                getters.append(lambda leaves: random_key())
             else:
                 raise NotImplementedError(f"dfc.torch: exported input of kind {kind.name}")
         return getters

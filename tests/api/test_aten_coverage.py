@@ -593,6 +593,14 @@ def hand_cases() -> list[Case]:
                                    torch.var_mean(x, 1)), x234, grad=True),
         case("native_dropout without dropping", lambda x: (torch.native_dropout(x, 0.0, True),
                                                            torch.native_dropout(x, 0.5, False)), x34, grad=True),
+        # random draws (tests/api/test_torch_random.py checks their statistics): here forms whose values are
+        # certain, so eager can be compared with
+        case("native_dropout of everything", lambda x: torch.native_dropout(x, 1.0, True), x34, grad=True),
+        case("random draws' ranges", lambda x: (
+            torch.rand(3, 4) < 1, torch.rand_like(x) >= 0, torch.randn(5, dtype=F64).abs() < 7,
+            torch.randn_like(x).abs() < 7, torch.bernoulli(x, 0.0), torch.bernoulli(x, 1.0),
+            torch.randint(3, 4, (2, 3)), torch.randint(1, (4,)), torch.empty_like(x).uniform_(2.0, 2.0),
+            torch.empty_like(x).normal_(1.5, 0.0)), x34),
         # flips, diagonals, selections and scatters
         case("flip", lambda x: (torch.flip(x, (0, -1)), torch.flip(x, (1,))), x234, grad=True),
         case("index_select", lambda x, k: (torch.index_select(x, 1, k), torch.index_select(x, -1, k[:2])), x234,
@@ -898,7 +906,7 @@ def refused_forms() -> dict[str, tuple[Callable, tuple]]:
         "integers to a tensor power": (torch.pow, (i(3, lo=0), i(3, lo=0, hi=3))),
         "amin of integers": (lambda x: x.amin(0), (i(3, 4),)),
         "as_strided outside its input": (lambda x: torch.as_strided(x[1:], (2,), (1,), 0), (r(3, 2),)),
-        "dropout in training": (lambda x: F.dropout(x, 0.5, training=True), (r(3),)),
+        "randint over more than 2^31 values": (lambda x: x + torch.randint(0, 2**40, (3,)), (i(3),)),
         "argmax of int64": (lambda x: torch.argmax(x, 0), (i(3, 4),)),
         "var of one element": (lambda x: torch.var(x, 0), (r(1, 3),)),
         "index_put with a boolean mask": (lambda x, m: torch.index_put(x, (m,), torch.tensor(1.0, dtype=F64)),
@@ -1001,10 +1009,12 @@ NOT_DIFFERENTIABLE = {
     "aten.empty_permuted.default", "aten.scatter.reduce", "aten.scatter.value_reduce",
     *(f"aten.bitwise_{op}.{kind}" for op in ("and", "or", "xor") for kind in ("Tensor", "Scalar")),
     "aten.bitwise_not.default", "aten._embedding_bag_forward_only.default",
+    *(f"aten.{op}.default" for op in ("rand", "rand_like", "randn", "randn_like", "uniform", "normal_functional",
+                                      "randint")), "aten.randint.low", "aten.bernoulli.p",
 }
 """Overloads the gradient walk does not require: their results carry no gradient
-(comparisons, logical and bitwise ops, index reductions, constants, a metadata check, the
-export's form of embedding_bag when no gradient is wanted), or torch has no derivative to
+(comparisons, logical and bitwise ops, index reductions, constants, random draws, a metadata check,
+the export's form of embedding_bag when no gradient is wanted), or torch has no derivative to
 compare with (scatter with a reduce argument)."""
 
 
