@@ -145,7 +145,11 @@ def test_normal_statistics():
     assert ((counts - expected) ** 2 / expected).sum() < 24.3  # chi-square, 7 degrees of freedom, 0.999
 
 
-def test_verifier_names_the_key_type():
-    bad = _module("nn.random_uniform", (3,), "f32").replace("tensor<2xi32>", "tensor<3xi32>")
-    with pytest.raises(Exception, match="key must be a tensor<2xi32>"):
-        parse_module(bad)
+def test_gpu_lowering_gives_the_same_bits():
+    """The CUDA engine's kernels (PTX assembled, run on the simulated device of tests/support/gpu_sim.py)."""
+    from support.gpu_sim import simulated_engine
+
+    text = _module("nn.random_bits", (5, 3), "i32", stream=4)
+    got = simulated_engine(parse_module(text)).invoke("f", _key(0xCAFEF00D, 17))
+    expected = stream_reference((0xCAFEF00D, 17), 4, 15).reshape(5, 3)
+    np.testing.assert_array_equal(np.asarray(got).view(np.uint32), expected)
