@@ -9,6 +9,7 @@ draw the same numbers. An explicit `generator=` argument is refused by the trans
 from __future__ import annotations
 
 from dfc.torch.aten_common import Builder, UnsupportedOp, handler_table
+from dfc.torch.aten_sort import argsort
 from dfc.torch.ir_text import Value
 
 RANDOM_HANDLERS, handles = handler_table()
@@ -78,6 +79,14 @@ def _randint(b, node, *args, **kwargs):
     u = b.random("nn.random_uniform", shape, "f64")
     picked = b.unary("nn.floor", b.binary("nn.mul", u, float(high - low), "f64"))
     return b.binary("nn.add", b.convert(picked, dtype), b.full(low, (), dtype), dtype)
+
+
+@handles("randperm.default")
+def _randperm(b, node, n, *args, **kwargs):
+    """A random permutation of 0..n-1: the stable argsort of n float64 uniforms (32 random bits each; equal
+    keys, about n^2 / 2^33 pairs of them, keep their order)."""
+    shape, dtype = b.out(node)
+    return b.convert(argsort(b, b.random("nn.random_uniform", shape, "f64"), 0, False), dtype)
 
 
 @handles("native_dropout.default")

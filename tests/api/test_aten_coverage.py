@@ -600,7 +600,7 @@ def hand_cases() -> list[Case]:
             torch.rand(3, 4) < 1, torch.rand_like(x) >= 0, torch.randn(5, dtype=F64).abs() < 7,
             torch.randn_like(x).abs() < 7, torch.bernoulli(x, 0.0), torch.bernoulli(x, 1.0),
             torch.randint(3, 4, (2, 3)), torch.randint(1, (4,)), torch.empty_like(x).uniform_(2.0, 2.0),
-            torch.empty_like(x).normal_(1.5, 0.0)), x34),
+            torch.empty_like(x).normal_(1.5, 0.0), torch.randperm(6).sort().values), x34),
         # flips, diagonals, selections and scatters
         case("flip", lambda x: (torch.flip(x, (0, -1)), torch.flip(x, (1,))), x234, grad=True),
         case("index_select", lambda x, k: (torch.index_select(x, 1, k), torch.index_select(x, -1, k[:2])), x234,
@@ -1010,7 +1010,7 @@ NOT_DIFFERENTIABLE = {
     *(f"aten.bitwise_{op}.{kind}" for op in ("and", "or", "xor") for kind in ("Tensor", "Scalar")),
     "aten.bitwise_not.default", "aten._embedding_bag_forward_only.default",
     *(f"aten.{op}.default" for op in ("rand", "rand_like", "randn", "randn_like", "uniform", "normal_functional",
-                                      "randint")), "aten.randint.low", "aten.bernoulli.p",
+                                      "randint", "randperm")), "aten.randint.low", "aten.bernoulli.p",
 }
 """Overloads the gradient walk does not require: their results carry no gradient
 (comparisons, logical and bitwise ops, index reductions, constants, random draws, a metadata check,
@@ -1109,9 +1109,6 @@ CORE_EXCEPTIONS = {
     "aten.sym_numel.default": "symbolic shapes only (dfc compiles static shapes)",
     "aten.sym_storage_offset.default": "symbolic shapes only (dfc compiles static shapes)",
     "aten._native_batch_norm_legit.default": "the in-place form: the export emits the functional one",
-    "aten.rand.default": "random: no generator in compiled code yet",
-    "aten.randn.default": "random: no generator in compiled code yet",
-    "aten.randperm.default": "random: no generator in compiled code yet",
     "aten._fft_r2c.default": "FFTs: complex numbers are not in the library",
     "aten._fft_c2r.default": "FFTs: complex numbers are not in the library",
 }

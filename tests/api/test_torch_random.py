@@ -99,3 +99,14 @@ def test_a_model_with_dropout_trains_and_is_reproducible():
     first, second = run(), run()
     assert first == second
     assert first[-1] < 0.7 * first[0]
+
+
+def test_randperm_is_a_uniform_permutation():
+    n = 5000
+    compiled = dfc.torch.compile(lambda x: x + torch.randperm(n))
+    zero = torch.zeros(n, dtype=torch.int64)
+    p, q = compiled(zero).numpy(), compiled(zero).numpy()
+    np.testing.assert_array_equal(np.sort(p), np.arange(n))
+    assert not np.array_equal(p, q)
+    rank_correlation = np.corrcoef(np.arange(n), p)[0, 1]
+    assert abs(rank_correlation) < 4 / math.sqrt(n)
