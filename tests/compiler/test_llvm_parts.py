@@ -15,6 +15,7 @@ from dfc.compiler.codegen.llvm.outline import OUTLINE_MIN_NESTS
 from dfc.compiler.codegen.llvm.split import split_module
 from dfc.compiler.codegen.object_cache import CachedObject
 from dfc.compiler.codegen.target import host_target_machine
+from dfc.compiler.engine import clear_jit_cache
 from dfc.compiler.interpreter import interpret
 from dfc.dialects.diagnostics import CompileError
 
@@ -129,9 +130,13 @@ def test_unknown_top_level_lines_and_globals_keep_one_part():
 
 @pytest.fixture
 def parallel(monkeypatch):
-    """Every module of two parts or more compiles on two processes."""
+    """Every module of two parts or more compiles on two processes (compiled
+    anew: a module this process compiled whole before would be reused)."""
     monkeypatch.setenv("DFC_COMPILE_JOBS", "2")
     monkeypatch.setattr(workers, "PARALLEL_MIN_CHARS", 0)
+    clear_jit_cache()
+    yield
+    clear_jit_cache()
 
 
 def test_worker_processes_emit_the_same_bytes(parallel):
