@@ -930,7 +930,7 @@ def _cases(grad: bool) -> list[Case]:
     return cases
 
 
-PARTS = 4
+PARTS = 8
 """The cases split into this many fixed parts (every PARTS-th case); CI runs part 0, --slow all."""
 
 

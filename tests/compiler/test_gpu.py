@@ -537,8 +537,10 @@ def test_simulated_memory_checks():
 
 
 @pytest.mark.skipif(shutil.which("ptxas") is None, reason="ptxas (CUDA toolkit) is not installed")
-@pytest.mark.parametrize("grad", [False, True], ids=["forward", "gradient"])
-@pytest.mark.parametrize("example", sorted(FUNCTIONS))
+@pytest.mark.parametrize("example,grad", [
+    pytest.param(e, g, id=f"{e}-{'gradient' if g else 'forward'}",
+                 marks=pytest.mark.slow if (e, g) == ("mlp", True) else ())  # 11 s in CI: with --slow
+    for e in sorted(FUNCTIONS) for g in (False, True)])
 def test_example_ptx_assembles(example, grad, tmp_path):
     # the gradient module's lowered form is the simulated engine's (lowered once);
     # emit_ptx lowers a module still at df/nn level itself

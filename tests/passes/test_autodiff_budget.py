@@ -36,7 +36,7 @@ def test_small_stencil_against_central_differences(budget):
 
 
 @pytest.mark.parametrize("n, steps, budget", [
-    (16, 60, 80_000),  # 8 checkpoints every 8 steps and an 8-row segment tape: 64 KiB
+    pytest.param(16, 60, 80_000, marks=pytest.mark.slow),  # 8 checkpoints every 8 steps and an 8-row tape: 64 KiB
     pytest.param(32, 200, 600_000, marks=pytest.mark.slow),  # 15 checkpoints every 14 steps, a 14-row tape: 480 KiB
 ])  # fmt: skip
 def test_stencil_budget_holds_and_gradient_is_unchanged(n, steps, budget):

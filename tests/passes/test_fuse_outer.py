@@ -76,7 +76,7 @@ def _check(text: str, name: str, args: list[np.ndarray], rtol: float = 1e-12) ->
                 np.testing.assert_allclose(g, w, rtol=rtol, atol=1e-13)
 
 
-@pytest.mark.parametrize("n, m", [(3, 5), pytest.param(64, 300, marks=pytest.mark.slow), (257, 129)])
+@pytest.mark.parametrize("n, m", [(3, 5), *(pytest.param(n, m, marks=pytest.mark.slow) for n, m in ((64, 300), (257, 129)))])
 def test_softmax_rows(n, m):
     text = ROWS.format(n=n, m=m)
     rng = np.random.default_rng(n)

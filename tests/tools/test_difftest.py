@@ -64,7 +64,7 @@ def _batch(ci: int, full: int) -> list:
     return [ci, pytest.param(full, marks=pytest.mark.slow)]
 
 
-@pytest.mark.parametrize("count", _batch(8, 24))
+@pytest.mark.parametrize("count", _batch(5, 24))
 def test_forward_batch_agrees_everywhere(count):
     """Interpreter after each prefix, four engine variants and the simulated GPU."""
     summary = run(7000, count, ALL - {"if"}, 4, Options(gpu=True, grad=False), batch=12)
@@ -73,7 +73,7 @@ def test_forward_batch_agrees_everywhere(count):
     assert all(reason in ENGINE_LIMITS for reason in summary["unsupported"])
 
 
-@pytest.mark.parametrize("count", _batch(6, 12))
+@pytest.mark.parametrize("count", _batch(4, 12))
 def test_gradient_batch_agrees_with_finite_differences(count):
     """Autodiff (interpreter and engine) against finite differences."""
     features = frozenset({"offset", "nested", "call", "nn", "wcr", "loop", "minmax", "contract"})
