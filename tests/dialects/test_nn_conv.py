@@ -94,7 +94,7 @@ def _half_of_the_pairs():
                 yield pytest.param(name, layout, how, marks=() if (k + i + j) % 2 == 0 else pytest.mark.slow)
 
 
-@pytest.mark.parametrize("name,layout,expansion", _half_of_the_pairs(), indirect=["expansion"])
+@pytest.mark.parametrize("name,layout,expansion", list(_half_of_the_pairs()), indirect=["expansion"])
 def test_convolution_matches_torch(name, layout, expansion):
     text, x_shape, k_shape, params = _module_for(name, layout)
     x, k = RNG.standard_normal(x_shape).astype(np.float32), RNG.standard_normal(k_shape).astype(np.float32)
@@ -111,7 +111,7 @@ def _alternating_expansions():
             yield pytest.param(name, how, marks=() if (k + j) % 2 == 0 else pytest.mark.slow)
 
 
-@pytest.mark.parametrize("name,expansion", _alternating_expansions(), indirect=["expansion"])
+@pytest.mark.parametrize("name,expansion", list(_alternating_expansions()), indirect=["expansion"])
 def test_convolution_gradient_matches_torch(name, expansion):
     text, x_shape, k_shape, params = _module_for(name, dtype="f64")
     x, k = RNG.standard_normal(x_shape), RNG.standard_normal(k_shape)
