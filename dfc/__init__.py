@@ -40,6 +40,7 @@ _EXPORTS = {
     "hessian": "dfc.second_order",
     "hvp": "dfc.second_order",
     "checkpoint": "dfc.remat",
+    "MemoryBudgetError": "dfc.memory_budget",
     "jit": "dfc.frontend",
     "FrontendError": "dfc.frontend",
     "f16": "dfc.frontend",

@@ -110,7 +110,8 @@ def within_budget(build: Callable[[int], Function], budget: int, at: Operation |
     least = min(held.values())
     raise MemoryBudgetError(
         f"memory_budget={budget} bytes is below the least the gradient of {_name(at)} can hold: "
-        f"{least} bytes measured (of {len(held)} plans, from storing every value to recomputing all it can)",
+        f"{least} bytes measured (of {len(held)} plan{'s' if len(held) != 1 else ''}, "
+        "from storing every value to recomputing all it can)",
         location_of(at), least)
 
 

@@ -8,6 +8,8 @@ chain of equal layers and a distinct tail, a stencil loop between
 straight-line code (the loop and the straight-line code share the budget). CI
 runs the MLP at one budget; the sweeps run with --slow."""
 
+import inspect
+
 import numpy as np
 import pytest
 
@@ -56,6 +58,16 @@ def within(f, args, argnums, budget):
     assert held <= budget, (budget, held)
     out = fn(*ir_args)
     return (out if isinstance(out, tuple) else (out,)), held, fn
+
+
+def test_budget_error_is_public_and_located_at_the_python_function():
+    """`dfc.MemoryBudgetError` is the error raised (a `CompileError`), located at
+    the jitted function's `def` line in its file."""
+    assert dfc.MemoryBudgetError is MemoryBudgetError and issubclass(MemoryBudgetError, dfc.CompileError)
+    with pytest.raises(dfc.MemoryBudgetError) as err:
+        dfc.grad(mlp, 1, memory_budget=1).specialize(*MLP_ARGS)
+    line = inspect.getsourcelines(mlp)[1]
+    assert f"{__file__}:{line}:" in str(err.value)
 
 
 def recomputed(fn) -> bool:
