@@ -44,6 +44,7 @@ from dfc.frontend.complex_values import Complex
 from dfc.frontend.dtypes import ArrayType, dtype_from_numpy, f16, f32, f64, i32, i64
 from dfc.frontend.errors import FrontendError
 from dfc.frontend.unsigned import result_views, signless_types
+from dfc.frontend.weak_ints import out_of_bounds
 from dfc.function import view_results
 from dfc.importers.onnx_unsigned import signless
 
@@ -170,7 +171,7 @@ class JitFunction:
         for k, (a, ann) in enumerate(zip(args, annotations)):
             if ann is not None and ann.shape is None:
                 params.append(("float", ann.dtype))
-                ir_args.append(np.asarray(a, ann.numpy))
+                ir_args.append(self._scalar(k, a, ann))
             elif ann is None and isinstance(a, np.ndarray | complex | np.complexfloating) and np.asarray(a).dtype in (
                     np.complex64, np.complex128):  # packed (*shape, 2) float view (complex_values.py)
                 part = "f32" if np.asarray(a).dtype == np.complex64 else "f64"
@@ -223,6 +224,21 @@ class JitFunction:
                 raise TypeError(f"argument {k} of {self.fn.__qualname__}: expected an array or a number, got {type(a).__name__}")
             positions.append(len(ir_args) - 1)
         return params, ir_args, positions
+
+    def _scalar(self, k: int, a: Any, ann: ArrayType) -> np.ndarray:
+        """The 0-d array passed for a scalar-annotated parameter (`n: dfc.i32`). An integer-annotated one takes
+        a 0-d integer (or bool) value in the dtype's range, checked at every call: an out-of-range Python int is
+        NumPy's OverflowError and a float would be truncated, both refused at the parameter (`FrontendError`)."""
+        if ann.dtype[0] not in "iu" or ann.dtype == "i1":
+            return np.asarray(a, ann.numpy)
+        value = np.asarray(a)
+        name = list(self._signature.parameters)[k]
+        where = f"argument '{name}' of {self.fn.__qualname__} (annotated {ann!r})"
+        if value.ndim or value.dtype.kind not in "biu":
+            raise self._located(k, f"{where} takes an integer, got {a!r} (a float would be truncated: convert it)")
+        if message := out_of_bounds(int(value), ann.dtype):
+            raise self._located(k, f"{where}: {message}")
+        return value.astype(ann.numpy)
 
     def _dtype_error(self, k: int, dtype: np.dtype) -> FrontendError:
         """The refusal of an argument's dtype, located at its parameter in the `def` (a `FrontendError`)."""

@@ -352,8 +352,12 @@ def _constant(b: Builder, value: float | int | bool, dtype: str) -> SSAValue:
     t = IR_TYPES[dtype]
     if is_float(dtype):
         attr = FloatAttr(float(value), t)
-    else:  # an unsigned type's constant is the value modulo 2^bits (NumPy's wrap-around)
-        attr = IntegerAttr(int(value) % (1 << int(dtype[1:])) if is_unsigned(dtype) else int(value), t)
+    elif dtype == "i1":
+        attr = IntegerAttr(int(value), t)
+    else:  # the value modulo 2^bits, as NumPy's casts wrap (np.int8(np.int64(300)) is 44; Python ints are
+        bits = int(dtype[1:])  # checked before: weak_ints.py), in the signed range for a signed type
+        wrapped = int(value) % (1 << bits)
+        attr = IntegerAttr(wrapped - (1 << bits) if not is_unsigned(dtype) and wrapped >= 1 << (bits - 1) else wrapped, t)
     return b.insert(arith.ConstantOp(attr)).result
 
 

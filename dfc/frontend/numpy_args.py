@@ -9,9 +9,12 @@ import dataclasses
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
+
 from dfc.frontend.affine import Affine
-from dfc.frontend.arrays import Const, Expr, View, is_float
+from dfc.frontend.arrays import NUMPY_NAMES, Const, Expr, View, is_float
 from dfc.frontend.dtypes import dtype_from_numpy
+from dfc.frontend.weak_ints import out_of_bounds
 
 Handler = Callable[..., Any]
 """A handler: the translator, the evaluated arguments, the keyword arguments and the call's node."""
@@ -119,11 +122,20 @@ def dtype_of(tr, dtype: Any, node: ast.AST, default: str | None) -> str | None:
 
 
 def fill_value(tr, number: Any, dtype: str, node: ast.AST) -> float | int | bool:
-    """A constant fill value cast to `dtype` as NumPy casts it (floats to integers toward zero)."""
+    """A constant fill value cast to `dtype` as NumPy casts it (floats to integers toward zero, NumPy integers
+    wrapping around; a Python int outside an integer dtype is NumPy's OverflowError, a float outside it is
+    refused: C leaves that cast undefined)."""
     try:
-        return bool(number) if dtype == "i1" else float(number) if is_float(dtype) else int(number)
+        value = bool(number) if dtype == "i1" else float(number) if is_float(dtype) else int(number)
     except (ValueError, OverflowError):
         raise tr.fail(f"cannot fill an array of {dtype} with {number!r}", node) from None
+    if isinstance(number, np.integer):
+        return np.asarray(number).astype(NUMPY_NAMES[dtype]).item()
+    if isinstance(value, int) and not isinstance(value, bool) and (message := out_of_bounds(value, dtype)):
+        if not isinstance(number, int):
+            message = f"{number!r} is out of the range of {NUMPY_NAMES[dtype]} (the cast is undefined in C)"
+        raise tr.fail(message, node)
+    return value
 
 
 def astype(tr, e: Expr, dtype: str, node: ast.AST) -> Expr:

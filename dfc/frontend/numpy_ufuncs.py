@@ -31,6 +31,7 @@ from dfc.frontend.emit import Emitter
 from dfc.frontend.numpy_api import HANDLERS, astype, reduce
 from dfc.frontend.numpy_args import Handler, axes_of, bind, dtype_of, expr_of, no_kwargs, static
 from dfc.frontend.numpy_shapes import flat
+from dfc.frontend.weak_ints import check_python_int, out_of_bounds
 
 SCANS = {np.add: "add", np.multiply: "mul", np.maximum: "maximum", np.minimum: "minimum", np.fmax: "maximum",
          np.fmin: "minimum"}
@@ -153,9 +154,13 @@ def scalar_type(tr, f: type, args: list, kwargs: dict, node: ast.AST) -> Expr:
     (x,) = bind(tr, args, kwargs, node, f"np.{f.__name__}", ("x",), (0,))
     number = static(x)
     if isinstance(number, bool | int | float) and number is not None:
+        if type(number) is int and (message := out_of_bounds(number, d)):  # np.int8(300): NumPy's OverflowError
+            raise tr.fail(message, node)
         value = np.asarray(number).astype(f).item()
         return Const(value, d, False)
-    return astype(tr, expr_of(tr, x, node), d, node)
+    e = expr_of(tr, x, node)
+    check_python_int(tr, e, d, node)
+    return astype(tr, e, d, node)
 
 
 def _compare(name: str) -> Handler:

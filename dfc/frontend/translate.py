@@ -41,6 +41,7 @@ from dfc.frontend.expressions import BINOPS, Expressions, describe
 from dfc.frontend.indexing import Indexing
 from dfc.frontend.jumps import lower_returns, returns_in
 from dfc.frontend.scopes import IDENTIFIER, Scope, Source, cell_serial
+from dfc.frontend.weak_ints import check_python_int
 
 
 class Translator(ControlFlow, Indexing, Expressions):
@@ -280,6 +281,7 @@ class Translator(ControlFlow, Indexing, Expressions):
                 "this array and another one are views of the same memory in NumPy (a reshape of a named array) but "
                 "separate arrays here: updating one would leave the other stale; copy the reshaped array first "
                 "(`.reshape(...).copy()`)", node)
+        check_python_int(self, value, view.dtype, node)  # `a[0] = 300` of an int8 array: NumPy's OverflowError
         current = View(view.cell.value, view.shape, view.offset, view.coef, view.dtype, view.cell)
         self.update(view.cell, self.em.assign(current, value))
 

@@ -46,14 +46,25 @@ def check_python_int(tr, e: Expr, dtype: str, node: ast.AST) -> None:
         return
     low, high = _bounds(dtype)
     v = _python_int(e)
-    if v is not None and not low <= v <= high:
-        raise tr.fail(f"Python integer {v} out of bounds for {NUMPY_NAMES[dtype]} (NumPy raises OverflowError: "
-                      "under NEP 50 a Python int takes the array's dtype)", node)
+    if v is not None and (message := out_of_bounds(v, dtype)):
+        raise tr.fail(message, node)
     if isinstance(e, Index) and e.weak:
         least, most = tr.lowest(e.value).static, tr.lowest(-e.value).static
         if least is not None and most is not None and not low <= least <= -most <= high:
             raise tr.fail(f"this integer takes values from {least} to {-most}, out of bounds for {NUMPY_NAMES[dtype]} "
                           "(NumPy raises OverflowError: under NEP 50 a Python int takes the array's dtype)", node)
+
+
+def out_of_bounds(value: int, dtype: str) -> str | None:
+    """NumPy's OverflowError message for Python int `value` taking the integer `dtype`; None when it fits
+    (or `dtype` is a float or bool)."""
+    if dtype in FLOATS or dtype == "i1":
+        return None
+    low, high = _bounds(dtype)
+    if low <= value <= high:
+        return None
+    return (f"Python integer {value} out of bounds for {NUMPY_NAMES[dtype]} (NumPy raises OverflowError: under "
+            "NEP 50 a Python int takes the array's dtype)")
 
 
 def decided_compare(name: str, x: Expr, y: Expr, operand: str, shape: list) -> Const | None:
