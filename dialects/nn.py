@@ -56,6 +56,7 @@ from dfc.dialects.nn_base import (
 from dfc.dialects.nn_contract import CONTRACT_OPS
 from dfc.dialects.nn_conv import CONV_OPS
 from dfc.dialects.nn_elementwise import ELEMENTWISE_OPS, BitwiseBinaryOp, NotOp
+from dfc.dialects.nn_fft import FFT_OPS
 from dfc.dialects.nn_indexing import INDEXING_OPS
 from dfc.dialects.nn_random import RANDOM_OPS
 from dfc.dialects.nn_sample import SAMPLE_OPS
@@ -547,6 +548,7 @@ NN = Dialect(
         *SORT_OPS,
         *SAMPLE_OPS,
         *RANDOM_OPS,
+        *FFT_OPS,
     ],
 )
 

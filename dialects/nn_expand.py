@@ -30,6 +30,7 @@ from dfc.dialects.df_builders import (
 from dfc.dialects.nn_expand_contract import CONTRACT_EXPANSIONS
 from dfc.dialects.nn_expand_conv import CONV_EXPANSIONS
 from dfc.dialects.nn_expand_elementwise import ELEMENTWISE_EXPANSIONS, integer_binary
+from dfc.dialects.nn_expand_fft import FFT_EXPANSIONS
 from dfc.dialects.nn_expand_indexing import INDEXING_EXPANSIONS
 from dfc.dialects.nn_expand_random import RANDOM_EXPANSIONS
 from dfc.dialects.nn_expand_sample import SAMPLE_EXPANSIONS
@@ -283,6 +284,7 @@ EXPANSIONS: dict[type[Operation], Expansion] = {
     **SORT_EXPANSIONS,
     **SAMPLE_EXPANSIONS,
     **RANDOM_EXPANSIONS,
+    **FFT_EXPANSIONS,
 }
 
 

@@ -14,6 +14,7 @@ from dfc.passes.autodiff.rules_contract import CONTRACT_BACKWARD
 from dfc.passes.autodiff.rules_conv import CONV_BACKWARD
 from dfc.passes.autodiff.rules_core import CORE_BACKWARD
 from dfc.passes.autodiff.rules_elementwise import ELEMENTWISE_BACKWARD
+from dfc.passes.autodiff.rules_fft import FFT_BACKWARD
 from dfc.passes.autodiff.rules_indexing import INDEXING_BACKWARD
 from dfc.passes.autodiff.rules_shape import SHAPE_BACKWARD
 from dfc.passes.autodiff.rules_sort import SORT_BACKWARD
@@ -21,7 +22,7 @@ from dfc.passes.autodiff.rules_window import WINDOW_BACKWARD
 
 BACKWARD_RULES: dict[str, BackwardRule] = {
     **CORE_BACKWARD, **ELEMENTWISE_BACKWARD, **SHAPE_BACKWARD, **CONTRACT_BACKWARD, **WINDOW_BACKWARD,
-    **INDEXING_BACKWARD, **CONV_BACKWARD, **SORT_BACKWARD,
+    **INDEXING_BACKWARD, **CONV_BACKWARD, **SORT_BACKWARD, **FFT_BACKWARD,
 }
 
 

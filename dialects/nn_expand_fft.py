@@ -1,0 +1,115 @@
+"""The expansion of `nn.dft` (`dialects.nn_fft`): a composite of nn ops, which `expand-library`
+expands in turn and autodiff differentiates by their own rules.
+
+The transform is one real matrix product, O(n^2) per signal (no fast algorithm): the signal
+axis (with the (re, im) pair, for complex input) is moved last, the other dimensions
+flattened into rows, and the rows multiplied by a twiddle matrix, (2 m_in, 2 m_out) for
+c2c, (n, 2 m_out) for r2c, (2 m_in, n) for c2r, which `contraction-to-blas` runs as a GEMM.
+The matrix is computed by nn ops, not stored: the angle of entry (j, k) is
+2 pi ((j k) mod n) / n, the product reduced exactly in integers so that the angle stays in
+[0, 2 pi) whatever n, then cosines and sines in f64, the Hermitian weights of c2r (1 for
+frequency 0 and n / 2, 2 for the others) and 1 / scale folded in, and the whole converted to
+the element type once. So the IR (and the compile time) is the same size for every n.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+
+from xdsl.builder import Builder
+from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, FloatAttr, IntegerAttr, TensorType, f64, i64
+from xdsl.ir import Operation, SSAValue
+
+from dfc.dialects import nn
+from dfc.dialects import nn_elementwise as ew
+from dfc.dialects import nn_shape as sh
+from dfc.dialects.nn_fft import DftOp
+
+
+def _ins(b: Builder, op: Operation) -> SSAValue:
+    return b.insert(op).results[0]
+
+
+def _t(v: SSAValue) -> TensorType:
+    assert isinstance(v.type, TensorType)
+    return v.type
+
+
+def _reshape(b: Builder, x: SSAValue, shape: Sequence[int]) -> SSAValue:
+    return x if list(_t(x).get_shape()) == list(shape) else _ins(b, nn.ReshapeOp(x, list(shape)))
+
+
+def _transpose(b: Builder, x: SSAValue, perm: Sequence[int]) -> SSAValue:
+    return x if list(perm) == sorted(perm) else _ins(b, nn.TransposeOp(x, list(perm)))
+
+
+def _scalar(b: Builder, value: float) -> SSAValue:
+    return _ins(b, nn.FullOp(FloatAttr(value, f64), []))
+
+
+def _angles(b: Builder, rows: int, cols: int, n: int) -> tuple[SSAValue, SSAValue]:
+    """cos and sin (f64, rows x cols) of 2 pi ((j k) mod n) / n, j the row and k the column."""
+    shape = TensorType(i64, [rows, cols])
+    j, k = _ins(b, sh.IotaOp(shape, 0)), _ins(b, sh.IotaOp(shape, 1))
+    jk = _ins(b, ew.RemainderOp(_ins(b, nn.MulOp(j, k)), _ins(b, nn.FullOp(IntegerAttr(n, i64), []))))
+    theta = _ins(b, nn.MulOp(_ins(b, ew.ConvertOp(jk, f64)), _scalar(b, 2 * math.pi / n)))
+    return _ins(b, ew.CosineOp(theta)), _ins(b, ew.SineOp(theta))
+
+
+def _stack(b: Builder, parts: Sequence[SSAValue], axis: int) -> SSAValue:
+    """`parts` (of equal shape) stacked along a new dimension `axis`."""
+    shape = list(_t(parts[0]).get_shape())
+    grown = [_reshape(b, p, shape[:axis] + [1] + shape[axis:]) for p in parts]
+    return _ins(b, sh.ConcatenateOp(grown, axis))
+
+
+def _twiddles(b: Builder, op: DftOp, m_in: int, m_out: int) -> SSAValue:
+    """The real matrix the flattened rows are multiplied by, in f64 (see the module docstring)."""
+    n, kind = op.signal_length, op.kind.data
+    sign = 1.0 if op.inverse is not None else -1.0
+    scale = {"none": 1.0, "sqrt": math.sqrt(n), "n": float(n)}[op.scale.data]
+    if kind == "c2r":  # rows: frequencies k (re, im); columns: samples j
+        cos, sin = _angles(b, m_in, n, n)
+        weights = [1.0 if k == 0 or 2 * k == n else 2.0 for k in range(m_in)]
+        w = _ins(b, nn.ConstantOp(DenseIntOrFPElementsAttr.from_list(TensorType(f64, [m_in, 1]),
+                                                                     [v / scale for v in weights])))
+        cos, sin = _ins(b, nn.MulOp(cos, w)), _ins(b, nn.MulOp(sin, w))
+        matrix = _stack(b, [cos, _ins(b, nn.MulOp(sin, _scalar(b, -sign)))], 1)
+        return _reshape(b, matrix, [2 * m_in, n])
+    cos, sin = _angles(b, m_in, m_out, n)
+    if scale != 1.0:
+        cos, sin = (_ins(b, nn.MulOp(v, _scalar(b, 1 / scale))) for v in (cos, sin))
+    signed = _ins(b, nn.MulOp(sin, _scalar(b, sign)))
+    if kind == "r2c":  # rows: samples j; columns: frequencies k (re, im)
+        return _reshape(b, _stack(b, [cos, signed], 2), [m_in, 2 * m_out])
+    # c2c: y_re = sum x_re cos - sign x_im sin, y_im = sum x_re sign sin + x_im cos
+    real_row = _stack(b, [cos, signed], 2)
+    imag_row = _stack(b, [_ins(b, nn.NegOp(signed)), cos], 2)
+    return _reshape(b, _stack(b, [real_row, imag_row], 1), [2 * m_in, 2 * m_out])
+
+
+def _dft(b: Builder, op: Operation) -> SSAValue:
+    assert isinstance(op, DftOp)
+    x, out = op.input, _t(op.result)
+    axis, kind = op.axis.value.data, op.kind.data
+    shape = list(_t(x).get_shape())
+    complex_in, complex_out = kind != "r2c", kind != "c2r"
+    signal_rank = len(shape) - complex_in
+    perm = [d for d in range(signal_rank) if d != axis] + [axis] + [signal_rank] * complex_in
+    batch = [shape[d] for d in perm[:signal_rank - 1]]
+    m_in, m_out = shape[axis], out.get_shape()[axis]
+    if math.prod(batch) == 0:
+        return _ins(b, nn.FullOp(FloatAttr(0.0, out.element_type), list(out.get_shape())))  # type: ignore[arg-type]
+    rows = _reshape(b, _transpose(b, x, perm), [math.prod(batch), m_in * (1 + complex_in)])
+    matrix = _twiddles(b, op, m_in, m_out)
+    if out.element_type != f64:
+        matrix = _ins(b, ew.ConvertOp(matrix, out.element_type))
+    product = _ins(b, nn.MatmulOp(rows, matrix))
+    moved = _reshape(b, product, batch + [m_out] + [2] * complex_out)
+    out_rank = signal_rank + complex_out
+    back = [d for d in range(signal_rank) if d != axis] + [axis] + [signal_rank] * complex_out
+    return _transpose(b, moved, [back.index(d) for d in range(out_rank)])
+
+
+FFT_EXPANSIONS: dict[type[Operation], Callable[[Builder, Operation], SSAValue]] = {DftOp: _dft}
