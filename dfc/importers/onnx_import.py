@@ -31,7 +31,8 @@ the `op_<Type>` methods here and in the mixins by family (`onnx_shape_ops`:
 shapes and indexing; `onnx_nn_ops`: contractions, convolutions, pooling,
 reductions, normalizations, losses; `onnx_math_ops`: activations and other
 elementwise functions; `onnx_attention_ops`: Attention; `onnx_control_flow`:
-If, Loop, Scan (`onnx_loop_while`: Loops of run-time length); `onnx_sequences`: sequences and optionals; `onnx_recurrent`: RNN, GRU, LSTM; `onnx_unsigned`:
+If, Loop, Scan (`onnx_loop_while`: Loops of run-time length); `onnx_sequence_models`: LinearAttention,
+CausalConvWithState, FlexAttention (`ai.onnx.preview`); `onnx_sequences`: sequences and optionals; `onnx_recurrent`: RNN, GRU, LSTM; `onnx_unsigned`:
 BitShift and the unsigned forms; `onnx_quantize`: QuantizeLinear, DequantizeLinear,
 DynamicQuantizeLinear), and the operators `fold` computes.
 docs/importers.md has the table.
@@ -87,6 +88,7 @@ from dfc.importers.onnx_narrow_types import NarrowOps
 from dfc.importers.onnx_nn_ops import NNOps
 from dfc.importers.onnx_quantize import QuantizeOps
 from dfc.importers.onnx_recurrent import RecurrentOps
+from dfc.importers.onnx_sequence_models import PREVIEW_OPS, SequenceModelOps
 from dfc.importers.onnx_sequences import (
     SEQUENCE_OPS,
     SequenceOps,
@@ -166,7 +168,7 @@ def _trunc_div(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 class OnnxImporter(ShapeOps, NNOps, MathOps, AttentionOps, ControlFlowOps, RecurrentOps, UnsignedOps, NarrowOps,
-                   QuantizeOps, SequenceOps, WhileLoopOps):
+                   QuantizeOps, SequenceOps, WhileLoopOps, SequenceModelOps):
     """Builds `@main` node by node; `consts` holds the values known at import time, `values` the SSA values
     and the sequences and optionals (`onnx_sequences`)."""
 
@@ -316,7 +318,8 @@ class OnnxImporter(ShapeOps, NNOps, MathOps, AttentionOps, ControlFlowOps, Recur
 
         given = {a.name: _attribute_value(helper.get_attribute_value(a)) for a in node.attribute}
         attrs = {**schema_defaults(node.op_type, self.opset), **given}
-        if node.domain not in ("", "ai.onnx"):
+        preview = node.domain == "ai.onnx.preview" and node.op_type in PREVIEW_OPS
+        if node.domain not in ("", "ai.onnx") and not preview:
             raise NodeError(f"operator domain '{node.domain}' is not supported")
         if node.op_type in SEQUENCE_OPS or node.op_type == "Identity" and is_structured(
                 self.values.get(node.input[0])):
