@@ -2,7 +2,10 @@
 
 - elementwise: `abs` (np.abs, np.absolute), np.exp, np.log, np.sqrt, np.conj/conjugate, np.real,
   np.imag, np.angle, np.square, np.negative, np.add/subtract/multiply/divide/power, np.equal/not_equal,
-  np.isnan/isinf/isfinite: complex_values' formulas;
+  np.isnan/isinf/isfinite: complex_values' formulas; the trigonometric and hyperbolic functions and their
+  inverses: complex_functions.py;
+- np.prod, np.cumprod, np.max/min (lexicographic), np.maximum/minimum, np.var, np.std, np.linalg.norm
+  (and the methods): complex_reductions.py;
 - creation with a complex dtype or fill value: np.zeros/ones/empty/full and their `_like` forms,
   np.array/np.asarray/.astype to a complex dtype, np.complex64/np.complex128 as casts;
 - linear and structural functions (reshape, transpose, concatenate, repeat, sum, mean, cumsum, where,
@@ -23,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from dfc.frontend import masks
+from dfc.frontend import complex_functions, complex_reductions, masks
 from dfc.frontend.affine import Affine
 from dfc.frontend.arrays import Method
 from dfc.frontend.complex_values import (
@@ -51,7 +54,7 @@ from dfc.frontend.numpy_args import bind
 _UNARY = {np.abs: absolute, np.absolute: absolute, builtins.abs: absolute, np.exp: exp, np.log: log, np.sqrt: sqrt,
           np.conj: conj, np.conjugate: conj, np.negative: negate, np.angle: angle,
           np.real: lambda tr, z, node: z.re, np.imag: lambda tr, z, node: z.im,
-          np.square: lambda tr, z, node: binop(tr, "mul", z, z, node)}
+          np.square: lambda tr, z, node: binop(tr, "mul", z, z, node), **complex_functions.FUNCTIONS}
 _BINARY = {np.add: "add", np.subtract: "sub", np.multiply: "mul", np.divide: "div", np.true_divide: "div",
            np.power: "pow"}
 _COMPARE = {np.equal: "eq", np.not_equal: "ne"}
@@ -121,6 +124,8 @@ def call(tr, f: Any, args: list, kwargs: dict, node: ast.AST) -> Any:
         return _creation(tr, f, args, kwargs, node)
     if f in (np.array, np.asarray):
         return _array(tr, f, args, kwargs, node)
+    if f in complex_reductions.HANDLERS:
+        return complex_reductions.HANDLERS[f](tr, args, kwargs, node)
     if kwargs and f not in (np.einsum,) and not (f in _FIRST or f in _SEQUENCE):
         raise tr.fail(f"{name} of complex values with keyword arguments ({', '.join(kwargs)}) is not supported", node)
     if f in _UNARY:
@@ -161,10 +166,6 @@ def call(tr, f: Any, args: list, kwargs: dict, node: ast.AST) -> Any:
         return _linalg(tr, f, args, kwargs, node)
     if f is np.vdot and len(args) == 2 and not kwargs:  # conj(a) . b, both flattened
         return _bilinear(tr, np.vdot, [conj(tr, lift(tr, args[0], node), node), args[1]], {}, node)
-    if f is np.linalg.norm and len(args) == 1 and not kwargs:  # NumPy: sqrt(re . re + im . im) of the flattened
-        z = lift(tr, args[0], node)
-        squares = [real_call(tr, np.vdot, [p, p], {}, node) for p in (z.re, z.im)]
-        return real_call(tr, np.sqrt, [tr.binop("add", *squares, node)], {}, node)
     raise tr.fail(f"{name} of complex values is not supported (docs/frontend.md lists the complex operations)", node)
 
 
@@ -296,6 +297,8 @@ def method(tr, z: Any, name: str, args: list, kwargs: dict, node: ast.AST) -> An
         return _array(tr, np.array, [z, dtype], {}, node)
     if name == "dot":
         return _bilinear(tr, np.dot, [z, *args], kwargs, node)
+    if name in complex_reductions.METHODS:
+        return call(tr, complex_reductions.METHODS[name], [z, *args], kwargs, node)
     if name in _METHODS_FIRST:
         if any(isinstance(a, Complex) for a in args):
             raise tr.fail(f".{name}() with complex parameters is not supported", node)

@@ -252,7 +252,7 @@ def assign_masked(tr, target: Complex, mask_parts: tuple, value: Any, op: str | 
 # -- arithmetic ---------------------------------------------------------------------------
 
 
-def _shared(tr, e: Any) -> Any:
+def shared(tr, e: Any) -> Any:
     """`e` computed once when it is a large tree used several times (a complex formula reads each part
     more than once; lazy trees would repeat the work, exponentially in chains)."""
     base = _base(e)
@@ -267,8 +267,8 @@ def _size(e: Expr) -> int:
     return 1 + sum(_size(a) for a in e.args) if isinstance(e, Op) else 1
 
 
-def _shared_z(tr, z: Complex) -> Complex:
-    return Complex(_shared(tr, z.re), _shared(tr, z.im), z.weak)
+def shared_z(tr, z: Complex) -> Complex:
+    return Complex(shared(tr, z.re), shared(tr, z.im), z.weak)
 
 
 def unmasked(tr, fn, values: list, node: ast.AST) -> Any:
@@ -331,7 +331,7 @@ def _python(op: str, p: complex, q: complex, tr, node: ast.AST) -> Complex:
 
 def multiply(tr, x: Complex, y: Complex, node: ast.AST) -> Complex:
     """(a + bi)(c + di) = (ac - bd) + (ad + bc)i, NumPy's formula."""
-    x, y = _shared_z(tr, x), _shared_z(tr, y)
+    x, y = shared_z(tr, x), shared_z(tr, y)
     m = tr.binop
     re = m("sub", m("mul", x.re, y.re, node), m("mul", x.im, y.im, node), node)
     im = m("add", m("mul", x.re, y.im, node), m("mul", x.im, y.re, node), node)
@@ -346,18 +346,18 @@ def _np(tr, f: Any, *args: Any, node: ast.AST) -> Any:
 
 def divide(tr, x: Complex, y: Complex, node: ast.AST) -> Complex:
     """NumPy's complex division (Smith's method, scaled by the larger part of the divisor; 0/0 gives NaN)."""
-    x, y = _shared_z(tr, x), _shared_z(tr, y)
+    x, y = shared_z(tr, x), shared_z(tr, y)
     m = tr.binop
     abs_r, abs_i = _np(tr, np.abs, y.re, node=node), _np(tr, np.abs, y.im, node=node)
     big = tr.compare("ge", abs_r, abs_i, node)
-    rat = _shared(tr, _np(tr, np.where, big, m("div", y.im, y.re, node), m("div", y.re, y.im, node), node=node))
-    scale = _shared(tr, m("div", 1.0, _np(tr, np.where, big, m("add", y.re, m("mul", y.im, rat, node), node),
+    rat = shared(tr, _np(tr, np.where, big, m("div", y.im, y.re, node), m("div", y.re, y.im, node), node=node))
+    scale = shared(tr, m("div", 1.0, _np(tr, np.where, big, m("add", y.re, m("mul", y.im, rat, node), node),
                                           m("add", y.im, m("mul", y.re, rat, node), node), node=node), node))
     re = _np(tr, np.where, big, m("add", x.re, m("mul", x.im, rat, node), node),
              m("add", m("mul", x.re, rat, node), x.im, node), node=node)
     im = _np(tr, np.where, big, m("sub", x.im, m("mul", x.re, rat, node), node),
              m("sub", m("mul", x.im, rat, node), x.re, node), node=node)
-    zero = _shared(tr, _np(tr, np.logical_and, tr.compare("eq", abs_r, 0.0, node), tr.compare("eq", abs_i, 0.0, node),
+    zero = shared(tr, _np(tr, np.logical_and, tr.compare("eq", abs_r, 0.0, node), tr.compare("eq", abs_i, 0.0, node),
                            node=node))
     re = _np(tr, np.where, zero, m("div", x.re, abs_r, node), m("mul", re, scale, node), node=node)
     im = _np(tr, np.where, zero, m("div", x.im, abs_r, node), m("mul", im, scale, node), node=node)
@@ -372,17 +372,17 @@ def power(tr, x: Complex, y: Complex, node: ast.AST) -> Complex:
         n = int(q.real)
         if n == 0:
             return constant(1.0, part_dtype(tr, x)) if x.ndim == 0 else ones_like(tr, x, node)
-        result, base, k = None, _shared_z(tr, x), abs(n)
+        result, base, k = None, shared_z(tr, x), abs(n)
         while True:
             if k & 1:
                 result = base if result is None else multiply(tr, result, base, node)
             k >>= 1
             if not k:
                 break
-            base = _shared_z(tr, multiply(tr, base, base, node))
+            base = shared_z(tr, multiply(tr, base, base, node))
         return divide(tr, lift(tr, 1.0, node), result, node) if n < 0 else result
-    x, y = _shared_z(tr, x), _shared_z(tr, y)
-    r = _shared_z(tr, exp(tr, multiply(tr, y, log(tr, x, node), node), node))
+    x, y = shared_z(tr, x), shared_z(tr, y)
+    r = shared_z(tr, exp(tr, multiply(tr, y, log(tr, x, node), node), node))
     m = tr.binop
     y_zero = _np(tr, np.logical_and, tr.compare("eq", y.re, 0.0, node), tr.compare("eq", y.im, 0.0, node), node=node)
     x_zero = _np(tr, np.logical_and, tr.compare("eq", x.re, 0.0, node), tr.compare("eq", x.im, 0.0, node), node=node)
@@ -424,8 +424,8 @@ def absolute(tr, z: Complex, node: ast.AST) -> Any:
     """|z| as NumPy's hypot: max * sqrt(1 + (min/max)^2), 0 for 0, inf when a part is infinite (even NaN)."""
     if (n := z.number()) is not None and z.weak:
         return Const(abs(n), "f64")
-    a, b = _shared(tr, _np(tr, np.abs, z.re, node=node)), _shared(tr, _np(tr, np.abs, z.im, node=node))
-    big = _shared(tr, _np(tr, np.maximum, a, b, node=node))
+    a, b = shared(tr, _np(tr, np.abs, z.re, node=node)), shared(tr, _np(tr, np.abs, z.im, node=node))
+    big = shared(tr, _np(tr, np.maximum, a, b, node=node))
     small = _np(tr, np.minimum, a, b, node=node)
     m = tr.binop
     q = m("div", small, big, node)
@@ -441,8 +441,8 @@ def angle(tr, z: Complex, node: ast.AST) -> Any:
 
 def exp(tr, z: Complex, node: ast.AST) -> Complex:
     """exp(a) (cos b + i sin b); a real argument (b == 0) gives b as the imaginary part, as NumPy's cexp."""
-    z = _shared_z(tr, z)
-    e = _shared(tr, _np(tr, np.exp, z.re, node=node))
+    z = shared_z(tr, z)
+    e = shared(tr, _np(tr, np.exp, z.re, node=node))
     m = tr.binop
     re = m("mul", e, _np(tr, np.cos, z.im, node=node), node)
     im = _np(tr, np.where, tr.compare("eq", z.im, 0.0, node), z.im, m("mul", e, _np(tr, np.sin, z.im, node=node), node),
@@ -451,7 +451,7 @@ def exp(tr, z: Complex, node: ast.AST) -> Complex:
 
 
 def log(tr, z: Complex, node: ast.AST) -> Complex:
-    z = _shared_z(tr, z)
+    z = shared_z(tr, z)
     return Complex(_np(tr, np.log, absolute(tr, z, node), node=node), angle(tr, z, node), z.weak)
 
 
@@ -459,23 +459,36 @@ def sqrt(tr, z: Complex, node: ast.AST) -> Complex:
     """NumPy's csqrt: t = sqrt((|a| + |z|) / 2); (t, b / 2t) for a >= 0, else (|b| / 2t, t with b's sign);
     +0 for 0 (the imaginary part keeps b). A huge z is scaled by 1/4 first (the root by 2 after), as NumPy
     scales, so that |a| + |z| does not overflow."""
-    z = _shared_z(tr, z)
+    z = shared_z(tr, z)
     m = tr.binop
-    big = _shared(tr, tr.compare("gt", absolute(tr, z, node), 1e300 if part_dtype(tr, z) == "f64" else 1e37, node))
-    scale = _shared(tr, _np(tr, np.where, big, 0.25, 1.0, node=node))
-    a, b = _shared(tr, m("mul", z.re, scale, node)), _shared(tr, m("mul", z.im, scale, node))
-    a_abs = _shared(tr, _np(tr, np.abs, a, node=node))
-    t = _shared(tr, _np(tr, np.sqrt, m("mul", m("add", a_abs, absolute(tr, Complex(a, b), node), node), 0.5, node),
+    big = shared(tr, tr.compare("gt", absolute(tr, z, node), 1e300 if part_dtype(tr, z) == "f64" else 1e37, node))
+    scale = shared(tr, _np(tr, np.where, big, 0.25, 1.0, node=node))
+    a, b = shared(tr, m("mul", z.re, scale, node)), shared(tr, m("mul", z.im, scale, node))
+    a_abs = shared(tr, _np(tr, np.abs, a, node=node))
+    t = shared(tr, _np(tr, np.sqrt, m("mul", m("add", a_abs, absolute(tr, Complex(a, b), node), node), 0.5, node),
                         node=node))
-    two_t = _shared(tr, m("mul", t, 2.0, node))
+    two_t = shared(tr, m("mul", t, 2.0, node))
     nonneg = tr.compare("ge", a, 0.0, node)
     re = _np(tr, np.where, nonneg, t, m("div", _np(tr, np.abs, b, node=node), two_t, node), node=node)
-    signed = _np(tr, np.where, tr.compare("lt", b, 0.0, node), neg_part(tr, t, node), t, node=node)
+    signed = _np(tr, np.where, signbit(tr, b, node), neg_part(tr, t, node), t, node=node)  # -0.0: below the cut
     im = _np(tr, np.where, nonneg, m("div", b, two_t, node), signed, node=node)
-    unscale = _shared(tr, _np(tr, np.where, big, 2.0, 1.0, node=node))
+    unscale = shared(tr, _np(tr, np.where, big, 2.0, 1.0, node=node))
     zero = _np(tr, np.logical_and, tr.compare("eq", a, 0.0, node), tr.compare("eq", b, 0.0, node), node=node)
     return Complex(_np(tr, np.where, zero, m("mul", a_abs, 0.0, node), m("mul", re, unscale, node), node=node),
                    _np(tr, np.where, zero, z.im, m("mul", im, unscale, node), node=node), z.weak)
+
+
+def signbit(tr, v: Any, node: ast.AST) -> Any:
+    """Whether `v` is negative, -0.0 included (1 / -0.0 is -inf): the side of a branch cut a zero is on."""
+    below = tr.compare("lt", v, 0.0, node)
+    return _np(tr, np.where, tr.compare("eq", v, 0.0, node), tr.compare("lt", tr.binop("div", 1.0, v, node), 0.0, node),
+               below, node=node)
+
+
+def copysign(tr, x: Any, s: Any, node: ast.AST) -> Any:
+    """|x| with the sign of `s` (-0.0 counting as negative), as np.copysign."""
+    magnitude = shared(tr, _np(tr, np.abs, x, node=node))
+    return _np(tr, np.where, signbit(tr, s, node), neg_part(tr, magnitude, node), magnitude, node=node)
 
 
 def compare(tr, name: str, a: Any, b: Any, node: ast.AST) -> Any:
