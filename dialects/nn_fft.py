@@ -3,19 +3,15 @@ numbers laid out as a trailing dimension of 2 (re, im), the layout of ONNX's `DF
 NumPy frontend. Its expansion (`dialects.nn_expand_fft`) is a composite of nn ops (a product by a
 twiddle matrix the ops compute), so its gradients are theirs; `nn.dft` of complex input has a
 backward rule of its own (the conjugate transform).
-
-`dft_axes` chains transforms over several axes as NumPy's `fftn`/`rfftn`/`irfftn`, PyTorch's
-`_fft_c2c`/`_fft_r2c`/`_fft_c2r` and StableHLO's `fft` (FFT, IFFT, RFFT, IRFFT over the trailing
-`fft_length` axes) do: a real-to-complex transform on the last axis first, a complex-to-real
-one on the last axis last, complex ones on the others."""
+`dialects.nn_fft_builders` builds transforms over several axes and fits signal lengths, for
+every way in."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
 from typing import ClassVar
 
 from xdsl.dialects.builtin import IntegerAttr, StringAttr, TensorType, UnitAttr, i64
-from xdsl.ir import Operation, SSAValue
+from xdsl.ir import SSAValue
 from xdsl.irdl import irdl_op_definition, operand_def, opt_prop_def, prop_def, result_def
 from xdsl.utils.exceptions import VerifyException
 
@@ -112,30 +108,6 @@ def _result(input_type, axis: int, kind: str, onesided: bool, length: int | None
     if kind == "r2c":
         shape = shape[:axis] + [n // 2 + 1 if onesided else n] + shape[axis + 1:] + [2]
     return TensorType(x.element_type, shape)
-
-
-def dft_axes(insert: Callable[[Operation], SSAValue], x: SSAValue, axes: Sequence[int], kind: str, *,
-             inverse: bool = False, scale: str = "none", length: int | None = None,
-             onesided: bool = True) -> SSAValue:
-    """`x` transformed along each of `axes` (signal axes, in order) by `nn.dft`s built with `insert`
-    (which inserts an op and returns its result). `r2c` transforms the last axis real to
-    complex (one-sided unless `onesided` is False) and the others complex to complex; `c2r`
-    the others complex to complex and the last one complex to real, of `length`. `scale` is per
-    axis (each axis' own n), which composes to the whole transform's (NumPy's `norm`)."""
-    axes = list(axes)
-    if not axes:
-        return x
-    *rest, last = axes
-    if kind == "r2c":
-        x = insert(DftOp(x, last, "r2c", inverse=inverse, onesided=onesided, scale=scale))
-        axes, kind = rest, "c2c"
-    elif kind == "c2r":
-        axes = rest
-    for axis in axes:
-        x = insert(DftOp(x, axis, "c2c", inverse=inverse, scale=scale))
-    if kind == "c2r":
-        x = insert(DftOp(x, last, "c2r", inverse=inverse, length=length, scale=scale))
-    return x
 
 
 FFT_OPS = [DftOp]

@@ -101,6 +101,7 @@ from dfc.importers.onnx_sequences import (
     regroup,
 )
 from dfc.importers.onnx_shape_ops import ShapeOps
+from dfc.importers.onnx_spectral_ops import SpectralOps
 from dfc.importers.onnx_unsigned import SIGN_AGNOSTIC, UNSIGNED_AWARE, UnsignedOps, signless, with_onnx_dtype
 
 _UNARY = nn.one_to_one("onnx", 1)
@@ -168,7 +169,7 @@ def _trunc_div(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 class OnnxImporter(ShapeOps, NNOps, MathOps, AttentionOps, ControlFlowOps, RecurrentOps, UnsignedOps, NarrowOps,
-                   QuantizeOps, SequenceOps, WhileLoopOps, SequenceModelOps):
+                   QuantizeOps, SequenceOps, WhileLoopOps, SequenceModelOps, SpectralOps):
     """Builds `@main` node by node; `consts` holds the values known at import time, `values` the SSA values
     and the sequences and optionals (`onnx_sequences`)."""
 
