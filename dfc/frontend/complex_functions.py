@@ -26,6 +26,7 @@ from typing import Any
 
 import numpy as np
 
+from dfc.frontend.arrays import Const
 from dfc.frontend.complex_values import Complex, copysign, neg_part, part_dtype, shared, shared_z, sqrt
 from dfc.frontend.numpy_calls import call
 
@@ -80,7 +81,7 @@ def tanh(tr, z: Complex, node: ast.AST) -> Complex:
     near_re = m("div", m("mul", m("mul", beta, rho, node), s, node), denom, node)
     near_im = m("div", t, denom, node)
     y = _np(tr, np.where, far, a, 1.0, node=node)  # the far branch's exp(-2|a|) only where it is taken
-    far_re = copysign(tr, 1.0, a, node)
+    far_re = copysign(tr, Const(1.0, part_dtype(tr, z), False), a, node)  # 1.0 of the parts' dtype, not float64
     decay = _np(tr, np.exp, m("mul", -2.0, _np(tr, np.abs, y, node=node), node), node=node)
     far_im = m("mul", m("mul", m("mul", 4.0, _np(tr, np.sin, b, node=node), node), _np(tr, np.cos, b, node=node),
                         node), decay, node)

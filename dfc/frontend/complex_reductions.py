@@ -22,7 +22,17 @@ import numpy as np
 
 from dfc.frontend.affine import Affine
 from dfc.frontend.arrays import Const
-from dfc.frontend.complex_values import Complex, absolute, lift, multiply, part_dtype, shared, shared_z
+from dfc.frontend.complex_values import (
+    Complex,
+    absolute,
+    common,
+    lift,
+    multiply,
+    part_dtype,
+    shared,
+    shared_z,
+    unmasked,
+)
 from dfc.frontend.numpy_args import bind, static
 from dfc.frontend.numpy_calls import call
 
@@ -159,8 +169,6 @@ def _extreme(largest: bool, name: str):
 
 def _elementwise(largest: bool, name: str):
     def handler(tr, args: list, kwargs: dict, node: ast.AST) -> Complex:
-        from dfc.frontend.complex_values import common, unmasked
-
         x, y = bind(tr, args, kwargs, node, name, ("x1", "x2"))
         return unmasked(tr, lambda p, q: _pick(tr, *(shared_z(tr, v) for v in common(tr, [p, q], node)[0]),
                                                  largest, node), [x, y], node)

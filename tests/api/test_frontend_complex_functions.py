@@ -9,9 +9,9 @@ import re
 
 import numpy as np
 import pytest
+from support.frontend_corpus.check import gradient_error, richardson_gradient
 
 import dfc
-from support.frontend_corpus.check import gradient_error, richardson_gradient
 
 RNG = np.random.default_rng(11)
 INTERIOR = RNG.uniform(-3, 3, 6) + 1j * RNG.uniform(-3, 3, 6)
@@ -222,3 +222,14 @@ def test_refusals_are_located(fn, message):
     with pytest.raises(dfc.FrontendError, match=re.escape(message)) as err:
         dfc.jit(fn).specialize(np.ones((2, 2), complex), *((1,) if fn is bad_axis else ()))
     assert err.value.location.startswith(f"{__file__}:{fn.__code__.co_firstlineno + 1}:")
+
+
+@pytest.mark.parametrize("name", ["tanh", pytest.param("arcsin", marks=pytest.mark.slow)])
+def test_complex64_stays_complex64(name):
+    """float32 parts throughout (tanh's far branch once built a float64 part), within a few float32 ulp."""
+    z = Z[:18].astype(np.complex64)
+    (got,) = interpreted(KERNELS[name], z)
+    assert got.dtype == np.float32
+    want = getattr(np, name)(z)
+    err = np.abs(np.ascontiguousarray(got).view(np.complex64)[..., 0] - want) / np.abs(want)
+    assert err.max() < 1e-6, err.max()
