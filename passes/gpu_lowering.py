@@ -19,6 +19,12 @@ in `gpu.module @dfc_kernels` (the top module gets `gpu.container_module`):
   which the NVPTX emitter aggregates per warp. An access `check-bounds` marked
   keeps its mark, and the NVPTX emitter guards it (see `codegen.nvptx`).
 
+Row reductions. A map whose writes are all wcr writes indexed by its leading
+variables alone (softmax's maximum and sum, a sum or mean over the last axes, a
+loss's total: `gpu_rows.row_plan`) becomes a kernel built by `passes.gpu_rows`
+instead: a block per row, coalesced loads combined in registers, a tree in shared
+memory, and one store (or atomic) per block.
+
 Gemms. Each `blas.gemm` (`contraction-to-blas{target=gpu}` makes them)
 becomes a kernel built by `passes.gpu_gemm` (256 threads per 64 x 64 tile
 of C, the factors staged through two shared-memory `memref.global`s of the
@@ -62,7 +68,9 @@ from dfc.dialects.diagnostics import CompileError
 from dfc.passes.check_bounds import checked
 from dfc.passes.gpu_gemm import THREADS as GEMM_THREADS
 from dfc.passes.gpu_gemm import build_gemm, grid_size, shared_tiles
+from dfc.passes.gpu_rows import build_rows, row_buffers, row_grid, row_plan
 from dfc.passes.scf_builders import for_loop
+from dfc.passes.wcr_arith import combine, identity
 
 KERNEL_MODULE = "dfc_kernels"
 BLOCK_SIZE = 256
@@ -174,10 +182,10 @@ class _MapKernel(_Kernel):
     def __init__(self, op: df.MapOp):
         super().__init__(op)
         self.map = op
-        b = self.entry
-        bid = b.insert(gpu.BlockIdOp(_X)).result
-        dim = b.insert(gpu.BlockDimOp(_X)).result
-        self.thread = b.insert(arith.AddiOp(b.insert(arith.MuliOp(bid, dim)).result, self.tid)).result
+        self.accumulators: dict[df.WriteOp, SSAValue] = {}
+        """wcr writes that combine into a register (`gpu_rows`), with its current value."""
+        self.valid: SSAValue | None = None
+        """When set, a write into a register combines only where this i1 holds (`gpu_rows`' loads past a row's end)."""
         for arg, buf in zip(op.out_args, op.outs):
             self.values[arg] = self.v(buf)
 
@@ -186,13 +194,16 @@ class _MapKernel(_Kernel):
 
     def build(self, name: str, block_size: int) -> gpu.FuncOp:
         b = self.entry
+        bid = b.insert(gpu.BlockIdOp(_X)).result
+        dim = b.insert(gpu.BlockDimOp(_X)).result
+        thread = b.insert(arith.AddiOp(b.insert(arith.MuliOp(bid, dim)).result, self.tid)).result
         bounds = [self.bound(b, x) for x in self.map.bounds]
         total = _total(b, [self.v(x) if isinstance(x, SSAValue) else x for x in self.map.bounds])
-        inside = b.insert(arith.CmpiOp(self.thread, total, "ult")).result
+        inside = b.insert(arith.CmpiOp(thread, total, "ult")).result
         then = Block()
         b.insert(scf.IfOp(inside, [], Region(then)))
         tb = Builder(InsertPoint.at_end(then))
-        rest = self.thread
+        rest = thread
         for iv, x, static in reversed(list(zip(self.map.ivs, bounds, self.map.static_extents))):
             if static == 1:
                 self.values[iv] = _index(tb, 0)
@@ -239,8 +250,19 @@ class _MapKernel(_Kernel):
         inner.insert(scf.YieldOp())
 
     def write(self, b: Builder, op: df.WriteOp) -> None:
-        value, dest = self.v(op.value), self.v(op.dest)
-        indices = [self.v(i) for i in op.indices]
+        value = self.v(op.value)
+        if op in self.accumulators:
+            assert op.wcr_kind is not None
+            if self.valid is not None:
+                value = b.insert(arith.SelectOp(self.valid, value, identity(b, op.wcr_kind, value.type))).result
+            self.accumulators[op] = combine(b, op.wcr_kind, self.accumulators[op], value)
+            return
+        self.update(b, op, value, [self.v(i) for i in op.indices])
+
+    def update(self, b: Builder, op: df.WriteOp, value: SSAValue, indices: Sequence[SSAValue]) -> None:
+        """`op`'s write of `value` at `indices` (kernel values): a store, or an atomic for a wcr write."""
+        dest = self.v(op.dest)
+        indices = list(indices)
         if op.wcr_kind is None:
             b.insert(checked(op, memref.StoreOp.get(value, dest, indices)))
             return
@@ -337,6 +359,13 @@ def outline_kernels(module: ModuleOp, maps: Sequence[df.MapOp]) -> None:
                 kernels.body.block.add_op(tile)
             kernels.body.block.add_op(kernel.finish(name, GEMM_THREADS))
             _launch(op, kernel, symbol, grid_size(op, Builder(InsertPoint.before(op))), GEMM_THREADS)
+        elif (plan := row_plan(op)) is not None:
+            kernel = _MapKernel(op)
+            build_rows(op, plan, kernel, name)
+            for buffer in row_buffers(name, op, plan):
+                kernels.body.block.add_op(buffer)
+            kernels.body.block.add_op(kernel.finish(name, plan.threads))
+            _launch(op, kernel, symbol, row_grid(op, plan, Builder(InsertPoint.before(op))), plan.threads)
         else:
             size = _block_size(op)
             kernel = _MapKernel(op)

@@ -26,7 +26,8 @@ is split into three loops at the points where the outcomes change, so the
 long middle one runs with every guard constant (LLVM folds them away).
 
 With `target=gpu` each top-level map becomes a kernel launch instead, one
-thread per iteration (`passes.gpu_lowering`), and each `blas.gemm` the
+thread per iteration (`passes.gpu_lowering`) or, for a row reduction, one
+block per row (`passes.gpu_rows`), and each `blas.gemm` the
 launch of a tiled shared-memory kernel (`passes.gpu_gemm`).
 """
 
@@ -42,10 +43,7 @@ from xdsl.context import Context
 from xdsl.dialects import arith, memref, scf
 from xdsl.dialects.builtin import (
     AnyFloat,
-    FloatAttr,
     IndexType,
-    IntegerAttr,
-    IntegerType,
     MemRefType,
     ModuleOp,
     UnitAttr,
@@ -56,33 +54,13 @@ from xdsl.rewriter import InsertPoint
 
 from dfc import config
 from dfc.dialects import df
-from dfc.dialects.df_builders import REDUCE_IDENTITY
 from dfc.dialects.diagnostics import CompileError
 from dfc.dialects.index_exprs import IndexSymbols, depends_on
 from dfc.passes.check_bounds import checked
 from dfc.passes.gpu_lowering import outline_kernels
 from dfc.passes.pairwise_sums import REDUCTION
 from dfc.passes.scf_builders import for_loop, index_constant
-
-
-def identity(b: Builder, kind: str, t: Attribute) -> SSAValue:
-    """The neutral element of wcr `kind` in type `t`."""
-    if isinstance(t, AnyFloat):
-        return b.insert(arith.ConstantOp(FloatAttr(REDUCE_IDENTITY[kind], t))).result
-    assert isinstance(t, IntegerType)
-    width = t.width.data
-    value = {"add": 0, "mul": 1, "max": -(2 ** (width - 1)), "min": 2 ** (width - 1) - 1}[kind]
-    return b.insert(arith.ConstantOp(IntegerAttr(value, t))).result
-
-
-def combine(b: Builder, kind: str, x: SSAValue, y: SSAValue) -> SSAValue:
-    """x (kind) y, as the arith op for the element type."""
-    if isinstance(x.type, AnyFloat):
-        op = {"add": arith.AddfOp, "mul": arith.MulfOp, "max": arith.MaximumfOp, "min": arith.MinimumfOp}[kind]
-    else:
-        op = {"add": arith.AddiOp, "mul": arith.MuliOp, "max": arith.MaxSIOp, "min": arith.MinSIOp}[kind]
-    return b.insert(op(x, y)).result
-
+from dfc.passes.wcr_arith import combine, identity
 
 CHUNKS_PER_THREAD = 4
 """A parallel map's chunked index space has at least this many iterations per

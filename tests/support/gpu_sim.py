@@ -693,7 +693,7 @@ class _Launch:
         if isinstance(mem, _Shared):
             self.shared_access(op, frame, mem, flat, store=True)
         n = frame.threads.size
-        if isinstance(flat, np.ndarray) or (n > 1 and isinstance(value, np.ndarray)):
+        if isinstance(flat, np.ndarray) or isinstance(value, np.ndarray):
             flat, value = np.broadcast_to(flat, (n,)), np.broadcast_to(value, (n,))
             order = np.argsort(flat, kind="stable")
             f, v = flat[order], value[order]

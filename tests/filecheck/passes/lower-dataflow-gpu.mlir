@@ -27,18 +27,18 @@ func.func @scale(%x: memref<1000xf32>, %y: memref<1000xf32>) {
 }
 
 // A dynamic iteration count: the grid is computed on the host, the size is passed.
-// CHECK-LABEL: func.func @row_max(%x: memref<?x64xf64>, %m: memref<?xf64>) {
+// CHECK-LABEL: func.func @col_max(%x: memref<?x64xf64>, %m: memref<64xf64>) {
 // CHECK:         %[[N:.*]] = memref.dim %x, %{{.*}} : memref<?x64xf64>
 // CHECK:         %[[TOTAL:.*]] = arith.muli %[[N]], %{{.*}} : index
 // CHECK:         %[[PADDED:.*]] = arith.addi %[[TOTAL]], %{{.*}} : index
 // CHECK:         %[[GRID:.*]] = arith.divui %[[PADDED]], %{{.*}} : index
-// CHECK:         "gpu.launch_func"(%[[GRID]], %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %m, %[[N]], %x) <{kernel = @dfc_kernels::@row_max_k0
-func.func @row_max(%x: memref<?x64xf64>, %m: memref<?xf64>) {
+// CHECK:         "gpu.launch_func"(%[[GRID]], %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %m, %[[N]], %x) <{kernel = @dfc_kernels::@col_max_k0
+func.func @col_max(%x: memref<?x64xf64>, %m: memref<64xf64>) {
   %c0 = arith.constant 0 : index
   %n = memref.dim %x, %c0 : memref<?x64xf64>
-  df.map (%i, %j) in (%n, 64) outs(%o = %m : memref<?xf64>) {
+  df.map (%i, %j) in (%n, 64) outs(%o = %m : memref<64xf64>) {
     %v = df.read %x[%i, %j] : memref<?x64xf64>
-    df.write %v, %o[%i] wcr(max) : memref<?xf64>
+    df.write %v, %o[%j] wcr(max) : memref<64xf64>
   }
   func.return
 }
@@ -96,6 +96,20 @@ func.func @gemm(%a: memref<3x100x40xf32>, %b: memref<90x40xf32>, %c: memref<3x10
   func.return
 }
 
+// A row reduction (passes/gpu_rows.py): one block of 256 threads per row.
+// CHECK-LABEL: func.func @row_sum(%x: memref<4x1000xf32>, %s: memref<4xf32>) {
+// CHECK:         %[[ROWS:.*]] = arith.muli %{{.*}}, %{{.*}} : index
+// CHECK:         %[[GRID:.*]] = arith.muli %[[ROWS]], %{{.*}} : index
+// CHECK:         %[[BLOCK:.*]] = arith.constant 256 : index
+// CHECK-NEXT:    "gpu.launch_func"(%[[GRID]], %{{.*}}, %{{.*}}, %[[BLOCK]], %{{.*}}, %{{.*}}, %s, %x) <{kernel = @dfc_kernels::@row_sum_k0
+func.func @row_sum(%x: memref<4x1000xf32>, %s: memref<4xf32>) {
+  df.map (%i, %j) in (4, 1000) outs(%o = %s : memref<4xf32>) {
+    %v = df.read %x[%i, %j] : memref<4x1000xf32>
+    df.write %v, %o[%i] wcr(add) : memref<4xf32>
+  }
+  func.return
+}
+
 // The kernels: thread t = block_id * block_dim + thread_id runs iteration t under
 // `t < iterations`; outputs come first; read-only, unaliased inputs are marked.
 // CHECK:       "gpu.module"() <{sym_name = "dfc_kernels"}> ({
@@ -117,8 +131,8 @@ func.func @gemm(%a: memref<3x100x40xf32>, %b: memref<90x40xf32>, %c: memref<3x10
 // CHECK-NEXT:      "gpu.return"() : () -> ()
 // CHECK-NEXT:    }) {sym_name = "scale_k0", gpu.known_block_size = array<i32: 256, 1, 1>, arg_attrs = [{llvm.noalias}, {llvm.noalias, llvm.readonly}]} : () -> ()
 
-// The map variables are recovered row-major; the wcr(max) is an atomic maximumf (kind 3).
-// CHECK:         ^bb0(%[[M:.*]]: memref<?xf64>, %[[N:.*]]: index, %[[X:.*]]: memref<?x64xf64>):
+// The map variables are recovered row-major; the wcr(max) into a column is an atomic maximumf (kind 3).
+// CHECK:         ^bb0(%[[M:.*]]: memref<64xf64>, %[[N:.*]]: index, %[[X:.*]]: memref<?x64xf64>):
 // CHECK:           %[[T:.*]] = arith.addi
 // CHECK:           %[[TOTAL:.*]] = arith.muli %[[N]], %{{.*}} : index
 // CHECK-NEXT:      %[[IN_RANGE:.*]] = arith.cmpi ult, %[[T]], %[[TOTAL]] : index
@@ -126,8 +140,8 @@ func.func @gemm(%a: memref<3x100x40xf32>, %b: memref<90x40xf32>, %c: memref<3x10
 // CHECK-NEXT:        %[[J:.*]] = arith.remui %[[T]], %{{.*}} : index
 // CHECK-NEXT:        %[[I:.*]] = arith.divui %[[T]], %{{.*}} : index
 // CHECK-NEXT:        %[[V:.*]] = memref.load %[[X]][%[[I]], %[[J]]] : memref<?x64xf64>
-// CHECK-NEXT:        %{{.*}} = "memref.atomic_rmw"(%[[V]], %[[M]], %[[I]]) <{kind = 3 : i64}> : (f64, memref<?xf64>, index) -> f64
-// CHECK:         sym_name = "row_max_k0", gpu.known_block_size = array<i32: 256, 1, 1>, arg_attrs = [{llvm.noalias}, {}, {llvm.noalias, llvm.readonly}]
+// CHECK-NEXT:        %{{.*}} = "memref.atomic_rmw"(%[[V]], %[[M]], %[[J]]) <{kind = 3 : i64}> : (f64, memref<64xf64>, index) -> f64
+// CHECK:         sym_name = "col_max_k0", gpu.known_block_size = array<i32: 256, 1, 1>, arg_attrs = [{llvm.noalias}, {}, {llvm.noalias, llvm.readonly}]
 
 // A nested map is a loop in the thread; its wcr(add) an atomic addf (kind 0).
 // CHECK:         ^bb0(%[[S:.*]]: memref<8xf32>, %[[A:.*]]: memref<8x16xf32>, %[[B:.*]]: memref<8x16xf32>):
@@ -154,4 +168,28 @@ func.func @gemm(%a: memref<3x100x40xf32>, %b: memref<90x40xf32>, %c: memref<3x10
 // CHECK:             "gpu.barrier"() : () -> ()
 // CHECK-NEXT:        scf.yield
 // CHECK:         sym_name = "gemm_k0", gpu.known_block_size = array<i32: 256, 1, 1>, arg_attrs = [{llvm.noalias, llvm.readonly}, {llvm.noalias, llvm.readonly}, {llvm.noalias}]
+// The row kernel: the block's row from block_id; thread t sums the positions t, t + 256,
+// ... of it (four per iteration, those past the end not added) in a register; the
+// registers go to a shared array, halved 7 times with a barrier after each, and
+// thread 0 adds the last two into the output (its row is no other block's).
+// CHECK:         "memref.global"() <{sym_name = "row_sum_k0_row0", type = memref<256xf32, 3 : i64>, initial_value
+// CHECK:         ^bb0(%[[S:.*]]: memref<4xf32>, %[[X:.*]]: memref<4x1000xf32>):
+// CHECK-NEXT:      %[[TID:.*]] = "gpu.thread_id"() <{dimension = #gpu<dim x>}> : () -> index
+// CHECK:           %[[BID:.*]] = "gpu.block_id"() <{dimension = #gpu<dim x>}> : () -> index
+// CHECK-NEXT:      %[[ROW:.*]] = arith.divui %[[BID]], %{{.*}} : index
+// CHECK:           %[[SUM:.*]] = scf.for %[[P:.*]] = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%[[ACC:.*]] = %{{.*}}) -> (f32) {
+// CHECK-NEXT:        %[[V:.*]] = memref.load %[[X]][%[[ROW]], %[[P]]] : memref<4x1000xf32>
+// CHECK-NEXT:        %{{.*}} = arith.addf %[[ACC]], %[[V]] : f32
+// CHECK-COUNT-3:     arith.select %{{.*}} : f32
+// CHECK:           %[[SH:.*]] = memref.get_global @row_sum_k0_row0 : memref<256xf32, 3 : i64>
+// CHECK-NEXT:      memref.store %[[SUM]], %[[SH]][%[[TID]]] : memref<256xf32, 3 : i64>
+// CHECK-NEXT:      "gpu.barrier"() : () -> ()
+// CHECK-COUNT-7:   "gpu.barrier"() : () -> ()
+// CHECK:           scf.if %{{.*}} {
+// CHECK:             %[[OLD:.*]] = memref.load %[[S]][%[[ROW]]] : memref<4xf32>
+// CHECK-NEXT:        %[[NEW:.*]] = arith.addf %[[OLD]], %{{.*}} : f32
+// CHECK-NEXT:        memref.store %[[NEW]], %[[S]][%[[ROW]]] : memref<4xf32>
+// CHECK-NEXT:      }
+// CHECK:         sym_name = "row_sum_k0", gpu.known_block_size = array<i32: 256, 1, 1>
+// CHECK-NOT:     memref.atomic_rmw
 // CHECK-NOT:     df.

@@ -38,14 +38,19 @@ func.func @scale(%x: tensor<1000xf32>) -> tensor<1000xf32> {
   func.return %r : tensor<1000xf32>
 }
 
-// The zero-filled output is a one-element kernel (one warp); the sum reduces full
-// warps whose lanes all hit one address with shuffles, then one lane adds atomically.
+// The zero-filled output is a one-element kernel (one warp). The sum is a row
+// reduction (passes/gpu_rows.py): 2 blocks of 256 threads, 4 loads per loop
+// iteration, a tree in shared memory, then one atomic add per block (full warps
+// whose lanes all hit one address reduce with shuffles, then one lane adds).
 // CHECK-LABEL: .visible .entry total_k0(
 // CHECK:       .reqntid 32, 1, 1
 // CHECK:         st.global.b32 [%rd{{[0-9]+}}], 0;
 // CHECK-LABEL: .visible .entry total_k1(
 // CHECK:       .reqntid 256, 1, 1
-// CHECK:         ld.global.nc.b32
+// CHECK:         .shared .align 16 .b8 total_k1_row0[1024];
+// CHECK-COUNT-4: ld.global.nc.b32
+// CHECK:         st.shared.b32
+// CHECK-NEXT:    bar.sync 0;
 // CHECK:         activemask.b32
 // CHECK:         match.any.sync.b64
 // CHECK:         atom.global.add.f32
@@ -61,26 +66,26 @@ func.func @total(%x: tensor<4096xf32>) -> tensor<f32> {
   func.return %r : tensor<f32>
 }
 
-// A dynamic size is a parameter after the pointer; wcr(max) on f64 is a loop of
-// compare-and-swap (no native f64 max atomic).
-// CHECK-LABEL: .visible .entry row_max_k1(
-// CHECK-NEXT:    .param .u64 .ptr .global .align 1 row_max_k1_param_0,
-// CHECK-NEXT:    .param .u64 row_max_k1_param_1,
+// A dynamic size is a parameter after the pointer; wcr(max) on f64 into a column
+// is a loop of compare-and-swap (no native f64 max atomic).
+// CHECK-LABEL: .visible .entry col_max_k1(
+// CHECK-NEXT:    .param .u64 .ptr .global .align 1 col_max_k1_param_0,
+// CHECK-NEXT:    .param .u64 col_max_k1_param_1,
 // CHECK:       .reqntid 256, 1, 1
 // CHECK:         setp.{{.*}}.u64
 // CHECK:         ld.global.nc.b64
 // CHECK:         atom.{{.*}}cas.b64
-func.func @row_max(%x: tensor<?x64xf64>) -> tensor<?xf64> {
+func.func @col_max(%x: tensor<?x64xf64>) -> tensor<64xf64> {
   %c0 = arith.constant 0 : index
   %n = tensor.dim %x, %c0 : tensor<?x64xf64>
-  %e = tensor.empty(%n) : tensor<?xf64>
-  %init = df.map (%i) in (%n) outs(%o = %e : tensor<?xf64>) {
+  %e = tensor.empty() : tensor<64xf64>
+  %init = df.map (%j) in (64) outs(%o = %e : tensor<64xf64>) {
     %ninf = arith.constant 0xFFF0000000000000 : f64
-    df.write %ninf, %o[%i] : tensor<?xf64>
-  } -> tensor<?xf64>
-  %r = df.map (%i, %j) in (%n, 64) outs(%o = %init : tensor<?xf64>) {
+    df.write %ninf, %o[%j] : tensor<64xf64>
+  } -> tensor<64xf64>
+  %r = df.map (%i, %j) in (%n, 64) outs(%o = %init : tensor<64xf64>) {
     %v = df.read %x[%i, %j] : tensor<?x64xf64>
-    df.write %v, %o[%i] wcr(max) : tensor<?xf64>
-  } -> tensor<?xf64>
-  func.return %r : tensor<?xf64>
+    df.write %v, %o[%j] wcr(max) : tensor<64xf64>
+  } -> tensor<64xf64>
+  func.return %r : tensor<64xf64>
 }
