@@ -5,19 +5,24 @@ direct map for few output features per group) are in
 in `passes.autodiff.rules_conv` (the input gradient a transposed convolution)
 and the others through their expansion (maps that read the output gradient and
 accumulate into the input's and kernel's with wcr(add)).
+
+`nn.col2im` sums columns of patches back into an image (the adjoint of the
+unfolding im2col does); its expansion is a composite of `nn.pad`s and adds, so
+its gradient is theirs (slices of the image's gradient).
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import ClassVar
 
-from xdsl.dialects.builtin import DenseArrayBase, IntegerAttr, TensorType, i64
+from xdsl.dialects.builtin import DenseArrayBase, IntegerAttr, TensorType, i1, i64
 from xdsl.ir import SSAValue
 from xdsl.irdl import irdl_op_definition, operand_def, prop_def, result_def
 from xdsl.utils.exceptions import VerifyException
 
-from dfc.dialects.nn_base import External, NNOp, _float_tensor
+from dfc.dialects.nn_base import External, NNOp, _float_tensor, _static
 
 LAYOUTS = {
     "NCHW": (0, 1, 2, 3), "NHWC": (0, 3, 1, 2), "OIHW": (0, 1, 2, 3), "HWIO": (3, 2, 0, 1),
@@ -120,4 +125,88 @@ def _conv_shape(x, k, layout, geometry, groups: int) -> list[int]:
     return out
 
 
-CONV_OPS = [ConvolutionOp]
+_FOLD = ("image_shape", "block_shape", "strides", "padding_low", "padding_high", "dilations")
+
+
+@irdl_op_definition
+class Col2ImOp(NNOp):
+    """Columns of patches summed back into images (ONNX's `Col2Im`, PyTorch's `col2im` and `nn.Fold`).
+
+    `input` is (N, C * K, L): for each of the L block positions, the K = prod(`block_shape`)
+    values of each of C features (feature-major, then the block's taps in row-major order).
+    The result is (N, C, *`image_shape`): element (n, c, x) is the sum of the values whose tap
+    lands on x. Per spatial dimension, the image is padded with `padding_low`/`padding_high`
+    (the padding is dropped), the taps are `dilations` apart and the block moves by `strides`,
+    so that there are `(size + low + high - (k - 1) * dilation - 1) // stride + 1` positions
+    per dimension, whose product must be L (the unfolding im2col does gives such columns;
+    `nn.col2im` is its adjoint). Float or integer elements. Syntax:
+    `%y = nn.col2im %x {image_shape = array<i64: 3, 3>, block_shape = array<i64: 2, 2>, strides = array<i64: 1, 1>,
+    padding_low = array<i64: 0, 0>, padding_high = array<i64: 0, 0>, dilations = array<i64: 1, 1>}
+    : (tensor<1x4x4xf32>) -> tensor<1x1x3x3xf32>`.
+    """
+
+    name = "nn.col2im"
+    EXTERNAL: ClassVar[External] = External(onnx="Col2Im (constant image and block shapes)", aten=("col2im",))
+
+    input = operand_def(TensorType)
+    image_shape = prop_def(DenseArrayBase.constr(i64))
+    block_shape = prop_def(DenseArrayBase.constr(i64))
+    strides = prop_def(DenseArrayBase.constr(i64))
+    padding_low = prop_def(DenseArrayBase.constr(i64))
+    padding_high = prop_def(DenseArrayBase.constr(i64))
+    dilations = prop_def(DenseArrayBase.constr(i64))
+    result = result_def(TensorType)
+    assembly_format = "$input attr-dict `:` functional-type(operands, results)"
+
+    def __init__(self, input: SSAValue, image_shape: Sequence[int], block_shape: Sequence[int], strides: Sequence[int],
+                 padding_low: Sequence[int], padding_high: Sequence[int], dilations: Sequence[int]):
+        values = (image_shape, block_shape, strides, padding_low, padding_high, dilations)
+        props = {n: DenseArrayBase.from_list(i64, list(v)) for n, v in zip(_FOLD, values)}
+        t = _static(input.type, "input")
+        shape = _col2im_shape(t, *(tuple(v) for v in values))
+        super().__init__(operands=[input], result_types=[TensorType(t.element_type, shape)], properties=props)
+
+    def geometry(self) -> tuple[tuple[int, ...], ...]:
+        """(image_shape, block_shape, strides, padding_low, padding_high, dilations)."""
+        return tuple(tuple(getattr(self, n).get_values()) for n in _FOLD)
+
+    def positions(self) -> list[int]:
+        """The block positions along each spatial dimension (their product is L)."""
+        return _positions(*self.geometry())
+
+    def infer_type(self) -> TensorType:
+        t = _static(self.input.type, "input")
+        return TensorType(t.element_type, _col2im_shape(t, *self.geometry()))
+
+
+def _positions(image, block, strides, low, high, dilations) -> list[int]:
+    out = []
+    for j, (d, k, s, lo, hi, r) in enumerate(zip(image, block, strides, low, high, dilations)):
+        if k < 1 or s < 1 or r < 1 or lo < 0 or hi < 0:
+            raise VerifyException(f"spatial dimension {j}: block sizes, strides and dilations must be at least 1, "
+                                  "padding non-negative")
+        span = (k - 1) * r + 1
+        if d + lo + hi < span:
+            raise VerifyException(f"spatial dimension {j}: the block spans {span} elements, more than the padded "
+                                  f"image's {d + lo + hi}")
+        out.append((d + lo + hi - span) // s + 1)
+    return out
+
+
+def _col2im_shape(t: TensorType, image, block, strides, low, high, dilations) -> list[int]:
+    if t.element_type == i1:
+        raise VerifyException(f"input must have a float or integer element type other than i1, got {t}")
+    if t.get_num_dims() != 3:
+        raise VerifyException(f"input must be (N, C * K, L), got {t}")
+    if not image or any(len(v) != len(image) for v in (block, strides, low, high, dilations)):
+        raise VerifyException("image_shape, block_shape, strides, paddings and dilations need one entry per spatial "
+                              "dimension (at least one)")
+    n, ck, blocks = t.get_shape()
+    taps, positions = math.prod(block), _positions(image, block, strides, low, high, dilations)
+    if ck % taps or blocks != math.prod(positions):
+        raise VerifyException(f"input (N, C * K, L) = {t.get_shape()} does not fit blocks of {list(block)} (K = {taps}) "
+                              f"at {positions} positions (L = {math.prod(positions)})")
+    return [n, ck // taps, *image]
+
+
+CONV_OPS = [ConvolutionOp, Col2ImOp]

@@ -1,5 +1,6 @@
 """The ONNX importer's Attention (opsets 23 to 25): scaled dot-product attention
-of nn ops, as ONNX's specification and reference compute it."""
+of nn ops, as ONNX's specification and reference compute it; and RotaryEmbedding
+(opset 23): slices, products and sums of the rotated halves, concatenated back."""
 
 from __future__ import annotations
 
@@ -19,7 +20,8 @@ from dfc.importers.onnx_common import NodeError, element_type, tensor_of
 
 
 class AttentionOps:
-    """`op_Attention`, mixed into `OnnxImporter` (whose `value`, `ins`, `constant` and `scalar` it uses)."""
+    """`op_Attention` and `op_RotaryEmbedding`, mixed into `OnnxImporter` (whose `value`, `ins`, `constant`,
+    `scalar` and `gather_along` they use)."""
 
     def _heads(self, x: SSAValue, heads: int) -> SSAValue:
         """[B, S, H * D] as [B, H, S, D]."""
@@ -172,3 +174,54 @@ class AttentionOps:
         if nonpad is not None:
             bias = padding if bias is None else self.ins(nn.AddOp(bias, padding))
         return bias
+
+    def op_RotaryEmbedding(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
+        """X [B, H, S, D] (or [B, S, H * D] with `num_heads`) with its first `rotary_embedding_dim` (default D)
+        features of each head rotated: pairs (x1, x2), the two halves or (`interleaved`) the even and odd
+        features, become (cos x1 - sin x2, sin x1 + cos x2), cos and sin the caches' rows [B, S, R / 2] (of
+        `position_ids` [B, S] when given), in X's element type; the other features pass unchanged."""
+        x, cos, sin = (self.value(n) for n in node.input[:3])
+        if not isinstance(tensor_of(x).element_type, AnyFloat):
+            raise NodeError(f"RotaryEmbedding of {tensor_of(x)} (not float) is not supported")
+        shape = list(tensor_of(x).get_shape())
+        if len(shape) == 3:
+            heads = attrs.get("num_heads", 0)
+            if heads <= 0 or shape[2] % heads:
+                raise NodeError(f"RotaryEmbedding of a 3-D input needs num_heads dividing its {shape[2]} features, "
+                                f"got {heads}")
+            x = self._reshape(x, [shape[0], shape[1], heads, shape[2] // heads])  # [B, S, H, D]
+        elif len(shape) != 4:
+            raise NodeError(f"RotaryEmbedding needs an input of rank 3 or 4, got {tensor_of(x)}")
+        batch, seq = (shape[0], shape[1]) if len(shape) == 3 else (shape[0], shape[2])
+        depth = tensor_of(x).get_shape()[3]
+        rotated = attrs.get("rotary_embedding_dim", 0) or depth
+        if rotated % 2 or rotated > depth:
+            raise NodeError(f"RotaryEmbedding rotary_embedding_dim {rotated} must be even and at most the head "
+                            f"size {depth}")
+        half = rotated // 2
+        if len(node.input) > 3 and node.input[3]:
+            cos, sin = (self.gather_along(t, node.input[3], 0) for t in (cos, sin))
+        for name, t in (("cos_cache", cos), ("sin_cache", sin)):
+            if list(tensor_of(t).get_shape()) != [batch, seq, half]:
+                raise NodeError(f"RotaryEmbedding {name} gives {list(tensor_of(t).get_shape())}, expected "
+                                f"[{batch}, {seq}, {half}] (batch, sequence, rotary_embedding_dim / 2)")
+        # cos and sin broadcast over the heads: [B, S, 1, R/2] against [B, S, H, .], [B, 1, S, R/2] against [B, H, S, .]
+        cos, sin = (self._reshape(t, [batch, seq, 1, half] if len(shape) == 3 else [batch, 1, seq, half])
+                    for t in (cos, sin))
+        lead = list(tensor_of(x).get_shape()[:3])
+
+        def features(start: int, stop: int, step: int = 1) -> SSAValue:
+            return self.ins(nns.SliceOp(x, [0, 0, 0, start], [*lead, stop], [1, 1, 1, step]))
+
+        x1, x2 = (features(0, rotated, 2), features(1, rotated, 2)) if attrs["interleaved"] else (
+            features(0, half), features(half, rotated))
+        real = self.ins(nn.SubOp(self.ins(nn.MulOp(cos, x1)), self.ins(nn.MulOp(sin, x2))))
+        imag = self.ins(nn.AddOp(self.ins(nn.MulOp(sin, x1)), self.ins(nn.MulOp(cos, x2))))
+        if attrs["interleaved"]:
+            pairs = [self._reshape(t, [*lead, half, 1]) for t in (real, imag)]
+            y = self._reshape(self.ins(nns.ConcatenateOp(pairs, 4)), [*lead, rotated])
+        else:
+            y = self.ins(nns.ConcatenateOp([real, imag], 3))
+        if rotated < depth:
+            y = self.ins(nns.ConcatenateOp([y, features(rotated, depth)], 3))
+        return [self._reshape(y, shape) if len(shape) == 3 else y]

@@ -30,7 +30,8 @@ Floor, Log, Mul, Neg, Relu, Round, Sigmoid, Sign, Sin, Sqrt, Sub, Tan, Tanh),
 the `op_<Type>` methods here and in the mixins by family (`onnx_shape_ops`:
 shapes and indexing; `onnx_nn_ops`: contractions, convolutions, pooling,
 reductions, normalizations, losses; `onnx_math_ops`: activations and other
-elementwise functions; `onnx_attention_ops`: Attention; `onnx_control_flow`:
+elementwise functions; `onnx_attention_ops`: Attention, RotaryEmbedding; `onnx_image_ops`: CenterCropPad,
+Col2Im; `onnx_control_flow`:
 If, Loop, Scan (`onnx_loop_while`: Loops of run-time length); `onnx_sequence_models`: LinearAttention,
 CausalConvWithState, FlexAttention (`ai.onnx.preview`); `onnx_sequences`: sequences and optionals; `onnx_recurrent`: RNN, GRU, LSTM; `onnx_unsigned`:
 BitShift and the unsigned forms; `onnx_quantize`: QuantizeLinear, DequantizeLinear,
@@ -82,6 +83,7 @@ from dfc.importers.onnx_common import (
     unsqueezed_shape,
 )
 from dfc.importers.onnx_control_flow import ControlFlowOps
+from dfc.importers.onnx_image_ops import ImageOps
 from dfc.importers.onnx_loop_while import WhileLoopOps
 from dfc.importers.onnx_math_ops import MathOps
 from dfc.importers.onnx_narrow_types import NarrowOps
@@ -168,8 +170,8 @@ def _trunc_div(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return q + ((np.remainder(a, b) != 0) & ((a < 0) ^ (b < 0))).astype(q.dtype)
 
 
-class OnnxImporter(ShapeOps, NNOps, MathOps, AttentionOps, ControlFlowOps, RecurrentOps, UnsignedOps, NarrowOps,
-                   QuantizeOps, SequenceOps, WhileLoopOps, SequenceModelOps, SpectralOps):
+class OnnxImporter(ShapeOps, NNOps, MathOps, AttentionOps, ImageOps, ControlFlowOps, RecurrentOps, UnsignedOps,
+                   NarrowOps, QuantizeOps, SequenceOps, WhileLoopOps, SequenceModelOps, SpectralOps):
     """Builds `@main` node by node; `consts` holds the values known at import time, `values` the SSA values
     and the sequences and optionals (`onnx_sequences`)."""
 

@@ -18,6 +18,9 @@ padding, ...) take and give codes of one format; Cast and CastLike convert exact
 * to int4/uint4/int2/uint2: the integer (a float truncated toward zero) keeps its low bits, sign-extended
   for the signed ones; from them: the i8 value converts as an int8.
 
+BitCast reinterprets codes of one width: among the 8-bit types a code is its byte (bool's 0 or 1, read back
+as `!= 0`), among the 4- and 2-bit ones the low bits, sign-extended for int4 and int2.
+
 Every other operator of a narrow operand is refused, naming it and the type.
 """
 
@@ -43,12 +46,12 @@ from dfc.importers.narrow_formats import (
     is_narrow,
     thresholds,
 )
-from dfc.importers.onnx_common import NodeError, tensor_of
+from dfc.importers.onnx_common import NodeError, element_type, tensor_of
 
 BIT_MOVING = frozenset({
     "Identity", "Reshape", "Flatten", "Squeeze", "Unsqueeze", "Transpose", "Concat", "Slice", "Gather",
     "GatherElements", "GatherND", "Expand", "Tile", "Split", "Pad", "Where", "Trilu", "DepthToSpace",
-    "SpaceToDepth", "Shape", "Size",
+    "SpaceToDepth", "Shape", "Size", "CenterCropPad",
 })
 """Operators whose outputs are elements of their inputs (or 0, the code of +0 and of the integer 0)."""
 
@@ -73,7 +76,8 @@ class NarrowOps:
     def check_narrow_inputs(self, node: Any) -> None:
         """A NodeError unless `node`'s narrow inputs (if any) are ones its operator takes."""
         found = [f for n in node.input if n and (f := self.format_of(n))]
-        if found and node.op_type not in BIT_MOVING | {"Cast", "CastLike", "QuantizeLinear", "DequantizeLinear"}:
+        if found and node.op_type not in BIT_MOVING | {"Cast", "CastLike", "BitCast", "QuantizeLinear",
+                                                       "DequantizeLinear"}:
             raise NodeError(f"{node.op_type} of {found[0]} is not supported")
 
     def record_narrow(self, node: Any, outputs: Sequence[SSAValue]) -> None:
@@ -87,6 +91,35 @@ class NarrowOps:
                 self.formats[name] = fmt
 
     # ------------------------------------------------------------ casts
+
+    def op_BitCast(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
+        """Each element's bits read as the type `to`, of the same width (bool as 8 bits; the narrow formats'
+        codes as the module docstring says; `nn.bitcast_convert` between floats and integers)."""
+        from onnx import helper
+
+        name = node.input[0]
+        x, source = self.value(name), self.format_of(name)
+        target = np.dtype(helper.tensor_dtype_to_np_dtype(attrs["to"]))
+        e, out = tensor_of(x).element_type, element_type(target)
+        wide = _bits(source) if source else 8 if e == i1 else e.width.data if isinstance(e, IntegerType) else e.bitwidth
+        narrow = _bits(target.name) if is_narrow(target) else target.itemsize * 8
+        if wide != narrow:
+            raise NodeError(f"BitCast of {source or tensor_of(x)} ({wide} bits) to {target.name} ({narrow} bits): "
+                            "the widths differ")
+        self.unsigned_outputs = {0} if target.kind == "u" else set()
+        if is_narrow(target):
+            self.formats[node.output[0]] = target.name
+        if e == i1 or out == i1:  # bool: the byte 0 or 1
+            return [x if e == out else self.ins(nne.ConvertOp(x, out)) if e == i1 else
+                    self.ins(nne.CompareOp(x, self._full(0, e), "NE"))]
+        if narrow < 8:
+            bits, signed = INT_FORMATS.get(target.name, (narrow, False))
+            v = self.ins(nne.AndOp(x, self._full((1 << bits) - 1, i8)))
+            if signed:
+                top = self._full(1 << (bits - 1), i8)
+                v = self.ins(nn.SubOp(self.ins(nne.XorOp(v, top)), top))
+            return [v]
+        return [x if e == out else self.ins(nne.BitcastConvertOp(x, out))]
 
     def narrow_cast(self, x: SSAValue, source: str | None, source_unsigned: bool, e: Attribute,
                     target_unsigned: bool, target: str | None, saturate: bool, round_mode: str = "up") -> SSAValue:
@@ -207,3 +240,8 @@ class NarrowOps:
         nan_code = FLOAT4_NAN_CODE if fmt.nan is None else fmt.nan
         code = self.ins(nne.SelectOp(nan, self._full(nan_code, i64, shape), code))
         return self.ins(nne.ConvertOp(code, i8))
+
+
+def _bits(name: str) -> int:
+    """The bits of a narrow format's element (8 for the float8 formats)."""
+    return INT_FORMATS[name][0] if name in INT_FORMATS else FLOAT_FORMATS[name].bits if name in FLOAT_FORMATS else 8

@@ -221,12 +221,15 @@ class ShapeOps:
         `indices < 0`); a run-time index still outside [0, size) is clamped by
         `nn.gather` to the nearest end."""
         data = self.value(node.input[0])
+        return [self.gather_along(data, node.input[1], normalize_axis(attrs["axis"], tensor_of(data).get_num_dims()))]
+
+    def gather_along(self, data: SSAValue, name: str, axis: int) -> SSAValue:
+        """`op_Gather`'s `take(data, indices, axis)` of the indices named `name`."""
         shape = tensor_of(data).get_shape()
-        axis = normalize_axis(attrs["axis"], len(shape))
-        if node.input[1] in self.consts:
-            indices = self.constant(self._wrapped_indices(self.consts[node.input[1]], shape[axis]))
+        if name in self.consts:
+            indices = self.constant(self._wrapped_indices(self.consts[name], shape[axis]))
         else:
-            indices = self._wrap_negative(self.value(node.input[1]), shape[axis])
+            indices = self._wrap_negative(self.value(name), shape[axis])
         rank = tensor_of(indices).get_num_dims()
         dims = {
             "offset_dims": [*range(axis), *range(axis + rank, len(shape) - 1 + rank)],
@@ -234,7 +237,7 @@ class ShapeOps:
             "start_index_map": [axis],
             "slice_sizes": [1 if k == axis else d for k, d in enumerate(shape)],
         }
-        return [self.ins(nni.GatherOp(data, indices, dims, rank))]
+        return self.ins(nni.GatherOp(data, indices, dims, rank))
 
     def _indices(self, name: str, sizes: Sequence[int]) -> SSAValue:
         """The integer tensor `name` with negative entries counted from the end, as i64: its last

@@ -28,14 +28,15 @@ SIGN_AGNOSTIC = frozenset({
     "Add", "Sub", "Mul", "Neg", "Equal", "Identity", "Reshape", "Flatten", "Squeeze", "Unsqueeze", "Transpose",
     "Concat", "Slice", "Gather", "GatherElements", "GatherND", "ScatterND", "ScatterElements", "Scatter", "Expand", "Tile", "Split", "Pad", "Where", "And",
     "Or", "Xor", "Not", "Trilu", "DepthToSpace", "SpaceToDepth", "Sum", "CumSum", "CumProd", "ReduceProd",
-    "Dropout", "Shape", "Size", "EyeLike", "BitwiseAnd", "BitwiseOr", "BitwiseXor", "BitwiseNot",
+    "Dropout", "Shape", "Size", "EyeLike", "BitwiseAnd", "BitwiseOr", "BitwiseXor", "BitwiseNot", "CenterCropPad",
+    "Col2Im",
 })
 """Operators whose result bits are the same for signed and unsigned operands."""
 
 UNSIGNED_AWARE = frozenset({
     "Less", "Greater", "LessOrEqual", "GreaterOrEqual", "Max", "Min", "Clip", "Div", "Mod", "Cast", "CastLike",
     "BitShift", "ArgMax", "ArgMin", "Abs", "TopK", "Pow", "QuantizeLinear", "DequantizeLinear",
-    "MatMulInteger", "QLinearMatMul", "ConvInteger", "QLinearConv", "MaxPool",
+    "MatMulInteger", "QLinearMatMul", "ConvInteger", "QLinearConv", "MaxPool", "BitCast",
 })
 """Operators with an unsigned form here."""
 

@@ -1,6 +1,6 @@
 """aten's network ops: contractions and convolution, pooling, reductions
 (index reductions, products, variance), softmax, the normalisations (layer,
-batch, group), losses and resampling (dropout is in `aten_random.py`, sorting and `topk` are in `aten_sort.py`)."""
+batch, group), losses, resampling and folding (`col2im`) (dropout is in `aten_random.py`, sorting and `topk` are in `aten_sort.py`)."""
 
 from __future__ import annotations
 
@@ -424,6 +424,19 @@ def _grid_sampler(b, node, x, grid, interpolation_mode, padding_mode, align_corn
         props["align_corners"] = Raw("unit")
     shape, dtype = b.out(node)
     return b.op("nn.grid_sample", [b.convert(x, dtype), b.convert(grid, dtype)], shape, dtype, **props)
+
+
+@handles("col2im.default")
+def _col2im(b, node, x, output_size, kernel_size, dilation, padding, stride):
+    """F.fold (`nn.Fold`): `nn.col2im` of (N, C * K, L) columns, or of unbatched (C * K, L) ones as a batch of 1;
+    torch pads both ends by `padding`."""
+    shape, dtype = b.out(node)
+    columns = b.reshape(x, [1, *x.shape]) if len(x.shape) == 2 else x
+    padding = int_list(padding, 2)
+    y = b.op("nn.col2im", [columns], [columns.shape[0], *shape[-3:]], dtype, image_shape=int_list(output_size, 2),
+             block_shape=int_list(kernel_size, 2), strides=int_list(stride, 2), padding_low=padding,
+             padding_high=padding, dilations=int_list(dilation, 2))
+    return b.reshape(y, shape) if len(x.shape) == 2 else y
 
 
 @handles("linalg_vector_norm.default")

@@ -42,8 +42,10 @@ KEPT = (
     torch.ops.aten.hardsigmoid.default,
     torch.ops.aten.hardswish.default,
     torch.ops.aten.detach.default,
+    torch.ops.aten.col2im.default,
 )
-"""Ops left undecomposed: each is one nn op (`nn.linear`, `nn.softmax`, `nn.nll_loss`), or
+"""Ops left undecomposed: each is one nn op (`nn.linear`, `nn.softmax`, `nn.nll_loss`, `nn.col2im`: torch's
+decomposition is an index_put of accumulated patches), or
 (hardsigmoid, hardswish) a few whose gradient at the kinks then equals torch's, or
 (detach) one whose decomposition (`alias`) would lose its meaning for the gradient."""
 

@@ -861,6 +861,9 @@ def hand_cases() -> list[Case]:
         case("grid_sample", lambda x, g: (F.grid_sample(x, g, align_corners=False), F.grid_sample(
             x, g, "bicubic", "reflection", align_corners=True), F.grid_sample(x, g, "nearest", "border")),
              r(2, 2, 4, 5), r(2, 3, 2, 2, lo=-1.3, hi=1.3), grad=True),
+        case("fold (col2im): dilation, padding, stride; unbatched", lambda x, u: (
+            F.fold(x, (5, 6), (2, 3), dilation=(2, 1), padding=(1, 2), stride=(2, 1)), F.fold(u, 4, 2, stride=2)),
+             r(2, 18, 24), r(12, 4), grad=True),
         case("embedding_bag sum and max by offsets", lambda w, k, o, p: (
             F.embedding_bag(k, w, o, mode="sum", per_sample_weights=p), F.embedding_bag(k, w, o, mode="max")),
              r(6, 3), torch.tensor([1, 4, 4, 0, 5, 2]), torch.tensor([0, 2, 2, 5]), r(6), grad=True),
