@@ -90,6 +90,9 @@ def _wrt(fn: Function, argnums: int | Sequence[int], positions: list[int], what:
         ir = positions[k]
         if ir < 0 or not is_float_type(fn.inputs[ir]):
             raise TypeError(f"argument {k} of @{fn.name} is not a float array: it has no gradient")
+        if ir in getattr(fn, "complex_inputs", ()):  # an imported JAX function's complex argument, packed
+            raise TypeError(f"argument {k} of @{fn.name} is complex: gradients with respect to complex arguments "
+                            "are not supported")
         wrt.append(ir)
     return wrt
 

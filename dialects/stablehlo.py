@@ -37,7 +37,10 @@ from dfc.dialects.stablehlo_elementwise import (
     BinaryOp,
     ClampOp,
     CompareOp,
+    ComplexOp,
     ConvertOp,
+    ImagOp,
+    RealOp,
     SelectOp,
     UnaryOp,
 )
@@ -78,7 +81,8 @@ StableHLO = Dialect(
     [
         *UNARY_OPS.values(),
         *BINARY_OPS.values(),
-        ConvertOp, SelectOp, ClampOp, CompareOp, ConstantOp, IotaOp, BroadcastInDimOp, ReshapeOp, TransposeOp,
+        ConvertOp, SelectOp, ClampOp, CompareOp, ComplexOp, RealOp, ImagOp,
+        ConstantOp, IotaOp, BroadcastInDimOp, ReshapeOp, TransposeOp,
         ReverseOp, SliceOp, DynamicSliceOp, DynamicUpdateSliceOp, ConcatenateOp, PadOp, GetDimensionSizeOp,
         DotGeneralOp, DotOp,
         ConvolutionOp, OptimizationBarrierOp, ReduceOp, ReduceWindowOp, GatherOp, ScatterOp, ReturnOp, WhileOp, CaseOp, IfOp,

@@ -1,9 +1,11 @@
 """The stablehlo dialect's elementwise ops: the unary and binary ones (generated
-from their names), convert, select, clamp and compare."""
+from their names), convert, select, clamp, compare, and complex, real and imag
+(the complex numbers' parts)."""
 
 from __future__ import annotations
 
 from xdsl.dialects.builtin import (
+    ComplexType,
     TensorType,
 )
 from xdsl.ir import Attribute
@@ -25,6 +27,7 @@ from dfc.dialects.stablehlo_attrs import (
 from dfc.dialects.stablehlo_base import (
     StableHLOOp,
     parse_operand_list,
+    resolve_operands,
 )
 
 
@@ -105,3 +108,58 @@ class CompareOp(StableHLOOp):
         if more:
             properties["compare_type"] = ComparisonTypeAttr(parser.parse_str_enum(ComparisonType))
         return cls._finish(parser, operands, properties)
+
+
+def _parts(t: Attribute) -> Attribute:
+    """The tensor type of the real parts of complex tensor type `t` (`t` when it is not complex)."""
+    if isinstance(t, TensorType) and isinstance(t.element_type, ComplexType):
+        return TensorType(t.element_type.element_type, t.get_shape())
+    return t
+
+
+class _PartsOp(StableHLOOp):
+    """Pretty form `%a(, %b) : T` names the complex type only (the result of complex, the operand of
+    real and imag), as MLIR's `ComplexOpType` does; the functional form gives every type."""
+
+    @classmethod
+    def parse(cls, parser: Parser):
+        operands, _ = parse_operand_list(parser)
+        attributes = parser.parse_optional_attr_dict()
+        parser.parse_punctuation(":")
+        if parser._current_token.text == "(":  # pyright: ignore[reportPrivateUsage]
+            ft = parser.parse_function_type()
+            operand_types, result_types = list(ft.inputs.data), list(ft.outputs.data)
+        else:
+            t = parser.parse_type()
+            parts = _parts(t)
+            operand_types, result_types = ([parts] * len(operands), [t]) if cls is ComplexOp else ([t], [parts])
+        values = resolve_operands(parser, operands, operand_types)
+        return cls.build(operands=values, result_types=result_types, attributes=attributes)
+
+
+@irdl_op_definition
+class ComplexOp(_PartsOp):
+    """The complex numbers of real parts `lhs` and imaginary parts `rhs`."""
+
+    name = "stablehlo.complex"
+    lhs = operand_def(TensorType)
+    rhs = operand_def(TensorType)
+    result = result_def(TensorType)
+
+
+@irdl_op_definition
+class RealOp(_PartsOp):
+    """The real part of each element (a real operand is its own real part)."""
+
+    name = "stablehlo.real"
+    operand = operand_def(TensorType)
+    result = result_def(TensorType)
+
+
+@irdl_op_definition
+class ImagOp(_PartsOp):
+    """The imaginary part of each element (0 for a real operand)."""
+
+    name = "stablehlo.imag"
+    operand = operand_def(TensorType)
+    result = result_def(TensorType)

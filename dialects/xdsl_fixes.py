@@ -12,7 +12,7 @@ Parsing: `DfcParser` (with its lexer `DfcLexer`), the base of
 dfc entry point that reads MLIR text) uses.
 
 * `dense<0xFF800000> : tensor<4xf32>`: MLIR reads a hexadecimal element of a
-  float dense literal as the bit pattern of the float (here -inf), and xDSL
+  float dense literal (or part of a complex one) as the bit pattern of the float (here -inf), and xDSL
   prints non-finite splats that way, but xDSL 0.74 parses it as the integer
   4286578688 converted to float, so a printed -inf does not round-trip. The
   fix reinterprets hexadecimal float elements as bits, as MLIR does (bf16
@@ -173,22 +173,38 @@ class DfcParser(Parser):
         complex literal is a pair."""
 
         def to_type(self, parser: AttrParser, type):  # type: ignore[no-untyped-def]
+            if isinstance(type, ComplexType) and not isinstance(self.value, tuple):
+                parser.raise_error(f"expected a (real, imaginary) pair for an element of {type}", at_position=self.span)
+            if isinstance(type, ComplexType) and type.element_type.__class__ in _BIT_FORMATS:
+                texts = self.span.text.strip().removeprefix("(").removesuffix(")").split(",")
+                re_part, im_part = (self._float(parser, text.strip(), value, type.element_type)
+                                    for text, value in zip(texts, self.value))  # type: ignore[arg-type]
+                return re_part, im_part
+            if (value := self._float(parser, self.span.text, self.value, type)) is not None:
+                return value
+            return super().to_type(parser, type)
+
+        def _float(self, parser: AttrParser, text: str, value, type):  # type: ignore[no-untyped-def]
+            """`value` (whose literal is `text`) as an element of float `type` (a hexadecimal literal
+            is a bit pattern, a value out of range an error); None when `type` is not a float type."""
             formats = _BIT_FORMATS.get(type.__class__)
-            text = self.span.text.lstrip("-").lower()
-            if formats is not None and text.startswith("0x") and isinstance(self.value, int):
-                if self.is_negative:
+            if formats is None:
+                return None
+            digits = text.lstrip("-").lower()
+            if digits.startswith("0x") and isinstance(value, int):
+                if text.startswith("-"):
                     parser.raise_error("hexadecimal float literal cannot be negative", at_position=self.span)
                 int_format, float_format = formats
                 try:
                     if isinstance(type, BFloat16Type):  # the upper half of an f32
-                        return struct.unpack("<f", b"\0\0" + struct.pack("<H", self.value))[0]
-                    return struct.unpack(float_format, struct.pack(int_format, self.value))[0]
+                        return struct.unpack("<f", b"\0\0" + struct.pack("<H", value))[0]
+                    return struct.unpack(float_format, struct.pack(int_format, value))[0]
                 except struct.error:
                     parser.raise_error(f"hexadecimal literal does not fit {type}", at_position=self.span)
-            if isinstance(type, ComplexType) and not isinstance(self.value, tuple):
-                parser.raise_error(f"expected a (real, imaginary) pair for an element of {type}", at_position=self.span)
-            value = super().to_type(parser, type)
-            if isinstance(value, float) and math.isfinite(value) and type.__class__ in _BIT_FORMATS:
+            if isinstance(value, tuple):
+                parser.raise_error("No conversion from complex to float", at_position=self.span)
+            value = float(value)
+            if math.isfinite(value):
                 try:
                     type.pack([value])
                 except (OverflowError, struct.error):

@@ -26,6 +26,9 @@ elementwise ones by the name each nn op declares (`EXTERNAL`, read by
   from nn ops (`passes.stablehlo_integers`), bitcast_convert and
   reduce_precision on the bits (`passes.stablehlo_bits`), triangular_solve
   and map in `passes.stablehlo_linalg`.
+* Complex tensors are packed first, as real tensors with a trailing dimension of 2
+  (real and imaginary parts), and the ops of complex operands built from the parts
+  (`passes.stablehlo_complex`).
 * `case` becomes nested `scf.if`s on `index == k` (an out-of-range index runs
   the last branch, as StableHLO says), `if` an `scf.if`.
 * Calls to functions of the module are inlined, and callees left without
@@ -82,6 +85,7 @@ from dfc.dialects.stablehlo_sort import SortOp, TopKOp
 from dfc.dialects.xdsl_fixes import dense_values, splat_element
 from dfc.passes import stablehlo_sort
 from dfc.passes.stablehlo_bits import BitConversions
+from dfc.passes.stablehlo_complex import ComplexConversions, make_real
 from dfc.passes.stablehlo_integers import ASSOCIATIVE, BOOLEAN_BINARY, IntegerConversions, is_boolean
 from dfc.passes.stablehlo_linalg import LinalgConversions
 from dfc.passes.stablehlo_unsigned import Flags, UnsignedConversions, make_signless
@@ -159,7 +163,8 @@ def _check_dims(op: Operation, dims: Sequence[int], rank: int) -> None:
 
 ELEMENT_TYPES = (Float16Type, BFloat16Type, Float32Type, Float64Type, IntegerType)
 """The element types dfc computes with (integers of 1 to 64 bits); others, such as the
-8-, 6- and 4-bit floats and complex numbers, are refused by name."""
+8-, 6- and 4-bit floats, are refused by name (complex tensors are packed as real ones
+first, `passes.stablehlo_complex`)."""
 
 
 def _check_element_types(op: Operation) -> None:
@@ -196,13 +201,16 @@ def _padding(op: Operation, dims: int) -> tuple[int, ...]:
     return dense_values(op.padding)
 
 
-class Converter(UnsignedConversions, LinalgConversions, IntegerConversions, BitConversions):
+class Converter(UnsignedConversions, ComplexConversions, LinalgConversions, IntegerConversions, BitConversions):
     """Rewrites the stablehlo ops of one function, block by block, in order; `unsigned_ops` says which
-    operands and results of each op were unsigned (`stablehlo_unsigned.make_signless`)."""
+    operands and results of each op were unsigned (`stablehlo_unsigned.make_signless`), `complex_ops`
+    which were complex (`stablehlo_complex.make_real`)."""
 
-    def __init__(self, unsigned_ops: dict[Operation, Flags] | None = None) -> None:
+    def __init__(self, unsigned_ops: dict[Operation, Flags] | None = None,
+                 complex_ops: dict[Operation, Flags] | None = None) -> None:
         self.b = Builder(InsertPoint.at_start(Block()))
         self.unsigned_ops = unsigned_ops or {}
+        self.complex_ops = complex_ops or {}
 
     def ins(self, op: Operation) -> SSAValue:
         self.b.insert(op)
@@ -228,6 +236,8 @@ class Converter(UnsignedConversions, LinalgConversions, IntegerConversions, BitC
     def op(self, op: Operation) -> Sequence[SSAValue]:
         short = op.name.split(".", 1)[1]
         handler: Callable[[Operation], Sequence[SSAValue]] | None = getattr(self, f"on_{short}", None)
+        if (complex_form := self.complex_form(op)) is not None:
+            return complex_form
         if (unsigned := self.unsigned_form(op)) is not None:
             return unsigned
         if short in UNARY:
@@ -687,4 +697,4 @@ class ConvertStableHLOPass(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         inline_calls(op)
         for f in [f for f in op.ops if isinstance(f, func.FuncOp) and not f.is_declaration]:
-            Converter(make_signless(f)).block(f.body.block)
+            Converter(make_signless(f), make_real(f)).block(f.body.block)

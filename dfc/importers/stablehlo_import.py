@@ -48,7 +48,11 @@ class JaxFunction(Function):
     converted to the dtypes JAX lowered them to, as JAX does (float64 arrays
     and Python floats become f32). dfc computes with signless integers
     (`passes.stablehlo_unsigned`): where JAX lowered an argument or a result
-    as unsigned (`input_dtypes`, `output_dtypes`), it crosses as the same bits."""
+    as unsigned (`input_dtypes`, `output_dtypes`), it crosses as the same bits.
+    A complex argument or result crosses as the float array of shape
+    `(*shape, 2)` its parts are packed in (`passes.stablehlo_complex`): numpy
+    complex arrays are viewed so on the way in and back on the way out.
+    Gradients with respect to complex arguments are refused."""
 
     input_dtypes: tuple[np.dtype, ...] = ()
     output_dtypes: tuple[np.dtype, ...] = ()
@@ -61,21 +65,34 @@ class JaxFunction(Function):
         for k, (a, t) in enumerate(zip(args, self.inputs)):
             dtype = dtype_of(t.element_type)
             jax_dtype = self.input_dtypes[k] if k < len(self.input_dtypes) else dtype
-            out.append(np.asarray(a, dtype=jax_dtype).view(dtype) if jax_dtype.kind == "u"
-                       else np.asarray(a, dtype=dtype))
+            if jax_dtype.kind == "c":
+                out.append(np.ascontiguousarray(np.asarray(a, dtype=jax_dtype)[..., None]).view(dtype))
+            elif jax_dtype.kind == "u":
+                out.append(np.asarray(a, dtype=jax_dtype).view(dtype))
+            else:
+                out.append(np.asarray(a, dtype=dtype))
         return out
 
     def with_jax_dtypes(self, result: Any) -> Any:
-        """`result` (one value or a tuple) with the unsigned results viewed as JAX's dtypes."""
+        """`result` (one value or a tuple) with the unsigned and the complex (packed) results viewed as
+        JAX's dtypes."""
         values = result if isinstance(result, tuple) else (result,)
-        viewed = tuple(np.asarray(v).view(d)[()] if d.kind == "u" else v
-                       for v, d in zip(values, (*self.output_dtypes, *(np.dtype("O"),) * len(values))))
+        viewed = tuple(_as_jax_dtype(v, d) for v, d in zip(values, (*self.output_dtypes, *(np.dtype("O"),) * len(values))))
         return viewed if isinstance(result, tuple) else viewed[0]
 
     def __call__(self, *args: Any) -> Any:
         return self.with_jax_dtypes(super().__call__(*self.arguments(*args)))
 
+    @property
+    def complex_inputs(self) -> tuple[int, ...]:
+        """The positions of the complex arguments (passed packed; `dfc.grad` refuses them)."""
+        return tuple(k for k, d in enumerate(self.input_dtypes) if d.kind == "c")
+
     def gradient(self, wrt: Sequence[int]) -> Callable[..., tuple]:
+        for k in wrt:
+            if k in self.complex_inputs:
+                raise TypeError(f"argument #{k} of @{self.name} is complex: gradients with respect to complex "
+                                "arguments are not supported")
         call = super().gradient(wrt)
         n = len(self.inputs)
 
@@ -84,6 +101,15 @@ class JaxFunction(Function):
 
         converted.n_outputs = call.n_outputs  # type: ignore[attr-defined]
         return converted
+
+
+def _as_jax_dtype(v: Any, dtype: np.dtype) -> Any:
+    """Result `v` as JAX's `dtype`: unsigned integers as their bits, complex numbers from their packed parts."""
+    if dtype.kind == "u":
+        return np.asarray(v).view(dtype)[()]
+    if dtype.kind == "c":
+        return np.ascontiguousarray(v).view(dtype)[..., 0][()]
+    return v
 
 
 def _symbol(name: str) -> str:
