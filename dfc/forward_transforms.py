@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from dfc.basis_loops import batchable, jacobian_rows
 from dfc.compiler.interpreter import dtype_of
 from dfc.errors import user_errors
 from dfc.function import Function, is_float_type
@@ -70,8 +71,10 @@ def jacfwd(f: Any, argnums: int | Sequence[int] = 0) -> Callable[..., Any]:
     """The Jacobian of `f` by forward mode, as `jax.jacfwd`: for a result of shape
     `S` and an argument of shape `A`, an array of shape `S + A` (a tuple over the
     results if `f` has several, of tuples over `argnums` if it is a tuple). One
-    compiled Jacobian-vector product runs once per element of the arguments:
-    cheaper than `jacrev` when the arguments are smaller than the results."""
+    compiled Jacobian-vector product runs once per element of the arguments (in
+    one compiled loop per argument, `dfc.basis_loops`, when the results and those
+    arguments are tensors of static shapes): cheaper than `jacrev` when the
+    arguments are smaller than the results."""
     f = _prepared(f)
 
     @user_errors
@@ -81,6 +84,14 @@ def jacfwd(f: Any, argnums: int | Sequence[int] = 0) -> Callable[..., Any]:
         for j, t in enumerate(fn.outputs):
             if not is_float_type(t):
                 raise TypeError(f"jacfwd needs float results; result #{j} of @{fn.name} has type {t}")
+        if batchable(fn.outputs + [fn.inputs[k] for k in wrt]):
+            blocks = [[] for _ in fn.outputs]
+            for i, k in enumerate(wrt):
+                shape = tuple(fn.inputs[k].get_shape())
+                for j, rows in enumerate(jacobian_rows(fn, "fwd", wrt, i, ir_args)):
+                    block = rows.reshape(shape + rows.shape[1:])
+                    blocks[j].append(np.moveaxis(block, tuple(range(len(shape))), tuple(range(-len(shape), 0))))
+            return _one_or_tuple([b[0] if isinstance(argnums, int) else tuple(b) for b in blocks])
         zeros = [np.zeros(np.shape(ir_args[k]), dtype_of(_element(fn.inputs[k]))) for k in wrt]
         values, _ = _forward(fn, ir_args, wrt, [_seed(fn.inputs[k], z) for z, k in zip(zeros, wrt)])
         blocks = [[np.zeros(np.shape(v) + z.shape, dtype_of(_element(t))) for z in zeros]

@@ -87,7 +87,7 @@ class Function:
     def __call__(self, *args: Any) -> Any:
         if self._engine is None:
             self._engine = self._engine_for(self.module)
-        result = self._engine.invoke(self.name, *_arguments(self.inputs, args))
+        result = self._engine.invoke(self.name, *call_arguments(self.inputs, args))
         if any(self.result_views):
             result = view_results(result, self.result_views)
         return _results(result, len(self.outputs))
@@ -135,7 +135,7 @@ class Function:
             name = f"{self.name}_grad"
 
             def call(*args: Any) -> tuple:
-                out = engine.invoke(name, *_arguments(types, args))
+                out = engine.invoke(name, *call_arguments(types, args))
                 out = out if isinstance(out, tuple) else (out,)
                 return tuple(_scalar(x) for x in out)
 
@@ -173,7 +173,7 @@ class Function:
             name = f"{self.name}_jvp"
 
             def call(*args: Any) -> tuple:
-                out = engine.invoke(name, *_arguments(types, args))
+                out = engine.invoke(name, *call_arguments(types, args))
                 out = out if isinstance(out, tuple) else (out,)
                 return tuple(_scalar(x) for x in out)
 
@@ -186,7 +186,7 @@ def is_float_type(t) -> bool:
     return isinstance(t, AnyFloat) or isinstance(t, TensorType) and isinstance(t.element_type, AnyFloat)
 
 
-def _arguments(types: Sequence, args: Sequence[Any]) -> list[Any]:
+def call_arguments(types: Sequence, args: Sequence[Any]) -> list[Any]:
     """Python numbers for 0-d tensor parameters become 0-d arrays of their dtype."""
     from dfc.compiler.interpreter import dtype_of
 

@@ -29,6 +29,7 @@ from xdsl.dialects import arith, func
 from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, FloatAttr, FunctionType, ModuleOp, SymbolRefAttr, TensorType
 from xdsl.ir import Block, Region
 
+from dfc.basis_loops import batchable, jacobian_rows
 from dfc.compiler.interpreter import dtype_of
 from dfc.errors import user_errors
 from dfc.frontend import FrontendError, jit
@@ -290,8 +291,10 @@ def jacrev(f: Any, argnums: int | Sequence[int] = 0, has_aux: bool = False) -> C
     argument of shape `A`, an array of shape `S + A` (a tuple over the results
     if `f` has several, of tuples over `argnums` if it is a tuple, as JAX). One
     compiled vector-Jacobian product (`Function.gradient`) runs once per element
-    of the result, and nothing else (`f` itself is not compiled when its result
-    shapes are static). With `has_aux`, only the first result is differentiated and
+    of the result: in one compiled loop over the result's elements
+    (`dfc.basis_loops`) when the float results and the arguments in `argnums` are
+    tensors of static shapes, else called from Python per element (`f` itself is
+    not compiled when its result shapes are static). With `has_aux`, only the first result is differentiated and
     the call returns `(jacobian, aux)`. Not differentiable again."""
     f = _prepared(f)
 
@@ -309,6 +312,14 @@ def jacrev(f: Any, argnums: int | Sequence[int] = 0, has_aux: bool = False) -> C
         values = None if all(s is not None for s in shapes) else _as_list(fn(*ir_args))
         if values is not None:
             shapes = [np.shape(v) for v in values]
+        if batchable([fn.outputs[j] for j in floats] + [fn.inputs[k] for k in wrt]):
+            result = []
+            for j in outs:
+                rows = jacobian_rows(fn, "rev", wrt, floats.index(j), ir_args)
+                blocks = [r.reshape(shapes[j] + r.shape[1:]) for r in rows]
+                result.append(blocks[0] if isinstance(argnums, int) else tuple(blocks))
+            jac = _one_or_tuple(result)
+            return (jac, _one_or_tuple(_as_list(fn(*ir_args))[1:])) if has_aux else jac
         vjp = fn.gradient(wrt)
         zeros = [np.zeros(shapes[j], dtype_of(_element(fn.outputs[j]))) for j in floats]
         result = []

@@ -1,0 +1,108 @@
+"""Jacobians in one compiled call: `jacrev` and `jacfwd` as a loop over a basis, in IR.
+
+`basis_loop(module, callee, ...)` adds a function that runs `@callee` (a
+vector-Jacobian product `@f_grad` or a Jacobian-vector product `@f_jvp`) once
+per basis vector of one of its seed arguments (a one at flat index i, zeros
+elsewhere; the other seeds zero) in an `scf.for`, and stacks the results it
+keeps along a new first dimension. The whole Jacobian is then one call of
+compiled code instead of one call from Python per row (JAX batches the same
+products with `vmap`); the rows still run one after another.
+
+`jacobian_rows(fn, kind, wrt, which)` compiles such a module once per
+`Function`, kind, `wrt` and seed, and calls it.
+"""
+
+from __future__ import annotations
+
+import math
+import weakref
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from xdsl.builder import Builder
+from xdsl.dialects import arith, func, scf
+from xdsl.dialects.builtin import FloatAttr, IndexType, IntegerAttr, ModuleOp, TensorType, i64
+from xdsl.ir import Block, Region, SSAValue
+from xdsl.rewriter import InsertPoint
+
+from dfc.dialects import nn
+from dfc.dialects import nn_elementwise as nne
+from dfc.dialects import nn_shape as nns
+from dfc.function import Function, call_arguments
+
+_COMPILED: weakref.WeakKeyDictionary[Function, dict[tuple, Any]] = weakref.WeakKeyDictionary()
+"""Per `Function`, the compiled basis loops by (kind, wrt, which)."""
+
+
+def batchable(types: Sequence[Any]) -> bool:
+    """Whether every type is a float tensor of static shape (what a basis loop seeds and stacks)."""
+    return all(isinstance(t, TensorType) and all(d >= 0 for d in t.get_shape()) for t in types)
+
+
+def basis_loop(module: ModuleOp, callee: func.FuncOp, fixed: int, which: int, keep: Sequence[int], name: str) -> None:
+    """Add `@name(the first `fixed` arguments of @callee) -> [n, *shape of result r] for r in keep` to
+    `module`: row i holds @callee's results r for the seeds (its arguments after the first `fixed`) all zero
+    but seed `which`, whose flat element i is 1 (n its number of elements)."""
+    inputs, results = list(callee.function_type.inputs.data), list(callee.function_type.outputs.data)
+    seeds = inputs[fixed:]
+    basis = seeds[which]
+    n = math.prod(basis.get_shape())
+    stacked = [TensorType(results[r].element_type, [n, *results[r].get_shape()]) for r in keep]
+    entry = Block(arg_types=inputs[:fixed])
+    b = Builder(InsertPoint.at_end(entry))
+
+    def full(value: float | int, element: Any, shape: Sequence[int]) -> SSAValue:
+        attr = IntegerAttr(value, element) if element == i64 else FloatAttr(float(value), element)
+        return b.insert(nn.FullOp(attr, shape)).results[0]  # type: ignore[arg-type]
+
+    zeros = [full(0.0, t.element_type, t.get_shape()) for t in seeds]
+    flat = b.insert(nns.IotaOp(TensorType(i64, [n]), 0)).results[0]
+    one, zero = full(1.0, basis.element_type, []), full(0.0, basis.element_type, [])
+    start = full(0, i64, [])
+    bounds = [b.insert(arith.ConstantOp(IntegerAttr(v, IndexType()))).result for v in (0, n, 1)]
+    body = Block(arg_types=[IndexType(), start.type, *stacked])
+    outer, b = b, Builder(InsertPoint.at_end(body))
+    counter = body.args[1]
+    hit = b.insert(nne.CompareOp(flat, counter, "EQ")).results[0]
+    seed = b.insert(nne.SelectOp(hit, one, zero)).results[0]
+    seed = b.insert(nn.ReshapeOp(seed, basis.get_shape())).results[0]
+    args = [*entry.args, *(seed if k == which else z for k, z in enumerate(zeros))]
+    call = b.insert(func.CallOp(callee.sym_name.data, args, results))
+    origin = full(0, i64, [])
+    rows = []
+    for acc, r in zip(body.args[2:], keep):
+        shape = results[r].get_shape()
+        row = b.insert(nn.ReshapeOp(call.results[r], [1, *shape])).results[0]
+        rows.append(b.insert(nns.DynamicUpdateSliceOp(acc, row, [counter] + [origin] * len(shape))).results[0])
+    step = b.insert(nn.AddOp(counter, full(1, i64, []))).results[0]
+    b.insert(scf.YieldOp(step, *rows))
+    b = outer
+    accumulators = [full(0.0, t.element_type, t.get_shape()) for t in stacked]
+    loop = b.insert(scf.ForOp(*bounds, [start, *accumulators], body))
+    b.insert(func.ReturnOp(*loop.results[1:]))
+    module.body.block.add_op(func.FuncOp(name, (inputs[:fixed], stacked), Region(entry)))
+
+
+def jacobian_rows(fn: Function, kind: str, wrt: Sequence[int], which: int, args: Sequence[Any]) -> list[np.ndarray]:
+    """The stacked rows of fn's Jacobian by one compiled basis loop: kind "rev" seeds float result
+    `which` of `@f_grad` (wrt: the gradients kept, one [n, *argument shape] each), kind "fwd" seeds
+    tangent `which` of `@f_jvp` (one [n, *result shape] per result)."""
+    from dfc.compiler import progress
+    from dfc.compiler.engine import ExecutionEngine
+
+    key = (kind, tuple(wrt), which)
+    compiled = _COMPILED.setdefault(fn, {})
+    if key not in compiled:
+        module = fn.autodiff_module(tuple(wrt)) if kind == "rev" else fn.jvp_module(wrt)
+        callee = next(op for op in module.ops if isinstance(op, func.FuncOp)
+                      and op.sym_name.data == f"{fn.name}_{'grad' if kind == 'rev' else 'jvp'}")
+        outputs = len(fn.outputs)
+        keep = range(outputs, outputs + (len(wrt) if kind == "rev" else outputs))
+        name = f"{fn.name}_jac{kind}_{which}"
+        basis_loop(module, callee, len(fn.inputs), which, list(keep), name)
+        with progress.compiling(f"@{name}"):
+            compiled[key] = (ExecutionEngine(module, threads=fn.threads), name)
+    engine, name = compiled[key]
+    out = engine.invoke(name, *call_arguments(fn.inputs, args))
+    return list(out) if isinstance(out, tuple) else [out]
