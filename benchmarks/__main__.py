@@ -4,7 +4,8 @@
 
 In order: the machine (CPU model and ISA, BLAS and its kernel set, thread counts, copy bandwidth), contractions (matmul 1024^3
 f32/f64, the MLP's skinny products, the MLP value and gradient, convolutions),
-gradient cost (mlp, softmax_loss 4096^2, jacobi-2d 512^2 x 200), softmax_loss
+gradient cost (mlp, softmax_loss 4096^2, jacobi-2d 512^2 x 200), Hessian-vector products, Jacobians and
+Hessians (against JAX and torch.func), softmax_loss
 against its memory-traffic floor and a hand-written C version, memory-bound
 kernels against the copy bandwidth, reproducible sums (their cost and
 errors), compile times, call overhead, the thread runtime, the NumPy
@@ -24,9 +25,10 @@ import time
 from benchmarks.common import copy_bandwidth, machine
 from dfc.compiler.codegen import blas_runtime
 
-SECTIONS = ("contractions", "autodiff_cost", "roofline", "cpu_kernels", "sums", "compile_time", "call_overhead",
-            "thread_runtime", "frontend", "torch_training")
-TAKES_QUICK = {"contractions", "autodiff_cost", "roofline", "cpu_kernels", "sums", "compile_time", "torch_training"}
+SECTIONS = ("contractions", "autodiff_cost", "second_order", "roofline", "cpu_kernels", "sums", "compile_time",
+            "call_overhead", "thread_runtime", "frontend", "torch_training")
+TAKES_QUICK = {"contractions", "autodiff_cost", "second_order", "roofline", "cpu_kernels", "sums", "compile_time",
+               "torch_training"}
 
 
 def main() -> None:
