@@ -28,6 +28,7 @@ import torch
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import BlockArgument
 
+from dfc import config
 from dfc.compiler.engine import ExecutionEngine
 from dfc.compiler.parsing import parse_module
 from dfc.compiler.pass_manager import PassManager
@@ -55,8 +56,11 @@ class TrainingStep:
     (`saved_arguments`), as PyTorch saves the tensor itself."""
 
     def __init__(self, module: ModuleOp, wrt: tuple[int, ...], threads: int | None, n_outputs: int):
-        """`module`: the captured program (changed here)."""
-        PassManager(passes=[AutodiffPass(func="forward", wrt=tuple(wrt), split=True)]).run(module)
+        """`module`: the captured program (changed here). The differentiated
+        module is verified with the engine's lowered one, not apart (as the
+        engine's passes: `DFC_VERIFY_EACH=1` verifies after autodiff too)."""
+        PassManager(passes=[AutodiffPass(func="forward", wrt=tuple(wrt), split=True)],
+                    verify_each=config.VERIFY_EACH.value()).run(module)
         forward = function_named(module, "forward")  # only @forward_fwd and @forward_bwd are compiled
         assert forward is not None
         module.body.block.erase_op(forward)
