@@ -12,7 +12,8 @@ only describes the input: semantics come from the nn/scf ops the conversion
 produces (`passes/convert_stablehlo.py`).
 
 The ops are defined by family (`stablehlo_elementwise.py`, `stablehlo_shape.py`,
-`stablehlo_structured.py`, `stablehlo_bits.py`) on the shared pretty syntax of `stablehlo_base.py`;
+`stablehlo_structured.py`, `stablehlo_bits.py` and `stablehlo_fft.py`) on the shared pretty syntax of
+`stablehlo_base.py`;
 this module assembles the dialect and is where the other layers find the ops.
 """
 
@@ -44,6 +45,7 @@ from dfc.dialects.stablehlo_elementwise import (
     SelectOp,
     UnaryOp,
 )
+from dfc.dialects.stablehlo_fft import FftOp
 from dfc.dialects.stablehlo_shape import (
     BroadcastInDimOp,
     ConcatenateOp,
@@ -81,7 +83,7 @@ StableHLO = Dialect(
     [
         *UNARY_OPS.values(),
         *BINARY_OPS.values(),
-        ConvertOp, SelectOp, ClampOp, CompareOp, ComplexOp, RealOp, ImagOp,
+        ConvertOp, SelectOp, ClampOp, CompareOp, ComplexOp, RealOp, ImagOp, FftOp,
         ConstantOp, IotaOp, BroadcastInDimOp, ReshapeOp, TransposeOp,
         ReverseOp, SliceOp, DynamicSliceOp, DynamicUpdateSliceOp, ConcatenateOp, PadOp, GetDimensionSizeOp,
         DotGeneralOp, DotOp,

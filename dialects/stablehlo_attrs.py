@@ -2,7 +2,7 @@
 
 * Enums in the opaque form: `#stablehlo<precision DEFAULT>`,
   `#stablehlo<comparison_direction LT>`, `#stablehlo<comparison_type FLOAT>`,
-  `#stablehlo<transpose TRANSPOSE>`.
+  `#stablehlo<transpose TRANSPOSE>`, `#stablehlo<fft_type RFFT>`.
 * Dimension-number structs: `#stablehlo.dot<lhs_contracting_dimensions = [1],
   rhs_contracting_dimensions = [0]>`, `#stablehlo.gather<...>`,
   `#stablehlo.scatter<...>`, each a dictionary of named fields (an integer list
@@ -59,6 +59,20 @@ class TransposeAttr(EnumAttribute[Transpose], SpacedOpaqueSyntaxAttribute):
     """`#stablehlo<transpose TRANSPOSE>`: how triangular_solve uses its matrix."""
 
     name = "stablehlo.transpose"
+
+
+class FftType(StrEnum):
+    FFT = "FFT"
+    IFFT = "IFFT"
+    RFFT = "RFFT"
+    IRFFT = "IRFFT"
+
+
+@irdl_attr_definition
+class FftTypeAttr(EnumAttribute[FftType], SpacedOpaqueSyntaxAttribute):
+    """`#stablehlo<fft_type FFT>`: which transform `fft` computes."""
+
+    name = "stablehlo.fft_type"
 
 
 @irdl_attr_definition
@@ -253,6 +267,7 @@ class ConvAttr(DimensionNumbersAttr):
 STABLEHLO_ATTRIBUTES = [
     PrecisionAttr,
     TransposeAttr,
+    FftTypeAttr,
     ComparisonDirectionAttr,
     ComparisonTypeAttr,
     DotAttr,

@@ -18,7 +18,8 @@ complex. The converter then builds each op of complex operands or results as
 * multiply, divide, the elementwise functions, compare (EQ, NE), maximum and
   minimum (lexicographic, as the spec orders complex numbers), dot_general
   (four real products) and reduce with a multiply, maximum or minimum body
-  are built from the parts (`passes.stablehlo_complex_math`);
+  are built from the parts (`passes.stablehlo_complex_math`); fft is
+  `nn.dft`s over its axes, which take the packed layout;
 * complex, real, imag and convert pack and unpack the parts;
 
 any other op of complex operands (a sort, a convolution, an ordering compare,
@@ -55,6 +56,8 @@ from dfc.dialects import nn_indexing as nni
 from dfc.dialects import nn_shape as nns
 from dfc.dialects import stablehlo as shlo
 from dfc.dialects.diagnostics import CompileError
+from dfc.dialects.nn_fft_builders import dft_axes
+from dfc.dialects.stablehlo_fft import FftOp
 from dfc.passes.stablehlo_complex_math import ComplexMath, Pair
 
 Flags = tuple[tuple[bool, ...], tuple[bool, ...]]
@@ -298,6 +301,26 @@ class ComplexConversions(ComplexMath):
 
     # ------------------------------------------------------------ contractions and reductions
 
+    def as_complex_fft(self, op: FftOp) -> Sequence[SSAValue]:
+        """`nn.dft`s over the trailing `len(fft_length)` signal dimensions (`nn_fft_builders.dft_axes`):
+        FFT c2c, IFFT c2c inverse scaled by 1/n, RFFT r2c one-sided, IRFFT c2r inverse scaled by 1/n."""
+        kind = op.fft_type.data
+        lengths = op.fft_length.get_values()
+        (complex_in,), _ = self.complex_ops[op]
+        rank = len(_shape(op.operand)) - complex_in
+        if not 1 <= len(lengths) <= rank:
+            raise CompileError.at(op, f"convert-stablehlo: fft of length {list(lengths)} on a signal of rank {rank}")
+        axes = range(rank - len(lengths), rank)
+        inverse = kind in ("IFFT", "IRFFT")
+        dft_kind = {"FFT": "c2c", "IFFT": "c2c", "RFFT": "r2c", "IRFFT": "c2r"}[kind]
+        result = dft_axes(self.ins, op.operand, axes, dft_kind, inverse=inverse, scale="n" if inverse else "none",
+                          length=lengths[-1] if kind == "IRFFT" else None)
+        signal = _shape(op.result if kind == "IRFFT" else op.operand)[rank - len(lengths):rank]
+        if result.type != op.result.type or tuple(signal) != tuple(lengths):
+            raise CompileError.at(op, f"convert-stablehlo: {kind} of length {list(lengths)} of {op.operand.type} "
+                                      f"gives {result.type}, not its result type {op.result.type}")
+        return [result]
+
     def as_complex_dot_general(self, op: shlo.DotGeneralOp) -> Sequence[SSAValue]:
         """(a + bi)(c + di) as four real products: ac - bd + (ad + bc)i."""
         d = op.dot_dimension_numbers
@@ -349,18 +372,19 @@ class ComplexConversions(ComplexMath):
             raise CompileError.at(op, f"convert-stablehlo: reduce of complex numbers with a '{body}' body is not "
                                       "supported")
         dims = op.dimensions.get_values()
+        init = op.init_values[0]
+        if any(_shape(op.inputs[0])[k] == 0 for k in dims):  # nothing to combine: the init value
+            return [self.ins(nns.BroadcastInDimOp(init, _shape(op.results[0]), [len(_shape(op.results[0])) - 1]))]
         folded = self.fold(op.inputs[0], dims, combine[body])
-        return [self.pack(combine[body](self.split(folded), self.split(op.init_values[0])))]
+        return [self.pack(combine[body](self.split(folded), self.split(init)))]
 
     def fold(self, z: SSAValue, dims: Sequence[int], combine: Callable[[Pair, Pair], Pair]) -> SSAValue:
-        """Packed `z` with `dims` folded away by `combine`, pairwise (halves combined until one is left)."""
+        """Packed `z` with `dims` (none empty) folded away by `combine`, pairwise (halves combined until one
+        is left)."""
         shape = _shape(z)[:-1]
         kept = [k for k in range(len(shape)) if k not in dims]
         out = [shape[k] for k in kept]
         count = math.prod(shape[k] for k in dims)
-        if count == 0:
-            raise CompileError.at(z.owner, "convert-stablehlo: reduce of complex numbers over an empty dimension "  # type: ignore[arg-type]
-                                           "is not supported")
         moved = self.ins(nn.TransposeOp(z, [*kept, *sorted(dims), len(shape)]))
         x = self.ins(nn.ReshapeOp(moved, [*out, count, 2]))
         rank = len(out)

@@ -98,7 +98,8 @@ class ComplexMath:
         abs_c, abs_d = self.fn(nne.AbsOp, c), self.fn(nne.AbsOp, d)
         big = self.cmp(abs_c, abs_d, "GE")
         rat = self.where(big, self.div(d, c), self.div(c, d))
-        scale = self.div(self.num(1.0, c), self.where(big, self.add(c, self.mul(d, rat)), self.add(d, self.mul(c, rat))))
+        denominator = self.where(big, self.add(c, self.mul(d, rat)), self.add(d, self.mul(c, rat)))
+        scale = self.div(self.num(1.0, c), denominator)
         re = self.where(big, self.add(a, self.mul(b, rat)), self.add(self.mul(a, rat), b))
         im = self.where(big, self.sub(b, self.mul(a, rat)), self.sub(self.mul(b, rat), a))
         zero = self.is_zero(y)
@@ -187,8 +188,9 @@ class ComplexMath:
         y_zero, x_zero = self.is_zero(y), self.is_zero(x)
         positive = self.both(self.cmp(y[0], zero, "GT"), self.cmp(y[1], zero, "EQ"))
         at_zero = self.where(positive, zero, nan)
-        return tuple(self.where(y_zero, self.num(one, x[0]), self.where(x_zero, at_zero, part))  # type: ignore[return-value]
-                     for part, one in zip(r, (1.0, 0.0)))
+        re, im = (self.where(y_zero, self.num(one, x[0]), self.where(x_zero, at_zero, part))
+                  for part, one in zip(r, (1.0, 0.0)))
+        return re, im
 
     def c_logistic(self, z: Pair) -> Pair:
         """1 / (1 + e^-z)."""
@@ -234,8 +236,8 @@ class ComplexMath:
         """z / |z|; 0 for 0, NaN (both parts) where a part is NaN."""
         r = self.c_abs(z)
         zero, nan = self.is_zero(z), self.has_nan(z)
-        return tuple(self.where(nan, self.num(math.nan, p), self.where(zero, p, self.div(p, r)))  # type: ignore[return-value]
-                     for p in z)
+        re, im = (self.where(nan, self.num(math.nan, p), self.where(zero, p, self.div(p, r))) for p in z)
+        return re, im
 
     # ------------------------------------------------------------ helpers
 

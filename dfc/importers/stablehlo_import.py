@@ -77,7 +77,8 @@ class JaxFunction(Function):
         """`result` (one value or a tuple) with the unsigned and the complex (packed) results viewed as
         JAX's dtypes."""
         values = result if isinstance(result, tuple) else (result,)
-        viewed = tuple(_as_jax_dtype(v, d) for v, d in zip(values, (*self.output_dtypes, *(np.dtype("O"),) * len(values))))
+        dtypes = (*self.output_dtypes, *(np.dtype("O"),) * len(values))
+        viewed = tuple(_as_jax_dtype(v, d) for v, d in zip(values, dtypes))
         return viewed if isinstance(result, tuple) else viewed[0]
 
     def __call__(self, *args: Any) -> Any:

@@ -89,8 +89,10 @@ def test_elementwise_functions_equal_numpy(dtype, rtol, engine):
         _close(g, want, rtol)
 
 
-@pytest.mark.parametrize("dtype, rtol", [(np.complex128, 1e-12), pytest.param(np.complex64, 2e-5, marks=pytest.mark.slow)],
-                         ids=["c128", "c64"])
+@pytest.mark.parametrize("dtype, rtol", [
+    (np.complex128, 1e-12),
+    pytest.param(np.complex64, 2e-5, marks=pytest.mark.slow),
+], ids=["c128", "c64"])
 def test_engine_equals_numpy_and_crosses_complex_arrays(dtype, rtol):
     z, w = Z.astype(dtype), W.astype(dtype)
     with jax.enable_x64(True):

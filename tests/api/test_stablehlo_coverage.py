@@ -73,6 +73,10 @@ def _cases():
         "log_plus_one": (jnp.log1p, [POSITIVE * 1e-4], True),
         "sigmoid": (jax.nn.sigmoid, [x34 * 4], True),
         "negate": (lambda x, i: (-x, -i), [x34, i34], True),
+        # complex numbers (packed as real pairs, passes/stablehlo_complex.py): complex, real, imag and fft
+        "complex_fft": (lambda x, y: (jnp.real(jnp.fft.fft(lax.complex(x, y))),
+                                      jnp.imag(jnp.fft.ifft2(lax.complex(x, y))),
+                                      jnp.abs(jnp.fft.rfft(x)), jnp.fft.irfft(lax.complex(x, y))), [x34, y34], True),
         "not": (lambda i, b: (~i, jnp.logical_not(b)), [i34, b34], False),
         "round_nearest_afz": (lax.round, [EDGE], False),
         "round_nearest_even": (jnp.round, [EDGE], False),
