@@ -7,9 +7,10 @@ flattened into rows, and the rows multiplied by a twiddle matrix, (2 m_in, 2 m_o
 c2c, (n, 2 m_out) for r2c, (2 m_in, n) for c2r, which `contraction-to-blas` runs as a GEMM.
 The matrix is computed by nn ops, not stored: the angle of entry (j, k) is
 2 pi ((j k) mod n) / n, the product reduced exactly in integers so that the angle stays in
-[0, 2 pi) whatever n, then cosines and sines in f64, the Hermitian weights of c2r (1 for
-frequency 0 and n / 2, 2 for the others) and 1 / scale folded in, and the whole converted to
-the element type once. So the IR (and the compile time) is the same size for every n.
+[0, 2 pi) whatever n, then cosines and sines in f64 (exact zeros where they are 0), the Hermitian weights of c2r (1 for
+frequency 0 and n / 2, 2 for the others) folded in, and the whole converted to the element
+type once; the product is multiplied by 1 / scale afterwards, as NumPy scales. So the IR (and
+the compile time) is the same size for every n.
 """
 
 from __future__ import annotations
@@ -48,13 +49,26 @@ def _scalar(b: Builder, value: float) -> SSAValue:
     return _ins(b, nn.FullOp(FloatAttr(value, f64), []))
 
 
+def _int(b: Builder, value: int) -> SSAValue:
+    return _ins(b, nn.FullOp(IntegerAttr(value, i64), []))
+
+
+def _zero_where(b: Builder, v: SSAValue, r: SSAValue, times: int, modulus: int, rest: int) -> SSAValue:
+    """`v`, with 0 where (times r) mod modulus == rest."""
+    product = _ins(b, ew.RemainderOp(_ins(b, nn.MulOp(r, _int(b, times))), _int(b, modulus)))
+    return _ins(b, ew.SelectOp(_ins(b, ew.CompareOp(product, _int(b, rest), "EQ")), _scalar(b, 0.0), v))
+
+
 def _angles(b: Builder, rows: int, cols: int, n: int) -> tuple[SSAValue, SSAValue]:
-    """cos and sin (f64, rows x cols) of 2 pi ((j k) mod n) / n, j the row and k the column."""
+    """cos and sin (f64, rows x cols) of 2 pi r / n, r = (j k) mod n, j the row and k the column; exactly 0
+    where they are (the sine at multiples of pi, 2 r mod n = 0; the cosine at odd multiples of pi / 2,
+    4 r mod 2 n = n), as NumPy's (pocketfft's) twiddles are."""
     shape = TensorType(i64, [rows, cols])
     j, k = _ins(b, sh.IotaOp(shape, 0)), _ins(b, sh.IotaOp(shape, 1))
-    jk = _ins(b, ew.RemainderOp(_ins(b, nn.MulOp(j, k)), _ins(b, nn.FullOp(IntegerAttr(n, i64), []))))
-    theta = _ins(b, nn.MulOp(_ins(b, ew.ConvertOp(jk, f64)), _scalar(b, 2 * math.pi / n)))
-    return _ins(b, ew.CosineOp(theta)), _ins(b, ew.SineOp(theta))
+    r = _ins(b, ew.RemainderOp(_ins(b, nn.MulOp(j, k)), _int(b, n)))
+    theta = _ins(b, nn.MulOp(_ins(b, ew.ConvertOp(r, f64)), _scalar(b, 2 * math.pi / n)))
+    cos = _zero_where(b, _ins(b, ew.CosineOp(theta)), r, 4, 2 * n, n)
+    return cos, _zero_where(b, _ins(b, ew.SineOp(theta)), r, 2, n, 0)
 
 
 def _stack(b: Builder, parts: Sequence[SSAValue], axis: int) -> SSAValue:
@@ -68,18 +82,14 @@ def _twiddles(b: Builder, op: DftOp, m_in: int, m_out: int) -> SSAValue:
     """The real matrix the flattened rows are multiplied by, in f64 (see the module docstring)."""
     n, kind = op.signal_length, op.kind.data
     sign = 1.0 if op.inverse is not None else -1.0
-    scale = {"none": 1.0, "sqrt": math.sqrt(n), "n": float(n)}[op.scale.data]
     if kind == "c2r":  # rows: frequencies k (re, im); columns: samples j
         cos, sin = _angles(b, m_in, n, n)
         weights = [1.0 if k == 0 or 2 * k == n else 2.0 for k in range(m_in)]
-        w = _ins(b, nn.ConstantOp(DenseIntOrFPElementsAttr.from_list(TensorType(f64, [m_in, 1]),
-                                                                     [v / scale for v in weights])))
+        w = _ins(b, nn.ConstantOp(DenseIntOrFPElementsAttr.from_list(TensorType(f64, [m_in, 1]), weights)))
         cos, sin = _ins(b, nn.MulOp(cos, w)), _ins(b, nn.MulOp(sin, w))
         matrix = _stack(b, [cos, _ins(b, nn.MulOp(sin, _scalar(b, -sign)))], 1)
         return _reshape(b, matrix, [2 * m_in, n])
     cos, sin = _angles(b, m_in, m_out, n)
-    if scale != 1.0:
-        cos, sin = (_ins(b, nn.MulOp(v, _scalar(b, 1 / scale))) for v in (cos, sin))
     signed = _ins(b, nn.MulOp(sin, _scalar(b, sign)))
     if kind == "r2c":  # rows: samples j; columns: frequencies k (re, im)
         return _reshape(b, _stack(b, [cos, signed], 2), [m_in, 2 * m_out])
@@ -106,6 +116,11 @@ def _dft(b: Builder, op: Operation) -> SSAValue:
     if out.element_type != f64:
         matrix = _ins(b, ew.ConvertOp(matrix, out.element_type))
     product = _ins(b, nn.MatmulOp(rows, matrix))
+    n = op.signal_length
+    scale = {"none": 1.0, "sqrt": math.sqrt(n), "n": float(n)}[op.scale.data]
+    if scale != 1.0:  # after the sum, as NumPy (pocketfft) scales
+        factor = _ins(b, nn.FullOp(FloatAttr(1 / scale, out.element_type), []))  # type: ignore[arg-type]
+        product = _ins(b, nn.MulOp(product, factor))
     moved = _reshape(b, product, batch + [m_out] + [2] * complex_out)
     out_rank = signal_rank + complex_out
     back = [d for d in range(signal_rank) if d != axis] + [axis] + [signal_rank] * complex_out

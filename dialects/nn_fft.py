@@ -97,12 +97,12 @@ def _result(input_type, axis: int, kind: str, onesided: bool, length: int | None
         raise VerifyException("onesided applies to r2c only (a c2r input is always one-sided)")
     if (length is None) != (kind != "c2r"):
         raise VerifyException("length is required by c2r and applies to it only")
-    n = length if kind == "c2r" else shape[axis]
-    if n < 1:  # type: ignore[operator]
+    n = int(length if length is not None else shape[axis])
+    if n < 1:
         raise VerifyException(f"the signal length must be at least 1, got {n}")
     if kind == "c2r":
-        if shape[axis] != n // 2 + 1:  # type: ignore[operator]
-            raise VerifyException(f"a c2r input of length {length} has {n // 2 + 1} frequencies along axis {axis}, "  # type: ignore[operator]
+        if shape[axis] != n // 2 + 1:
+            raise VerifyException(f"a c2r input of length {n} has {n // 2 + 1} frequencies along axis {axis}, "
                                   f"got {shape[axis]}")
         return TensorType(x.element_type, shape[:axis] + [n] + shape[axis + 1:-1])
     if kind == "r2c":

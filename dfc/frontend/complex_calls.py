@@ -50,6 +50,7 @@ from dfc.frontend.complex_values import (
     write,
 )
 from dfc.frontend.numpy_args import bind
+from dfc.frontend.numpy_fft import FFT_HANDLERS
 
 _UNARY = {np.abs: absolute, np.absolute: absolute, builtins.abs: absolute, np.exp: exp, np.log: log, np.sqrt: sqrt,
           np.conj: conj, np.conjugate: conj, np.negative: negate, np.angle: angle,
@@ -126,6 +127,8 @@ def call(tr, f: Any, args: list, kwargs: dict, node: ast.AST) -> Any:
         return _array(tr, f, args, kwargs, node)
     if f in complex_reductions.HANDLERS:
         return complex_reductions.HANDLERS[f](tr, args, kwargs, node)
+    if f in FFT_HANDLERS:
+        return FFT_HANDLERS[f](tr, args, kwargs, node)
     if kwargs and f not in (np.einsum,) and not (f in _FIRST or f in _SEQUENCE):
         raise tr.fail(f"{name} of complex values with keyword arguments ({', '.join(kwargs)}) is not supported", node)
     if f in _UNARY:

@@ -1826,6 +1826,63 @@ def test_qr_compiled_gradient():
     check(qr_loss, (rng.standard_normal((4, 4)), TALL53), engine=True)
 
 
+# -- np.fft (numpy_fft.py): complex results compared by their parts ----------------------
+
+frng = np.random.default_rng(11)
+FX = frng.standard_normal((3, 5))
+FZ = frng.standard_normal((3, 5)) + 1j * frng.standard_normal((3, 5))
+TRANSFORMS = (np.fft.fft, np.fft.ifft, np.fft.rfft, np.fft.irfft, np.fft.fft2, np.fft.ifft2, np.fft.fftn, np.fft.ifftn,
+              np.fft.rfft2, np.fft.irfft2, np.fft.rfftn, np.fft.irfftn)
+
+
+def ffts(x, z):
+    a, b, c = np.fft.fft(x), np.fft.ifft(z, n=4, axis=0, norm="ortho"), np.fft.rfft(x, n=7, norm="forward")
+    d, e, f = np.fft.fft2(z, s=(2, 3)), np.fft.ifft2(x, axes=(1, 0)), np.fft.fftn(z, axes=(0,))
+    g, h, k = np.fft.ifftn(z, norm="forward"), np.fft.rfft2(x), np.fft.rfftn(x, s=(4, 3), axes=(0, 1))
+    return (a.real, a.imag, b.real, b.imag, c.real, c.imag, d.real, d.imag, e.real, e.imag, f.real, f.imag, g.real,
+            g.imag, h.real, h.imag, k.real, k.imag, np.fft.irfft(z), np.fft.irfft(z, n=7, axis=0, norm="ortho"),
+            np.fft.irfft2(z), np.fft.irfftn(z, s=(3, 6), axes=(0, 1)), np.fft.irfftn(x))
+
+
+values(ffts, (FX, FZ), (frng.integers(-5, 6, (3, 5)), FZ[:, :3]), of=TRANSFORMS)
+
+
+def fft_helpers(x, z):
+    s = np.fft.ifftshift(z, axes=1)
+    return (np.fft.fftfreq(5), np.fft.fftfreq(6, 0.25), np.fft.rfftfreq(7, d=2.0), np.fft.rfftfreq(1),
+            np.fft.fftshift(x), np.fft.fftshift(x, axes=(0,)), np.fft.ifftshift(x), s.real, s.imag)
+
+
+values(fft_helpers, (FX, FZ), of=(np.fft.fftfreq, np.fft.rfftfreq, np.fft.fftshift, np.fft.ifftshift))
+
+
+def fft_loss(x):
+    w = np.sin(np.arange(15.0).reshape(3, 5))
+    spectrum = np.abs(np.fft.rfft(x)) + np.fft.fft(x).real[:, :3] + np.fft.rfftn(x).imag
+    back = np.fft.irfft(np.fft.fft2(x)[:, :3]) + np.fft.irfft2(np.fft.rfft2(x * w), s=(3, 4))
+    other = np.fft.fftn(x, axes=(0,)).real + np.fft.ifftn(x).real + np.fft.ifft2(x).imag + np.fft.ifft(x).imag
+    return (np.sum(spectrum * w[:, :3]) + np.sum(back * w[:, :4]) + np.sum(other * w)
+            + np.sum(np.fft.irfftn(np.fft.rfft(x), s=(3, 5)) * np.fft.fftshift(w)) + np.sum(np.fft.ifftshift(x) * w))
+
+
+grads(fft_loss, (FX,), of=(*TRANSFORMS, np.fft.fftshift, np.fft.ifftshift))
+
+
+@refused(np.fft.rfft, "np.fft.rfft of a complex array (NumPy's TypeError: it takes a real signal)", FZ)
+def rfft_of_complex(z):
+    return np.fft.rfft(z)  # refused
+
+
+@refused(np.fft.fft, "np.fft.fft with out= is not supported", FX)
+def fft_out(x):
+    return np.fft.fft(x, out=x)  # refused
+
+
+@refused(np.fft.fftn, "np.fft.fftn's s and axes differ in length (1 and 2)", FX)
+def fftn_mismatched(x):
+    return np.fft.fftn(x, s=(3,), axes=(0, 1))  # refused
+
+
 # -- running the cases ------------------------------------------------------------------
 
 
@@ -2018,7 +2075,7 @@ NO_GRADIENT = {
     np.unique: "refused", np.bitwise_and: "integers", np.bitwise_or: "integers", np.bitwise_xor: "integers",
     np.invert: "integers", np.left_shift: "integers", np.right_shift: "integers",
     np.isclose: "booleans", np.allclose: "booleans", np.searchsorted: "an integer", "searchsorted": "an integer",
-    np.digitize: "an integer",
+    np.digitize: "an integer", np.fft.fftfreq: "no float input", np.fft.rfftfreq: "no float input",
 }
 
 

@@ -27,7 +27,8 @@ def _complex(x: np.ndarray) -> np.ndarray:
 
 
 def _attrs(axis, kind, scale, inverse=False, onesided=False, length=None) -> str:
-    extra = "".join([", inverse" * inverse, ", onesided" * onesided, f", length = {length} : i64" * (length is not None)])
+    extra = "".join([", inverse" * inverse, ", onesided" * onesided,
+                     f", length = {length} : i64" * (length is not None)])
     return f'{{axis = {axis} : i64, kind = "{kind}", scale = "{scale}"{extra}}}'
 
 
@@ -130,7 +131,8 @@ def test_dft_matches_numpy(name, request):
 CHAIN = """func.func @f(%x: tensor<4x6xf32>) -> (tensor<4x4x2xf32>, tensor<4x6xf32>) {
   %a = nn.dft %x {axis = 1 : i64, kind = "r2c", scale = "none", onesided} : (tensor<4x6xf32>) -> tensor<4x4x2xf32>
   %b = nn.dft %a {axis = 0 : i64, kind = "c2c", scale = "sqrt", inverse} : (tensor<4x4x2xf32>) -> tensor<4x4x2xf32>
-  %c = nn.dft %b {axis = 1 : i64, kind = "c2r", scale = "n", inverse, length = 6 : i64} : (tensor<4x4x2xf32>) -> tensor<4x6xf32>
+  %c = nn.dft %b {axis = 1 : i64, kind = "c2r", scale = "n", inverse, length = 6 : i64} :
+    (tensor<4x4x2xf32>) -> tensor<4x6xf32>
   func.return %b, %c : tensor<4x4x2xf32>, tensor<4x6xf32>
 }"""
 
@@ -214,7 +216,8 @@ def test_gradient_matches_torch(case):
     kind, shape, axis, scale, inverse, onesided, length = CASES[case]
     x, expected = _case(kind, shape, axis, scale, inverse, onesided, length)
     seed = RNG.standard_normal(expected.shape)
-    module = parse_module(_function("f", x.shape, expected.shape, _attrs(axis, kind, scale, inverse, onesided, length), "f64"))
+    attrs = _attrs(axis, kind, scale, inverse, onesided, length)
+    module = parse_module(_function("f", x.shape, expected.shape, attrs, "f64"))
     PassManager.parse("autodiff,expand-library").run(module)
     got = interpret(module, "f_grad", x, seed)[1]
     tx = torch.tensor(x, requires_grad=True)
