@@ -3,7 +3,8 @@
 `row_plan(op)` says whether a top-level map is a row reduction: it has
 variables that none of its writes' indices depend on (the last ones: its
 row), every write is a wcr write whose indices are affine in the others and
-constants, and it holds no nested map and reads no output. Softmax's
+constants, one wcr kind per output, and it holds no nested map and reads no
+output. Softmax's
 maximum and sum, a sum, maximum or mean over the last axes, a loss's total
 over every axis are such maps. `build_rows` builds their kernel in place of
 one thread per iteration with an atomic each (a compare-and-swap loop per
@@ -41,7 +42,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-import sympy
 from xdsl.builder import Builder
 from xdsl.dialects import arith, gpu, memref, scf
 from xdsl.dialects.builtin import IndexType, IntegerAttr, MemRefType, NoneAttr, StringAttr, UnitAttr, i64
@@ -106,6 +106,8 @@ def row_plan(op: df.MapOp) -> RowPlan | None:
     writes = [w for w in ops if isinstance(w, df.WriteOp)]
     if not writes or any(w.wcr_kind is None for w in writes):
         return None
+    if any(len({w.wcr_kind for w in writes if w.dest is dest}) > 1 for dest in op.out_args):
+        return None  # two kinds into one output do not regroup
     if any(o.regions and not isinstance(o, df.TaskletOp) for o in ops):
         return None
     outputs = {*op.out_args, *op.outs}
@@ -149,6 +151,8 @@ def _disjoint(writes: Sequence[df.WriteOp], row_vars: Sequence[SSAValue]) -> boo
     """Whether two rows never write one element: for each output and each row
     variable v, one dimension of the index is the same `a*v + c` (a != 0) in
     every write to that output."""
+    import sympy  # on first use: its import is slow
+
     symbols = IndexSymbols()
     for dest in {w.dest for w in writes}:
         ws = [w for w in writes if w.dest is dest]
