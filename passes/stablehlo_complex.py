@@ -18,7 +18,8 @@ complex. The converter then builds each op of complex operands or results as
 * multiply, divide, the elementwise functions, compare (EQ, NE), maximum and
   minimum (lexicographic, as the spec orders complex numbers), dot_general
   (four real products) and reduce with a multiply, maximum or minimum body
-  are built from the parts (`passes.stablehlo_complex_math`); fft is
+  and triangular_solve (the real substitution on the parts; ADJOINT
+  conjugates) are built from the parts (`passes.stablehlo_complex_math`); fft is
   `nn.dft`s over its axes, which take the packed layout;
 * complex, real, imag and convert pack and unpack the parts;
 
@@ -33,7 +34,8 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 
-from xdsl.dialects import func
+from xdsl.builder import Builder
+from xdsl.dialects import arith, func, scf
 from xdsl.dialects.builtin import (
     BytesAttr,
     ComplexType,
@@ -42,12 +44,13 @@ from xdsl.dialects.builtin import (
     Float64Type,
     FloatAttr,
     FunctionType,
+    IndexType,
     IntegerAttr,
     TensorType,
     i64,
 )
-from xdsl.ir import Attribute, Operation, SSAValue
-from xdsl.rewriter import Rewriter
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+from xdsl.rewriter import InsertPoint, Rewriter
 
 from dfc.dialects import nn
 from dfc.dialects import nn_contract as nnc
@@ -57,6 +60,7 @@ from dfc.dialects import nn_shape as nns
 from dfc.dialects import stablehlo as shlo
 from dfc.dialects.diagnostics import CompileError
 from dfc.dialects.nn_fft_builders import dft_axes
+from dfc.dialects.stablehlo_bits import TriangularSolveOp
 from dfc.dialects.stablehlo_fft import FftOp
 from dfc.passes.stablehlo_complex_math import ComplexMath, Pair
 
@@ -130,8 +134,10 @@ class ComplexConversions(ComplexMath):
     """The conversions of stablehlo ops of complex operands or results (`as_complex_<op>`), mixed into
     the converter; `complex_ops` is what `make_real` returned."""
 
+    b: Builder
     complex_ops: dict[Operation, Flags]
     unsigned_ops: dict[Operation, tuple[tuple[bool, ...], tuple[bool, ...]]]
+    _swap_last: Callable[[SSAValue], SSAValue]
 
     def complex_form(self, op: Operation) -> Sequence[SSAValue] | None:
         """`op` converted for its complex operands or results, or None where the real conversion is the
@@ -354,6 +360,74 @@ class ComplexConversions(ComplexMath):
             raise CompileError.at(op, f"convert-stablehlo: '{op.name}' gives {result.type}, not its result type "
                                       f"{op.results[0].type}")
         return result
+
+    def as_complex_triangular_solve(self, op: TriangularSolveOp) -> Sequence[SSAValue]:
+        """The real conversion's substitution (`passes.stablehlo_linalg`) on the parts: op(a) is a, its
+        transpose or its adjoint (the conjugate transpose); each row is a complex product and division."""
+        a, b = op.a, op.b
+        shape = _shape(a)[:-1]
+        if len(shape) < 2 or shape[-1] != shape[-2] or _shape(b)[:-3] != shape[:-2]:
+            raise CompileError.at(op, f"convert-stablehlo: triangular_solve of {a.type} and {b.type}: a must be "
+                                      "square matrices with b's batch dimensions")
+        left, lower = bool(op.left_side.value.data), bool(op.lower.value.data)
+        transposed = op.transpose_a.data != "NO_TRANSPOSE"
+        ar, ai = self.split(a)
+        if op.transpose_a.data == "ADJOINT":
+            ai = self.neg(ai)
+        br, bi = self.split(b)
+        c = (br, bi) if left else (self._swap_last(br), self._swap_last(bi))
+        if _shape(c[0])[-2] != shape[-1]:
+            raise CompileError.at(op, f"convert-stablehlo: triangular_solve: b {b.type} does not match a {a.type}")
+        flip = transposed == left  # x op(a) = b is op(a)^T x^T = b^T
+        rank, n = len(shape), shape[-1]
+        rows = self.ins(nns.IotaOp(TensorType(i64, [n, n]), 0))
+        cols = self.ins(nns.IotaOp(TensorType(i64, [n, n]), 1))
+        strict = self.ins(nne.CompareOp(rows, cols, "GT" if lower else "LT"))
+        strict = self.ins(nns.BroadcastInDimOp(strict, shape, [rank - 2, rank - 1]))
+        m = [self.where(strict, p, self.num(0.0, p)) for p in (ar, ai)]
+        if flip:
+            m = [self._swap_last(p) for p in m]
+        diagonal = None if bool(op.unit_diagonal.value.data) else (ar, ai)
+        xr, xi = self._complex_substitute((m[0], m[1]), diagonal, c, lower != flip, shape[:-2], n)
+        if not left:
+            xr, xi = self._swap_last(xr), self._swap_last(xi)
+        return [self.pack((xr, xi))]
+
+    def _complex_substitute(self, m: Pair, a: Pair | None, c: Pair, forward: bool, batch: tuple[int, ...],
+                            n: int) -> Pair:
+        """x with (m + diag(a)) x = c, m strictly triangular (lower when `forward`), row by row in an
+        `scf.for` carrying x's parts; a None `a` is a unit diagonal."""
+        k = _shape(c[0])[-1]
+        nb = len(batch)
+        e = _tensor_type(c[0]).element_type
+        x0 = [self.ins(nn.FullOp(FloatAttr(0.0, e), _shape(p))) for p in c]  # type: ignore[arg-type]
+        t0 = self.ins(nn.FullOp(IntegerAttr(0, i64), []))
+        body = Block(arg_types=[IndexType(), x0[0].type, x0[1].type, t0.type])
+        _, xr, xi, t = body.args
+        saved, self.b = self.b, Builder(InsertPoint.at_end(body))
+        zero = self.ins(nn.FullOp(IntegerAttr(0, i64), []))
+        i = t if forward else self.ins(nn.SubOp(self.ins(nn.FullOp(IntegerAttr(n - 1, i64), [])), t))
+
+        def rows_of(v: SSAValue, width: int) -> SSAValue:
+            return self.ins(nns.DynamicSliceOp(v, [zero] * nb + [i, zero], [*batch, 1, width]))
+
+        def dot(u: SSAValue, v: SSAValue) -> SSAValue:
+            return self.ins(nnc.DotGeneralOp(u, v, (list(range(nb)), list(range(nb))), ([nb + 1], [nb])))
+
+        row = (rows_of(m[0], n), rows_of(m[1], n))
+        product = (self.sub(dot(row[0], xr), dot(row[1], xi)), self.add(dot(row[0], xi), dot(row[1], xr)))
+        xi_row = (self.sub(rows_of(c[0], k), product[0]), self.sub(rows_of(c[1], k), product[1]))
+        if a is not None:
+            d = [self.ins(nns.DynamicSliceOp(p, [zero] * nb + [i, i], [*batch, 1, 1])) for p in a]
+            xi_row = self.c_div(xi_row, (d[0], d[1]))
+        new = [self.ins(nns.DynamicUpdateSliceOp(x, v, [zero] * nb + [i, zero])) for x, v in zip((xr, xi), xi_row)]
+        t_new = self.ins(nn.AddOp(t, self.ins(nn.FullOp(IntegerAttr(1, i64), []))))
+        body.add_op(scf.YieldOp(*new, t_new))
+        self.b = saved
+        bounds = [self.ins(arith.ConstantOp.from_int_and_width(v, IndexType())) for v in (0, n, 1)]
+        loop = scf.ForOp(*bounds, [*x0, t0], Region(body))
+        self.b.insert(loop)
+        return loop.results[0], loop.results[1]
 
     def as_complex_reduce(self, op: shlo.ReduceOp) -> Sequence[SSAValue] | None:
         """An add body reduces the packed tensor as a real one; multiply, maximum and minimum bodies fold

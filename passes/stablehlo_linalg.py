@@ -8,8 +8,8 @@ M, backward for an upper one) computes row i of x as (c_i - M_i x) / a_ii
 (or without the division, for `unit_diagonal`), x starting at zeros so that
 the rows not yet solved contribute nothing. Every row is one `dot_general`
 of its batch, so batch dimensions are solved together. Complex matrices
-(`ADJOINT` differs from `TRANSPOSE` only for them) are refused where their
-element type appears.
+(`ADJOINT` differs from `TRANSPOSE` only for them) are solved the same way
+on their parts (`passes.stablehlo_complex`).
 
 `map` applies its computation, a region on 0-d tensors, to whole tensors:
 its ops are elementwise (checked), so the region is inlined with every type

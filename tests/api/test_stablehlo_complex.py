@@ -113,6 +113,24 @@ def test_shapes_contractions_and_reductions_equal_numpy_on_the_interpreter():
         _close(g, want, 1e-12)
 
 
+@pytest.mark.parametrize("lower, transpose_a", [(True, False), (False, True)], ids=["lower", "upper_adjoint"])
+def test_triangular_solve_of_complex_matrices_equals_numpy(lower, transpose_a):
+    """A hand-written module (JAX on CPU calls LAPACK instead), its complex arguments passed packed."""
+    a, b = _complex(2, 3, 3) + 3 * np.eye(3), _complex(2, 3, 2)
+    ta, tb = "tensor<2x3x3xcomplex<f64>>", "tensor<2x3x2xcomplex<f64>>"
+    text = f"""func.func @main(%a: {ta}, %b: {tb}) -> {tb} {{
+  %x = "stablehlo.triangular_solve"(%a, %b) {{left_side = true, lower = {str(lower).lower()}, unit_diagonal = false,
+    transpose_a = #stablehlo<transpose {"ADJOINT" if transpose_a else "NO_TRANSPOSE"}>}} : ({ta}, {tb}) -> {tb}
+  func.return %x : {tb}
+}}"""
+    packed = interpret(import_stablehlo(text), "main", *(np.ascontiguousarray(v[..., None]).view(np.float64)
+                                                        for v in (a, b)))
+    got = np.ascontiguousarray(packed).view(np.complex128)[..., 0]
+    m = np.tril(a) if lower else np.triu(a)
+    m = np.conj(np.swapaxes(m, -1, -2)) if transpose_a else m
+    _close(got, np.linalg.solve(m, b), 1e-12)
+
+
 def small_loss(x, y):
     z = lax.complex(x, y)
     u = jnp.exp(z) / (z + 3.0)
