@@ -33,7 +33,7 @@ reductions, normalizations, losses; `onnx_math_ops`: activations and other
 elementwise functions; `onnx_attention_ops`: Attention, RotaryEmbedding; `onnx_image_ops`: CenterCropPad,
 Col2Im; `onnx_control_flow`:
 If, Loop, Scan (`onnx_loop_while`: Loops of run-time length); `onnx_sequence_models`: LinearAttention,
-CausalConvWithState, FlexAttention (`ai.onnx.preview`); `onnx_sequences`: sequences and optionals; `onnx_recurrent`: RNN, GRU, LSTM; `onnx_unsigned`:
+CausalConvWithState, FlexAttention (`ai.onnx.preview`); `onnx_text_ops`: TfIdfVectorizer; `onnx_sequences`: sequences and optionals; `onnx_recurrent`: RNN, GRU, LSTM; `onnx_unsigned`:
 BitShift and the unsigned forms; `onnx_quantize`: QuantizeLinear, DequantizeLinear,
 DynamicQuantizeLinear), and the operators `fold` computes.
 docs/importers.md has the table.
@@ -103,6 +103,7 @@ from dfc.importers.onnx_sequences import (
     regroup,
 )
 from dfc.importers.onnx_shape_ops import ShapeOps
+from dfc.importers.onnx_text_ops import TextOps
 from dfc.importers.onnx_spectral_ops import SpectralOps
 from dfc.importers.onnx_unsigned import SIGN_AGNOSTIC, UNSIGNED_AWARE, UnsignedOps, signless, with_onnx_dtype
 
@@ -171,7 +172,7 @@ def _trunc_div(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 class OnnxImporter(ShapeOps, NNOps, MathOps, AttentionOps, ImageOps, ControlFlowOps, RecurrentOps, UnsignedOps,
-                   NarrowOps, QuantizeOps, SequenceOps, WhileLoopOps, SequenceModelOps, SpectralOps):
+                   NarrowOps, QuantizeOps, SequenceOps, WhileLoopOps, SequenceModelOps, SpectralOps, TextOps):
     """Builds `@main` node by node; `consts` holds the values known at import time, `values` the SSA values
     and the sequences and optionals (`onnx_sequences`)."""
 

@@ -425,6 +425,7 @@ SUBSET: dict[str, tuple[str, ...]] = {
     "LinearAttention": ("test_linear_attention_gated_delta_gqa", "test_linear_attention_fp16"),
     "CausalConvWithState": ("test_causal_conv_with_state_silu_with_past_state", "test_causal_conv_with_state_kernel_size_one"),
     "FlexAttention": ("test_flexattention_causal_mask", "test_flexattention_fp16"),
+    "TfIdfVectorizer": ("test_tfidfvectorizer_tf_batch_uniandbigrams_skip5",),
     "If": ("test_if", "test_if_seq"), "Loop": ("test_loop11", "test_loop13_seq", "test_loop16_seq_none"),
     "Identity": ("test_identity", "test_identity_sequence", "test_identity_opt"),
     "SequenceEmpty": ("simple/test_sequence_model1",), "SequenceInsert": ("test_sequence_insert_at_front",),
