@@ -29,8 +29,9 @@ optimised at O3 for `arch` (sm_70 or newer: warp aggregation uses
   are `atom.global` instructions, float max/min (`fmaximum`, NaN-propagating
   like `arith.maximumf`) LLVM expands to a CAS loop, mul is a CAS loop here.
 * `gpu.barrier` is `bar.sync 0`; a `memref.get_global` of memory space 3
-  (a `blas.gemm` kernel's shared tiles, `passes.gpu_gemm`) is an
-  uninitialised `addrspace(3)` array, i.e. `.shared` memory.
+  (a `blas.gemm` kernel's shared tiles, `passes.gpu_gemm`; a row
+  reduction's tree, `passes.gpu_rows`) is an uninitialised `addrspace(3)`
+  array, i.e. `.shared` memory.
 * Math without libm or libdevice: exp, exp2, log, log2, log10, expm1, log1p,
   sin, cos, tan, asin, acos, atan, atan2, sinh, cosh, tanh, asinh, acosh,
   atanh, cbrt, erf, powf and `arith.remf` (exact fmod) are inline range
@@ -367,7 +368,8 @@ def _barrier(e: KernelEmitter, op: Operation) -> None:
 @_GPU_HANDLERS.register("memref.get_global")
 def _shared_global(e: KernelEmitter, op: Operation) -> None:
     """A `memref.global` of memory space 3 (the kernel module's shared tiles,
-    `passes.gpu_gemm`): an uninitialised `addrspace(3)` array of the module."""
+    `passes.gpu_gemm`, and row buffers, `passes.gpu_rows`): an uninitialised
+    `addrspace(3)` array of the module."""
     t = op.results[0].type
     assert isinstance(t, MemRefType)
     if t.memory_space != SHARED:

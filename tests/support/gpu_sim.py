@@ -37,7 +37,7 @@ and the PTX declaring each kernel the engine asks for. An op it does not know
 raises SimulationError naming it.
 
 Shared memory (`memref.get_global` of memory space 3, a `blas.gemm` kernel's
-tiles) is one buffer per block, filled with NaN. Since threads run in
+tiles, a row reduction's tree) is one buffer per block, filled with NaN. Since threads run in
 lockstep, every store would be visible to every later load, which would hide
 a missing barrier; so `gpu.barrier` must be reached by all threads of a block
 together, and a shared access raises when it reads or overwrites an element
