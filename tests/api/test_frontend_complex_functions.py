@@ -233,3 +233,11 @@ def test_complex64_stays_complex64(name):
     want = getattr(np, name)(z)
     err = np.abs(np.ascontiguousarray(got).view(np.complex64)[..., 0] - want) / np.abs(want)
     assert err.max() < 1e-6, err.max()
+
+
+@pytest.mark.slow
+def test_compiled_reductions_match_numpy():
+    z = RNG.standard_normal(7) + 1j * RNG.standard_normal(7)
+    A = RNG.standard_normal((3, 5)) + 1j * RNG.standard_normal((3, 5))
+    for k, (g, w) in enumerate(zip(dfc.jit(reductions)(z, A), reductions(z, A))):
+        np.testing.assert_allclose(g, w, rtol=1e-13, atol=1e-13 * np.abs(w).max(), err_msg=f"result {k}")
