@@ -186,7 +186,7 @@ def test_gradient_of_a_real_loss_through_them(fn):
 
 
 def compiled_mix(z):
-    return np.sin(z), np.cumprod(z), np.max(z)
+    return np.cumprod(z), np.max(z), np.tan(z[:2])
 
 
 def test_compiled_agrees_with_numpy():
