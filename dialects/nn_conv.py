@@ -7,8 +7,9 @@ and the others through their expansion (maps that read the output gradient and
 accumulate into the input's and kernel's with wcr(add)).
 
 `nn.col2im` sums columns of patches back into an image (the adjoint of the
-unfolding im2col does); its expansion is a composite of `nn.pad`s and adds, so
-its gradient is theirs (slices of the image's gradient).
+unfolding im2col does); its expansion is one map adding each column value into
+the padded image with wcr(add), and autodiff differentiates it through that
+(each column value's gradient read from the image's).
 """
 
 from __future__ import annotations

@@ -25,26 +25,24 @@ unroll, so the loop along the output positions vectorises and loads each
 input element once for the block's features; `passes/autodiff/rules_conv.py`
 is its backward rule.
 
-`nn.col2im` expands to a composite of nn ops (`_col2im`): each tap's columns,
-padded with zeros into the image, summed over the taps."""
+`nn.col2im` expands to one map adding the columns into the padded image with
+wcr(add) and an `nn.slice` of the image (`_col2im`)."""
 
 from __future__ import annotations
 
-import itertools
 import math
 from collections.abc import Callable, Sequence
 
 from xdsl.builder import Builder
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import AnyFloat, FloatAttr, IntegerAttr, TensorType
+from xdsl.dialects.builtin import TensorType
 from xdsl.ir import BlockArgument, Operation, SSAValue
 
-from dfc.dialects import nn
 from dfc.dialects.df_builders import empty, index_const, map_op, read, splat, tasklet, write
 from dfc.dialects.nn_conv import Col2ImOp, ConvolutionOp
 from dfc.dialects.nn_expand_shape import affine
 from dfc.dialects.nn_expand_window import padded
-from dfc.dialects.nn_shape import PadOp, SliceOp
+from dfc.dialects.nn_shape import SliceOp
 
 
 def _t(v: SSAValue) -> TensorType:
@@ -272,28 +270,25 @@ def _im2col(b: Builder, op: ConvolutionOp) -> SSAValue:
 
 
 def _col2im(b: Builder, op: Col2ImOp) -> SSAValue:
-    """The input viewed as (N, C, *block, *positions); the columns of each tap padded with zeros into the image
-    (low edge `tap * dilation - padding_low`, `stride - 1` between neighbours; a negative edge crops what lands
-    in the padding), and the taps summed in row-major order. Autodiff differentiates the pads and adds."""
-    x = op.input
-    image, block, strides, low, _, dilations = op.geometry()
-    positions = op.positions()
+    """One map over (N, C, *block, *positions) that adds each column value with wcr(add) into the padded image,
+    at `position * stride + tap * dilation` (the taps of an element in row-major order), and the image cut out
+    of the padding by an `nn.slice`. Autodiff differentiates the map (a read of the padded image's gradient per
+    column value) and the slice."""
+    image, block, strides, low, high, dilations = op.geometry()
+    positions, rank = op.positions(), len(image)
     n, c = _t(op.result).get_shape()[:2]
-    e = _t(x).element_type
-    grid = b.insert(nn.ReshapeOp(x, [n, c, *block, *positions])).result
-    zero = b.insert(nn.FullOp(FloatAttr(0.0, e) if isinstance(e, AnyFloat) else IntegerAttr(0, e), [])).result
-    whole = [0] * len(positions)
-    total: SSAValue | None = None
-    for tap in itertools.product(*(range(k) for k in block)):
-        part = b.insert(SliceOp(grid, [0, 0, *tap, *whole], [n, c, *(t + 1 for t in tap), *positions],
-                                [1] * (2 + 2 * len(tap)))).result
-        part = b.insert(nn.ReshapeOp(part, [n, c, *positions])).result
-        lo = [t * r - p for t, r, p in zip(tap, dilations, low)]
-        hi = [d - a - 1 - (m - 1) * s for d, a, m, s in zip(image, lo, positions, strides)]
-        part = b.insert(PadOp(part, zero, [0, 0, *lo], [0, 0, *hi], [0, 0, *(s - 1 for s in strides)])).result
-        total = part if total is None else b.insert(nn.AddOp(total, part)).result
-    assert total is not None  # a block has at least one tap (the verifier)
-    return total
+    taps = math.prod(block)
+    whole = TensorType(_t(op.result).element_type, [n, c, *(d + lo + hi for d, lo, hi in zip(image, low, high))])
+
+    def scatter(mb: Builder, ivs: Sequence[BlockArgument], outs: Sequence[BlockArgument]) -> None:
+        batch, feature, ts, ys = ivs[0], ivs[1], ivs[2 : 2 + rank], ivs[2 + rank :]
+        column = [batch, affine(mb, feature, taps, _mixed(mb, ts, block)), _mixed(mb, ys, positions)]
+        at = [affine(mb, t, r, affine(mb, y, s, 0)) for t, y, r, s in zip(ts, ys, dilations, strides)]
+        write(mb, read(mb, op.input, column), outs[0], [batch, feature, *at], "add")
+
+    summed = map_op(b, [n, c, *block, *positions], [splat(b, whole, 0)], scatter).res[0]
+    return b.insert(SliceOp(summed, [0, 0, *low], [n, c, *(lo + d for lo, d in zip(low, image))],
+                            [1] * (2 + rank))).result
 
 
 CONV_EXPANSIONS: dict[type[Operation], Callable[[Builder, Operation], SSAValue]] = {ConvolutionOp: _convolution,

@@ -1,4 +1,4 @@
-"""nn.col2im (dialects/nn_conv.py, a composite of pads and adds): forward against PyTorch's F.fold (2-D) and a
+"""nn.col2im (dialects/nn_conv.py; a wcr(add) map and a slice): forward against PyTorch's F.fold (2-D) and a
 direct scatter-add of the columns in numpy (1-D, 3-D, integers) on the interpreter and the engine; its gradient
 against float64 finite differences; its verifier."""
 
@@ -88,9 +88,9 @@ def test_col2im_any_rank_as_the_scatter_add(dtype, geometry):
         np.testing.assert_array_equal(got, want, err_msg=engine)
 
 
-@pytest.mark.parametrize("engine", [False, pytest.param(True, marks=pytest.mark.slow)], ids=["interpreter", "engine"])
+@pytest.mark.parametrize("engine", [False, True], ids=["interpreter", "engine"])
 def test_col2im_gradient(engine):
-    """The gradient of the composite (a slice of the output's gradient per tap) by finite differences."""
+    """The gradient (the map reads the padded image's gradient per column value) by finite differences."""
     geometry = ((4, 3), (2, 2), (2, 1), (1, 0), (0, 1), (1, 2))
     blocks = int(np.prod(_positions(*geometry)))
     text = _col2im([1, 4, blocks], [1, 1, 4, 3], geometry)
