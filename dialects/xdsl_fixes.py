@@ -130,7 +130,7 @@ from xdsl.transforms import canonicalize as xdsl_canonicalize
 from xdsl.transforms import common_subexpression_elimination as xdsl_cse
 from xdsl.transforms import dead_code_elimination as xdsl_dce
 from xdsl.utils.lexer import Input, Span
-from xdsl.utils.mlir_lexer import MLIRLexer
+from xdsl.utils.mlir_lexer import MLIRLexer, MLIRTokenKind
 
 from dfc.dialects.limits import dense_problem, shape_problem
 
@@ -210,6 +210,26 @@ class DfcParser(Parser):
                 except (OverflowError, struct.error):
                     parser.raise_error(f"floating point value too large for {type}", at_position=self.span)
             return value
+
+    def _parse_optional_complex(self):  # type: ignore[no-untyped-def]
+        """A `(real, imaginary)` element of a complex literal.
+
+        Upstream: xDSL refuses a pair of an integer and a float, which is how MLIR prints a
+        hexadecimal (bit pattern) part next to a decimal one (JAX's complex -inf init:
+        `(0xFFF0000000000000,0.000000e+00)`); here a hexadecimal part may pair with a float
+        (`to_type` reads its bits)."""
+        if self._current_token.kind != MLIRTokenKind.L_PAREN:  # pyright: ignore[reportPrivateUsage]
+            return None
+        start = self._consume_token(MLIRTokenKind.L_PAREN).span.start  # pyright: ignore[reportPrivateUsage]
+        parts = [self._parse_bool_int_or_float()]
+        self.parse_punctuation(",")
+        parts.append(self._parse_bool_int_or_float())
+        if type(parts[0][0]) is not type(parts[1][0]) and not all(
+                isinstance(v, float) or type(v) is int and span.text.lstrip("-").lower().startswith("0x")
+                for v, span in parts):
+            self.raise_error("Complex value must be either (float, float) or (int, int)")
+        end = self._consume_token(MLIRTokenKind.R_PAREN).span.end  # pyright: ignore[reportPrivateUsage]
+        return (parts[0][0], parts[1][0]), Span(start, end, self.lexer.input)
 
     def _span_from(self, start: int) -> Span:
         return Span(start, self._current_token.span.start, self.lexer.input)  # pyright: ignore[reportPrivateUsage]

@@ -13,7 +13,7 @@ complex. The converter then builds each op of complex operands or results as
   add, subtract, negate, reshape, reverse, concatenate, bitcast_convert,
   control flow, reduce with an add body) convert as the real ones;
 * the shape and indexing ops (transpose, broadcast_in_dim, slice, pad,
-  dynamic_slice, dynamic_update_slice, gather, select, iota) keep the
+  dynamic_slice, dynamic_update_slice, gather, scatter, select, iota) keep the
   trailing dimension out of their dimension numbers;
 * multiply, divide, the elementwise functions, compare (EQ, NE), maximum and
   minimum (lexicographic, as the spec orders complex numbers), dot_general
@@ -304,6 +304,27 @@ class ComplexConversions(ComplexMath):
         dims["offset_dims"] = (*dims["offset_dims"], len(_shape(op.result)) - 1)
         dims["slice_sizes"] = (*op.slice_sizes.get_values(), 2)
         return [self.ins(nni.GatherOp(op.operand, op.start_indices, dims, d.int("index_vector_dim")))]
+
+    def as_complex_scatter(self, op: shlo.ScatterOp) -> Sequence[SSAValue]:
+        """A replace or add body (add acts on the parts alone); the trailing dimension is one more
+        window dimension of the updates."""
+        if len(op.all_operands) != 3:
+            raise CompileError.at(op, "convert-stablehlo: scatter of several inputs is not supported")
+        operand, indices, updates = op.all_operands
+        block = op.update_computation.block
+        ops = list(block.ops)
+        if len(ops) == 1 and list(ops[0].operands) == [block.args[1]]:
+            kind = "replace"
+        elif self._body_kind(op, op.update_computation) == "stablehlo.add":  # type: ignore[attr-defined]
+            kind = "add"
+        else:
+            raise CompileError.at(op, "convert-stablehlo: scatter of complex numbers with this update computation "
+                                      "is not supported (replace and add are)")
+        d = op.scatter_dimension_numbers
+        dims = {n: d.ints(n) for n in ("update_window_dims", "inserted_window_dims", "input_batching_dims",
+                                       "scatter_indices_batching_dims", "scatter_dims_to_operand_dims")}
+        dims["update_window_dims"] = (*dims["update_window_dims"], len(_shape(updates)) - 1)
+        return [self.ins(nni.ScatterOp(operand, indices, updates, kind, dims, d.int("index_vector_dim")))]
 
     # ------------------------------------------------------------ contractions and reductions
 

@@ -48,7 +48,8 @@ def structured(a, b, x):
     g = a[jnp.array([2, 0, 1])]  # gather
     sel = jnp.where(jnp.abs(a) > 1.0, a, 2j * x[:, None])  # select, broadcast of a real-times-complex
     c = lax.complex(x, 2 * x) * jnp.exp(1j * x)
-    return m, s, t, p, g, sel, c, x @ a, lax.dynamic_slice(a, (1, 1), (2, 2))
+    u = a.at[jnp.array([0, 2]), 1].set(b[:2, 0]).at[1].add(1j)  # scatter, replace and add
+    return m, s, t, p, g, sel, c, x @ a, lax.dynamic_slice(a, (1, 1), (2, 2)), u
 
 
 def structured_numpy(a, b, x):
@@ -58,7 +59,10 @@ def structured_numpy(a, b, x):
     p = np.pad(a, ((1, 0), (0, 2)), constant_values=1 - 2j)
     sel = np.where(np.abs(a) > 1.0, a, 2j * x[:, None])
     c = (x + 2j * x) * np.exp(1j * x)
-    return m, s, t, p, a[[2, 0, 1]], sel, c, x @ a, a[1:3, 1:3]
+    u = a.copy()
+    u[[0, 2], 1] = b[:2, 0]
+    u[1] += 1j
+    return m, s, t, p, a[[2, 0, 1]], sel, c, x @ a, a[1:3, 1:3], u
 
 
 def _close(got, want, rtol):
@@ -163,7 +167,7 @@ SPEC_STYLE = """
 func.func @main() -> (tensor<4xi1>, tensor<4xcomplex<f64>>, tensor<4xcomplex<f64>>, tensor<2xf32>) {
   %lhs = stablehlo.constant dense<[(0x7FF0000000000001, 0x0000000000000000), (0x0000000000000000, 0x7FF0000000000001),
                                    (0x8000000000000000, 0x0000000000000000), (2.0, 2.0)]> : tensor<4xcomplex<f64>>
-  %rhs = stablehlo.constant dense<(0x0000000000000000, 0x0000000000000000)> : tensor<4xcomplex<f64>>
+  %rhs = stablehlo.constant dense<(0x0000000000000000, 0.0)> : tensor<4xcomplex<f64>>
   %eq = stablehlo.compare EQ, %lhs, %rhs : (tensor<4xcomplex<f64>>, tensor<4xcomplex<f64>>) -> tensor<4xi1>
   %max = stablehlo.maximum %lhs, %rhs : tensor<4xcomplex<f64>>
   %sign = stablehlo.sign %lhs : tensor<4xcomplex<f64>>
