@@ -103,8 +103,8 @@ from dfc.importers.onnx_sequences import (
     regroup,
 )
 from dfc.importers.onnx_shape_ops import ShapeOps
-from dfc.importers.onnx_text_ops import TextOps
 from dfc.importers.onnx_spectral_ops import SpectralOps
+from dfc.importers.onnx_text_ops import TextOps
 from dfc.importers.onnx_unsigned import SIGN_AGNOSTIC, UNSIGNED_AWARE, UnsignedOps, signless, with_onnx_dtype
 
 _UNARY = nn.one_to_one("onnx", 1)
