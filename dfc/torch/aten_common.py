@@ -61,8 +61,12 @@ class Builder(IRWriter):
         return self.op(op, [self.key], shape, dtype, stream=self.streams - 1)
 
     def out(self, node) -> tuple[tuple[int, ...], str]:
+        """Shape and element type of the node's (first) result; a complex one's packed (aten_fft.py)."""
         val = node.meta["val"]
-        return meta_type(val[0] if isinstance(val, tuple | list) else val)
+        val = val[0] if isinstance(val, tuple | list) else val
+        if str(val.dtype) in ("torch.complex64", "torch.complex128"):
+            return (*(int(d) for d in val.shape), 2), "f32" if str(val.dtype) == "torch.complex64" else "f64"
+        return meta_type(val)
 
     def convert(self, a: Value, dtype: str) -> Value:
         return a if a.dtype == dtype else self.op("nn.convert", [a], a.shape, dtype)

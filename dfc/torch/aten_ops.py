@@ -19,7 +19,7 @@ reductions and elementwise ops, so autodiff differentiates them like any
 other program. Anything else raises `UnsupportedOp`.
 
 The handlers live in one module per op family, each with its own table
-(`aten_elementwise.py`, `aten_shape.py`, `aten_nn.py`), on the helpers of
+(`aten_elementwise.py`, `aten_shape.py`, `aten_nn.py`, `aten_fft.py`, ...), on the helpers of
 `aten_common.py` (`Builder`, `handler_table`); this module merges the tables
 and is what the translator (`capture.py`) imports.
 """
@@ -30,6 +30,7 @@ from dfc.torch.aten_bags import BAG_HANDLERS
 from dfc.torch.aten_common import Builder, Handler, UnsupportedOp, meta_type
 from dfc.torch.aten_distance import DISTANCE_HANDLERS
 from dfc.torch.aten_elementwise import ELEMENTWISE_HANDLERS
+from dfc.torch.aten_fft import FFT_HANDLERS
 from dfc.torch.aten_nn import NN_HANDLERS
 from dfc.torch.aten_random import RANDOM_HANDLERS
 from dfc.torch.aten_shape import SHAPE_HANDLERS
@@ -39,7 +40,7 @@ __all__ = ["FAMILIES", "HANDLERS", "Builder", "Handler", "UnsupportedOp", "meta_
 
 FAMILIES: dict[str, dict[str, Handler]] = {
     "elementwise": ELEMENTWISE_HANDLERS, "shape": SHAPE_HANDLERS, "nn": NN_HANDLERS, "sort": SORT_HANDLERS,
-    "distance": DISTANCE_HANDLERS, "bags": BAG_HANDLERS, "random": RANDOM_HANDLERS,
+    "distance": DISTANCE_HANDLERS, "bags": BAG_HANDLERS, "random": RANDOM_HANDLERS, "fft": FFT_HANDLERS,
 }
 """Each op family's handlers (its module: `aten_<family>.py`)."""
 

@@ -32,6 +32,7 @@ from torch.export import ExportedProgram
 from torch.export.graph_signature import InputKind, OutputKind
 from torch.fx.experimental.symbolic_shapes import GuardOnDataDependentSymNode
 
+from dfc.torch.aten_fft import ComplexValue, complex_handler
 from dfc.torch.aten_ops import HANDLERS, Builder, UnsupportedOp, meta_type
 from dfc.torch.ir_text import Value
 
@@ -191,6 +192,9 @@ def capture(module: torch.nn.Module, args: tuple, kwargs: dict | None = None, ro
             results = [env[o] for o in node.args[0]]
             if not all(isinstance(r, Value) for r in results):
                 raise UnsupportedOpError(f"{root}: every output must be a tensor")
+            if any(isinstance(r, ComplexValue) for r in results):
+                raise UnsupportedOpError(f"{root}: a complex output (dfc.torch returns real tensors: return "
+                                         "torch.view_as_real(z), or z.real and z.imag)")
         elif node.op != "placeholder":
             raise UnsupportedOpError(f"{root}: graph node {node.op} {node.target}")
     if b.key is not None:
@@ -221,7 +225,10 @@ def _translate(b: Builder, node: torch.fx.Node, env: dict, root: str) -> Any:
             )
         return value
     name = str(node.target)
-    handler = HANDLERS.get(name)
+    try:
+        handler = complex_handler(name, node, args) or HANDLERS.get(name)
+    except UnsupportedOp as err:
+        raise UnsupportedOpError(f"unsupported {name} in {module_path(node, root)}: {err}") from None
     if handler is None:
         raise UnsupportedOpError(f"unsupported aten op {name} in {module_path(node, root)}")
     args, kwargs = bind(node.target, handler, args, kwargs, lambda: f"{name} in {module_path(node, root)}")

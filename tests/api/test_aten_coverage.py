@@ -870,6 +870,14 @@ def hand_cases() -> list[Case]:
         case("embedding_bag mean, padding_idx, include_last_offset", lambda w, k, o: F.embedding_bag(
             k, w, o, mode="mean", padding_idx=4, include_last_offset=True), r(6, 3), torch.tensor([1, 4, 4, 0, 5, 2]),
              torch.tensor([0, 2, 3, 3, 6]), grad=True),
+        # issue 35: torch.fft (aten_fft.py), complex values only between transforms, view_as_real and abs
+        case("fft rfft ortho, fft of a real signal, view_as_real, .real/.imag, abs", lambda x: (
+            torch.view_as_real(torch.fft.rfft(x, norm="ortho")), torch.fft.fft(x, dim=0).real,
+            torch.fft.fft(x, dim=0).imag, torch.fft.rfft(x, n=7).abs()), r(3, 6), grad=True),
+        case("fft fft2/ifft2 of a complex copy, irfft of n cut and padded", lambda x: (
+            torch.view_as_real(torch.fft.ifft2(torch.fft.fft2(x), norm="forward")),
+            torch.fft.irfft(torch.fft.rfft(x), n=5), torch.fft.irfft(torch.fft.rfft(x), n=11, dim=-1, norm="forward"),
+            torch.fft.irfftn(torch.fft.rfftn(x))), r(3, 6), grad=True),
     ]
 
 
@@ -914,6 +922,7 @@ def refused_forms() -> dict[str, tuple[Callable, tuple]]:
         "var of one element": (lambda x: torch.var(x, 0), (r(1, 3),)),
         "index_put with a boolean mask": (lambda x, m: torch.index_put(x, (m,), torch.tensor(1.0, dtype=F64)),
                                           (r(4), torch.tensor([True, False, True, True]))),
+        "arithmetic on a complex tensor": (lambda x: torch.view_as_real(torch.fft.fft(x) * 2), (r(4),)),
     }
 
 
@@ -1112,8 +1121,6 @@ CORE_EXCEPTIONS = {
     "aten.sym_numel.default": "symbolic shapes only (dfc compiles static shapes)",
     "aten.sym_storage_offset.default": "symbolic shapes only (dfc compiles static shapes)",
     "aten._native_batch_norm_legit.default": "the in-place form: the export emits the functional one",
-    "aten._fft_r2c.default": "FFTs: complex numbers are not in the library",
-    "aten._fft_c2r.default": "FFTs: complex numbers are not in the library",
 }
 """The core ATen overloads without a handler, and why."""
 
