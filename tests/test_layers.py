@@ -11,6 +11,7 @@ Layers, lowest first: `dfc.config` (the environment settings, a leaf),
 from __future__ import annotations
 
 import ast
+import functools
 import importlib.util
 import os
 
@@ -79,15 +80,18 @@ def _layer(module: str) -> int:
     return LAYERS.index(max(matches, key=len))
 
 
+@functools.cache
 def _graph() -> dict[str, set[str]]:
+    """Each module's dfc imports, read once per process (the tests only read it)."""
     known = _modules()
     return {name: _imports(name, path, known) for name, path in known.items()}
 
 
 def _circles(graph: dict[str, set[str]]) -> list[list[str]]:
     """Strongly connected components of more than one module (imports of a package's own `__init__` aside)."""
-    graph = {m: {t for t in targets if importlib.util.find_spec(t).origin is None
-                 or not importlib.util.find_spec(t).origin.endswith("__init__.py")} for m, targets in graph.items()}
+    targets = set().union(*graph.values())
+    packages = {t for t in targets if (importlib.util.find_spec(t).origin or "").endswith("__init__.py")}
+    graph = {m: targets - packages for m, targets in graph.items()}
     index: dict[str, int] = {}
     low: dict[str, int] = {}
     stack: list[str] = []
