@@ -89,8 +89,8 @@ def _graph() -> dict[str, set[str]]:
 
 def _circles(graph: dict[str, set[str]]) -> list[list[str]]:
     """Strongly connected components of more than one module (imports of a package's own `__init__` aside)."""
-    targets = set().union(*graph.values())
-    packages = {t for t in targets if (importlib.util.find_spec(t).origin or "").endswith("__init__.py")}
+    imported = set().union(*graph.values())
+    packages = {t for t in imported if (importlib.util.find_spec(t).origin or "").endswith("__init__.py")}
     graph = {m: targets - packages for m, targets in graph.items()}
     index: dict[str, int] = {}
     low: dict[str, int] = {}
