@@ -3,8 +3,9 @@
 
 Each axis' grid coordinate is unnormalised to pixels and padded (clamped, or reflected and
 clamped) by elementwise ops; a neighbour's pixel is read by an `nn.gather` (take-along form)
-of the image flattened to (N, C, H * W) at the row-major index of its clamped integer
-coordinates, and zeroed by a select where it lies outside the image (zeros padding). The
+of the image flattened to (N, C, D1 * ... * Dr) at the row-major index of its clamped integer
+coordinates, and zeroed by a select where it lies outside the image (zeros padding); the
+neighbours' weighted sum is separable, one axis at a time. The
 weights come from the fractional part `t = x - floor(x)`: so the gradient with respect to the
 grid flows through them (floor, round and the integer coordinates pass none), and the
 gradient with respect to the image is the gathers'.
@@ -12,6 +13,7 @@ gradient with respect to the image is the gathers'.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 
 from xdsl.builder import Builder
@@ -98,24 +100,30 @@ def _pad(w: _Writer, x: SSAValue, size: int, padding: str, align_corners: bool) 
 
 
 class _Image:
-    """The image flattened to (N, C, H * W), read at integer-valued pixel coordinates (N, 1, P)."""
+    """The image flattened to (N, C, D1 * ... * Dr), read at integer-valued pixel coordinates (N, 1, P), one per
+    spatial axis in axis order."""
 
     def __init__(self, w: _Writer, image: SSAValue):
         self.w = w
-        n, c, self.height, self.width = image.type.get_shape()  # type: ignore[attr-defined]
-        self.flat = w.ins(nn.ReshapeOp(image, [n, c, self.height * self.width]))
+        n, c, *self.sizes = image.type.get_shape()  # type: ignore[attr-defined]
+        self.flat = w.ins(nn.ReshapeOp(image, [n, c, math.prod(self.sizes)]))
 
-    def at(self, x: SSAValue, y: SSAValue, check: bool) -> SSAValue:
-        """The pixels at (x, y); with `check`, 0 where (x, y) is outside the image."""
+    def at(self, coords: list[SSAValue], check: bool) -> SSAValue:
+        """The pixels at `coords`; with `check`, 0 where the point is outside the image."""
         w, (n, c, _) = self.w, self.flat.type.get_shape()  # type: ignore[attr-defined]
-        cx, cy = w.clamp(x, 0.0, float(self.width - 1)), w.clamp(y, 0.0, float(self.height - 1))
-        row = w.ins(nn.MulOp(w.integer(cy), w.ins(nn.FullOp(IntegerAttr(self.width, i64), []))))
-        index = w.ins(nn.BroadcastOp(w.ins(nn.AddOp(row, w.integer(cx))), [n, c, x.type.get_shape()[2]]))  # type: ignore[attr-defined]
-        pixels = w.ins(take_along(self.flat, index, 2))
+        index, stride = None, math.prod(self.sizes)
+        for coord, size in zip(coords, self.sizes):
+            stride //= size
+            term = w.integer(w.clamp(coord, 0.0, float(size - 1)))
+            if stride != 1:
+                term = w.ins(nn.MulOp(term, w.ins(nn.FullOp(IntegerAttr(stride, i64), []))))
+            index = term if index is None else w.ins(nn.AddOp(index, term))
+        assert index is not None
+        pixels = w.ins(take_along(self.flat, w.ins(nn.BroadcastOp(index, [n, c, coords[0].type.get_shape()[2]])), 2))  # type: ignore[attr-defined]
         if not check:
             return pixels
-        inside = [w.compare(x, 0.0, "GE"), w.compare(x, float(self.width - 1), "LE"), w.compare(y, 0.0, "GE"),
-                  w.compare(y, float(self.height - 1), "LE")]
+        inside = [w.compare(v, bound, direction) for v, size in zip(coords, self.sizes)
+                  for bound, direction in ((0.0, "GE"), (float(size - 1), "LE"))]
         while len(inside) > 1:
             inside = [w.ins(ew.AndOp(inside[0], inside[1])), *inside[2:]]
         return w.select(inside[0], pixels, 0.0)
@@ -141,41 +149,55 @@ def _cubic_weights(w: _Writer, t: SSAValue) -> list[SSAValue]:
     return [far(w.add(t, 1.0)), near(t), near(w.sub(1.0, t)), far(w.sub(2.0, t))]
 
 
+def _interpolate(w: _Writer, image: _Image, positions: list[list[SSAValue]], weights: list[list[SSAValue]],
+                 check: bool) -> SSAValue:
+    """The weighted sum of the pixels at every combination of the axes' neighbour `positions`, each
+    weighted by the product of its axes' `weights`: the last axis summed innermost, as a separable filter."""
+    rank = len(positions)
+
+    def combine(chosen: tuple[int, ...]) -> SSAValue:
+        axis = len(chosen)
+        if axis == rank - 1:
+            return _sum(w, [w.mul(image.at([positions[a][k] for a, k in enumerate((*chosen, i))], check),
+                                  weights[axis][i]) for i in range(len(positions[axis]))])
+        return _sum(w, [w.mul(combine((*chosen, i)), weights[axis][i]) for i in range(len(positions[axis]))])
+
+    return combine(())
+
+
 def _grid_sample(b: Builder, op: Operation) -> SSAValue:
     assert isinstance(op, GridSampleOp)
     result = op.result.type
     assert isinstance(result, TensorType) and isinstance(result.element_type, AnyFloat)
     w = _Writer(b, result.element_type)
-    n, c, ho, wo = result.get_shape()
+    n, c, *out = result.get_shape()
+    rank, points = len(out), math.prod(out)
     mode, padding, align = op.mode.data, op.padding_mode.data, op.align_corners is not None
     image = _Image(w, op.input)
 
-    def coordinate(k: int, size: int) -> SSAValue:
-        part = w.ins(SliceOp(op.grid, [0, 0, 0, k], [n, ho, wo, k + 1], [1, 1, 1, 1]))
-        return _unnormalize(w, w.ins(nn.ReshapeOp(part, [n, 1, ho * wo])), size, align)
+    def coordinate(axis: int) -> SSAValue:
+        k = rank - 1 - axis  # the grid lists x (the last axis) first
+        part = w.ins(SliceOp(op.grid, [0] * (rank + 1) + [k], [n, *out, k + 1], [1] * (rank + 2)))
+        return _unnormalize(w, w.ins(nn.ReshapeOp(part, [n, 1, points])), image.sizes[axis], align)
 
-    x, y = coordinate(0, image.width), coordinate(1, image.height)
+    coords = [coordinate(axis) for axis in range(rank)]
     zeros = padding == "zeros"
     if mode == "nearest":
-        rounded = [w.ins(ew.RoundEvenOp(_pad(w, v, size, padding, align)))
-                   for v, size in ((x, image.width), (y, image.height))]
-        sampled = image.at(*rounded, check=zeros)
+        sampled = image.at([w.ins(ew.RoundEvenOp(_pad(w, v, size, padding, align)))
+                            for v, size in zip(coords, image.sizes)], check=zeros)
     elif mode == "bilinear":
-        x, y = _pad(w, x, image.width, padding, align), _pad(w, y, image.height, padding, align)
-        x0, y0 = w.ins(ew.FloorOp(x)), w.ins(ew.FloorOp(y))
-        tx, ty = w.sub(x, x0), w.sub(y, y0)
-        wx, wy = [w.sub(1.0, tx), tx], [w.sub(1.0, ty), ty]
-        xs, ys = [x0, w.add(x0, 1.0)], [y0, w.add(y0, 1.0)]
-        sampled = _sum(w, [w.mul(image.at(xs[i], ys[j], check=True), w.mul(wx[i], wy[j]))
-                           for j in range(2) for i in range(2)])
+        coords = [_pad(w, v, size, padding, align) for v, size in zip(coords, image.sizes)]
+        lows = [w.ins(ew.FloorOp(v)) for v in coords]
+        fractions = [w.sub(v, low) for v, low in zip(coords, lows)]
+        sampled = _interpolate(w, image, [[low, w.add(low, 1.0)] for low in lows],
+                               [[w.sub(1.0, t), t] for t in fractions], check=True)
     else:
-        x0, y0 = w.ins(ew.FloorOp(x)), w.ins(ew.FloorOp(y))
-        wx, wy = _cubic_weights(w, w.sub(x, x0)), _cubic_weights(w, w.sub(y, y0))
-        xs = [_pad(w, w.add(x0, float(i - 1)), image.width, padding, align) for i in range(4)]
-        ys = [_pad(w, w.add(y0, float(j - 1)), image.height, padding, align) for j in range(4)]
-        rows = [_sum(w, [w.mul(image.at(xs[i], ys[j], check=zeros), wx[i]) for i in range(4)]) for j in range(4)]
-        sampled = _sum(w, [w.mul(rows[j], wy[j]) for j in range(4)])
-    return w.ins(nn.ReshapeOp(sampled, [n, c, ho, wo]))
+        lows = [w.ins(ew.FloorOp(v)) for v in coords]
+        weights = [_cubic_weights(w, w.sub(v, low)) for v, low in zip(coords, lows)]
+        positions = [[_pad(w, w.add(low, float(i - 1)), size, padding, align) for i in range(4)]
+                     for low, size in zip(lows, image.sizes)]
+        sampled = _interpolate(w, image, positions, weights, check=zeros)
+    return w.ins(nn.ReshapeOp(sampled, [n, c, *out]))
 
 
 SAMPLE_EXPANSIONS: dict[type[Operation], Callable[[Builder, Operation], SSAValue]] = {GridSampleOp: _grid_sample}

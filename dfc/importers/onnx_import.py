@@ -33,7 +33,8 @@ reductions, normalizations, losses; `onnx_math_ops`: activations and other
 elementwise functions; `onnx_attention_ops`: Attention, RotaryEmbedding; `onnx_image_ops`: CenterCropPad,
 Col2Im; `onnx_control_flow`:
 If, Loop, Scan (`onnx_loop_while`: Loops of run-time length); `onnx_sequence_models`: LinearAttention,
-CausalConvWithState, FlexAttention (`ai.onnx.preview`); `onnx_text_ops`: TfIdfVectorizer; `onnx_sequences`: sequences and optionals; `onnx_recurrent`: RNN, GRU, LSTM; `onnx_unsigned`:
+CausalConvWithState, FlexAttention (`ai.onnx.preview`); `onnx_text_ops`: TfIdfVectorizer; `onnx_sequences`: sequences and optionals; `onnx_recurrent`: RNN, GRU, LSTM; `onnx_sample_ops`: GridSample, AffineGrid,
+DeformConv; `onnx_unsigned`:
 BitShift and the unsigned forms; `onnx_quantize`: QuantizeLinear, DequantizeLinear,
 DynamicQuantizeLinear), and the operators `fold` computes.
 docs/importers.md has the table.
@@ -90,6 +91,7 @@ from dfc.importers.onnx_narrow_types import NarrowOps
 from dfc.importers.onnx_nn_ops import NNOps
 from dfc.importers.onnx_quantize import QuantizeOps
 from dfc.importers.onnx_recurrent import RecurrentOps
+from dfc.importers.onnx_sample_ops import SampleOps
 from dfc.importers.onnx_sequence_models import PREVIEW_OPS, SequenceModelOps
 from dfc.importers.onnx_sequences import (
     SEQUENCE_OPS,
@@ -172,7 +174,8 @@ def _trunc_div(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 class OnnxImporter(ShapeOps, NNOps, MathOps, AttentionOps, ImageOps, ControlFlowOps, RecurrentOps, UnsignedOps,
-                   NarrowOps, QuantizeOps, SequenceOps, WhileLoopOps, SequenceModelOps, SpectralOps, TextOps):
+                   NarrowOps, QuantizeOps, SequenceOps, WhileLoopOps, SequenceModelOps, SampleOps,
+                   SpectralOps, TextOps):
     """Builds `@main` node by node; `consts` holds the values known at import time, `values` the SSA values
     and the sequences and optionals (`onnx_sequences`)."""
 

@@ -1,6 +1,6 @@
 """The ONNX importer's shape and indexing operators: Reshape, Flatten,
 (Un)Squeeze, Range, Split, Tile, Pad, Transpose, Expand, Concat, Slice, the
-Gathers, CumSum, Resize and GridSample."""
+Gathers, CumSum and Resize."""
 
 from __future__ import annotations
 
@@ -25,7 +25,6 @@ from dfc.dialects import nn
 from dfc.dialects import nn_elementwise as nne
 from dfc.dialects import nn_indexing as nni
 from dfc.dialects import nn_shape as nns
-from dfc.dialects.nn_sample import PADDING_MODES, SAMPLE_MODES, GridSampleOp
 from dfc.importers.onnx_common import (
     NodeError,
     flattened_shape,
@@ -531,18 +530,6 @@ class ShapeOps:
                 x = self.ins(nne.SelectOp(self.constant(outside.reshape(along)),
                                           self.scalar(attrs["extrapolation_value"], x), x))
         return [x]
-
-    def op_GridSample(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
-        """`nn.grid_sample` of a 4-D input (opset 16's mode names and opset 20's `linear`/`cubic`); a
-        volumetric (5-D) input is refused."""
-        x, grid = (self.value(n) for n in node.input)
-        if tensor_of(x).get_num_dims() != 4:
-            raise NodeError(f"GridSample of a rank-{tensor_of(x).get_num_dims()} input (only 4-D, N x C x H x W, "
-                            "is supported)")
-        mode = {"linear": "bilinear", "cubic": "bicubic"}.get(attrs["mode"], attrs["mode"])
-        if mode not in SAMPLE_MODES or attrs["padding_mode"] not in PADDING_MODES:
-            raise NodeError(f"GridSample with mode '{attrs['mode']}' and padding_mode '{attrs['padding_mode']}'")
-        return [self.ins(GridSampleOp(x, grid, mode, attrs["padding_mode"], bool(attrs["align_corners"])))]
 
     def _contract(self, x: SSAValue, axis: int, weights: np.ndarray) -> SSAValue:
         """x with dimension `axis` (of size n) replaced by the `weights` [m, n] times its vectors: the axis

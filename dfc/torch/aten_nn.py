@@ -415,9 +415,10 @@ def _upsample_antialiased(b, node, x, output_size, align_corners, scales_h, scal
     return x
 
 
-@handles("grid_sampler_2d.default")
+@handles("grid_sampler_2d.default", "grid_sampler_3d.default")
 def _grid_sampler(b, node, x, grid, interpolation_mode, padding_mode, align_corners):
-    """F.grid_sample of a 4-d input: `nn.grid_sample`, torch's modes numbered as its enums."""
+    """F.grid_sample of a 4-d or 5-d input: `nn.grid_sample`, torch's modes numbered as its enums (eager refuses
+    bicubic 5-d)."""
     props = {"mode": ("bilinear", "nearest", "bicubic")[interpolation_mode],
              "padding_mode": ("zeros", "border", "reflection")[padding_mode]}
     if align_corners:

@@ -870,6 +870,12 @@ def hand_cases() -> list[Case]:
         case("embedding_bag mean, padding_idx, include_last_offset", lambda w, k, o: F.embedding_bag(
             k, w, o, mode="mean", padding_idx=4, include_last_offset=True), r(6, 3), torch.tensor([1, 4, 4, 0, 5, 2]),
              torch.tensor([0, 2, 3, 3, 6]), grad=True),
+        case("grid_sample 3-d", lambda x, g: (F.grid_sample(x, g, align_corners=False), F.grid_sample(
+            x, g, "bilinear", "reflection", align_corners=True), F.grid_sample(x, g, "nearest", "border")),
+             r(2, 2, 3, 4, 3), r(2, 2, 1, 3, 3, lo=-1.3, hi=1.3), grad=True),
+        case("affine_grid 2-d and 3-d", lambda t, u: (
+            F.affine_grid(t, [2, 3, 4, 2], align_corners=False), F.affine_grid(u, [2, 1, 3, 2, 2], align_corners=True)),
+             r(2, 2, 3), r(2, 3, 4), grad=True),
         # issue 35: torch.fft (aten_fft.py), complex values only between transforms, view_as_real and abs
         case("fft rfft ortho, fft of a real signal, view_as_real, .real/.imag, abs", lambda x: (
             torch.view_as_real(torch.fft.rfft(x, norm="ortho")), torch.fft.fft(x, dim=0).real,

@@ -1,8 +1,8 @@
 """The forms of issues 34 and 35 that eager's own comparison cannot check alone: `kthvalue` and `mode`
 among equal values (torch leaves the index unspecified: the value must be exact and the index must point
 at it), embedding bags whose boundaries are run-time data (one compiled program, several offsets), and
-`nn.grid_sample` on the reference interpreter (its semantics) against eager PyTorch (bilinear in CI, every
-mode with --slow). The OpInfo samples and gradients, on the engine, are in `test_aten_coverage.py`."""
+`nn.grid_sample` on the reference interpreter (its semantics) against eager PyTorch (2-D bilinear in CI, every
+mode and 3-D with --slow). The OpInfo samples and gradients, on the engine, are in `test_aten_coverage.py`."""
 
 from __future__ import annotations
 
@@ -52,26 +52,36 @@ def test_embedding_bag_boundaries_are_run_time_data():
             torch.testing.assert_close(ours, eager, rtol=1e-12, atol=1e-12)
 
 
-def _grid_sample_module(mode: str, padding: str, align: bool) -> str:
+def _grid_sample_module(mode: str, padding: str, align: bool, x_shape: tuple, g_shape: tuple) -> str:
     flag = ", align_corners" if align else ""
+    x, g = (f"tensor<{'x'.join(map(str, shape))}xf64>" for shape in (x_shape, g_shape))
+    y = f"tensor<{'x'.join(map(str, (*x_shape[:2], *g_shape[1:-1])))}xf64>"
     return f"""
-func.func @f(%x: tensor<1x2x4x5xf64>, %g: tensor<1x3x2x2xf64>) -> tensor<1x2x3x2xf64> {{
-  %y = nn.grid_sample %x, %g {{mode = "{mode}", padding_mode = "{padding}"{flag}}} : (tensor<1x2x4x5xf64>, tensor<1x3x2x2xf64>) -> tensor<1x2x3x2xf64>
-  func.return %y : tensor<1x2x3x2xf64>
+func.func @f(%x: {x}, %g: {g}) -> {y} {{
+  %y = nn.grid_sample %x, %g {{mode = "{mode}", padding_mode = "{padding}"{flag}}} : ({x}, {g}) -> {y}
+  func.return %y : {y}
 }}
 """
 
 
-@pytest.mark.parametrize("mode", [m if m == "bilinear" else pytest.param(m, marks=pytest.mark.slow)
-                                  for m in SAMPLE_MODES])
-def test_grid_sample_interpreter_matches_eager(mode):
-    """`nn.grid_sample`'s semantics (the interpreter running its expansion) equal F.grid_sample's, points
-    outside the image and on its edges included, for each padding mode and both corner conventions."""
+GRIDS = {2: np.array([[[[-1.0, -1.0], [1.0, 1.0]], [[-1.7, 0.3], [0.25, 1.4]], [[2.9, -2.2], [0.1, -0.45]]]]),
+         3: np.array([[[[[-1.0, -1.0, -1.0], [1.0, 1.0, 1.0]], [[-1.7, 0.3, 0.8], [0.25, 1.4, -1.2]]],
+                       [[[2.9, -2.2, 0.4], [0.1, -0.45, 3.3]], [[0.6, 0.5, -0.5], [-2.4, 0.9, 1.05]]]]])}
+"""Points inside, on the corners and outside the image (beyond both ends, more than a width away)."""
+
+
+@pytest.mark.parametrize("rank,mode", [(2, "bilinear"),
+                                       *(pytest.param(2, m, marks=pytest.mark.slow) for m in SAMPLE_MODES[1:]),
+                                       *(pytest.param(3, m, marks=pytest.mark.slow) for m in SAMPLE_MODES[:2])])
+def test_grid_sample_interpreter_matches_eager(rank, mode):
+    """`nn.grid_sample`'s semantics (the interpreter running its expansion) equal F.grid_sample's (grid_sampler_2d
+    and _3d), points outside the image and on its edges included, for each padding mode and both corner
+    conventions."""
     rng = np.random.default_rng(1)
-    x = rng.standard_normal((1, 2, 4, 5))
-    grid = np.array([[[[-1.0, -1.0], [1.0, 1.0]], [[-1.7, 0.3], [0.25, 1.4]], [[2.9, -2.2], [0.1, -0.45]]]])
+    x, grid = rng.standard_normal((1, 2, 4, 5) if rank == 2 else (1, 2, 3, 4, 5)), GRIDS[rank]
     for padding in ("zeros", "border", "reflection"):
         for align in (False, True):
-            got = dfc.interpret(dfc.parse_module(_grid_sample_module(mode, padding, align)), "f", x, grid)
+            module = dfc.parse_module(_grid_sample_module(mode, padding, align, x.shape, grid.shape))
+            got = dfc.interpret(module, "f", x, grid)
             want = F.grid_sample(torch.from_numpy(x), torch.from_numpy(grid), mode, padding, align_corners=align)
             np.testing.assert_allclose(got, want.numpy(), rtol=1e-12, atol=1e-12, err_msg=f"{padding} {align}")

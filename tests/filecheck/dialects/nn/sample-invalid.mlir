@@ -19,7 +19,7 @@ func.func @nn_grid_sample_1(%x: tensor<1x2x4x5xf32>, %g: tensor<1x3x2x2xf32>) {
 // -----
 
 func.func @nn_grid_sample_2(%x: tensor<2x4x5xf32>, %g: tensor<1x3x2x2xf32>) {
-  // expected-error @+1 {{'nn.grid_sample' op input must be (N, C, H, W) and grid (N, Ho, Wo, 2), got tensor<2x4x5xf32> and tensor<1x3x2x2xf32>}}
+  // expected-error @+1 {{'nn.grid_sample' op input must be (N, C, D1, ..., Dr) and grid (N, O1, ..., Or, r), r >= 1, got tensor<2x4x5xf32> and tensor<1x3x2x2xf32>}}
   %r = nn.grid_sample %x, %g {mode = "nearest", padding_mode = "zeros"} : (tensor<2x4x5xf32>, tensor<1x3x2x2xf32>) -> tensor<1x2x3x2xf32>
   func.return
 }
