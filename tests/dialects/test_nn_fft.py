@@ -10,6 +10,7 @@ from support.autodiff_checks import check_gradient
 
 from dfc.compiler import ExecutionEngine, PassManager, parse_module
 from dfc.compiler.interpreter import interpret
+from dfc.dialects import nn_expand_fft
 from tests.dialects.test_nn_elementwise import _t
 
 RNG = np.random.default_rng(5)
@@ -74,17 +75,22 @@ CASES = {  # id: (kind, shape (the signal's), axis, scale, inverse, onesided, le
     "c2r_odd_axis0": ("c2r", [7, 2], 0, "sqrt", True, False, 7),
     "c2r_forward_sign": ("c2r", [2, 6], 1, "none", False, False, 6),
     "c2r_length_one": ("c2r", [1], 0, "n", True, False, 1),
+    "r2c_pow2_16": ("r2c", [2, 16], 1, "none", False, True, None),
+    "c2c_radix2": ("c2c", [2, 512], 1, "n", True, False, None),
+    "r2c_radix2_axis0": ("r2c", [1024, 2], 0, "sqrt", False, True, None),
 }
 
 
 F32_CASES = ("c2c_ortho_middle", "r2c_onesided_odd_axis0", "c2r_even")
-"""The cases CI runs in f32 too; `--slow` runs every case in both types, on the engine too."""
+"""The cases CI runs in f32 too; `--slow` runs every case (the long radix-2 ones too) in both types, on the
+engine too."""
 
 
 def _runs(slow: bool) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """The functions (`f_<case>_<dtype>`) run by the interpreter and those run by the engine too."""
     every = tuple(f"f_{case}_{dtype}" for case in sorted(CASES) for dtype in ("f64", "f32"))
-    return (every, every) if slow else (tuple(n for n in every if n.endswith("f64") or n[2:-4] in F32_CASES), ())
+    ci = tuple(n for n in every if (n.endswith("f64") or n[2:-4] in F32_CASES) and "radix2" not in n)
+    return (every, every) if slow else (ci, ())
 
 
 @cache
@@ -112,11 +118,12 @@ def _relative_error(got, expected) -> float:
 
 @pytest.mark.parametrize("name", _runs(True)[0])
 def test_dft_matches_numpy(name, request):
-    """Within a few units in the last place of the largest magnitude (the error of an O(n^2) sum)."""
+    """Within a few units in the last place of the largest magnitude (the error of an O(n^2) sum, or of
+    log2 n butterfly stages for the radix-2 cases: RADIX2_MIN and longer powers of two)."""
     slow = request.config.getoption("--slow")
     interpreted, compiled = _runs(slow)
     if name not in interpreted:
-        pytest.skip("f32 of this case: runs with --slow")
+        pytest.skip("f32 of this case, or a long radix-2 one: runs with --slow")
     inputs, module, engine = _programs(slow)
     x, expected = inputs[name]
     bound = {"f64": 1e-14, "f32": 2e-6}[name[-3:]]
@@ -145,6 +152,22 @@ def test_engine_runs_each_kind():
     got_b, got_c = ExecutionEngine(parse_module(CHAIN)).invoke("f", x)
     assert got_b.dtype == got_c.dtype == np.float32
     assert _relative_error(got_b, _packed(b)) < 2e-6 and _relative_error(got_c, c) < 2e-6
+
+
+@pytest.mark.parametrize("kind, shape, axis, inverse", [("c2c", [3, 8], 1, False), ("c2c", [16, 2], 0, True),
+                                                      ("r2c", [2, 16], 1, False), ("c2c", [2, 2], 1, False)])
+def test_radix2_matches_numpy(kind, shape, axis, inverse, monkeypatch):
+    """The radix-2 FFT (`_radix2`, from RADIX2_MIN on) on short powers of two, by lowering RADIX2_MIN."""
+    monkeypatch.setattr(nn_expand_fft, "RADIX2_MIN", 2)
+    calls = []
+    radix2 = nn_expand_fft._radix2
+    monkeypatch.setattr(nn_expand_fft, "_radix2", lambda *a: calls.append(a) or radix2(*a))
+    x, expected = _case(kind, shape, axis, "n" if inverse else "none", inverse, kind == "r2c")
+    attrs = _attrs(axis, kind, "n" if inverse else "none", inverse, kind == "r2c")
+    module = parse_module(_function("f", x.shape, expected.shape, attrs, "f64"))
+    PassManager.parse("expand-library").run(module)
+    assert len(calls) == 1
+    assert _relative_error(interpret(module, "f", x), expected) < 1e-15
 
 
 def test_empty_batch_gives_an_empty_result():
@@ -180,6 +203,17 @@ GRADIENT_CASES = ["c2c_ortho_middle", "c2c_inverse_first_odd", "r2c_onesided_eve
 def test_gradient_is_the_transposed_transform(case):
     """The gradient is J^T seed, J numpy's transform as a matrix; for c2r the input's imaginary parts
     of frequency 0 (and n / 2) get none, as numpy ignores them."""
+    _check_transposed(case)
+
+
+@pytest.mark.parametrize("case", ["r2c_pow2_16", "c2c_forward_last"])
+def test_radix2_gradient_is_the_transposed_transform(case, monkeypatch):
+    """Through the radix-2 expansion (r2c) and the rule's transform of the opposite sign (c2c)."""
+    monkeypatch.setattr(nn_expand_fft, "RADIX2_MIN", 2)
+    _check_transposed(case)
+
+
+def _check_transposed(case):
     x, y_shape, jacobian = _jacobian(case)
     kind, _, axis, scale, inverse, onesided, length = CASES[case]
     module = parse_module(_function("f", x.shape, y_shape, _attrs(axis, kind, scale, inverse, onesided, length), "f64"))
