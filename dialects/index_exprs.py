@@ -133,6 +133,62 @@ def depends_on(value: SSAValue, roots: Iterable[SSAValue]) -> set[SSAValue]:
     return found
 
 
+_AFFINE = (arith.AddiOp, arith.SubiOp, arith.MuliOp)
+
+
+def affine_form(value: SSAValue) -> tuple[dict[SSAValue, int], int] | None:
+    """`value` as `to_sympy` models it when that is affine with integer
+    coefficients: (coefficient of each opaque value, zero ones dropped;
+    constant), the canonical form `sympy.expand` would give. None where a
+    floor division, remainder, max, min or product of two non-constants enters
+    (SymPy's questions). It answers the common affine indices without SymPy,
+    whose import a command analysing only those need not pay."""
+    if isinstance(value, OpResult):
+        op = value.op
+        if isinstance(op, arith.ConstantOp) and isinstance(op.value, IntegerAttr):
+            return {}, op.value.value.data
+        if isinstance(op, arith.IndexCastOp):
+            return affine_form(op.input)
+        if type(op) in _BINARY:
+            if type(op) not in _AFFINE:
+                return None
+            a, b = affine_form(op.operands[0]), affine_form(op.operands[1])
+            if a is None or b is None:
+                return None
+            if type(op) is arith.MuliOp:
+                if a[0] and b[0]:
+                    return None
+                (terms, _), scale = (a, b[1]) if a[0] else (b, a[1])
+                return {v: c * scale for v, c in terms.items() if c * scale}, a[1] * b[1]
+            sign = 1 if type(op) is arith.AddiOp else -1
+            terms = dict(a[0])
+            for v, c in b[0].items():
+                terms[v] = terms.get(v, 0) + sign * c
+            return {v: c for v, c in terms.items() if c}, a[1] + sign * b[1]
+    return {value: 1}, 0
+
+
+def provably_equal(a: SSAValue, b: SSAValue) -> bool:
+    """Whether index values `a` and `b` are equal for all values of the symbols
+    (`simplified` difference zero; affine ones compared without SymPy)."""
+    fa, fb = affine_form(a), affine_form(b)
+    if fa is not None and fb is not None:
+        return fa == fb
+    symbols = IndexSymbols()
+    return simplified(symbols.to_sympy(a) - symbols.to_sympy(b)) == 0
+
+
+def constant_difference(a: SSAValue, b: SSAValue) -> int | None:
+    """`a - b` when its expansion is an integer constant, else None (affine
+    values compared without SymPy)."""
+    fa, fb = affine_form(a), affine_form(b)
+    if fa is not None and fb is not None:
+        return fa[1] - fb[1] if fa[0] == fb[0] else None
+    symbols = IndexSymbols()
+    d = _sympy().expand(symbols.to_sympy(a) - symbols.to_sympy(b))
+    return int(d) if d.is_Integer else None
+
+
 def simplified(expr: sympy.Expr) -> sympy.Expr:
     """`expr` expanded, and simplified further only where that can pay: not a
     polynomial (already canonical after expansion), and free of Max/Min (the
@@ -151,11 +207,16 @@ def used_variables(
 ) -> set[SSAValue]:
     """Map variables that some index depends on after simplification (`simplified`:
     a superset of the exact answer in rare non-affine cases)."""
+    used: set[SSAValue] = set()
     symbols = IndexSymbols()
     free: set[sympy.Symbol] = set()
     for index in indices:
-        free |= simplified(symbols.to_sympy(index)).free_symbols
-    return {v for v in variables if symbols.symbol(v) in free}
+        form = affine_form(index)
+        if form is not None:
+            used |= form[0].keys()
+        else:
+            free |= simplified(symbols.to_sympy(index)).free_symbols
+    return {v for v in variables if v in used or (free and symbols.symbol(v) in free)}
 
 
 def translation(indices: Sequence[SSAValue], variables: Sequence[SSAValue]) -> list[int] | None:
@@ -165,6 +226,12 @@ def translation(indices: Sequence[SSAValue], variables: Sequence[SSAValue]) -> l
     symbols = IndexSymbols()
     offsets = []
     for index, v in zip(indices, variables):
+        form = affine_form(index)
+        if form is not None:
+            if form[0] != {v: 1}:
+                return None
+            offsets.append(form[1])
+            continue
         c = _sympy().expand(symbols.to_sympy(index) - symbols.symbol(v))
         if not c.is_Integer:
             return None

@@ -44,7 +44,7 @@ from xdsl.rewriter import InsertPoint
 
 from dfc.dialects import df
 from dfc.dialects.dominance import comes_before
-from dfc.dialects.index_exprs import IndexSymbols, differ_somewhere, simplified
+from dfc.dialects.index_exprs import differ_somewhere, provably_equal
 from dfc.passes.expand_library import ExpandLibraryPass
 
 
@@ -61,8 +61,7 @@ def _at_ivs(indices, ivs) -> bool:
         return True
     if differ_somewhere(zip(indices, ivs)):
         return False
-    symbols = IndexSymbols()
-    return all(simplified(symbols.to_sympy(i) - symbols.symbol(v)) == 0 for i, v in zip(indices, ivs))
+    return all(provably_equal(i, v) for i, v in zip(indices, ivs))
 
 
 def _defined_before(value: SSAValue, op: Operation) -> bool:

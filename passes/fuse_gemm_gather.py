@@ -46,8 +46,8 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-import sympy
 from xdsl.builder import Builder
 from xdsl.context import Context
 from xdsl.dialects import arith, memref
@@ -63,6 +63,9 @@ from dfc.dialects.index_exprs import IndexSymbols, depends_on, is_injective
 from dfc.passes.check_bounds import CHECK
 from dfc.passes.contraction_to_blas import buffer_root
 from dfc.passes.fuse_gemm_epilogue import may_write
+
+if TYPE_CHECKING:
+    import sympy
 
 
 @dataclass
@@ -140,6 +143,8 @@ def _copy(x: SSAValue) -> _Copy | None:
 def _separated(p: df.MapOp, w: df.WriteOp, r: df.ReadOp, rows: list[BlockArgument], cols: list[BlockArgument],
                batch: BlockArgument | None, strides: list[int]) -> _Copy | None:
     """`_Copy` when the read's flat address splits into row, column and batch terms."""
+    import sympy  # on first use: its import is slow
+
     symbols = IndexSymbols()
     address = sympy.expand(sum(symbols.to_sympy(i) * s for i, s in zip(r.indices, strides)))
     sides = [{symbols.symbol(v) for v in side} for side in (rows, cols)]
@@ -171,6 +176,8 @@ def _multiple(part: sympy.Expr, index: sympy.Expr) -> int | None:
     Polynomials (the affine indices of a copy) are proportional exactly when
     their coefficients are, which is read off their expansions; anything else
     (floor, mod) is left to `sympy.simplify`, ten times slower."""
+    import sympy  # on first use: its import is slow
+
     if index == 0:
         return None
     variables = part.free_symbols | index.free_symbols

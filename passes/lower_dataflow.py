@@ -36,8 +36,8 @@ from __future__ import annotations
 import math as pymath
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-import sympy
 from xdsl.builder import Builder
 from xdsl.context import Context
 from xdsl.dialects import arith, memref, scf
@@ -55,12 +55,15 @@ from xdsl.rewriter import InsertPoint
 from dfc import config
 from dfc.dialects import df
 from dfc.dialects.diagnostics import CompileError
-from dfc.dialects.index_exprs import IndexSymbols, depends_on
+from dfc.dialects.index_exprs import IndexSymbols, affine_form, depends_on
 from dfc.passes.check_bounds import checked
 from dfc.passes.gpu_lowering import outline_kernels
 from dfc.passes.pairwise_sums import REDUCTION
 from dfc.passes.scf_builders import for_loop, index_constant
 from dfc.passes.wcr_arith import combine, identity
+
+if TYPE_CHECKING:
+    import sympy
 
 CHUNKS_PER_THREAD = 4
 """A parallel map's chunked index space has at least this many iterations per
@@ -121,8 +124,15 @@ def _chunkable(op: df.MapOp, private: dict[SSAValue, str | None]) -> bool:
 def _chunk_disjoint(writes: Sequence[df.WriteOp], outer: SSAValue) -> bool:
     """Whether one dimension of every write's index is the same `a*outer + c`, a != 0."""
     symbols = IndexSymbols()
-    x = symbols.symbol(outer)
     for d in range(len(writes[0].indices)):
+        forms = [affine_form(w.indices[d]) for w in writes]
+        if None not in forms:
+            if all(f == forms[0] for f in forms) and forms[0][0].keys() == {outer}:
+                return True
+            continue
+        import sympy  # only for indices that are not affine
+
+        x = symbols.symbol(outer)
         exprs = {sympy.expand(symbols.to_sympy(w.indices[d])) for w in writes}
         if len(exprs) != 1:
             continue
@@ -135,6 +145,8 @@ def _chunk_disjoint(writes: Sequence[df.WriteOp], outer: SSAValue) -> bool:
 def _flips(d: sympy.Expr, x: sympy.Symbol) -> set[int] | None:
     """Values of x around which the sign of d (x's only symbol, with Max/Min
     of affine terms) can change; None if d is not of that form."""
+    import sympy
+
     extremes = d.atoms(sympy.Max, sympy.Min)
     if extremes:
         m = next(iter(extremes))
@@ -160,15 +172,28 @@ def _guard_free_range(block: Block, iv: SSAValue, extent: int) -> tuple[int, int
     last quarter of [0, extent) holding every point where an outcome changes.
     None when there is nothing to split."""
     symbols = IndexSymbols()
-    x = symbols.symbol(iv)
     points: set[int] = set()
     for op in block.ops:
         if not isinstance(op, arith.CmpiOp | arith.MaxSIOp | arith.MinSIOp):
             continue
-        d = sympy.expand(symbols.to_sympy(op.operands[0]) - symbols.to_sympy(op.operands[1]))
-        if d.free_symbols != {x}:
-            continue
-        flips = _flips(d, x)
+        forms = [affine_form(v) for v in op.operands]
+        if None not in forms:
+            terms = {v: forms[0][0].get(v, 0) - forms[1][0].get(v, 0) for v in {*forms[0][0], *forms[1][0]}}
+            terms = {v: c for v, c in terms.items() if c}
+            if terms.keys() != {iv}:
+                continue
+            if terms[iv] not in (1, -1):
+                return None
+            root = -(forms[0][1] - forms[1][1]) * terms[iv]
+            flips = {root, root + 1}
+        else:
+            import sympy  # only for indices that are not affine
+
+            x = symbols.symbol(iv)
+            d = sympy.expand(symbols.to_sympy(op.operands[0]) - symbols.to_sympy(op.operands[1]))
+            if d.free_symbols != {x}:
+                continue
+            flips = _flips(d, x)
         if flips is None:
             return None
         points |= {t for t in flips if 0 < t < extent}

@@ -80,7 +80,6 @@ from dfc.passes.autodiff.autodiff import (
     selected_functions,
 )
 from dfc.passes.autodiff.reverse import Reverser, defined_inside, is_float, product_share, used_from_outside
-from dfc.passes.autodiff.tasklet_diff import UnsupportedOpError, tangent_tasklet
 
 _TERMINATORS = (func.ReturnOp, scf.YieldOp, scf.ConditionOp, df.YieldOp)
 _LINEAR = {
@@ -191,6 +190,8 @@ class Forward:
         tangents = [self.tan.get(v) if is_float(v) else None for v in op.inputs]
         if all(t is None for t in tangents) or not any(is_float(r) for r in op.res):
             return
+        from dfc.passes.autodiff.tasklet_diff import UnsupportedOpError, tangent_tasklet  # SymPy: on first use
+
         try:
             outs = tangent_tasklet(op, tangents, Builder(InsertPoint.after(op)))
         except UnsupportedOpError as err:

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-import sympy
 from xdsl.builder import Builder
 from xdsl.dialects import arith, func, scf, tensor
 from xdsl.dialects.builtin import (
@@ -38,10 +37,9 @@ from xdsl.rewriter import InsertPoint
 from dfc.dialects import df, nn
 from dfc.dialects.df_builders import Scalar, elementwise, map_op, splat, tasklet
 from dfc.dialects.diagnostics import CompileError
-from dfc.dialects.index_exprs import IndexSymbols
+from dfc.dialects.index_exprs import constant_difference
 from dfc.dialects.nn_expand import expand
 from dfc.passes.autodiff.rules import BACKWARD_RULES
-from dfc.passes.autodiff.tasklet_diff import UnsupportedOpError, gradient_tasklet
 
 
 def is_float(value: SSAValue) -> bool:
@@ -226,6 +224,8 @@ class Reverser:
         if not wrt:
             return
         seeds = [self.adj.get(r) or self.zeros_like(r) if is_float(r) else None for r in op.res]
+        from dfc.passes.autodiff.tasklet_diff import UnsupportedOpError, gradient_tasklet  # SymPy: on first use
+
         try:
             grads = gradient_tasklet(op, seeds, wrt, self.b)
         except UnsupportedOpError as err:
@@ -250,9 +250,8 @@ class Reverser:
 def _same_element(a: df.WriteOp, b: df.WriteOp) -> bool | None:
     """Whether two writes of one iteration hit the same element: True or False
     where the index expressions prove it, else None."""
-    symbols = IndexSymbols()
-    diffs = [sympy.expand(symbols.to_sympy(x) - symbols.to_sympy(y)) for x, y in zip(a.indices, b.indices)]
-    if any(d.is_Integer and d != 0 for d in diffs):
+    diffs = [constant_difference(x, y) for x, y in zip(a.indices, b.indices)]
+    if any(d is not None and d != 0 for d in diffs):
         return False
     return True if all(d == 0 for d in diffs) else None
 
@@ -601,6 +600,8 @@ class MapReverser:
             clone = mapping[o.res[0]].owner
             assert isinstance(clone, df.TaskletOp)
             seeds = [adj.get(r) or s.const(0.0, r.type) if is_float(r) else None for r in o.res]
+            from dfc.passes.autodiff.tasklet_diff import UnsupportedOpError, gradient_tasklet  # SymPy: on first use
+
             try:
                 grads = gradient_tasklet(clone, seeds, wrt, b)
             except UnsupportedOpError as err:
