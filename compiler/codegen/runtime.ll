@@ -10,11 +10,10 @@
 
 @__dfc_pool_mu = global [64 x i8] zeroinitializer, align 16
 @__dfc_pool_work = global [64 x i8] zeroinitializer, align 16    ; cond: a job was posted
-@__dfc_pool_idle = global [64 x i8] zeroinitializer, align 16    ; cond: no worker is active
+@__dfc_pool_idle = global [64 x i8] zeroinitializer, align 16    ; cond: the job's last chunk finished
 @__dfc_pool_submit = global [64 x i8] zeroinitializer, align 16  ; held while a job runs
 @__dfc_pool_workers = global i64 0
 @__dfc_pool_generation = global i64 0
-@__dfc_pool_active = global i64 0
 @__dfc_pool_parked = global i64 0        ; nonzero: idle threads sleep instead of spinning
 @__dfc_job_body = global ptr null
 @__dfc_job_ctx = global ptr null
@@ -22,7 +21,8 @@
 @__dfc_job_ub = global i64 0
 @__dfc_job_span = global i64 0
 @__dfc_job_nchunks = global i64 0
-@__dfc_job_next = global i64 0, align 64
+@__dfc_job_next = global i64 0, align 64    ; the job's tag (low 32 bits of its generation) << 32 | next chunk
+@__dfc_job_done = global i64 0, align 64    ; chunks of the job finished
 @__dfc_gomp_parallel = global ptr null   ; GOMP_parallel of an OpenMP runtime the process shares (runtime.use_openmp)
 @__dfc_job_cpu = global i64 -1           ; the CPU the job's caller was on when it posted it (-1: unknown)
 @__dfc_worker_cpu = global i64 -1        ; the CPU the last worker to finish a job's chunks was on
@@ -67,15 +67,31 @@ entry:
 ; Thread pool
 
 ; Run chunks of a job until none is left: chunk k covers
-; [lb + k*span, min(lb + (k+1)*span, ub)). Chunks are claimed atomically
-; from the counter at %next.
-define internal void @run_chunks(ptr %body, ptr %ctx, i64 %lb, i64 %ub, i64 %span, i64 %nchunks, ptr %next) nounwind {
+; [lb + k*span, min(lb + (k+1)*span, ub)). The word at %next holds the job's
+; tag (its high 32 bits) and the next chunk (the low ones): a chunk is claimed
+; by a compare-and-swap that fails once another job (tag) is posted, so a
+; thread that took a job late never runs a later job's chunks with this
+; one's bounds, and only threads that claimed a chunk hold up the caller.
+; Each finished chunk counts in %done; true when this thread finished the
+; job's last chunk.
+define internal i1 @run_chunks(ptr %body, ptr %ctx, i64 %lb, i64 %ub, i64 %span, i64 %nchunks, ptr %next,
+                               i64 %tag, ptr %done) nounwind {
 entry:
   br label %claim
 claim:
-  %k = atomicrmw add ptr %next, i64 1 seq_cst
-  %more = icmp ult i64 %k, %nchunks
-  br i1 %more, label %run, label %done
+  %last = phi i1 [ false, %entry ], [ %last, %take ], [ %fin, %ran ]
+  %w = load atomic i64, ptr %next seq_cst, align 8
+  %wtag = lshr i64 %w, 32
+  %k = and i64 %w, 4294967295
+  %ours = icmp eq i64 %wtag, %tag
+  %left = icmp ult i64 %k, %nchunks
+  %more = and i1 %ours, %left
+  br i1 %more, label %take, label %out
+take:
+  %w1 = add i64 %w, 1
+  %pair = cmpxchg ptr %next, i64 %w, i64 %w1 seq_cst seq_cst
+  %got = extractvalue { i64, i1 } %pair, 1
+  br i1 %got, label %run, label %claim
 run:
   %off = mul i64 %k, %span
   %lo = add i64 %lb, %off
@@ -84,14 +100,19 @@ run:
   %lo.span = add i64 %lo, %span
   %hi = select i1 %short, i64 %lo.span, i64 %ub
   call void %body(ptr %ctx, i64 %lo, i64 %hi)
+  %d = atomicrmw add ptr %done, i64 1 seq_cst
+  %d1 = add i64 %d, 1
+  %fin = icmp eq i64 %d1, %nchunks
+  br label %ran
+ran:
   br label %claim
-done:
-  ret void
+out:
+  ret i1 %last
 }
 
 ; A worker waits until the generation differs from the last it saw (at
-; first, the one before the job it was started for), then takes the job's
-; chunks. `active` counts workers between taking a job and finishing its chunks.
+; first, the one before the job it was started for), then claims the job's
+; chunks; the one finishing the last chunk wakes the caller if it sleeps.
 define internal ptr @worker(ptr %start) nounwind {
 entry:
   %seen = alloca i64
@@ -122,9 +143,7 @@ sleep:
   br label %wait
 take:
   store i64 %g, ptr %seen
-  %a = load i64, ptr @__dfc_pool_active
-  %a1 = add i64 %a, 1
-  store atomic i64 %a1, ptr @__dfc_pool_active seq_cst, align 8
+  %tag = and i64 %g, 4294967295
   %body = load ptr, ptr @__dfc_job_body
   %ctx = load ptr, ptr @__dfc_job_ctx
   %lb = load i64, ptr @__dfc_job_lb
@@ -133,15 +152,12 @@ take:
   %nchunks = load i64, ptr @__dfc_job_nchunks
   call i32 @pthread_mutex_unlock(ptr @__dfc_pool_mu)
   call void @__dfc_leave_shared_cpu()
-  call void @run_chunks(ptr %body, ptr %ctx, i64 %lb, i64 %ub, i64 %span, i64 %nchunks, ptr @__dfc_job_next)
+  %last = call i1 @run_chunks(ptr %body, ptr %ctx, i64 %lb, i64 %ub, i64 %span, i64 %nchunks, ptr @__dfc_job_next,
+                              i64 %tag, ptr @__dfc_job_done)
   %there = call i64 @current_cpu()
   store atomic i64 %there, ptr @__dfc_worker_cpu monotonic, align 8
   call i32 @pthread_mutex_lock(ptr @__dfc_pool_mu)
-  %b = load i64, ptr @__dfc_pool_active
-  %b1 = sub i64 %b, 1
-  store atomic i64 %b1, ptr @__dfc_pool_active seq_cst, align 8
-  %idle = icmp eq i64 %b1, 0
-  br i1 %idle, label %signal, label %wait
+  br i1 %last, label %signal, label %wait
 signal:
   call i32 @pthread_cond_broadcast(ptr @__dfc_pool_idle)
   br label %wait
@@ -242,24 +258,27 @@ done:
 
 declare void @llvm.x86.sse2.pause()
 
-; Wait (holding the pool mutex) until no worker is active.
-define internal void @wait_idle() nounwind {
+; Wait until the job's %nchunks chunks have all finished (spinning a while,
+; then sleeping until the thread finishing the last one wakes this one).
+define internal void @wait_done(i64 %nchunks) nounwind {
 entry:
+  %d = load atomic i64, ptr @__dfc_job_done seq_cst, align 8
+  %over = icmp eq i64 %d, %nchunks
+  br i1 %over, label %done, label %spin
+spin:
+  call void @spin_while(ptr @__dfc_job_done, i64 %nchunks, i1 false)
+  call i32 @pthread_mutex_lock(ptr @__dfc_pool_mu)
   br label %check
 check:
-  %a = load atomic i64, ptr @__dfc_pool_active seq_cst, align 8
-  %busy = icmp ne i64 %a, 0
-  br i1 %busy, label %spin, label %done
-spin:
-  call i32 @pthread_mutex_unlock(ptr @__dfc_pool_mu)
-  call void @spin_while(ptr @__dfc_pool_active, i64 0, i1 false)
-  call i32 @pthread_mutex_lock(ptr @__dfc_pool_mu)
-  %a2 = load atomic i64, ptr @__dfc_pool_active seq_cst, align 8
-  %busy2 = icmp ne i64 %a2, 0
-  br i1 %busy2, label %sleep, label %done
+  %d2 = load atomic i64, ptr @__dfc_job_done seq_cst, align 8
+  %over2 = icmp eq i64 %d2, %nchunks
+  br i1 %over2, label %unlock, label %sleep
 sleep:
   call i32 @pthread_cond_wait(ptr @__dfc_pool_idle, ptr @__dfc_pool_mu)
   br label %check
+unlock:
+  call i32 @pthread_mutex_unlock(ptr @__dfc_pool_mu)
+  br label %done
 done:
   ret void
 }
@@ -283,7 +302,8 @@ entry:
 }
 
 ; The function each thread of an OpenMP team runs (`GOMP_parallel`'s fn):
-; the chunks of the job at %job, { body, ctx, lb, ub, span, nchunks, next }.
+; the chunks of the job at %job, { body, ctx, lb, ub, span, nchunks, next, done }
+; (tag 0).
 define internal void @omp_chunks(ptr %job) nounwind {
 entry:
   %body = load ptr, ptr %job
@@ -298,7 +318,8 @@ entry:
   %f.n = getelementptr i64, ptr %job, i64 5
   %nchunks = load i64, ptr %f.n
   %next = getelementptr i64, ptr %job, i64 6
-  call void @run_chunks(ptr %body, ptr %ctx, i64 %lb, i64 %ub, i64 %span, i64 %nchunks, ptr %next)
+  %done = getelementptr i64, ptr %job, i64 7
+  call i1 @run_chunks(ptr %body, ptr %ctx, i64 %lb, i64 %ub, i64 %span, i64 %nchunks, ptr %next, i64 0, ptr %done)
   ret void
 }
 
@@ -311,7 +332,7 @@ entry:
 define void @__dfc_parallel_for(ptr %body, ptr %ctx, i64 %lb, i64 %ub, i64 %step, i64 %min_iters, i64 %max_threads) nounwind {
 entry:
   %tid = alloca i64
-  %job = alloca [7 x i64], align 8
+  %job = alloca [8 x i64], align 8
   %nonempty = icmp slt i64 %lb, %ub
   br i1 %nonempty, label %size, label %done
 size:
@@ -351,6 +372,8 @@ omp:
   store i64 %nchunks, ptr %f.n
   %f.next = getelementptr i64, ptr %job, i64 6
   store i64 0, ptr %f.next
+  %f.done = getelementptr i64, ptr %job, i64 7
+  store i64 0, ptr %f.done
   %nt32 = trunc i64 %nt to i32
   call void %gomp(ptr @omp_chunks, ptr %job, i32 %nt32, i32 0)
   br label %done
@@ -381,19 +404,21 @@ spawned:
   store i64 %n1, ptr @__dfc_pool_workers
   br label %grow
 post:
-  call void @wait_idle()
   store ptr %body, ptr @__dfc_job_body
   store ptr %ctx, ptr @__dfc_job_ctx
   store i64 %lb, ptr @__dfc_job_lb
   store i64 %ub, ptr @__dfc_job_ub
   store i64 %span, ptr @__dfc_job_span
   store i64 %nchunks, ptr @__dfc_job_nchunks
-  store atomic i64 0, ptr @__dfc_job_next seq_cst, align 8
+  %g1 = add i64 %g, 1
+  %tag = and i64 %g1, 4294967295
+  %first = shl i64 %tag, 32
+  store atomic i64 0, ptr @__dfc_job_done seq_cst, align 8
+  store atomic i64 %first, ptr @__dfc_job_next seq_cst, align 8
   store atomic i64 0, ptr @__dfc_pool_parked monotonic, align 8
   %here = call i64 @current_cpu()
   store atomic i64 %here, ptr @__dfc_job_cpu monotonic, align 8
   %asleep = load i64, ptr @__dfc_pool_sleepers
-  %g1 = add i64 %g, 1
   store atomic i64 %g1, ptr @__dfc_pool_generation seq_cst, align 8
   call i32 @pthread_cond_broadcast(ptr @__dfc_pool_work)
   call i32 @pthread_mutex_unlock(ptr @__dfc_pool_mu)
@@ -411,10 +436,9 @@ yield:
   call i32 @sched_yield()
   br label %chunks
 chunks:
-  call void @run_chunks(ptr %body, ptr %ctx, i64 %lb, i64 %ub, i64 %span, i64 %nchunks, ptr @__dfc_job_next)
-  call i32 @pthread_mutex_lock(ptr @__dfc_pool_mu)
-  call void @wait_idle()
-  call i32 @pthread_mutex_unlock(ptr @__dfc_pool_mu)
+  call i1 @run_chunks(ptr %body, ptr %ctx, i64 %lb, i64 %ub, i64 %span, i64 %nchunks, ptr @__dfc_job_next,
+                      i64 %tag, ptr @__dfc_job_done)
+  call void @wait_done(i64 %nchunks)
   call i32 @pthread_mutex_unlock(ptr @__dfc_pool_submit)
   br label %done
 done:

@@ -10,8 +10,15 @@ same pool and cache. Emitted modules only declare them (`declare_runtime`):
   induction values [lb, ub) in at most `max_threads` contiguous chunks of
   at least `min_iters` iterations, on as many threads (the caller's
   included). Workers are started on first need and then sleep on a condition
-  variable between jobs; chunks are claimed atomically, so the caller works
-  too and a slow-waking worker costs nothing. A loop that fits one chunk, or
+  variable between jobs; chunks are claimed atomically (a compare-and-swap on
+  a word tagged with the job, so a worker waking after its job is over claims
+  nothing of the next one), so the caller works too, and it waits only for
+  chunks claimed by others, not for workers that took the job and found no
+  chunk left: a slow-waking or descheduled worker that claimed nothing costs
+  nothing. On the 2-core VM with 4 extra busy processes (load ~10-14), the
+  gradient of a 64x256-128-10 MLP with dfc's GEMM kernel took 14.7 ms a call
+  on 2 threads against 9.0 on 1 when the caller waited for every worker that
+  had taken the job, and 9.7 ms with this. A loop that fits one chunk, or
   that starts while the pool runs another job (a concurrent call, or a
   parallel loop reached inside a parallel body), runs serially on its caller.
   No Python is involved: ctypes releases the GIL around calls into JIT code.

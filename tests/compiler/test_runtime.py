@@ -82,6 +82,25 @@ def test_pool_respects_step_and_min_iters(pool):
     assert _record_chunks(7, 7, 1, 1, 8) == []
 
 
+def test_back_to_back_jobs_run_each_chunk_once_with_their_own_bounds():
+    """Workers that wake late for a job find its chunks claimed (tagged with
+    the job) and never run them with a later job's bounds: over many short
+    jobs of different ranges, each job's chunks cover its range exactly once."""
+    runtime.use_openmp(None)
+    seen = []
+    callback = _BODY(lambda ctx, lo, hi: seen.append((ctx, lo, hi)))
+    for job in range(1, 301):
+        n = 2 + job % 7
+        _parallel_for()(ctypes.cast(callback, ctypes.c_void_p), job, 0, n, 1, 1, 2)
+    by_job = {}
+    for job, lo, hi in seen:
+        by_job.setdefault(job, []).append((lo, hi))
+    assert sorted(by_job) == list(range(1, 301))
+    for job, chunks in by_job.items():
+        n = 2 + job % 7
+        assert sorted(chunks) == [(0, (n + 1) // 2), ((n + 1) // 2, n)], job
+
+
 def test_pool_reused_by_concurrent_callers(pool):
     """Calls from several Python threads into a parallel module: whichever
     finds the pool busy runs serially, and every result is right."""
