@@ -95,11 +95,14 @@ class SampleOps:
         taps = math.prod(kernel)
         expected = [(s + pads[a] + pads[a + rank] - (k - 1) * d - 1) // st + 1
                     for a, (s, k, d, st) in enumerate(zip(spatial, kernel, dilations, strides))]
+        shapes = {"offset": [n, groups * taps * rank, *expected], "B": [oc], "mask": [n, groups * taps, *expected]}
+        given = {k: list(tensor_of(v).get_shape()) for k, v in (("offset", offset), ("B", bias), ("mask", mask))
+                 if v is not None}
         if rank < 1 or list(attrs.get("kernel_shape", kernel)) != kernel or c != cg * group or oc % group \
-                or c % groups or list(tensor_of(offset).get_shape()) != [n, groups * taps * rank, *expected]:
-            raise NodeError(f"DeformConv of X {[n, c, *spatial]}, W {[oc, cg, *kernel]} and offset "
-                            f"{list(tensor_of(offset).get_shape())} with group {group}, offset_group {groups}, "
-                            f"kernel_shape {attrs.get('kernel_shape')}: the shapes do not agree")
+                or c % groups or any(shape != shapes[k] for k, shape in given.items()):
+            raise NodeError(f"DeformConv of X {[n, c, *spatial]}, W {[oc, cg, *kernel]} and "
+                            f"{', '.join(f'{k} {v}' for k, v in given.items())} with group {group}, offset_group "
+                            f"{groups}, kernel_shape {attrs.get('kernel_shape')}: the shapes do not agree")
         real = dtype_of(tensor_of(x).element_type)
         grid = self._deform_grid(offset, spatial, kernel, out, strides, dilations, pads, n * groups, real)
         image = self._reshape(x, [n * groups, c // groups, *spatial])

@@ -132,11 +132,16 @@ def test_deform_conv_of_other_ranks_equals_its_definition(x_shape, w_shape, out,
     np.testing.assert_allclose(got, want.numpy(), rtol=1e-12, atol=1e-12)
 
 
-def test_deform_conv_refuses_an_offset_of_another_output_shape():
-    """An offset whose spatial shape is not the convolution's output is refused, naming the shapes."""
-    model = _model("DeformConv", {"x": (1, 1, 4, 4), "w": (1, 1, 2, 2), "offset": (1, 8, 2, 2)})
-    with pytest.raises(Exception, match=r"DeformConv.*offset \[1, 8, 2, 2\].*do not agree"):
-        from_onnx(model, parameters=[])
+@pytest.mark.parametrize("inputs,named", [
+    ({"x": (1, 1, 4, 4), "w": (1, 1, 2, 2), "offset": (1, 8, 2, 2)}, r"offset \[1, 8, 2, 2\]"),
+    ({"x": (1, 1, 4, 4), "w": (1, 1, 2, 2), "offset": (1, 8, 3, 3), "b": (1,), "mask": (1, 4, 9, 1)},
+     r"mask \[1, 4, 9, 1\]"),
+])
+def test_deform_conv_refuses_inputs_of_other_shapes(inputs, named):
+    """An offset or mask whose shape is not the convolution's (its output's points, the kernel's taps) is refused,
+    naming the shapes, rather than read in another layout."""
+    with pytest.raises(Exception, match=rf"DeformConv.*{named}.*do not agree"):
+        from_onnx(_model("DeformConv", inputs), parameters=[])
 
 
 @pytest.mark.parametrize("size", [(2, 3, 4, 1), (2, 1, 3, 1, 5)])
