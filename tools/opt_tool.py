@@ -10,7 +10,8 @@ the instrumentation flags are accepted. Errors print as
 `file:line:col: error: message` and exit 1.
 
 Start-up stays cheap: `--help`, `--version` and `--list-passes` import no
-dialect, and the compiler is imported only once the arguments are read.
+pass, SymPy or LLVM (the dialects come with `dfc.dialects`' diagnostics), and
+the compiler is imported only once the arguments are read.
 """
 
 from __future__ import annotations
