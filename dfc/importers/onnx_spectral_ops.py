@@ -1,20 +1,23 @@
-"""The ONNX importer's Fourier transform: `DFT` (opset 17's `axis` attribute, opset 20's `axis`
-input) as `nn.dft`, on ONNX's layout of complex values (a trailing dimension of 2; a real
-signal has a trailing dimension of 1)."""
+"""The ONNX importer's Fourier transforms: `DFT` (opset 17's `axis` attribute, opset 20's `axis`
+input) and `STFT` as `nn.dft`, on ONNX's layout of complex values (a trailing dimension of 2; a
+real signal has a trailing dimension of 1)."""
 
 from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 from xdsl.ir import SSAValue
 
+from dfc.dialects import nn
 from dfc.dialects.nn_fft import DftOp
 from dfc.dialects.nn_fft_builders import fit_length
 from dfc.importers.onnx_common import NodeError, tensor_of
 
 
 class SpectralOps:
-    """`op_DFT`, mixed into `OnnxImporter` (whose `value`, `ins`, `known` and `_reshape` it uses)."""
+    """`op_DFT` and `op_STFT`, mixed into `OnnxImporter` (whose `value`, `ins`, `known`, `_reshape` and
+    `_take` they use)."""
 
     def op_DFT(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
         """The transform along `axis` of `dft_length` (the signal cut or zero-padded to it; by default the
@@ -61,3 +64,36 @@ class SpectralOps:
             return [self.ins(DftOp(real, axis, "r2c", inverse=inverse, onesided=onesided, scale=scale))]
         y = self.ins(DftOp(x, axis, "c2c", inverse=inverse, scale=scale))
         return [fit_length(self.ins, y, axis, n // 2 + 1) if onesided else y]
+
+    def op_STFT(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
+        """Frames of `frame_length` (or the window's length) every `frame_step` samples of a signal
+        [batch, length, 1 or 2] (both known at import time), gathered as [batch, frames, frame_length,
+        1 or 2], multiplied by `window` when given, and transformed along the frame (`onesided`: the
+        first frame_length // 2 + 1 frequencies)."""
+        x = self.value(node.input[0])
+        shape = list(tensor_of(x).get_shape())
+        if len(shape) != 3 or shape[-1] not in (1, 2):
+            raise NodeError(f"STFT signal {tensor_of(x)} must be [batch, length, 1 or 2]")
+        step = int(self.known(node.input[1]).reshape(()))
+        window = self.value(node.input[2]) if len(node.input) > 2 and node.input[2] else None
+        length = int(self.known(node.input[3]).reshape(())) if len(node.input) > 3 and node.input[3] else None
+        if window is not None:
+            size = tensor_of(window).get_shape()
+            if len(size) != 1 or length is not None and size[0] != length:
+                raise NodeError(f"STFT window {tensor_of(window)} must be 1-D of frame_length {length}")
+            length = size[0]
+        if length is None:
+            raise NodeError("STFT needs a window or a frame_length")
+        if step < 1 or not 1 <= length <= shape[1]:
+            raise NodeError(f"STFT of frame_step {step} and frame_length {length} over {shape[1]} samples")
+        frames = 1 + (shape[1] - length) // step
+        starts = np.arange(frames, dtype=np.int64)[:, None] * step + np.arange(length, dtype=np.int64)[None, :]
+        framed = self._reshape(self._take(x, 1, starts.reshape(-1)), [shape[0], frames, length, shape[-1]])
+        if window is not None:
+            framed = self.ins(nn.MulOp(framed, self._reshape(window, [1, 1, length, 1])))
+        onesided = bool(attrs["onesided"])
+        if shape[-1] == 1:
+            real = self._reshape(framed, [shape[0], frames, length])
+            return [self.ins(DftOp(real, 2, "r2c", onesided=onesided))]
+        y = self.ins(DftOp(framed, 2, "c2c"))
+        return [fit_length(self.ins, y, 2, length // 2 + 1) if onesided else y]

@@ -397,7 +397,7 @@ SUBSET: dict[str, tuple[str, ...]] = {
     "GlobalMaxPool": ("test_globalmaxpool",), "RMSNormalization": ("test_rms_normalization_4d_axis_negative_2",),
     "Trilu": ("test_triu_one_row", "test_tril_neg", "test_triu_zero"),
     "DepthToSpace": ("test_depthtospace_example", "test_depthtospace_crd_mode_example"),
-    "DFT": ("test_dft_inverse", "test_dft_irfft_opset19"),
+    "DFT": ("test_dft_inverse", "test_dft_irfft_opset19"), "STFT": ("test_stft_with_window",),
     "SpaceToDepth": ("test_spacetodepth_example", "test_spacetodepth_crd_mode_example"),
     "OneHot": ("test_onehot_negative_indices", "test_onehot_with_axis"), "EyeLike": ("test_eyelike_with_dtype",),
     "CumProd": ("test_cumprod_2d_axis_1", "test_cumprod_1d_reverse_exclusive"),
