@@ -93,11 +93,14 @@ def involved(args: list, kwargs: dict) -> bool:
 
 
 def takes_complex(f: Any, args: list, kwargs: dict) -> bool:
-    """Whether a call in jitted code is one of complex values: a method of one, or a NumPy function or builtin
-    given a complex value or dtype (a jitted or plain Python function is compiled as it is, and refuses them)."""
+    """Whether a call in jitted code is one of complex values: a method of one, an `np.fft` function, or a NumPy
+    function or builtin given a complex value or dtype (a jitted or plain Python function is compiled as it
+    is, and refuses them)."""
     if isinstance(f, Method):
         return isinstance(f.value, Complex) or involved(args, kwargs)
     if f is complex or f is np.complex64 or f is np.complex128:
+        return True
+    if callable(f) and getattr(f, "__module__", None) == "numpy.fft" and f in FFT_HANDLERS:  # complex results
         return True
     if isinstance(f, types.FunctionType) and not (f.__module__ or "").startswith("numpy") or hasattr(f, "specialize"):
         return False

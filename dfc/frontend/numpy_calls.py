@@ -1,7 +1,7 @@
 """The dispatch of calls and attributes in jitted code: NumPy functions and
 array methods (the tables of numpy_api.py, numpy_ufuncs.py, numpy_creation.py,
-numpy_sequences.py, numpy_search.py and numpy_fft.py merged), ufunc methods, NumPy scalar types,
-boolean-masked reads (masks.py), jitted and plain Python functions."""
+numpy_sequences.py and numpy_search.py merged), ufunc methods, NumPy scalar types, boolean-masked reads (masks.py),
+jitted and plain Python functions."""
 
 from __future__ import annotations
 
@@ -27,14 +27,13 @@ from dfc.frontend.numpy_api import (
 from dfc.frontend.numpy_api import HANDLERS as API_HANDLERS
 from dfc.frontend.numpy_api import METHODS as API_METHODS
 from dfc.frontend.numpy_creation import CREATION_HANDLERS
-from dfc.frontend.numpy_fft import FFT_HANDLERS
 from dfc.frontend.numpy_search import SEARCH_HANDLERS, SEARCH_METHODS
 from dfc.frontend.numpy_sequences import SEQUENCE_HANDLERS, SEQUENCE_METHODS
 from dfc.frontend.numpy_shapes import transpose
 from dfc.frontend.numpy_ufuncs import UFUNC_HANDLERS, UFUNC_METHODS, scalar_type, ufunc_method
 
 HANDLERS: dict[Any, Handler] = {**API_HANDLERS, **UFUNC_HANDLERS, **CREATION_HANDLERS, **SEQUENCE_HANDLERS,
-                               **SEARCH_HANDLERS, **FFT_HANDLERS}
+                               **SEARCH_HANDLERS}
 """Every NumPy, `math` and builtin function the frontend translates, by the function object."""
 
 METHODS: dict[str, Handler] = {**API_METHODS, **UFUNC_METHODS, **SEQUENCE_METHODS, **SEARCH_METHODS}

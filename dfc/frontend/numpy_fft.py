@@ -218,5 +218,5 @@ FFT_HANDLERS: dict[Any, Handler] = {
     np.fft.rfftfreq: lambda tr, args, kwargs, node: _frequencies(tr, args, kwargs, node, "rfftfreq", True),
     np.fft.fftshift: _shift("fftshift", False), np.fft.ifftshift: _shift("ifftshift", True),
 }
-"""The `np.fft` functions, by the function object: the real dispatch (numpy_calls.py) and the complex one
-(complex_calls.py) both look here."""
+"""The `np.fft` functions, by the function object: complex_calls.py dispatches every call of one here, of a
+real array too (the transforms' results are complex)."""

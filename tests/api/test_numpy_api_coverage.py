@@ -28,6 +28,7 @@ from support.frontend_corpus.check import check, copies
 
 import dfc
 from dfc.frontend import numpy_calls
+from dfc.frontend.numpy_fft import FFT_HANDLERS
 from dfc.function import view_results
 
 RTOL = {np.dtype(np.float64): 1e-12, np.dtype(np.float32): 1e-5}
@@ -2084,13 +2085,15 @@ def _always_refuses(handler) -> bool:
 
 
 def test_every_handler_has_a_case():
-    """Each HANDLERS key and METHODS name has a value case (a refusal case when its handler refuses
-    every call) and a gradient case unless listed in NO_GRADIENT; the cases name nothing else."""
+    """Each HANDLERS key (numpy_calls' and numpy_fft's, which complex_calls dispatches to) and METHODS name
+    has a value case (a refusal case when its handler refuses every call) and a gradient case unless listed
+    in NO_GRADIENT; the cases name nothing else."""
     valued = {t for targets, _, _ in VALUE for t in targets}
     refusals = {t for targets, *_ in REFUSED for t in targets}
     graded = {t for targets, _, _ in GRAD for t in targets}
-    table = list(numpy_calls.HANDLERS) + list(numpy_calls.METHODS)
-    missing = [_name(k) for k in numpy_calls.HANDLERS if k not in (refusals if _always_refuses(numpy_calls.HANDLERS[k]) else valued)]
+    handlers = {**numpy_calls.HANDLERS, **FFT_HANDLERS}
+    table = list(handlers) + list(numpy_calls.METHODS)
+    missing = [_name(k) for k in handlers if k not in (refusals if _always_refuses(handlers[k]) else valued)]
     missing += [f".{k}()" for k in numpy_calls.METHODS if k not in valued]
     assert not missing, f"handlers without a value case: {missing}"
     ungraded = [_name(k) for k in table if k not in graded and k not in NO_GRADIENT]
