@@ -1,8 +1,10 @@
 """The discrete Fourier transform in the nn dialect: `nn.dft`, one axis at a time, on complex
 numbers laid out as a trailing dimension of 2 (re, im), the layout of ONNX's `DFT` and of dfc's
-NumPy frontend. Its expansion (`dialects.nn_expand_fft`) is a composite of nn ops (a radix-2 FFT for long
-powers of two, else a product by a twiddle matrix the ops compute), so its gradients are theirs; `nn.dft` of complex input has a
-backward rule of its own (the conjugate transform).
+NumPy frontend. Its expansion (`dialects.nn_expand_fft`) is a composite of nn ops (a radix-2
+FFT for long powers of two, else a product by a twiddle matrix the ops compute), so its
+gradients are theirs; `nn.dft` of complex input has a backward rule of its own (the conjugate
+transform).
+
 `dialects.nn_fft_builders` builds transforms over several axes and fits signal lengths, for
 every way in."""
 
