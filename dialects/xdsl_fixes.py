@@ -670,6 +670,19 @@ class _CSEDriver(xdsl_cse.CSEDriver):
         if existing := self._known_ops.known_or_add(op):
             self._replace_and_delete(op, existing)
 
+    def _replace_and_delete(self, op: Operation, existing: Operation) -> None:
+        """MLIR's `replaceUsesAndDelete`: where values dominate their uses, no
+        user of `op` has been visited, so every use goes to `existing` and `op`
+        is erased. Upstream xDSL asks of each user whether an equal op is known
+        (a region fingerprint per user with regions: half of `cse` on a ResNet
+        gradient), which MLIR does only in graph regions: a module's body."""
+        if isinstance(op.parent_op(), ModuleOp):
+            super()._replace_and_delete(op, existing)
+            return
+        for old, new in zip(op.results, existing.results, strict=True):
+            old.replace_all_uses_with(new)
+        self._mark_erasure(op)
+
     def _simplify_block(self, block: Block) -> None:
         for op in block.ops:
             if op.regions:
