@@ -244,7 +244,8 @@ def test_c2c_gradient_is_the_conjugate_transform_by_its_rule():
     assert not any(op.name == "nn.matmul" for op in grad.walk())
 
 
-@pytest.mark.parametrize("case", ["r2c_onesided_even", "c2r_odd_axis0", "c2c_ortho_middle"])
+@pytest.mark.parametrize("case", ["r2c_onesided_even", pytest.param("c2r_odd_axis0", marks=pytest.mark.slow),
+                                  pytest.param("c2c_ortho_middle", marks=pytest.mark.slow)])
 def test_gradient_matches_torch(case):
     torch = pytest.importorskip("torch")
     kind, shape, axis, scale, inverse, onesided, length = CASES[case]
