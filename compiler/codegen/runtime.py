@@ -15,10 +15,12 @@ same pool and cache. Emitted modules only declare them (`declare_runtime`):
   nothing of the next one), so the caller works too, and it waits only for
   chunks claimed by others, not for workers that took the job and found no
   chunk left: a slow-waking or descheduled worker that claimed nothing costs
-  nothing. On the 2-core VM with 4 extra busy processes (load ~10-14), the
-  gradient of a 64x256-128-10 MLP with dfc's GEMM kernel took 14.7 ms a call
-  on 2 threads against 9.0 on 1 when the caller waited for every worker that
-  had taken the job, and 9.7 ms with this. A loop that fits one chunk, or
+  nothing. On the loaded 2-core VM (load ~10-14) the gradient of a
+  64x256-128-10 MLP with dfc's GEMM kernel took 6.7-14.7 ms a call on 2
+  threads (4.5-9.0 on 1) when the caller waited for every worker that had
+  taken the job, 7.9-9.7 ms with this (docs/performance-notes.md, issue 36:
+  there, too, why products on OpenBLAS's threads stay far slower on a busy
+  machine). A loop that fits one chunk, or
   that starts while the pool runs another job (a concurrent call, or a
   parallel loop reached inside a parallel body), runs serially on its caller.
   No Python is involved: ctypes releases the GIL around calls into JIT code.
