@@ -30,12 +30,15 @@ Floor, Log, Mul, Neg, Relu, Round, Sigmoid, Sign, Sin, Sqrt, Sub, Tan, Tanh),
 the `op_<Type>` methods here and in the mixins by family (`onnx_shape_ops`:
 shapes and indexing; `onnx_nn_ops`: contractions, convolutions, pooling,
 reductions, normalizations, losses; `onnx_math_ops`: activations and other
-elementwise functions; `onnx_attention_ops`: Attention, RotaryEmbedding; `onnx_image_ops`: CenterCropPad,
-Col2Im; `onnx_control_flow`:
-If, Loop, Scan (`onnx_loop_while`: Loops of run-time length); `onnx_sequence_models`: LinearAttention,
-CausalConvWithState, FlexAttention (`ai.onnx.preview`); `onnx_text_ops`: TfIdfVectorizer; `onnx_sequences`: sequences and optionals; `onnx_recurrent`: RNN, GRU, LSTM; `onnx_sample_ops`: GridSample, AffineGrid,
-DeformConv; `onnx_unsigned`:
-BitShift and the unsigned forms; `onnx_quantize`: QuantizeLinear, DequantizeLinear,
+elementwise functions; `onnx_attention_ops`: Attention, RotaryEmbedding;
+`onnx_image_ops`: CenterCropPad, Col2Im; `onnx_sample_ops`: GridSample,
+AffineGrid, DeformConv; `onnx_spectral_ops`: DFT, STFT; `onnx_control_flow`:
+If, Loop, Scan (`onnx_loop_while`: Loops of run-time length);
+`onnx_sequence_models`: LinearAttention, CausalConvWithState, FlexAttention
+(`ai.onnx.preview`); `onnx_text_ops`: TfIdfVectorizer; `onnx_sequences`:
+sequences and optionals; `onnx_recurrent`: RNN, GRU, LSTM; `onnx_unsigned`:
+BitShift and the unsigned forms; `onnx_narrow_types`: the narrow float and
+integer formats, BitCast; `onnx_quantize`: QuantizeLinear, DequantizeLinear,
 DynamicQuantizeLinear), and the operators `fold` computes.
 docs/importers.md has the table.
 """
