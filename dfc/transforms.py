@@ -294,8 +294,9 @@ def jacrev(f: Any, argnums: int | Sequence[int] = 0, has_aux: bool = False) -> C
     of the result: in one compiled loop over the result's elements
     (`dfc.basis_loops`) when the float results and the arguments in `argnums` are
     tensors of static shapes, else called from Python per element (`f` itself is
-    not compiled when its result shapes are static). With `has_aux`, only the first result is differentiated and
-    the call returns `(jacobian, aux)`. Not differentiable again."""
+    not compiled when its result shapes are static). With `has_aux`, only the
+    first result is differentiated and the call returns `(jacobian, aux)`. Not
+    differentiable again."""
     f = _prepared(f)
 
     @user_errors
