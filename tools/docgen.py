@@ -178,7 +178,7 @@ def _members(cls: type) -> list[str]:
 
 API_SECTIONS = (
     ("Compiling NumPy functions", ("jit", "JitFunction", "f16", "FrontendError")),
-    ("Gradients", ("grad", "value_and_grad", "vjp", "jacrev", "hessian", "hvp", "checkpoint")),
+    ("Gradients", ("grad", "value_and_grad", "vjp", "jacrev", "hessian", "hvp", "checkpoint", "MemoryBudgetError")),
     ("Forward mode", ("jvp", "jacfwd", "linearize")),
     ("Callable modules", ("Function",)),
     ("Importers", ("from_jax", "import_stablehlo", "from_onnx", "import_onnx")),
