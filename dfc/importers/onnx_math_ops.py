@@ -200,6 +200,13 @@ class MathOps:
         x = self._float_input(node)
         return [self._mul(x, self.ins(nn.SigmoidOp(self._mul(x, self.scalar(attrs["alpha"], x)))))]
 
+    def op_SwiGLU(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
+        """Swish(A) B: A sigmoid(alpha A) B, A and B of one type (no broadcasting, as ONNX says)."""
+        a, b = self._float_input(node), self.value(node.input[1])
+        if tensor_of(a) != tensor_of(b):
+            raise NodeError(f"SwiGLU of {tensor_of(a)} and {tensor_of(b)}: A and B need one type")
+        return [self._mul(self.op_Swish(node, attrs)[0], b)]
+
     def op_Shrink(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
         """x + bias where x < -lambd, x - bias where x > lambd, else 0 (in x's type: integers too)."""
         x = self.value(node.input[0])

@@ -276,6 +276,29 @@ class ShapeOps:
                 "start_index_map": [axis], "slice_sizes": [1] * rank}
         return [self.ins(nni.GatherOp(data, indices, dims, rank))]
 
+    def op_ReverseSequence(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
+        """Each batch element's first `sequence_lens[b]` steps along `time_axis` reversed, the rest kept:
+        an `nn.gather` of single elements (as GatherElements) at step `where(t < L, L - 1 - t, t)`."""
+        x = self.value(node.input[0])
+        shape = list(tensor_of(x).get_shape())
+        rank = len(shape)
+        time, batch = attrs["time_axis"], attrs["batch_axis"]
+        if rank < 2 or {time, batch} not in ({0, 1},):
+            raise NodeError(f"ReverseSequence of {tensor_of(x)} with time_axis {time} and batch_axis {batch}")
+        lengths = self._indices(node.input[1], [shape[time] + 1])
+        if tensor_of(lengths).get_shape() != (shape[batch],):
+            raise NodeError(f"ReverseSequence sequence_lens {tensor_of(lengths)} for a batch of {shape[batch]}")
+        lengths = self._reshape(lengths, [shape[batch] if k == batch else 1 for k in range(rank)])
+        steps = self.ins(nns.IotaOp(TensorType(i64, shape), time))
+        one = self.ins(nn.FullOp(IntegerAttr(1, i64), []))  # type: ignore[arg-type]
+        back = self.ins(nn.SubOp(self.ins(nn.SubOp(lengths, one)), steps))
+        index = self.ins(nne.SelectOp(self.ins(nne.CompareOp(steps, self.ins(nn.BroadcastOp(lengths, shape)), "LT")),
+                                      back, steps))
+        others = [k for k in range(rank) if k != time]
+        dims = {"collapsed_slice_dims": [time], "operand_batching_dims": others, "start_indices_batching_dims": others,
+                "start_index_map": [time], "slice_sizes": [1] * rank}
+        return [self.ins(nni.GatherOp(x, index, dims, rank))]
+
     def op_GatherND(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
         """data indexed by the vectors along the indices' last dimension (after `batch_dims` shared leading
         dimensions): an `nn.gather` of the slices of data's remaining dimensions."""

@@ -1,6 +1,7 @@
 """The ONNX importer's Fourier transforms: `DFT` (opset 17's `axis` attribute, opset 20's `axis`
 input) and `STFT` as `nn.dft`, on ONNX's layout of complex values (a trailing dimension of 2; a
-real signal has a trailing dimension of 1)."""
+real signal has a trailing dimension of 1); and the windows `HannWindow`, `HammingWindow` and
+`BlackmanWindow`, constants of a size known at import time."""
 
 from __future__ import annotations
 
@@ -16,8 +17,34 @@ from dfc.importers.onnx_common import NodeError, tensor_of
 
 
 class SpectralOps:
-    """`op_DFT` and `op_STFT`, mixed into `OnnxImporter` (whose `value`, `ins`, `known`, `_reshape` and
-    `_take` they use)."""
+    """`op_DFT`, `op_STFT` and the window ops, mixed into `OnnxImporter` (whose `value`, `ins`, `known`,
+    `constant`, `_reshape` and `_take` they use)."""
+
+    def _window(self, node: Any, attrs: dict[str, Any], terms: tuple[float, ...]) -> list[SSAValue]:
+        """sum_k terms[k] cos(2 pi k n / N) for n < size, N = size (`periodic`) or size - 1, in
+        `output_datatype` (the generalised cosine window ONNX's three window operators define)."""
+        from onnx import helper
+
+        size = int(self.known(node.input[0]).reshape(()))
+        if size < 1:
+            raise NodeError(f"{node.op_type} of size {size}")
+        dtype = helper.tensor_dtype_to_np_dtype(attrs["output_datatype"])
+        if dtype.kind != "f":
+            raise NodeError(f"{node.op_type} of output_datatype {dtype} (not float)")
+        period = size if attrs["periodic"] else size - 1
+        n = np.arange(size, dtype=np.float64)
+        window = sum(a * np.cos(2 * np.pi * k * n / period) for k, a in enumerate(terms)) if period else \
+            np.full(size, sum(terms))
+        return [self.constant(window.astype(dtype))]
+
+    def op_HannWindow(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
+        return self._window(node, attrs, (0.5, -0.5))
+
+    def op_HammingWindow(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
+        return self._window(node, attrs, (25 / 46, -21 / 46))
+
+    def op_BlackmanWindow(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
+        return self._window(node, attrs, (0.42, -0.5, 0.08))
 
     def op_DFT(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
         """The transform along `axis` of `dft_length` (the signal cut or zero-padded to it; by default the
