@@ -35,7 +35,8 @@ elementwise functions; `onnx_attention_ops`: Attention, RotaryEmbedding;
 AffineGrid, DeformConv; `onnx_spectral_ops`: DFT, STFT; `onnx_control_flow`:
 If, Loop, Scan (`onnx_loop_while`: Loops of run-time length);
 `onnx_sequence_models`: LinearAttention, CausalConvWithState, FlexAttention
-(`ai.onnx.preview`); `onnx_text_ops`: TfIdfVectorizer; `onnx_sequences`:
+(`ai.onnx.preview`); `onnx_text_ops`: TfIdfVectorizer; `onnx_training_ops`:
+Adagrad, Adam, Momentum (`ai.onnx.preview.training`); `onnx_sequences`:
 sequences and optionals; `onnx_recurrent`: RNN, GRU, LSTM; `onnx_unsigned`:
 BitShift and the unsigned forms; `onnx_narrow_types`: the narrow float and
 integer formats, BitCast; `onnx_quantize`: QuantizeLinear, DequantizeLinear,
@@ -110,7 +111,12 @@ from dfc.importers.onnx_sequences import (
 from dfc.importers.onnx_shape_ops import ShapeOps
 from dfc.importers.onnx_spectral_ops import SpectralOps
 from dfc.importers.onnx_text_ops import TextOps
+from dfc.importers.onnx_training_ops import TRAINING_OPS, TrainingOps
 from dfc.importers.onnx_unsigned import SIGN_AGNOSTIC, UNSIGNED_AWARE, UnsignedOps, signless, with_onnx_dtype
+
+_OTHER_DOMAINS = {("ai.onnx.preview", op) for op in PREVIEW_OPS} | {
+    ("ai.onnx.preview.training", op) for op in TRAINING_OPS}
+"""(domain, operator) of the operators handled outside the default domain."""
 
 _UNARY = nn.one_to_one("onnx", 1)
 
@@ -153,12 +159,13 @@ def _name_hint(name: str) -> str | None:
 
 
 @cache
-def schema_defaults(op_type: str, opset: int) -> dict[str, Any]:
-    """The default value of each attribute of `op_type` (as of `opset`) that has one, from ONNX's schema."""
+def schema_defaults(op_type: str, opset: int, domain: str = "") -> dict[str, Any]:
+    """The default value of each attribute of `op_type` (as of `opset`, in `domain`) that has one, from ONNX's
+    schema."""
     from onnx import defs, helper
 
     try:
-        schema = defs.get_schema(op_type, opset, "")
+        schema = defs.get_schema(op_type, opset, domain)
     except defs.SchemaError:
         return {}
     return {name: _attribute_value(helper.get_attribute_value(a.default_value))
@@ -178,7 +185,7 @@ def _trunc_div(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 class OnnxImporter(ShapeOps, NNOps, MathOps, AttentionOps, ImageOps, ControlFlowOps, RecurrentOps, UnsignedOps,
                    NarrowOps, QuantizeOps, SequenceOps, WhileLoopOps, SequenceModelOps, SampleOps,
-                   SpectralOps, TextOps):
+                   SpectralOps, TextOps, TrainingOps):
     """Builds `@main` node by node; `consts` holds the values known at import time, `values` the SSA values
     and the sequences and optionals (`onnx_sequences`)."""
 
@@ -327,9 +334,9 @@ class OnnxImporter(ShapeOps, NNOps, MathOps, AttentionOps, ImageOps, ControlFlow
         from onnx import helper
 
         given = {a.name: _attribute_value(helper.get_attribute_value(a)) for a in node.attribute}
-        attrs = {**schema_defaults(node.op_type, self.opset), **given}
-        preview = node.domain == "ai.onnx.preview" and node.op_type in PREVIEW_OPS
-        if node.domain not in ("", "ai.onnx") and not preview:
+        domain = "" if node.domain == "ai.onnx" else node.domain
+        attrs = {**schema_defaults(node.op_type, self.opset, domain), **given}
+        if domain and (domain, node.op_type) not in _OTHER_DOMAINS:
             raise NodeError(f"operator domain '{node.domain}' is not supported")
         if node.op_type in SEQUENCE_OPS or node.op_type == "Identity" and is_structured(
                 self.values.get(node.input[0])):
