@@ -299,6 +299,41 @@ class ShapeOps:
                 "start_index_map": [time], "slice_sizes": [1] * rank}
         return [self.ins(nni.GatherOp(x, index, dims, rank))]
 
+    def op_TensorScatter(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
+        """The cache with each batch element's update written along `axis` from `write_indices[b]` (0 when
+        absent; 'circular': modulo the cache's length, wrapping). Built as its inverse, a gather: cache
+        position p reads the update at offset p - w (mod the length), where that offset is below the
+        update's length, and keeps the cache elsewhere."""
+        cache, update = self.value(node.input[0]), self.value(node.input[1])
+        shape, rank = list(tensor_of(cache).get_shape()), tensor_of(cache).get_num_dims()
+        axis = normalize_axis(attrs["axis"], rank)
+        mode = attrs["mode"]
+        if axis == 0 or mode not in ("linear", "circular") or tensor_of(update).element_type != tensor_of(
+                cache).element_type or [d for k, d in enumerate(tensor_of(update).get_shape()) if k != axis] != [
+                d for k, d in enumerate(shape) if k != axis] or tensor_of(update).get_shape()[axis] > shape[axis]:
+            raise NodeError(f"TensorScatter of {tensor_of(update)} into {tensor_of(cache)} along axis {axis} "
+                            f"in mode '{mode}'")
+        length, written = shape[axis], tensor_of(update).get_shape()[axis]
+        if len(node.input) > 2 and node.input[2]:
+            start = self._reshape(self._indices(node.input[2], [2 ** 62]), [shape[0]] + [1] * (rank - 1))
+        else:
+            start = self.constant(np.zeros([1] * rank, np.int64))
+        positions = self.ins(nns.IotaOp(TensorType(i64, shape), axis))
+        zero, size = (self.ins(nn.FullOp(IntegerAttr(v, i64), [])) for v in (0, length))  # type: ignore[arg-type]
+        if mode == "circular":
+            start = self.ins(nne.RemainderOp(start, size))
+            offset = self.ins(nne.RemainderOp(self.ins(nn.AddOp(self.ins(nn.SubOp(positions, start)), size)), size))
+        else:
+            offset = self.ins(nn.SubOp(positions, start))
+        last = self.ins(nn.FullOp(IntegerAttr(written - 1, i64), []))  # type: ignore[arg-type]
+        inside = self.ins(nne.AndOp(self.ins(nne.CompareOp(offset, zero, "GE")),
+                                    self.ins(nne.CompareOp(offset, last, "LE"))))
+        index = self.ins(nne.ClampOp(zero, offset, last))
+        others = [k for k in range(rank) if k != axis]
+        dims = {"collapsed_slice_dims": [axis], "operand_batching_dims": others, "start_indices_batching_dims": others,
+                "start_index_map": [axis], "slice_sizes": [1] * rank}
+        return [self.ins(nne.SelectOp(inside, self.ins(nni.GatherOp(update, index, dims, rank)), cache))]
+
     def op_GatherND(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
         """data indexed by the vectors along the indices' last dimension (after `batch_dims` shared leading
         dimensions): an `nn.gather` of the slices of data's remaining dimensions."""
