@@ -32,7 +32,7 @@ shapes and indexing; `onnx_nn_ops`: contractions, convolutions, pooling,
 reductions, normalizations, losses; `onnx_math_ops`: activations and other
 elementwise functions; `onnx_attention_ops`: Attention, RotaryEmbedding;
 `onnx_image_ops`: CenterCropPad, Col2Im; `onnx_sample_ops`: GridSample,
-AffineGrid, DeformConv; `onnx_spectral_ops`: DFT, STFT; `onnx_control_flow`:
+AffineGrid, DeformConv; `onnx_spectral_ops`: DFT, STFT, the windows; `onnx_linalg_ops`: Det; `onnx_control_flow`:
 If, Loop, Scan (`onnx_loop_while`: Loops of run-time length);
 `onnx_sequence_models`: LinearAttention, CausalConvWithState, FlexAttention
 (`ai.onnx.preview`); `onnx_text_ops`: TfIdfVectorizer; `onnx_training_ops`:
@@ -89,6 +89,7 @@ from dfc.importers.onnx_common import (
 )
 from dfc.importers.onnx_control_flow import ControlFlowOps
 from dfc.importers.onnx_image_ops import ImageOps
+from dfc.importers.onnx_linalg_ops import LinalgOps
 from dfc.importers.onnx_loop_while import WhileLoopOps
 from dfc.importers.onnx_math_ops import MathOps
 from dfc.importers.onnx_narrow_types import NarrowOps
@@ -185,7 +186,7 @@ def _trunc_div(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 class OnnxImporter(ShapeOps, NNOps, MathOps, AttentionOps, ImageOps, ControlFlowOps, RecurrentOps, UnsignedOps,
                    NarrowOps, QuantizeOps, SequenceOps, WhileLoopOps, SequenceModelOps, SampleOps,
-                   SpectralOps, TextOps, TrainingOps):
+                   SpectralOps, TextOps, TrainingOps, LinalgOps):
     """Builds `@main` node by node; `consts` holds the values known at import time, `values` the SSA values
     and the sequences and optionals (`onnx_sequences`)."""
 
