@@ -518,6 +518,27 @@ class ShapeOps:
         self.unsigned_outputs = {0} if np.dtype(dtype).kind == "u" else set()
         return [self.constant(np.eye(*shape, k=attrs["k"], dtype=dtype))]
 
+    def op_Upsample(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
+        """Upsample (deprecated since opset 10) in mode 'nearest' by whole-number scales: each element
+        repeated `scale` times along each axis (a broadcast of a new axis, merged). Other modes and
+        fractional scales are refused (Resize covers them)."""
+        x = self.value(node.input[0])
+        scales = [float(v) for v in (self.known(node.input[1]).reshape(-1) if len(node.input) > 1
+                                     else attrs.get("scales", []))]
+        shape = list(tensor_of(x).get_shape())
+        if attrs.get("mode", "nearest") != "nearest" or len(scales) != len(shape) or any(
+                v != int(v) or v < 1 for v in scales):
+            raise NodeError(f"Upsample in mode '{attrs.get('mode', 'nearest')}' by scales {scales} (whole-number "
+                            "scales in mode 'nearest' are supported)")
+        for axis, scale in enumerate(int(v) for v in scales):
+            if scale > 1:
+                n = shape[axis]
+                spread = self._reshape(x, shape[:axis + 1] + [1] + shape[axis + 1:])
+                x = self.ins(nn.BroadcastOp(spread, shape[:axis + 1] + [scale] + shape[axis + 1:]))
+                shape[axis] = n * scale
+                x = self._reshape(x, shape)
+        return [x]
+
     def op_Resize(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
         """`nearest`, `linear` or `cubic` resampling of each resized axis in turn (as ONNX's reference): the
         source coordinate of each output position by `coordinate_transformation_mode`, then its nearest

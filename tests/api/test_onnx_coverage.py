@@ -433,6 +433,7 @@ SUBSET: dict[str, tuple[str, ...]] = {
     "TensorScatter": ("test_tensorscatter_circular",),
     "MaxUnpool": ("test_maxunpool_export_with_output_shape",),
     "Det": ("test_det_nd",),
+    "Upsample": ("test_upsample_nearest",),
     "If": ("test_if", "test_if_seq"), "Loop": ("test_loop11", "test_loop13_seq", "test_loop16_seq_none"),
     "Identity": ("test_identity", "test_identity_sequence", "test_identity_opt"),
     "SequenceEmpty": ("simple/test_sequence_model1",), "SequenceInsert": ("test_sequence_insert_at_front",),
