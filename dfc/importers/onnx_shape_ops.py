@@ -526,9 +526,9 @@ class ShapeOps:
         scales = [float(v) for v in (self.known(node.input[1]).reshape(-1) if len(node.input) > 1
                                      else attrs.get("scales", []))]
         shape = list(tensor_of(x).get_shape())
-        if attrs.get("mode", "nearest") != "nearest" or len(scales) != len(shape) or any(
+        if attrs["mode"] != "nearest" or len(scales) != len(shape) or any(
                 v != int(v) or v < 1 for v in scales):
-            raise NodeError(f"Upsample in mode '{attrs.get('mode', 'nearest')}' by scales {scales} (whole-number "
+            raise NodeError(f"Upsample in mode '{attrs['mode']}' by scales {scales} (whole-number "
                             "scales in mode 'nearest' are supported)")
         for axis, scale in enumerate(int(v) for v in scales):
             if scale > 1:
