@@ -519,6 +519,12 @@ class Converter(UnsignedConversions, ComplexConversions, LinalgConversions, Inte
         return [self.ins(nni.GatherOp(op.operand, op.start_indices, dims, d.int("index_vector_dim")))]
 
     def on_scatter(self, op: shlo.ScatterOp) -> Sequence[SSAValue]:
+        operand, indices, updates, kind, dims, index_dim = self.scatter_parts(op, "scatter")
+        return [self.ins(nni.ScatterOp(operand, indices, updates, kind, dims, index_dim))]
+
+    def scatter_parts(self, op: shlo.ScatterOp, what: str) -> tuple[SSAValue, SSAValue, SSAValue, str, dict, int]:
+        """(operand, indices, updates, `nn.scatter`'s kind, its dimension numbers, index_vector_dim) of a
+        scatter of one input whose update computation replaces or adds (else a CompileError naming `what`)."""
         if len(op.all_operands) != 3:
             raise CompileError.at(op, "convert-stablehlo: scatter of several inputs is not supported")
         operand, indices, updates = op.all_operands
@@ -529,11 +535,12 @@ class Converter(UnsignedConversions, ComplexConversions, LinalgConversions, Inte
         elif self._body_kind(op, op.update_computation) == "stablehlo.add":
             kind = "add"
         else:
-            raise CompileError.at(op, "convert-stablehlo: scatter with this update computation is not supported")
+            raise CompileError.at(op, f"convert-stablehlo: {what} with this update computation is not supported "
+                                      "(replace and add are)")
         d = op.scatter_dimension_numbers
         dims = {n: d.ints(n) for n in ("update_window_dims", "inserted_window_dims", "input_batching_dims",
                                        "scatter_indices_batching_dims", "scatter_dims_to_operand_dims")}
-        return [self.ins(nni.ScatterOp(operand, indices, updates, kind, dims, d.int("index_vector_dim")))]
+        return operand, indices, updates, kind, dims, d.int("index_vector_dim")
 
     # ------------------------------------------------------------ control flow
 

@@ -308,23 +308,10 @@ class ComplexConversions(ComplexMath):
     def as_complex_scatter(self, op: shlo.ScatterOp) -> Sequence[SSAValue]:
         """A replace or add body (add acts on the parts alone); the trailing dimension is one more
         window dimension of the updates."""
-        if len(op.all_operands) != 3:
-            raise CompileError.at(op, "convert-stablehlo: scatter of several inputs is not supported")
-        operand, indices, updates = op.all_operands
-        block = op.update_computation.block
-        ops = list(block.ops)
-        if len(ops) == 1 and list(ops[0].operands) == [block.args[1]]:
-            kind = "replace"
-        elif self._body_kind(op, op.update_computation) == "stablehlo.add":  # type: ignore[attr-defined]
-            kind = "add"
-        else:
-            raise CompileError.at(op, "convert-stablehlo: scatter of complex numbers with this update computation "
-                                      "is not supported (replace and add are)")
-        d = op.scatter_dimension_numbers
-        dims = {n: d.ints(n) for n in ("update_window_dims", "inserted_window_dims", "input_batching_dims",
-                                       "scatter_indices_batching_dims", "scatter_dims_to_operand_dims")}
+        operand, indices, updates, kind, dims, index_dim = self.scatter_parts(  # type: ignore[attr-defined]
+            op, "scatter of complex numbers")
         dims["update_window_dims"] = (*dims["update_window_dims"], len(_shape(updates)) - 1)
-        return [self.ins(nni.ScatterOp(operand, indices, updates, kind, dims, d.int("index_vector_dim")))]
+        return [self.ins(nni.ScatterOp(operand, indices, updates, kind, dims, index_dim))]
 
     # ------------------------------------------------------------ contractions and reductions
 
