@@ -14,7 +14,13 @@ from dfc.transforms import _specialize
 
 jax = pytest.importorskip("jax")
 jnp = pytest.importorskip("jax.numpy")
-jax.config.update("jax_enable_x64", True)
+
+
+@pytest.fixture(autouse=True)
+def _x64():
+    """JAX in float64 for these tests only (a global switch would change other tests' JAX programs)."""
+    with jax.enable_x64(True):
+        yield
 
 RNG = np.random.default_rng(5)
 X, W = RNG.standard_normal(5), RNG.standard_normal((3, 5))
