@@ -8,8 +8,8 @@ keeps along a new first dimension. The whole Jacobian is then one call of
 compiled code instead of one call from Python per row (JAX batches the same
 products with `vmap`); the rows still run one after another.
 
-`jacobian_rows(fn, kind, wrt, which)` compiles such a module once per
-`Function`, kind, `wrt` and seed, and calls it.
+`jacobian_rows(fn, kind, wrt, which)` compiles such a module (a loop per
+seed) once per `Function`, kind and `wrt`, and calls it.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ from dfc.dialects import nn_shape as nns
 from dfc.function import Function, call_arguments
 
 _COMPILED: weakref.WeakKeyDictionary[Function, dict[tuple, Any]] = weakref.WeakKeyDictionary()
-"""Per `Function`, the compiled basis loops by (kind, wrt, which)."""
+"""Per `Function`, the engines of its basis loops by (kind, wrt)."""
 
 
 def batchable(types: Sequence[Any]) -> bool:
@@ -87,22 +87,22 @@ def basis_loop(module: ModuleOp, callee: func.FuncOp, fixed: int, which: int, ke
 def jacobian_rows(fn: Function, kind: str, wrt: Sequence[int], which: int, args: Sequence[Any]) -> list[np.ndarray]:
     """The stacked rows of fn's Jacobian by one compiled basis loop: kind "rev" seeds float result
     `which` of `@f_grad` (wrt: the gradients kept, one [n, *argument shape] each), kind "fwd" seeds
-    tangent `which` of `@f_jvp` (one [n, *result shape] per result)."""
+    tangent `which` of `@f_jvp` (one [n, *result shape] per result). One module per kind and `wrt` holds
+    the loops of every seed, compiled once."""
     from dfc.compiler import progress
     from dfc.compiler.engine import ExecutionEngine
 
-    key = (kind, tuple(wrt), which)
+    key = (kind, tuple(wrt))
     compiled = _COMPILED.setdefault(fn, {})
     if key not in compiled:
         module = fn.autodiff_module(tuple(wrt)) if kind == "rev" else fn.jvp_module(wrt)
         callee = next(op for op in module.ops if isinstance(op, func.FuncOp)
                       and op.sym_name.data == f"{fn.name}_{'grad' if kind == 'rev' else 'jvp'}")
-        outputs = len(fn.outputs)
-        keep = range(outputs, outputs + (len(wrt) if kind == "rev" else outputs))
-        name = f"{fn.name}_jac{kind}_{which}"
-        basis_loop(module, callee, len(fn.inputs), which, list(keep), name)
-        with progress.compiling(f"@{name}"):
-            compiled[key] = (ExecutionEngine(module, threads=fn.threads), name)
-    engine, name = compiled[key]
-    out = engine.invoke(name, *call_arguments(fn.inputs, args))
+        outputs, inputs = len(fn.outputs), len(fn.inputs)
+        keep = list(range(outputs, outputs + (len(wrt) if kind == "rev" else outputs)))
+        for seed in range(len(callee.function_type.inputs.data) - inputs):
+            basis_loop(module, callee, inputs, seed, keep, f"{fn.name}_jac{kind}_{seed}")
+        with progress.compiling(f"@{fn.name}_jac{kind}"):
+            compiled[key] = ExecutionEngine(module, threads=fn.threads)
+    out = compiled[key].invoke(f"{fn.name}_jac{kind}_{which}", *call_arguments(fn.inputs, args))
     return list(out) if isinstance(out, tuple) else [out]
