@@ -311,6 +311,7 @@ def _step_matches_eager(nets, models, x, y, *, loss_rtol: float, rtol: float, at
     return ours, theirs
 
 
+@pytest.mark.slow  # 11-17 s in CI; test_resnet_training_steps_match_eager checks training-mode batch norm's statistics
 def test_training_mode_batch_norm_updates_its_running_statistics():
     """Over SGD steps in training mode: the loss, every gradient, and the running
     mean, variance and batch count after each step equal eager's (float64);

@@ -41,6 +41,7 @@ def _worker(rank: int, init_file: str, out_file: str) -> None:
         dist.destroy_process_group()
 
 
+@pytest.mark.slow  # 11-17 s in CI: two spawned processes, each compiling the module
 def test_ddp_gradients_equal_full_batch_gradients(tmp_path):
     out = tmp_path / "grads.pt"
     mp.spawn(_worker, args=(str(tmp_path / "init"), str(out)), nprocs=WORLD, join=True)

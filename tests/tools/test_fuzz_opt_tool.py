@@ -14,7 +14,7 @@ from dfc.tools.fuzz_opt_tool import corpus, crash_site, make_case
 CASES = 150
 
 
-@pytest.mark.parametrize("cases", [80, pytest.param(CASES, marks=pytest.mark.slow)])
+@pytest.mark.parametrize("cases", [40, pytest.param(CASES, marks=pytest.mark.slow)])
 def test_fixed_seed_batch_has_no_internal_errors(cases, tmp_path):
     out = tmp_path / "fuzz"
     proc = subprocess.run(
