@@ -256,6 +256,15 @@ class ShapeOps:
         shifted = self.ins(nn.AddOp(indices, self.constant(np.array(sizes, np.int64))))
         return self.ins(nne.SelectOp(self.ins(nne.CompareOp(indices, zero, "LT")), shifted, indices))
 
+    def _gather_elements(self, data: SSAValue, indices: SSAValue, axis: int) -> SSAValue:
+        """out[..., i, ...] = data[..., indices[..., i, ...], ...] along `axis`: an `nn.gather` of single
+        elements whose other dimensions are batching dimensions (indices of data's rank, i64)."""
+        rank = tensor_of(data).get_num_dims()
+        others = [k for k in range(rank) if k != axis]
+        dims = {"collapsed_slice_dims": [axis], "operand_batching_dims": others, "start_indices_batching_dims": others,
+                "start_index_map": [axis], "slice_sizes": [1] * rank}
+        return self.ins(nni.GatherOp(data, indices, dims, rank))
+
     def op_GatherElements(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
         """out[i][j] = data[i][indices[i][j]] (axis 1): an `nn.gather` of single elements whose other
         dimensions are batching dimensions (data cropped to the indices' extent in them first)."""
@@ -271,10 +280,7 @@ class ShapeOps:
         crop = [d if k == axis else i for k, (i, d) in enumerate(zip(index_shape, shape))]
         if crop != list(shape):
             data = self.ins(nns.SliceOp(data, [0] * rank, crop, [1] * rank))
-        others = [k for k in range(rank) if k != axis]
-        dims = {"collapsed_slice_dims": [axis], "operand_batching_dims": others, "start_indices_batching_dims": others,
-                "start_index_map": [axis], "slice_sizes": [1] * rank}
-        return [self.ins(nni.GatherOp(data, indices, dims, rank))]
+        return [self._gather_elements(data, indices, axis)]
 
     def op_ReverseSequence(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
         """Each batch element's first `sequence_lens[b]` steps along `time_axis` reversed, the rest kept:
@@ -294,10 +300,7 @@ class ShapeOps:
         back = self.ins(nn.SubOp(self.ins(nn.SubOp(lengths, one)), steps))
         index = self.ins(nne.SelectOp(self.ins(nne.CompareOp(steps, self.ins(nn.BroadcastOp(lengths, shape)), "LT")),
                                       back, steps))
-        others = [k for k in range(rank) if k != time]
-        dims = {"collapsed_slice_dims": [time], "operand_batching_dims": others, "start_indices_batching_dims": others,
-                "start_index_map": [time], "slice_sizes": [1] * rank}
-        return [self.ins(nni.GatherOp(x, index, dims, rank))]
+        return [self._gather_elements(x, index, time)]
 
     def op_TensorScatter(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
         """The cache with each batch element's update written along `axis` from `write_indices[b]` (0 when
@@ -329,10 +332,7 @@ class ShapeOps:
         inside = self.ins(nne.AndOp(self.ins(nne.CompareOp(offset, zero, "GE")),
                                     self.ins(nne.CompareOp(offset, last, "LE"))))
         index = self.ins(nne.ClampOp(zero, offset, last))
-        others = [k for k in range(rank) if k != axis]
-        dims = {"collapsed_slice_dims": [axis], "operand_batching_dims": others, "start_indices_batching_dims": others,
-                "start_index_map": [axis], "slice_sizes": [1] * rank}
-        return [self.ins(nne.SelectOp(inside, self.ins(nni.GatherOp(update, index, dims, rank)), cache))]
+        return [self.ins(nne.SelectOp(inside, self._gather_elements(update, index, axis), cache))]
 
     def op_GatherND(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
         """data indexed by the vectors along the indices' last dimension (after `batch_dims` shared leading
