@@ -10,7 +10,9 @@ elementwise ones by the name each nn op declares (`EXTERNAL`, read by
   reduce JAX writes for `argmax`/`argmin` (values and an iota along the reduced
   dimension, a compare-and-select body) becomes `nn.argmax`/`nn.argmin`.
 * `reduce_window` with a max/min/add body and the identity as init becomes
-  `nn.reduce_window`; `scatter` with a replace or add body `nn.scatter`.
+  `nn.reduce_window`, any other (integers, base dilations, ...) is folded tap
+  by tap (`passes.stablehlo_windows`); `scatter` with a replace or add body
+  `nn.scatter`.
 * `while` whose condition is `counter < N` (or `<=`) on a carried integer
   that starts at a constant and grows by a constant step in the body (what
   `lax.fori_loop` and `lax.scan` emit) becomes an `scf.for` with the static trip
@@ -78,7 +80,6 @@ from dfc.dialects import nn_conv as nnconv
 from dfc.dialects import nn_elementwise as nne
 from dfc.dialects import nn_indexing as nni
 from dfc.dialects import nn_shape as nns
-from dfc.dialects import nn_window as nnw
 from dfc.dialects import stablehlo as shlo
 from dfc.dialects.diagnostics import CompileError
 from dfc.dialects.stablehlo_sort import SortOp, TopKOp
@@ -89,16 +90,14 @@ from dfc.passes.stablehlo_complex import ComplexConversions, make_real
 from dfc.passes.stablehlo_integers import ASSOCIATIVE, BOOLEAN_BINARY, IntegerConversions, is_boolean
 from dfc.passes.stablehlo_linalg import LinalgConversions
 from dfc.passes.stablehlo_unsigned import Flags, UnsignedConversions, make_signless
+from dfc.passes.stablehlo_windows import IDENTITY, REDUCE_KIND, WindowConversions
 
 UNARY: dict[str, type[Operation]] = nn.one_to_one("stablehlo", 1)
 BINARY: dict[str, type[Operation]] = nn.one_to_one("stablehlo", 2)
 """The elementwise ops translated by name, from the nn ops' `EXTERNAL` declarations."""
-REDUCE_KIND = {"stablehlo.add": "sum", "stablehlo.maximum": "max", "stablehlo.minimum": "min"}
-"""Reduce bodies nn.reduce/nn.reduce_window compute directly."""
 LOGICAL_REDUCE = {"stablehlo.and": "min", "stablehlo.or": "max"}
 """i1 reduce bodies, computed as f32 min/max of 0/1."""
 COMBINE = {"sum": nn.AddOp, "max": nne.MaximumOp, "min": nne.MinimumOp}
-IDENTITY = {"sum": 0.0, "max": -math.inf, "min": math.inf}
 MAX_INLINE_DEPTH = 16
 
 
@@ -201,7 +200,8 @@ def _padding(op: Operation, dims: int) -> tuple[int, ...]:
     return dense_values(op.padding)
 
 
-class Converter(UnsignedConversions, ComplexConversions, LinalgConversions, IntegerConversions, BitConversions):
+class Converter(UnsignedConversions, ComplexConversions, LinalgConversions, IntegerConversions, BitConversions,
+                WindowConversions):
     """Rewrites the stablehlo ops of one function, block by block, in order; `unsigned_ops` says which
     operands and results of each op were unsigned (`stablehlo_unsigned.make_signless`), `complex_ops`
     which were complex (`stablehlo_complex.make_real`)."""
@@ -211,6 +211,8 @@ class Converter(UnsignedConversions, ComplexConversions, LinalgConversions, Inte
         self.b = Builder(InsertPoint.at_start(Block()))
         self.unsigned_ops = unsigned_ops or {}
         self.complex_ops = complex_ops or {}
+
+    splat = staticmethod(splat_value)
 
     def ins(self, op: Operation) -> SSAValue:
         self.b.insert(op)
@@ -488,26 +490,6 @@ class Converter(UnsignedConversions, ComplexConversions, LinalgConversions, Inte
 
     def on_top_k(self, op: TopKOp) -> Sequence[SSAValue]:
         return stablehlo_sort.top_k(self.ins, op)
-
-    def on_reduce_window(self, op: shlo.ReduceWindowOp) -> Sequence[SSAValue]:
-        if len(op.inputs_and_inits) != 2:
-            raise CompileError.at(op, "convert-stablehlo: reduce_window of several inputs is not supported")
-        x, init = op.inputs_and_inits
-        body = self._body_kind(op, op.body)
-        kind = REDUCE_KIND.get(body)
-        if kind is None or splat_value(init) != IDENTITY[kind]:
-            raise CompileError.at(op, "convert-stablehlo: reduce_window is supported with an add, maximum or "
-                                      "minimum body whose init value is the identity (0, -inf, +inf)")
-        rank = _tensor(x).get_num_dims()
-
-        def per_dim(attr, default: int) -> tuple[int, ...]:
-            return tuple(attr.get_values()) if attr is not None else (default,) * rank
-
-        if any(v != 1 for v in per_dim(op.base_dilations, 1)):
-            raise CompileError.at(op, "convert-stablehlo: reduce_window with base_dilations is not supported")
-        pad = _padding(op, rank)
-        return [self.ins(nnw.ReduceWindowOp(x, kind, op.window_dimensions.get_values(), per_dim(op.window_strides, 1),
-                                            per_dim(op.window_dilations, 1), pad[0::2], pad[1::2]))]
 
     # ------------------------------------------------------------ indexing
 
