@@ -1,10 +1,10 @@
 """NumPy's searches in sorted sequences: `np.searchsorted`, `np.digitize`, `np.interp` and `np.bincount`.
 
 A search is a count: `searchsorted(a, v, 'left')` is the number of elements of the sorted `a` that sort
-before `v` (NaN last, as NumPy sorts), computed by a map over (v's elements, a's elements) and a sum; it
-costs len(a) * len(v) comparisons, with no data-dependent control flow, and equals NumPy's binary search
-whenever `a` is sorted (NumPy does not check that either). `interp` reads its interval's ends at the counted
-index (a gather, differentiable in `x`, `xp` and `fp`).
+before `v` (NaN last, as NumPy sorts), found by a binary search of ceil(log2(len(a) + 1)) steps per element
+of `v`, each step one map over `v` (no data-dependent control flow): len(v) * log2(len(a)) comparisons, and
+NumPy's result whenever `a` is sorted (NumPy does not check that either). `interp` reads its interval's
+ends at the found index (a gather, differentiable in `x`, `xp` and `fp`).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from dfc.frontend.affine import Affine
-from dfc.frontend.arrays import Const, Expr, Iota, is_float
+from dfc.frontend.arrays import Const, Expr, Iota, Op, View, is_float
 from dfc.frontend.numpy_api import reduce
 from dfc.frontend.numpy_args import Handler, astype, bind, condition_of, expr_of, static
 from dfc.frontend.numpy_shapes import flat
@@ -47,10 +47,24 @@ def before(tr, a: Expr, v: Expr, right: bool, node: ast.AST) -> Expr:
 
 
 def count_before(tr, a: Expr, v: Expr, right: bool, node: ast.AST) -> Expr:
-    """For each element of `v` (any shape), how many elements of the 1-d `a` sort before it: int64."""
+    """For each element of `v` (any static shape), how many elements of the sorted 1-d `a` sort before it
+    (int64): a branch-free binary search. Step k (k = 2^(K-1), ..., 2, 1 with K = n.bit_length(), so the
+    steps add up to at least n) moves the count `pos` to `pos + k` when `a[pos + k - 1]` sorts before `v`;
+    by induction `pos` stays a count of elements before `v`, and after the last step no further one is."""
     a, v = (astype(tr, e, "i8", node) if e.dtype == "i1" else e for e in (a, v))  # False < True
-    tests = before(tr, a, tr.index(v, (Ellipsis, None), node), right, node)
-    return reduce(tr, "add", tests, Affine(v.ndim), False, node)
+    n = tr.em.static(a, "np.searchsorted's array")[0]
+    if isinstance(v, Op | Const):
+        v = View.whole(tr.em.materialize(v))  # read by every step (a constant: not folded into Python values)
+    zero = Const(0, "i64", False)
+    pos: Expr = tr.elementwise("where", [_bool(tr, "eq", v, v, node), zero, zero], node, "i64") if n == 0 else zero
+    for step in reversed(range(n.bit_length())):
+        moved = expr_of(tr, tr.binop("add", pos, 1 << step, node), node)
+        last = tr.elementwise("minimum", [expr_of(tr, tr.binop("sub", moved, 1, node), node), Const(n - 1, "i64")], node)
+        fits = tr.elementwise("and", [expr_of(tr, _bool(tr, "le", moved, n, node), node),
+                                      before(tr, tr.index(a, (last,), node), v, right, node)], node, "i1")
+        step_taken = tr.binop("mul", astype(tr, fits, "i64", node), 1 << step, node)  # one map a step (no select)
+        pos = View.whole(tr.em.materialize(expr_of(tr, tr.binop("add", pos, step_taken, node), node), "i64"))
+    return pos
 
 
 def _side(tr, side: Any, node: ast.AST) -> bool:
@@ -88,6 +102,7 @@ def _digitize(tr, args, kwargs, node):
     here they are assumed monotonic, as searchsorted assumes its array sorted."""
     x, bins, right = bind(tr, args, kwargs, node, "np.digitize", ("x", "bins", "right"), (False,))
     b = _one_d(tr, bins, node, "np.digitize's bins")
+    b = astype(tr, b, "i8", node) if b.dtype == "i1" else b  # False < True
     e = expr_of(tr, x, node)
     closed = static(right)
     if not isinstance(closed, bool | int):
