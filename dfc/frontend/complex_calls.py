@@ -2,10 +2,10 @@
 
 - elementwise: `abs` (np.abs, np.absolute), np.exp, np.log, np.sqrt, np.conj/conjugate, np.real,
   np.imag, np.angle, np.square, np.negative, np.add/subtract/multiply/divide/power, np.equal/not_equal,
-  np.isnan/isinf/isfinite: complex_values' formulas; the trigonometric and hyperbolic functions and their
-  inverses: complex_functions.py;
+  np.less/less_equal/greater/greater_equal (lexicographic), np.isnan/isinf/isfinite: complex_values'
+  formulas; the trigonometric and hyperbolic functions and their inverses: complex_functions.py;
 - np.prod, np.cumprod, np.max/min (lexicographic), np.maximum/minimum, np.var, np.std, np.linalg.norm
-  (and the methods): complex_reductions.py;
+  (and the methods): complex_reductions.py; np.sort, np.argsort (and the methods): complex_sort.py;
 - creation with a complex dtype or fill value: np.zeros/ones/empty/full and their `_like` forms,
   np.array/np.asarray/.astype to a complex dtype, np.complex64/np.complex128 as casts;
 - linear and structural functions (reshape, transpose, concatenate, repeat, sum, mean, cumsum, where,
@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from dfc.frontend import complex_functions, complex_reductions, masks
+from dfc.frontend import complex_functions, complex_reductions, complex_sort, masks
 from dfc.frontend.affine import Affine
 from dfc.frontend.arrays import Method
 from dfc.frontend.complex_values import (
@@ -58,7 +58,8 @@ _UNARY = {np.abs: absolute, np.absolute: absolute, builtins.abs: absolute, np.ex
           np.square: lambda tr, z, node: binop(tr, "mul", z, z, node), **complex_functions.FUNCTIONS}
 _BINARY = {np.add: "add", np.subtract: "sub", np.multiply: "mul", np.divide: "div", np.true_divide: "div",
            np.power: "pow"}
-_COMPARE = {np.equal: "eq", np.not_equal: "ne"}
+_COMPARE = {np.equal: "eq", np.not_equal: "ne", np.less: "lt", np.less_equal: "le", np.greater: "gt",
+            np.greater_equal: "ge"}
 _PREDICATES = {np.isnan: np.logical_or, np.isinf: np.logical_or, np.isfinite: np.logical_and}
 
 _FIRST = {np.reshape, np.transpose, np.ravel, np.squeeze, np.expand_dims, np.flip, np.fliplr, np.flipud, np.roll,
@@ -130,6 +131,8 @@ def call(tr, f: Any, args: list, kwargs: dict, node: ast.AST) -> Any:
         return _array(tr, f, args, kwargs, node)
     if f in complex_reductions.HANDLERS:
         return complex_reductions.HANDLERS[f](tr, args, kwargs, node)
+    if f in complex_sort.HANDLERS:
+        return complex_sort.HANDLERS[f](tr, args, kwargs, node)
     if f in FFT_HANDLERS:
         return FFT_HANDLERS[f](tr, args, kwargs, node)
     if kwargs and f not in (np.einsum,) and not (f in _FIRST or f in _SEQUENCE):
@@ -303,6 +306,8 @@ def method(tr, z: Any, name: str, args: list, kwargs: dict, node: ast.AST) -> An
         return _array(tr, np.array, [z, dtype], {}, node)
     if name == "dot":
         return _bilinear(tr, np.dot, [z, *args], kwargs, node)
+    if name in complex_sort.METHODS:
+        return complex_sort.METHODS[name](tr, z, args, kwargs, node)
     if name in complex_reductions.METHODS:
         return call(tr, complex_reductions.METHODS[name], [z, *args], kwargs, node)
     if name in _METHODS_FIRST:

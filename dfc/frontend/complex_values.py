@@ -492,9 +492,9 @@ def copysign(tr, x: Any, s: Any, node: ast.AST) -> Any:
 
 
 def compare(tr, name: str, a: Any, b: Any, node: ast.AST) -> Any:
-    """`==` and `!=` of complex values (both parts); the orderings are refused (NumPy orders lexicographically)."""
-    if name not in ("eq", "ne"):
-        raise tr.fail(f"ordering comparison ('{name}') of complex values is not supported", node)
+    """`==` and `!=` of complex values (both parts) and the orderings `<`, `<=`, `>`, `>=` in NumPy's
+    lexicographic order (its CLT/CLE/CGT/CGE: the real parts decide, unless an imaginary part is NaN; the
+    imaginary parts decide between equal real parts)."""
     return unmasked(tr, lambda x, y: _compare(tr, name, x, y, node), [a, b], node)
 
 
@@ -502,6 +502,15 @@ def _compare(tr, name: str, a: Any, b: Any, node: ast.AST) -> Any:
     (x, y), _ = common(tr, [a, b], node)
     p, q = x.number(), y.number()
     if p is not None and q is not None and x.weak and y.weak:
+        if name not in ("eq", "ne"):
+            raise tr.fail(f"ordering comparison ('{name}') of two Python complex numbers (Python's TypeError)", node)
         return (p == q) == (name == "eq")
-    r, i = tr.compare(name, x.re, y.re, node), tr.compare(name, x.im, y.im, node)
-    return _np(tr, np.logical_and if name == "eq" else np.logical_or, r, i, node=node)
+    if name in ("eq", "ne"):
+        r, i = tr.compare(name, x.re, y.re, node), tr.compare(name, x.im, y.im, node)
+        return _np(tr, np.logical_and if name == "eq" else np.logical_or, r, i, node=node)
+    x, y = shared_z(tr, x), shared_z(tr, y)
+    strictly = tr.compare("lt" if name in ("lt", "le") else "gt", x.re, y.re, node)
+    imag_numbers = _np(tr, np.logical_not, _np(tr, np.logical_or, _np(tr, np.isnan, x.im, node=node),
+                                                _np(tr, np.isnan, y.im, node=node), node=node), node=node)
+    tie = _np(tr, np.logical_and, tr.compare("eq", x.re, y.re, node), tr.compare(name, x.im, y.im, node), node=node)
+    return _np(tr, np.logical_or, _np(tr, np.logical_and, strictly, imag_numbers, node=node), tie, node=node)

@@ -259,7 +259,7 @@ def test_result_aliasing_an_argument_is_the_argument():
 
 
 def bad_order(z, w):
-    return z < w
+    return z * (1j < 2j)  # Python's TypeError (arrays and NumPy scalars order lexicographically)
 
 
 def bad_function(z):
@@ -281,7 +281,7 @@ def stale_reshape(z):
 
 
 @pytest.mark.parametrize("fn, args, message", [
-    (bad_order, (cplx(2), cplx(2)), "ordering comparison ('lt') of complex values is not supported"),
+    (bad_order, (cplx(2), cplx(2)), "ordering comparison ('lt') of two Python complex numbers"),
     (bad_function, (cplx(2),), "np.log10 of complex values is not supported"),
     (bad_store, (np.zeros(2), cplx(2)), "a complex value where a real one is needed"),
     (bad_median, (cplx(2),), "np.median of complex values is not supported"),
