@@ -2,13 +2,12 @@
 `torch.fft`'s functions decompose into, and the complex tensors between them.
 
 The IR has no complex element type: a complex tensor of shape S is a `ComplexValue`, the float
-tensor (*S, 2) of its parts (torch's own `view_as_real` layout). It reaches only the ops that
-know it: the transforms, `view_as_real` (the packed tensor itself, after which `select` reads
-`.real`/`.imag`), `abs`, `_to_copy` of a real tensor to a complex dtype, and the zero padding and
-slicing with which torch fits a transform's input to its length (`COMPLEX_FORMS`).
-`complex_handler` refuses every other op that takes or gives a complex tensor, naming it, so a
-complex value never passes as a real one. torch's `normalization` 0, 1, 2 divides by 1,
-sqrt(n), n (n the product of the transformed sizes, so each axis by its own).
+tensor (*S, 2) of its parts (torch's own `view_as_real` layout; `parts` and `pack` go between the
+two). This module holds the transforms, `view_as_real` (the packed tensor itself, after which
+`select` reads `.real`/`.imag`), `abs`, `_to_copy` of a real tensor to a complex dtype, and the zero
+padding and slicing with which torch fits a transform's input to its length (`COMPLEX_FORMS`); the
+other complex forms and the choice among them are aten_complex.py's. torch's `normalization` 0, 1, 2
+divides by 1, sqrt(n), n (n the product of the transformed sizes, so each axis by its own).
 """
 
 from __future__ import annotations
@@ -51,8 +50,8 @@ def _scale(normalization: int) -> str:
     return _SCALES[normalization]
 
 
-def _dims(x: Value, dim: Sequence[int], packed: bool) -> list[int]:
-    rank = len(x.shape) - packed
+def _dims(x: Value, dim: Sequence[int], is_packed: bool) -> list[int]:
+    rank = len(x.shape) - is_packed
     return [d % rank for d in dim]
 
 
@@ -72,7 +71,7 @@ def _dft(b: Builder, x: Value, axis: int, kind: str, scale: str, *, inverse: boo
         props["length"] = length
         shape = shape[:axis] + [length] + shape[axis + 1:-1]
     y = b.op("nn.dft", [x], shape, x.dtype, **props)
-    return y if kind == "c2r" else _packed(y)
+    return y if kind == "c2r" else packed(y)
 
 
 @handles("_fft_r2c.default")
@@ -120,9 +119,8 @@ def _view_as_real(b, node, x):
 def _complex_abs(b: Builder, node, x: ComplexValue) -> Value:
     """|z| = m sqrt((re / m)^2 + (im / m)^2), m = max(|re|, |im|) (0 where m is 0): no overflow or
     underflow of the squares, as torch's hypot."""
+    re, im = parts(b, x)
     shape, d = list(x.shape[:-1]), x.dtype
-    re, im = (b.reshape(b.op("nn.slice", [x], shape + [1], d, start_indices=[0] * len(shape) + [k],
-                                 limit_indices=shape + [k + 1], strides=[1] * (len(shape) + 1)), shape) for k in (0, 1))
     m = b.binary("nn.maximum", b.unary("nn.abs", re), b.unary("nn.abs", im))
     zero = b.compare("EQ", m, b.tensor(0.0, d))
     safe = b.op("nn.select", [zero, b.broadcast(b.tensor(1.0, d), shape), m], shape, d)
@@ -138,11 +136,26 @@ def _to_complex(b: Builder, node, x, dtype=None, layout=None, device=None, pin_m
         raise UnsupportedOp("a copy of a complex tensor")
     shape, d = packed_type(node.meta["val"])
     re = b.reshape(b.convert(x, d), [*x.shape, 1])
-    return _packed(b.op("nn.concatenate", [re, b.full(0.0, [*x.shape, 1], d)], shape, d, dimension=len(x.shape)))
+    return packed(b.op("nn.concatenate", [re, b.full(0.0, [*x.shape, 1], d)], shape, d, dimension=len(x.shape)))
 
 
-def _packed(v: Value) -> ComplexValue:
+def packed(v: Value) -> ComplexValue:
+    """A float tensor (*S, 2) as the complex tensor of shape S it holds."""
     return ComplexValue(v.name, v.shape, v.dtype)
+
+
+def parts(b: Builder, z: ComplexValue) -> tuple[Value, Value]:
+    """The real and imaginary parts of `z` (tensors of its logical shape)."""
+    shape, n = list(z.shape[:-1]), len(z.shape) - 1
+    return tuple(b.reshape(b.op("nn.slice", [z], shape + [1], z.dtype, start_indices=[0] * n + [k],  # type: ignore
+                                 limit_indices=shape + [k + 1], strides=[1] * (n + 1)), shape) for k in (0, 1))
+
+
+def pack(b: Builder, re: Value, im: Value) -> ComplexValue:
+    """The complex tensor of parts `re` and `im` (of one shape and type)."""
+    shape = list(re.shape)
+    halves = [b.reshape(p, [*shape, 1]) for p in (re, im)]
+    return packed(b.op("nn.concatenate", halves, [*shape, 2], re.dtype, dimension=len(shape)))
 
 
 def _complex_pad(b: Builder, node, x: ComplexValue, pad, value=0.0) -> ComplexValue:
@@ -154,7 +167,7 @@ def _complex_pad(b: Builder, node, x: ComplexValue, pad, value=0.0) -> ComplexVa
     low, high = [0] * rank, [0] * rank
     for k in range(len(pad) // 2):
         low[rank - 2 - k], high[rank - 2 - k] = pad[2 * k], pad[2 * k + 1]
-    return _packed(b.pad(x, low, high))
+    return packed(b.pad(x, low, high))
 
 
 def _complex_slice(b: Builder, node, x: ComplexValue, dim=0, start=None, end=None, step=1) -> ComplexValue:
@@ -170,27 +183,10 @@ def _complex_slice(b: Builder, node, x: ComplexValue, dim=0, start=None, end=Non
     shape[dim % rank] = len(range(first, stop, step))
     strides = [1] * (rank + 1)
     strides[dim % rank] = step
-    return _packed(b.op("nn.slice", [x], shape, x.dtype, start_indices=starts, limit_indices=limits, strides=strides))
+    return packed(b.op("nn.slice", [x], shape, x.dtype, start_indices=starts, limit_indices=limits, strides=strides))
 
 
 COMPLEX_FORMS: dict[str, Handler] = {"aten.abs.default": _complex_abs, "aten._to_copy.default": _to_complex,
                                      "aten.constant_pad_nd.default": _complex_pad,
                                      "aten.slice.Tensor": _complex_slice}
 """The complex forms of overloads whose real forms other families handle."""
-
-
-def complex_handler(name: str, node, args: Sequence) -> Handler | None:
-    """The handler of `node` when it takes or gives a complex tensor (None when it does neither);
-    an op without a complex form is refused."""
-    def complex_arg(a) -> bool:
-        return isinstance(a, ComplexValue) or isinstance(a, list | tuple) and any(map(complex_arg, a))
-
-    val = node.meta.get("val")
-    gives = any(map(is_complex, val)) if isinstance(val, list | tuple) else is_complex(val)
-    if not gives and not any(map(complex_arg, args)):
-        return None
-    handler = COMPLEX_FORMS.get(name) or FFT_HANDLERS.get(name)
-    if handler is None:
-        raise UnsupportedOp("of complex tensors (dfc.torch computes with complex tensors only through torch.fft's "
-                            "transforms, view_as_real, .real/.imag and abs)")
-    return handler

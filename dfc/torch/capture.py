@@ -32,7 +32,8 @@ from torch.export import ExportedProgram
 from torch.export.graph_signature import InputKind, OutputKind
 from torch.fx.experimental.symbolic_shapes import GuardOnDataDependentSymNode
 
-from dfc.torch.aten_fft import ComplexValue, complex_handler
+from dfc.torch.aten_complex import complex_handler
+from dfc.torch.aten_fft import ComplexValue, is_complex, packed_type
 from dfc.torch.aten_ops import HANDLERS, Builder, UnsupportedOp, meta_type
 from dfc.torch.ir_text import Value
 
@@ -170,8 +171,10 @@ def capture(module: torch.nn.Module, args: tuple, kwargs: dict | None = None, ro
             continue
         if not isinstance(val, torch.Tensor):
             raise UnsupportedOpError(f"{root}: input {node.name} is not a tensor ({type(val).__name__})")
-        shape, dtype = _typed(node, val, root)
-        env[node] = Value(f"%arg_{node.name}", shape, dtype)
+        if is_complex(val):  # passed as its view_as_real (runtime.CompiledGraph.run)
+            env[node] = ComplexValue(f"%arg_{node.name}", *packed_type(val))
+        else:
+            env[node] = Value(f"%arg_{node.name}", *_typed(node, val, root))
         params.append(env[node])
         inputs.append((spec.kind, leaf if spec.kind == InputKind.USER_INPUT else spec.target))
     results: list[Value] = []

@@ -122,7 +122,10 @@ class CompiledGraph:
             return self._steps[wrt]
 
     def run(self, *tensors: torch.Tensor) -> tuple[torch.Tensor, ...]:
-        """All outputs, differentiable through the compiler's own backward."""
+        """All outputs, differentiable through the compiler's own backward. A complex tensor is passed
+        as its `view_as_real` (the program's packed layout), whose gradient autograd turns into the
+        complex tensor's."""
+        tensors = tuple(torch.view_as_real(t) if t.is_complex() else t for t in tensors)
         if torch.is_grad_enabled() and any(t.requires_grad for t in tensors):
             return DfcFunction.apply(self, *tensors)
         outputs = _tuple(self.inference().invoke("forward", *(to_numpy(t) for t in tensors)))

@@ -884,6 +884,16 @@ def hand_cases() -> list[Case]:
             torch.view_as_real(torch.fft.ifft2(torch.fft.fft2(x), norm="forward")),
             torch.fft.irfft(torch.fft.rfft(x), n=5), torch.fft.irfft(torch.fft.rfft(x), n=11, dim=-1, norm="forward"),
             torch.fft.irfftn(torch.fft.rfftn(x))), r(3, 6), grad=True),
+        # issue 34: complex arithmetic and data movement (aten_complex.py) on the packed parts
+        case("complex + - * / (Smith's), conj, exp, polar, complex, angle, abs, mm, permute, cat, sum", lambda a, c, m, t: (
+            torch.view_as_real((torch.view_as_complex(a) * torch.view_as_complex(c) - torch.view_as_complex(c).conj()
+                                + 2 * torch.view_as_complex(a) - torch.view_as_complex(a) / torch.view_as_complex(c)
+                                + 1.5) / 3.0),
+            torch.view_as_real(torch.exp(torch.view_as_complex(a)) * torch.polar(m, t) - torch.complex(m, t) / m),
+            torch.view_as_complex(a).angle(), (torch.view_as_complex(a) / (torch.view_as_complex(c) * 1e200)).abs(),
+            torch.view_as_real(torch.cat([torch.view_as_complex(a).reshape(2, 2).T @ torch.view_as_complex(c)
+                                          .reshape(2, 2), torch.view_as_complex(c).reshape(2, 2)]).sum(0))),
+             r(4, 2), r(4, 2, lo=0.5), r(4, lo=0.5), r(4), grad=True),
     ]
 
 
@@ -928,7 +938,8 @@ def refused_forms() -> dict[str, tuple[Callable, tuple]]:
         "var of one element": (lambda x: torch.var(x, 0), (r(1, 3),)),
         "index_put with a boolean mask": (lambda x, m: torch.index_put(x, (m,), torch.tensor(1.0, dtype=F64)),
                                           (r(4), torch.tensor([True, False, True, True]))),
-        "arithmetic on a complex tensor": (lambda x: torch.view_as_real(torch.fft.fft(x) * 2), (r(4),)),
+        "sin of a complex tensor": (lambda x: torch.view_as_real(torch.sin(torch.fft.fft(x))), (r(4),)),
+        "a complex tensor to a real dtype": (lambda x: torch.fft.fft(x).to(F64), (r(4),)),
     }
 
 
