@@ -35,7 +35,8 @@ elementwise functions; `onnx_attention_ops`: Attention, RotaryEmbedding;
 AffineGrid, DeformConv; `onnx_spectral_ops`: DFT, STFT, the windows; `onnx_linalg_ops`: Det; `onnx_control_flow`:
 If, Loop, Scan (`onnx_loop_while`: Loops of run-time length);
 `onnx_sequence_models`: LinearAttention, CausalConvWithState, FlexAttention
-(`ai.onnx.preview`); `onnx_text_ops`: TfIdfVectorizer; `onnx_training_ops`:
+(`ai.onnx.preview`); `onnx_text_ops`: TfIdfVectorizer; `onnx_ml_ops`: Binarizer, ArrayFeatureExtractor,
+TreeEnsemble (`ai.onnx.ml`); `onnx_training_ops`:
 Adagrad, Adam, Momentum (`ai.onnx.preview.training`); `onnx_sequences`:
 sequences and optionals; `onnx_recurrent`: RNN, GRU, LSTM; `onnx_unsigned`:
 BitShift and the unsigned forms; `onnx_narrow_types`: the narrow float and
@@ -92,6 +93,7 @@ from dfc.importers.onnx_image_ops import ImageOps
 from dfc.importers.onnx_linalg_ops import LinalgOps
 from dfc.importers.onnx_loop_while import WhileLoopOps
 from dfc.importers.onnx_math_ops import MathOps
+from dfc.importers.onnx_ml_ops import ML_OPS, MLOps
 from dfc.importers.onnx_narrow_types import NarrowOps
 from dfc.importers.onnx_nn_ops import NNOps
 from dfc.importers.onnx_quantize import QuantizeOps
@@ -116,7 +118,7 @@ from dfc.importers.onnx_training_ops import TRAINING_OPS, TrainingOps
 from dfc.importers.onnx_unsigned import SIGN_AGNOSTIC, UNSIGNED_AWARE, UnsignedOps, signless, with_onnx_dtype
 
 _OTHER_DOMAINS = {("ai.onnx.preview", op) for op in PREVIEW_OPS} | {
-    ("ai.onnx.preview.training", op) for op in TRAINING_OPS}
+    ("ai.onnx.preview.training", op) for op in TRAINING_OPS} | {("ai.onnx.ml", op) for op in ML_OPS}
 """(domain, operator) of the operators handled outside the default domain."""
 
 _UNARY = nn.one_to_one("onnx", 1)
@@ -186,7 +188,7 @@ def _trunc_div(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 class OnnxImporter(ShapeOps, NNOps, MathOps, AttentionOps, ImageOps, ControlFlowOps, RecurrentOps, UnsignedOps,
                    NarrowOps, QuantizeOps, SequenceOps, WhileLoopOps, SequenceModelOps, SampleOps,
-                   SpectralOps, TextOps, TrainingOps, LinalgOps):
+                   SpectralOps, TextOps, TrainingOps, LinalgOps, MLOps):
     """Builds `@main` node by node; `consts` holds the values known at import time, `values` the SSA values
     and the sequences and optionals (`onnx_sequences`)."""
 

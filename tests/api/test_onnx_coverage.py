@@ -126,13 +126,14 @@ def _array(value):
 
 def _modules(ops: set[str]) -> list[str]:
     """The node-case modules that build a node of one of `ops` (`make_node("Op", ...)`, or a module
-    named after the op: scan.py writes its nodes in ONNX's text syntax)."""
-    package = importlib.import_module(NODE_PACKAGE)
+    named after the op: scan.py writes its nodes in ONNX's text syntax), those of the `ai.onnx.ml` domain
+    (the subpackage `ai_onnx_ml`) too, as names relative to the package."""
+    root = Path(importlib.import_module(NODE_PACKAGE).__file__).parent
     lowered = {op.lower() for op in ops}
     found = []
-    for path in sorted(Path(package.__file__).parent.glob("*.py")):
+    for path in sorted([*root.glob("*.py"), *root.glob("ai_onnx_ml/*.py")]):
         if set(re.findall(r'make_node\(\s*"(\w+)"', path.read_text())) & ops or path.stem.strip("_") in lowered:
-            found.append(path.stem)
+            found.append(".".join(path.relative_to(root).with_suffix("").parts))
     return found
 
 
@@ -455,6 +456,8 @@ SUBSET: dict[str, tuple[str, ...]] = {
     "BitCast": ("test_bitcast_float32_to_int32", "test_bitcast_uint16_to_int16", "test_bitcast_bool_to_uint8"),
     "CenterCropPad": ("test_center_crop_pad_crop_and_pad", "test_center_crop_pad_crop_negative_axes_hwc"),
     "Col2Im": ("test_col2im_dilations", "test_col2im_5d"),
+    "Binarizer": ("test_ai_onnx_ml_binarizer",), "ArrayFeatureExtractor": ("test_ai_onnx_ml_array_feature_extractor",),
+    "TreeEnsemble": ("test_ai_onnx_ml_tree_ensemble_set_membership",),
 }
 FOLDED: dict[str, tuple[str, ...]] = {
     # op -> node cases CI runs with every input an initializer (OnnxImporter.fold)
