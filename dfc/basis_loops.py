@@ -1,12 +1,15 @@
-"""Jacobians in one compiled call: `jacrev` and `jacfwd` as a loop over a basis, in IR.
+"""Jacobians in one compiled call: `jacrev` and `jacfwd` over a basis, in IR.
 
 `basis_loop(module, callee, ...)` adds a function that runs `@callee` (a
-vector-Jacobian product `@f_grad` or a Jacobian-vector product `@f_jvp`) once
-per basis vector of one of its seed arguments (a one at flat index i, zeros
-elsewhere; the other seeds zero) in an `scf.for`, and stacks the results it
-keeps along a new first dimension. The whole Jacobian is then one call of
-compiled code instead of one call from Python per row (JAX batches the same
-products with `vmap`); the rows still run one after another.
+vector-Jacobian product `@f_grad` or a Jacobian-vector product `@f_jvp`) for
+every basis vector of one of its seed arguments (a one at flat index i, zeros
+elsewhere; the other seeds zero) and stacks the results it keeps along a new
+first dimension: the whole Jacobian is one call of compiled code instead of one
+call from Python per row. All n seeds go through one pass of `@callee` batched
+by `dfc.batching` (JAX's `vmap`: the seed-free forward part computed once, the
+products by a seed become products by the n x n identity, GEMMs), which holds
+n times the memory of the seeded values. When an op of `@callee` has no
+batching rule, an `scf.for` over the seeds calls `@callee` once per row.
 
 `jacobian_rows(fn, kind, wrt, which)` compiles such a module (a loop per
 seed) once per `Function`, kind and `wrt`, and calls it.
@@ -26,6 +29,7 @@ from xdsl.dialects.builtin import FloatAttr, IndexType, IntegerAttr, ModuleOp, T
 from xdsl.ir import Block, Region, SSAValue
 from xdsl.rewriter import InsertPoint
 
+from dfc.batching import Unbatchable, batched
 from dfc.dialects import nn
 from dfc.dialects import nn_elementwise as nne
 from dfc.dialects import nn_shape as nns
@@ -43,7 +47,52 @@ def batchable(types: Sequence[Any]) -> bool:
 def basis_loop(module: ModuleOp, callee: func.FuncOp, fixed: int, which: int, keep: Sequence[int], name: str) -> None:
     """Add `@name(the first `fixed` arguments of @callee) -> [n, *shape of result r] for r in keep` to
     `module`: row i holds @callee's results r for the seeds (its arguments after the first `fixed`) all zero
-    but seed `which`, whose flat element i is 1 (n its number of elements)."""
+    but seed `which`, whose flat element i is 1 (n its number of elements). One batched pass when
+    `dfc.batching` batches @callee, else a loop over the rows."""
+    try:
+        _basis_batch(module, callee, fixed, which, keep, name)
+    except Unbatchable:
+        _basis_rows(module, callee, fixed, which, keep, name)
+
+
+def _full(b: Builder, value: float | int, element: Any, shape: Sequence[int]) -> SSAValue:
+    attr = IntegerAttr(value, element) if element == i64 else FloatAttr(float(value), element)
+    return b.insert(nn.FullOp(attr, shape)).results[0]  # type: ignore[arg-type]
+
+
+def _basis_batch(module: ModuleOp, callee: func.FuncOp, fixed: int, which: int, keep: Sequence[int],
+                 name: str) -> None:
+    """The basis function as one call of @callee batched in seed `which` by the identity's rows."""
+    inputs, results = list(callee.function_type.inputs.data), list(callee.function_type.outputs.data)
+    seeds = inputs[fixed:]
+    basis = seeds[which]
+    n = math.prod(basis.get_shape())
+    mask = [k == fixed + which for k in range(len(inputs))]
+    batched_name, batched_results = batched(module, callee.sym_name.data, mask, n)
+    entry = Block(arg_types=inputs[:fixed])
+    b = Builder(InsertPoint.at_end(entry))
+    rows, columns = (b.insert(nns.IotaOp(TensorType(i64, [n, n]), d)).results[0] for d in (0, 1))
+    hit = b.insert(nne.CompareOp(rows, columns, "EQ")).results[0]
+    one, zero = _full(b, 1.0, basis.element_type, []), _full(b, 0.0, basis.element_type, [])
+    identity = b.insert(nne.SelectOp(hit, one, zero)).results[0]
+    identity = b.insert(nn.ReshapeOp(identity, [n, *basis.get_shape()])).results[0]
+    args = [*entry.args, *(identity if k == which else _full(b, 0.0, t.element_type, t.get_shape())
+                           for k, t in enumerate(seeds))]
+    types = [TensorType(t.element_type, [n, *t.get_shape()]) if m else t for t, m in zip(results, batched_results)]
+    call = b.insert(func.CallOp(batched_name, args, types))
+    stacked = []
+    for r in keep:
+        value, shape = call.results[r], results[r].get_shape()
+        if not batched_results[r]:  # the seed does not reach it: every row the same
+            value = b.insert(nns.BroadcastInDimOp(value, [n, *shape], list(range(1, len(shape) + 1)))).results[0]
+        stacked.append(value)
+    b.insert(func.ReturnOp(*stacked))
+    module.body.block.add_op(func.FuncOp(name, (inputs[:fixed], [v.type for v in stacked]), Region(entry)))
+
+
+def _basis_rows(module: ModuleOp, callee: func.FuncOp, fixed: int, which: int, keep: Sequence[int],
+                name: str) -> None:
+    """The basis function as an `scf.for` over the rows, one call of @callee each."""
     inputs, results = list(callee.function_type.inputs.data), list(callee.function_type.outputs.data)
     seeds = inputs[fixed:]
     basis = seeds[which]
@@ -53,8 +102,7 @@ def basis_loop(module: ModuleOp, callee: func.FuncOp, fixed: int, which: int, ke
     b = Builder(InsertPoint.at_end(entry))
 
     def full(value: float | int, element: Any, shape: Sequence[int]) -> SSAValue:
-        attr = IntegerAttr(value, element) if element == i64 else FloatAttr(float(value), element)
-        return b.insert(nn.FullOp(attr, shape)).results[0]  # type: ignore[arg-type]
+        return _full(b, value, element, shape)
 
     zeros = [full(0.0, t.element_type, t.get_shape()) for t in seeds]
     flat = b.insert(nns.IotaOp(TensorType(i64, [n]), 0)).results[0]

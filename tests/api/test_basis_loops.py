@@ -55,3 +55,90 @@ def test_basis_loop_equals_rows_called_from_python(monkeypatch):
     rows = dfc.jacrev(two_results, (0, 1))(X, W)
     for a, b in zip(jax.tree_util.tree_leaves(looped), jax.tree_util.tree_leaves(rows)):
         np.testing.assert_array_equal(a, b)
+
+
+def layers(x, w1, w2):
+    """Matrix products both ways round (their cotangents' and tangents' products batched on either side)."""
+    h = np.tanh(x @ w1)
+    return np.tanh(h @ w2).T * np.sum(x)
+
+
+def layers_jax(x, w1, w2):
+    return jnp.tanh(jnp.tanh(x @ w1) @ w2).T * jnp.sum(x)
+
+
+def stepped(x, w):
+    """A loop: no batching rule for scf.for, so the rows run one at a time."""
+    for _ in range(3):
+        x = np.tanh(w @ x)
+    return x
+
+
+def stepped_jax(x, w):
+    for _ in range(3):
+        x = jnp.tanh(w @ x)
+    return x
+
+
+def layers_loss(x, w1, w2):
+    return np.sum(np.tanh(np.tanh(x @ w1) @ w2) ** 2 * np.sum(x))
+
+
+def layers_loss_jax(x, w1, w2):
+    return jnp.sum(jnp.tanh(jnp.tanh(x @ w1) @ w2) ** 2 * jnp.sum(x))
+
+
+def stepped_loss(x, w):
+    for _ in range(3):
+        x = np.tanh(w @ x)
+    return np.sum(x * x)
+
+
+def stepped_loss_jax(x, w):
+    return jnp.sum(stepped_jax(x, w) ** 2)
+
+
+LAYER_ARGS = (RNG.standard_normal((3, 4)), RNG.standard_normal((4, 5)) / 2, RNG.standard_normal((5, 2)) / 2)
+STEP_ARGS = (X, RNG.standard_normal((5, 5)) / 2)
+SLOW = pytest.mark.slow
+
+
+@pytest.mark.parametrize("transform, f, f_jax, args, batched", [
+    pytest.param("jacrev", layers, layers_jax, LAYER_ARGS, True, marks=SLOW),
+    pytest.param("jacfwd", layers, layers_jax, LAYER_ARGS, True, marks=SLOW),
+    pytest.param("hessian", layers_loss, layers_loss_jax, LAYER_ARGS, True, marks=SLOW),
+    pytest.param("jacrev", stepped, stepped_jax, STEP_ARGS, False, marks=SLOW),
+    pytest.param("jacfwd", stepped, stepped_jax, STEP_ARGS, False, marks=SLOW),
+    pytest.param("hessian", stepped_loss, stepped_loss_jax, STEP_ARGS, False, marks=SLOW),
+], ids=["layers-jacrev", "layers-jacfwd", "layers-hessian", "loop-jacrev", "loop-jacfwd", "loop-hessian"])
+def test_seeds_batched_in_one_pass(transform, f, f_jax, args, batched):
+    """All seeds in one batched pass of @f_grad/@f_jvp (dfc.batching) where every op has a rule, a loop
+    of rows where one has none (scf.for): both equal JAX's Jacobians and Hessians, in every argument
+    (with --slow: each compiles a module per argument; CI's batched case is the test below)."""
+    argnums = tuple(range(len(args)))
+    got = getattr(dfc, transform)(f, argnums)(*args)
+    want = getattr(jax, transform)(f_jax, argnums)(*args)
+    for g, w in zip(jax.tree_util.tree_leaves(got), jax.tree_util.tree_leaves(want), strict=True):
+        assert g.shape == w.shape
+        np.testing.assert_allclose(g, w, rtol=1e-12, atol=1e-14 * np.abs(w).max())
+    engines = [e for fn, compiled in list(basis_loops._COMPILED.items()) if fn.name.endswith(f.__name__)
+               for e in compiled.values()]
+    assert engines and all(any("_batched_" in name for name in e.signatures) == batched for e in engines)
+
+
+def test_batched_hessian_on_the_interpreter_and_the_engine_equals_jax():
+    """The Hessian's basis function batches @grad_f_jvp (a call of the batched @f_grad_jvp, whose maps write
+    primal and tangent outputs side by side): its IR on the interpreter (the semantics), its compiled code and
+    JAX's Hessian agree."""
+    gradient = dfc.grad(layers_loss, 1)
+    fn, ir_args, _ = gradient.specialize(*LAYER_ARGS)
+    module = fn.jvp_module((1,))
+    callee = next(op for op in module.ops if getattr(op, "sym_name", None) and op.sym_name.data == f"{fn.name}_jvp")
+    basis_loops.basis_loop(module, callee, 3, 0, [1], "hessian_basis")
+    assert any(op.sym_name.data.startswith(f"{fn.name}_jvp_batched") for op in module.ops)
+    interpreted = dfc.interpret(module, "hessian_basis", *ir_args)
+    compiled = dfc.hessian(layers_loss, 1)(*LAYER_ARGS)
+    want = jax.hessian(layers_loss_jax, 1)(*LAYER_ARGS)
+    assert compiled.shape == want.shape == (4, 5, 4, 5)
+    for got in (compiled, np.asarray(interpreted).reshape(want.shape)):
+        np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-14 * np.abs(want).max())
