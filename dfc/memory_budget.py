@@ -24,6 +24,12 @@ memory it cannot see. So the plan is measured and tightened:
    that fits is the gradient;
 5. none fits: `MemoryBudgetError`, whose `least` is the least measured bytes.
 
+A plan whose compiled code allocates a buffer of run-time size (a tensor of
+dynamic shape: the pass gives a loop of run-time trip count no tape under a
+budget, but the program's own values may have one) has no bound to hold:
+`UnboundedMemoryError`, a `MemoryBudgetError` naming the buffer, rather than a
+measure that leaves it out.
+
 What is guaranteed: the measured peak of the returned gradient, as compiled
 for the Function's thread count, is at most B, and every B at least the least
 of the pass's plans is met; the gradient is the same function (recomputation
@@ -38,6 +44,7 @@ import hashlib
 from collections import OrderedDict
 from collections.abc import Callable
 
+from xdsl.dialects.builtin import StringAttr
 from xdsl.ir import Operation
 
 from dfc import config
@@ -45,7 +52,7 @@ from dfc.compiler.engine import lower
 from dfc.dialects.diagnostics import CompileError, location_of
 from dfc.function import Function
 from dfc.passes.autodiff.autodiff import MODEL_ATTRIBUTE
-from dfc.passes.resident_memory import resident_bytes
+from dfc.passes.resident_memory import dynamic_buffers, resident_bytes
 
 UNBOUNDED = 2**62
 """A model budget every plan fits: the stored gradient's."""
@@ -60,14 +67,28 @@ class MemoryBudgetError(CompileError):
         self.least = least
 
 
+class UnboundedMemoryError(MemoryBudgetError):
+    """A `memory_budget` that cannot be guaranteed: the compiled gradient
+    allocates a buffer whose size is known only at run time."""
+
+
 def measured_bytes(fn: Function) -> int:
     """`resident_bytes` of fn's entry, compiled by the default pipeline for its
     threads (remembered for the last `MEASURED_KEPT` modules: a sweep of budgets
-    meets the same plans again)."""
+    meets the same plans again); an `UnboundedMemoryError` when that code
+    allocates a buffer of run-time size."""
     threads = fn.threads or config.default_threads()
     key = (hashlib.sha256(str(fn.module).encode()).hexdigest(), fn.name, threads)
     if key not in _MEASURED:
-        _MEASURED[key] = resident_bytes(lower(fn.module, threads), fn.name, threads)
+        lowered = lower(fn.module, threads)
+        if dynamic := dynamic_buffers(lowered, fn.name):
+            entry = next(op for op in fn.module.ops if getattr(op, "sym_name", None) == StringAttr(fn.name))
+            raise UnboundedMemoryError(
+                f"memory_budget cannot be guaranteed for @{fn.name}: its compiled code allocates "
+                f"{len(dynamic)} buffer{'s' if len(dynamic) != 1 else ''} of a size known only at run time "
+                f"(the first a {dynamic[0].memref.type}), which no budget bounds",
+                location_of(dynamic[0]) or location_of(entry))
+        _MEASURED[key] = resident_bytes(lowered, fn.name, threads)
         if len(_MEASURED) > MEASURED_KEPT:
             _MEASURED.popitem(last=False)
     _MEASURED.move_to_end(key)

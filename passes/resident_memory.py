@@ -8,8 +8,10 @@ callee's own peak (its stack frame included) counts during its call. Each
 buffer is rounded up to 64 bytes, as mem-plan places them. mem-plan's own
 per-function peak (`print-stats`) leaves out what callees hold and return,
 which a gradient calling `@f_grad` or a checkpoint's `@segment_grad` needs
-counted. Dynamically shaped buffers are not counted (their size is known at
-run time only); a recursive call adds nothing more.
+counted. A recursive call adds nothing more. A dynamically shaped buffer has
+no size before the call runs (a replayed `while` loop's tape has a row per
+trip): `dynamic_buffers` lists those the call may allocate, which
+`resident_bytes` cannot count.
 
 This is the bound `dfc.grad(..., memory_budget=B)` holds (dfc/memory_budget.py).
 """
@@ -66,6 +68,21 @@ def resident_bytes(module: ModuleOp, entry: str, threads: int = 1) -> int:
 
     top = peak(entry)
     return top + sum(arenas.get(f"__dfc_arena_{n}", 0) for n in peaks)
+
+
+def dynamic_buffers(module: ModuleOp, entry: str) -> list[memref.AllocOp | memref.AllocaOp]:
+    """The allocations of a run-time size in the functions a call of `entry` reaches in the lowered `module`."""
+    functions = {op.sym_name.data: op for op in module.ops if isinstance(op, func.FuncOp) and not op.is_declaration}
+    reached, todo, found = {entry}, [entry], []
+    while todo:
+        for op in functions[todo.pop()].walk():
+            if isinstance(op, memref.AllocOp | memref.AllocaOp) and not op.memref.type.has_static_shape():
+                found.append(op)
+            if isinstance(op, func.CallOp) and (callee := op.callee.root_reference.data) in functions:
+                if callee not in reached:
+                    reached.add(callee)
+                    todo.append(callee)
+    return found
 
 
 def _ancestors(op: Operation):
