@@ -16,7 +16,8 @@ dfc entry point that reads MLIR text) uses.
   prints non-finite splats that way, but xDSL 0.74 parses it as the integer
   4286578688 converted to float, so a printed -inf does not round-trip. The
   fix reinterprets hexadecimal float elements as bits, as MLIR does (bf16
-  included: the upper half of an f32).
+  included: the upper half of an f32; the 4-, 6- and 8-bit floats by their
+  types' own codecs).
 * An unterminated string literal made xDSL's lexer backtrack exponentially
   (`"(?:[^"...]+|...)*"`: exponential in the literal's length); the
   string pattern here has one way to match each character and a possessive
@@ -96,6 +97,7 @@ from xdsl.dialects.builtin import (
     IntegerType,
     ModuleOp,
     RankedStructure,
+    ReducedPrecisionFloatType,
 )
 from xdsl.folder import Folder
 from xdsl.ir import Attribute, Block, Dialect, Operation, Region, SSAValue
@@ -187,10 +189,14 @@ class DfcParser(Parser):
         def _float(self, parser: AttrParser, text: str, value, type):  # type: ignore[no-untyped-def]
             """`value` (whose literal is `text`) as an element of float `type` (a hexadecimal literal
             is a bit pattern, a value out of range an error); None when `type` is not a float type."""
+            digits = text.lstrip("-").lower()
+            if isinstance(type, ReducedPrecisionFloatType) and digits.startswith("0x") and isinstance(value, int):
+                if text.startswith("-") or value >= 1 << type.bitwidth:
+                    parser.raise_error(f"hexadecimal literal does not fit {type}", at_position=self.span)
+                return type.decode_bits(value)
             formats = _BIT_FORMATS.get(type.__class__)
             if formats is None:
                 return None
-            digits = text.lstrip("-").lower()
             if digits.startswith("0x") and isinstance(value, int):
                 if text.startswith("-"):
                     parser.raise_error("hexadecimal float literal cannot be negative", at_position=self.span)

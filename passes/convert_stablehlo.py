@@ -31,6 +31,8 @@ elementwise ones by the name each nn op declares (`EXTERNAL`, read by
 * Complex tensors are packed first, as real tensors with a trailing dimension of 2
   (real and imaginary parts), and the ops of complex operands built from the parts
   (`passes.stablehlo_complex`).
+* The 4-, 6- and 8-bit floats are computed in f64 and i4/ui4 in i8, each
+  result rounded back into its type (`passes.stablehlo_narrow`).
 * `case` becomes nested `scf.if`s on `index == k` (an out-of-range index runs
   the last branch, as StableHLO says), `if` an `scf.if`.
 * Calls to functions of the module are inlined, and callees left without
@@ -89,6 +91,7 @@ from dfc.passes.stablehlo_bits import BitConversions
 from dfc.passes.stablehlo_complex import ComplexConversions, make_real
 from dfc.passes.stablehlo_integers import ASSOCIATIVE, BOOLEAN_BINARY, IntegerConversions, is_boolean
 from dfc.passes.stablehlo_linalg import LinalgConversions
+from dfc.passes.stablehlo_narrow import NarrowConversions, Narrowed, make_wide
 from dfc.passes.stablehlo_unsigned import Flags, UnsignedConversions, make_signless
 from dfc.passes.stablehlo_windows import IDENTITY, REDUCE_KIND, WindowConversions
 
@@ -201,16 +204,18 @@ def _padding(op: Operation, dims: int) -> tuple[int, ...]:
 
 
 class Converter(UnsignedConversions, ComplexConversions, LinalgConversions, IntegerConversions, BitConversions,
-                WindowConversions):
+                WindowConversions, NarrowConversions):
     """Rewrites the stablehlo ops of one function, block by block, in order; `unsigned_ops` says which
     operands and results of each op were unsigned (`stablehlo_unsigned.make_signless`), `complex_ops`
     which were complex (`stablehlo_complex.make_real`)."""
 
     def __init__(self, unsigned_ops: dict[Operation, Flags] | None = None,
-                 complex_ops: dict[Operation, Flags] | None = None) -> None:
+                 complex_ops: dict[Operation, Flags] | None = None,
+                 narrow_ops: dict[Operation, Narrowed] | None = None) -> None:
         self.b = Builder(InsertPoint.at_start(Block()))
         self.unsigned_ops = unsigned_ops or {}
         self.complex_ops = complex_ops or {}
+        self.narrow_ops = narrow_ops or {}
 
     splat = staticmethod(splat_value)
 
@@ -226,6 +231,8 @@ class Converter(UnsignedConversions, ComplexConversions, LinalgConversions, Inte
                 _check_element_types(op)
                 try:
                     new = self.op(op)
+                    if op in self.narrow_ops:
+                        new = self.narrowed(op, new, self.narrow_ops[op])
                 except VerifyException as err:
                     raise CompileError.at(op, f"convert-stablehlo: '{op.name}' is not supported here: {err}") from None
                 first = prev.next_op if prev is not None else block.first_op
@@ -686,4 +693,5 @@ class ConvertStableHLOPass(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         inline_calls(op)
         for f in [f for f in op.ops if isinstance(f, func.FuncOp) and not f.is_declaration]:
-            Converter(make_signless(f), make_real(f)).block(f.body.block)
+            unsigned = make_signless(f)
+            Converter(unsigned, make_real(f), make_wide(f)).block(f.body.block)
