@@ -178,4 +178,10 @@ def reduce(b: Builder, x: SSAValue, axes: Sequence[int], kind: str, keepdims: bo
             idx = [iv for k, iv in enumerate(ivs) if k not in axes]
         write(mb, v, outs[0], idx, kind)  # type: ignore[arg-type]
 
-    return map_op(b, shape, [init], build).res[0]
+    return map_op(b, sizes(b, x), [init], build).res[0]
+
+
+def sizes(b: Builder, x: SSAValue) -> list[int | SSAValue]:
+    """The sizes of tensor `x`: static ones as ints, dynamic ones read with `tensor.dim`."""
+    assert isinstance(x.type, TensorType)
+    return [d if d >= 0 else b.insert(tensor.DimOp(x, index_const(b, k))).result for k, d in enumerate(x.type.get_shape())]

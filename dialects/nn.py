@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from typing import ClassVar
 
 from xdsl.dialects.builtin import (
+    DYNAMIC_INDEX,
     DenseArrayBase,
     DenseIntOrFPElementsAttr,
     FloatAttr,
@@ -55,6 +56,7 @@ from dfc.dialects.nn_base import (
 )
 from dfc.dialects.nn_contract import CONTRACT_OPS
 from dfc.dialects.nn_conv import CONV_OPS
+from dfc.dialects.nn_dynamic import DYNAMIC_OPS
 from dfc.dialects.nn_elementwise import ELEMENTWISE_OPS, BitwiseBinaryOp, NotOp
 from dfc.dialects.nn_fft import FFT_OPS
 from dfc.dialects.nn_indexing import INDEXING_OPS
@@ -253,22 +255,30 @@ class ReduceOp(NNOp):
         props: dict[str, Attribute] = {"kind": StringAttr(kind), "axes": DenseArrayBase.from_list(i64, axes)}
         if keepdims:
             props["keepdims"] = UnitAttr()
-        t = _float_tensor(input.type, "input")
+        t = _reducible(input.type, axes)
         shape = _reduced_shape(t.get_shape(), _normalize_axes(axes, t.get_num_dims()), keepdims)
         super().__init__(operands=[input], result_types=[TensorType(t.element_type, shape)], properties=props)
 
     @property
     def reduced_axes(self) -> tuple[int, ...]:
         """The reduced axes, non-negative and sorted."""
-        t = _float_tensor(self.input.type, "input")
-        return _normalize_axes(self.axes.get_values(), t.get_num_dims())
+        assert isinstance(self.input.type, TensorType)
+        return _normalize_axes(self.axes.get_values(), self.input.type.get_num_dims())
 
     def infer_type(self) -> TensorType:
         if self.kind.data not in REDUCE_KINDS:
             raise VerifyException(f"reduce kind must be one of {', '.join(REDUCE_KINDS)}, got '{self.kind.data}'")
-        t = _float_tensor(self.input.type, "input")
+        t = _reducible(self.input.type, self.axes.get_values())
         shape = _reduced_shape(t.get_shape(), self.reduced_axes, self.keepdims is not None)
         return TensorType(t.element_type, shape)
+
+
+def _reducible(t: Attribute, axes: Sequence[int]) -> TensorType:
+    """A float tensor whose dynamic dimensions (a data-dependent count, `nn.nonzero`'s) are all reduced."""
+    if isinstance(t, TensorType):
+        reduced = _normalize_axes(axes, t.get_num_dims())
+        t = TensorType(t.element_type, [1 if d == DYNAMIC_INDEX and k in reduced else d for k, d in enumerate(t.get_shape())])
+    return _float_tensor(t, "input")
 
 
 def _normalize_axes(axes: Sequence[int], rank: int) -> tuple[int, ...]:
@@ -549,6 +559,7 @@ NN = Dialect(
         *SAMPLE_OPS,
         *RANDOM_OPS,
         *FFT_OPS,
+        *DYNAMIC_OPS,
     ],
 )
 

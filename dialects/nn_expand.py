@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from xdsl.builder import Builder
-from xdsl.dialects import arith
-from xdsl.dialects.builtin import IndexType, IntegerType, TensorType
+from xdsl.dialects import arith, tensor
+from xdsl.dialects.builtin import IndexType, IntegerType, TensorType, i64
 from xdsl.ir import BlockArgument, Operation, SSAValue
 
 from dfc.dialects import nn
@@ -29,6 +29,7 @@ from dfc.dialects.df_builders import (
 )
 from dfc.dialects.nn_expand_contract import CONTRACT_EXPANSIONS
 from dfc.dialects.nn_expand_conv import CONV_EXPANSIONS
+from dfc.dialects.nn_expand_dynamic import DYNAMIC_EXPANSIONS
 from dfc.dialects.nn_expand_elementwise import ELEMENTWISE_EXPANSIONS, integer_binary
 from dfc.dialects.nn_expand_fft import FFT_EXPANSIONS
 from dfc.dialects.nn_expand_indexing import INDEXING_EXPANSIONS
@@ -129,10 +130,22 @@ def _reduce(b: Builder, op: Operation) -> SSAValue:
     if kind != "mean":
         return total
     shape = _type(op.input).get_shape()
+    if any(shape[axis] < 0 for axis in op.reduced_axes):
+        return elementwise(b, _type(total), [total, _dynamic_count(b, op)], lambda s, a: s.div(a[0], a[1]))
     count = 1
     for axis in op.reduced_axes:
         count *= shape[axis]
     return elementwise(b, _type(total), [total], lambda s, a: s.div(a[0], s.const(float(count), a[0].type)))
+
+
+def _dynamic_count(b: Builder, op: nn.ReduceOp) -> SSAValue:
+    """How many elements each result of a mean over dynamic sizes averages, as a 0-d float tensor."""
+    count = index_const(b, 1)
+    for axis in op.reduced_axes:
+        count = b.insert(arith.MuliOp(count, b.insert(tensor.DimOp(op.input, index_const(b, axis))).result)).result
+    t = _type(op.result).element_type
+    value = b.insert(arith.SIToFPOp(b.insert(arith.IndexCastOp(count, i64)).result, t)).result
+    return b.insert(tensor.InsertOp(value, splat(b, TensorType(t, []), 0), [])).result
 
 
 def _broadcast(b: Builder, op: Operation) -> SSAValue:
@@ -285,6 +298,7 @@ EXPANSIONS: dict[type[Operation], Expansion] = {
     **SAMPLE_EXPANSIONS,
     **RANDOM_EXPANSIONS,
     **FFT_EXPANSIONS,
+    **DYNAMIC_EXPANSIONS,
 }
 
 

@@ -13,6 +13,7 @@ from dfc.passes.autodiff.rule_table import BackwardRule
 from dfc.passes.autodiff.rules_contract import CONTRACT_BACKWARD
 from dfc.passes.autodiff.rules_conv import CONV_BACKWARD
 from dfc.passes.autodiff.rules_core import CORE_BACKWARD
+from dfc.passes.autodiff.rules_dynamic import DYNAMIC_BACKWARD
 from dfc.passes.autodiff.rules_elementwise import ELEMENTWISE_BACKWARD
 from dfc.passes.autodiff.rules_fft import FFT_BACKWARD
 from dfc.passes.autodiff.rules_indexing import INDEXING_BACKWARD
@@ -23,6 +24,7 @@ from dfc.passes.autodiff.rules_window import WINDOW_BACKWARD
 BACKWARD_RULES: dict[str, BackwardRule] = {
     **CORE_BACKWARD, **ELEMENTWISE_BACKWARD, **SHAPE_BACKWARD, **CONTRACT_BACKWARD, **WINDOW_BACKWARD,
     **INDEXING_BACKWARD, **CONV_BACKWARD, **SORT_BACKWARD, **FFT_BACKWARD,
+    **DYNAMIC_BACKWARD,
 }
 
 

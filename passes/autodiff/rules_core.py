@@ -138,6 +138,8 @@ def _reduce(b, op, grads, required):
     assert isinstance(op, nn.ReduceOp)
     (g,) = grads
     shape, axes, kind = tensor_of(op.input).get_shape(), op.reduced_axes, op.kind.data
+    if any(d < 0 for d in shape):
+        return None  # a data-dependent size (nn.nonzero's): the expansion's maps are differentiated
     spread = spread_back(b, g, shape, axes)
     if kind == "sum":
         return [spread]
