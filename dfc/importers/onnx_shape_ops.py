@@ -37,9 +37,10 @@ from dfc.importers.onnx_common import (
     tensor_of,
     unsqueezed_shape,
 )
+from dfc.importers.onnx_dynamic_ops import DynamicOps
 
 
-class ShapeOps:
+class ShapeOps(DynamicOps):
     """Shape and indexing `op_<Type>` methods, mixed into `OnnxImporter`
     (whose `value`, `ins`, `constant` and `known` they use)."""
 

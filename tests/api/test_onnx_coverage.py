@@ -458,6 +458,7 @@ SUBSET: dict[str, tuple[str, ...]] = {
     "Col2Im": ("test_col2im_dilations", "test_col2im_5d"),
     "Binarizer": ("test_ai_onnx_ml_binarizer",), "ArrayFeatureExtractor": ("test_ai_onnx_ml_array_feature_extractor",),
     "TreeEnsemble": ("test_ai_onnx_ml_tree_ensemble_set_membership",),
+    "NonZero": ("test_nonzero_example",), "Compress": ("test_compress_0", "test_compress_default_axis"),
 }
 FOLDED: dict[str, tuple[str, ...]] = {
     # op -> node cases CI runs with every input an initializer (OnnxImporter.fold)
