@@ -31,7 +31,14 @@ from dfc.dialects.stablehlo_bits import (
     ReducePrecisionOp,
     TriangularSolveOp,
 )
-from dfc.dialects.stablehlo_dynamic import DynamicBroadcastInDimOp, DynamicIotaOp, DynamicPadOp, DynamicReshapeOp
+from dfc.dialects.stablehlo_dynamic import (
+    DynamicBroadcastInDimOp,
+    DynamicConvOp,
+    DynamicGatherOp,
+    DynamicIotaOp,
+    DynamicPadOp,
+    DynamicReshapeOp,
+)
 from dfc.dialects.stablehlo_elementwise import (
     BINARY_OPS,
     UNARY_OPS,
@@ -88,7 +95,7 @@ StableHLO = Dialect(
         ReverseOp, SliceOp, DynamicSliceOp, DynamicUpdateSliceOp, ConcatenateOp, PadOp, GetDimensionSizeOp,
         DotGeneralOp, DotOp,
         ConvolutionOp, OptimizationBarrierOp, ReduceOp, ReduceWindowOp, GatherOp, ScatterOp, ReturnOp, WhileOp, CaseOp, IfOp,
-        SortOp, DynamicIotaOp, DynamicReshapeOp, DynamicBroadcastInDimOp, DynamicPadOp,
+        SortOp, DynamicIotaOp, DynamicReshapeOp, DynamicBroadcastInDimOp, DynamicPadOp, DynamicGatherOp, DynamicConvOp,
         PopcntOp, CountLeadingZerosOp, BitcastConvertOp, ReducePrecisionOp, TriangularSolveOp, MapOp,
     ],
     STABLEHLO_ATTRIBUTES,

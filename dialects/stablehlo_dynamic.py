@@ -1,16 +1,16 @@
 """The stablehlo dialect's dynamic shape ops: dynamic_iota, dynamic_reshape,
-dynamic_broadcast_in_dim and dynamic_pad, whose shape or padding is an operand.
-`convert-stablehlo` takes them where that operand is a constant agreeing with a
-static result type."""
+dynamic_broadcast_in_dim, dynamic_pad, dynamic_gather and dynamic_conv, whose
+shape, padding or slice sizes are an operand. `convert-stablehlo` takes them
+where that operand is a constant agreeing with a static result type."""
 
 from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from xdsl.dialects.builtin import DenseArrayBase, IntegerAttr, TensorType
+from xdsl.dialects.builtin import ArrayAttr, BoolAttr, DenseArrayBase, IntegerAttr, TensorType
 from xdsl.irdl import irdl_op_definition, operand_def, opt_prop_def, prop_def, result_def
 
-from dfc.dialects.stablehlo_attrs import int_array, int_attr
+from dfc.dialects.stablehlo_attrs import ConvAttr, GatherAttr, int_array, int_attr
 from dfc.dialects.stablehlo_base import StableHLOOp
 
 
@@ -53,4 +53,36 @@ class DynamicPadOp(StableHLOOp):
     edge_padding_low = operand_def(TensorType)
     edge_padding_high = operand_def(TensorType)
     interior_padding = operand_def(TensorType)
+    result = result_def(TensorType)
+
+
+@irdl_op_definition
+class DynamicGatherOp(StableHLOOp):
+    """`gather` whose slice sizes are an operand. Generic form only."""
+
+    name = "stablehlo.dynamic_gather"
+    operand = operand_def(TensorType)
+    start_indices = operand_def(TensorType)
+    slice_sizes = operand_def(TensorType)
+    dimension_numbers = prop_def(GatherAttr)
+    indices_are_sorted = opt_prop_def(BoolAttr)
+    result = result_def(TensorType)
+
+
+@irdl_op_definition
+class DynamicConvOp(StableHLOOp):
+    """`convolution` whose padding (a tensor<Sx2xi64> of (low, high) pairs) is an operand. Generic form only."""
+
+    name = "stablehlo.dynamic_conv"
+    lhs = operand_def(TensorType)
+    rhs = operand_def(TensorType)
+    padding = operand_def(TensorType)
+    window_strides = opt_prop_def(DenseArrayBase)
+    lhs_dilation = opt_prop_def(DenseArrayBase)
+    rhs_dilation = opt_prop_def(DenseArrayBase)
+    window_reversal = opt_prop_def(DenseArrayBase)
+    dimension_numbers = prop_def(ConvAttr)
+    feature_group_count = prop_def(IntegerAttr)
+    batch_group_count = prop_def(IntegerAttr)
+    precision_config = opt_prop_def(ArrayAttr)
     result = result_def(TensorType)

@@ -78,7 +78,6 @@ from xdsl.utils.exceptions import VerifyException
 
 from dfc.dialects import nn
 from dfc.dialects import nn_contract as nnc
-from dfc.dialects import nn_conv as nnconv
 from dfc.dialects import nn_elementwise as nne
 from dfc.dialects import nn_indexing as nni
 from dfc.dialects import nn_shape as nns
@@ -89,6 +88,7 @@ from dfc.dialects.xdsl_fixes import dense_values, splat_element
 from dfc.passes import stablehlo_sort
 from dfc.passes.stablehlo_bits import BitConversions
 from dfc.passes.stablehlo_complex import ComplexConversions, make_real
+from dfc.passes.stablehlo_convolution import ConvolutionConversions
 from dfc.passes.stablehlo_integers import ASSOCIATIVE, BOOLEAN_BINARY, IntegerConversions, is_boolean
 from dfc.passes.stablehlo_linalg import LinalgConversions
 from dfc.passes.stablehlo_narrow import NarrowConversions, Narrowed, make_wide
@@ -192,19 +192,8 @@ def _verify(first: Operation | None, op: Operation) -> None:
         first = first.next_op
 
 
-def _padding(op: Operation, dims: int) -> tuple[int, ...]:
-    """The (low, high) pairs of `op`'s `padding` (all 0 without one), which
-    must be a `tensor<{dims}x2xi64>`, as the spec says."""
-    if op.padding is None:
-        return (0,) * (2 * dims)
-    if tuple(op.padding.get_shape()) != (dims, 2):
-        raise CompileError.at(op, f"convert-stablehlo: the padding of '{op.name}' must be tensor<{dims}x2xi64>, "
-                                  f"not {op.padding.type}")
-    return dense_values(op.padding)
-
-
 class Converter(UnsignedConversions, ComplexConversions, LinalgConversions, IntegerConversions, BitConversions,
-                WindowConversions, NarrowConversions):
+                WindowConversions, NarrowConversions, ConvolutionConversions):
     """Rewrites the stablehlo ops of one function, block by block, in order; `unsigned_ops` says which
     operands and results of each op were unsigned (`stablehlo_unsigned.make_signless`), `complex_ops`
     which were complex (`stablehlo_complex.make_real`)."""
@@ -340,6 +329,17 @@ class Converter(UnsignedConversions, ComplexConversions, LinalgConversions, Inte
             (op.interior_padding, "interior padding")))
         return [self.ins(nns.PadOp(op.operand, op.padding_value, low, high, interior))]
 
+    def on_dynamic_gather(self, op: shlo.DynamicGatherOp) -> Sequence[SSAValue]:
+        sizes = _static_operand(op, op.slice_sizes, "slice sizes")
+        return [self.gather(op.operand, op.start_indices, op.dimension_numbers, sizes)]
+
+    def on_dynamic_conv(self, op: shlo.DynamicConvOp) -> Sequence[SSAValue]:
+        pad = _static_operand(op, op.padding, "padding")
+        if len(pad) != 2 * len(op.dimension_numbers.ints("input_spatial_dimensions")):
+            raise CompileError.at(op, f"convert-stablehlo: the padding of '{op.name}' has {len(pad)} elements, not a "
+                                      "(low, high) pair per spatial dimension")
+        return [self.convolution(op, pad)]
+
     def on_iota(self, op: shlo.IotaOp) -> Sequence[SSAValue]:
         return [self.ins(nns.IotaOp(_tensor(op.output), op.iota_dimension.value.data))]
 
@@ -398,41 +398,6 @@ class Converter(UnsignedConversions, ComplexConversions, LinalgConversions, Inte
 
     def on_optimization_barrier(self, op: shlo.OptimizationBarrierOp) -> Sequence[SSAValue]:
         return list(op.operand)
-
-    def on_convolution(self, op: shlo.ConvolutionOp) -> Sequence[SSAValue]:
-        d = op.dimension_numbers
-        spatial = len(d.ints("input_spatial_dimensions"))
-
-        def per_dim(attr, default: int) -> tuple[int, ...]:
-            return tuple(attr.get_values()) if attr is not None else (default,) * spatial
-
-        lhs, rhs = op.lhs, op.rhs
-        if any(v != 1 for v in per_dim(op.lhs_dilation, 1)):  # a transposed convolution: zeros between inputs
-            rank = _tensor(lhs).get_num_dims()
-            interior = [0] * rank
-            for dim, v in zip(d.ints("input_spatial_dimensions"), per_dim(op.lhs_dilation, 1)):
-                interior[dim] = v - 1
-            e = _tensor(lhs).element_type
-            zero = FloatAttr(0.0, e) if isinstance(e, AnyFloat) else IntegerAttr(0, e)  # type: ignore[arg-type]
-            lhs = self.ins(nns.PadOp(lhs, self.ins(nn.FullOp(zero, [])), [0] * rank, [0] * rank, interior))
-        if any(per_dim(op.window_reversal, 0)):
-            reversed_dims = [dim for dim, r in zip(d.ints("kernel_spatial_dimensions"), per_dim(op.window_reversal, 0))
-                             if r]
-            rhs = self.ins(nns.ReverseOp(rhs, reversed_dims))
-        if op.batch_group_count.value.data != 1:
-            raise CompileError.at(op, "convert-stablehlo: convolution with batch_group_count > 1 is not supported")
-        pad = _padding(op, spatial)
-        low, high = tuple(pad[0::2]), tuple(pad[1::2])
-        if any(p < 0 for p in (*low, *high)):
-            raise CompileError.at(op, "convert-stablehlo: convolution with negative padding is not supported")
-        layout = (
-            (d.int("input_batch_dimension"), d.int("input_feature_dimension"), *d.ints("input_spatial_dimensions")),
-            (d.int("kernel_output_feature_dimension"), d.int("kernel_input_feature_dimension"),
-             *d.ints("kernel_spatial_dimensions")),
-            (d.int("output_batch_dimension"), d.int("output_feature_dimension"), *d.ints("output_spatial_dimensions")),
-        )
-        geometry = (per_dim(op.window_strides, 1), low, high, per_dim(op.rhs_dilation, 1))
-        return [self.ins(nnconv.ConvolutionOp(lhs, rhs, layout, geometry, op.feature_group_count.value.data))]
 
     # ------------------------------------------------------------ reductions
 
@@ -501,11 +466,14 @@ class Converter(UnsignedConversions, ComplexConversions, LinalgConversions, Inte
     # ------------------------------------------------------------ indexing
 
     def on_gather(self, op: shlo.GatherOp) -> Sequence[SSAValue]:
-        d = op.dimension_numbers
+        return [self.gather(op.operand, op.start_indices, op.dimension_numbers, op.slice_sizes.get_values())]
+
+    def gather(self, operand: SSAValue, indices: SSAValue, d, slice_sizes: Sequence[int]) -> SSAValue:
+        """`gather` of `operand` at `indices` with dimension numbers `d` (a `GatherAttr`)."""
         dims = {n: d.ints(n) for n in ("offset_dims", "collapsed_slice_dims", "operand_batching_dims",
                                        "start_indices_batching_dims", "start_index_map")}
-        dims["slice_sizes"] = op.slice_sizes.get_values()
-        return [self.ins(nni.GatherOp(op.operand, op.start_indices, dims, d.int("index_vector_dim")))]
+        dims["slice_sizes"] = tuple(slice_sizes)
+        return self.ins(nni.GatherOp(operand, indices, dims, d.int("index_vector_dim")))
 
     def on_scatter(self, op: shlo.ScatterOp) -> Sequence[SSAValue]:
         operand, indices, updates, kind, dims, index_dim = self.scatter_parts(op, "scatter")

@@ -24,7 +24,7 @@ The gradient passes through the rounding where it is finite and not zero (as
 after `stablehlo_unsigned`) the low 4 bits.
 
 Ops whose bodies would round at every step (reduce, reduce_window, scatter,
-sort, map, ...) on narrow values, and bitcast_convert and reduce_precision of
+map, ...) on narrow values, and bitcast_convert and reduce_precision of
 them, are refused by name.
 """
 
@@ -56,7 +56,7 @@ from dfc.dialects.xdsl_fixes import dense_values
 
 NARROW_INTEGERS = {4}
 """The integer widths computed in i8."""
-EXACT_ONLY = ("reduce", "reduce_window", "scatter", "select_and_scatter", "sort", "map", "bitcast_convert",
+EXACT_ONLY = ("reduce", "reduce_window", "scatter", "select_and_scatter", "map", "bitcast_convert",
               "reduce_precision", "all_reduce", "reduce_scatter")
 """Ops refused on narrow values (their bodies, or their bits, see the module docstring)."""
 

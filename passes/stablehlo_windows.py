@@ -65,13 +65,7 @@ class WindowConversions:
 
         window, strides = tuple(op.window_dimensions.get_values()), per_dim(op.window_strides, 1)
         dilations, base = per_dim(op.window_dilations, 1), per_dim(op.base_dilations, 1)
-        if op.padding is None:
-            pad: tuple[int, ...] = (0,) * (2 * rank)
-        elif tuple(op.padding.get_shape()) != (rank, 2):
-            raise CompileError.at(op, f"convert-stablehlo: the padding of 'stablehlo.reduce_window' must be "
-                                      f"tensor<{rank}x2xi64>, not {op.padding.type}")
-        else:
-            pad = dense_values(op.padding)
+        pad = padding(op, rank)
         low, high = pad[0::2], pad[1::2]
         kind = REDUCE_KIND.get(body)
         if (kind is not None and isinstance(_element(x), AnyFloat) and self.splat(init) == IDENTITY[kind]
@@ -94,6 +88,17 @@ class WindowConversions:
         stacked = slices[0] if len(slices) == 1 else self.ins(nns.ConcatenateOp(slices, rank))
         unsigned = any(self.unsigned_ops.get(op, ((), ()))[0])
         return [self.pairwise_reduce(stacked, init, [rank], self.combiner(body, unsigned))]
+
+
+def padding(op: Operation, dims: int) -> tuple[int, ...]:
+    """The (low, high) pairs, flattened, of `op`'s `padding` (all 0 without one), which must be a
+    `tensor<{dims}x2xi64>`, as the spec says."""
+    if op.padding is None:
+        return (0,) * (2 * dims)
+    if tuple(op.padding.get_shape()) != (dims, 2):
+        raise CompileError.at(op, f"convert-stablehlo: the padding of '{op.name}' must be tensor<{dims}x2xi64>, "
+                                  f"not {op.padding.type}")
+    return dense_values(op.padding)
 
 
 def _element(v: SSAValue) -> object:

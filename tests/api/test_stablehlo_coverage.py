@@ -360,16 +360,25 @@ def test_hand_written_forward_and_gradient_equal_jax(name):
         _compare(g, w, f"{name} gradient of argument {k}")
 
 
-def test_a_conversion_to_an_unsupported_type_is_refused_at_its_source():
+def test_a_reduction_of_8_bit_floats_is_refused_at_its_source():
     import inspect
 
-    def narrow(i):
-        return i.astype(jnp.float8_e4m3fn).astype(jnp.int32)
+    def narrow_sum(x):
+        return lax.reduce(x.astype(jnp.float8_e4m3fn), jnp.float8_e4m3fn(0), lax.add, (0,)).astype(jnp.float32)
 
-    line = inspect.getsourcelines(narrow)[1] + 1
-    with pytest.raises(CompileError, match=r"'stablehlo.convert' on element type f8E4M3FN is not supported") as err:
-        from_jax(narrow, np.arange(3, dtype=np.int32))
+    line = inspect.getsourcelines(narrow_sum)[1] + 1
+    with pytest.raises(CompileError, match=r"'stablehlo.reduce' of 4-, 6- or 8-bit values is not supported") as err:
+        from_jax(narrow_sum, np.arange(3, dtype=np.float32))
     assert str(err.value).startswith(f"{__file__}:{line}:")
+
+
+def test_a_round_trip_through_an_8_bit_float_equals_jax():
+    def narrow(x):
+        return (x.astype(jnp.float8_e4m3fn) * jnp.float8_e4m3fn(3)).astype(jnp.float32)
+
+    x = np.array([0.1, -1.3, 100.0, 500.0, -0.0, np.nan], np.float32)
+    imported = from_jax(narrow, x)
+    np.testing.assert_array_equal(interpret(imported.module, imported.name, x), jax.jit(narrow)(x))
 
 
 RAW_FLOAT_SORT = _text("%x: tensor<4xf64>) -> tensor<4xf64>", """\

@@ -635,3 +635,49 @@ func.func @f(%x: tensor<6xf64>, %arg: tensor<2xi64>) -> tensor<2x3xf64> {{
     with pytest.raises(CompileError, match=message) as err:
         import_stablehlo(text)
     assert str(err.value).startswith("<stablehlo>:4:8:")
+
+
+DYNAMIC_GATHER = """
+func.func @dynamic_gather() {
+  %operand = stablehlo.constant dense<[[[1, 2], [3, 4], [5, 6], [7, 8]], [[9, 10], [11, 12], [13, 14], [15, 16]],
+                                       [[17, 18], [19, 20], [21, 22], [23, 24]]]> : tensor<3x4x2xi64>
+  %start_indices = stablehlo.constant dense<[[[0, 0], [1, 0], [2, 1]], [[0, 1], [1, 1], [0, 9]]]> : tensor<2x3x2xi64>
+  %slice_sizes = stablehlo.constant dense<[1, 2, 2]> : tensor<3xi64>
+  %result = "stablehlo.dynamic_gather"(%operand, %start_indices, %slice_sizes) {
+    dimension_numbers = #stablehlo.gather<offset_dims = [2, 3], collapsed_slice_dims = [0], start_index_map = [1, 0],
+                                          index_vector_dim = 2>,
+    indices_are_sorted = false
+  } : (tensor<3x4x2xi64>, tensor<2x3x2xi64>, tensor<3xi64>) -> tensor<2x3x2x2xi64>
+  check.expect_eq_const %result, dense<[[[[1, 2], [3, 4]], [[3, 4], [5, 6]], [[13, 14], [15, 16]]],
+                                        [[[9, 10], [11, 12]], [[11, 12], [13, 14]], [[17, 18], [19, 20]]]]>
+                                 : tensor<2x3x2x2xi64>
+  func.return
+}"""
+DYNAMIC_CONV = """
+func.func @dynamic_conv() {
+  %lhs = stablehlo.constant dense<[[[[1], [2], [5], [6]], [[3], [4], [7], [8]], [[10], [11], [14], [15]],
+                                    [[12], [13], [16], [17]]]]> : tensor<1x4x4x1xi64>
+  %rhs = stablehlo.constant dense<1> : tensor<3x3x1x1xi64>
+  %padding = stablehlo.constant dense<1> : tensor<2x2xi64>
+  %result = "stablehlo.dynamic_conv"(%lhs, %rhs, %padding) {
+    window_strides = array<i64: 4, 4>, lhs_dilation = array<i64: 2, 2>, rhs_dilation = array<i64: 1, 1>,
+    window_reversal = array<i1: false, false>,
+    dimension_numbers = #stablehlo.conv<[b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f]>,
+    batch_group_count = 1 : i64, feature_group_count = 1 : i64
+  } : (tensor<1x4x4x1xi64>, tensor<3x3x1x1xi64>, tensor<2x2xi64>) -> tensor<1x2x2x1xi64>
+  check.expect_eq_const %result, dense<[[[[1], [5]], [[10], [14]]]]> : tensor<1x2x2x1xi64>
+  func.return
+}"""
+
+
+@pytest.mark.parametrize("case", [DYNAMIC_GATHER, DYNAMIC_CONV], ids=["dynamic_gather", "dynamic_conv"])
+def test_dynamic_gather_and_conv_with_constant_operands_equal_the_spec(case):
+    """The spec's interpreter tests of the two ops (slice sizes, padding: constants)."""
+    assert verdict(case) == "pass"
+
+
+def test_dynamic_gather_slice_sizes_computed_at_run_time_are_refused():
+    case = DYNAMIC_GATHER.replace("%slice_sizes = stablehlo.constant dense<[1, 2, 2]> : tensor<3xi64>",
+                                  "%slice_sizes = stablehlo.iota dim = 0 : tensor<3xi64>")
+    with pytest.raises(CompileError, match="'stablehlo.dynamic_gather' with slice sizes computed at run time"):
+        verdict(case)
