@@ -20,7 +20,7 @@ from xdsl.ir import Block, Region
 from xdsl.rewriter import InsertPoint
 
 from dfc.dialects.df_builders import splat
-from dfc.frontend import complex_calls, complex_values, masks, weak_ints
+from dfc.frontend import complex_calls, complex_values, dynamic_values, masks, weak_ints
 from dfc.frontend.affine import Affine, opaque
 from dfc.frontend.arrays import EXACT_FLOAT, Const, Expr, Index, Op, View, is_float, result_dtype, tensor_type
 from dfc.frontend.complex_values import Complex
@@ -97,6 +97,8 @@ class Expressions:
             raise self.fail("NumPy arrays from outside the function are not supported; pass them as arguments", node)
         if isinstance(value, masks.Masked):
             raise self.fail(masks.SHAPE_MESSAGE.format(what="a boolean-masked array (x[m])"), node)
+        if isinstance(value, dynamic_values.Dynamic):
+            raise self.fail(dynamic_values.USE_MESSAGE.format(what="this array"), node)
         if isinstance(value, Complex | complex | np.complexfloating):
             raise self.fail(complex_values.REAL_NEEDED, node)
         raise self.fail(f"expected an array or a number, got {_kind(value)}", node)

@@ -14,9 +14,9 @@ and the mask broadcast to its shape) and its consumers become masked forms:
 - elementwise arithmetic and NumPy's elementwise functions between masked
   reads with the same mask and scalars stay masked (`np.sum((x[m] - mu) ** 2)`).
 
-Anything that needs the selected elements as an array of their own (storing
-`x[m]` in a name and indexing it, returning it, a reduction along an axis) is a
-`FrontendError` at the construct. Two masks are the same when they are the
+Returning `x[m]` builds it (`dynamic_values.masked`: an array of run-time
+size); anything else that needs the selected elements as an array of their own
+(indexing it, a reduction along an axis) is a `FrontendError` at the construct. Two masks are the same when they are the
 same expression of the same array values (`x > 0` read twice, before `x` changes).
 """
 
@@ -38,10 +38,13 @@ SHAPE_MESSAGE = ("{what} has a data-dependent shape (as many elements as the mas
 
 @dataclass(eq=False)
 class Masked:
-    """`base[mask]` not yet consumed: `mask` is broadcast to `base`'s shape."""
+    """`base[mask]` not yet consumed: `mask` is broadcast to `base`'s shape; `lead` is the
+    mask's own rank (it selects rows of the leading dimensions), None where not known (then
+    the read cannot be built as an array, `dynamic_values.masked`)."""
 
     base: Expr
     mask: Expr
+    lead: int | None = None
 
 
 def is_mask(p: Any) -> bool:
@@ -73,6 +76,7 @@ def split(tr, base: Expr, parts: tuple, node: ast.AST) -> Masked:
     """`base[parts]` where the parts are one boolean mask, then full slices or `...`."""
     k = next(i for i, p in enumerate(parts) if is_mask(p))
     mask = parts[k]
+    lead = mask.ndim
     rest = [p for i, p in enumerate(parts) if i != k]
     if k != 0 or not all(p is Ellipsis or p == slice(None) for p in rest):
         raise tr.fail("a boolean mask is supported as the only index (x[m], or x[m, ...] with m over the leading "
@@ -82,7 +86,7 @@ def split(tr, base: Expr, parts: tuple, node: ast.AST) -> Masked:
                       f"array's leading dimensions ({', '.join(map(str, base.shape))})", node)
     if mask.ndim < base.ndim:  # m over the leading dimensions selects whole rows: broadcast it
         mask = tr.index(mask, (slice(None),) * mask.ndim + (None,) * (base.ndim - mask.ndim), node)
-    return Masked(base, mask)
+    return Masked(base, mask, lead)
 
 
 def _scalar_or_same(tr, m: Masked, v: Any, node: ast.AST, what: str) -> Any:
@@ -101,14 +105,14 @@ def _scalar_or_same(tr, m: Masked, v: Any, node: ast.AST, what: str) -> Any:
 def binop(tr, op: str, a: Any, b: Any, node: ast.AST) -> Masked:
     m = a if isinstance(a, Masked) else b
     x, y = (_scalar_or_same(tr, m, v, node, "combining") for v in (a, b))
-    return Masked(tr.as_expr(tr.binop(op, x, y, node), node), m.mask)
+    return Masked(tr.as_expr(tr.binop(op, x, y, node), node), m.mask, m.lead)
 
 
 def elementwise(tr, handler, args: list, kwargs: dict, node: ast.AST) -> Masked:
     """A NumPy elementwise function of masked reads (and scalars)."""
     m = next(a for a in args if isinstance(a, Masked))
     bases = [_scalar_or_same(tr, m, a, node, "combining") for a in args]
-    return Masked(tr.as_expr(handler(tr, bases, kwargs, node), node), m.mask)
+    return Masked(tr.as_expr(handler(tr, bases, kwargs, node), node), m.mask, m.lead)
 
 
 def assign(tr, target: View, m: Masked, value: Any, op: str | None, node: ast.AST) -> None:

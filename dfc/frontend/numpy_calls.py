@@ -16,6 +16,7 @@ from dfc.frontend import masks
 from dfc.frontend.affine import Affine
 from dfc.frontend.arrays import NUMPY_NAMES, Expr, Method
 from dfc.frontend.checkpoint import Checkpointed, checkpointed_call
+from dfc.frontend.dynamic_values import DYNAMIC_HANDLERS
 from dfc.frontend.numpy_api import (
     ELEMENTWISE,
     METHOD_MOMENTS,
@@ -33,7 +34,7 @@ from dfc.frontend.numpy_shapes import transpose
 from dfc.frontend.numpy_ufuncs import UFUNC_HANDLERS, UFUNC_METHODS, scalar_type, ufunc_method
 
 HANDLERS: dict[Any, Handler] = {**API_HANDLERS, **UFUNC_HANDLERS, **CREATION_HANDLERS, **SEQUENCE_HANDLERS,
-                               **SEARCH_HANDLERS}
+                               **SEARCH_HANDLERS, **DYNAMIC_HANDLERS}
 """Every NumPy, `math` and builtin function the frontend translates, by the function object."""
 
 METHODS: dict[str, Handler] = {**API_METHODS, **UFUNC_METHODS, **SEQUENCE_METHODS, **SEARCH_METHODS}

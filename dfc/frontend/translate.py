@@ -30,11 +30,12 @@ from xdsl.dialects.builtin import FileLineColLoc, IntAttr, StringAttr, UnknownLo
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.rewriter import InsertPoint
 
-from dfc.frontend import complex_calls, complex_values, masks
+from dfc.frontend import complex_calls, complex_values, dynamic_values, masks
 from dfc.frontend.affine import Affine
 from dfc.frontend.arrays import Cell, Const, Expr, View, is_float, tensor_type
 from dfc.frontend.complex_values import Complex
 from dfc.frontend.control_flow import ControlFlow
+from dfc.frontend.dynamic_values import Dynamic
 from dfc.frontend.emit import Emitter
 from dfc.frontend.errors import FrontendError
 from dfc.frontend.expressions import BINOPS, Expressions, describe
@@ -158,11 +159,13 @@ class Translator(ControlFlow, Indexing, Expressions):
             return []
         value = self.expr(node.value)
         values = list(value) if isinstance(value, tuple) else [value]
-        exprs = [v if isinstance(v, Complex) else self.as_expr(v, node) for v in values]
+        values = [dynamic_values.masked(self, v, node) if isinstance(v, masks.Masked) else v for v in values]
+        exprs = [v if isinstance(v, Complex | Dynamic) else self.as_expr(v, node) for v in values]
         self.complex_results = [isinstance(e, Complex) for e in exprs]
         self.aliases = [params.get(e.cell) if isinstance(e, View) and e.cell is not None and e.is_whole or
                         isinstance(e, Complex) and complex_values.is_packed_whole(e) else None for e in exprs]
-        return [complex_values.store(self, e, node) if isinstance(e, Complex) else self.em.materialize(e) for e in exprs]
+        return [e.value if isinstance(e, Dynamic) else complex_values.store(self, e, node) if isinstance(e, Complex)
+                else self.em.materialize(e) for e in exprs]
 
     # -- statements ---------------------------------------------------------------------
 

@@ -1210,14 +1210,24 @@ def range_object(x):
     return x
 
 
-@refused(np.nonzero, "data-dependent shape", X)
-def nonzero(x):
-    return np.nonzero(x)  # refused
+def nonzero_forms(x, b, i):
+    rows, columns = np.nonzero(x > 0.2)
+    return rows, columns, np.argwhere(b), np.argwhere(i), np.flatnonzero(x < 0), np.nonzero(x > 9)[0]
 
 
-@refused(np.argwhere, "data-dependent shape", X)
-def argwhere(x):
-    return np.argwhere(x)  # refused
+values(nonzero_forms, (X, BOOL, I), of=(np.nonzero, np.argwhere, np.flatnonzero))
+
+
+def selections(x, i):
+    return np.compress(x[0] > 0, x, axis=1), np.compress(x[:, 0] > 0, x), np.extract(i > 0, i), x[x > 0.2] * 2.0
+
+
+values(selections, (X, I), (F32, I32), of=(np.compress, np.extract))
+
+
+@refused((np.argwhere, np.nonzero), "data-dependent shape", X)
+def computing_with_nonzero(x):
+    return np.argwhere(x) * 2  # refused
 
 
 @refused(np.unique, "data-dependent shape", X)
@@ -2066,7 +2076,9 @@ def test_compiled_gradient():
 NO_GRADIENT = {
     np.zeros: "no float input", np.ones: "no float input", np.empty: "no float input", np.arange: "integers",
     builtins.len: "an integer", builtins.int: "an integer", math.floor: "a Python int", math.ceil: "a Python int",
-    builtins.range: "refused", np.nonzero: "refused", np.argwhere: "refused", np.ndarray: "no float input",
+    builtins.range: "refused", np.nonzero: "an integer", np.argwhere: "an integer", np.ndarray: "no float input",
+    np.flatnonzero: "an integer", np.compress: "a data-dependent shape (x[m] reduced is differentiated)",
+    np.extract: "a data-dependent shape (x[m] reduced is differentiated)",
     np.logical_and: "booleans", np.logical_or: "booleans", np.logical_xor: "booleans", np.logical_not: "booleans",
     np.greater: "booleans", np.greater_equal: "booleans", np.less: "booleans", np.less_equal: "booleans",
     np.equal: "booleans", np.not_equal: "booleans", np.isnan: "booleans", np.isinf: "booleans",

@@ -1,0 +1,127 @@
+"""Arrays whose size depends on the data, as values: `np.nonzero`, `np.argwhere`,
+`np.flatnonzero`, `np.extract`, `np.compress` and a boolean-masked read `x[m]`
+that is returned.
+
+Each is built at once (`nn.nonzero`, `nn.gather_points`) as a `Dynamic`: a
+tensor whose leading size is known only at run time. A `Dynamic` may be
+returned (the caller gets an array of its run-time shape), alone or in a
+tuple; any other use needs a static shape and is a located error. A masked
+read that is only reduced or combined elementwise stays lazy (`masks`).
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from xdsl.ir import SSAValue
+
+from dfc.dialects.nn_dynamic import GatherPointsOp, NonzeroOp
+from dfc.frontend import masks
+from dfc.frontend.affine import Affine
+from dfc.frontend.arrays import Const, Expr
+from dfc.frontend.numpy_args import bind, expr_of
+from dfc.frontend.numpy_shapes import flat
+
+USE_MESSAGE = ("{what} has a data-dependent shape (np.nonzero/argwhere/flatnonzero/extract/compress, or a masked "
+               "x[m]): compiled code can return it, but not compute with it; reduce x[m] directly (np.sum(x[m])) "
+               "or use np.where")
+
+
+@dataclass(eq=False)
+class Dynamic:
+    """A built tensor of data-dependent leading size: `value`, of NumPy dtype name `dtype` ('i64', 'f32', ...)."""
+
+    value: SSAValue
+    dtype: str
+
+
+def _ins(tr, op) -> SSAValue:
+    return tr.b.insert(op).results[0]
+
+
+def _points(tr, e: Expr) -> SSAValue:
+    """The coordinates of `e`'s nonzero elements, (count, ndim) int64."""
+    return _ins(tr, NonzeroOp(tr.em.materialize(e)))
+
+
+def _column(tr, points: SSAValue, d: int) -> Dynamic:
+    """Column `d` of (count, ndim) coordinates, (count,)."""
+    at = tr.em.materialize(Const(d, "i64", False, [Affine(1)]))
+    return Dynamic(_ins(tr, GatherPointsOp(points, at, 1)), "i64")
+
+
+def masked(tr, m: masks.Masked, node: ast.AST) -> Dynamic:
+    """`x[m]` built: the rows (or elements) of the base at the mask's nonzero positions."""
+    if m.lead is None:
+        raise tr.fail(masks.SHAPE_MESSAGE.format(what="this boolean-masked array"), node)
+    base = tr.as_expr(m.base, node)
+    mask = tr.index(m.mask, (slice(None),) * m.lead + (Affine(0),) * (base.ndim - m.lead), node)
+    return Dynamic(_ins(tr, GatherPointsOp(tr.em.materialize(base), _points(tr, mask), 0)), tr.em.concrete(base))
+
+
+def _array(tr, a: Any, node: ast.AST, what: str) -> Expr:
+    if isinstance(a, masks.Masked | Dynamic):
+        raise tr.fail(USE_MESSAGE.format(what=f"the array passed to {what}"), node)
+    return expr_of(tr, a, node)
+
+
+def _nonzero(tr, args, kwargs, node):
+    (a,) = bind(tr, args, kwargs, node, "np.nonzero", ("a",))
+    e = _array(tr, a, node, "np.nonzero")
+    if e.ndim == 0:
+        raise tr.fail("np.nonzero of a 0-d array is not supported (NumPy deprecates it); use np.atleast_1d", node)
+    points = _points(tr, e)
+    return tuple(_column(tr, points, d) for d in range(e.ndim))
+
+
+def _argwhere(tr, args, kwargs, node):
+    (a,) = bind(tr, args, kwargs, node, "np.argwhere", ("a",))
+    return Dynamic(_points(tr, _array(tr, a, node, "np.argwhere")), "i64")
+
+
+def _flatnonzero(tr, args, kwargs, node):
+    (a,) = bind(tr, args, kwargs, node, "np.flatnonzero", ("a",))
+    return _column(tr, _points(tr, flat(tr, _array(tr, a, node, "np.flatnonzero"), node)), 0)
+
+
+def _selected(tr, condition: Expr, a: Expr, axis: int, node: ast.AST) -> Dynamic:
+    """The entries of `a` along `axis` where `condition` (1-D, at most that long) is nonzero."""
+    if condition.ndim != 1 or (size := condition.shape[0].static) is None:
+        raise tr.fail("the condition must be a 1-D array", node)
+    length = a.shape[axis].static
+    if size > length:
+        raise tr.fail(f"the condition has {size} entries, more than the {length} of axis {axis}", node)
+    if size < length:
+        a = tr.index(a, (slice(None),) * axis + (slice(0, size),), node)
+    return Dynamic(_ins(tr, GatherPointsOp(tr.em.materialize(a), _points(tr, condition), axis)), tr.em.concrete(a))
+
+
+def _compress(tr, args, kwargs, node):
+    condition, a, axis = bind(tr, args, kwargs, node, "np.compress", ("condition", "a", "axis"), (None,))
+    a = _array(tr, a, node, "np.compress")
+    if axis is None:
+        a, axis = flat(tr, a, node), 0
+    if not isinstance(axis, int | np.integer) and getattr(axis, "static", None) is None:
+        raise tr.fail("np.compress's axis must be a constant", node)
+    axis = int(getattr(axis, "static", axis))
+    if not -a.ndim <= axis < a.ndim:
+        raise tr.fail(f"axis {axis} is out of range for an array of {a.ndim} dimensions", node)
+    return _selected(tr, _array(tr, condition, node, "np.compress"), a, axis % a.ndim, node)
+
+
+def _extract(tr, args, kwargs, node):
+    condition, arr = bind(tr, args, kwargs, node, "np.extract", ("condition", "arr"))
+    a = flat(tr, _array(tr, arr, node, "np.extract"), node)
+    c = flat(tr, _array(tr, condition, node, "np.extract"), node)
+    if c.shape[0].static != a.shape[0].static:
+        raise tr.fail("np.extract needs a condition of as many elements as the array", node)
+    return _selected(tr, c, a, 0, node)
+
+
+DYNAMIC_HANDLERS = {
+    np.nonzero: _nonzero, np.argwhere: _argwhere, np.flatnonzero: _flatnonzero, np.compress: _compress,
+    np.extract: _extract,
+}
