@@ -1,5 +1,5 @@
-"""The expansion of `nn.grid_sample` (`dialects.nn_sample`): a composite of nn ops, which the
-`expand-library` pass expands in turn and autodiff differentiates by their own rules.
+"""The expansions of `nn.grid_sample` and `nn.deform_conv` (`dialects.nn_sample`): composites of nn
+ops, which the `expand-library` pass expands in turn and autodiff differentiates by their own rules.
 
 Each axis' grid coordinate is unnormalised to pixels and padded (clamped, or reflected and
 clamped) by elementwise ops; a neighbour's pixel is read by an `nn.gather` (take-along form)
@@ -8,7 +8,9 @@ coordinates, and zeroed by a select where it lies outside the image (zeros paddi
 neighbours' weighted sum is separable, one axis at a time. The
 weights come from the fractional part `t = x - floor(x)`: so the gradient with respect to the
 grid flows through them (floor, round and the integer coordinates pass none), and the
-gradient with respect to the image is the gathers'.
+gradient with respect to the image is the gathers'. A deformable convolution is one bilinear
+`nn.grid_sample` (zeros padding) of its points, the offsets plus each tap's place, for each offset
+group, the samples times the mask, contracted with the kernel per group (`nn.dot_general`).
 """
 
 from __future__ import annotations
@@ -16,14 +18,16 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
+import numpy as np
 from xdsl.builder import Builder
-from xdsl.dialects.builtin import AnyFloat, FloatAttr, IntegerAttr, TensorType, i64
+from xdsl.dialects.builtin import AnyFloat, DenseIntOrFPElementsAttr, FloatAttr, IntegerAttr, TensorType, i64
 from xdsl.ir import Operation, SSAValue
 
 from dfc.dialects import nn
 from dfc.dialects import nn_elementwise as ew
-from dfc.dialects.nn_sample import GridSampleOp
-from dfc.dialects.nn_shape import SliceOp
+from dfc.dialects.nn_contract import DotGeneralOp
+from dfc.dialects.nn_sample import DeformConvOp, GridSampleOp
+from dfc.dialects.nn_shape import ReverseOp, SliceOp
 from dfc.dialects.nn_sort import take_along
 
 Operand = SSAValue | float
@@ -200,4 +204,56 @@ def _grid_sample(b: Builder, op: Operation) -> SSAValue:
     return w.ins(nn.ReshapeOp(sampled, [n, c, *out]))
 
 
-SAMPLE_EXPANSIONS: dict[type[Operation], Callable[[Builder, Operation], SSAValue]] = {GridSampleOp: _grid_sample}
+def _deform_conv(b: Builder, op: Operation) -> SSAValue:
+    assert isinstance(op, DeformConvOp)
+    result = op.result.type
+    assert isinstance(result, TensorType) and isinstance(result.element_type, AnyFloat)
+    w = _Writer(b, result.element_type)
+    x, kernel, offset, mask, bias = op.operands
+    (n, c, *spatial), (oc, cg, *taps_shape) = _shape(x), _shape(kernel)
+    out, rank, taps = result.get_shape()[2:], len(spatial), math.prod(taps_shape)
+    group, groups = op.group.value.data, op.offset_group.value.data
+    grid = _deform_grid(w, offset, spatial, taps_shape, list(out), op.geometry(), n * groups)
+    image = w.ins(nn.ReshapeOp(x, [n * groups, c // groups, *spatial]))
+    sampled = w.ins(GridSampleOp(image, grid, "bilinear", "zeros", False))
+    points = math.prod(out)
+    sampled = w.ins(nn.ReshapeOp(sampled, [n, groups, c // groups, taps, points]))
+    sampled = w.mul(sampled, w.ins(nn.ReshapeOp(mask, [n, groups, 1, taps, points])))
+    columns = w.ins(nn.ReshapeOp(sampled, [n, group, cg * taps, points]))
+    weights = w.ins(nn.ReshapeOp(kernel, [group, oc // group, cg * taps]))
+    y = w.ins(DotGeneralOp(weights, columns, ((0,), (1,)), ((2,), (2,))))  # (group, oC / group, N, P)
+    y = w.ins(nn.ReshapeOp(w.ins(nn.TransposeOp(y, [2, 0, 1, 3])), [n, oc, *out]))
+    return w.add(y, w.ins(nn.ReshapeOp(bias, [oc] + [1] * rank)))
+
+
+def _shape(v: SSAValue) -> list[int]:
+    assert isinstance(v.type, TensorType)
+    return list(v.type.get_shape())
+
+
+def _deform_grid(w: _Writer, offset: SSAValue, spatial: list[int], kernel: list[int], out: list[int],
+                 geometry: list[tuple[int, ...]], batch: int) -> SSAValue:
+    """The sampling points as `nn.grid_sample`'s grid (batch, taps * O1, O2, ..., Or, r), normalised without
+    align_corners: the offsets (N, groups * taps * r, O...) in pixels plus each tap's point."""
+    strides, pads, _, dilations = geometry
+    rank, taps = len(spatial), math.prod(kernel)
+    sizes = np.array(spatial, dtype=np.float64).reshape([1, rank] + [1] * rank)
+    tap = np.stack(np.meshgrid(*(np.arange(k) * d for k, d in zip(kernel, dilations)), indexing="ij"))
+    start = np.stack(np.meshgrid(*(np.arange(o) * s - p for o, s, p in zip(out, strides, pads)), indexing="ij"))
+    points = tap.reshape(rank, taps).T.reshape([taps, rank] + [1] * rank) + start[None]
+
+    def constant(array: np.ndarray) -> SSAValue:
+        return w.ins(nn.ConstantOp(DenseIntOrFPElementsAttr.from_list(TensorType(w.real, array.shape),
+                                                                      array.reshape(-1).tolist())))
+
+    # a pixel coordinate p is (2 p + 1) / size - 1 in normalised coordinates
+    moved = w.ins(nn.ReshapeOp(offset, [batch, taps, rank, *out]))
+    normalised = w.add(w.mul(moved, constant(2.0 / sizes)), constant((2.0 * points + 1.0) / sizes - 1.0))
+    grid = w.ins(nn.TransposeOp(normalised, [0, 1, *range(3, rank + 3), 2]))
+    grid = w.ins(ReverseOp(grid, [rank + 2]))  # the grid lists x, the last axis, first
+    return w.ins(nn.ReshapeOp(grid, [batch, taps * out[0], *out[1:], rank]))
+
+
+SAMPLE_EXPANSIONS: dict[type[Operation], Callable[[Builder, Operation], SSAValue]] = {
+    GridSampleOp: _grid_sample, DeformConvOp: _deform_conv,
+}

@@ -1,13 +1,17 @@
 """Sampling in the nn dialect: `nn.grid_sample`, the spatial transformer's sampler that PyTorch
-(`F.grid_sample`, `aten.grid_sampler_2d`/`_3d`) and ONNX (`GridSample`) share. Its expansion
-(`dialects.nn_expand_sample`) is a composite of nn ops (coordinates by elementwise ops, the
-neighbours read by `nn.gather`), so its gradients are theirs."""
+(`F.grid_sample`, `aten.grid_sampler_2d`/`_3d`) and ONNX (`GridSample`) share, and `nn.deform_conv`,
+the deformable convolution of ONNX's `DeformConv` and torchvision's `deform_conv2d`, which samples
+with it. Their expansions (`dialects.nn_expand_sample`) are composites of nn ops (coordinates by
+elementwise ops, the neighbours read by `nn.gather`; the samples contracted by `nn.dot_general`), so
+their gradients are those ops'."""
 
 from __future__ import annotations
 
+import math
+from collections.abc import Sequence
 from typing import ClassVar
 
-from xdsl.dialects.builtin import StringAttr, TensorType, UnitAttr
+from xdsl.dialects.builtin import DenseArrayBase, IntegerAttr, StringAttr, TensorType, UnitAttr, i64
 from xdsl.ir import SSAValue
 from xdsl.irdl import irdl_op_definition, operand_def, opt_prop_def, prop_def, result_def
 from xdsl.utils.exceptions import VerifyException
@@ -74,4 +78,82 @@ def _result(input_type, grid_type) -> TensorType:
     return TensorType(x.element_type, [n, c, *g.get_shape()[1:-1]])
 
 
-SAMPLE_OPS = [GridSampleOp]
+@irdl_op_definition
+class DeformConvOp(NNOp):
+    """Deformable convolution of `input` (N, C, D1, ..., Dr) with `kernel` (oC, C / group, K1, ..., Kr), r >= 1.
+
+    Output point o reads, at kernel tap k, the input at `o * strides - padding_low + k * dilations + offset`
+    (pixel coordinates, bilinearly; a neighbour outside the image reads 0), times `mask`; the samples of
+    each `group` of channels are contracted with the kernel and `bias` (oC) added. `offset` is
+    (N, offset_group * taps * r, O1, ..., Or), the r components of each tap's offset (along D1 first) for
+    each of `offset_group` groups of channels; `mask` is (N, offset_group * taps, O1, ..., Or); the output
+    (N, oC, O1, ..., Or) has `(d + low + high - (k - 1) * dilation - 1) // stride + 1` points per axis.
+    This is ONNX's `DeformConv` (an absent mask is ones, an absent bias zeros) and torchvision's
+    `deform_conv2d` (r = 2; without `use_mask` the mask is ones). Syntax:
+    `%y = nn.deform_conv %x, %w, %offset, %mask, %bias {strides = array<i64: 1, 1>, padding_low = ...,
+    padding_high = ..., dilations = ..., group = 1 : i64, offset_group = 1 : i64} : (...) -> tensor<...>`.
+    """
+
+    name = "nn.deform_conv"
+    EXTERNAL: ClassVar[External] = External(onnx="DeformConv (absent mask: ones, bias: zeros)",
+                                            aten=("torchvision::deform_conv2d",))
+
+    input = operand_def(TensorType)
+    kernel = operand_def(TensorType)
+    offset = operand_def(TensorType)
+    mask = operand_def(TensorType)
+    bias = operand_def(TensorType)
+    strides = prop_def(DenseArrayBase.constr(i64))
+    padding_low = prop_def(DenseArrayBase.constr(i64))
+    padding_high = prop_def(DenseArrayBase.constr(i64))
+    dilations = prop_def(DenseArrayBase.constr(i64))
+    group = prop_def(IntegerAttr)
+    offset_group = prop_def(IntegerAttr)
+    result = result_def(TensorType)
+    assembly_format = ("$input `,` $kernel `,` $offset `,` $mask `,` $bias attr-dict `:` "
+                       "functional-type(operands, results)")
+
+    def __init__(self, operands: Sequence[SSAValue], geometry: tuple[Sequence[int], Sequence[int], Sequence[int],
+                 Sequence[int]], group: int = 1, offset_group: int = 1):
+        """`operands`: input, kernel, offset, mask, bias; `geometry`: strides, padding low, padding high and
+        dilations, one entry per spatial axis."""
+        props: dict = {n: DenseArrayBase.from_list(i64, list(v)) for n, v in zip(DEFORM_GEOMETRY, geometry)}
+        props["group"], props["offset_group"] = IntegerAttr(group, i64), IntegerAttr(offset_group, i64)
+        shapes = [_float_tensor(v.type, n) for v, n in zip(operands, _DEFORM_OPERANDS)]
+        result = _deform_result(shapes, [tuple(v) for v in geometry], group, offset_group)
+        super().__init__(operands=list(operands), result_types=[result], properties=props)
+
+    def geometry(self) -> list[tuple[int, ...]]:
+        """(strides, padding low, padding high, dilations), one entry per spatial axis."""
+        return [tuple(getattr(self, n).get_values()) for n in DEFORM_GEOMETRY]
+
+    def infer_type(self) -> TensorType:
+        shapes = [_float_tensor(v.type, n) for v, n in zip(self.operands, _DEFORM_OPERANDS)]
+        return _deform_result(shapes, self.geometry(), self.group.value.data, self.offset_group.value.data)
+
+
+DEFORM_GEOMETRY = ("strides", "padding_low", "padding_high", "dilations")
+_DEFORM_OPERANDS = ("input", "kernel", "offset", "mask", "bias")
+
+
+def _deform_result(types: list[TensorType], geometry: list[tuple[int, ...]], group: int,
+                   offset_group: int) -> TensorType:
+    (n, c, *spatial), (oc, cg, *kernel) = types[0].get_shape(), types[1].get_shape()
+    rank, taps = len(spatial), math.prod(kernel)
+    if rank < 1 or len(kernel) != rank or any(len(g) != rank for g in geometry):
+        raise VerifyException(f"input (N, C, D1, ..., Dr), kernel (oC, C / group, K1, ..., Kr) and r strides, pads "
+                              f"and dilations are needed, got {types[0]}, {types[1]} and {geometry}")
+    strides, low, high, dilations = geometry
+    out = [(d + lo + hi - (k - 1) * dil - 1) // st + 1 if st > 0 else 0
+           for d, k, st, lo, hi, dil in zip(spatial, kernel, strides, low, high, dilations)]
+    expected = {"offset": [n, offset_group * taps * rank, *out], "mask": [n, offset_group * taps, *out], "bias": [oc]}
+    given = {name: list(t.get_shape()) for name, t in zip(_DEFORM_OPERANDS[2:], types[2:])}
+    if group < 1 or offset_group < 1 or c != cg * group or oc % group or c % offset_group or min(out) < 1 \
+            or given != expected or len({t.element_type for t in types}) != 1:
+        raise VerifyException(f"nn.deform_conv of input {types[0]} and kernel {types[1]} with group {group} and "
+                              f"offset_group {offset_group} needs offset, mask and bias of {expected} and one "
+                              f"element type, got {', '.join(map(str, types[2:]))}")
+    return TensorType(types[0].element_type, [n, oc, *out])
+
+
+SAMPLE_OPS = [GridSampleOp, DeformConvOp]

@@ -1,8 +1,8 @@
 """The ONNX importer's sampling operators: GridSample, AffineGrid and DeformConv, all of them on
 `nn.grid_sample` or beside it. AffineGrid is a product of theta with the constant grid of the
-output's points; DeformConv samples the input bilinearly (`nn.grid_sample`) at each kernel tap's
-offset points, weights the samples by the mask and contracts them with the kernel
-(`nn.dot_general`), so its gradients (to the input, offsets, mask, kernel and bias) are those ops'."""
+output's points; DeformConv is `nn.deform_conv` (which samples the input bilinearly with `nn.grid_sample` at
+each kernel tap's offset points, weights the samples by the mask and contracts them with the
+kernel), an absent mask ones and an absent bias zeros."""
 
 from __future__ import annotations
 
@@ -16,8 +16,7 @@ from dfc.compiler.interpreter import dtype_of
 from dfc.dialects import nn
 from dfc.dialects import nn_contract as nnc
 from dfc.dialects import nn_elementwise as nne
-from dfc.dialects import nn_shape as nns
-from dfc.dialects.nn_sample import PADDING_MODES, SAMPLE_MODES, GridSampleOp
+from dfc.dialects.nn_sample import PADDING_MODES, SAMPLE_MODES, DeformConvOp, GridSampleOp
 from dfc.importers.onnx_common import NodeError, tensor_of
 
 
@@ -78,10 +77,9 @@ class SampleOps:
         return [self._reshape(self.ins(nn.TransposeOp(points, [0, 2, 1])), [n, *sizes[2:], rank])]
 
     def op_DeformConv(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
-        """Deformable convolution of any spatial rank r: tap k of the kernel reads the input at
-        `o * strides - pads_begin + k * dilations + offset`, bilinearly, 0 outside (an `nn.grid_sample`
-        of the input with its channels in `offset_group` groups, zeros padding), times the mask; the
-        samples are contracted with the kernel per `group`, and the bias added."""
+        """`nn.deform_conv` of any spatial rank r (tap k of the kernel reads the input at
+        `o * strides - pads_begin + k * dilations + offset`, bilinearly, 0 outside, times the mask), its
+        operands' shapes checked here so that a mismatch names the node."""
         names = list(node.input) + [""] * (5 - len(node.input))
         x, w, offset = (self.value(n) for n in names[:3])
         bias = self.value(names[3]) if names[3] else None
@@ -104,36 +102,7 @@ class SampleOps:
                             f"{', '.join(f'{k} {v}' for k, v in given.items())} with group {group}, offset_group "
                             f"{groups}, kernel_shape {attrs.get('kernel_shape')}: the shapes do not agree")
         real = dtype_of(tensor_of(x).element_type)
-        grid = self._deform_grid(offset, spatial, kernel, out, strides, dilations, pads, n * groups, real)
-        image = self._reshape(x, [n * groups, c // groups, *spatial])
-        sampled = self.ins(GridSampleOp(image, grid, "bilinear", "zeros", False))
-        points = math.prod(out)
-        sampled = self._reshape(sampled, [n, groups, c // groups, taps, points])
-        if mask is not None:
-            sampled = self.ins(nn.MulOp(sampled, self._reshape(mask, [n, groups, 1, taps, points])))
-        columns = self._reshape(sampled, [n, group, cg * taps, points])
-        weights = self._reshape(w, [group, oc // group, cg * taps])
-        y = self.ins(nnc.DotGeneralOp(weights, columns, ((0,), (1,)), ((2,), (2,))))  # (group, oc/group, N, P)
-        y = self._reshape(self.ins(nn.TransposeOp(y, [2, 0, 1, 3])), [n, oc, *out])
-        if bias is not None:
-            y = self.ins(nn.AddOp(y, self._reshape(bias, [oc] + [1] * rank)))
-        return [y]
-
-    def _deform_grid(self, offset: SSAValue, spatial: list[int], kernel: list[int], out: list[int],
-                     strides: list[int], dilations: list[int], pads: list[int], batch: int,
-                     real: np.dtype) -> SSAValue:
-        """DeformConv's sampling points as `nn.grid_sample`'s grid (batch, taps * O1, O2, ..., Or, r), normalised
-        without align_corners: the offsets (N, groups * taps * r, O...) in pixels plus each tap's point."""
-        rank, taps = len(spatial), math.prod(kernel)
-        sizes = np.array(spatial, dtype=np.float64).reshape([1, rank] + [1] * rank)
-        tap = np.stack(np.meshgrid(*(np.arange(k) * d for k, d in zip(kernel, dilations)), indexing="ij"))
-        start = np.stack(np.meshgrid(*(np.arange(o) * s - p for o, s, p in zip(out, strides, pads)), indexing="ij"))
-        points = tap.reshape(rank, taps).T.reshape([taps, rank] + [1] * rank) + start[None]
-        # a pixel coordinate p is (2 p + 1) / size - 1 in normalised coordinates
-        scale = self.constant((2.0 / sizes).astype(real))
-        shift = self.constant(((2.0 * points + 1.0) / sizes - 1.0).astype(real))
-        moved = self._reshape(offset, [batch, taps, rank, *out])
-        normalised = self.ins(nn.AddOp(self.ins(nn.MulOp(moved, scale)), shift))
-        grid = self.ins(nn.TransposeOp(normalised, [0, 1, *range(3, rank + 3), 2]))
-        grid = self.ins(nns.ReverseOp(grid, [rank + 2]))  # the grid lists x, the last axis, first
-        return self._reshape(grid, [batch, taps * out[0], *out[1:], rank])
+        mask = mask if mask is not None else self.constant(np.ones([n, groups * taps, *expected], real))
+        bias = bias if bias is not None else self.constant(np.zeros([oc], real))
+        geometry = (strides, pads[:rank], pads[rank:], dilations)
+        return [self.ins(DeformConvOp([x, w, offset, mask, bias], geometry, group, groups))]

@@ -36,6 +36,7 @@ from dfc.torch.aten_complex import complex_handler
 from dfc.torch.aten_fft import ComplexValue, is_complex, packed_type
 from dfc.torch.aten_ops import HANDLERS, Builder, UnsupportedOp, meta_type
 from dfc.torch.ir_text import Value
+from dfc.torch.vision_ops import VISION_HANDLERS
 
 KEPT = (
     torch.ops.aten.linear.default,
@@ -229,7 +230,7 @@ def _translate(b: Builder, node: torch.fx.Node, env: dict, root: str) -> Any:
         return value
     name = str(node.target)
     try:
-        handler = complex_handler(name, node, args) or HANDLERS.get(name)
+        handler = complex_handler(name, node, args) or HANDLERS.get(name) or VISION_HANDLERS.get(name)
     except UnsupportedOp as err:
         raise UnsupportedOpError(f"unsupported {name} in {module_path(node, root)}: {err}") from None
     if handler is None:
