@@ -1,6 +1,7 @@
 """NumPy's `np.fft`: the transforms `fft`, `ifft`, `rfft`, `irfft`, `fft2`, `ifft2`, `fftn`, `ifftn`,
-`rfft2`, `irfft2`, `rfftn`, `irfftn` as `nn.dft`s (one per axis, `dialects.nn_fft_builders`) on
-complex arrays packed as (*shape, 2) (complex_values.py), and the helpers `fftfreq`, `rfftfreq`,
+`rfft2`, `irfft2`, `rfftn`, `irfftn`, `hfft`, `ihfft` as `nn.dft`s (one per axis, `dialects.nn_fft_builders`) on
+complex arrays packed as (*shape, 2) (complex_values.py; `hfft` is `irfft` of the conjugate and `ihfft` the
+conjugate of `rfft`, each with the opposite norm, as NumPy defines them), and the helpers `fftfreq`, `rfftfreq`,
 `fftshift`, `ifftshift`.
 
 Types are NumPy 2's: float32 and float16 signals give complex64 (float32 parts), others
@@ -21,7 +22,7 @@ from xdsl.ir import SSAValue
 from dfc.dialects.nn_fft_builders import dft_axes, fit_length
 from dfc.frontend.affine import Affine
 from dfc.frontend.arrays import View
-from dfc.frontend.complex_values import Complex, lift, part_dtype, store, unpacked
+from dfc.frontend.complex_values import Complex, conj, lift, part_dtype, store, unpacked
 from dfc.frontend.numpy_args import Handler, astype, bind, expr_of, static
 
 _SCALES = {(None, False): "none", (None, True): "n", ("backward", False): "none", ("backward", True): "n",
@@ -160,6 +161,31 @@ def _many_axes(what: str, kind: str, inverse: bool, default: tuple[int, ...] | N
     return handler
 
 
+_OPPOSITE_NORM = {None: "forward", "backward": "forward", "ortho": "ortho", "forward": "backward"}
+"""NumPy's `_swap_direction`: the norm of the transform `hfft` and `ihfft` are computed by."""
+
+
+def _hermitian(what: str, inverse: bool) -> Handler:
+    """`np.fft.hfft(a, n=None, axis=-1, norm=None, out=None)`: `irfft(conj(a), n)` (n: 2 (m - 1) by default)
+    with the opposite norm, a real signal of a Hermitian-symmetric one's half; `ihfft`: `conj(rfft(a, n))`."""
+
+    def handler(tr, args, kwargs, node):
+        a, n, axis, norm, out = bind(tr, args, kwargs, node, f"np.fft.{what}", ("a", "n", "axis", "norm", "out"),
+                                     (None, -1, None, None))
+        _no_out(tr, out, f"np.fft.{what}", node)
+        _scale(tr, norm, inverse, f"np.fft.{what}", node)  # refuses an unknown norm by its own name
+        axes, sizes = _axes(tr, a, None if n is None else (n,), (axis,), (-1,), f"np.fft.{what}", node)
+        opposite = _OPPOSITE_NORM[static(norm)]
+        if inverse:
+            spectrum = _real_transform(tr, a, axes, sizes, _scale(tr, opposite, False, what, node), f"np.fft.{what}",
+                                       node)
+            return conj(tr, spectrum, node)
+        return _inverse_real_transform(tr, conj(tr, lift(tr, a, node), node), axes, sizes,
+                                       _scale(tr, opposite, True, what, node), node)
+
+    return handler
+
+
 def _transform(tr, a, kind, axes, sizes, inverse, norm, what, node):
     scale = _scale(tr, norm, inverse, f"np.fft.{what}", node)
     if kind == "c2c":
@@ -214,6 +240,7 @@ FFT_HANDLERS: dict[Any, Handler] = {
     np.fft.irfft2: _many_axes("irfft2", "c2r", True, (-2, -1)),
     np.fft.fftn: _many_axes("fftn", "c2c", False, None), np.fft.ifftn: _many_axes("ifftn", "c2c", True, None),
     np.fft.rfftn: _many_axes("rfftn", "r2c", False, None), np.fft.irfftn: _many_axes("irfftn", "c2r", True, None),
+    np.fft.hfft: _hermitian("hfft", False), np.fft.ihfft: _hermitian("ihfft", True),
     np.fft.fftfreq: lambda tr, args, kwargs, node: _frequencies(tr, args, kwargs, node, "fftfreq", False),
     np.fft.rfftfreq: lambda tr, args, kwargs, node: _frequencies(tr, args, kwargs, node, "rfftfreq", True),
     np.fft.fftshift: _shift("fftshift", False), np.fft.ifftshift: _shift("ifftshift", True),

@@ -59,7 +59,8 @@ def count_before(tr, a: Expr, v: Expr, right: bool, node: ast.AST) -> Expr:
     pos: Expr = tr.elementwise("where", [_bool(tr, "eq", v, v, node), zero, zero], node, "i64") if n == 0 else zero
     for step in reversed(range(n.bit_length())):
         moved = expr_of(tr, tr.binop("add", pos, 1 << step, node), node)
-        last = tr.elementwise("minimum", [expr_of(tr, tr.binop("sub", moved, 1, node), node), Const(n - 1, "i64")], node)
+        last = tr.elementwise("minimum", [expr_of(tr, tr.binop("sub", moved, 1, node), node), Const(n - 1, "i64")],
+                              node)
         fits = tr.elementwise("and", [expr_of(tr, _bool(tr, "le", moved, n, node), node),
                                       before(tr, tr.index(a, (last,), node), v, right, node)], node, "i1")
         step_taken = tr.binop("mul", astype(tr, fits, "i64", node), 1 << step, node)  # one map a step (no select)

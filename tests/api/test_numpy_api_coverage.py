@@ -1858,6 +1858,22 @@ def ffts(x, z):
 values(ffts, (FX, FZ), (frng.integers(-5, 6, (3, 5)), FZ[:, :3]), of=TRANSFORMS)
 
 
+def hermitian_ffts(x, z):
+    """hfft of complex and real halves, n odd and even, an axis, each norm; ihfft and its conjugate parts."""
+    a, b = np.fft.ihfft(x), np.fft.ihfft(x, n=4, axis=0, norm="ortho")
+    return (np.fft.hfft(z), np.fft.hfft(z, n=7, axis=0, norm="ortho"), np.fft.hfft(z, 4, norm="forward"),
+            np.fft.hfft(x, norm="backward"), a.real, a.imag, b.real, b.imag, np.fft.ihfft(x, 6, norm="forward").imag)
+
+
+def hermitian_loss(x):
+    return np.sum(np.fft.hfft(x) ** 2) + np.sum(np.fft.hfft(x[::-1], n=9) * np.arange(9.0)) + \
+        np.sum(np.abs(np.fft.ihfft(x * x, axis=0)))
+
+
+values(hermitian_ffts, (FX, FZ), of=(np.fft.hfft, np.fft.ihfft))
+grads(hermitian_loss, (FX,), of=(np.fft.hfft, np.fft.ihfft))
+
+
 def fft_helpers(x, z):
     s = np.fft.ifftshift(z, axes=1)
     return (np.fft.fftfreq(5), np.fft.fftfreq(6, 0.25), np.fft.rfftfreq(7, d=2.0), np.fft.rfftfreq(1),
@@ -1882,6 +1898,11 @@ grads(fft_loss, (FX,), of=(*TRANSFORMS, np.fft.fftshift, np.fft.ifftshift))
 @refused(np.fft.rfft, "np.fft.rfft of a complex array (NumPy's TypeError: it takes a real signal)", FZ)
 def rfft_of_complex(z):
     return np.fft.rfft(z)  # refused
+
+
+@refused(np.fft.ihfft, "np.fft.ihfft of a complex array (NumPy's TypeError: it takes a real signal)", FZ)
+def ihfft_of_complex(z):
+    return np.fft.ihfft(z)  # refused
 
 
 @refused(np.fft.fft, "np.fft.fft with out= is not supported", FX)
