@@ -148,24 +148,40 @@ _UPSTREAM = ("builtin", "func", "scf", "memref", "arith", "math", "llvm", "vecto
 
 
 def lower(module: ModuleOp, threads: int, pipeline: str | None = None, out_params: bool = False,
-          fast_math: bool = True) -> ModuleOp:
+          fast_math: bool = True, text: str | None = None, keep: bool = False) -> ModuleOp:
     """A copy of `module` lowered to upstream dialects (unchanged if it already is),
     by `pipeline` (default: the `default` pipeline with `threads` threads, for
     code compiled with or without `fast_math`), then, with `out_params`, by
     `buffer-results-to-out-params`.
 
-    The result is verified once; `DFC_VERIFY_EACH=1` verifies after every pass
-    instead (slower; the test suite sets it, so a pass breaking the IR is named)."""
+    Given `text` (`module_text(module)`), a lowering of the same text by the
+    same pipeline kept by an earlier call is taken (and no longer kept)
+    instead; with `keep`, a copy of this one is kept (the last `LOWERED_KEPT`):
+    `memory_budget` lowers a gradient to measure it, then the engine compiles
+    that lowering. The result is verified once; `DFC_VERIFY_EACH=1` verifies
+    after every pass instead (slower; the test suite sets it, so a pass
+    breaking the IR is named)."""
+    pipeline = pipeline or default_pipeline(threads, blas_runtime.available(), fast_math=fast_math)
+    key = (text, pipeline, out_params)
+    if text is not None and key in _LOWERED:
+        return _LOWERED.pop(key)
     module = module.clone()
     if _needs_lowering(module):
-        pipeline = pipeline or default_pipeline(threads, blas_runtime.available(), fast_math=fast_math)
         verify_each = config.VERIFY_EACH.value()
         PassManager.parse(pipeline, verify_each=verify_each).run(module)
         if not verify_each:
             verify_located(module)
     if out_params:
         PassManager.parse("buffer-results-to-out-params").run(module)
+    if text is not None and keep:
+        _LOWERED[key] = module.clone()
+        if len(_LOWERED) > LOWERED_KEPT:
+            _LOWERED.popitem(last=False)
     return module
+
+
+LOWERED_KEPT = 4
+_LOWERED: OrderedDict[tuple[str | None, str, bool], ModuleOp] = OrderedDict()
 
 
 def _needs_lowering(module: ModuleOp) -> bool:
@@ -224,7 +240,7 @@ def _compile(module: ModuleOp, text: str, options: CompileOptions) -> JitModule:
         if (entry := object_cache.load(disk_key)) is not None:
             return JitModule.from_object(entry, options.opt_level)
     with paused_gc():
-        lowered = lower(module, options.threads, options.pipeline, options.out_params, options.fast_math)
+        lowered = lower(module, options.threads, options.pipeline, options.out_params, options.fast_math, text)
         progress.stage("LLVM")
         jit = JitModule(
             lowered,

@@ -35,7 +35,9 @@ for the Function's thread count, is at most B, and every B at least the least
 of the pass's plans is met; the gradient is the same function (recomputation
 replays the forward values exactly). Each plan measured costs one lowering
 (no LLVM; the last 64 plans' bytes are remembered); a budget that fits the
-stored gradient costs one.
+stored gradient costs one. The engine then compiles the chosen plan from its
+measured lowering (`compiler.engine.lower` keeps the last few measured),
+not lowering it again.
 """
 
 from __future__ import annotations
@@ -50,6 +52,7 @@ from xdsl.ir import Operation
 from dfc import config
 from dfc.compiler.engine import lower
 from dfc.dialects.diagnostics import CompileError, location_of
+from dfc.dialects.xdsl_fixes import module_text
 from dfc.function import Function
 from dfc.passes.autodiff.autodiff import MODEL_ATTRIBUTE
 from dfc.passes.resident_memory import dynamic_buffers, resident_bytes
@@ -78,9 +81,10 @@ def measured_bytes(fn: Function) -> int:
     meets the same plans again); an `UnboundedMemoryError` when that code
     allocates a buffer of run-time size."""
     threads = fn.threads or config.default_threads()
-    key = (hashlib.sha256(str(fn.module).encode()).hexdigest(), fn.name, threads)
+    text = module_text(fn.module)
+    key = (hashlib.sha256(text.encode()).hexdigest(), fn.name, threads)
     if key not in _MEASURED:
-        lowered = lower(fn.module, threads)
+        lowered = lower(fn.module, threads, text=text, keep=True)  # the engine compiling this plan takes it
         if dynamic := dynamic_buffers(lowered, fn.name):
             entry = next(op for op in fn.module.ops if getattr(op, "sym_name", None) == StringAttr(fn.name))
             raise UnboundedMemoryError(

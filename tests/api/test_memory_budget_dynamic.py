@@ -1,7 +1,8 @@
 """`dfc.grad(f, memory_budget=B)` where sizes are known only at run time (issue 37): a data-dependent
 `while` loop is replayed without a tape under a budget, so its gradient's measured memory holds B
 (and equals float64 central differences); a gradient that allocates a buffer of run-time size has no
-bound to hold, and the budget is refused by name (`UnboundedMemoryError`) instead of measured without it."""
+bound to hold, and the budget is refused by name (`UnboundedMemoryError`) instead of measured without it.
+The lowering that measured the chosen plan is the one compiled."""
 
 import numpy as np
 import pytest
@@ -72,3 +73,21 @@ def test_a_buffer_of_run_time_size_refuses_the_budget():
                                                    r"\(the first a memref<\?xf64>\)") as err:
         dfc.grad(fn, memory_budget=10**9)(x)
     assert isinstance(err.value, MemoryBudgetError) and err.value.location
+
+
+def test_the_measured_lowering_is_compiled(monkeypatch):
+    """The budget lowers the gradient to measure it; the engine then compiles that lowering, not a second one."""
+    from dfc.compiler import engine
+
+    pipelines = []
+    parse = engine.PassManager.parse
+    monkeypatch.setattr(engine.PassManager, "parse", lambda text, **kw: pipelines.append(text) or parse(text, **kw))
+
+    def loss(x, w):
+        return np.sum(np.tanh(x @ w) ** 2)
+
+    x, w = np.linspace(-1.0, 1.0, 12).reshape(3, 4), np.linspace(0.5, -0.5, 8).reshape(4, 2)
+    got = dfc.grad(loss, 1, memory_budget=10**9)(x, w)
+    np.testing.assert_allclose(got, x.T @ (2 * np.tanh(x @ w) * (1 - np.tanh(x @ w) ** 2)), rtol=1e-13)
+    lowerings = [p for p in pipelines if p.startswith("expand-library")]
+    assert len(lowerings) == 1, pipelines
