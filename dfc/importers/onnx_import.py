@@ -32,7 +32,8 @@ shapes and indexing; `onnx_nn_ops`: contractions, convolutions, pooling,
 reductions, normalizations, losses; `onnx_math_ops`: activations and other
 elementwise functions; `onnx_attention_ops`: Attention, RotaryEmbedding;
 `onnx_image_ops`: CenterCropPad, Col2Im; `onnx_sample_ops`: GridSample,
-AffineGrid, DeformConv; `onnx_spectral_ops`: DFT, STFT, the windows; `onnx_linalg_ops`: Det; `onnx_control_flow`:
+AffineGrid, DeformConv; `onnx_roi_ops`: RoiAlign; `onnx_spectral_ops`: DFT, STFT, the windows;
+`onnx_linalg_ops`: Det; `onnx_control_flow`:
 If, Loop, Scan (`onnx_loop_while`: Loops of run-time length);
 `onnx_sequence_models`: LinearAttention, CausalConvWithState, FlexAttention
 (`ai.onnx.preview`); `onnx_text_ops`: TfIdfVectorizer; `onnx_ml_ops`: Binarizer, ArrayFeatureExtractor,
@@ -98,6 +99,7 @@ from dfc.importers.onnx_narrow_types import NarrowOps
 from dfc.importers.onnx_nn_ops import NNOps
 from dfc.importers.onnx_quantize import QuantizeOps
 from dfc.importers.onnx_recurrent import RecurrentOps
+from dfc.importers.onnx_roi_ops import RoiOps
 from dfc.importers.onnx_sample_ops import SampleOps
 from dfc.importers.onnx_sequence_models import PREVIEW_OPS, SequenceModelOps
 from dfc.importers.onnx_sequences import (
@@ -188,7 +190,7 @@ def _trunc_div(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 class OnnxImporter(ShapeOps, NNOps, MathOps, AttentionOps, ImageOps, ControlFlowOps, RecurrentOps, UnsignedOps,
                    NarrowOps, QuantizeOps, SequenceOps, WhileLoopOps, SequenceModelOps, SampleOps,
-                   SpectralOps, TextOps, TrainingOps, LinalgOps, MLOps):
+                   SpectralOps, TextOps, TrainingOps, LinalgOps, MLOps, RoiOps):
     """Builds `@main` node by node; `consts` holds the values known at import time, `values` the SSA values
     and the sequences and optionals (`onnx_sequences`)."""
 

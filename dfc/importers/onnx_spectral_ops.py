@@ -1,7 +1,7 @@
 """The ONNX importer's Fourier transforms: `DFT` (opset 17's `axis` attribute, opset 20's `axis`
 input) and `STFT` as `nn.dft`, on ONNX's layout of complex values (a trailing dimension of 2; a
 real signal has a trailing dimension of 1); and the windows `HannWindow`, `HammingWindow` and
-`BlackmanWindow`, constants of a size known at import time."""
+`BlackmanWindow` and the filter bank `MelWeightMatrix`, constants of sizes known at import time."""
 
 from __future__ import annotations
 
@@ -17,8 +17,8 @@ from dfc.importers.onnx_common import NodeError, tensor_of
 
 
 class SpectralOps:
-    """`op_DFT`, `op_STFT` and the window ops, mixed into `OnnxImporter` (whose `value`, `ins`, `known`,
-    `constant`, `_reshape` and `_take` they use)."""
+    """`op_DFT`, `op_STFT`, the window ops and `op_MelWeightMatrix`, mixed into `OnnxImporter` (whose `value`,
+    `ins`, `known`, `constant`, `_reshape` and `_take` they use)."""
 
     def _window(self, node: Any, attrs: dict[str, Any], terms: tuple[float, ...]) -> list[SSAValue]:
         """sum_k terms[k] cos(2 pi k n / N) for n < size, N = size (`periodic`) or size - 1, in
@@ -36,6 +36,33 @@ class SpectralOps:
         window = sum(a * np.cos(2 * np.pi * k * n / period) for k, a in enumerate(terms)) if period else \
             np.full(size, sum(terms))
         return [self.constant(window.astype(dtype))]
+
+    def op_MelWeightMatrix(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
+        """The (dft_length // 2 + 1, num_mel_bins) triangular filter bank of `num_mel_bins` filters evenly
+        spaced on the mel scale (2595 log10(1 + f / 700)) between the edge frequencies, each rising from 0 at
+        its left edge's DFT bin to 1 at its centre's and falling to 0 at its right edge's (a filter of
+        coincident left and centre bins is 1 there), in `output_datatype`; every input known at import time.
+        The arithmetic is that of ONNX's reference, in the inputs' types (the bins are floors of it)."""
+        from onnx import helper
+
+        mels, length, rate, low, high = (self.known(name) for name in node.input)
+        mels, length = int(mels.reshape(())), int(length.reshape(()))
+        dtype = helper.tensor_dtype_to_np_dtype(attrs["output_datatype"])
+        if mels < 1 or length < 1 or int(rate.reshape(())) < 1 or dtype.kind != "f":
+            raise NodeError(f"MelWeightMatrix of {mels} mel bins, dft_length {length}, sample_rate {rate} and "
+                            f"output_datatype {dtype} (positive sizes and a float type are needed)")
+        low_mel, high_mel = (2595 * np.log1p(edge / 700) / np.log(10) for edge in (low, high))
+        edges = np.arange(mels + 2) * ((high_mel - low_mel) / (mels + 2)) + low_mel
+        edges = (((length + 1) * (700 * np.expm1(edges / 2595 * np.log(10)))) // rate).astype(np.int64)
+        if edges.min() < 0 or edges.max() > length // 2:
+            raise NodeError(f"MelWeightMatrix edges {low} to {high} Hz fall outside the {length // 2 + 1} DFT bins")
+        bins = np.arange(length // 2 + 1)[:, None]
+        left, centre, right = edges[:-2], edges[1:-1], edges[2:]
+        rising = np.where(centre > left, (bins - left) / np.maximum(centre - left, 1), bins == centre)
+        falling = (right - bins) / np.maximum(right - centre, 1)
+        weights = np.where((bins >= left) & (bins <= centre), rising, 0.0)
+        weights = np.where((bins >= centre) & (bins < right), falling, weights)
+        return [self.constant(weights.astype(dtype))]
 
     def op_HannWindow(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
         return self._window(node, attrs, (0.5, -0.5))
