@@ -19,8 +19,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
-import numpy as np
 from xdsl.builder import Builder
 from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, FloatAttr, IntegerAttr, TensorType, f64, i64
 from xdsl.ir import Operation, SSAValue
@@ -29,6 +29,9 @@ from dfc.dialects import nn
 from dfc.dialects import nn_elementwise as ew
 from dfc.dialects import nn_shape as sh
 from dfc.dialects.nn_fft import DftOp
+
+if TYPE_CHECKING:
+    import numpy as np
 
 
 def _ins(b: Builder, op: Operation) -> SSAValue:
@@ -120,6 +123,8 @@ def _radix2(b: Builder, re: SSAValue, im: SSAValue, sign: float) -> tuple[SSAVal
     bit-reversed order (a transpose of their binary digits), then log2 n butterfly stages; stage L
     combines each pair of adjacent half blocks (E, O) of length L / 2 into E + w O, E - w O with the
     twiddles w_k = exp(sign 2 pi i k / L), constants of L / 2 values (cos exactly 0 at k = L / 4)."""
+    import numpy as np  # here, not at the top: opt-tool's start-up does not pay for NumPy
+
     rows, n = _t(re).get_shape()
     p = n.bit_length() - 1
     e = _t(re).element_type

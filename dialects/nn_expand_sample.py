@@ -17,8 +17,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
-import numpy as np
 from xdsl.builder import Builder
 from xdsl.dialects.builtin import AnyFloat, DenseIntOrFPElementsAttr, FloatAttr, IntegerAttr, TensorType, i64
 from xdsl.ir import Operation, SSAValue
@@ -29,6 +29,9 @@ from dfc.dialects.nn_contract import DotGeneralOp
 from dfc.dialects.nn_sample import DeformConvOp, GridSampleOp
 from dfc.dialects.nn_shape import ReverseOp, SliceOp
 from dfc.dialects.nn_sort import take_along
+
+if TYPE_CHECKING:
+    import numpy as np
 
 Operand = SSAValue | float
 
@@ -235,6 +238,8 @@ def _deform_grid(w: _Writer, offset: SSAValue, spatial: list[int], kernel: list[
                  geometry: list[tuple[int, ...]], batch: int) -> SSAValue:
     """The sampling points as `nn.grid_sample`'s grid (batch, taps * O1, O2, ..., Or, r), normalised without
     align_corners: the offsets (N, groups * taps * r, O...) in pixels plus each tap's point."""
+    import numpy as np  # here, not at the top: opt-tool's start-up does not pay for NumPy
+
     strides, pads, _, dilations = geometry
     rank, taps = len(spatial), math.prod(kernel)
     sizes = np.array(spatial, dtype=np.float64).reshape([1, rank] + [1] * rank)
