@@ -37,11 +37,12 @@ def handler_table() -> tuple[dict[str, Handler], Callable[..., Callable[[Handler
 
 
 def meta_type(val) -> tuple[tuple[int, ...], str]:
-    """Shape and MLIR element type of a fake tensor."""
+    """Shape and MLIR element type of a fake tensor; a size the export left symbolic (a data-dependent
+    count, `aten_dynamic`) is -1 (`?`)."""
     dtype = str(val.dtype).removeprefix("torch.")
     if dtype not in DTYPES:
         raise UnsupportedOp(f"dtype {val.dtype}")
-    return tuple(int(d) for d in val.shape), DTYPES[dtype]
+    return tuple(d if isinstance(d, int) else -1 for d in val.shape), DTYPES[dtype]
 
 
 class Builder(IRWriter):

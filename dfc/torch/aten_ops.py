@@ -29,6 +29,7 @@ from __future__ import annotations
 from dfc.torch.aten_bags import BAG_HANDLERS
 from dfc.torch.aten_common import Builder, Handler, UnsupportedOp, meta_type
 from dfc.torch.aten_distance import DISTANCE_HANDLERS
+from dfc.torch.aten_dynamic import DYNAMIC_HANDLERS
 from dfc.torch.aten_elementwise import ELEMENTWISE_HANDLERS
 from dfc.torch.aten_fft import FFT_HANDLERS
 from dfc.torch.aten_nn import NN_HANDLERS
@@ -41,6 +42,7 @@ __all__ = ["FAMILIES", "HANDLERS", "Builder", "Handler", "UnsupportedOp", "meta_
 FAMILIES: dict[str, dict[str, Handler]] = {
     "elementwise": ELEMENTWISE_HANDLERS, "shape": SHAPE_HANDLERS, "nn": NN_HANDLERS, "sort": SORT_HANDLERS,
     "distance": DISTANCE_HANDLERS, "bags": BAG_HANDLERS, "random": RANDOM_HANDLERS, "fft": FFT_HANDLERS,
+    "dynamic": DYNAMIC_HANDLERS,
 }
 """Each op family's handlers (its module: `aten_<family>.py`)."""
 

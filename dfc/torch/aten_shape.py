@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from dfc.torch.aten_common import UnsupportedOp, handler_table
+from dfc.torch.aten_dynamic import boolean_index
 from dfc.torch.ir_text import Value
 
 SHAPE_HANDLERS, handles = handler_table()
@@ -211,7 +212,10 @@ def _gather(b, node, x, dim, index, sparse_grad):
 def _index(b, node, x, indices):
     """x[i0, :, i2] with integer index tensors (broadcast together, negative ones counted from
     the end): an `nn.gather` of the indexed dimensions. The broadcast index dimensions replace the
-    indexed ones where those are adjacent, else they come first (numpy's rule)."""
+    indexed ones where those are adjacent, else they come first (numpy's rule). A boolean mask:
+    `aten_dynamic.boolean_index`."""
+    if any(i is not None and i.dtype == "i1" for i in indices):
+        return boolean_index(b, node, x, indices)
     dims = [d for d, i in enumerate(indices) if i is not None]
     shape, dtype = b.out(node)
     batch = np.broadcast_shapes(*(indices[d].shape for d in dims))

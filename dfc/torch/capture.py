@@ -33,6 +33,7 @@ from torch.export.graph_signature import InputKind, OutputKind
 from torch.fx.experimental.symbolic_shapes import GuardOnDataDependentSymNode
 
 from dfc.torch.aten_complex import complex_handler
+from dfc.torch.aten_dynamic import DYNAMIC_HANDLERS, DYNAMIC_INPUTS
 from dfc.torch.aten_fft import ComplexValue, is_complex, packed_type
 from dfc.torch.aten_ops import HANDLERS, Builder, UnsupportedOp, meta_type
 from dfc.torch.ir_text import Value
@@ -221,6 +222,8 @@ def _typed(node: torch.fx.Node, val, root: str) -> tuple[tuple[int, ...], str]:
 def _translate(b: Builder, node: torch.fx.Node, env: dict, root: str) -> Any:
     args = torch.fx.node.map_arg(node.args, lambda n: env[n])
     kwargs = torch.fx.node.map_arg(node.kwargs, lambda n: env[n])
+    if (symbolic := _symbolic(node, args)) is not None:
+        return None if symbolic is _DROPPED else symbolic
     if node.target is operator.getitem:
         value = args[0][args[1]]
         if value is None:
@@ -236,9 +239,15 @@ def _translate(b: Builder, node: torch.fx.Node, env: dict, root: str) -> Any:
     if handler is None:
         raise UnsupportedOpError(f"unsupported aten op {name} in {module_path(node, root)}")
     args, kwargs = bind(node.target, handler, args, kwargs, lambda: f"{name} in {module_path(node, root)}")
-    if _data_dependent(node):
+    dynamic = name in DYNAMIC_HANDLERS or name == "aten.index.Tensor"  # index.Tensor: by a boolean mask
+    if _data_dependent(node) and not dynamic:
         raise UnsupportedOpError(f"unsupported {name} in {module_path(node, root)}: the shape of its result "
-                                 "depends on tensor values (as boolean-mask indexing's); dfc needs static shapes")
+                                 "depends on tensor values, and only nonzero, masked_select and boolean-mask "
+                                 "indexing build such results")
+    if _dynamic_operand(args) and not (dynamic and name != "aten.index.Tensor" or name in DYNAMIC_INPUTS):
+        raise UnsupportedOpError(f"unsupported {name} in {module_path(node, root)}: it takes a tensor of "
+                                 "data-dependent size (nonzero's, masked_select's, x[mask]'s), which only sums and "
+                                 "means over all of it can take")
     try:
         result = _zeros(b, node) if _empty(node) else handler(b, node, *args, **kwargs)
     except UnsupportedOp as err:
@@ -306,10 +315,43 @@ def _data_dependent(node: torch.fx.Node) -> bool:
 
 
 def _empty(node: torch.fx.Node) -> bool:
-    """Whether every result of `node` is a tensor without elements."""
+    """Whether every result of `node` is a tensor without elements (known to have none)."""
     val = node.meta.get("val")
     vals = val if isinstance(val, tuple | list) else (val,)
-    return bool(vals) and all(isinstance(v, torch.Tensor) and v.numel() == 0 for v in vals)
+    return bool(vals) and all(isinstance(v, torch.Tensor) and any(type(d) is int and d == 0 for d in v.shape)
+                              for v in vals)
+
+
+_SYMBOLIC = object()
+"""The value of an export node that computes with a data-dependent size (its `sym_size`, the range checks)."""
+_DROPPED = object()
+"""What `_symbolic` gives for a runtime assertion on such a size (the node is left out)."""
+
+_RANGE_CHECKS = (operator.ge, operator.le, operator.gt, operator.lt, operator.eq)
+
+
+def _symbolic(node: torch.fx.Node, args: tuple) -> Any:
+    """For the nodes the export adds about a data-dependent size: `sym_size` of one and the comparisons
+    on it give `_SYMBOLIC`, and the runtime assertion of such a comparison `_DROPPED` (the export's checks
+    that the count lies in [0, numel], which a count does); None for any other node. Any other use
+    of the size is an `UnsupportedOpError`."""
+    uses = any(a is _SYMBOLIC for a in args)
+    if node.target is torch.ops.aten.sym_size.int and not isinstance(node.meta.get("val"), int):
+        return _SYMBOLIC
+    if node.target in _RANGE_CHECKS and uses:
+        return _SYMBOLIC
+    if node.target is torch.ops.aten._assert_scalar.default and uses:
+        return _DROPPED
+    if uses:
+        raise UnsupportedOpError(f"unsupported {node.target} of a data-dependent size (nonzero's, masked_select's "
+                                 "or x[mask]'s count): dfc computes with it only as the size of that result")
+    return None
+
+
+def _dynamic_operand(args: tuple) -> bool:
+    """Whether a tensor among `args` (or in a list among them) has a data-dependent size."""
+    flat = [v for a in args for v in (a if isinstance(a, list | tuple) else (a,))]
+    return any(isinstance(v, Value) and -1 in v.shape for v in flat)
 
 
 def _zeros(b: Builder, node: torch.fx.Node) -> Value | tuple[Value, ...]:

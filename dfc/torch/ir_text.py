@@ -36,7 +36,7 @@ class Value:
 
 
 def tensor_type(shape: Sequence[int], dtype: str) -> str:
-    return f"tensor<{''.join(f'{d}x' for d in shape)}{dtype}>"
+    return f"tensor<{''.join('?x' if d < 0 else f'{d}x' for d in shape)}{dtype}>"
 
 
 def float_literal(value: float, dtype: str) -> str:
