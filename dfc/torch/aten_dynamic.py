@@ -14,12 +14,9 @@ from dfc.torch.ir_text import Value
 
 DYNAMIC_HANDLERS, handles = handler_table()
 
-DYNAMIC_INPUTS = frozenset({
-    "aten.sum.default", "aten.sum.dim_IntList", "aten.mean.default", "aten.mean.dim",
-    "aten.sym_size.int", "aten.detach.default", "aten.clone.default", "aten.alias.default",
-})
-"""The ops (besides those with a handler here) that take a tensor of data-dependent size: whole-tensor
-sums and means (`nn.reduce` reduces a dynamic size) and the identities."""
+DYNAMIC_INPUTS = frozenset({"aten.sum.default", "aten.sum.dim_IntList", "aten.mean.default", "aten.mean.dim"})
+"""The ops (besides those with a handler here) that take a tensor of data-dependent size: sums and means
+over it (`nn.reduce` reduces a dynamic size; one that keeps it is refused by its verifier)."""
 
 
 def _points(b, mask: Value) -> Value:
