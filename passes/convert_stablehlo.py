@@ -87,7 +87,7 @@ from dfc.dialects.stablehlo_sort import SortOp, TopKOp
 from dfc.dialects.xdsl_fixes import dense_values, splat_element
 from dfc.passes import stablehlo_sort
 from dfc.passes.stablehlo_bits import BitConversions
-from dfc.passes.stablehlo_complex import ComplexConversions, make_real
+from dfc.passes.stablehlo_complex import ComplexConversions, lexicographic_extreme, make_real
 from dfc.passes.stablehlo_convolution import ConvolutionConversions
 from dfc.passes.stablehlo_integers import ASSOCIATIVE, BOOLEAN_BINARY, IntegerConversions, is_boolean
 from dfc.passes.stablehlo_linalg import LinalgConversions
@@ -409,6 +409,8 @@ class Converter(UnsignedConversions, ComplexConversions, LinalgConversions, Inte
         if (len(ops) == 2 and ops[0].name.removeprefix("stablehlo.") in BINARY
                 and set(ops[0].operands) == set(block.args) and list(ret.operands) == [ops[0].results[0]]):
             return ops[0].name
+        if (extreme := lexicographic_extreme(block)) is not None:
+            return extreme
         raise CompileError.at(op, f"convert-stablehlo: '{op.name}' with this body is not supported "
                                   f"(one add, maximum, minimum, and or or of the two arguments is)")
 

@@ -18,6 +18,7 @@ complex. The converter then builds each op of complex operands or results as
 * multiply, divide, the elementwise functions, compare (EQ, NE), maximum and
   minimum (lexicographic, as the spec orders complex numbers), dot_general
   (four real products) and reduce with a multiply, maximum or minimum body
+  (or the compare-and-select body `jnp.max`/`jnp.min` write, `lexicographic_extreme`)
   and triangular_solve (the real substitution on the parts; ADJOINT
   conjugates) are built from the parts (`passes.stablehlo_complex_math`); fft is
   `nn.dft`s over its axes, which take the packed layout;
@@ -123,6 +124,41 @@ def make_real(f: func.FuncOp) -> dict[Operation, Flags]:
     f.function_type = FunctionType.from_lists([packed(t) for t in f.function_type.inputs.data],
                                               [packed(t) for t in f.function_type.outputs.data])
     return flags
+
+
+def lexicographic_extreme(block: Block) -> str | None:
+    """"stablehlo.maximum" ("minimum") when `block` (a reduction body of arguments a, b) is the
+    compare-and-select `jnp.max` (`jnp.min`) of complex numbers lowers to: select(real(a) == real(b) ?
+    imag(a) > imag(b) : real(a) > real(b), a, b) (< for min); else None. (NaN: JAX's body keeps the
+    value the order of the reduction puts second; the conversion propagates it, as NumPy does.)"""
+    ops = list(block.ops)
+    if len(block.args) != 2 or len(ops) != 10 or not isinstance(ops[-1], shlo.ReturnOp):
+        return None
+    a, b = block.args
+    part = {}  # value -> (argument, "real" / "imag")
+    compares = {}  # value -> (direction, operands' parts)
+    selects = []
+    for o in ops[:-1]:
+        if isinstance(o, shlo.RealOp | shlo.ImagOp) and o.operand in (a, b):
+            part[o.results[0]] = (o.operand, "real" if isinstance(o, shlo.RealOp) else "imag")
+        elif isinstance(o, shlo.CompareOp) and o.lhs in part and o.rhs in part:
+            compares[o.results[0]] = (o.comparison_direction.data, part[o.lhs], part[o.rhs])
+        elif isinstance(o, shlo.SelectOp):
+            selects.append(o)
+        else:
+            return None
+    if len(selects) != 2 or list(ops[-1].operands) != [selects[1].results[0]]:
+        return None
+    inner, outer = selects
+    if (outer.pred != inner.results[0] or (outer.on_true, outer.on_false) != (a, b)
+            or not all(v in compares for v in (inner.pred, inner.on_true, inner.on_false))):
+        return None
+    equal, by_imag, by_real = (compares[v] for v in (inner.pred, inner.on_true, inner.on_false))
+    direction = by_real[0]
+    if (equal != ("EQ", (a, "real"), (b, "real")) or by_real[1:] != ((a, "real"), (b, "real"))
+            or by_imag != (direction, (a, "imag"), (b, "imag")) or direction not in ("GT", "LT")):
+        return None
+    return "stablehlo.maximum" if direction == "GT" else "stablehlo.minimum"
 
 
 def _shape(v: SSAValue) -> tuple[int, ...]:

@@ -208,6 +208,17 @@ def test_hexadecimal_parts_nan_compare_lexicographic_maximum_and_sign():
     np.testing.assert_allclose(modulus, [np.sqrt(5.0), 5.0], rtol=1e-7)
 
 
+def test_max_and_min_of_complex_numbers_are_lexicographic_as_numpy():
+    """`jnp.max`/`jnp.min` reduce with a compare-and-select body (`stablehlo_complex.lexicographic_extreme`);
+    ties of the real parts break by the imaginary ones."""
+    z = np.array([[1 + 0j, 1 + 3j, 0 + 5j], [2 + 1j, -1 + 1j, 2 - 1j]])
+    with jax.enable_x64(True):
+        imported = from_jax(lambda x: (jnp.max(x, 1), jnp.min(x, 0), jnp.max(x)), z)
+        got = imported.with_jax_dtypes(interpret(imported.module, imported.name, *imported.arguments(z)))
+    for g, w in zip(got, (z.max(1), z.min(0), z.max())):
+        np.testing.assert_array_equal(g, w)
+
+
 def test_unsupported_complex_ops_are_refused_at_the_op():
     text = """func.func @main(%a: tensor<2xcomplex<f32>>) -> tensor<2xi1> {
   %r = stablehlo.compare LT, %a, %a : (tensor<2xcomplex<f32>>, tensor<2xcomplex<f32>>) -> tensor<2xi1>

@@ -311,6 +311,20 @@ HAND_WRITTEN = {
   %0 = stablehlo.dynamic_pad %x, %v, %lo, %hi, %in
     : (tensor<2x3xf64>, tensor<f64>, tensor<2xi64>, tensor<2xi64>, tensor<2xi64>) -> tensor<4x7xf64>
   func.return %0 : tensor<4x7xf64>"""), [normal(2, 3)], lambda x: lax.pad(x, 0.5, [(1, 0, 1), (0, 2, 1)])),
+    "dynamic_gather": (_text("%x: tensor<4x3xf64>) -> tensor<2x2x3xf64>", """\
+  %i = stablehlo.constant dense<[[2], [0]]> : tensor<2x1xi64>
+  %s = stablehlo.constant dense<[2, 3]> : tensor<2xi64>
+  %0 = "stablehlo.dynamic_gather"(%x, %i, %s) {dimension_numbers = #stablehlo.gather<offset_dims = [1, 2],
+    start_index_map = [0], index_vector_dim = 1>} : (tensor<4x3xf64>, tensor<2x1xi64>, tensor<2xi64>) -> tensor<2x2x3xf64>
+  func.return %0 : tensor<2x2x3xf64>"""), [normal(4, 3)], lambda x: jnp.stack([x[2:4], x[0:2]])),
+    "dynamic_conv": (_text("%x: tensor<1x2x5x4xf64>, %w: tensor<3x2x2x2xf64>) -> tensor<1x3x3x5xf64>", """\
+  %p = stablehlo.constant dense<[[1, 0], [1, 1]]> : tensor<2x2xi64>
+  %0 = "stablehlo.dynamic_conv"(%x, %w, %p) {window_strides = array<i64: 2, 1>,
+    dimension_numbers = #stablehlo.conv<[b, f, 0, 1]x[o, i, 0, 1]->[b, f, 0, 1]>,
+    batch_group_count = 1 : i64, feature_group_count = 1 : i64}
+    : (tensor<1x2x5x4xf64>, tensor<3x2x2x2xf64>, tensor<2x2xi64>) -> tensor<1x3x3x5xf64>
+  func.return %0 : tensor<1x3x3x5xf64>"""), [normal(1, 2, 5, 4), normal(3, 2, 2, 2)],
+                     lambda x, w: lax.conv_general_dilated(x, w, (2, 1), ((1, 0), (1, 1)))),
     "triangular_solve": (_text("%a: tensor<3x3xf64>, %b: tensor<3x2xf64>) -> tensor<3x2xf64>", """\
   %0 = "stablehlo.triangular_solve"(%a, %b) {left_side = true, lower = true, unit_diagonal = false,
     transpose_a = #stablehlo<transpose NO_TRANSPOSE>} : (tensor<3x3xf64>, tensor<3x2xf64>) -> tensor<3x2xf64>
