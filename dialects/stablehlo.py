@@ -70,6 +70,7 @@ from dfc.dialects.stablehlo_shape import (
 from dfc.dialects.stablehlo_sort import SortOp
 from dfc.dialects.stablehlo_structured import (
     CaseOp,
+    CompositeOp,
     ConvolutionOp,
     DotGeneralOp,
     DotOp,
@@ -95,6 +96,7 @@ StableHLO = Dialect(
         ReverseOp, SliceOp, DynamicSliceOp, DynamicUpdateSliceOp, ConcatenateOp, PadOp, GetDimensionSizeOp,
         DotGeneralOp, DotOp,
         ConvolutionOp, OptimizationBarrierOp, ReduceOp, ReduceWindowOp, GatherOp, ScatterOp, ReturnOp, WhileOp, CaseOp, IfOp,
+        CompositeOp,
         SortOp, DynamicIotaOp, DynamicReshapeOp, DynamicBroadcastInDimOp, DynamicPadOp, DynamicGatherOp, DynamicConvOp,
         PopcntOp, CountLeadingZerosOp, BitcastConvertOp, ReducePrecisionOp, TriangularSolveOp, MapOp,
     ],

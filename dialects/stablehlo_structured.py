@@ -12,8 +12,11 @@ from xdsl.dialects.builtin import (
     BoolAttr,
     DenseArrayBase,
     DenseIntOrFPElementsAttr,
+    DictionaryAttr,
     IntegerAttr,
     IntegerType,
+    StringAttr,
+    SymbolRefAttr,
     TensorType,
     i1,
     i64,
@@ -314,6 +317,34 @@ class ReturnOp(StableHLOOp):
             while parser.parse_optional_punctuation(",") is not None:
                 types.append(parser.parse_type())
         return cls.build(operands=[resolve_operands(parser, operands, types)], attributes=extra)
+
+
+@irdl_op_definition
+class CompositeOp(StableHLOOp):
+    """`stablehlo.composite "name" %a, %b {composite_attributes = {...}, decomposition = @f} : (T, U) -> R`:
+    a named op whose meaning is the call of its `decomposition`."""
+
+    name = "stablehlo.composite"
+    traits = traits_def(RecursiveMemoryEffect())
+    inputs = var_operand_def(TensorType)
+    composite_name = prop_def(StringAttr, prop_name="name")
+    decomposition = prop_def(SymbolRefAttr)
+    composite_attributes = opt_prop_def(DictionaryAttr)
+    version = opt_prop_def(IntegerAttr)
+    results_ = var_result_def()
+
+    @classmethod
+    def parse(cls, parser: Parser):
+        name = parser.parse_str_literal()
+        operands, _ = parse_operand_list(parser)
+        properties: dict[str, Attribute] = {"name": StringAttr(name)}
+        extra = parser.parse_optional_attr_dict()
+        for key in ("composite_attributes", "decomposition", "version"):
+            if key in extra:
+                properties[key] = extra.pop(key)
+        operand_types, result_types = parse_types(parser, len(operands))
+        return cls.build(operands=[resolve_operands(parser, operands, operand_types)], result_types=[result_types],
+                         properties=properties, attributes=extra)
 
 
 @irdl_op_definition

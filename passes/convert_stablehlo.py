@@ -35,8 +35,9 @@ elementwise ones by the name each nn op declares (`EXTERNAL`, read by
   result rounded back into its type (`passes.stablehlo_narrow`).
 * `case` becomes nested `scf.if`s on `index == k` (an out-of-range index runs
   the last branch, as StableHLO says), `if` an `scf.if`.
-* Calls to functions of the module are inlined, and callees left without
-  callers are erased, so that fusion and autodiff see one function.
+* Calls to functions of the module, and composites (calls of their
+  decomposition), are inlined, and callees left without callers are erased,
+  so that fusion and autodiff see one function.
 
 `is_finite` is `x - x == 0`; `dot` is a `dot_general` contracting lhs's last and
 rhs's first dimension; `optimization_barrier` passes its operands on. A mode
@@ -616,26 +617,35 @@ def static_trip_count(op: shlo.WhileOp, unsigned: Container[Operation] = ()) -> 
     return max(0, -(-(end - start) // step))
 
 
+def _callee(op: Operation) -> str | None:
+    """The function `op` calls: a `func.call`'s callee, a `stablehlo.composite`'s decomposition."""
+    if isinstance(op, func.CallOp):
+        return op.callee.root_reference.data
+    if isinstance(op, shlo.CompositeOp):
+        return op.decomposition.root_reference.data
+    return None
+
+
 def inline_calls(module: ModuleOp) -> None:
-    """Replace each `func.call` to a function of the module by a copy of its body;
-    erase private functions left without callers."""
+    """Replace each `func.call` to a function of the module, and each `stablehlo.composite` (the call of
+    its decomposition), by a copy of its body; erase private functions left without callers."""
     functions = {f.sym_name.data: f for f in module.ops if isinstance(f, func.FuncOp)}
     for depth in range(MAX_INLINE_DEPTH + 1):
-        calls = [c for c in module.walk() if isinstance(c, func.CallOp)
-                 and (f := functions.get(c.callee.root_reference.data)) is not None and not f.is_declaration]
+        calls = [c for c in module.walk() if (name := _callee(c)) is not None
+                 and (f := functions.get(name)) is not None and not f.is_declaration]
         if not calls:
             break
         if depth == MAX_INLINE_DEPTH:
             raise CompileError.at(calls[0], f"convert-stablehlo: calls nest deeper than {MAX_INLINE_DEPTH} "
                                             "(a recursive function?); they are not inlined")
         for call in calls:
-            callee = functions[call.callee.root_reference.data]
+            callee = functions[_callee(call)]
             if callee.is_ancestor(call):
                 raise CompileError.at(call, f"convert-stablehlo: @{callee.sym_name.data} calls itself; "
                                             "recursion is not inlined")
             body = callee.body.clone()
             block = body.block
-            for arg, value in zip(block.args, call.arguments):
+            for arg, value in zip(block.args, call.operands):
                 arg.replace_all_uses_with(value)
             ret = block.last_op
             assert isinstance(ret, func.ReturnOp)
@@ -648,7 +658,7 @@ def inline_calls(module: ModuleOp) -> None:
             for old, new in zip(call.results, results):
                 old.replace_all_uses_with(new)
             Rewriter.erase_op(call)
-    called = {c.callee.root_reference.data for c in module.walk() if isinstance(c, func.CallOp)}
+    called = {name for c in module.walk() if (name := _callee(c)) is not None}
     for name, f in functions.items():
         if f.sym_visibility is not None and f.sym_visibility.data == "private" and name not in called:
             Rewriter.erase_op(f)

@@ -127,3 +127,30 @@ func.func @f(%x: tensor<2xf32> loc("x")) -> tensor<2xf32> {
     sine, mul = [op for op in module.walk() if op.name in ("nn.sine", "nn.mul")]
     assert (sine.location.filename.data, sine.location.line.data) == ("model.py", 4)
     assert (mul.location.filename.data, mul.location.line.data) == ("main.py", 9)
+
+
+COMPOSITE = """
+func.func private @cube.impl(%x: tensor<3xf64>) -> tensor<3xf64> {
+  %0 = stablehlo.multiply %x, %x : tensor<3xf64>
+  %1 = stablehlo.multiply %0, %x : tensor<3xf64>
+  func.return %1 : tensor<3xf64>
+}
+func.func @f(%x: tensor<3xf64>) -> tensor<3xf64> {
+  %0 = stablehlo.composite "my.cube" %x {composite_attributes = {n = 3 : i64}, decomposition = @cube.impl}
+    : (tensor<3xf64>) -> tensor<3xf64>
+  func.return %0 : tensor<3xf64>
+}"""
+
+
+def test_a_composite_is_its_decomposition_and_reads_back_from_its_generic_form():
+    from dfc.compiler.pass_manager import PassManager
+
+    module = import_stablehlo(COMPOSITE)
+    assert [f.sym_name.data for f in module.ops] == ["f"]  # the private decomposition is inlined and erased
+    x = np.array([1.5, -2.0, 0.5])
+    np.testing.assert_array_equal(interpret(module, "f", x), x ** 3)
+    PassManager.parse("autodiff{func=f}").run(module)
+    _, grad = interpret(module, "f_grad", x, np.ones(3))
+    np.testing.assert_allclose(grad, 3 * x ** 2, rtol=1e-15)
+    generic = str(parse_module(COMPOSITE))
+    assert '"stablehlo.composite"' in generic and str(parse_module(generic)) == generic
