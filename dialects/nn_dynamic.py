@@ -1,6 +1,7 @@
 """Ops whose result size depends on the data: `nn.nonzero` (the coordinates of
-the nonzero elements, a dynamic number of them) and `nn.gather_points` (the
-elements or slices at such coordinates, differentiable in the operand).
+the nonzero elements, a dynamic number of them), `nn.gather_points` (the
+elements or slices at such coordinates, differentiable in the operand) and
+`nn.unique` (the distinct elements, their first positions, inverse, counts).
 
 Together they are `np.nonzero`, `np.argwhere`, `x[mask]`, `torch.masked_select`
 and ONNX's NonZero and Compress. Every other nn op needs static shapes; a
@@ -12,7 +13,17 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from xdsl.dialects.builtin import DYNAMIC_INDEX, IntegerAttr, IntegerType, TensorType, UnitAttr, i64
+from xdsl.dialects.builtin import (
+    DYNAMIC_INDEX,
+    AnyFloat,
+    IntegerAttr,
+    IntegerType,
+    Signedness,
+    StringAttr,
+    TensorType,
+    UnitAttr,
+    i64,
+)
 from xdsl.ir import Attribute, SSAValue
 from xdsl.irdl import irdl_op_definition, operand_def, opt_prop_def, prop_def, result_def
 from xdsl.utils.exceptions import VerifyException
@@ -115,4 +126,60 @@ class GatherPointsOp(NNOp):
         return gather_points_type(self.operand.type, self.indices.type, self.axis.value.data)
 
 
-DYNAMIC_OPS = [NonzeroOp, GatherPointsOp]
+
+UNIQUE_PARTS = ("values", "indices", "inverse", "counts")
+
+
+def _unique_type(t: Attribute, part: str) -> TensorType:
+    t = _static(t, "input")
+    e = t.element_type
+    if t.get_num_dims() != 1 or not (isinstance(e, AnyFloat) or isinstance(e, IntegerType) and e.signedness.data
+                                     == Signedness.SIGNLESS):
+        raise VerifyException(f"input must be a 1-D tensor of floats or signless integers, got {t}")
+    if part not in UNIQUE_PARTS:
+        raise VerifyException(f"part must be one of {', '.join(UNIQUE_PARTS)}, got '{part}'")
+    if part == "inverse":
+        return TensorType(i64, t.get_shape())
+    return TensorType(e if part == "values" else i64, [DYNAMIC_INDEX])
+
+
+@irdl_op_definition
+class UniqueOp(NNOp):
+    """One `part` of the distinct elements of the 1-D `input`, whose number is data-dependent.
+
+    The distinct values ascend (NaN last, -0.0 equal to 0.0), or with
+    `first_occurrence` come in the order each first appears. `values`: them;
+    `indices`: the position of each one's first occurrence; `inverse` (of the
+    input's size): the position of each input element's value among them;
+    `counts`: how often each occurs. NaNs are distinct from each other unless
+    `equal_nan`. The expansion sorts (`nn.argsort`, stable), then a serial loop
+    over the sorted order numbers the runs of equal elements (their start and
+    count), and with `first_occurrence` a second loop over the input orders the
+    runs by their first position; a map over the count writes the part. No
+    gradient (integer parts; values are a selection). Syntax:
+    `%v = nn.unique %x {part = "counts", equal_nan} : (tensor<6xf32>) -> tensor<?xi64>`.
+    """
+
+    name = "nn.unique"
+    EXTERNAL: ClassVar[External] = External(onnx="Unique", aten=("unique", "_unique2"), numpy=("unique",))
+
+    input = operand_def(TensorType)
+    part = prop_def(StringAttr)
+    first_occurrence = opt_prop_def(UnitAttr)
+    equal_nan = opt_prop_def(UnitAttr)
+    result = result_def(TensorType)
+    assembly_format = "$input attr-dict `:` functional-type(operands, results)"
+
+    def __init__(self, input: SSAValue, part: str, first_occurrence: bool = False, equal_nan: bool = False):
+        props: dict = {"part": StringAttr(part)}
+        if first_occurrence:
+            props["first_occurrence"] = UnitAttr()
+        if equal_nan:
+            props["equal_nan"] = UnitAttr()
+        super().__init__(operands=[input], result_types=[_unique_type(input.type, part)], properties=props)
+
+    def infer_type(self) -> TensorType:
+        return _unique_type(self.input.type, self.part.data)
+
+
+DYNAMIC_OPS = [NonzeroOp, GatherPointsOp, UniqueOp]

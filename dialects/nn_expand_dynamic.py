@@ -16,13 +16,23 @@ from collections.abc import Callable, Sequence
 
 from xdsl.builder import Builder
 from xdsl.dialects import arith, scf, tensor
-from xdsl.dialects.builtin import DYNAMIC_INDEX, AnyFloat, FloatAttr, IndexType, IntegerAttr, TensorType, i64
+from xdsl.dialects.builtin import (
+    DYNAMIC_INDEX,
+    AnyFloat,
+    FloatAttr,
+    IndexType,
+    IntegerAttr,
+    IntegerType,
+    TensorType,
+    i64,
+)
 from xdsl.ir import Block, BlockArgument, Operation, SSAValue
 from xdsl.rewriter import InsertPoint
 
 from dfc.dialects.df_builders import index_const, map_op, read, splat, tasklet, write
-from dfc.dialects.nn_dynamic import GatherPointsOp, NonzeroOp
+from dfc.dialects.nn_dynamic import GatherPointsOp, NonzeroOp, UniqueOp
 from dfc.dialects.nn_expand_shape import row_major_strides
+from dfc.dialects.nn_sort import ArgsortOp
 
 
 def _t(v: SSAValue) -> TensorType:
@@ -70,10 +80,10 @@ def _nonzero(b: Builder, op: Operation) -> SSAValue:
     body = Block(arg_types=[IndexType(), out_type, IndexType()])
     lb = Builder(InsertPoint.at_end(body))
     i, acc, k = body.args
-    coords = [
-        lb.insert(arith.RemSIOp(lb.insert(arith.DivSIOp(i, index_const(lb, stride))).result, index_const(lb, size))).result
-        for stride, size in zip(row_major_strides(shape), shape)
-    ]
+    coords = []
+    for stride, size in zip(row_major_strides(shape), shape):
+        q = lb.insert(arith.DivSIOp(i, index_const(lb, stride))).result
+        coords.append(lb.insert(arith.RemSIOp(q, index_const(lb, size))).result)
     flag = _is_nonzero(lb, lb.insert(tensor.ExtractOp(x, coords, _t(x).element_type)).result)
     row = lb.insert(arith.MinSIOp(k, lb.insert(arith.SubiOp(n, index_const(lb, 1))).result)).result
     filled: SSAValue = acc
@@ -123,7 +133,114 @@ def _gather_points(b: Builder, op: Operation) -> SSAValue:
     return map_op(b, sizes, [out], build).res[0]
 
 
+class _Loop:
+    """The body of an `scf.for` over [0, n) carrying an index and i64 tensors, with in-place element updates."""
+
+    def __init__(self, carried: Sequence[SSAValue]):
+        self.body = Block(arg_types=[IndexType(), IndexType(), *(v.type for v in carried)])
+        self.b = Builder(InsertPoint.at_end(self.body))
+        self.i, self.k, *self.tensors = self.body.args
+
+    def get(self, t: SSAValue, at: SSAValue) -> SSAValue:
+        return self.b.insert(tensor.ExtractOp(t, [at], _t(t).element_type)).result
+
+    def idx(self, t: SSAValue, at: SSAValue) -> SSAValue:
+        return self.b.insert(arith.IndexCastOp(self.get(t, at), IndexType())).result
+
+    def i64(self, v: SSAValue) -> SSAValue:
+        return self.b.insert(arith.IndexCastOp(v, i64)).result
+
+    def put(self, k: int, at: SSAValue, value: SSAValue) -> None:
+        self.tensors[k] = self.b.insert(tensor.InsertOp(value, self.tensors[k], [at])).result
+
+    def select(self, c: SSAValue, x: SSAValue, y: SSAValue) -> SSAValue:
+        return self.b.insert(arith.SelectOp(c, x, y)).result
+
+    def run(self, b: Builder, n: int, k: SSAValue, carried: Sequence[SSAValue], step: SSAValue) -> list[SSAValue]:
+        """Ends the body (the index advances by `step`) and inserts the loop; its results."""
+        self.b.insert(scf.YieldOp(self.b.insert(arith.AddiOp(self.k, step)).result, *self.tensors))
+        return list(b.insert(scf.ForOp(index_const(b, 0), index_const(b, n), index_const(b, 1), [k, *carried],
+                                       self.body)).results)
+
+
+def _equal(b: Builder, x: SSAValue, y: SSAValue, equal_nan: bool) -> SSAValue:
+    """`x == y` (floats: -0.0 equals 0.0; NaN equals NaN with `equal_nan`)."""
+    if not isinstance(x.type, AnyFloat):
+        return b.insert(arith.CmpiOp(x, y, "eq")).result
+    same = b.insert(arith.CmpfOp(x, y, "oeq")).result
+    if not equal_nan:
+        return same
+    nans = b.insert(arith.AndIOp(b.insert(arith.CmpfOp(x, x, "uno")).result,
+                                 b.insert(arith.CmpfOp(y, y, "uno")).result)).result
+    return b.insert(arith.OrIOp(same, nans)).result
+
+
+def _unique(b: Builder, op: Operation) -> SSAValue:
+    assert isinstance(op, UniqueOp)
+    x, part = op.input, op.part.data
+    (n,) = _t(x).get_shape()
+    if n == 0:  # nothing to number (and no element to read)
+        return b.insert(tensor.EmptyOp([] if part == "inverse" else [index_const(b, 0)], _t(op.result))).tensor
+    perm = b.insert(ArgsortOp(x, 0)).result
+    zeros = [splat(b, TensorType(i64, [n]), 0) for _ in range(3)]
+
+    # runs of equal sorted elements: inverse (sorted numbering), each run's start in the sorted order, its count
+    lp = _Loop(zeros)
+    p = lp.idx(perm, lp.i)
+    before = lp.idx(perm, lp.b.insert(arith.MaxSIOp(lp.b.insert(arith.SubiOp(lp.i, index_const(lp.b, 1))).result,
+                                                    index_const(lp.b, 0))).result)
+    repeated = _equal(lp.b, lp.get(x, p), lp.get(x, before), op.equal_nan is not None)
+    first = lp.b.insert(arith.CmpiOp(lp.i, index_const(lp.b, 0), "eq")).result
+    new = lp.b.insert(arith.OrIOp(first, lp.b.insert(arith.XOrIOp(repeated, lp.b.insert(
+        arith.ConstantOp(IntegerAttr(1, IntegerType(1)))).result)).result)).result
+    step = lp.b.insert(arith.IndexCastOp(lp.b.insert(arith.ExtUIOp(new, i64)).result, IndexType())).result
+    run = lp.b.insert(arith.SubiOp(lp.b.insert(arith.AddiOp(lp.k, step)).result, index_const(lp.b, 1))).result
+    lp.put(0, p, lp.i64(run))
+    lp.put(1, run, lp.select(new, lp.i64(lp.i), lp.get(lp.tensors[1], run)))
+    lp.put(2, run, lp.b.insert(arith.AddiOp(lp.get(lp.tensors[2], run),
+                                            lp.b.insert(arith.ConstantOp(IntegerAttr(1, i64))).result)).result)
+    count, inverse, starts, counts = lp.run(b, n, index_const(b, 0), zeros, step)
+
+    order = None  # run of each output position (None: the runs' own, sorted, order)
+    if op.first_occurrence is not None:
+        lp = _Loop(zeros[:2])
+        r = lp.idx(inverse, lp.i)
+        is_first = lp.b.insert(arith.CmpiOp(lp.idx(perm, lp.idx(starts, r)), lp.i, "eq")).result
+        at = lp.b.insert(arith.MinSIOp(lp.k, index_const(lp.b, max(n - 1, 0)))).result
+        lp.put(0, at, lp.select(is_first, lp.i64(r), lp.get(lp.tensors[0], at)))
+        lp.put(1, r, lp.select(is_first, lp.i64(lp.k), lp.get(lp.tensors[1], r)))
+        step = lp.b.insert(arith.IndexCastOp(lp.b.insert(arith.ExtUIOp(is_first, i64)).result, IndexType())).result
+        _, order, rank = lp.run(b, n, index_const(b, 0), zeros[:2], step)
+
+    if part == "inverse":
+        if order is None:
+            return inverse
+
+        def renumber(mb: Builder, ivs: Sequence[BlockArgument], outs: Sequence[BlockArgument]) -> None:
+            r = mb.insert(arith.IndexCastOp(read(mb, inverse, ivs), IndexType())).result
+            write(mb, read(mb, rank, [r]), outs[0], ivs)
+
+        return map_op(b, [n], [splat(b, TensorType(i64, [n]), 0)], renumber).res[0]
+
+    out_type = _t(op.result)
+
+    def fill(mb: Builder, ivs: Sequence[BlockArgument], outs: Sequence[BlockArgument]) -> None:
+        r = ivs[0] if order is None else mb.insert(arith.IndexCastOp(read(mb, order, ivs), IndexType())).result
+        if part == "counts":
+            write(mb, read(mb, counts, [r]), outs[0], ivs)
+            return
+        start = mb.insert(arith.IndexCastOp(read(mb, starts, [r]), IndexType())).result
+        position = read(mb, perm, [start])
+        if part == "indices":
+            write(mb, position, outs[0], ivs)
+            return
+        write(mb, read(mb, x, [mb.insert(arith.IndexCastOp(position, IndexType())).result]), outs[0], ivs)
+
+    return map_op(b, [count], [b.insert(tensor.EmptyOp([count], out_type)).tensor], fill).res[0]
+
+
 DYNAMIC_EXPANSIONS: dict[type[Operation], Callable[[Builder, Operation], SSAValue]] = {
     NonzeroOp: _nonzero,
     GatherPointsOp: _gather_points,
+    UniqueOp: _unique,
 }

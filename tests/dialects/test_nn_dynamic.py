@@ -44,7 +44,8 @@ def test_nonzero_of_floats_in_row_major_order():
     check(_nonzero([3, 4], "f32", transposed=True), [x], np.stack(np.nonzero(x)))
 
 
-@pytest.mark.parametrize("dtype,mlir", [(bool, "i1"), pytest.param(np.int32, "i32", marks=SLOW), pytest.param(np.int8, "i8", marks=SLOW)])
+@pytest.mark.parametrize("dtype,mlir", [(bool, "i1"), pytest.param(np.int32, "i32", marks=SLOW),
+                                        pytest.param(np.int8, "i8", marks=SLOW)])
 def test_nonzero_of_integers_and_booleans(dtype, mlir):
     x = RNG.integers(-1, 2, (2, 3, 5)).astype(dtype)
     check(_nonzero([2, 3, 5], mlir), [x], np.argwhere(x))
@@ -58,7 +59,8 @@ def test_nonzero_of_nothing_and_of_a_scalar():
     check(_nonzero([], "f32"), [np.array(0.0, np.float32)], np.zeros((0, 0), np.int64))
 
 
-@pytest.mark.parametrize("shape,k", [((3, 4, 2), 2), pytest.param((5, 3), 1, marks=SLOW), pytest.param((6,), 1, marks=SLOW)])
+@pytest.mark.parametrize("shape,k", [((3, 4, 2), 2), pytest.param((5, 3), 1, marks=SLOW),
+                                     pytest.param((6,), 1, marks=SLOW)])
 def test_masked_values(shape, k):
     x, m = RNG.standard_normal(shape).astype(np.float32), RNG.random(shape[:k]) < 0.5
     check(_masked(list(shape), k), [x, m], x[m])
@@ -95,4 +97,54 @@ def test_gradient_through_the_points(kind):
     """d sum(reduce(x[m])) / dx: the cotangent scattered (added) back to the points, zero elsewhere."""
     text = _masked([2, 3, 2], 2, "f64", kind).replace("tensor<2xf64>", "tensor<f64>").replace(
         "axes = array<i64: 0>", "axes = array<i64: 0, 1>")
-    check_gradient(text, "f", [RNG.standard_normal((2, 3, 2)), np.array([[True, False, True], [False, False, True]])], [0])
+    mask = np.array([[True, False, True], [False, False, True]])
+    check_gradient(text, "f", [RNG.standard_normal((2, 3, 2)), mask], [0])
+
+
+def _unique(n, dtype, part, flags="") -> str:
+    r = _t([n], "i64") if part == "inverse" else f"tensor<?x{dtype if part == 'values' else 'i64'}>"
+    attrs = ", ".join([f'part = "{part}"', *flags.split()])
+    return f"""func.func @f(%x: {_t([n], dtype)}) -> {r} {{
+  %r = nn.unique %x {{{attrs}}} : ({_t([n], dtype)}) -> {r}
+  func.return %r : {r}
+}}"""
+
+
+def _first_occurrence_order(x):
+    """np.unique's four results, the distinct values in the order of their first occurrence (ONNX's sorted=0)."""
+    values, first, inverse, counts = np.unique(x, return_index=True, return_inverse=True, return_counts=True)
+    order = np.argsort(first, kind="stable")
+    return values[order], first[order], np.argsort(order)[inverse], counts[order]
+
+
+@pytest.mark.parametrize("flags", ["", "first_occurrence", pytest.param("equal_nan", marks=SLOW)])
+def test_unique_parts(flags):
+    """Sorted (NaN last and each NaN distinct, -0.0 equal to 0.0) or in first-occurrence order."""
+    x = np.float32([2, 1, np.nan, 1, 3, -0.0, 0.0, 2, np.nan, 5])
+    if flags == "first_occurrence":
+        x = RNG.integers(-3, 4, 12).astype(np.float32)
+        expected = _first_occurrence_order(x)
+    else:
+        expected = np.unique(x, return_index=True, return_inverse=True, return_counts=True,
+                             equal_nan=flags == "equal_nan")
+    for part, want in zip(("values", "indices", "inverse", "counts"), expected):
+        check(_unique(x.size, "f32", part, flags), [x], want.astype(x.dtype if part == "values" else np.int64))
+
+
+def test_unique_of_integers_and_of_nothing():
+    x = np.int64([5, 3, 5, -(2**63), 3, 2**63 - 1])
+    check(_unique(6, "i64", "values"), [x], np.unique(x))
+    check(_unique(6, "i64", "counts"), [x], np.unique(x, return_counts=True)[1])
+    check(_unique(0, "f32", "values"), [np.zeros(0, np.float32)], np.zeros(0, np.float32))
+    check(_unique(0, "f32", "inverse"), [np.zeros(0, np.float32)], np.zeros(0, np.int64))
+
+
+def test_gradient_of_unique_values():
+    """sum(max(unique(x))): the cotangent reaches the element each value was read from."""
+    x = _t([6], "f64")
+    text = f"""func.func @f(%x: {x}) -> tensor<f64> {{
+  %v = nn.unique %x {{part = "values", first_occurrence}} : ({x}) -> tensor<?xf64>
+  %s = nn.reduce %v {{kind = "max", axes = array<i64: 0>}} : (tensor<?xf64>) -> tensor<f64>
+  func.return %s : tensor<f64>
+}}"""
+    check_gradient(text, "f", [np.array([0.5, 2.0, 0.25, 3.5, -1.0, 3.0])], [0])

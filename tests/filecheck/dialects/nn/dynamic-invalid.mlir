@@ -1,6 +1,6 @@
 // RUN: opt-tool %s --split-input-file --verify-diagnostics
 
-// One case per verifier message of nn.nonzero and nn.gather_points, and of
+// One case per verifier message of nn.nonzero, nn.gather_points and nn.unique, and of
 // a dynamic size reaching an op that needs static shapes.
 
 func.func @nn_nonzero_0(%x: tensor<3x4xf32>) {
@@ -54,5 +54,21 @@ func.func @nn_reduce_dynamic(%x: tensor<?x5xf32>) {
 func.func @nn_exp_dynamic(%x: tensor<?x5xf32>) {
   // expected-error @+1 {{'nn.exp' op input must have a static shape, got tensor<?x5xf32>}}
   %r = nn.exp %x : (tensor<?x5xf32>) -> tensor<?x5xf32>
+  func.return
+}
+
+// -----
+
+func.func @nn_unique_0(%x: tensor<2x3xf32>) {
+  // expected-error @+1 {{'nn.unique' op input must be a 1-D tensor of floats or signless integers, got tensor<2x3xf32>}}
+  %r = nn.unique %x {part = "values"} : (tensor<2x3xf32>) -> tensor<?xf32>
+  func.return
+}
+
+// -----
+
+func.func @nn_unique_1(%x: tensor<3xf32>) {
+  // expected-error @+1 {{'nn.unique' op part must be one of values, indices, inverse, counts, got 'sizes'}}
+  %r = nn.unique %x {part = "sizes"} : (tensor<3xf32>) -> tensor<?xi64>
   func.return
 }
