@@ -23,6 +23,7 @@ from xdsl.traits import RecursiveMemoryEffect
 
 from dfc.dialects.stablehlo_base import StableHLOOp, resolve_operands
 from dfc.dialects.stablehlo_bits import MulhiOp
+from dfc.dialects.stablehlo_scan import ScanOp
 
 
 @irdl_op_definition
@@ -74,5 +75,5 @@ class TopKOp(StableHLOOp):
                          attributes=extra)
 
 
-CHLO = Dialect("chlo", [TopKOp, MulhiOp])
+CHLO = Dialect("chlo", [TopKOp, MulhiOp, ScanOp])
 """The ops of XLA's client dialect that dfc reads (`mulhi` is in `stablehlo_bits`)."""

@@ -33,6 +33,8 @@ elementwise ones by the name each nn op declares (`EXTERNAL`, read by
   (`passes.stablehlo_complex`).
 * The 4-, 6- and 8-bit floats are computed in f64 and i4/ui4 in i8, each
   result rounded back into its type (`passes.stablehlo_narrow`).
+* `chlo.scan` becomes an `scf.for` over the scanned dimension
+  (`passes.stablehlo_scan`).
 * `case` becomes nested `scf.if`s on `index == k` (an out-of-range index runs
   the last branch, as StableHLO says), `if` an `scf.if`.
 * Calls to functions of the module, and composites (calls of their
@@ -93,6 +95,7 @@ from dfc.passes.stablehlo_convolution import ConvolutionConversions
 from dfc.passes.stablehlo_integers import ASSOCIATIVE, BOOLEAN_BINARY, IntegerConversions, is_boolean
 from dfc.passes.stablehlo_linalg import LinalgConversions
 from dfc.passes.stablehlo_narrow import NarrowConversions, Narrowed, make_wide
+from dfc.passes.stablehlo_scan import ScanConversions
 from dfc.passes.stablehlo_unsigned import Flags, UnsignedConversions, make_signless
 from dfc.passes.stablehlo_windows import IDENTITY, REDUCE_KIND, WindowConversions
 
@@ -194,7 +197,7 @@ def _verify(first: Operation | None, op: Operation) -> None:
 
 
 class Converter(UnsignedConversions, ComplexConversions, LinalgConversions, IntegerConversions, BitConversions,
-                WindowConversions, NarrowConversions, ConvolutionConversions):
+                WindowConversions, NarrowConversions, ConvolutionConversions, ScanConversions):
     """Rewrites the stablehlo ops of one function, block by block, in order; `unsigned_ops` says which
     operands and results of each op were unsigned (`stablehlo_unsigned.make_signless`), `complex_ops`
     which were complex (`stablehlo_complex.make_real`)."""
