@@ -109,10 +109,11 @@ def fuse_producer(c: df.MapOp) -> bool:
         reads = [u.operation for u in read.source.uses if c.is_ancestor(u.operation)]
         if not all(isinstance(r, df.ReadOp) and r.parent_op() is c and _at_ivs(r.indices, c.ivs) for r in reads):
             continue
-        if not all(_defined_before(v, c) for v in _operands_of(prod.op)):
+        if prod.op.parent_block() is not c.parent_block() and not all(  # a producer before c: its operands are
+                _defined_before(v, c) for v in _operands_of(prod.op)):   # too (a walk spared)
             continue
         elsewhere = _read_elsewhere(prod.op, c)
-        if elsewhere and (_bits_matter(c, reads) or _size(_slice(prod.op, prod.write.value)) > RECOMPUTE_MAX_OPS):
+        if elsewhere and (_slice_exceeds(prod.op, prod.write.value, RECOMPUTE_MAX_OPS) or _bits_matter(c, reads)):
             continue
         _inline_producer(prod, c, reads)
         return True
@@ -127,8 +128,20 @@ two later maps (a gradient of stencils that update in place), so the code and
 the time to fuse it grow exponentially with the chain's length."""
 
 
-def _size(ops: list[Operation]) -> int:
-    return sum(1 for op in ops for _ in op.walk())
+def _slice_exceeds(p: df.MapOp, value: SSAValue, limit: int) -> bool:
+    """Whether the slice of p's body that `value` depends on has more than `limit` ops, tasklet bodies
+    included: counted from `value` back, stopping past the limit (a large producer is asked once a sweep)."""
+    seen: set[Operation] = set()
+    stack, count = [value], 0
+    while stack:
+        owner = stack.pop().owner
+        if isinstance(owner, Operation) and owner.parent_op() is p and owner not in seen:
+            seen.add(owner)
+            count += sum(1 for _ in owner.walk())
+            if count > limit:
+                return True
+            stack.extend(owner.operands)
+    return False
 
 
 _EQUALITY = ("oeq", "ueq", "one", "une")  # the predicates for which the last bit decides
@@ -266,32 +279,37 @@ def merge_tasklets(block: Block) -> bool:
         users = {u.operation for r in t1.res for u in r.uses}
         if len(users) != 1 or not isinstance(t2 := users.pop(), df.TaskletOp) or t2.parent_block() is not block:
             continue
-        inputs = list(t1.inputs) + [v for v in t2.inputs if v not in t1.res and v not in t1.inputs]
-        body = Block(arg_types=[v.type for v in inputs])
-        mapping: dict[SSAValue, SSAValue] = dict(zip(t1.body.block.args, body.args[: len(t1.inputs)]))
-        b = Builder(InsertPoint.at_end(body))
-        yielded: list[SSAValue] = []
-        for op in t1.body.block.ops:
-            if isinstance(op, df.YieldOp):
-                yielded = [mapping.get(v, v) for v in op.values]
-                continue
-            clone = b.insert(op.clone(value_mapper=mapping))
-            mapping.update(zip(op.results, clone.results))
-        outer = dict(zip(t1.res, yielded)) | dict(zip(inputs, body.args))
-        second = {a: outer[v] for a, v in zip(t2.body.block.args, t2.inputs)}
-        for op in t2.body.block.ops:
-            clone = b.insert(op.clone(value_mapper=second))
-            second.update(zip(op.results, clone.results))
-        merged = df.TaskletOp(inputs, t2.res.types, body)
-        block.insert_op_before(merged, t2)
-        for old, new in zip(t2.res, merged.res):
-            old.replace_all_uses_with(new)
-        t2.detach()
-        t2.erase()
-        t1.detach()
-        t1.erase()
+        _merge(t1, t2)
         return True
     return False
+
+
+def _merge(t1: df.TaskletOp, t2: df.TaskletOp) -> None:
+    """Replace `t2` by one tasklet computing t1's body then t2's, its inputs t1's then t2's others. The ops
+    move (t1's body block is kept and t2's ops join it), so a chain merged one tasklet at a time costs the
+    size of each merged tasklet once, not a copy of the growing body each time."""
+    body = t1.body.detach_block(0)
+    (yield_op,) = [op for op in body.ops if isinstance(op, df.YieldOp)]
+    yielded = dict(zip(t1.res, yield_op.values))
+    yield_op.detach()
+    yield_op.erase()
+    inputs = list(t1.inputs) + [v for v in t2.inputs if v not in t1.res and v not in t1.inputs]
+    for v in inputs[len(body.args):]:
+        body.insert_arg(v.type, len(body.args))
+    args = dict(zip(inputs, body.args))
+    for arg, v in zip(t2.body.block.args, t2.inputs):
+        arg.replace_all_uses_with(yielded[v] if v in yielded else args[v])
+    for op in list(t2.body.block.ops):
+        op.detach()
+        body.add_op(op)
+    merged = df.TaskletOp(inputs, t2.res.types, body)
+    t2.parent_block().insert_op_before(merged, t2)  # type: ignore[union-attr]
+    for old, new in zip(t2.res, merged.res):
+        old.replace_all_uses_with(new)
+    t2.detach()
+    t2.erase()
+    t1.detach()
+    t1.erase()
 
 
 @dataclass(frozen=True)
