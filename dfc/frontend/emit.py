@@ -50,6 +50,23 @@ def _has_piecewise(e: Expr) -> bool:
     return isinstance(e, Op) and (e.name in PIECEWISE or any(_has_piecewise(a) for a in e.args))
 
 
+def _tree_key(e: Expr) -> tuple:
+    """A key equal for trees that compute the same values: the ops, dtypes and shapes, each leaf's tensor
+    (by identity), indexing and constant."""
+    common = (type(e).__name__, e.dtype, e.weak, tuple(e.shape))
+    if isinstance(e, Op):
+        return (*common, e.name, repr(e.attr), tuple(_tree_key(a) for a in e.args))
+    if isinstance(e, View):
+        gathers = tuple((tuple(g.col), _tree_key(g.index), tuple(g.dims)) for g in e.gathers)
+        return (*common, id(e.source), tuple(e.offset), tuple(map(tuple, e.coef)), gathers)
+    if isinstance(e, Const):
+        return (*common, type(e.value).__name__, repr(e.value))
+    if isinstance(e, Index):
+        return (*common, e.value)
+    assert isinstance(e, Iota)
+    return (*common, e.start, e.step)
+
+
 def bound(b: Builder, size: Affine) -> int | SSAValue:
     return size.static if size.static is not None else size.emit(b)
 
@@ -89,6 +106,10 @@ class Emitter:
         self.b = b
         self.default_float = default_float
         self.fail = fail
+        self._operands: dict[tuple, tuple[Expr, View]] = {}
+        """The piecewise operands `prepare` stored, by `_tree_key` (the tree kept alive with its map): a lazy
+        tree is an immutable value, so equal trees built apart (|re| in each use of a complex formula) are
+        computed by one map of this block, not one each that fusion would have to merge back."""
 
     def concrete(self, e: Expr) -> str:
         """The dtype `e` is stored in (weak floats take the default float type)."""
@@ -169,9 +190,15 @@ class Emitter:
             return e
         args = [self.prepare(a) for a in e.args]
         if e.name in PIECEWISE:
-            args = [View.whole(self.materialize(a)) if _has_piecewise(a) and a.static_shape is not None else a
+            args = [self._stored_operand(a) if _has_piecewise(a) and a.static_shape is not None else a
                     for a in args]
         return Op(e.name, args, e.shape, e.dtype, e.attr)
+
+    def _stored_operand(self, e: Expr) -> View:
+        key = _tree_key(e)
+        if key not in self._operands:
+            self._operands[key] = (e, View.whole(self.materialize(e)))
+        return self._operands[key][1]
 
     def materialize(self, e: Expr, dtype: str | None = None) -> SSAValue:
         """A fresh tensor holding `e` (the viewed tensor itself for a whole view)."""
