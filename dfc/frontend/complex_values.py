@@ -440,13 +440,20 @@ def angle(tr, z: Complex, node: ast.AST) -> Any:
 
 
 def exp(tr, z: Complex, node: ast.AST) -> Complex:
-    """exp(a) (cos b + i sin b); a real argument (b == 0) gives b as the imaginary part, as NumPy's cexp."""
+    """exp(a) (cos b + i sin b); a real argument (b == 0) gives b as the imaginary part, as NumPy's cexp.
+    C99's special values (Annex G) where b is infinite or NaN and a infinite: exp(+inf + ib) = inf + i NaN,
+    exp(-inf + ib) = 0 + i 0 with b's sign (the formula would give NaN: 0 * cos(inf), inf * cos(NaN))."""
     z = shared_z(tr, z)
     e = shared(tr, _np(tr, np.exp, z.re, node=node))
     m = tr.binop
+    not_finite = _np(tr, np.logical_not, _np(tr, np.isfinite, z.im, node=node), node=node)
+    to_zero = shared(tr, _np(tr, np.logical_and, tr.compare("eq", z.re, -np.inf, node), not_finite, node=node))
+    to_inf = shared(tr, _np(tr, np.logical_and, tr.compare("eq", z.re, np.inf, node), not_finite, node=node))
     re = m("mul", e, _np(tr, np.cos, z.im, node=node), node)
-    im = _np(tr, np.where, tr.compare("eq", z.im, 0.0, node), z.im, m("mul", e, _np(tr, np.sin, z.im, node=node), node),
-             node=node)
+    re = _np(tr, np.where, to_zero, 0.0, _np(tr, np.where, to_inf, np.inf, re, node=node), node=node)
+    im = _np(tr, np.where, to_inf, np.nan, m("mul", e, _np(tr, np.sin, z.im, node=node), node), node=node)
+    im = _np(tr, np.where, to_zero, copysign(tr, 0.0, z.im, node), im, node=node)
+    im = _np(tr, np.where, tr.compare("eq", z.im, 0.0, node), z.im, im, node=node)
     return Complex(re, im, z.weak)
 
 
@@ -458,7 +465,7 @@ def log(tr, z: Complex, node: ast.AST) -> Complex:
 def sqrt(tr, z: Complex, node: ast.AST) -> Complex:
     """NumPy's csqrt: t = sqrt((|a| + |z|) / 2); (t, b / 2t) for a >= 0, else (|b| / 2t, t with b's sign);
     +0 for 0 (the imaginary part keeps b). A huge z is scaled by 1/4 first (the root by 2 after), as NumPy
-    scales, so that |a| + |z| does not overflow."""
+    scales, so that |a| + |z| does not overflow. An infinite b gives C99's inf + ib (Annex G)."""
     z = shared_z(tr, z)
     m = tr.binop
     big = shared(tr, tr.compare("gt", absolute(tr, z, node), 1e300 if part_dtype(tr, z) == "f64" else 1e37, node))
@@ -474,8 +481,11 @@ def sqrt(tr, z: Complex, node: ast.AST) -> Complex:
     im = _np(tr, np.where, nonneg, m("div", b, two_t, node), signed, node=node)
     unscale = shared(tr, _np(tr, np.where, big, 2.0, 1.0, node=node))
     zero = _np(tr, np.logical_and, tr.compare("eq", a, 0.0, node), tr.compare("eq", b, 0.0, node), node=node)
-    return Complex(_np(tr, np.where, zero, m("mul", a_abs, 0.0, node), m("mul", re, unscale, node), node=node),
-                   _np(tr, np.where, zero, z.im, m("mul", im, unscale, node), node=node), z.weak)
+    re = _np(tr, np.where, zero, m("mul", a_abs, 0.0, node), m("mul", re, unscale, node), node=node)
+    im = _np(tr, np.where, zero, z.im, m("mul", im, unscale, node), node=node)
+    infinite = shared(tr, _np(tr, np.isinf, z.im, node=node))  # C99: sqrt(x + i inf) = inf + i inf, x NaN too
+    return Complex(_np(tr, np.where, infinite, np.inf, re, node=node), _np(tr, np.where, infinite, z.im, im, node=node),
+                   z.weak)
 
 
 def signbit(tr, v: Any, node: ast.AST) -> Any:
