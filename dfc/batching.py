@@ -22,6 +22,8 @@ Rules, for an op with a batched operand (any other op is copied as it is):
 - `nn.transpose`, `nn.reshape`, `nn.reduce`, `nn.broadcast_in_dim`: their dimensions shifted by one.
 - `func.call`: a call of the callee batched in the call's batched arguments (once per callee and
   mask).
+- any other nn op with a pure expansion (`nn_expand.EXPANSIONS`: softmax, convolutions, pooling,
+  gathers...): its expansion, built aside and batched op by op.
 
 Any other op with a batched operand (control flow among them, a map with a nested region reading a
 batched tensor) raises `Unbatchable`, and nothing is added: the caller runs the seeds one at a time.
@@ -42,6 +44,7 @@ from dfc.dialects import df, nn
 from dfc.dialects import nn_shape as nns
 from dfc.dialects.nn_base import ElementwiseBinaryOp, ElementwiseUnaryOp
 from dfc.dialects.nn_contract import DotGeneralOp
+from dfc.dialects.nn_expand import EXPANSIONS, expand
 from dfc.dialects.xdsl_fixes import is_trivially_dead
 
 
@@ -110,7 +113,7 @@ class _Batcher:
             new = b.insert(op.clone(value_mapper=used))
             env.update(zip(op.results, new.results))
             return
-        if isinstance(op, df.MapOp):
+        if isinstance(op, df.MapOp) and not op.is_buffer_form:
             return self.map(op, b, env, batch)
         if isinstance(op, func.CallOp):
             mask = tuple(env[a] in batch for a in op.arguments)
@@ -126,9 +129,27 @@ class _Batcher:
             return
         if len(op.results) != 1 or not all(_static_tensor(v.type) for v in (*op.operands, *op.results)):
             raise Unbatchable(op)
+        if type(op) in EXPANSIONS and not isinstance(op, _RULED):
+            return self.expanded(op, b, env, batch)
         result = self.tensor_op(op, b, [env[o] for o in op.operands], [env[o] in batch for o in op.operands])
         env[op.results[0]] = result
         batch.add(result)
+
+    def expanded(self, op: Operation, b: Builder, env: dict[SSAValue, SSAValue], batch: set[SSAValue]) -> None:
+        """An nn op without a rule of its own by its pure expansion (maps, nn ops), batched op by op."""
+        scratch = Block()
+        stand_in = op.clone()
+        scratch.add_op(stand_in)
+        try:
+            value = expand(Builder(InsertPoint.before(stand_in)), stand_in)
+            for inner in list(scratch.ops):
+                if inner is not stand_in:
+                    self.op(inner, b, env, batch)
+            env[op.results[0]] = env[value]
+        finally:
+            for inner in reversed(list(scratch.ops)):
+                inner.detach()
+                inner.erase()
 
     def tensor_op(self, op: Operation, b: Builder, args: list[SSAValue], mask: list[bool]) -> SSAValue:
         """The batched result of a one-result op on tensors."""
@@ -252,6 +273,11 @@ class _Batcher:
             env[op.results[i]] = r
             if batched_part:
                 batch.add(r)
+
+
+_RULED = (ElementwiseUnaryOp, ElementwiseBinaryOp, nn.BroadcastOp, nn.TransposeOp, nn.ReshapeOp, nn.ReduceOp,
+          nns.BroadcastInDimOp, DotGeneralOp)
+"""The nn ops batched by a rule of their own rather than through their expansion."""
 
 
 def _static_tensor(t: Any) -> bool:

@@ -126,19 +126,53 @@ def test_seeds_batched_in_one_pass(transform, f, f_jax, args, batched):
     assert engines and all(any("_batched_" in name for name in e.signatures) == batched for e in engines)
 
 
-def test_batched_hessian_on_the_interpreter_and_the_engine_equals_jax():
+def test_batched_hessian_on_the_interpreter_equals_jax():
     """The Hessian's basis function batches @grad_f_jvp (a call of the batched @f_grad_jvp, whose maps write
-    primal and tangent outputs side by side): its IR on the interpreter (the semantics), its compiled code and
-    JAX's Hessian agree."""
-    gradient = dfc.grad(layers_loss, 1)
-    fn, ir_args, _ = gradient.specialize(*LAYER_ARGS)
+    primal and tangent outputs side by side); on the interpreter (the semantics) it gives JAX's Hessian. (The
+    compiled batched passes: the tests above, and test_seeds_batched_in_one_pass with --slow.)"""
+    fn, ir_args, _ = dfc.grad(layers_loss, 1).specialize(*LAYER_ARGS)
     module = fn.jvp_module((1,))
     callee = next(op for op in module.ops if getattr(op, "sym_name", None) and op.sym_name.data == f"{fn.name}_jvp")
     basis_loops.basis_loop(module, callee, 3, 0, [1], "hessian_basis")
     assert any(op.sym_name.data.startswith(f"{fn.name}_jvp_batched") for op in module.ops)
-    interpreted = dfc.interpret(module, "hessian_basis", *ir_args)
-    compiled = dfc.hessian(layers_loss, 1)(*LAYER_ARGS)
-    want = jax.hessian(layers_loss_jax, 1)(*LAYER_ARGS)
-    assert compiled.shape == want.shape == (4, 5, 4, 5)
-    for got in (compiled, np.asarray(interpreted).reshape(want.shape)):
-        np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-14 * np.abs(want).max())
+    got = np.asarray(dfc.interpret(module, "hessian_basis", *ir_args))
+    want = np.asarray(jax.hessian(layers_loss_jax, 1)(*LAYER_ARGS))
+    assert got.shape == (20, 4, 5) and want.shape == (4, 5, 4, 5)
+    np.testing.assert_allclose(got.reshape(want.shape), want, rtol=1e-12, atol=1e-14 * np.abs(want).max())
+
+
+def pieces(x, w):
+    """Ops batched through their pure expansion (a concatenation, a slice, a max against 0, a softmax)."""
+    z = w @ x
+    e = np.exp(z - np.max(z))
+    return np.concatenate([np.maximum(z, 0.0), x[1:4] * 2.0, e / np.sum(e)])
+
+
+def pieces_jax(x, w):
+    z = w @ x
+    e = jnp.exp(z - jnp.max(z))
+    return jnp.concatenate([jnp.maximum(z, 0.0), x[1:4] * 2.0, e / jnp.sum(e)])
+
+
+@pytest.mark.parametrize("kind", [pytest.param("rev", marks=SLOW), "fwd"])
+def test_expanded_ops_batched_on_the_interpreter(kind):
+    """Ops without a batching rule of their own are batched through their expansion: each basis function is
+    one batched pass, and on the interpreter it gives JAX's Jacobian (CI: jacfwd's columns; jacrev's rows, 12 s
+    on the interpreter, with --slow)."""
+    fn, ir_args, _ = _specialize(pieces, (X, W), {})
+    module = fn.autodiff_module((0, 1)) if kind == "rev" else fn.jvp_module((0, 1))
+    name = f"pieces_{'grad' if kind == 'rev' else 'jvp'}"
+    callee = next(op for op in module.ops if getattr(op, "sym_name", None) and op.sym_name.data == name)
+    want = [np.asarray(j) for j in (jax.jacrev if kind == "rev" else jax.jacfwd)(pieces_jax, (0, 1))(X, W)]
+    if kind == "rev":  # one cotangent seed: the rows of d out / d x and d out / d w
+        basis_loops.basis_loop(module, callee, 2, 0, [1, 2], "basis")
+        got = dfc.interpret(module, "basis", *ir_args)
+    else:  # one tangent seed per argument: the columns of d out / d x, then of d out / d w
+        for which in (0, 1):
+            basis_loops.basis_loop(module, callee, 2, which, [1], f"basis_{which}")
+        got = [np.moveaxis(dfc.interpret(module, f"basis_{k}", *ir_args), 0, -1).reshape(j.shape)
+               for k, j in enumerate(want)]
+    assert any(op.sym_name.data.startswith(f"{callee.sym_name.data}_batched") for op in module.ops)
+    for g, w in zip(got, want, strict=True):
+        assert g.shape == w.shape
+        np.testing.assert_allclose(g, w, rtol=1e-12, atol=1e-14 * np.abs(w).max())
