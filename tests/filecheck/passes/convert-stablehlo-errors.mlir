@@ -19,12 +19,12 @@ func.func @unsigned_sign(%x: tensor<4xui8>) -> tensor<4xui8> {
 
 // -----
 
-func.func @window_init(%x: tensor<4xf32>) -> tensor<2xf32> {
+func.func @window_subtract(%x: tensor<4xf32>) -> tensor<2xf32> {
   %one = stablehlo.constant dense<1.0> : tensor<f32>
-  // expected-error @+1 {{convert-stablehlo: reduce_window is supported with an add, maximum or minimum body whose init value is the identity}}
+  // expected-error @+1 {{convert-stablehlo: reduce_window with a 'stablehlo.subtract' body is not supported}}
   %0 = "stablehlo.reduce_window"(%x, %one) <{window_dimensions = array<i64: 2>, window_strides = array<i64: 2>}> ({
   ^bb0(%a: tensor<f32>, %b: tensor<f32>):
-    %s = stablehlo.add %a, %b : tensor<f32>
+    %s = stablehlo.subtract %a, %b : tensor<f32>
     stablehlo.return %s : tensor<f32>
   }) : (tensor<4xf32>, tensor<f32>) -> tensor<2xf32>
   func.return %0 : tensor<2xf32>
@@ -32,9 +32,9 @@ func.func @window_init(%x: tensor<4xf32>) -> tensor<2xf32> {
 
 // -----
 
-func.func @batch_grouped_conv(%x: tensor<2x1x4xf32>, %w: tensor<2x1x2xf32>) -> tensor<1x2x3xf32> {
-  // expected-error @+1 {{convert-stablehlo: convolution with batch_group_count > 1 is not supported}}
-  %0 = stablehlo.convolution(%x, %w) dim_numbers = [b, f, 0]x[o, i, 0]->[b, f, 0], window = {} {batch_group_count = 2 : i64, feature_group_count = 1 : i64} : (tensor<2x1x4xf32>, tensor<2x1x2xf32>) -> tensor<1x2x3xf32>
+func.func @both_groups_conv(%x: tensor<2x2x4xf32>, %w: tensor<2x1x2xf32>) -> tensor<1x2x3xf32> {
+  // expected-error @+1 {{convert-stablehlo: convolution with both feature_group_count and batch_group_count above 1 is not valid}}
+  %0 = stablehlo.convolution(%x, %w) dim_numbers = [b, f, 0]x[o, i, 0]->[b, f, 0], window = {} {batch_group_count = 2 : i64, feature_group_count = 2 : i64} : (tensor<2x2x4xf32>, tensor<2x1x2xf32>) -> tensor<1x2x3xf32>
   func.return %0 : tensor<1x2x3xf32>
 }
 
