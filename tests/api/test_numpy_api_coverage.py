@@ -1230,9 +1230,12 @@ def computing_with_nonzero(x):
     return np.argwhere(x) * 2  # refused
 
 
-@refused(np.unique, "data-dependent shape", X)
-def unique(x):
-    return np.unique(x)  # refused
+def uniques(x, i):
+    _, first, inverse, counts = np.unique(i, return_index=True, return_inverse=True, return_counts=True)
+    return np.unique(x), first, inverse, counts, np.unique(x > 0)
+
+
+values(uniques, (np.round(X * 2), I), (np.array([np.nan, 1.0, np.nan, -0.0, 0.0]), I32), of=np.unique)
 
 
 @refused((np.max, np.amax), "of an empty array", E)
@@ -2106,7 +2109,7 @@ NO_GRADIENT = {
     np.isfinite: "booleans", np.any: "booleans", np.all: "booleans", "any": "booleans", "all": "booleans",
     np.count_nonzero: "an integer", np.argmax: "an integer", np.argmin: "an integer", "argmax": "an integer",
     "argmin": "an integer", np.argsort: "an integer", "argsort": "an integer", np.eye: "no float input", np.identity: "no float input", np.tri: "no float input",
-    np.unique: "refused", np.bitwise_and: "integers", np.bitwise_or: "integers", np.bitwise_xor: "integers",
+    np.unique: "a data-dependent shape", np.bitwise_and: "integers", np.bitwise_or: "integers", np.bitwise_xor: "integers",
     np.invert: "integers", np.left_shift: "integers", np.right_shift: "integers",
     np.isclose: "booleans", np.allclose: "booleans", np.searchsorted: "an integer", "searchsorted": "an integer",
     np.digitize: "an integer", np.fft.fftfreq: "no float input", np.fft.rfftfreq: "no float input",
