@@ -1,6 +1,6 @@
 """Arrays whose size depends on the data, as values: `np.nonzero`, `np.argwhere`,
-`np.flatnonzero`, `np.extract`, `np.compress` and a boolean-masked read `x[m]`
-that is returned.
+`np.flatnonzero`, `np.extract`, `np.compress`, `np.unique` and a boolean-masked
+read `x[m]` that is returned.
 
 Each is built at once (`nn.nonzero`, `nn.gather_points`) as a `Dynamic`: a
 tensor whose leading size is known only at run time. A `Dynamic` may be
@@ -18,12 +18,12 @@ from typing import Any
 import numpy as np
 from xdsl.ir import SSAValue
 
-from dfc.dialects.nn_dynamic import GatherPointsOp, NonzeroOp
+from dfc.dialects.nn_dynamic import GatherPointsOp, NonzeroOp, UniqueOp
 from dfc.frontend import masks
 from dfc.frontend.affine import Affine
-from dfc.frontend.arrays import Const, Expr
-from dfc.frontend.numpy_args import bind, expr_of
-from dfc.frontend.numpy_shapes import flat
+from dfc.frontend.arrays import Const, Expr, View
+from dfc.frontend.numpy_args import MISSING, bind, expr_of, static
+from dfc.frontend.numpy_shapes import flat, reshape
 
 USE_MESSAGE = ("{what} has a data-dependent shape (np.nonzero/argwhere/flatnonzero/extract/compress, or a masked "
                "x[m]): compiled code can return it, but not compute with it; reduce x[m] directly (np.sum(x[m])) "
@@ -121,7 +121,33 @@ def _extract(tr, args, kwargs, node):
     return _selected(tr, c, a, 0, node)
 
 
+def _unique(tr, args, kwargs, node):
+    """The sorted distinct elements of the flattened array (NaN last; NaNs one element, `equal_nan`), and
+    as asked the first indices, the inverse (of the input's shape, as NumPy 2) and the counts."""
+    ar, index, inverse, counts, axis, equal_nan = bind(
+        tr, args, kwargs, node, "np.unique", ("ar", "return_index", "return_inverse", "return_counts", "axis",
+                                              "equal_nan"), (False, False, False, None, True))
+    if axis is not None:
+        raise tr.fail("np.unique with an axis (distinct slices) is not supported", node)
+    flags = [static(f) for f in (index, inverse, counts, equal_nan)]
+    if any(f is MISSING for f in flags):
+        raise tr.fail("np.unique's return_index, return_inverse, return_counts and equal_nan must be constants", node)
+    e = _array(tr, ar, node, "np.unique")
+    dtype = tr.em.concrete(e)
+    x = tr.em.materialize(flat(tr, e, node) if e.ndim != 1 else e)
+    out: list = [Dynamic(_ins(tr, UniqueOp(x, "values", equal_nan=bool(flags[3]))), dtype)]
+    for part, wanted in zip(("indices", "inverse", "counts"), flags[:3]):
+        if not wanted:
+            continue
+        value = _ins(tr, UniqueOp(x, part, equal_nan=bool(flags[3])))
+        if part == "inverse":
+            out.append(reshape(tr, View.whole(value), tuple(e.shape), node))
+        else:
+            out.append(Dynamic(value, "i64"))
+    return out[0] if len(out) == 1 else tuple(out)
+
+
 DYNAMIC_HANDLERS = {
     np.nonzero: _nonzero, np.argwhere: _argwhere, np.flatnonzero: _flatnonzero, np.compress: _compress,
-    np.extract: _extract,
+    np.extract: _extract, np.unique: _unique,
 }

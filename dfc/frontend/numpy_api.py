@@ -541,7 +541,6 @@ HANDLERS: dict[Any, Handler] = {
     builtins.len: _len, builtins.min: _minmax("minimum"), builtins.max: _minmax("maximum"),
     builtins.float: _float, builtins.int: _int,
     builtins.range: _unsupported("range() is supported only as the iterable of a for loop"),
-    np.unique: _unsupported("np.unique gives a data-dependent shape; it is not supported"),
 }
 
 

@@ -1,6 +1,6 @@
 """Arrays of data-dependent size as values in the NumPy frontend
 (dfc/frontend/dynamic_values.py): np.nonzero, np.argwhere, np.flatnonzero,
-np.compress, np.extract and a returned x[m], compiled (the engine) against
+np.compress, np.extract, np.unique and a returned x[m], compiled (the engine) against
 NumPy, empty selections included; computing with such an array is a located
 error."""
 
@@ -22,7 +22,8 @@ def coordinates(x):
 
 
 def selections(x):
-    return np.compress(x[0] > 0, x, axis=1), np.extract(x > 0, x)
+    values, counts = np.unique(np.round(x), return_counts=True)
+    return np.compress(x[0] > 0, x, axis=1), np.extract(x > 0, x), values, counts
 
 
 def _same(got, want):
