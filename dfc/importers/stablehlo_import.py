@@ -52,6 +52,8 @@ class JaxFunction(Function):
     A complex argument or result crosses as the float array of shape
     `(*shape, 2)` its parts are packed in (`passes.stablehlo_complex`): numpy
     complex arrays are viewed so on the way in and back on the way out.
+    The narrow types (float8, float6, float4, int4: `passes.stablehlo_narrow`) cross as their values in
+    f64 and i8, and their results come back as JAX's dtypes.
     Gradients with respect to complex arguments are refused."""
 
     input_dtypes: tuple[np.dtype, ...] = ()
@@ -105,7 +107,10 @@ class JaxFunction(Function):
 
 
 def _as_jax_dtype(v: Any, dtype: np.dtype) -> Any:
-    """Result `v` as JAX's `dtype`: unsigned integers as their bits, complex numbers from their packed parts."""
+    """Result `v` as JAX's `dtype`: unsigned integers as their bits, complex numbers from their packed parts,
+    the narrow types (ml_dtypes': float8, int4, ...; computed in f64 and i8) by value."""
+    if dtype.kind == "V":
+        return np.asarray(v).astype(dtype)[()]
     if dtype.kind == "u":
         return np.asarray(v).view(dtype)[()]
     if dtype.kind == "c":

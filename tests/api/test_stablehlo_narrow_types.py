@@ -133,3 +133,20 @@ func.func @f(%x: tensor<4xf8E4M3FN>) -> tensor<f8E4M3FN> {
 }"""
     with pytest.raises(CompileError, match="'stablehlo.reduce' of 4-, 6- or 8-bit values is not supported"):
         import_stablehlo(text)
+
+
+def test_a_jax_function_of_narrow_types_returns_jax_dtypes():
+    jax = pytest.importorskip("jax")
+    from dfc.importers.stablehlo_import import from_jax
+
+    x = np.array([0.1, 1.3, -2.7, 300.0], ml_dtypes.float8_e4m3fn)
+    y = np.array([1, -3, 7, -8], ml_dtypes.int4)
+
+    def f(x, y):
+        return x * x, y + y
+
+    imported = from_jax(f, x, y)
+    got = imported.with_jax_dtypes(interpret(imported.module, imported.name, *imported.arguments(x, y)))
+    for g, w in zip(got, jax.jit(f)(x, y)):
+        assert g.dtype == w.dtype
+        np.testing.assert_array_equal(g.astype(np.float64), np.asarray(w).astype(np.float64))
