@@ -844,6 +844,9 @@ def hand_cases() -> list[Case]:
             torch.masked_select(x, m[0]).mean()), r(3, 4), i(3, 4, lo=0, hi=2).bool(), grad=True),
         case("nonzero of nothing", lambda x: (torch.nonzero(x > 9), torch.masked_select(x, x > 9), x[x > 9].sum()),
              r(3, 4)),
+        case("unique", lambda x, a: (torch.unique(x, return_inverse=True, return_counts=True), torch.unique(a),
+                                     torch.unique(a > 0, sorted=False, return_counts=True)),
+             torch.tensor([[2.0, -0.0, 5.0], [0.0, 3.0, 2.0]], dtype=F64), i(4, 5, lo=-3, hi=3)),
         case("median of ties, NaN and integers", lambda x, a: (torch.median(x, 1), torch.median(x), torch.median(a, 0),
                                                                torch.median(a)),
              torch.tensor([[1.0, 2.0, 1.0, 0.0], [float("nan"), 1.0, float("nan"), 3.0], [2.0, 2.0, 2.0, -1.0]],
@@ -1047,11 +1050,12 @@ NOT_DIFFERENTIABLE = {
     "aten.bitwise_not.default", "aten._embedding_bag_forward_only.default",
     *(f"aten.{op}.default" for op in ("rand", "rand_like", "randn", "randn_like", "uniform", "normal_functional",
                                       "randint", "randperm")), "aten.randint.low", "aten.bernoulli.p",
+    "aten._unique2.default",
 }
 """Overloads the gradient walk does not require: their results carry no gradient
 (comparisons, logical and bitwise ops, index reductions, constants, random draws, a metadata check,
 the export's form of embedding_bag when no gradient is wanted), or torch has no derivative to
-compare with (scatter with a reduce argument)."""
+compare with (scatter with a reduce argument, unique)."""
 
 
 def test_untranslatable_forms_are_refused():
