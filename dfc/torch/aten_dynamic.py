@@ -1,11 +1,14 @@
 """Aten ops whose result size depends on the data: `nonzero` (`nn.nonzero`),
 `masked_select` and indexing by a boolean mask (`index.Tensor`: `nn.gather_points`
-at the mask's nonzero coordinates; the gradient scatters back to them). The
+at the mask's nonzero coordinates; the gradient scatters back to them), and
+`_unique2` (torch.unique, `nn.unique`). The
 export gives such a result an unbacked size (`u0`), written `?` in the IR;
 `capture` lets it reach only the ops of `DYNAMIC_INPUTS` (the handlers here,
 and sums and means over it) and refuses any other consumer by name."""
 
 from __future__ import annotations
+
+import math
 
 import numpy as np
 
@@ -51,3 +54,16 @@ def boolean_index(b, node, x: Value, indices: list) -> Value:
                             f"{list(x.shape[axis : axis + k])}")
     shape = [*x.shape[:axis], -1, *x.shape[axis + k :]]
     return b.op("nn.gather_points", [x, _points(b, mask)], shape, x.dtype, axis=axis)
+
+
+@handles("_unique2.default")
+def _unique2(b, node, x, sorted, return_inverse, return_counts):
+    """torch.unique without `dim`: the distinct elements of the flattened x, ascending (also for
+    sorted=False, as torch's CPU kernel; each NaN distinct), the inverse (x's shape) and the counts
+    as asked (empty tensors otherwise)."""
+    flat = b.reshape(x, [math.prod(x.shape)]) if len(x.shape) != 1 else x
+    values = b.op("nn.unique", [flat], [-1], x.dtype, part="values")
+    inverse = b.reshape(b.op("nn.unique", [flat], flat.shape, "i64", part="inverse"), x.shape) if return_inverse \
+        else b.full(0, [0], "i64")
+    counts = b.op("nn.unique", [flat], [-1], "i64", part="counts") if return_counts else b.full(0, [0], "i64")
+    return values, inverse, counts
