@@ -879,6 +879,11 @@ def hand_cases() -> list[Case]:
         case("embedding_bag mean, padding_idx, include_last_offset", lambda w, k, o: F.embedding_bag(
             k, w, o, mode="mean", padding_idx=4, include_last_offset=True), r(6, 3), torch.tensor([1, 4, 4, 0, 5, 2]),
              torch.tensor([0, 2, 3, 3, 6]), grad=True),
+        case("embedding_bag's offset2bag, bag_size and max_indices (every mode, padding_idx, include_last_offset)",
+             lambda w, k, o: tuple(r for mode, pad, last in ((0, -1, False), (1, 4, False), (2, 4, True), (2, -1, False))
+                                   for r in torch.ops.aten._embedding_bag(w, k, o[:4] if not last else o, False, mode,
+                                                                          False, None, last, pad)),
+             r(6, 3), torch.tensor([1, 4, 4, 0, 5, 2]), torch.tensor([0, 2, 2, 5, 6])),
         case("grid_sample 3-d", lambda x, g: (F.grid_sample(x, g, align_corners=False), F.grid_sample(
             x, g, "bilinear", "reflection", align_corners=True), F.grid_sample(x, g, "nearest", "border")),
              r(2, 2, 3, 4, 3), r(2, 2, 1, 3, 3, lo=-1.3, hi=1.3), grad=True),
