@@ -8,7 +8,8 @@ first dimension: the whole Jacobian is one call of compiled code instead of one
 call from Python per row. All n seeds go through one pass of `@callee` batched
 by `dfc.batching` (JAX's `vmap`: the seed-free forward part computed once, the
 products by a seed become products by the n x n identity, GEMMs), which holds
-n times the memory of the seeded values. When an op of `@callee` has no
+n times the memory of the seeded values; past `BATCH_BYTES` of them, an
+`scf.for` runs blocks of as many seeds as fit. When an op of `@callee` has no
 batching rule, an `scf.for` over the seeds calls `@callee` once per row.
 
 `jacobian_rows(fn, kind, wrt, which)` compiles such a module (a loop per
@@ -29,7 +30,7 @@ from xdsl.dialects.builtin import FloatAttr, IndexType, IntegerAttr, ModuleOp, T
 from xdsl.ir import Block, Region, SSAValue
 from xdsl.rewriter import InsertPoint
 
-from dfc.batching import Unbatchable, batched
+from dfc.batching import Unbatchable, batched, bytes_per_row
 from dfc.dialects import nn
 from dfc.dialects import nn_elementwise as nne
 from dfc.dialects import nn_shape as nns
@@ -60,32 +61,69 @@ def _full(b: Builder, value: float | int, element: Any, shape: Sequence[int]) ->
     return b.insert(nn.FullOp(attr, shape)).results[0]  # type: ignore[arg-type]
 
 
+BATCH_BYTES = 64 * 2**20
+"""The most bytes of seeded values one batched pass holds (`dfc.batching.bytes_per_row` per seed): a
+larger basis runs in blocks of as many seeds as fit, at least one."""
+
+
 def _basis_batch(module: ModuleOp, callee: func.FuncOp, fixed: int, which: int, keep: Sequence[int],
                  name: str) -> None:
-    """The basis function as one call of @callee batched in seed `which` by the identity's rows."""
+    """The basis function as one call of @callee batched in seed `which` by the identity's rows, or as
+    an `scf.for` over blocks of k rows (the last block's rows past n seeded with zeros and dropped)."""
     inputs, results = list(callee.function_type.inputs.data), list(callee.function_type.outputs.data)
     seeds = inputs[fixed:]
     basis = seeds[which]
     n = math.prod(basis.get_shape())
     mask = [k == fixed + which for k in range(len(inputs))]
-    batched_name, batched_results = batched(module, callee.sym_name.data, mask, n)
+    k = max(1, min(n, BATCH_BYTES // max(1, bytes_per_row(module, callee.sym_name.data, mask))))
+    blocks = -(-n // k)
+    batched_name, batched_results = batched(module, callee.sym_name.data, mask, k)
     entry = Block(arg_types=inputs[:fixed])
     b = Builder(InsertPoint.at_end(entry))
-    rows, columns = (b.insert(nns.IotaOp(TensorType(i64, [n, n]), d)).results[0] for d in (0, 1))
-    hit = b.insert(nne.CompareOp(rows, columns, "EQ")).results[0]
+    zeros = [_full(b, 0.0, t.element_type, t.get_shape()) for t in seeds]
     one, zero = _full(b, 1.0, basis.element_type, []), _full(b, 0.0, basis.element_type, [])
-    identity = b.insert(nne.SelectOp(hit, one, zero)).results[0]
-    identity = b.insert(nn.ReshapeOp(identity, [n, *basis.get_shape()])).results[0]
-    args = [*entry.args, *(identity if k == which else _full(b, 0.0, t.element_type, t.get_shape())
-                           for k, t in enumerate(seeds))]
-    types = [TensorType(t.element_type, [n, *t.get_shape()]) if m else t for t, m in zip(results, batched_results)]
-    call = b.insert(func.CallOp(batched_name, args, types))
-    stacked = []
-    for r in keep:
-        value, shape = call.results[r], results[r].get_shape()
-        if not batched_results[r]:  # the seed does not reach it: every row the same
-            value = b.insert(nns.BroadcastInDimOp(value, [n, *shape], list(range(1, len(shape) + 1)))).results[0]
-        stacked.append(value)
+    columns = b.insert(nns.IotaOp(TensorType(i64, [k, n]), 1)).results[0]
+    block_rows = b.insert(nns.IotaOp(TensorType(i64, [k, n]), 0)).results[0]
+    types = [TensorType(t.element_type, [k, *t.get_shape()]) if m else t for t, m in zip(results, batched_results)]
+    stacked_types = [TensorType(results[r].element_type, [blocks * k, *results[r].get_shape()]) for r in keep]
+
+    def block_of_rows(b: Builder, offset: SSAValue | None) -> list[SSAValue]:
+        """Rows offset .. offset + k of the kept results (offset None: 0)."""
+        rows = block_rows if offset is None else b.insert(nn.AddOp(block_rows, offset)).results[0]
+        hit = b.insert(nne.CompareOp(rows, columns, "EQ")).results[0]
+        seed = b.insert(nne.SelectOp(hit, one, zero)).results[0]
+        seed = b.insert(nn.ReshapeOp(seed, [k, *basis.get_shape()])).results[0]
+        args = [*entry.args, *(seed if s == which else z for s, z in enumerate(zeros))]
+        call = b.insert(func.CallOp(batched_name, args, types))
+        values = []
+        for r in keep:
+            value, shape = call.results[r], results[r].get_shape()
+            if not batched_results[r]:  # the seed does not reach it: every row the same
+                value = b.insert(nns.BroadcastInDimOp(value, [k, *shape], list(range(1, len(shape) + 1)))).results[0]
+            values.append(value)
+        return values
+
+    if blocks == 1:
+        stacked = block_of_rows(b, None)
+    else:
+        start = _full(b, 0, i64, [])
+        bounds = [b.insert(arith.ConstantOp(IntegerAttr(v, IndexType()))).result for v in (0, blocks, 1)]
+        body = Block(arg_types=[IndexType(), start.type, *stacked_types])
+        inner = Builder(InsertPoint.at_end(body))
+        offset = body.args[1]
+        origin = _full(inner, 0, i64, [])
+        updated = []
+        for acc, rows in zip(body.args[2:], block_of_rows(inner, offset)):
+            at = [offset, *[origin] * (rows.type.get_num_dims() - 1)]
+            updated.append(inner.insert(nns.DynamicUpdateSliceOp(acc, rows, at)).results[0])
+        step = inner.insert(nn.AddOp(offset, _full(inner, k, i64, []))).results[0]
+        inner.insert(scf.YieldOp(step, *updated))
+        accumulators = [_full(b, 0.0, t.element_type, t.get_shape()) for t in stacked_types]
+        loop = b.insert(scf.ForOp(*bounds, [start, *accumulators], body))
+        stacked = list(loop.results[1:])
+        if blocks * k != n:
+            stacked = [b.insert(nns.SliceOp(v, [0] * v.type.get_num_dims(), [n, *v.type.get_shape()[1:]],
+                                            [1] * v.type.get_num_dims())).results[0] for v in stacked]
     b.insert(func.ReturnOp(*stacked))
     module.body.block.add_op(func.FuncOp(name, (inputs[:fixed], [v.type for v in stacked]), Region(entry)))
 

@@ -31,6 +31,7 @@ batched tensor) raises `Unbatchable`, and nothing is added: the caller runs the 
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -66,6 +67,15 @@ def batched(module: ModuleOp, name: str, mask: Sequence[bool], k: int) -> tuple[
     return result
 
 
+def bytes_per_row(module: ModuleOp, name: str, mask: Sequence[bool]) -> int:
+    """The bytes of every value of @name (and its callees) that batching in `mask` would give a leading
+    dimension, per element of it: a bound on what each row adds to the batched pass (not all are live
+    at once). Adds nothing to `module`."""
+    batcher = _Batcher(module, 1)
+    batcher.function(name, tuple(mask))
+    return batcher.row_bytes
+
+
 def lifted(t: Any, k: int) -> TensorType:
     """The type `t` with a leading dimension k."""
     return TensorType(t.element_type, [k, *t.get_shape()])
@@ -77,6 +87,8 @@ class _Batcher:
         self.functions = {op.sym_name.data: op for op in module.ops if isinstance(op, func.FuncOp)}
         self.done: dict[tuple[str, tuple[bool, ...]], tuple[str, list[bool]]] = {}
         self.added: list[func.FuncOp] = []
+        self.row_bytes = 0
+        """The bytes of one row of the batched values (their unbatched types)."""
 
     def function(self, name: str, mask: tuple[bool, ...]) -> tuple[str, list[bool]]:
         key = (name, mask)
@@ -126,6 +138,7 @@ class _Batcher:
                 env[old] = new
                 if m:
                     batch.add(new)
+                    self.row_bytes += _bytes(old.type)
             return
         if len(op.results) != 1 or not all(_static_tensor(v.type) for v in (*op.operands, *op.results)):
             raise Unbatchable(op)
@@ -134,6 +147,7 @@ class _Batcher:
         result = self.tensor_op(op, b, [env[o] for o in op.operands], [env[o] in batch for o in op.operands])
         env[op.results[0]] = result
         batch.add(result)
+        self.row_bytes += _bytes(op.results[0].type)
 
     def expanded(self, op: Operation, b: Builder, env: dict[SSAValue, SSAValue], batch: set[SSAValue]) -> None:
         """An nn op without a rule of its own by its pure expansion (maps, nn ops), batched op by op."""
@@ -273,11 +287,16 @@ class _Batcher:
             env[op.results[i]] = r
             if batched_part:
                 batch.add(r)
+                self.row_bytes += _bytes(op.results[i].type)
 
 
 _RULED = (ElementwiseUnaryOp, ElementwiseBinaryOp, nn.BroadcastOp, nn.TransposeOp, nn.ReshapeOp, nn.ReduceOp,
           nns.BroadcastInDimOp, DotGeneralOp)
 """The nn ops batched by a rule of their own rather than through their expansion."""
+
+
+def _bytes(t: Any) -> int:
+    return math.prod(t.get_shape()) * max(1, getattr(t.element_type, "bitwidth", 64) // 8)
 
 
 def _static_tensor(t: Any) -> bool:

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import dfc
-from dfc import basis_loops
+from dfc import basis_loops, batching
 from dfc.transforms import _specialize
 
 jax = pytest.importorskip("jax")
@@ -126,15 +126,20 @@ def test_seeds_batched_in_one_pass(transform, f, f_jax, args, batched):
     assert engines and all(any("_batched_" in name for name in e.signatures) == batched for e in engines)
 
 
-def test_batched_hessian_on_the_interpreter_equals_jax():
+@pytest.mark.parametrize("rows_per_pass", [20, 6])
+def test_batched_hessian_on_the_interpreter_equals_jax(monkeypatch, rows_per_pass):
     """The Hessian's basis function batches @grad_f_jvp (a call of the batched @f_grad_jvp, whose maps write
-    primal and tangent outputs side by side); on the interpreter (the semantics) it gives JAX's Hessian. (The
-    compiled batched passes: the tests above, and test_seeds_batched_in_one_pass with --slow.)"""
+    primal and tangent outputs side by side); on the interpreter (the semantics) it gives JAX's Hessian, in one
+    pass of all 20 seeds or, under a smaller `BATCH_BYTES`, in blocks of 6 (the last one 4 rows past the end).
+    (The compiled batched passes: the tests above, and test_seeds_batched_in_one_pass with --slow.)"""
     fn, ir_args, _ = dfc.grad(layers_loss, 1).specialize(*LAYER_ARGS)
     module = fn.jvp_module((1,))
     callee = next(op for op in module.ops if getattr(op, "sym_name", None) and op.sym_name.data == f"{fn.name}_jvp")
+    row = batching.bytes_per_row(module, callee.sym_name.data, [False] * 3 + [True])
+    monkeypatch.setattr(basis_loops, "BATCH_BYTES", row * rows_per_pass)
     basis_loops.basis_loop(module, callee, 3, 0, [1], "hessian_basis")
-    assert any(op.sym_name.data.startswith(f"{fn.name}_jvp_batched") for op in module.ops)
+    batched = next(op for op in module.ops if op.sym_name.data.startswith(f"{fn.name}_jvp_batched"))
+    assert batched.function_type.inputs.data[3].get_shape()[0] == rows_per_pass
     got = np.asarray(dfc.interpret(module, "hessian_basis", *ir_args))
     want = np.asarray(jax.hessian(layers_loss_jax, 1)(*LAYER_ARGS))
     assert got.shape == (20, 4, 5) and want.shape == (4, 5, 4, 5)
