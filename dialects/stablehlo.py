@@ -81,6 +81,7 @@ from dfc.dialects.stablehlo_structured import (
     ReduceWindowOp,
     ReturnOp,
     ScatterOp,
+    SelectAndScatterOp,
     WhileOp,
 )
 
@@ -96,7 +97,7 @@ StableHLO = Dialect(
         ReverseOp, SliceOp, DynamicSliceOp, DynamicUpdateSliceOp, ConcatenateOp, PadOp, GetDimensionSizeOp,
         DotGeneralOp, DotOp,
         ConvolutionOp, OptimizationBarrierOp, ReduceOp, ReduceWindowOp, GatherOp, ScatterOp, ReturnOp, WhileOp, CaseOp, IfOp,
-        CompositeOp,
+        CompositeOp, SelectAndScatterOp,
         SortOp, DynamicIotaOp, DynamicReshapeOp, DynamicBroadcastInDimOp, DynamicPadOp, DynamicGatherOp, DynamicConvOp,
         PopcntOp, CountLeadingZerosOp, BitcastConvertOp, ReducePrecisionOp, TriangularSolveOp, MapOp,
     ],

@@ -269,6 +269,24 @@ class ReduceWindowOp(StableHLOOp):
 
 
 @irdl_op_definition
+class SelectAndScatterOp(StableHLOOp):
+    """Generic form only (as JAX prints it for the gradient of a max pool): in each window of `operand`
+    the element `select` picks, `scatter` combines `source`'s element into a tensor of `init_value`s."""
+
+    name = "stablehlo.select_and_scatter"
+    traits = traits_def(RecursiveMemoryEffect())
+    operand = operand_def(TensorType)
+    source = operand_def(TensorType)
+    init_value = operand_def(TensorType)
+    window_dimensions = opt_prop_def(DenseArrayBase)
+    window_strides = opt_prop_def(DenseArrayBase)
+    padding = opt_prop_def(DenseIntOrFPElementsAttr)
+    select = region_def("single_block")
+    scatter = region_def("single_block")
+    result = result_def(TensorType)
+
+
+@irdl_op_definition
 class GatherOp(StableHLOOp):
     """Generic form only (as JAX prints it)."""
 

@@ -152,6 +152,8 @@ def _cases():
                           [normal(1, 5, 4)], True),
         "reduce_window_dilated": (lambda x: lax.reduce_window(x, -jnp.inf, lax.max, (1, 2, 2), (1, 1, 1), "VALID",
                                                               window_dilation=(1, 2, 2)), [normal(2, 5, 6)], False),
+        "select_and_scatter": (jax.grad(lambda x: (lax.reduce_window(x, -jnp.inf, lax.max, (2, 2), (1, 2), "SAME")
+                                                  * jnp.arange(2.0)).sum()), [x34], False),
         "reduce_window_sum_min": (lambda x: (jnp.cumsum(x, 1), lax.reduce_window(x, jnp.inf, lax.min, (2, 1), (1, 1),
                                                                                   "VALID")), [x34], True),
         # indexing
@@ -325,6 +327,14 @@ HAND_WRITTEN = {
     : (tensor<1x2x5x4xf64>, tensor<3x2x2x2xf64>, tensor<2x2xi64>) -> tensor<1x3x3x5xf64>
   func.return %0 : tensor<1x3x3x5xf64>"""), [normal(1, 2, 5, 4), normal(3, 2, 2, 2)],
                      lambda x, w: lax.conv_general_dilated(x, w, (2, 1), ((1, 0), (1, 1)))),
+    "scan": (_text("%x: tensor<3x4xf64>) -> tensor<3x4xf64>", """\
+  %c = stablehlo.constant dense<1.0> : tensor<3xf64>
+  %0:2 = chlo.scan(%x) inits(%c) dimension=1 {
+  ^bb0(%xi: tensor<3xf64>, %p: tensor<3xf64>):
+    %q = stablehlo.multiply %p, %xi : tensor<3xf64>
+    stablehlo.return %q, %q : tensor<3xf64>, tensor<3xf64>
+  } : (tensor<3x4xf64>, tensor<3xf64>) -> (tensor<3x4xf64>, tensor<3xf64>)
+  func.return %0#0 : tensor<3x4xf64>"""), [normal(3, 4)], lambda x: jnp.cumprod(x, axis=1)),
     "triangular_solve": (_text("%a: tensor<3x3xf64>, %b: tensor<3x2xf64>) -> tensor<3x2xf64>", """\
   %0 = "stablehlo.triangular_solve"(%a, %b) {left_side = true, lower = true, unit_diagonal = false,
     transpose_a = #stablehlo<transpose NO_TRANSPOSE>} : (tensor<3x3xf64>, tensor<3x2xf64>) -> tensor<3x2xf64>

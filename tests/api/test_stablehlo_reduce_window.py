@@ -1,6 +1,7 @@
 """`stablehlo.reduce_window` beyond `nn.reduce_window` (`passes.stablehlo_windows`): integers, base
 dilations, init values that are not the identity, multiply bodies; against a NumPy transcription of
-the spec's definition, the gradient against float64 finite differences."""
+the spec's definition, the gradient against float64 finite differences. `select_and_scatter` (JAX's
+max-pool gradient) against JAX."""
 
 from __future__ import annotations
 
@@ -129,3 +130,23 @@ def test_a_window_of_too_many_elements_with_a_general_body_is_refused():
     text = module(x, "add", (64, 32), (1, 1), (1, 1), (1, 1), ((0, 0), (0, 0)), (1, 33), "i64")
     with pytest.raises(CompileError, match="reduce_window of 2048 window elements"):
         import_stablehlo(text)
+
+
+@pytest.mark.parametrize("window, strides, pad", [((1, 2, 2), (1, 2, 2), "VALID"), ((1, 3, 2), (1, 1, 2), "SAME")])
+def test_the_gradient_jax_writes_for_a_max_pool_equals_jax(window, strides, pad):
+    """`jax.grad` of a max pool lowers to select_and_scatter (overlapping windows, padding, ties:
+    the first maximum of a window takes its gradient)."""
+    jax = pytest.importorskip("jax")
+    from dfc.importers.stablehlo_import import from_jax
+
+    x = np.round(rng.standard_normal((2, 5, 6)) * 2).astype(np.float32)  # rounded: ties in windows
+
+    def pooled(x, w):
+        y = jax.lax.reduce_window(x * w, -np.inf, jax.lax.max, window, strides, pad)
+        return (y * jax.numpy.arange(y.size, dtype=np.float32).reshape(y.shape)).sum()
+
+    grad = jax.grad(pooled)
+    imported = from_jax(grad, x, np.ones_like(x))
+    assert "select_and_scatter" in jax.jit(grad).lower(x, np.ones_like(x)).as_text()
+    got = interpret(imported.module, imported.name, x, np.ones_like(x))
+    np.testing.assert_array_equal(got, jax.jit(grad)(x, np.ones_like(x)))
