@@ -1,9 +1,10 @@
-"""`np.linalg.cholesky`, `solve`, `inv`, `det` and `qr`, written as the NumPy loops
+"""`np.linalg.cholesky`, `solve`, `inv`, `det`, `qr` and `eigh`, written as the NumPy loops
 the frontend compiles (numpy_linalg.py calls them like jitted functions: a
 `func.call` of their specialisation, differentiated through their loops).
 
 They are the textbook algorithms (Cholesky-Banachiewicz; Gaussian elimination
-with partial pivoting, as LAPACK's getrf; Householder QR, as LAPACK's geqrf), O(n^3) scalar loops: meant for the
+with partial pivoting, as LAPACK's getrf; Householder QR, as LAPACK's geqrf; cyclic Jacobi rotations for the
+symmetric eigenproblem), O(n^3) scalar loops: meant for the
 small systems of scientific kernels, not for large dense algebra. Where
 LAPACK raises `LinAlgError` (a matrix that is not positive definite, a
 singular one) they give NaN or infinities instead."""
@@ -109,3 +110,50 @@ def qr(A, q_cols):
     for k in range(K - 1, -1, -1):
         Q -= taus[k] * np.outer(V[:, k], V[:, k] @ Q)
     return Q, R
+
+
+def eigh(A, max_sweeps, tol):
+    """Eigenvalues (ascending) and eigenvectors (columns) of the symmetric A by cyclic Jacobi rotations:
+    sweeps over every pair (p, q) zero M[p, q] (Numerical Recipes' rotation, tan = 1 / (2 theta) where
+    theta^2 + 1 rounds to theta^2) until the off-diagonal sum of squares is at most `tol` times the total
+    (convergence is quadratic: a handful of sweeps); NaN if that takes more than `max_sweeps` (where
+    LAPACK raises LinAlgError). The eigenvectors are the accumulated rotations, normalised and orthogonal;
+    each column's sign is the iteration's, not necessarily LAPACK's."""
+    n = A.shape[0]
+    rows = np.arange(n)
+    outside = rows[:, None] != rows[None, :]
+    M = A.copy()
+    V = np.eye(n, dtype=A.dtype)
+    total = np.sum(M * M)
+    off = np.sum(np.where(outside, M, 0.0) ** 2)
+    sweeps = 0
+    while off > tol * total and sweeps < max_sweeps:
+        for p in range(n - 1):
+            for q in range(p + 1, n):
+                apq = M[p, q]
+                if apq != 0.0:
+                    d = M[q, q] - M[p, p]
+                    t = apq / d
+                    if np.abs(d) < 1e8 * np.abs(apq):
+                        theta = d / (2.0 * apq)
+                        t = 1.0 / (np.abs(theta) + np.sqrt(theta * theta + 1.0))
+                        t = -t if theta < 0.0 else t
+                    c = 1.0 / np.sqrt(t * t + 1.0)
+                    s = t * c
+                    mp = M[:, p].copy()
+                    mq = M[:, q].copy()
+                    M[:, p] = c * mp - s * mq
+                    M[:, q] = s * mp + c * mq
+                    mp = M[p, :].copy()
+                    mq = M[q, :].copy()
+                    M[p, :] = c * mp - s * mq
+                    M[q, :] = s * mp + c * mq
+                    vp = V[:, p].copy()
+                    vq = V[:, q].copy()
+                    V[:, p] = c * vp - s * vq
+                    V[:, q] = s * vp + c * vq
+        off = np.sum(np.where(outside, M, 0.0) ** 2)
+        sweeps += 1
+    w = np.where(off > tol * total, np.nan, np.diag(M))
+    order = np.argsort(w)
+    return w[order], V[:, order]

@@ -19,7 +19,7 @@ from dfc.frontend.numpy_args import (
     no_kwargs,
     static,
 )
-from dfc.frontend.numpy_shapes import flat
+from dfc.frontend.numpy_shapes import flat, transpose
 
 
 def matmul(tr, a: Expr, b: Expr, node: ast.AST) -> Expr:
@@ -204,6 +204,43 @@ def _qr(tr, args, kwargs, node):
     return r if mode == "r" else (q, r)
 
 
+EIGH_MAX_SWEEPS = 50
+"""Jacobi sweeps before `np.linalg.eigh` gives NaN (NumPy's LinAlgError); a symmetric matrix takes ~5-10."""
+
+
+def _symmetric(tr, a: Any, uplo: Any, node: ast.AST, what: str) -> Expr:
+    """The symmetric matrix NumPy's eigh reads: A's lower triangle mirrored (UPLO='L'), or its upper one."""
+    side = static(uplo)
+    if side not in ("L", "U"):
+        raise tr.fail(f"{what}'s UPLO must be 'L' or 'U', got {side!r}", node)
+    m = _square(tr, a, node, what)
+    n = m.shape[0]
+    i = tr.index(_iota(n), (slice(None), None), node)
+    j = tr.index(_iota(n), (None, slice(None)), node)
+    kept = tr.compare("ge" if side == "L" else "le", i, j, node)
+    return tr.elementwise("where", [kept, m, transpose(tr, m, None, node)], node, m.dtype)
+
+
+def _eigh_kernel(tr, a: Any, uplo: Any, node: ast.AST, what: str) -> tuple:
+    from dfc.frontend.arrays import Const
+
+    m = _symmetric(tr, a, uplo, node, what)
+    tol = Const(float(np.finfo(np.float32 if m.dtype == "f32" else np.float64).eps) ** 2, m.dtype, False)
+    return _kernel(tr, "eigh", [m, Affine(EIGH_MAX_SWEEPS), tol], node)
+
+
+def _eigh(tr, args, kwargs, node):
+    """np.linalg.eigh(a, UPLO='L'): (eigenvalues ascending, eigenvectors as columns) by Jacobi rotations
+    (linalg_kernels.eigh); the eigenvectors equal NumPy's up to each column's sign."""
+    a, uplo = bind(tr, args, kwargs, node, "np.linalg.eigh", ("a", "UPLO"), ("L",))
+    return _eigh_kernel(tr, a, uplo, node, "np.linalg.eigh")
+
+
+def _eigvalsh(tr, args, kwargs, node):
+    a, uplo = bind(tr, args, kwargs, node, "np.linalg.eigvalsh", ("a", "UPLO"), ("L",))
+    return _eigh_kernel(tr, a, uplo, node, "np.linalg.eigvalsh")[0]
+
+
 def _iota(n):
     from dfc.frontend.affine import Affine
     from dfc.frontend.arrays import Iota
@@ -213,5 +250,6 @@ def _iota(n):
 
 LINALG_HANDLERS: dict[Any, Handler] = {
     np.linalg.cholesky: _cholesky, np.linalg.det: _det, np.linalg.qr: _qr, np.linalg.solve: _solve, np.linalg.inv: _inv,
+    np.linalg.eigh: _eigh, np.linalg.eigvalsh: _eigvalsh,
     np.dot: _dot, np.matmul: _matmul, np.inner: _inner, np.vdot: _vdot, np.outer: _outer, np.einsum: _einsum,
 }

@@ -1830,6 +1830,25 @@ values(qrs, (rng.standard_normal((3, 3)), TALL53, WIDE35, TRIANGULAR),
 grads(qr_loss, (rng.standard_normal((4, 4)), TALL53), of=np.linalg.qr)
 
 
+# -- np.linalg.eigh/eigvalsh (Jacobi rotations; eigenvectors NumPy's up to their signs) -------------------
+
+def eighs(a):
+    """Eigenvalues of each triangle, sign-free functions of the eigenvectors (tests/api/test_frontend_eigh.py
+    compares the vectors themselves)."""
+    w, v = np.linalg.eigh(a)
+    return w, np.sum(v ** 4, axis=0), np.linalg.eigvalsh(a, UPLO="U")
+
+
+def eigh_loss(a):
+    """Through the Jacobi loop (a data-dependent while loop): eigenvalues and within-column products."""
+    w, v = np.linalg.eigh(a)
+    return np.sum(w * np.arange(1.0, 5.0)) + np.sum(v[0, :] * v[1, :] * w) + np.sum(np.linalg.eigvalsh(a, "U") ** 2)
+
+
+values(eighs, (rng.standard_normal((4, 4)),), of=(np.linalg.eigh, np.linalg.eigvalsh))
+grads(eigh_loss, (rng.standard_normal((4, 4)),), of=(np.linalg.eigh, np.linalg.eigvalsh))
+
+
 @refused(np.linalg.qr, "mode 'raw' is not supported", B45)
 def qr_raw(a):
     return np.linalg.qr(a, mode="raw")  # refused
