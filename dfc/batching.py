@@ -112,7 +112,12 @@ class _Batcher:
                 b.insert(func.ReturnOp(*values))
             else:
                 self.op(op, b, env, batch)
-        new_name = f"{name}_batched_{''.join('b' if m else 'u' for m in mask)}"
+        new_name = base = f"{name}_batched_{''.join('b' if m else 'u' for m in mask)}"
+        taken = {*self.functions, *(f.sym_name.data for f in self.added)}
+        suffix = 0
+        while new_name in taken:  # batched before, by another seed of the module (maybe by another k)
+            suffix += 1
+            new_name = f"{base}_{suffix}"
         self.added.append(func.FuncOp(new_name, (block.arg_types, [v.type for v in values]), Region(block),
                                       "private"))
         self.done[key] = (new_name, [v in batch for v in values])

@@ -181,3 +181,16 @@ def test_expanded_ops_batched_on_the_interpreter(kind):
     for g, w in zip(got, want, strict=True):
         assert g.shape == w.shape
         np.testing.assert_allclose(g, w, rtol=1e-12, atol=1e-14 * np.abs(w).max())
+
+
+def test_a_function_batched_twice_gets_two_names():
+    """Two seeds of one module may batch a callee in the same arguments by different k: two functions."""
+    fn, _, _ = _specialize(two_results, (X, W), {})
+    module = fn.autodiff_module((0,))
+    mask = [False, False, True, False]
+    (first, _), (second, _) = (batching.batched(module, "two_results_grad", mask, k) for k in (3, 5))
+    assert first != second
+    module.verify()
+    seeds = {op.sym_name.data: op.function_type.inputs.data[2] for op in module.ops
+             if op.sym_name.data in (first, second)}
+    assert seeds[first].get_shape()[0] == 3 and seeds[second].get_shape()[0] == 5
