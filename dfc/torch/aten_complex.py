@@ -89,7 +89,7 @@ def _mul(b, node, x, y):
 def _div(b, node, x, y):
     """x / y by Smith's algorithm: with r = yi / yr and d = yr + yi r where |yr| >= |yi| (else r = yr / yi,
     d = yr r + yi), ((xr + xi r) / d, (xi - xr r) / d) (resp. ((xr r + xi) / d, (xi r - xr) / d)), so |y|^2
-    never overflows; a real y divides each part."""
+    never overflows (and a zero part of y makes no NaN gradient); a real y divides each part."""
     dtype = b.out(node)[1]
     (xr, xi), (yr, yi) = _operand(b, x, dtype), _operand(b, y, dtype)
     if yi is None:
@@ -102,7 +102,9 @@ def _div(b, node, x, y):
         return b.op("nn.select", [b.broadcast(wide, shape_ac), b.broadcast(a, shape_ac), b.broadcast(c, shape_ac)],
                     shape_ac, dtype)
 
-    r = pick(b.binary("nn.div", yi, yr), b.binary("nn.div", yr, yi))
+    # each ratio's divisor is 1 where its branch is not taken, so that branch's gradient (0) stays finite
+    one = b.full(1.0, (), dtype)
+    r = pick(b.binary("nn.div", yi, pick(yr, one)), b.binary("nn.div", yr, pick(one, yi)))
     d = pick(b.binary("nn.add", yr, b.binary("nn.mul", yi, r)), b.binary("nn.add", b.binary("nn.mul", yr, r), yi))
     re = pick(b.binary("nn.add", xr, b.binary("nn.mul", xi, r)), b.binary("nn.add", b.binary("nn.mul", xr, r), xi))
     im = pick(b.binary("nn.sub", xi, b.binary("nn.mul", xr, r)), b.binary("nn.sub", b.binary("nn.mul", xi, r), xr))
@@ -128,7 +130,8 @@ def _exp(b, node, z):
     """e^re (cos im, sin im)."""
     re, im = parts(b, z)
     scale = b.unary("nn.exp", re)
-    return pack(b, b.binary("nn.mul", scale, b.unary("nn.cosine", im)), b.binary("nn.mul", scale, b.unary("nn.sine", im)))
+    return pack(b, b.binary("nn.mul", scale, b.unary("nn.cosine", im)),
+                b.binary("nn.mul", scale, b.unary("nn.sine", im)))
 
 
 def _polar(b, node, r, theta):
@@ -193,16 +196,16 @@ ARITHMETIC: dict[str, Handler] = {
 """Complex forms written on the parts."""
 
 PARTWISE = frozenset(f"aten.{n}" for n in (
-    "view.default", "_unsafe_view.default", "view_copy.default", "reshape.default", "unsqueeze.default",
-    "squeeze.dim", "squeeze.dims", "squeeze.default", "permute.default", "expand.default", "clone.default",
-    "alias.default", "select.int", "cat.default", "slice_scatter.default", "select_scatter.default",
-    "copy.default", "index_select.default", "flip.default", "roll.default", "gather.default", "index.Tensor",
-    "repeat.default", "transpose.int", "diagonal.default", "split_with_sizes.default", "where.self",
-    "neg.default", "sum.dim_IntList", "sum.default", "mean.dim", "mean.default", "cumsum.default",
+    "view.default", "view_copy.default", "unsqueeze.default", "squeeze.dims", "permute.default", "expand.default",
+    "clone.default", "alias.default", "select.int", "cat.default", "slice_scatter.default", "copy.default",
+    "index_select.default", "flip.default", "gather.default", "index.Tensor", "repeat.default", "diagonal.default",
+    "split_with_sizes.default", "where.self", "neg.default", "sum.dim_IntList", "mean.dim", "mean.default",
+    "cumsum.default",
 ))
 """Ops that move, select or sum elements (no number among their arguments is a value of the result):
 each part of a complex result is the op of that part of the operands (a real float operand's imaginary
 part is 0, integer and boolean tensors are indices or conditions, the same for both)."""
+assert PARTWISE <= HANDLERS.keys(), "a part-wise op without a real handler"
 
 
 class _RealNode:

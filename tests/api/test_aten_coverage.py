@@ -880,7 +880,8 @@ def hand_cases() -> list[Case]:
             k, w, o, mode="mean", padding_idx=4, include_last_offset=True), r(6, 3), torch.tensor([1, 4, 4, 0, 5, 2]),
              torch.tensor([0, 2, 3, 3, 6]), grad=True),
         case("embedding_bag's offset2bag, bag_size and max_indices (every mode, padding_idx, include_last_offset)",
-             lambda w, k, o: tuple(r for mode, pad, last in ((0, -1, False), (1, 4, False), (2, 4, True), (2, -1, False))
+             lambda w, k, o: tuple(r for mode, pad, last in ((0, -1, False), (1, 4, False), (2, 4, True),
+                                                             (2, -1, False))
                                    for r in torch.ops.aten._embedding_bag(w, k, o[:4] if not last else o, False, mode,
                                                                           False, None, last, pad)),
              r(6, 3), torch.tensor([1, 4, 4, 0, 5, 2]), torch.tensor([0, 2, 2, 5, 6])),
@@ -899,11 +900,13 @@ def hand_cases() -> list[Case]:
             torch.fft.irfft(torch.fft.rfft(x), n=5), torch.fft.irfft(torch.fft.rfft(x), n=11, dim=-1, norm="forward"),
             torch.fft.irfftn(torch.fft.rfftn(x))), r(3, 6), grad=True),
         # issue 34: complex arithmetic and data movement (aten_complex.py) on the packed parts
-        case("complex + - * / (Smith's), conj, exp, polar, complex, angle, abs, mm, permute, cat, sum", lambda a, c, m, t: (
+        case("complex + - * / (Smith's; by huge and by imaginary numbers), conj, exp, polar, complex, angle, abs, "
+             "mm, permute, cat, sum", lambda a, c, m, t: (
             torch.view_as_real((torch.view_as_complex(a) * torch.view_as_complex(c) - torch.view_as_complex(c).conj()
                                 + 2 * torch.view_as_complex(a) - torch.view_as_complex(a) / torch.view_as_complex(c)
                                 + 1.5) / 3.0),
-            torch.view_as_real(torch.exp(torch.view_as_complex(a)) * torch.polar(m, t) - torch.complex(m, t) / m),
+            torch.view_as_real(torch.exp(torch.view_as_complex(a)) * torch.polar(m, t) - torch.complex(m, t) / m
+                               + torch.view_as_complex(a) / torch.complex(0 * t, m)),
             torch.view_as_complex(a).angle(), (torch.view_as_complex(a) / (torch.view_as_complex(c) * 1e200)).abs(),
             torch.view_as_real(torch.cat([torch.view_as_complex(a).reshape(2, 2).T @ torch.view_as_complex(c)
                                           .reshape(2, 2), torch.view_as_complex(c).reshape(2, 2)]).sum(0))),
