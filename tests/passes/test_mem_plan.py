@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
+import io
 import re
 import threading
+from contextlib import redirect_stderr
 from functools import cache
 from pathlib import Path
+from unittest.mock import patch
 
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from xdsl.dialects.builtin import MemRefType
+from xdsl.dialects.builtin import MemRefType, ModuleOp
 
 import dfc.passes.mem_plan as mem_plan
 from dfc.compiler import ExecutionEngine, PassManager, parse_module
@@ -24,6 +27,8 @@ EXAMPLES = Path(__file__).parents[2] / "examples"
 RNG = np.random.default_rng(5)
 UNPLANNED = PIPELINES["default"].replace(",mem-plan", "")
 ARENA_ONLY = UNPLANNED + ",mem-plan{stack-limit=0}"
+WITH_STATS = PIPELINES["default"].replace(",mem-plan", ",mem-plan{print-stats=true}")
+"""The default pipeline, printing the peaks."""
 
 CASES = {
     "gemm_sum": ("gemm_sum", np.float32, lambda: [RNG.standard_normal(s).astype(np.float32) for s in [(5, 4), (4, 3)]]),
@@ -43,12 +48,22 @@ def example(name: str):
     return module
 
 
-def stats(module, capsys) -> dict[str, tuple[int, int]]:
-    """(peak bytes before, after) per function when lowering `module` with mem-plan."""
-    capsys.readouterr()
-    PassManager.parse(UNPLANNED + ",mem-plan{print-stats=true}").run(module.clone())
-    lines = capsys.readouterr().err
-    return {f: (int(b), int(a)) for f, b, a in re.findall(r"mem-plan: @(\w+) peak-before=(\d+) peak-after=(\d+)", lines)}
+@cache
+def lowered(name: str, pipeline: str) -> tuple[ModuleOp, list[Plan], dict[str, tuple[int, int]]]:
+    """The example `name` after `pipeline` (once per process: the tests below
+    share it), the plans mem-plan made (each passed the checker) and, where
+    `pipeline` prints them, the (peak bytes before, after) of each function."""
+    plans: list[Plan] = []
+
+    def record(plan: Plan) -> None:
+        plans.append(plan)
+        verify_plan(plan)
+
+    module, err = example(name).clone(), io.StringIO()
+    with patch.object(mem_plan, "verify_plan", record), redirect_stderr(err):
+        PassManager.parse(pipeline).run(module)
+    peaks = re.findall(r"mem-plan: @(\w+) peak-before=(\d+) peak-after=(\d+)", err.getvalue())
+    return module, plans, {f: (int(b), int(a)) for f, b, a in peaks}
 
 
 # -- the checker ----------------------------------------------------------
@@ -81,19 +96,11 @@ def test_packed_plans_pass_the_checker_and_stay_within_bounds(raw):
     assert peak((s.start, s.end, s.size) for s in slots) <= plan.size <= sum(s.size for s in slots)
 
 
-def test_checker_accepts_the_plans_of_real_programs(monkeypatch):
+def test_checker_accepts_the_plans_of_real_programs():
     """Every plan the pass makes for the examples' gradients is checked, and
     also disjoint when replayed point by point."""
-    plans: list[Plan] = []
-
-    def record(plan: Plan) -> None:
-        plans.append(plan)
-        verify_plan(plan)
-
-    monkeypatch.setattr(mem_plan, "verify_plan", record)
-    for name in ("mlp", "softmax", "jacobi2d"):
-        for pipeline in (PIPELINES["default"], ARENA_ONLY):
-            PassManager.parse(pipeline).run(example(name).clone())
+    plans = [p for name in ("mlp", "softmax", "jacobi2d") for pipeline in (WITH_STATS, ARENA_ONLY)
+             for p in lowered(name, pipeline)[1]]
     assert sum(len(p.slots) > 1 for p in plans) >= 6
     for plan in plans:
         for point in {s.start for s in plan.slots}:
@@ -104,9 +111,9 @@ def test_checker_accepts_the_plans_of_real_programs(monkeypatch):
 # -- peak memory ----------------------------------------------------------
 
 
-def test_peak_bytes_drop(capsys):
+def test_peak_bytes_drop():
     for name in CASES:
-        peaks = stats(example(name), capsys)
+        peaks = lowered(name, WITH_STATS)[2]
         assert peaks and all(after <= before for before, after in peaks.values()), peaks
         if name in ("mlp", "jacobi2d"):
             before, after = peaks[f"{CASES[name][0]}_grad"]
@@ -116,9 +123,7 @@ def test_peak_bytes_drop(capsys):
 def test_only_returned_buffers_stay_on_the_heap():
     """With no stack frames, the allocs left are the results, which the caller frees."""
     for name in CASES:
-        module = example(name).clone()
-        PassManager.parse(ARENA_ONLY).run(module)
-        for op in module.walk():
+        for op in lowered(name, ARENA_ONLY)[0].walk():
             if op.name == "memref.alloc":
                 assert "func.return" in {u.operation.name for u in op.results[0].uses}
             if op.name == "func.return":
