@@ -121,9 +121,14 @@ def _identity(b, node, z, *args, **kwargs):
 
 
 def _angle(b, node, z):
-    """atan2(im, re), torch's angle (real result)."""
+    """atan2(im, re), torch's angle; at 0 its value is atan2's (signed zeros included) and its gradient 0, as
+    torch's (the derivative is taken at the point moved to (1, 0), the value's branch passes none)."""
     re, im = parts(b, z)
-    return b.binary("nn.atan2", im, re)
+    shape, d = list(re.shape), re.dtype
+    zero = b.op("nn.and", [b.compare("EQ", re, 0.0), b.compare("EQ", im, 0.0)], shape, "i1")
+    exact = b.unary("nn.stop_gradient", b.binary("nn.atan2", im, re))
+    moved = b.binary("nn.atan2", im, b.op("nn.select", [zero, b.full(1.0, shape, d), re], shape, d))
+    return b.op("nn.select", [zero, exact, moved], shape, d)
 
 
 def _exp(b, node, z):

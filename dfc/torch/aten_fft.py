@@ -117,8 +117,8 @@ def _view_as_real(b, node, x):
 
 
 def _complex_abs(b: Builder, node, x: ComplexValue) -> Value:
-    """|z| = m sqrt((re / m)^2 + (im / m)^2), m = max(|re|, |im|) (0 where m is 0): no overflow or
-    underflow of the squares, as torch's hypot."""
+    """|z| = m sqrt((re / m)^2 + (im / m)^2), m = max(|re|, |im|) (0 where m is 0, with gradient 0 as
+    torch's): no overflow or underflow of the squares, as torch's hypot."""
     re, im = parts(b, x)
     shape, d = list(x.shape[:-1]), x.dtype
     m = b.binary("nn.maximum", b.unary("nn.abs", re), b.unary("nn.abs", im))
@@ -126,6 +126,7 @@ def _complex_abs(b: Builder, node, x: ComplexValue) -> Value:
     safe = b.op("nn.select", [zero, b.broadcast(b.tensor(1.0, d), shape), m], shape, d)
     ratio = [b.binary("nn.div", p, safe) for p in (re, im)]
     total = b.binary("nn.add", *(b.binary("nn.mul", r, r) for r in ratio))
+    total = b.op("nn.select", [zero, b.broadcast(b.tensor(1.0, d), shape), total], shape, d)  # sqrt' finite at 0
     return b.binary("nn.mul", m, b.unary("nn.sqrt", total))
 
 

@@ -900,14 +900,15 @@ def hand_cases() -> list[Case]:
             torch.fft.irfft(torch.fft.rfft(x), n=5), torch.fft.irfft(torch.fft.rfft(x), n=11, dim=-1, norm="forward"),
             torch.fft.irfftn(torch.fft.rfftn(x))), r(3, 6), grad=True),
         # issue 34: complex arithmetic and data movement (aten_complex.py) on the packed parts
-        case("complex + - * / (Smith's; by huge and by imaginary numbers), conj, exp, polar, complex, angle, abs, "
-             "mm, permute, cat, sum", lambda a, c, m, t: (
+        case("complex + - * / (Smith's; by huge and by imaginary numbers), conj, exp, polar, complex, angle, abs "
+             "(at 0 too), mm, permute, cat, sum", lambda a, c, m, t: (
             torch.view_as_real((torch.view_as_complex(a) * torch.view_as_complex(c) - torch.view_as_complex(c).conj()
                                 + 2 * torch.view_as_complex(a) - torch.view_as_complex(a) / torch.view_as_complex(c)
                                 + 1.5) / 3.0),
             torch.view_as_real(torch.exp(torch.view_as_complex(a)) * torch.polar(m, t) - torch.complex(m, t) / m
                                + torch.view_as_complex(a) / torch.complex(0 * t, m)),
             torch.view_as_complex(a).angle(), (torch.view_as_complex(a) / (torch.view_as_complex(c) * 1e200)).abs(),
+            torch.view_as_complex(a * 0).angle() + torch.view_as_complex(a * 0).abs(),  # gradient 0 at 0
             torch.view_as_real(torch.cat([torch.view_as_complex(a).reshape(2, 2).T @ torch.view_as_complex(c)
                                           .reshape(2, 2), torch.view_as_complex(c).reshape(2, 2)]).sum(0))),
              r(4, 2), r(4, 2, lo=0.5), r(4, lo=0.5), r(4), grad=True),
