@@ -78,11 +78,11 @@ def test_data_dependent_while_loop_differentiates_in_reverse(engine):
 def test_conversion_errors_point_at_the_python_source():
     import inspect
 
-    def batch_grouped(x, w):
-        return jax.lax.conv_general_dilated(jax.numpy.sin(x), w, (1, 1), "VALID", batch_group_count=2)
+    def f8_sum(x):
+        return jax.lax.reduce(jax.numpy.sin(x).astype("float8_e4m3fn"), np.zeros((), "float8_e4m3fn"), jax.lax.add, (0,))
 
-    line = inspect.getsourcelines(batch_grouped)[1] + 1
+    line = inspect.getsourcelines(f8_sum)[1] + 1
     with pytest.raises(CompileError) as err:
-        from_jax(batch_grouped, np.ones((2, 1, 4, 4), np.float32), np.ones((2, 1, 2, 2), np.float32))
+        from_jax(f8_sum, np.ones(4, np.float32))
     assert str(err.value).startswith(f"{__file__}:{line}:")
-    assert "convolution with batch_group_count > 1 is not supported" in str(err.value)
+    assert "'stablehlo.reduce' of 4-, 6- or 8-bit values is not supported" in str(err.value)
