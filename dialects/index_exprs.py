@@ -11,6 +11,7 @@ write provably collides, and whether an index tuple is provably injective.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from fractions import Fraction
 from typing import TYPE_CHECKING
 
 from xdsl.dialects import arith
@@ -239,16 +240,50 @@ def translation(indices: Sequence[SSAValue], variables: Sequence[SSAValue]) -> l
     return offsets
 
 
-def _mixed_radix(expr: sympy.Expr, extents: dict[sympy.Symbol, int]) -> bool:
-    """Whether `sum c_k v_k + const` over 0 <= v_k < e_k is injective: sorted by
-    |c|, each coefficient exceeds the largest span of all smaller terms."""
-    terms = sorted((abs(expr.coeff(v)), e) for v, e in extents.items())
+def _affine_injective(terms: list[dict[SSAValue, int]], extent_of: dict[SSAValue, int | None]) -> bool:
+    """`is_injective`'s test on affine indices (`affine_form`'s terms), in
+    integers: the same mixed-radix and rank conditions SymPy's path checks."""
+    determined: set[SSAValue] = set()
+    for t in terms:
+        used = {v: e for v, e in extent_of.items() if t.get(v, 0)}
+        if all(e is not None for e in used.values()) and _radix(sorted((abs(t[v]), e) for v, e in used.items())):
+            determined |= set(used)
+    rest = [v for v in extent_of if v not in determined]
+    if not rest:
+        return True
+    return bool(terms) and _rank([[Fraction(t.get(v, 0)) for v in rest] for t in terms]) == len(rest)
+
+
+def _radix(terms: list[tuple[int, int]]) -> bool:
+    """Whether `sum c_k v_k` over 0 <= v_k < e_k is injective, for (|c_k|, e_k) sorted by |c_k|."""
     span = 0
     for coefficient, extent in terms:
         if coefficient <= span:
             return False
         span += coefficient * (extent - 1)
     return True
+
+
+def _rank(rows: list[list[Fraction]]) -> int:
+    """The rank of a rational matrix (Gaussian elimination)."""
+    rank, columns = 0, len(rows[0]) if rows else 0
+    for c in range(columns):
+        pivot = next((r for r in range(rank, len(rows)) if rows[r][c]), None)
+        if pivot is None:
+            continue
+        rows[rank], rows[pivot] = rows[pivot], rows[rank]
+        for r in range(len(rows)):
+            if r != rank and rows[r][c]:
+                f = rows[r][c] / rows[rank][c]
+                rows[r] = [x - f * y for x, y in zip(rows[r], rows[rank])]
+        rank += 1
+    return rank
+
+
+def _mixed_radix(expr: sympy.Expr, extents: dict[sympy.Symbol, int]) -> bool:
+    """Whether `sum c_k v_k + const` over 0 <= v_k < e_k is injective: sorted by
+    |c|, each coefficient exceeds the largest span of all smaller terms."""
+    return _radix(sorted((abs(expr.coeff(v)), e) for v, e in extents.items()))
 
 
 def int_constant(value: SSAValue) -> int | None:
@@ -284,8 +319,9 @@ def is_injective(
     the remaining variables must have full column rank, so that the integer-linear
     map has a trivial kernel on them. The common cases are answered without
     SymPy: every variable (but those of extent 1) itself or plus a constant
-    as an index (injective), or one on which no index depends (not: a
-    reduction's write).
+    as an index (injective), one on which no index depends (not: a
+    reduction's write), and any tuple of affine indices (`affine_form`; the
+    same tests in integers). SymPy takes floor divisions, remainders and the like.
     """
     live_variables = [v for v, e in zip(variables, extents) if e != 1]
     direct = {_shifted_variable(i) for i in indices}
@@ -293,6 +329,9 @@ def is_injective(
         return True
     if len(set().union(*(depends_on(i, live_variables) for i in indices))) < len(live_variables):
         return False
+    forms = [affine_form(i) for i in indices]
+    if all(f is not None for f in forms):
+        return _affine_injective([terms for terms, _ in forms], {v: e for v, e in zip(variables, extents) if e != 1})
     symbols = IndexSymbols()
     exprs = [_sympy().expand(symbols.to_sympy(i)) for i in indices]
     extent_of = {symbols.symbol(v): e for v, e in zip(variables, extents) if e != 1}

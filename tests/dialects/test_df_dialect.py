@@ -47,6 +47,10 @@ def _indices_program(index_ops: str, indices: str, bounds: str = "4, 8") -> str:
         ("%a = arith.subi %j, %j : index", "%i, %a", False),
         ("%a = arith.addi %c2, %i : index", "%j, %a", True),  # without SymPy
         ("", "%c1, %j", False),  # without SymPy: no index depends on %i
+        # affine, neither index a mixed radix: the coefficient matrix's rank decides (in integers, without SymPy)
+        ("%a = arith.addi %i, %j : index\n %t = arith.muli %j, %c2 : index\n %b = arith.addi %i, %t : index",
+         "%a, %b", True),
+        ("%a = arith.addi %i, %j : index\n %b = arith.muli %a, %c2 : index", "%a, %b", False),
     ],
 )
 def test_injectivity(index_ops, indices, injective):
