@@ -368,7 +368,12 @@ HAND_WRITTEN = {
 }
 
 
-@pytest.mark.parametrize("name", HAND_WRITTEN)
+SLOW_HAND_WRITTEN = {"dynamic_gather", "dynamic_conv", "scan"}
+"""Hand-written cases whose op other tests check by default (the spec-style and scan tests): --slow."""
+
+
+@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.slow) if n in SLOW_HAND_WRITTEN else n
+                                  for n in HAND_WRITTEN])
 def test_hand_written_forward_and_gradient_equal_jax(name):
     text, args, reference = HAND_WRITTEN[name]
     module = import_stablehlo(text)
@@ -396,6 +401,7 @@ def test_a_reduction_of_8_bit_floats_is_refused_at_its_source():
     assert str(err.value).startswith(f"{__file__}:{line}:")
 
 
+@pytest.mark.slow
 def test_a_round_trip_through_an_8_bit_float_equals_jax():
     def narrow(x):
         return (x.astype(jnp.float8_e4m3fn) * jnp.float8_e4m3fn(3)).astype(jnp.float32)
