@@ -27,7 +27,7 @@ def scatter_assignment(x):
 
 
 def boolean_mask(x):
-    return x[x > 0]  # error
+    return x[x > 0][0]  # error
 
 
 def data_dependent_shape(x):
@@ -39,7 +39,7 @@ def data_dependent_shape(x):
 
 
 def nonzero(x):
-    return np.nonzero(x)  # error
+    return np.nonzero(x)[0] + 1  # error
 
 
 def comprehension(x):
@@ -107,7 +107,7 @@ EXPECTED = {
     "scatter_assignment": "assignment at an array of indices (a scatter) is not supported",
     "boolean_mask": "a boolean-masked array (x[m]) has a data-dependent shape",
     "data_dependent_shape": "depends on a loop variable",
-    "nonzero": "np.nonzero gives a data-dependent shape",
+    "nonzero": "this array has a data-dependent shape",
     "comprehension": "unsupported expression: list comprehension",
     "early_return": "returns different numbers of values on different paths",
     "data_index": "int() of a run-time float",
