@@ -1,7 +1,8 @@
 """dfc.torch's complex tensors beyond the transforms (dfc/torch/aten_complex.py): an FNO-style spectral
 layer (rfft2, a complex product with complex weights, irfft2) with a complex parameter trains as eager
 does; the elementwise forms are compared value by value and gradient by gradient in
-test_aten_coverage's hand cases, the refusals in its `refused_forms`."""
+test_aten_coverage's hand cases, the refusals in its `refused_forms`. CI checks the capture; the
+training comparison (half a minute on the 2-core VM) runs with --slow."""
 
 import pytest
 
@@ -30,6 +31,16 @@ class SpectralConv2d(torch.nn.Module):
         return torch.tanh(torch.fft.irfft2(out, s=x.shape[-2:]) + self.skip(x))
 
 
+def test_spectral_layer_captures_its_complex_weight_packed():
+    """CI's check (the capture, verified against torch's types; the compiled comparison runs with --slow): the
+    complex weight is the program's (re, im)-packed argument, the product four real contractions."""
+    torch.manual_seed(0)
+    (text,) = dfc.torch.compile(SpectralConv2d(2, 3, (3, 2)), [torch.randn(2, 2, 6, 6, dtype=F64)]).compiled_text()
+    assert "%arg_p_weight: tensor<2x3x3x2x2xf64>" in text
+    assert text.count("nn.dot_general") == 4 and text.count("nn.dft") == 4
+
+
+@pytest.mark.slow
 def test_spectral_layer_with_complex_weights_trains_as_eager():
     torch.manual_seed(0)
     model = SpectralConv2d(2, 3, (3, 2))
