@@ -95,8 +95,8 @@ class DeformConvOp(NNOp):
     """
 
     name = "nn.deform_conv"
-    EXTERNAL: ClassVar[External] = External(onnx="DeformConv (absent mask: ones, bias: zeros)",
-                                            aten=("torchvision::deform_conv2d",))
+    EXTERNAL: ClassVar[External] = External(onnx="DeformConv (absent mask: ones, bias: zeros)")
+    """(torchvision's `deform_conv2d` is no ATen op: dfc/torch/vision_ops.py handles it.)"""
 
     input = operand_def(TensorType)
     kernel = operand_def(TensorType)
