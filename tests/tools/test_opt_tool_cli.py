@@ -41,14 +41,16 @@ def test_help_imports_no_pass_and_no_sympy():
     assert "dfc.compiler.pass_manager" not in loaded and "dfc.passes.lower_dataflow" not in loaded
 
 
-def test_parsing_a_small_library_level_file_imports_no_sympy(tmp_path):
+def test_parsing_and_expanding_a_small_library_level_file_imports_no_sympy_and_no_numpy(tmp_path):
+    """(The library's expansions import NumPy only where they build constants with it.)"""
     src = tmp_path / "f.mlir"
     src.write_text(NN_ONLY)
     loaded = _loaded_after(
         "import contextlib, io\nfrom dfc.tools.opt_tool import main\n"
-        f"with contextlib.redirect_stdout(io.StringIO()):\n    assert main([{str(src)!r}, '--cse']) == 0"
+        f"with contextlib.redirect_stdout(io.StringIO()):\n    assert main([{str(src)!r}, '--cse', '--expand-library']) == 0"
     )
-    assert "sympy" not in loaded and "llvmlite.binding" not in loaded
+    assert "dfc.dialects.nn_expand_fft" in loaded  # the expansions were imported
+    assert "sympy" not in loaded and "llvmlite.binding" not in loaded and "numpy" not in loaded
 
 
 def test_a_closed_pipe_ends_quietly():
