@@ -9,11 +9,13 @@ import llvmlite.ir as ir
 
 def counted_loop(fn: ir.Function, b: ir.IRBuilder, lb: ir.Value, ub: ir.Value, step: ir.Value,
                  inits: Sequence[ir.Value], body: Callable[[ir.Value, list[ir.Value]], Sequence[ir.Value]],
-                 name: str = "for", keep_going: Callable[[], ir.Value] | None = None) -> list[ir.Value]:
+                 name: str = "for", keep_going: Callable[[], ir.Value] | None = None,
+                 metadata: dict[str, ir.MDValue] | None = None) -> list[ir.Value]:
     """`for (iv = lb; iv < ub; iv += step)` at `b`'s position in `fn`, with
     loop-carried `inits`: `body(iv, carried)` emits one iteration and returns
     the next values; `keep_going()`, emitted before each iteration, an i1 that
-    ends the loop early when false. Returns the carried values on exit; `b` is
+    ends the loop early when false; `metadata` is set on the back edge's branch
+    (`llvm.loop` hints). Returns the carried values on exit; `b` is
     left after the loop."""
     pre = b.block
     header = fn.append_basic_block(f"{name}.header")
@@ -39,6 +41,8 @@ def counted_loop(fn: ir.Function, b: ir.IRBuilder, lb: ir.Value, ub: ir.Value, s
     iv.add_incoming(iv_next, latch)
     for p, v in zip(phis, nexts, strict=True):
         p.add_incoming(v, latch)
-    b.branch(header)
+    back = b.branch(header)
+    for kind, md in (metadata or {}).items():
+        back.set_metadata(kind, md)
     b.position_at_end(exit_bb)
     return list(phis)

@@ -433,6 +433,7 @@ class FunctionEmitter:
         name: str = "for",
         checked: bool = False,
         nested: bool = True,
+        hints: dict[str, ir.MDValue] | None = None,
     ) -> list[ir.Value]:
         """`for (iv = lb; iv < ub; iv += step)` with loop-carried `inits`;
         `body(iv, carried)` emits one iteration and returns the next values.
@@ -441,9 +442,10 @@ class FunctionEmitter:
         after a failure (`BOUNDS_FAILURES` changed since the loop began, a
         relaxed atomic read): before the next iteration when the body holds
         loops (`nested`), else before the next strip of `STOP_STRIP`
-        iterations, the strip a plain loop that LLVM may vectorise."""
+        iterations, the strip a plain loop that LLVM may vectorise. `hints`:
+        `llvm.loop` metadata for the loop over the body (`strided_loops`)."""
         if not (checked and self.stops_early):
-            return counted_loop(self.fn, self.b, lb, ub, step, inits, body, name)
+            return counted_loop(self.fn, self.b, lb, ub, step, inits, body, name, metadata=hints)
         failures, _ = self.m.bounds_state()
         start = self.b.load_atomic(failures, "monotonic", 8, typ=I64)
 
@@ -451,12 +453,12 @@ class FunctionEmitter:
             return self.b.icmp_unsigned("==", self.b.load_atomic(failures, "monotonic", 8, typ=I64), start)
 
         if nested:
-            return counted_loop(self.fn, self.b, lb, ub, step, inits, body, name, keep_going)
+            return counted_loop(self.fn, self.b, lb, ub, step, inits, body, name, keep_going, hints)
         span = self.b.mul(step, ir.Constant(step.type, STOP_STRIP))
 
         def strip(first: ir.Value, carried: list[ir.Value]) -> list[ir.Value]:
             last = self.call_intrinsic("smin", step.type, [self.b.add(first, span), ub])
-            return counted_loop(self.fn, self.b, first, last, step, carried, body, name)
+            return counted_loop(self.fn, self.b, first, last, step, carried, body, name, metadata=hints)
 
         return counted_loop(self.fn, self.b, lb, ub, span, inits, strip, f"{name}.strip", keep_going)
 

@@ -26,6 +26,7 @@ from xdsl.ir import Block, Operation, SSAValue
 
 from dfc.compiler.codegen.llvm.emitter import TERMINATORS, FunctionEmitter, Handlers
 from dfc.compiler.codegen.llvm.outline import Outlined, outlined_nest
+from dfc.compiler.codegen.llvm.strided_loops import vectorisation_hints
 from dfc.compiler.codegen.llvm.values import I64, int_const, unsupported
 from dfc.compiler.codegen.runtime import declare_runtime
 from dfc.dialects.dominance import defined_inside
@@ -180,8 +181,17 @@ def _for(e: FunctionEmitter, op: Operation) -> None:
         for k in range(trip):
             out = body(ir.Constant(lb.type, lb.constant + k * step.constant), out)
     else:
-        out = e.loop(lb, ub, step, inits, body, checked=_checked(block), nested=_nested(block))
+        out = e.loop(lb, ub, step, inits, body, checked=_checked(block), nested=_nested(block),
+                     hints=_hints(e, block, 0))
     e.bind(op.results, out)
+
+
+def _hints(e: FunctionEmitter, block: Block, k: int):
+    """`llvm.loop` hints for the loop of `block.args[k]` when it is an
+    innermost loop once its small loops are unrolled (`strided_loops`)."""
+    innermost = all(o.name == "scf.for" and _unrolled_trip(*(int_const(v) for v in o.operands[:3]), o.regions[0].block)
+                    is not None for o in block.walk() if o.regions)
+    return vectorisation_hints(e, block.args[k]) if innermost else None
 
 
 def _checked(block: Block) -> bool:
@@ -207,7 +217,12 @@ def _small_trip(lb: ir.Value, ub: ir.Value, step: ir.Value, block: Block) -> int
     from vectorising."""
     if not all(isinstance(v, ir.Constant) and isinstance(v.constant, int) for v in (lb, ub, step)):
         return None
-    trip = _trip(lb.constant, ub.constant, step.constant)
+    return _unrolled_trip(lb.constant, ub.constant, step.constant, block)
+
+
+def _unrolled_trip(lb: int | None, ub: int | None, step: int | None, block: Block) -> int | None:
+    """`_small_trip` of constant bounds (None: not constant)."""
+    trip = _trip(lb, ub, step)
     size = _unrolled_size(block)
     if trip is None or size is None or trip * size > _UNROLL_OPS:
         return None
@@ -345,7 +360,8 @@ def _serial_nest(e: FunctionEmitter, block: Block, lbs, ubs, steps,
             level(k + 1)
             return []
 
-        e.loop(lb, ub, e.getv(steps[k]), [], body, name=f"par{k}", checked=_checked(block))
+        hints = _hints(e, block, k) if k == n - 1 else None
+        e.loop(lb, ub, e.getv(steps[k]), [], body, name=f"par{k}", checked=_checked(block), hints=hints)
 
     level(0)
 
