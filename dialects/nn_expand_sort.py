@@ -1,6 +1,6 @@
 """Pure expansion of `nn.argsort`, by one of three algorithms for every element type.
 
-Rank counting (a whole sort, or a large k): element i of a row has rank
+Rank counting (a whole sort or a large k of a row shorter than MERGE_MIN_N): element i of a row has rank
 r_i = #{j : x_j precedes x_i, or x_j ties x_i and j < i} (one map over the
 input and a second position j along the axis, adding 0/1 into r with
 wcr(add)), and a second map writes i at position r_i of its row (ranks of k
@@ -18,16 +18,18 @@ elements 200 to 500 times faster than counting ranks (docs/performance-notes.md)
 
 Merge sort (rows of MERGE_MIN_N and more, a whole sort or a large k): bottom-up,
 ceil(log2 n) passes, each one map over the elements carrying the order so far
-(indices) and the keys in that order (floats as they are, integers as i64 keys
-that order as the values do). Pass w merges pairs of sorted runs of w (the last
-ones partial): element p of run A goes to the pair's start + its place in A +
-the count of its partner run B's elements before it, found by a branch-free
-binary search of bit_length(w) fixed steps (as `np.searchsorted`'s in
-dfc/frontend/numpy_search.py); for A on the left B's elements strictly before,
-for A on the right also those tying it, so ties keep their index order. Each
-pass writes a permutation (with wcr(add) into zeros, as ranks are placed).
-O(n log^2 n) per row: faster than counting ranks from about n = 1024, by 2x at
-2048 and 1000x at 10^5, for a larger compile."""
+(indices) and the elements' i64 order keys in that order (`_order_key`: equal
+keys where `precedes` ties, so each comparison is one integer compare). Pass w
+merges pairs of sorted runs of w (the last ones partial): element p of run A
+goes to the pair's start + its place in A + the count of its partner run B's
+elements before it, found by a branch-free binary search of bit_length(w)
+fixed steps (as `np.searchsorted`'s in dfc/frontend/numpy_search.py, which
+builds frontend expressions, not maps); for A on the left B's keys below p's,
+for A on the right also those equal, so ties keep their index order. Each pass
+writes a permutation (with wcr(add) into zeros, as ranks are placed).
+O(n log^2 n) per row: 1.4 to 2x faster than counting ranks at n = 512, 30x at
+10^4 and 380x at 10^5, for a compile about 1 to 3 s longer
+(docs/performance-notes.md)."""
 
 from __future__ import annotations
 
@@ -45,7 +47,7 @@ from dfc.dialects.nn_sort import ArgsortOp
 SELECT_MAX_K = 8
 """The largest k selection rounds compute (unrolled: three maps a round), when 4k <= n."""
 
-MERGE_MIN_N = 2048
+MERGE_MIN_N = 512
 """The shortest row merge sorted (shorter ones count ranks, faster there: docs/performance-notes.md)."""
 
 I64_MIN, I64_MAX = -(2**63), 2**63 - 1
@@ -240,13 +242,29 @@ def _select(b: Builder, op: ArgsortOp, shape: list[int], axis: int, k: int) -> S
     return out
 
 
+def _order_key(s: Scalar, x: SSAValue, descending: bool, unsigned: bool) -> SSAValue:
+    """`x` as an i64 whose signed order is `nn.argsort`'s (equal keys exactly where `precedes` ties): a
+    float's bits (-0.0 read as 0.0; a negative's below the sign flipped, so that they order as the values),
+    a NaN the largest; an integer's `_key`; all bits flipped descending."""
+    if isinstance(x.type, AnyFloat):
+        zero = s.const(0.0, x.type)
+        x = s.select(s.eq(x, zero), zero, x)
+        width = x.type.bitwidth
+        bits = _ins(s, arith.BitcastOp(x, IntegerType(width)))
+        key = bits if width == 64 else _ins(s, arith.ExtSIOp(bits, i64))
+        negative = _ins(s, arith.CmpiOp(key, _ins(s, arith.ConstantOp(IntegerAttr(0, i64))), "slt"))
+        key = s.select(negative, _ins(s, arith.XOrIOp(key, _ins(s, arith.ConstantOp(IntegerAttr(I64_MAX, i64))))), key)
+        key = s.select(_is_nan(s, x), _ins(s, arith.ConstantOp(IntegerAttr(I64_MAX, i64))), key)
+    else:
+        key = _key(s, x, unsigned)
+    return _ins(s, arith.XOrIOp(key, _ins(s, arith.ConstantOp(IntegerAttr(-1, i64))))) if descending else key
+
+
 def _merge_sort(b: Builder, op: ArgsortOp, shape: list[int], axis: int, k: int) -> SSAValue:
     x, out_type = op.input, op.result.type
     assert isinstance(x.type, TensorType) and isinstance(out_type, TensorType)
     descending, unsigned, n = op.descending is not None, op.unsigned is not None, shape[axis]
-    floats = isinstance(x.type.element_type, AnyFloat)
-    key_type = x.type.element_type if floats else i64  # integers compared as their i64 keys
-    # the order so far (runs of `width` sorted) and the keys in that order; None: the identity, x's keys
+    # the order so far (runs of `width` sorted) and the order keys in that order; None: the identity, x's
     perm: SSAValue | None = None
     keys: SSAValue | None = None
     width = 1
@@ -265,8 +283,7 @@ def _merge_sort(b: Builder, op: ArgsortOp, shape: list[int], axis: int, k: int) 
             def key(q: SSAValue) -> SSAValue:
                 if keys is not None:
                     return read(mb, keys, at(q))
-                value = read(mb, x, at(q))
-                return value if floats else tasklet(mb, [value], i64, lambda s, a: _key(s, a[0], unsigned))
+                return tasklet(mb, [read(mb, x, at(q))], i64, lambda s, a: _order_key(s, a[0], descending, unsigned))
 
             p, w, end = ivs[axis], const(width), const(n)
             start = idx(arith.MuliOp(idx(arith.DivUIOp(p, const(2 * width))), const(2 * width)))
@@ -283,10 +300,10 @@ def _merge_sort(b: Builder, op: ArgsortOp, shape: list[int], axis: int, k: int) 
                 last = idx(arith.MinUIOp(idx(arith.SubiOp(probe, const(1))), const(n - 1)))
 
                 def counted(s: Scalar, a: Sequence[SSAValue], step=step) -> SSAValue:
-                    """1 << step if B's element at the probe comes before v (or ties it, v in the right run)."""
-                    before, tie = precedes(s, a[0], a[1], descending, False)
-                    hit = _and(s, a[2], _or(s, before, _and(s, tie, _not(s, a[3]))))
-                    return s.select(hit, _ins(s, arith.ConstantOp(IntegerAttr(1 << step, i64))),
+                    """1 << step if B's key at the probe is below v's (or equal, v in the right run)."""
+                    y, v, inside, left = a
+                    below = s.select(left, _ins(s, arith.CmpiOp(y, v, "slt")), _ins(s, arith.CmpiOp(y, v, "sle")))
+                    return s.select(_and(s, inside, below), _ins(s, arith.ConstantOp(IntegerAttr(1 << step, i64))),
                                     _ins(s, arith.ConstantOp(IntegerAttr(0, i64))))
 
                 taken = tasklet(mb, [key(last), v, inside, left], i64, counted)
@@ -296,10 +313,10 @@ def _merge_sort(b: Builder, op: ArgsortOp, shape: list[int], axis: int, k: int) 
             write(mb, index, outs[0], to, "add")  # each position written once: into zeros, as _count_ranks
             write(mb, v, outs[1], to, "add")
 
-        inits = [TensorType(i64, shape), TensorType(key_type, shape)]
-        perm, keys = map_op(b, shape, [splat(b, t, 0) for t in inits], merge).res
+        perm, keys = map_op(b, shape, [splat(b, TensorType(i64, shape), 0) for _ in range(2)], merge).res
         width *= 2
     assert perm is not None
     return perm if k == n else gather(b, perm, out_type, lambda mb, ivs: list(ivs))
+
 
 SORT_EXPANSIONS: dict[type[Operation], Callable[[Builder, Operation], SSAValue]] = {ArgsortOp: _argsort}

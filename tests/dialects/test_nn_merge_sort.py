@@ -26,16 +26,17 @@ def merge_from(monkeypatch):
     clear_jit_cache()
 
 
+@pytest.mark.parametrize("dtype", [np.float32, pytest.param(np.float64, marks=SLOW), pytest.param(np.float16, marks=SLOW)])
 @pytest.mark.parametrize("shape,axis,descending,threshold", [
     ((9, 3), 0, True, 8), pytest.param((2, 13), 1, False, 8, marks=SLOW), pytest.param((3, 7), 1, False, 8, marks=SLOW),
     pytest.param((17,), 0, True, 8, marks=SLOW), pytest.param((16,), 0, False, 16, marks=SLOW),
     pytest.param((5, 33), 1, True, 16, marks=SLOW), pytest.param((33, 4), 0, False, 16, marks=SLOW),
 ])
-def test_merge_sort_of_floats(merge_from, shape, axis, descending, threshold):
+def test_merge_sort_of_floats(merge_from, dtype, shape, axis, descending, threshold):
     """n = 7 below the threshold (rank counting), the others merged, with a partial last run."""
     merge_from(threshold)
-    x = _floats(shape, np.float32)
-    check(_argsort(list(shape), "f32", axis, "descending" if descending else ""), [x], _reference(x, axis, descending))
+    x = _floats(shape, dtype)
+    check(_argsort(list(shape), f"f{np.dtype(dtype).itemsize * 8}", axis, "descending" if descending else ""), [x], _reference(x, axis, descending))
 
 
 @pytest.mark.parametrize("dtype,mlir,flags", [
