@@ -1,10 +1,12 @@
 """nn.argsort's merge sort (dialects/nn_expand_sort.py, rows of MERGE_MIN_N and more) on the
 interpreter and the engine against NumPy's and PyTorch's stable sorts: the threshold is lowered here so
 that short rows (non-powers of two, a last partial run) take the merge path; floats with NaN, -0.0,
-infinities and ties, signed, unsigned and boolean integers, descending, top-k, rank 2 along each axis."""
+infinities and ties, signed, unsigned and boolean integers, descending, top-k, rank 2 along each axis; also
+on the simulated GPU, and at the real threshold on the engine."""
 
 import numpy as np
 import pytest
+from support.gpu_sim import simulated_engine
 
 import dfc.dialects.nn_expand_sort as nn_expand_sort
 from dfc.compiler import ExecutionEngine, parse_module
@@ -68,6 +70,14 @@ def test_merge_sort_first_k(merge_from, flags, k):
     merge_from(8)
     x = _floats((2, 21), np.float32)
     check(_argsort([2, 21], "f32", 1, flags, k), [x], _reference(x, 1, "descending" in flags)[:, :k])
+
+
+def test_merge_sort_on_the_simulated_gpu(merge_from):
+    """The GPU lowering of the passes (the placement's wcr writes at data-dependent indices, atomics there)."""
+    merge_from(8)
+    x = _floats((3, 13), np.float32)
+    got = simulated_engine(parse_module(_argsort([3, 13], "f32", 1, "descending"))).invoke("f", x)
+    np.testing.assert_array_equal(got, _reference(x, 1, True))
 
 
 @pytest.mark.slow
