@@ -1,10 +1,10 @@
-"""`np.linalg.cholesky`, `solve`, `inv`, `det`, `qr` and `eigh`, written as the NumPy loops
+"""`np.linalg.cholesky`, `solve`, `inv`, `det`, `qr`, `eigh` and `svd`, written as the NumPy loops
 the frontend compiles (numpy_linalg.py calls them like jitted functions: a
 `func.call` of their specialisation, differentiated through their loops).
 
 They are the textbook algorithms (Cholesky-Banachiewicz; Gaussian elimination
 with partial pivoting, as LAPACK's getrf; Householder QR, as LAPACK's geqrf; cyclic Jacobi rotations for the
-symmetric eigenproblem), O(n^3) scalar loops: meant for the
+symmetric eigenproblem, one-sided ones for the SVD), O(n^3) scalar loops: meant for the
 small systems of scientific kernels, not for large dense algebra. Where
 LAPACK raises `LinAlgError` (a matrix that is not positive definite, a
 singular one) they give NaN or infinities instead."""
@@ -157,3 +157,58 @@ def eigh(A, max_sweeps, tol):
     w = np.where(off > tol * total, np.nan, np.diag(M))
     order = np.argsort(w)
     return w[order], V[:, order]
+
+
+def svd(A, max_sweeps, tol):
+    """Singular values (descending), left vectors (m x n, m >= n) and right vectors (n x n, as columns) of A by
+    one-sided Jacobi rotations (Hestenes): sweeps over every column pair (p, q) rotate both columns of the
+    working copy (and of V) so that they are orthogonal, where their squared product exceeds `tol` times the
+    product of their squared norms (the rotation is eigh's, on the 2 x 2 Gram matrix), until a sweep rotates
+    nothing; NaN if that takes more than `max_sweeps`. The singular values are the column norms, U the
+    columns over their norms (a zero column stays zero: the caller completes U)."""
+    m, n = A.shape
+    W = A.copy()
+    V = np.eye(n, dtype=A.dtype)
+    rotated = 1
+    sweeps = 0
+    while rotated > 0 and sweeps < max_sweeps:
+        rotated = 0
+        for p in range(n - 1):
+            for q in range(p + 1, n):
+                app = np.sum(W[:, p] * W[:, p])
+                aqq = np.sum(W[:, q] * W[:, q])
+                apq = np.sum(W[:, p] * W[:, q])
+                if apq * apq > tol * app * aqq:
+                    rotated += 1
+                    d = aqq - app
+                    t = apq / d
+                    if np.abs(d) < 1e8 * np.abs(apq):
+                        theta = d / (2.0 * apq)
+                        t = 1.0 / (np.abs(theta) + np.sqrt(theta * theta + 1.0))
+                        t = -t if theta < 0.0 else t
+                    c = 1.0 / np.sqrt(t * t + 1.0)
+                    s = t * c
+                    wp = W[:, p].copy()
+                    wq = W[:, q].copy()
+                    W[:, p] = c * wp - s * wq
+                    W[:, q] = s * wp + c * wq
+                    vp = V[:, p].copy()
+                    vq = V[:, q].copy()
+                    V[:, p] = c * vp - s * vq
+                    V[:, q] = s * vp + c * vq
+        sweeps += 1
+    norms = np.sqrt(np.sum(W * W, axis=0))
+    sv = np.where(rotated > 0, np.nan, norms)
+    order = np.argsort(-sv)
+    U = W / np.where(norms > 0.0, norms, 1.0)
+    return sv[order], U[:, order], V[:, order]
+
+
+def signed_q(Q, R):
+    """Q with the sign of each of its first columns flipped where R's diagonal is negative: for the QR of a
+    matrix whose columns are orthonormal or zero (svd's U), those columns are the matrix's own and the rest
+    an orthonormal completion."""
+    n = R.shape[1]
+    P = Q.copy()
+    P[:, :n] = Q[:, :n] * np.where(np.diag(R) < 0.0, -1.0, 1.0)
+    return P

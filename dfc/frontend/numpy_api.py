@@ -51,6 +51,7 @@ from dfc.frontend.numpy_args import (
 from dfc.frontend.numpy_linalg import LINALG_HANDLERS
 from dfc.frontend.numpy_shapes import SHAPE_HANDLERS, diag_args, diagonal, flat, reshape, shape_of, transpose
 from dfc.frontend.numpy_sort import SORT_HANDLERS, SORT_METHODS
+from dfc.frontend.numpy_svd import SVD_HANDLERS, singular
 from dfc.frontend.weak_ints import check_python_int
 
 UNARY = {
@@ -399,7 +400,8 @@ def _int(tr, args, kwargs, node):
 
 def _norm(tr, args, kwargs, node):
     """np.linalg.norm: the 2-norm (sqrt(sum(x**2))) of a vector or over `axis`, the Frobenius norm of a
-    matrix (ord None or 'fro'), and of vectors ord 1 (sum |x|), inf (max |x|), -inf (min |x|), 0 (nonzeros)."""
+    matrix (ord None or 'fro'; 2, -2 and 'nuc' of the singular values), and of vectors ord 1 (sum |x|), inf
+    (max |x|), -inf (min |x|), 0 (nonzeros)."""
     x, order, axis, keepdims = bind(tr, args, kwargs, node, "np.linalg.norm", ("x", "ord", "axis", "keepdims"),
                                      (None, None, False))
     e = expr_of(tr, x, node)
@@ -414,12 +416,17 @@ def _norm(tr, args, kwargs, node):
         return reduce(tr, "add", tr.elementwise("abs", [e], node), axis, keepdims, node)
     if vector and o in (math.inf, -math.inf):
         return reduce(tr, "max" if o > 0 else "min", tr.elementwise("abs", [e], node), axis, keepdims, node)
+    if axis is None and e.ndim == 2 and o in (2, -2, "nuc"):  # of the singular values (numpy_svd.py)
+        s = singular(tr, e, node, "np.linalg.norm")
+        last = s.shape[0] - 1
+        value = reduce(tr, "add", s, None, False, node) if o == "nuc" else tr.index(s, (0 if o == 2 else last,), node)
+        return tr.index(value, (None, None), node) if static(keepdims) else value
     if vector and o in (0, 0.0):
         nonzero = astype(tr, condition_of(tr, tr.compare("ne", e, Const(0.0, "f64"), node), node), e.dtype, node)
         return reduce(tr, "add", nonzero, axis, keepdims, node)
     shown = o if o is not MISSING else "..."
     raise tr.fail(f"np.linalg.norm with ord={shown} of {'a vector' if vector else 'a matrix'} is not supported "
-                  "(vectors: None, 1, 2, inf, -inf, 0; matrices: None, 'fro')", node)
+                  "(vectors: None, 1, 2, inf, -inf, 0; matrices: None, 'fro', 2, -2, 'nuc')", node)
 
 
 def moment(tr, kind: str, e: Expr, axis: Any, ddof: Any, keepdims: Any, node: ast.AST) -> Expr:
@@ -529,7 +536,7 @@ HANDLERS: dict[Any, Handler] = {
     **{f: _binary(n) for f, n in BINARY.items()},
     np.fmax: _fmaxmin("maximum"), np.fmin: _fmaxmin("minimum"),
     **{f: _reduction(k) for f, k in REDUCTIONS.items()},
-    **LINALG_HANDLERS, **SHAPE_HANDLERS, **SORT_HANDLERS,
+    **LINALG_HANDLERS, **SVD_HANDLERS, **SHAPE_HANDLERS, **SORT_HANDLERS,
     np.zeros: _filled(0.0), np.ones: _filled(1.0), np.empty: _filled(0.0), np.full: _filled(None),
     np.zeros_like: _filled_like(0.0), np.ones_like: _filled_like(1.0), np.empty_like: _filled_like(0.0),
     np.full_like: _filled_like(None), np.copy: _copy, np.array: _array, np.asarray: _asarray,

@@ -130,7 +130,7 @@ def _einsum(tr, args, kwargs, node):
 _KERNELS: dict[str, Any] = {}
 
 
-def _kernel(tr, name: str, args: list, node: ast.AST) -> Any:
+def kernel(tr, name: str, args: list, node: ast.AST) -> Any:
     """A call of linalg_kernels.`name` (compiled like a jitted function, once per signature)."""
     from dfc.frontend import JitFunction, linalg_kernels
 
@@ -150,12 +150,12 @@ def _square(tr, a: Any, node: ast.AST, what: str) -> Expr:
 
 def _cholesky(tr, args, kwargs, node):
     (a,) = bind(tr, args, kwargs, node, "np.linalg.cholesky", ("a",))
-    return _kernel(tr, "cholesky", [_square(tr, a, node, "np.linalg.cholesky")], node)
+    return kernel(tr, "cholesky", [_square(tr, a, node, "np.linalg.cholesky")], node)
 
 
 def _det(tr, args, kwargs, node):
     (a,) = bind(tr, args, kwargs, node, "np.linalg.det", ("a",))
-    return _kernel(tr, "det", [_square(tr, a, node, "np.linalg.det")], node)
+    return kernel(tr, "det", [_square(tr, a, node, "np.linalg.det")], node)
 
 
 def _solve(tr, args, kwargs, node):
@@ -166,7 +166,7 @@ def _solve(tr, args, kwargs, node):
         raise tr.fail(f"np.linalg.solve: b must have shape ({m.shape[0]},) or ({m.shape[0]}, k), got "
                       f"({', '.join(map(str, rhs.shape))})", node)
     rhs = astype(tr, rhs, m.dtype, node)
-    x = _kernel(tr, "solve_matrix", [m, tr.index(rhs, (slice(None), None), node) if rhs.ndim == 1 else rhs], node)
+    x = kernel(tr, "solve_matrix", [m, tr.index(rhs, (slice(None), None), node) if rhs.ndim == 1 else rhs], node)
     return tr.index(x, (slice(None), 0), node) if rhs.ndim == 1 else x
 
 
@@ -180,7 +180,7 @@ def _inv(tr, args, kwargs, node):
     j = tr.index(_iota(n), (None, slice(None)), node)
     eye = tr.elementwise("where", [tr.compare("eq", i, j, node), Const(1.0, m.dtype, False), Const(0.0, m.dtype, False)],
                          node, m.dtype)
-    return _kernel(tr, "solve_matrix", [m, eye], node)
+    return kernel(tr, "solve_matrix", [m, eye], node)
 
 
 def _qr(tr, args, kwargs, node):
@@ -197,7 +197,7 @@ def _qr(tr, args, kwargs, node):
     m = m if m.dtype in ("f32", "f64") and not m.weak else astype(tr, m, "f64", node)
     rows, cols = m.static_shape
     k = min(rows, cols)
-    q, r = _kernel(tr, "qr", [m, Affine(rows if mode == "complete" else k)], node)
+    q, r = kernel(tr, "qr", [m, Affine(rows if mode == "complete" else k)], node)
     if mode == "complete":
         return q, r
     r = tr.index(r, (slice(0, k),), node)
@@ -226,7 +226,7 @@ def _eigh_kernel(tr, a: Any, uplo: Any, node: ast.AST, what: str) -> tuple:
 
     m = _symmetric(tr, a, uplo, node, what)
     tol = Const(float(np.finfo(np.float32 if m.dtype == "f32" else np.float64).eps) ** 2, m.dtype, False)
-    return _kernel(tr, "eigh", [m, Affine(EIGH_MAX_SWEEPS), tol], node)
+    return kernel(tr, "eigh", [m, Affine(EIGH_MAX_SWEEPS), tol], node)
 
 
 def _eigh(tr, args, kwargs, node):

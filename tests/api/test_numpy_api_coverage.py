@@ -1849,6 +1849,26 @@ values(eighs, (rng.standard_normal((4, 4)),), of=(np.linalg.eigh, np.linalg.eigv
 grads(eigh_loss, (rng.standard_normal((4, 4)),), of=(np.linalg.eigh, np.linalg.eigvalsh))
 
 
+# -- np.linalg.svd/svdvals (one-sided Jacobi; U and Vh NumPy's up to each pair's sign) ----------------------
+
+def svds(a):
+    """Singular values, sign-free functions of the vectors (tests/api/test_frontend_svd.py compares the vectors
+    themselves) and the singular-value norms."""
+    u, s, vh = np.linalg.svd(a, full_matrices=False)
+    return s, np.sum(u ** 4, axis=0), np.sum(vh ** 4, axis=1), np.linalg.svdvals(a.T), np.linalg.norm(a, "nuc")
+
+
+def svd_loss(a):
+    """Through the Jacobi loop (a data-dependent while loop): singular values and within-pair products."""
+    u, s, vh = np.linalg.svd(a, full_matrices=False)
+    return np.sum(s * np.arange(1.0, 3.0)) + np.sum(u[0, :] * u[2, :] * s) + np.sum(vh[:, 0] * vh[:, 1]) + \
+        np.sum(np.linalg.svdvals(a) ** 3)
+
+
+values(svds, (rng.standard_normal((4, 3)),), of=(np.linalg.svd, np.linalg.svdvals))
+grads(svd_loss, (rng.standard_normal((3, 2)),), of=(np.linalg.svd, np.linalg.svdvals))
+
+
 @refused(np.linalg.qr, "mode 'raw' is not supported", B45)
 def qr_raw(a):
     return np.linalg.qr(a, mode="raw")  # refused
