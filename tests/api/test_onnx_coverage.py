@@ -461,7 +461,9 @@ SUBSET: dict[str, tuple[str, ...]] = {
     "TreeEnsemble": ("test_ai_onnx_ml_tree_ensemble_set_membership",),
     "RoiAlign": ("test_roialign_aligned_true", "test_roialign_mode_max"), "MelWeightMatrix": ("test_melweightmatrix",),
     "NonZero": ("test_nonzero_example",), "Compress": ("test_compress_0", "test_compress_default_axis"),
-    "Unique": ("test_unique_not_sorted_without_axis", "test_unique_sorted_without_axis"),
+    "Unique": ("test_unique_not_sorted_without_axis", "test_unique_sorted_without_axis",
+               "test_unique_sorted_with_axis_3d"),
+    "NonMaxSuppression": ("test_nonmaxsuppression_suppress_by_IOU_and_scores", "test_nonmaxsuppression_two_classes"),
 }
 FOLDED: dict[str, tuple[str, ...]] = {
     # op -> node cases CI runs with every input an initializer (OnnxImporter.fold)
