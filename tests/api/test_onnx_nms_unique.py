@@ -74,3 +74,17 @@ def test_unique_slices_along_an_axis_match_the_reference(sorted_):
     got = interpret(from_onnx(model).module, "main", x)
     for g, w in zip(got, want):
         np.testing.assert_array_equal(g, w)
+
+
+def test_unique_rows_with_nan_and_signed_zero_on_both_engines():
+    """Rows holding NaN are distinct (NaN != NaN), -0.0 equals 0.0: as ONNX's reference (np.unique)."""
+    x = np.array([[1, np.nan, 2], [0, -0.0, 3], [1, np.nan, 2], [0, 0, 3], [np.nan, 1, 1], [0, 0, 3]])
+    outputs = ["y", "indices", "inverse", "counts"]
+    model = _model(helper.make_node("Unique", ["x"], outputs, axis=0), [("x", TensorProto.DOUBLE, x.shape)],
+                   [("y", TensorProto.DOUBLE)] + [(n, TensorProto.INT64) for n in outputs[1:]])
+    want = ReferenceEvaluator(model).run(None, {"x": x})
+    assert want[0].shape == (4, 3)
+    module = from_onnx(model).module
+    for got in (interpret(module, "main", x), ExecutionEngine(module).invoke("main", x)):
+        for g, w in zip(got, want):
+            np.testing.assert_array_equal(g, w)
