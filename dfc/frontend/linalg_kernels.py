@@ -212,3 +212,22 @@ def signed_q(Q, R):
     P = Q.copy()
     P[:, :n] = Q[:, :n] * np.where(np.diag(R) < 0.0, -1.0, 1.0)
     return P
+
+
+def pinv_of(U, s, Vh, rcond):
+    """NumPy's pinv from the reduced SVD: Vh^T diag(1/s) U^T over the singular values above `rcond` times the
+    largest (the others' reciprocals are 0)."""
+    large = s > rcond * np.max(s)
+    inverse = np.where(large, 1.0 / np.where(large, s, 1.0), 0.0)
+    return Vh.T @ (inverse[:, None] * U.T)
+
+
+def rank_of(s, tol):
+    """NumPy's matrix_rank from the singular values: how many exceed `tol`."""
+    return np.sum(s > tol)
+
+
+def cond_of(top, bottom, A):
+    """NumPy's cond from two singular values: top / bottom, a NaN as infinity unless A holds a NaN."""
+    r = top / bottom
+    return np.where(np.isnan(r) & ~np.any(np.isnan(A)), np.inf, r)

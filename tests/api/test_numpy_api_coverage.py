@@ -1859,14 +1859,31 @@ def svds(a):
 
 
 def svd_loss(a):
-    """Through the Jacobi loop (a data-dependent while loop): singular values and within-pair products."""
+    """Through the Jacobi loop (a data-dependent while loop): singular values, within-pair products, pinv, cond."""
     u, s, vh = np.linalg.svd(a, full_matrices=False)
     return np.sum(s * np.arange(1.0, 3.0)) + np.sum(u[0, :] * u[2, :] * s) + np.sum(vh[:, 0] * vh[:, 1]) + \
-        np.sum(np.linalg.svdvals(a) ** 3)
+        np.sum(np.linalg.svdvals(a) ** 3) + np.sum(np.linalg.pinv(a) * np.arange(6.0).reshape(2, 3)) + \
+        np.linalg.cond(a) + np.linalg.cond(a, -2)
 
 
 values(svds, (rng.standard_normal((4, 3)),), of=(np.linalg.svd, np.linalg.svdvals))
-grads(svd_loss, (rng.standard_normal((3, 2)),), of=(np.linalg.svd, np.linalg.svdvals))
+grads(svd_loss, (rng.standard_normal((3, 2)),), of=(np.linalg.svd, np.linalg.svdvals, np.linalg.pinv, np.linalg.cond))
+
+
+def pseudo(a, r):
+    """pinv (default, rtol=None, rcond), matrix_rank (default, tol, rtol) of a full-rank and a rank-1 matrix, cond."""
+    return (np.linalg.pinv(a), np.linalg.pinv(r), np.linalg.pinv(a.T, rtol=None), np.linalg.pinv(a, 0.3),
+            np.linalg.matrix_rank(a), np.linalg.matrix_rank(r), np.linalg.matrix_rank(a, tol=0.5),
+            np.linalg.matrix_rank(a, rtol=0.3), np.linalg.cond(a), np.linalg.cond(a.T, -2), np.linalg.cond(r * 0.0))
+
+
+values(pseudo, (rng.standard_normal((4, 3)), np.outer([1.0, 2.0, 3.0, 4.0], [1.0, -1.0, 2.0])),
+       of=(np.linalg.pinv, np.linalg.matrix_rank, np.linalg.cond))
+
+
+@refused(np.linalg.cond, "np.linalg.cond with p='fro' is not supported", B45)
+def cond_fro(a):
+    return np.linalg.cond(a, "fro")  # refused
 
 
 @refused(np.linalg.qr, "mode 'raw' is not supported", B45)
@@ -2137,6 +2154,7 @@ def test_compiled_gradient():
 # -- the walk ---------------------------------------------------------------------------
 
 NO_GRADIENT = {
+    np.linalg.matrix_rank: "an integer",
     np.zeros: "no float input", np.ones: "no float input", np.empty: "no float input", np.arange: "integers",
     builtins.len: "an integer", builtins.int: "an integer", math.floor: "a Python int", math.ceil: "a Python int",
     builtins.range: "refused", np.nonzero: "an integer", np.argwhere: "an integer", np.ndarray: "no float input",
