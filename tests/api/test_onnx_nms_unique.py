@@ -1,5 +1,6 @@
 """NonMaxSuppression and Unique along an axis beyond ONNX's node tests, against ONNX's reference
-evaluator (Unique's: NumPy's `unique(axis=)`, reordered by first occurrence for `sorted` 0): NMS of random boxes with tied scores (both box formats, with and without a score threshold,
+evaluator (Unique's in first-occurrence order: NumPy's `unique(axis=)` reordered; the reference's is
+wrong off axis 0): NMS of random boxes with tied scores (both box formats, with and without a score threshold,
 several batches and classes), and Unique of the slices of a 3-D input along its middle axis with repeated
 slices, sorted and in first-occurrence order, every output."""
 
