@@ -52,6 +52,7 @@ PF32 = P.astype(np.float32)
 
 VALUE: list[tuple] = []     # (targets, fn, args)
 GRAD: list[tuple] = []      # (targets, fn, args)
+SLOW_GRAD: set = set()      # fns whose gradient cases run with --slow
 REFUSED: list[tuple] = []   # (targets, fn, args, message)
 
 
@@ -62,10 +63,13 @@ def values(fn, *arg_lists, of):
     return fn
 
 
-def grads(fn, *arg_lists, of):
-    """Registers `fn` (one float result) on each of `arg_lists` as a gradient case of `of`."""
+def grads(fn, *arg_lists, of, slow=False):
+    """Registers `fn` (one float result) on each of `arg_lists` as a gradient case of `of` (`slow`: with
+    --slow only, where a default case covers the same differentiation)."""
     for args in arg_lists:
         GRAD.append((of if isinstance(of, tuple) else (of,), fn, args))
+    if slow:
+        SLOW_GRAD.add(fn)
     return fn
 
 
@@ -1846,7 +1850,8 @@ def eigh_loss(a):
 
 
 values(eighs, (rng.standard_normal((4, 4)),), of=(np.linalg.eigh, np.linalg.eigvalsh))
-grads(eigh_loss, (rng.standard_normal((4, 4)),), of=(np.linalg.eigh, np.linalg.eigvalsh))
+grads(eigh_loss, (rng.standard_normal((4, 4)),), of=(np.linalg.eigh, np.linalg.eigvalsh),
+      slow=True)  # the same Jacobi rotations in a data-dependent while loop as svd_loss
 
 
 # -- np.linalg.svd/svdvals (one-sided Jacobi; U and Vh NumPy's up to each pair's sign) ----------------------
@@ -2034,7 +2039,8 @@ def test_value(targets, fn, args):
     assert_same(_interpret(fn, args), want, reference, fn.__name__)
 
 
-@pytest.mark.parametrize("targets, fn, args", GRAD, ids=_ids(GRAD))
+@pytest.mark.parametrize("targets, fn, args", [pytest.param(*c, marks=pytest.mark.slow) if c[1] in SLOW_GRAD else c
+                                              for c in GRAD], ids=_ids(GRAD))
 def test_gradient(targets, fn, args):
     """autodiff of the frontend's IR equals float64 central differences of the NumPy function (rtol 1e-9)."""
     check(fn, args)

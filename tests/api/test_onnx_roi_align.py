@@ -50,7 +50,7 @@ def test_roi_align_matches_the_reference(mode, transform, ratio, engine):
     np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-13)
 
 
-@pytest.mark.parametrize("mode", ["avg", "max"])
+@pytest.mark.parametrize("mode", ["avg", pytest.param("max", marks=pytest.mark.slow)])
 def test_roi_align_gradient_to_x(mode):
     """The gradient to X (a random cotangent) equals float64 central differences of the reference evaluator's
     RoiAlign (linear in X for avg; for max, piecewise linear with its pieces' ties apart by far more than the
