@@ -207,6 +207,7 @@ def softmax_ir():
     return fn, (rng.standard_normal((3, 5)), rng.standard_normal((3, 5))), reference
 
 
+@pytest.mark.slow  # CI: the Hessians of frontend functions above and the batched Hessian of test_basis_loops
 def test_hessian_of_an_ir_function():
     fn, args, reference = softmax_ir()
     assert_close(dfc.hessian(fn)(*args), jax.hessian(reference)(*args))
