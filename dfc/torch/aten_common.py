@@ -45,6 +45,10 @@ def meta_type(val) -> tuple[tuple[int, ...], str]:
     return tuple(d if isinstance(d, int) else -1 for d in val.shape), DTYPES[dtype]
 
 
+BOOLEAN_ARITHMETIC = {"nn.add": "nn.or", "nn.mul": "nn.and", "nn.maximum": "nn.or", "nn.minimum": "nn.and"}
+"""torch's arithmetic of booleans as the logical op it is (the nn dialect's arithmetic takes no i1)."""
+
+
 class Builder(IRWriter):
     """`IRWriter` with the helpers the handlers share."""
 
@@ -89,13 +93,18 @@ class Builder(IRWriter):
                 dtype = "f32"
         a, b = self.tensor(a, dtype), self.tensor(b, dtype)
         shape = np.broadcast_shapes(a.shape, b.shape)
+        if dtype == "i1":
+            name = BOOLEAN_ARITHMETIC.get(name, name)
         result = "i1" if name == "nn.compare" else dtype
         return self.op(name, [a, b], shape, result)
 
     def compare(self, direction: str, a, b) -> Value:
+        """`a (direction) b` as torch orders them: booleans as 0 and 1 (nn.compare's integers are signed,
+        and the i1 True is -1)."""
         tensors = [x for x in (a, b) if isinstance(x, Value)]
         floats = [t.dtype for t in tensors if t.is_float]
         dtype = floats[0] if floats else ("f32" if any(isinstance(x, float) for x in (a, b)) else tensors[0].dtype)
+        dtype = "i32" if dtype == "i1" else dtype
         a, b = self.tensor(a, dtype), self.tensor(b, dtype)
         return self.op("nn.compare", [a, b], np.broadcast_shapes(a.shape, b.shape), "i1", direction=direction)
 
@@ -124,10 +133,39 @@ class Builder(IRWriter):
         shape = [1 if d in axes else n for d, n in enumerate(a.shape)] if keepdims else [
             n for d, n in enumerate(a.shape) if d not in axes
         ]
+        if not a.is_float:
+            for axis in axes:
+                a = self._integer_reduce(kind, a, axis)
+            return self.reshape(a, shape)
         props: dict[str, object] = {"kind": kind, "axes": axes}
         if keepdims:
             props["keepdims"] = Raw("unit")
         return self.op("nn.reduce", [a], shape, a.dtype, **props)
+
+    def _integer_reduce(self, kind: str, a: Value, axis: int) -> Value:
+        """`kind` (sum, max, min) of integers or booleans over `axis`, kept as size 1, which nn.reduce (of floats)
+        does not take: the two halves combined elementwise until one element is left, an odd count padded
+        with the identity (exact, and wrapping as torch's)."""
+        if kind not in ("sum", "max", "min"):
+            raise UnsupportedOp(f"a {kind} of {a.dtype}")
+        name = {"sum": "nn.add", "max": "nn.maximum", "min": "nn.minimum"}[kind]
+        bits = 1 if a.dtype == "i1" else int(a.dtype[1:])
+        identity = {"sum": 0, "max": -(2 ** (bits - 1)), "min": 2 ** (bits - 1) - 1}[kind]
+        identity = {"max": 0, "min": 1}.get(kind, 0) if a.dtype == "i1" else identity
+        rank = len(a.shape)
+        if a.shape[axis] == 0:
+            return self.full(identity, [1 if d == axis else n for d, n in enumerate(a.shape)], a.dtype)
+        while a.shape[axis] > 1:
+            n = a.shape[axis]
+            if n % 2:
+                a = self.pad(a, [0] * rank, [int(d == axis) for d in range(rank)], identity)
+            half = (n + 1) // 2
+            parts = [self.op("nn.slice", [a], [half if d == axis else m for d, m in enumerate(a.shape)], a.dtype,
+                             start_indices=[start if d == axis else 0 for d in range(rank)],
+                             limit_indices=[start + half if d == axis else m for d, m in enumerate(a.shape)],
+                             strides=[1] * rank) for start in (0, half)]
+            a = self.binary(name, *parts, a.dtype)
+        return a
 
     def along(self, v: Value, rank: int, axis: int) -> Value:
         """A 1-d `v` reshaped to broadcast along `axis` of a rank-`rank` tensor."""

@@ -21,7 +21,18 @@ NN_HANDLERS, handles = handler_table()
 
 @handles("mm.default")
 def _mm(b, node, x, y):
+    if not x.is_float:
+        return _integer_product(b, x, y)
     return b.op("nn.matmul", [x, y], b.out(node)[0], x.dtype)
+
+
+def _integer_product(b, x, y):
+    """The (batched) matrix product of integers, which the library's contractions (of floats) do not take:
+    the products of x[..., m, k, 1] and y[..., 1, k, n] summed over k (wrapping as torch's)."""
+    *batch, m, k = x.shape
+    n = y.shape[-1]
+    terms = b.binary("nn.mul", b.reshape(x, [*batch, m, k, 1]), b.reshape(y, [*batch, 1, k, n]), x.dtype)
+    return b.reduce("sum", terms, [len(batch) + 1])
 
 
 @handles("addmm.default")
@@ -38,6 +49,8 @@ def _addmm(b, node, bias, x, y, beta, alpha):
 
 @handles("bmm.default")
 def _bmm(b, node, x, y):
+    if not x.is_float:
+        return _integer_product(b, x, y)
     return b.op(
         "nn.dot_general", [x, y], b.out(node)[0], x.dtype, lhs_batching_dimensions=[0], rhs_batching_dimensions=[0],
         lhs_contracting_dimensions=[2], rhs_contracting_dimensions=[1],
@@ -206,10 +219,7 @@ def _adaptive_weights(size: int, out: int) -> np.ndarray:
 @handles("sum.dim_IntList", "mean.dim", "mean.default", "amax.default", "amin.default")
 def _reduce(b, node, x, dims=None, keepdim=False, dtype=None):
     kind = {"sum": "sum", "mean": "mean", "amax": "max", "amin": "min"}[node.target.__name__.split(".")[0]]
-    x = b.convert(x, b.out(node)[1])
-    if not x.is_float and x.shape:
-        raise UnsupportedOp(f"{kind} of {x.dtype} (the library reduces floats)")
-    return b.reduce(kind, x, dims, keepdim)
+    return b.reduce(kind, b.convert(x, b.out(node)[1]), dims, keepdim)
 
 
 def _along_axis(b, node, name: str, x, dim: int) -> Value:
