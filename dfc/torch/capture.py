@@ -23,6 +23,8 @@ import inspect
 import operator
 import os
 import re
+import sysconfig
+import traceback
 import warnings
 from dataclasses import dataclass
 from typing import Any
@@ -61,6 +63,10 @@ class UnsupportedOpError(NotImplementedError):
 
 RNG_KEY = "rng_key"
 """The kind of the random key argument (`Captured.inputs`), which the caller draws per call (docs/random.md)."""
+
+_TORCH_DIR = os.path.dirname(torch.__file__) + os.sep
+_STDLIB_DIR = sysconfig.get_paths()["stdlib"] + os.sep
+_DFC_TORCH_DIR = os.path.dirname(__file__) + os.sep
 
 _REFUSED = object()
 """The value of a node that has no translation, and of the nodes that use it."""
@@ -111,14 +117,27 @@ def export(module: torch.nn.Module, args: tuple, kwargs: dict | None = None) -> 
             f"torch.export cannot capture {name}: its Python control flow depends on tensor "
             "values; torch.compile(model, backend='dfc') compiles the pieces between such branches"
         ) from err
-    except (RuntimeError, ValueError, TypeError, AssertionError) as err:
+    except Exception as err:  # noqa: BLE001 - whatever torch.export or a decomposition raises, named as its failure
         first = str(err).strip().split("\n")[0]
         hint = ("; a Hugging Face model exports with attn_implementation=\"eager\", whose attention torch can "
                 "decompose") if "Cannot view a tensor" in first else ""
         raise UnsupportedOpError(
             f"torch.export could not capture {name} (an error of the model, or a limit of torch.export): "
-            f"{type(err).__name__}: {first}{hint} (DFC_TRACEBACK=1 shows torch's traceback)"
+            f"{type(err).__name__}: {first}{hint}{_raised_at(err)} (DFC_TRACEBACK=1 shows torch's traceback)"
         ) from err
+
+
+def _raised_at(err: BaseException) -> str:
+    """` (raised at file:line: code)` for the innermost frame of `err`'s traceback outside torch, dfc.torch
+    and the standard library (the model's line), or "" when there is none (a failure inside torch itself)."""
+    frames = [f for f in traceback.extract_tb(err.__traceback__) if not _outside_the_model(f.filename)]
+    return f" (raised at {frames[-1].filename}:{frames[-1].lineno}: {frames[-1].line})" if frames else ""
+
+
+def _outside_the_model(filename: str) -> bool:
+    """Whether a frame in `filename` is torch's, dfc.torch's or the standard library's (not installed packages)."""
+    return filename.startswith((_TORCH_DIR, _DFC_TORCH_DIR)) or (
+        filename.startswith(_STDLIB_DIR) and "-packages" + os.sep not in filename) or filename.startswith("<")
 
 
 def module_path(node: torch.fx.Node, root: str) -> str:
@@ -134,7 +153,6 @@ def module_path(node: torch.fx.Node, root: str) -> str:
 
 
 _FRAME = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+), in [^\n]*\n(?P<code>[^\n]*)')
-_TORCH_DIR = os.path.dirname(torch.__file__) + os.sep
 
 
 def _source(node: torch.fx.Node) -> str:

@@ -442,3 +442,18 @@ def test_an_error_inside_torch_export_is_named_with_a_hint():
                        match=r"torch\.export could not capture _Failing .*ValueError: Cannot view a tensor.*"
                              r"attn_implementation=\"eager\""):
         dfc.torch.compile(_Failing(), (torch.randn(2),))
+
+
+class _Lookup(nn.Module):
+    def forward(self, x):
+        return x * {"a": 1}["b"]
+
+
+def test_any_error_inside_torch_export_is_named_with_the_models_line():
+    """Not only torch's RuntimeErrors: a KeyError (here the model's own, as a decomposition's could be)
+    is an UnsupportedOpError naming the module, the error and the model's line that raised it."""
+    line = inspect.getsourcelines(_Lookup.forward)[1] + 1
+    with pytest.raises(dfc.torch.UnsupportedOpError) as info:
+        dfc.torch.compile(_Lookup(), (torch.randn(2),))
+    assert (f"torch.export could not capture _Lookup (an error of the model, or a limit of torch.export): "
+            f"KeyError: 'b' (raised at {__file__}:{line}: return x * {{\"a\": 1}}[\"b\"])") in str(info.value)
