@@ -36,11 +36,11 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from xdsl.builder import Builder
-from xdsl.dialects import arith
-from xdsl.dialects.builtin import AnyFloat, IndexType, IntegerAttr, IntegerType, TensorType, i64
+from xdsl.dialects import arith, tensor
+from xdsl.dialects.builtin import DYNAMIC_INDEX, AnyFloat, IndexType, IntegerAttr, IntegerType, TensorType, i64
 from xdsl.ir import BlockArgument, Operation, SSAValue
 
-from dfc.dialects.df_builders import Scalar, index_const, map_op, read, splat, tasklet, write
+from dfc.dialects.df_builders import Scalar, index_const, map_op, read, sizes, splat, tasklet, write
 from dfc.dialects.nn_expand_shape import gather
 from dfc.dialects.nn_sort import ArgsortOp
 
@@ -111,6 +111,8 @@ def _argsort(b: Builder, op: Operation) -> SSAValue:
     shape, axis, k = list(x.type.get_shape()), op.normalized_axis, op.count
     if not shape:
         return splat(b, out_type, 0)
+    if DYNAMIC_INDEX in shape:
+        return _count_ranks(b, op, sizes(b, x), axis, k)
     if k <= SELECT_MAX_K and 4 * k <= shape[axis]:
         return _select(b, op, shape, axis, k)
     if shape[axis] >= MERGE_MIN_N:
@@ -118,7 +120,20 @@ def _argsort(b: Builder, op: Operation) -> SSAValue:
     return _count_ranks(b, op, shape, axis, k)
 
 
-def _count_ranks(b: Builder, op: ArgsortOp, shape: list[int], axis: int, k: int) -> SSAValue:
+def _zeros(b: Builder, t: TensorType, shape: Sequence[int | SSAValue]) -> SSAValue:
+    """i64 zeros of type `t` (sizes `shape`, run-time ones as index values)."""
+    if DYNAMIC_INDEX not in t.get_shape():
+        return splat(b, t, 0)
+    out = b.insert(tensor.EmptyOp([d for d in shape if isinstance(d, SSAValue)], t)).tensor
+
+    def fill(mb: Builder, ivs: Sequence[BlockArgument], outs: Sequence[BlockArgument]) -> None:
+        write(mb, tasklet(mb, [], i64, lambda s, v: _ins(s, arith.ConstantOp(IntegerAttr(0, i64)))), outs[0], ivs)
+
+    return map_op(b, shape, [out], fill).res[0]
+
+
+def _count_ranks(b: Builder, op: ArgsortOp, shape: Sequence[int | SSAValue], axis: int, k: int) -> SSAValue:
+    """(Run-time sizes: `shape` holds index values for them, and `k` is the whole axis.)"""
     x, out_type = op.input, op.result.type
     assert isinstance(out_type, TensorType)
     descending, unsigned = op.descending is not None, op.unsigned is not None
@@ -134,10 +149,11 @@ def _count_ranks(b: Builder, op: ArgsortOp, shape: list[int], axis: int, k: int)
 
         write(mb, tasklet(mb, [x_j, x_i, earlier], i64, body), outs[0], i, "add")
 
-    ranks = map_op(b, [*shape, shape[axis]], [splat(b, TensorType(i64, shape), 0)], count).res[0]
-    whole = k == shape[axis]  # else ranks of k and above go to an extra position k, dropped
+    dims = op.input.type.get_shape()  # type: ignore[attr-defined]
+    ranks = map_op(b, [*shape, shape[axis]], [_zeros(b, TensorType(i64, dims), shape)], count).res[0]
+    whole = k == dims[axis]  # else ranks of k and above go to an extra position k, dropped
     placed_type = TensorType(i64, [(d_size if whole else k + 1) if d == axis else d_size
-                                   for d, d_size in enumerate(shape)])
+                                   for d, d_size in enumerate(dims)])
 
     def place(mb: Builder, ivs: Sequence[BlockArgument], outs: Sequence[BlockArgument]) -> None:
         rank = mb.insert(arith.IndexCastOp(read(mb, ranks, ivs), IndexType())).result
@@ -146,7 +162,7 @@ def _count_ranks(b: Builder, op: ArgsortOp, shape: list[int], axis: int, k: int)
         position = mb.insert(arith.IndexCastOp(ivs[axis], i64)).result
         write(mb, position, outs[0], [rank if d == axis else iv for d, iv in enumerate(ivs)], "add")
 
-    placed = map_op(b, shape, [splat(b, placed_type, 0)], place).res[0]
+    placed = map_op(b, shape, [_zeros(b, placed_type, shape)], place).res[0]
     return placed if whole else gather(b, placed, out_type, lambda mb, ivs: list(ivs))
 
 

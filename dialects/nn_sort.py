@@ -10,16 +10,27 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from xdsl.dialects.builtin import AnyFloat, IntegerAttr, IntegerType, Signedness, TensorType, UnitAttr, i64
-from xdsl.ir import SSAValue
+from xdsl.dialects.builtin import (
+    DYNAMIC_INDEX,
+    AnyFloat,
+    IntegerAttr,
+    IntegerType,
+    Signedness,
+    TensorType,
+    UnitAttr,
+    i64,
+)
+from xdsl.ir import Attribute, SSAValue
 from xdsl.irdl import irdl_op_definition, operand_def, opt_prop_def, prop_def, result_def
 from xdsl.utils.exceptions import VerifyException
 
-from dfc.dialects.nn_base import External, NNOp, _static, normalize_axis
+from dfc.dialects.nn_base import External, NNOp, normalize_axis
 from dfc.dialects.nn_indexing import GatherOp
 
 
-def _sortable(t: TensorType) -> TensorType:
+def _sortable(t: Attribute) -> TensorType:
+    if not isinstance(t, TensorType):
+        raise VerifyException(f"input must be a tensor, got {t}")
     e = t.element_type
     if not (isinstance(e, AnyFloat) or isinstance(e, IntegerType) and e.signedness.data == Signedness.SIGNLESS):
         raise VerifyException(f"input must have a float, signless integer or i1 element type, got {t}")
@@ -36,7 +47,8 @@ class ArgsortOp(NNOp):
     NumPy and PyTorch), with -0.0 equal to 0.0; integers are signed, or read as
     unsigned with `unsigned` (i1 always is: false < true). With `k`, only the
     first k positions (top-k: the result has k elements along `axis`). A 0-d
-    input gives 0. Syntax:
+    input gives 0. Dimensions may be dynamic (`?`, a run-time size: the
+    result has the input's), except the axis of a top-k. Syntax:
     `%i = nn.argsort %x {axis = 1 : i64, descending, k = 3 : i64} : (tensor<2x5xf32>) -> tensor<2x3xi64>`.
     """
 
@@ -56,7 +68,7 @@ class ArgsortOp(NNOp):
 
     def __init__(self, input: SSAValue, axis: int, descending: bool = False, unsigned: bool = False,
                  k: int | None = None):
-        t = _sortable(_static(input.type, "input"))
+        t = _sortable(input.type)
         props: dict = {"axis": IntegerAttr(axis, i64)}
         if descending:
             props["descending"] = UnitAttr()
@@ -68,16 +80,16 @@ class ArgsortOp(NNOp):
 
     @property
     def normalized_axis(self) -> int:
-        return normalize_axis(self.axis.value.data, _static(self.input.type, "input").get_num_dims())
+        return normalize_axis(self.axis.value.data, _sortable(self.input.type).get_num_dims())
 
     @property
     def count(self) -> int:
-        """How many positions the result holds along the axis (`k`, else all)."""
-        shape = _static(self.input.type, "input").get_shape()
+        """How many positions the result holds along the axis (`k`, else all: -1 where a run-time size)."""
+        shape = _sortable(self.input.type).get_shape()
         return self.k.value.data if self.k is not None else (shape[self.normalized_axis] if shape else 1)
 
     def infer_type(self) -> TensorType:
-        t = _sortable(_static(self.input.type, "input"))
+        t = _sortable(self.input.type)
         if self.unsigned is not None and not isinstance(t.element_type, IntegerType):
             raise VerifyException(f"unsigned is for integer inputs, got {t}")
         return _result(t, self.axis.value.data, self.k.value.data if self.k is not None else None)
@@ -87,6 +99,8 @@ def _result(t: TensorType, axis: int, k: int | None) -> TensorType:
     shape = list(t.get_shape())
     axis = normalize_axis(axis, len(shape))
     if k is not None:
+        if shape and shape[axis] == DYNAMIC_INDEX:
+            raise VerifyException(f"a top-k (k = {k}) needs a static size along the axis, got {t}")
         if not shape or not 0 <= k <= shape[axis]:
             raise VerifyException(f"k = {k} is not in [0, {shape[axis] if shape else 0}] (the size of the axis)")
         shape[axis] = k

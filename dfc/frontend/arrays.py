@@ -34,6 +34,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, SSAValue
 
 from dfc.frontend.affine import Affine
+from dfc.frontend.run_time_sizes import run_time_size
 
 FLOATS = ("f16", "f32", "f64")
 UNSIGNED = ("u8", "u16", "u32", "u64")
@@ -124,8 +125,9 @@ class View(Expr):
         t = value.type
         assert isinstance(t, TensorType)
         n = t.get_num_dims()
+        sizes = [Affine(d) if d >= 0 else Affine.of(run_time_size(value, k)) for k, d in enumerate(t.get_shape())]
         return View(
-            value, [Affine(d) for d in t.get_shape()], [Affine(0)] * n,
+            value, sizes, [Affine(0)] * n,
             [[int(r == c) for c in range(n)] for r in range(n)], dtype_name(t.element_type), cell,
         )
 
@@ -137,7 +139,8 @@ class View(Expr):
         return (
             not self.gathers and self.ndim == n and all(o.static == 0 for o in self.offset)
             and all(self.coef[r][c] == int(r == c) for r in range(n) for c in range(n))
-            and [d.static for d in self.shape] == list(t.get_shape())
+            and all(d.static == s if s >= 0 else d == Affine.of(run_time_size(self.source, k))
+                    for k, (d, s) in enumerate(zip(self.shape, t.get_shape())))
         )
 
     def columns(self, cols: list[list[int]], shape: list[Affine], offset: list[Affine] | None = None) -> View:
@@ -205,7 +208,7 @@ def size_bound(e: Expr, k: int) -> int | None:
         return size
     if isinstance(e, View):
         extents = e.source.type.get_shape()  # type: ignore[attr-defined]
-        bounds = [-(-extents[r] // abs(e.coef[r][k])) for r in range(len(e.offset)) if e.coef[r][k]]
+        bounds = [-(-extents[r] // abs(e.coef[r][k])) for r in range(len(e.offset)) if e.coef[r][k] and extents[r] >= 0]
         return min(bounds) if bounds else None
     if isinstance(e, Op):
         bounds = [size_bound(a, k - e.ndim + a.ndim) for a in e.args if k - e.ndim + a.ndim >= 0

@@ -1,22 +1,26 @@
-"""Arrays whose size depends on the data, as values: `np.nonzero`, `np.argwhere`,
+"""Arrays whose size depends on the data: `np.nonzero`, `np.argwhere`,
 `np.flatnonzero`, `np.extract`, `np.compress`, `np.unique` and a boolean-masked
-read `x[m]` that is returned.
+read `x[m]` used as an array of its own.
 
-Each is built at once (`nn.nonzero`, `nn.gather_points`) as a `Dynamic`: a
-tensor whose leading size is known only at run time. A `Dynamic` may be
-returned (the caller gets an array of its run-time shape), alone or in a
-tuple; any other use needs a static shape and is a located error. A masked
-read that is only reduced or combined elementwise stays lazy (`masks`).
+Each is built at once (`nn.nonzero`, `nn.gather_points`, `nn.unique`) as a
+tensor whose leading dimension is `?`, and read as an ordinary `View`: its
+size is the `Affine` symbol of the run-time extent (`run_time_sizes`), so the
+frontend computes with it as with any other array: elementwise maps and
+reductions over the run-time extent, slices, sorts, products, gathers and
+scatters by it. Sizes equal by construction are the same symbol (the columns
+of one `np.nonzero`, reads `x[m]` and `y[m]` of one mask); arrays whose sizes
+only happen to agree at run time do not broadcast together (a located error).
+A masked read that is only reduced or combined elementwise stays lazy
+(`masks`), as before.
 """
 
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from xdsl.ir import SSAValue
+from xdsl.ir import Block, OpResult, SSAValue
 
 from dfc.dialects.nn_dynamic import GatherPointsOp, NonzeroOp, UniqueOp
 from dfc.frontend import masks
@@ -24,18 +28,6 @@ from dfc.frontend.affine import Affine
 from dfc.frontend.arrays import Const, Expr, View
 from dfc.frontend.numpy_args import MISSING, bind, expr_of, static
 from dfc.frontend.numpy_shapes import flat, reshape
-
-USE_MESSAGE = ("{what} has a data-dependent shape (np.nonzero/argwhere/flatnonzero/extract/compress, or a masked "
-               "x[m]): compiled code can return it, but not compute with it; reduce x[m] directly (np.sum(x[m])) "
-               "or use np.where")
-
-
-@dataclass(eq=False)
-class Dynamic:
-    """A built tensor of data-dependent leading size: `value`, of NumPy dtype name `dtype` ('i64', 'f32', ...)."""
-
-    value: SSAValue
-    dtype: str
 
 
 def _ins(tr, op) -> SSAValue:
@@ -47,24 +39,48 @@ def _points(tr, e: Expr) -> SSAValue:
     return _ins(tr, NonzeroOp(tr.em.materialize(e)))
 
 
-def _column(tr, points: SSAValue, d: int) -> Dynamic:
+def _column(tr, points: SSAValue, d: int) -> View:
     """Column `d` of (count, ndim) coordinates, (count,)."""
     at = tr.em.materialize(Const(d, "i64", False, [Affine(1)]))
-    return Dynamic(_ins(tr, GatherPointsOp(points, at, 1)), "i64")
+    return View.whole(_ins(tr, GatherPointsOp(points, at, 1)))
 
 
-def masked(tr, m: masks.Masked, node: ast.AST) -> Dynamic:
+def _dominates(value: SSAValue, block: Block | None) -> bool:
+    """Whether `value` (an op result) is defined in `block` or a block around it."""
+    home = value.op.parent_block() if isinstance(value, OpResult) else value.owner
+    while block is not None:
+        if block is home:
+            return True
+        parent = block.parent_op()
+        block = parent.parent_block() if parent is not None else None
+    return False
+
+
+def _mask_points(tr, m: masks.Masked, base: Expr, node: ast.AST) -> SSAValue:
+    """The points of `m`'s mask, shared by the reads of one mask (`x[m]`, `y[m]`) where they are in scope, so
+    that their sizes are one symbol."""
+    cache = tr.__dict__.setdefault("_mask_points", [])
+    here = tr.b.insertion_point.block
+    for known, lead, points in cache:
+        if lead == m.lead and masks.same(known, m.mask) and _dominates(points, here):
+            return points
+    mask = tr.index(m.mask, (slice(None),) * m.lead + (Affine(0),) * (base.ndim - m.lead), node)
+    points = _points(tr, mask)
+    cache.append((m.mask, m.lead, points))
+    return points
+
+
+def masked(tr, m: masks.Masked, node: ast.AST) -> View:
     """`x[m]` built: the rows (or elements) of the base at the mask's nonzero positions."""
     if m.lead is None:
         raise tr.fail(masks.SHAPE_MESSAGE.format(what="this boolean-masked array"), node)
     base = tr.as_expr(m.base, node)
-    mask = tr.index(m.mask, (slice(None),) * m.lead + (Affine(0),) * (base.ndim - m.lead), node)
-    return Dynamic(_ins(tr, GatherPointsOp(tr.em.materialize(base), _points(tr, mask), 0)), tr.em.concrete(base))
+    return View.whole(_ins(tr, GatherPointsOp(tr.em.materialize(base), _mask_points(tr, m, base, node), 0)))
 
 
 def _array(tr, a: Any, node: ast.AST, what: str) -> Expr:
-    if isinstance(a, masks.Masked | Dynamic):
-        raise tr.fail(USE_MESSAGE.format(what=f"the array passed to {what}"), node)
+    if isinstance(a, masks.Masked):
+        return masked(tr, a, node)
     return expr_of(tr, a, node)
 
 
@@ -79,7 +95,7 @@ def _nonzero(tr, args, kwargs, node):
 
 def _argwhere(tr, args, kwargs, node):
     (a,) = bind(tr, args, kwargs, node, "np.argwhere", ("a",))
-    return Dynamic(_points(tr, _array(tr, a, node, "np.argwhere")), "i64")
+    return View.whole(_points(tr, _array(tr, a, node, "np.argwhere")))
 
 
 def _flatnonzero(tr, args, kwargs, node):
@@ -87,7 +103,7 @@ def _flatnonzero(tr, args, kwargs, node):
     return _column(tr, _points(tr, flat(tr, _array(tr, a, node, "np.flatnonzero"), node)), 0)
 
 
-def _selected(tr, condition: Expr, a: Expr, axis: int, node: ast.AST) -> Dynamic:
+def _selected(tr, condition: Expr, a: Expr, axis: int, node: ast.AST) -> View:
     """The entries of `a` along `axis` where `condition` (1-D, at most that long) is nonzero."""
     if condition.ndim != 1 or (size := condition.shape[0].static) is None:
         raise tr.fail("the condition must be a 1-D array", node)
@@ -96,7 +112,7 @@ def _selected(tr, condition: Expr, a: Expr, axis: int, node: ast.AST) -> Dynamic
         raise tr.fail(f"the condition has {size} entries, more than the {length} of axis {axis}", node)
     if size < length:
         a = tr.index(a, (slice(None),) * axis + (slice(0, size),), node)
-    return Dynamic(_ins(tr, GatherPointsOp(tr.em.materialize(a), _points(tr, condition), axis)), tr.em.concrete(a))
+    return View.whole(_ins(tr, GatherPointsOp(tr.em.materialize(a), _points(tr, condition), axis)))
 
 
 def _compress(tr, args, kwargs, node):
@@ -133,9 +149,8 @@ def _unique(tr, args, kwargs, node):
     if any(f is MISSING for f in flags):
         raise tr.fail("np.unique's return_index, return_inverse, return_counts and equal_nan must be constants", node)
     e = _array(tr, ar, node, "np.unique")
-    dtype = tr.em.concrete(e)
     x = tr.em.materialize(flat(tr, e, node) if e.ndim != 1 else e)
-    out: list = [Dynamic(_ins(tr, UniqueOp(x, "values", equal_nan=bool(flags[3]))), dtype)]
+    out: list = [View.whole(_ins(tr, UniqueOp(x, "values", equal_nan=bool(flags[3]))))]
     for part, wanted in zip(("indices", "inverse", "counts"), flags[:3]):
         if not wanted:
             continue
@@ -143,7 +158,7 @@ def _unique(tr, args, kwargs, node):
         if part == "inverse":
             out.append(reshape(tr, View.whole(value), tuple(e.shape), node))
         else:
-            out.append(Dynamic(value, "i64"))
+            out.append(View.whole(value))
     return out[0] if len(out) == 1 else tuple(out)
 
 

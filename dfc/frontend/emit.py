@@ -16,13 +16,13 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from xdsl.builder import Builder
-from xdsl.dialects import arith, math
-from xdsl.dialects.builtin import FloatAttr, IndexType, IntegerAttr, StringAttr, i64
+from xdsl.dialects import arith, math, tensor
+from xdsl.dialects.builtin import DYNAMIC_INDEX, FloatAttr, IndexType, IntegerAttr, StringAttr, TensorType, i64
 from xdsl.ir import Block, SSAValue
 from xdsl.rewriter import InsertPoint
 
 from dfc.dialects import df, nn
-from dfc.dialects.df_builders import REDUCE_IDENTITY, empty, map_op, read, splat, write
+from dfc.dialects.df_builders import REDUCE_IDENTITY, empty, map_op, read, splat, tasklet, write
 from dfc.dialects.nn_contract import DotGeneralOp
 from dfc.frontend.affine import Affine
 from dfc.frontend.arrays import (
@@ -180,8 +180,9 @@ class Emitter:
         shape = e.static_shape
         if shape is None:
             sizes = ", ".join(map(str, e.shape))
-            raise self.fail(f"{what} has shape ({sizes}), which depends on a loop variable: it can be read, "
-                            "reduced or assigned, but not stored in a new array (data-dependent shapes are not supported)")
+            raise self.fail(f"{what} has shape ({sizes}), a size known only at run time (a loop variable, x[m], "
+                            "np.nonzero, np.unique): this operation needs a static shape (elementwise arithmetic, "
+                            "reductions, slices, gathers, 1-d sorts and products take run-time sizes)")
         return shape
 
     def prepare(self, e: Expr) -> Expr:
@@ -206,15 +207,30 @@ class Emitter:
         e = self.prepare(e)
         if isinstance(e, View) and e.is_whole and e.dtype == dtype:
             return e.source
-        shape = self.static(e, "the array")
-        out_t = tensor_type(dtype, shape)
-        if isinstance(e, Const):
-            return splat(self.b, out_t, e.value)
+        if isinstance(e, Const) and e.static_shape is not None:
+            return splat(self.b, tensor_type(dtype, e.static_shape), e.value)
 
         def build(mb: Builder, ivs, outs) -> None:
             write(mb, self.scalar(mb, e, list(ivs), dtype), outs[0], list(ivs))
 
-        return map_op(self.b, shape, [empty(self.b, out_t)], build).res[0]
+        return map_op(self.b, [bound(self.b, d) for d in e.shape], [self.fresh(dtype, e.shape)], build).res[0]
+
+    def fresh(self, dtype: str, shape: list[Affine], fill: float | int | None = None) -> SSAValue:
+        """A new tensor of `shape` (a run-time size is a `?` dimension), every element `fill` (None: unset)."""
+        if all(d.static is not None for d in shape):
+            t = tensor_type(dtype, [d.static for d in shape])  # type: ignore[misc]
+            return empty(self.b, t) if fill is None else splat(self.b, t, fill)
+        t = TensorType(IR_TYPES[dtype], [DYNAMIC_INDEX if d.static is None else d.static for d in shape])
+        out = self.b.insert(tensor.EmptyOp([d.emit(self.b) for d in shape if d.static is None], t)).tensor
+        if fill is None:
+            return out
+
+        def build(mb: Builder, ivs, outs) -> None:
+            t = IR_TYPES[dtype]
+            value = FloatAttr(fill, t) if is_float(dtype) else IntegerAttr(int(fill), t)  # type: ignore[arg-type]
+            write(mb, tasklet(mb, [], t, lambda s, v: s.b.insert(arith.ConstantOp(value)).result), outs[0], list(ivs))
+
+        return map_op(self.b, [bound(self.b, d) for d in shape], [out], build).res[0]
 
     def assign(self, target: View, e: Expr) -> SSAValue:
         """`target.source` with `e` (broadcast) written at the view: the new value."""
@@ -244,16 +260,18 @@ class Emitter:
         out_shape = [Affine(1) if k in axes else d for k, d in enumerate(e.shape) if keepdims or k not in axes]
         kept = [k for k in range(e.ndim) if keepdims or k not in axes]
         out_static = [1 if k in axes else size_bound(e, k) for k in kept]
-        if any(d is None for d in out_static):
-            raise self.fail("the result of a reduction would have a size that depends on a loop variable")
-        if isinstance(e, View) and e.is_whole and e.dtype == dtype and is_float(dtype) and kind in ("add", "max", "min") and axes:
+        if (isinstance(e, View) and e.is_whole and e.static_shape is not None and e.dtype == dtype and is_float(dtype)
+                and kind in ("add", "max", "min") and axes):
             r = self.b.insert(nn.ReduceOp(e.source, {"add": "sum"}.get(kind, kind), axes, keepdims)).result
             return View.whole(r)
         flip = Const(1 << (int(dtype[1:]) - 1), dtype, False) if is_unsigned(dtype) and kind in ("max", "min") else None
         if flip is not None:  # the unsigned order is the signed order of the values with their top bit flipped
             e = Op("xor", [e, flip], e.shape, dtype)
-        out_t = tensor_type(dtype, out_static)  # type: ignore[arg-type]
-        init = splat(self.b, out_t, REDUCE_IDENTITY[kind] if is_float(dtype) else _integer_identity(kind, dtype))
+        identity = REDUCE_IDENTITY[kind] if is_float(dtype) else _integer_identity(kind, dtype)
+        if any(d is None for d in out_static):  # a kept dimension of run-time size
+            init = self.fresh(dtype, out_shape, identity)
+        else:
+            init = splat(self.b, tensor_type(dtype, out_static), identity)  # type: ignore[arg-type]
 
         def build(mb: Builder, ivs, outs) -> None:
             value = self.scalar(mb, e, list(ivs), dtype)
@@ -288,11 +306,12 @@ class Emitter:
             return self._dot_general(operands, subscripts, out, dtype)
         out_shape = [sizes[c] for c in out]
         out_static = [_letter_bound(c, sizes[c], operands, subscripts) for c in out]
-        if any(d is None for d in out_static):
-            raise self.fail("the result of a contraction would have a size that depends on a loop variable")
         letters = list(out) + summed
-        out_t = tensor_type(dtype, out_static)  # type: ignore[arg-type]
-        init = splat(self.b, out_t, 0.0) if summed else empty(self.b, out_t)
+        if any(d is None for d in out_static):  # an output dimension of run-time size
+            init = self.fresh(dtype, out_shape, 0.0 if summed else None)
+        else:
+            out_t = tensor_type(dtype, out_static)  # type: ignore[arg-type]
+            init = splat(self.b, out_t, 0.0) if summed else empty(self.b, out_t)
         def build(mb: Builder, ivs, outs) -> None:
             at = dict(zip(letters, ivs))
             inputs: list[SSAValue] = []
@@ -424,6 +443,8 @@ def _op_value(b: Builder, e: Op, children: list, args: Sequence[SSAValue]) -> SS
         return _integer_power(b, _compute(b, children[0], args, e.dtype), int(e.args[1].value), e.dtype)
     operand = e.attr[1] if e.name == "compare" else e.dtype
     values = [_compute(b, t, args, operand) for t in children]
+    if e.name == "pow" and not is_float(e.dtype):
+        return _run_time_power(b, values[0], values[1], e.dtype)
     if e.name == "compare":
         if is_float(operand):
             return b.insert(arith.CmpfOp(values[0], values[1], _CMPF[e.attr[0]])).result
@@ -508,6 +529,21 @@ def _integer_power(b: Builder, x: SSAValue, n: int, dtype: str) -> SSAValue:
     assert result is not None
     if n < 0:
         result = b.insert(arith.DivfOp(_constant(b, 1.0, dtype), result)).result
+    return result
+
+
+def _run_time_power(b: Builder, x: SSAValue, n: SSAValue, dtype: str) -> SSAValue:
+    """`x ** n` of integers, `n` not negative (the frontend admits unsigned and boolean exponents), wrapping
+    as NumPy's: by squaring over every bit of `n` (a tasklet has no loops)."""
+    bits = 1 if dtype == "i1" else int(dtype[1:])
+    one = _constant(b, 1, dtype)
+    result, base = one, x
+    for k in range(bits):
+        bit = b.insert(arith.AndIOp(b.insert(arith.ShRUIOp(n, _constant(b, k, dtype))).result if k else n, one)).result
+        taken = b.insert(arith.CmpiOp(bit, _constant(b, 0, dtype), "ne")).result
+        result = b.insert(arith.SelectOp(taken, b.insert(arith.MuliOp(result, base)).result, result)).result
+        if k + 1 < bits:
+            base = b.insert(arith.MuliOp(base, base)).result
     return result
 
 

@@ -22,7 +22,18 @@ from xdsl.rewriter import InsertPoint
 from dfc.dialects.df_builders import splat
 from dfc.frontend import complex_calls, complex_values, dynamic_values, masks, weak_ints
 from dfc.frontend.affine import Affine, opaque
-from dfc.frontend.arrays import EXACT_FLOAT, Const, Expr, Index, Op, View, is_float, result_dtype, tensor_type
+from dfc.frontend.arrays import (
+    EXACT_FLOAT,
+    UNSIGNED,
+    Const,
+    Expr,
+    Index,
+    Op,
+    View,
+    is_float,
+    result_dtype,
+    tensor_type,
+)
 from dfc.frontend.complex_values import Complex
 from dfc.frontend.emit import Emitter
 from dfc.frontend.indexing import broadcast
@@ -96,9 +107,7 @@ class Expressions:
         if isinstance(value, np.ndarray):
             raise self.fail("NumPy arrays from outside the function are not supported; pass them as arguments", node)
         if isinstance(value, masks.Masked):
-            raise self.fail(masks.SHAPE_MESSAGE.format(what="a boolean-masked array (x[m])"), node)
-        if isinstance(value, dynamic_values.Dynamic):
-            raise self.fail(dynamic_values.USE_MESSAGE.format(what="this array"), node)
+            return dynamic_values.masked(self, value, node)
         if isinstance(value, Complex | complex | np.complexfloating):
             raise self.fail(complex_values.REAL_NEEDED, node)
         raise self.fail(f"expected an array or a number, got {_kind(value)}", node)
@@ -152,7 +161,7 @@ class Expressions:
 
             return grid(self, base is np.ogrid, node.slice, node)
         if isinstance(base, masks.Masked):
-            raise self.fail(masks.SHAPE_MESSAGE.format(what="a boolean-masked array (x[m])"), node)
+            base = dynamic_values.masked(self, base, node)
         if isinstance(base, Complex):
             return complex_calls.subscript(self, base, self.subscript(node.slice), node)
         if not isinstance(base, Expr):
@@ -201,7 +210,9 @@ class Expressions:
                 return complex_calls.matmul(self, a, b, node)
             return complex_values.binop(self, op, a, b, node)
         if isinstance(a, masks.Masked) or isinstance(b, masks.Masked):
-            return masks.binop(self, op, a, b, node)
+            if op != "matmul" and masks.combinable([a, b]):
+                return masks.binop(self, op, a, b, node)
+            a, b = (dynamic_values.masked(self, v, node) if isinstance(v, masks.Masked) else v for v in (a, b))
         if op == "matmul":
             return matmul(self, self.as_expr(a, node), self.as_expr(b, node), node)
         if isinstance(a, Affine) and isinstance(b, Affine) and op not in ("div", "pow"):
@@ -259,8 +270,8 @@ class Expressions:
                 dtype = EXACT_FLOAT[max(small, key=lambda d: int(d[1:]))]  # NumPy: np.sqrt of int8 is float16
             if op in BITWISE and any(is_float(a.dtype) for a in args):
                 raise self.fail(f"{BITWISE[op]} needs integer or boolean operands (NumPy refuses floats)", node)
-            if op in ("lshift", "rshift") and dtype == "i1":
-                dtype = "i8"  # NumPy: bool << bool is int8
+            if op in ("lshift", "rshift", "pow") and dtype == "i1":
+                dtype = "i8"  # NumPy: bool << bool and bool ** bool are int8
             if all(a.weak for a in args) and is_float(dtype):
                 dtype = self.default_float
         if op == "mod" and is_float(dtype):
@@ -268,7 +279,9 @@ class Expressions:
             return self.elementwise("sub", [x, self.elementwise("mul", [self.elementwise("floor", [self.elementwise("div", [x, y], node)], node), y], node)], node)
         if op == "floordiv" and is_float(dtype):
             return self.elementwise("floor", [self.elementwise("div", args, node)], node)
-        if not is_float(dtype) and op not in INTEGER_OPS and not (op == "pow" and _natural(args[1])):
+        if not is_float(dtype) and op == "pow" and not (_natural(args[1]) or args[1].dtype in ("i1", *UNSIGNED)):
+            raise self.fail(_NEGATIVE_POWER if isinstance(args[1], Const) else _SIGNED_POWER, node)
+        if not is_float(dtype) and op not in INTEGER_OPS and op != "pow":
             raise self.fail(f"'{op}' on integer arrays is not supported (convert with .astype(float))", node)
         weak_ints.check_arithmetic(self, op, args, dtype, node)
         r = Op(op, args, shape, dtype, attr)
@@ -291,8 +304,9 @@ class Expressions:
     def compare(self, name: str, a: Any, b: Any, node: ast.AST) -> Any:
         if complex_values.is_complex(a) or complex_values.is_complex(b):
             return complex_values.compare(self, name, a, b, node)
-        if isinstance(a, masks.Masked) or isinstance(b, masks.Masked):
+        if (isinstance(a, masks.Masked) or isinstance(b, masks.Masked)) and masks.combinable([a, b]):
             return masks.elementwise(self, lambda tr, v, kw, n: self.compare(name, *v, n), [a, b], {}, node)
+        a, b = (dynamic_values.masked(self, v, node) if isinstance(v, masks.Masked) else v for v in (a, b))
         if all(isinstance(v, Affine | int | np.integer) for v in (a, b)):
             a, b = (Affine.of(int(v) if isinstance(v, np.integer) else v) for v in (a, b))
             d = a - b
@@ -388,6 +402,12 @@ BITWISE = {"and": "&", "or": "|", "xor": "^", "lshift": "<<", "rshift": ">>"}
 INTEGER_OPS = {"add", "sub", "mul", "floordiv", "mod", "maximum", "minimum", "and", "or", "xor", "lshift", "rshift",
                "neg", "not",
                "compare", "where", "convert", "abs"}
+
+
+_NEGATIVE_POWER = "Integers to negative integer powers are not allowed (NumPy's ValueError); use a float base"
+_SIGNED_POWER = ("an integer array to the power of a signed integer array: NumPy raises ValueError where an exponent "
+                 "is negative, which compiled code does not check; use unsigned exponents (e.astype(np.uint64)) or a "
+                 "float base")
 
 
 def _natural(e: Expr) -> bool:

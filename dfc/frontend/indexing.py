@@ -31,7 +31,12 @@ def broadcast(shapes: list[list[Affine]], fail: Callable[[str], Exception]) -> l
             if chosen.static == 1:
                 chosen = d
             elif d != chosen:
-                raise fail(f"shapes {[list(map(str, s)) for s in shapes]} do not broadcast")
+                shown = " and ".join(f"({', '.join(map(str, s))})" for s in shapes)
+                if d.static is None or chosen.static is None:
+                    raise fail(f"shapes {shown} do not broadcast: a size known only at run time (a loop variable, "
+                               "x[m], np.nonzero, np.unique) matches only sizes that are equal by construction "
+                               "(reads of one mask, slices of one extent); use np.where(m, ...) on the whole arrays")
+                raise fail(f"shapes {shown} do not broadcast")
         out.append(chosen)
     return out
 
@@ -152,6 +157,8 @@ class Indexing:
                 out.append(slice(*(None if x is None else self.expr(x) for x in (p.lower, p.upper, p.step))))
             else:
                 out.append(self.expr(p))
+        if not isinstance(node, ast.Tuple) and isinstance(out[0], tuple):  # x[t] of a tuple t is x[t[0], t[1], ...]
+            return out[0]
         return tuple(out)
 
     def index(self, base: Expr, parts: tuple, node: ast.AST, keep_cell: bool = False) -> Expr:

@@ -14,10 +14,11 @@ and the mask broadcast to its shape) and its consumers become masked forms:
 - elementwise arithmetic and NumPy's elementwise functions between masked
   reads with the same mask and scalars stay masked (`np.sum((x[m] - mu) ** 2)`).
 
-Returning `x[m]` builds it (`dynamic_values.masked`: an array of run-time
-size); anything else that needs the selected elements as an array of their own
-(indexing it, a reduction along an axis) is a `FrontendError` at the construct. Two masks are the same when they are the
-same expression of the same array values (`x > 0` read twice, before `x` changes).
+Any other use of `x[m]` (returning it, indexing it, sorting it, a reduction
+along an axis, combining it with an array of another size) builds it
+(`dynamic_values.masked`: an array of run-time size). Two masks are the same
+when they are the same expression of the same array values (`x > 0` read
+twice, before `x` changes).
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from typing import Any
 from dfc.frontend import numpy_api
 from dfc.frontend.affine import Affine
 from dfc.frontend.arrays import Const, Expr, Index, Iota, Op, View, is_float, is_unsigned
-from dfc.frontend.numpy_args import keepdims_of, static
+from dfc.frontend.numpy_args import static
 
 SHAPE_MESSAGE = ("{what} has a data-dependent shape (as many elements as the mask has True values), which compiled "
                  "code does not build: assign to it (x[m] = v), reduce it over all elements (np.sum(x[m]), "
@@ -87,6 +88,14 @@ def split(tr, base: Expr, parts: tuple, node: ast.AST) -> Masked:
     if mask.ndim < base.ndim:  # m over the leading dimensions selects whole rows: broadcast it
         mask = tr.index(mask, (slice(None),) * mask.ndim + (None,) * (base.ndim - mask.ndim), node)
     return Masked(base, mask, lead)
+
+
+def combinable(values: list) -> bool:
+    """Whether values combine elementwise as masked reads: those masked have one mask and one shape, the
+    others are numbers or 0-d arrays (else each masked read is built as an array of its own)."""
+    found = [v for v in values if isinstance(v, Masked)]
+    return all(same(v.mask, found[0].mask) and v.base.shape == found[0].base.shape for v in found) and all(
+        isinstance(v, Masked) or not isinstance(v, Expr) or v.ndim == 0 for v in values)
 
 
 def _scalar_or_same(tr, m: Masked, v: Any, node: ast.AST, what: str) -> Any:
@@ -149,12 +158,9 @@ def _fill(tr, kind: str, dtype: str) -> Const:
     return Const(-(2 ** (bits - 1)) if kind == "max" else 2 ** (bits - 1) - 1, dtype, False)
 
 
-def reduce(tr, kind: str, m: Masked, axis: Any, keepdims: Any, node: ast.AST, ddof: Any = 0) -> Expr:
-    """A reduction over all selected elements (`kind`: add, mul, max, min, mean, var, std)."""
-
-    if axis is not None or keepdims_of(tr, keepdims, node):
-        raise tr.fail("a reduction of a boolean-masked array is supported over all its elements (no axis or "
-                      "keepdims: the masked array is 1-d in NumPy)", node)
+def reduce(tr, kind: str, m: Masked, node: ast.AST, ddof: Any = 0) -> Expr:
+    """A reduction over all selected elements (`kind`: add, mul, max, min, mean, var, std; with an axis or
+    keepdims the read is built as an array, `dynamic_values.masked`)."""
     e = m.base
     if kind in ("mean", "var", "std"):
         if not is_float(e.dtype):

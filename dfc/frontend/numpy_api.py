@@ -147,6 +147,16 @@ def _fmaxmin(kind: str) -> Handler:
     return handler
 
 
+def _with_first(tr, kind: str, e: Expr, axes: list[int], keep: bool, result: Expr, node: ast.AST) -> Expr:
+    """The max/min `result` over axes of run-time size combined with the first element along them: the same
+    values, with a read that is out of bounds where a size is 0 (an `IndexError` at run time, where NumPy
+    raises its ValueError: such a reduction has no identity)."""
+    first = tr.index(e, tuple(Affine(0) if k in axes else slice(None) for k in range(e.ndim)), node)
+    if keep:
+        first = tr.index(first, tuple(None if k in axes else slice(None) for k in range(e.ndim)), node)
+    return tr.elementwise("maximum" if kind == "max" else "minimum", [result, first], node)
+
+
 def reduce(tr, kind: str, e: Expr, axis: Any, keepdims: Any, node: ast.AST) -> Expr:
     axes = axes_of(tr, axis, e.ndim, node)
     keep = keepdims_of(tr, keepdims, node)
@@ -164,9 +174,11 @@ def reduce(tr, kind: str, e: Expr, axis: Any, keepdims: Any, node: ast.AST) -> E
         if e.dtype == "i1":  # any / not any(not e): booleans stay booleans
             flip = (lambda v: tr.elementwise("not", [v], node, "i1")) if kind == "min" else (lambda v: v)
             return flip(astype(tr, tr.em.reduce(flip(e), axes, "max", keep), "i1", node))
+        if any(e.shape[k].static is None for k in axes):
+            return _with_first(tr, kind, e, axes, keep, tr.em.reduce(e, axes, kind, keep), node)
     if kind == "mean":
         total = tr.em.reduce(e, axes, "add", keep)
-        return tr.elementwise("div", [total, Const(count_of(tr, e, axes, node, "np.mean"), "i64")], node)
+        return tr.elementwise("div", [total, tr.as_expr(count_of(tr, e, axes, node, "np.mean"), node)], node)
     return tr.em.reduce(e, axes, kind, keep)
 
 
@@ -439,7 +451,10 @@ def moment(tr, kind: str, e: Expr, axis: Any, ddof: Any, keepdims: Any, node: as
     axes = axes_of(tr, axis, e.ndim, node)
     d = tr.binop("sub", e, reduce(tr, "mean", e, axis, True, node), node)
     total = reduce(tr, "add", tr.binop("mul", d, d, node), axis, keepdims, node)
-    var = tr.elementwise("div", [total, Const(max(count_of(tr, e, axes, node, f"np.{kind}") - dof, 0), "i64")], node)
+    n = count_of(tr, e, axes, node, f"np.{kind}") - dof
+    dof_count = Const(max(n.static, 0), "i64") if n.static is not None else tr.elementwise(
+        "maximum", [tr.as_expr(n, node), Const(0, "i64", False)], node, "i64")
+    var = tr.elementwise("div", [total, dof_count], node)
     return tr.elementwise("sqrt", [var], node) if kind == "std" else var
 
 
@@ -466,7 +481,7 @@ def _average(tr, args, kwargs, node):
         total, count = reduce(tr, "mean", e, axis, keepdims, node), None
         if static(returned):
             axes = axes_of(tr, axis, e.ndim, node)
-            count = Const(float(count_of(tr, e, axes, node, "np.average")), e.dtype, False)
+            count = astype(tr, tr.as_expr(count_of(tr, e, axes, node, "np.average"), node), e.dtype, node)
         return (total, count) if static(returned) else total
     w = expr_of(tr, weights, node)
     if w.ndim == 1 and e.ndim > 1:

@@ -103,13 +103,12 @@ def keepdims_of(tr, keepdims: Any, node: ast.AST) -> bool:
     return bool(k)
 
 
-def count_of(tr, e: Expr, axes: list[int], node: ast.AST, what: str) -> int:
+def count_of(tr, e: Expr, axes: list[int], node: ast.AST, what: str) -> Affine:
+    """The number of elements of `e` along `axes` (a run-time one where a size is)."""
     count = Affine(1)
     for k in axes:
         count = tr.int_binop("mul", count, e.shape[k], node)
-    if count.static is None:
-        raise tr.fail(f"{what} over a loop-dependent size is not supported; divide a sum", node)
-    return count.static
+    return count
 
 
 def dtype_of(tr, dtype: Any, node: ast.AST, default: str | None) -> str | None:

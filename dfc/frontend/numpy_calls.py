@@ -16,14 +16,13 @@ from dfc.frontend import masks
 from dfc.frontend.affine import Affine
 from dfc.frontend.arrays import NUMPY_NAMES, Expr, Method
 from dfc.frontend.checkpoint import Checkpointed, checkpointed_call
-from dfc.frontend.dynamic_values import DYNAMIC_HANDLERS
+from dfc.frontend.dynamic_values import DYNAMIC_HANDLERS, masked
 from dfc.frontend.numpy_api import (
     ELEMENTWISE,
     METHOD_MOMENTS,
     METHOD_REDUCTIONS,
     REDUCTIONS,
     Handler,
-    bind,
 )
 from dfc.frontend.numpy_api import HANDLERS as API_HANDLERS
 from dfc.frontend.numpy_api import METHODS as API_METHODS
@@ -82,29 +81,23 @@ def _masked_call(tr, f: Any, args: list, kwargs: dict, node: ast.AST) -> Any:
     """A NumPy function of a boolean-masked read (masks.py): reductions over all
     elements, elementwise functions (which stay masked), len()."""
     m = args[0]
-    if f in REDUCTIONS and isinstance(m, masks.Masked):
-        _, axis, keepdims = bind(tr, args, kwargs, node, "a reduction", ("a", "axis", "keepdims"), (None, False))
-        return masks.reduce(tr, REDUCTIONS[f], m, axis, keepdims, node)
-    if f in (np.var, np.std) and isinstance(m, masks.Masked):
-        _, axis, ddof, keepdims = bind(tr, args, kwargs, node, f"np.{f.__name__}", ("a", "axis", "ddof", "keepdims"),
-                                       (None, 0, False))
-        return masks.reduce(tr, f.__name__, m, axis, keepdims, node, ddof)
+    if f in REDUCTIONS and isinstance(m, masks.Masked) and len(args) == 1 and not kwargs:
+        return masks.reduce(tr, REDUCTIONS[f], m, node)
+    if f in (np.var, np.std) and isinstance(m, masks.Masked) and len(args) == 1 and set(kwargs) <= {"ddof"}:
+        return masks.reduce(tr, f.__name__, m, node, kwargs.get("ddof", 0))
     if f is builtins.len and isinstance(m, masks.Masked):
         return masks.count(tr, m, node)
-    if f in ELEMENTWISE:
+    if f in ELEMENTWISE and masks.combinable(args):
         return masks.elementwise(tr, HANDLERS[f], args, kwargs, node)
-    name = getattr(f, "__name__", type(f).__name__)
-    raise tr.fail(masks.SHAPE_MESSAGE.format(what=f"the boolean-masked array passed to {name}()"), node)
+    return call(tr, f, [masked(tr, a, node) if isinstance(a, masks.Masked) else a for a in args], kwargs, node)
 
 
 def _masked_method(tr, m: masks.Masked, name: str, args: list, kwargs: dict, node: ast.AST) -> Any:
-    if name in METHOD_REDUCTIONS:
-        axis, keepdims = bind(tr, args, kwargs, node, f".{name}()", ("axis", "keepdims"), (None, False))
-        return masks.reduce(tr, METHOD_REDUCTIONS[name], m, axis, keepdims, node)
-    if name in METHOD_MOMENTS:
-        axis, ddof, keepdims = bind(tr, args, kwargs, node, f".{name}()", ("axis", "ddof", "keepdims"), (None, 0, False))
-        return masks.reduce(tr, name, m, axis, keepdims, node, ddof)
-    raise tr.fail(masks.SHAPE_MESSAGE.format(what=f"the boolean-masked array whose .{name}() is called"), node)
+    if name in METHOD_REDUCTIONS and not args and not kwargs:
+        return masks.reduce(tr, METHOD_REDUCTIONS[name], m, node)
+    if name in METHOD_MOMENTS and not args and set(kwargs) <= {"ddof"}:
+        return masks.reduce(tr, name, m, node, kwargs.get("ddof", 0))
+    return method(tr, masked(tr, m, node), name, args, kwargs, node)
 
 
 def array_attribute(tr, e: Expr, name: str, node: ast.AST) -> Any:
@@ -115,7 +108,7 @@ def array_attribute(tr, e: Expr, name: str, node: ast.AST) -> Any:
             return masks.count(tr, e, node)
         if name == "ndim":
             return Affine(1)
-        raise tr.fail(masks.SHAPE_MESSAGE.format(what=f"a boolean-masked array (its .{name})"), node)
+        e = masked(tr, e, node)
     if name == "T":
         return transpose(tr, e, None, node)
     if name == "shape":

@@ -28,13 +28,17 @@ def sorted_along(tr, e: Expr, axis: Any, node: ast.AST, what: str) -> tuple[View
     if e.ndim == 0:
         raise tr.fail(f"{what} of a 0-d array along an axis (NumPy's AxisError; axis=None sorts it as 1-d)", node)
     k = axes_of(tr, axis, e.ndim, node)[0]
-    tr.em.static(e, f"the array {what} sorts")
+    if e.static_shape is None and e.ndim != 1:
+        raise tr.fail(f"{what} of a {e.ndim}-d array of run-time size (shape ({', '.join(map(str, e.shape))})) is "
+                      "not supported; sort 1-d arrays of run-time size", node)
     x = tr.em.materialize(e)
     key = x
     if is_unsigned(e.dtype):  # sorted by the signed order of the values with their top bit flipped
         flip = Const(1 << (int(e.dtype[1:]) - 1), e.dtype, False)
         key = tr.em.materialize(Op("xor", [View.whole(x), flip], e.shape, e.dtype), f"i{e.dtype[1:]}")
     order = tr.em.b.insert(ArgsortOp(key, k)).result
+    if e.static_shape is None:  # the values gathered by the frontend (nn.gather's sizes are static)
+        return tr.index(View.whole(x), (View.whole(order),), node), View.whole(order), k
     return View.whole(tr.em.b.insert(take_along(x, order, k)).result), View.whole(order), k
 
 

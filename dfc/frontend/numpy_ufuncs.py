@@ -312,16 +312,16 @@ def arg_extremum(tr, kind: str, e: Expr, axis: Any, keepdims: Any, node: ast.AST
     if e.ndim == 0:
         raise tr.fail("np.argmax/argmin of a 0-d array", node)
     k = axes_of(tr, axis, e.ndim, node)[0]
-    n = tr.em.static(e, "the array")[k]
-    if n == 0:
+    n = e.shape[k]
+    if n.static == 0:
         raise tr.fail("np.argmax/argmin of an empty sequence", node)
     e = View.whole(tr.em.materialize(e))
-    best = reduce(tr, "max" if kind == "argmax" else "min", e, Affine(k), True, node)
+    best = reduce(tr, "max" if kind == "argmax" else "min", e, Affine(k), True, node)  # (empty: an IndexError)
     hit = tr.compare("eq", e, best, node)
     if is_float(e.dtype):
         hit = tr.elementwise("or", [hit, tr.compare("ne", e, e, node)], node, "i1")
-    at = tr.index(Iota(Affine(0), 1, Affine(n)), tuple(slice(None) if j == k else None for j in range(e.ndim)), node)
-    first = tr.elementwise("where", [hit, at, Const(n, "i64", False)], node, "i64")
+    at = tr.index(Iota(Affine(0), 1, n), tuple(slice(None) if j == k else None for j in range(e.ndim)), node)
+    first = tr.elementwise("where", [hit, at, tr.as_expr(n, node)], node, "i64")
     return reduce(tr, "min", first, Affine(k), keep, node)
 
 

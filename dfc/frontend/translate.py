@@ -35,13 +35,13 @@ from dfc.frontend.affine import Affine
 from dfc.frontend.arrays import Cell, Const, Expr, View, is_float, tensor_type
 from dfc.frontend.complex_values import Complex
 from dfc.frontend.control_flow import ControlFlow
-from dfc.frontend.dynamic_values import Dynamic
 from dfc.frontend.emit import Emitter
 from dfc.frontend.errors import FrontendError
 from dfc.frontend.expressions import BINOPS, Expressions, describe
 from dfc.frontend.indexing import Indexing
 from dfc.frontend.jumps import lower_returns, returns_in
 from dfc.frontend.scopes import IDENTIFIER, Scope, Source, cell_serial
+from dfc.frontend.shape_assignment import assign_shape
 from dfc.frontend.weak_ints import check_python_int
 
 
@@ -160,12 +160,12 @@ class Translator(ControlFlow, Indexing, Expressions):
         value = self.expr(node.value)
         values = list(value) if isinstance(value, tuple) else [value]
         values = [dynamic_values.masked(self, v, node) if isinstance(v, masks.Masked) else v for v in values]
-        exprs = [v if isinstance(v, Complex | Dynamic) else self.as_expr(v, node) for v in values]
+        exprs = [v if isinstance(v, Complex) else self.as_expr(v, node) for v in values]
         self.complex_results = [isinstance(e, Complex) for e in exprs]
         self.aliases = [params.get(e.cell) if isinstance(e, View) and e.cell is not None and e.is_whole or
                         isinstance(e, Complex) and complex_values.is_packed_whole(e) else None for e in exprs]
-        return [e.value if isinstance(e, Dynamic) else complex_values.store(self, e, node) if isinstance(e, Complex)
-                else self.em.materialize(e) for e in exprs]
+        return [complex_values.store(self, e, node) if isinstance(e, Complex) else self.em.materialize(e)
+                for e in exprs]
 
     # -- statements ---------------------------------------------------------------------
 
@@ -234,6 +234,8 @@ class Translator(ControlFlow, Indexing, Expressions):
                 masks.assign(self, *view, value, None, target)
             else:
                 self.write(view, self.as_expr(value, target), target)
+        elif isinstance(target, ast.Attribute) and target.attr == "shape":
+            assign_shape(self, target, value)
         else:
             raise self.fail(f"cannot assign to {describe(target)}", target)
 

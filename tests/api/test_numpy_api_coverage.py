@@ -1229,9 +1229,11 @@ def selections(x, i):
 values(selections, (X, I), (F32, I32), of=(np.compress, np.extract))
 
 
-@refused((np.argwhere, np.nonzero), "data-dependent shape", X)
 def computing_with_nonzero(x):
-    return np.argwhere(x) * 2  # refused
+    return np.argwhere(x) * 2, np.nonzero(x > 0)[1] + 1, x[np.nonzero(x > 0)] * 3.0
+
+
+values(computing_with_nonzero, (X,), of=(np.argwhere, np.nonzero))
 
 
 def uniques(x, i):
@@ -2164,8 +2166,8 @@ NO_GRADIENT = {
     np.zeros: "no float input", np.ones: "no float input", np.empty: "no float input", np.arange: "integers",
     builtins.len: "an integer", builtins.int: "an integer", math.floor: "a Python int", math.ceil: "a Python int",
     builtins.range: "refused", np.nonzero: "an integer", np.argwhere: "an integer", np.ndarray: "no float input",
-    np.flatnonzero: "an integer", np.compress: "a data-dependent shape (x[m] reduced is differentiated)",
-    np.extract: "a data-dependent shape (x[m] reduced is differentiated)",
+    np.flatnonzero: "an integer", np.compress: "a selection (x[m]'s gradient: test_frontend_dynamic_use.py)",
+    np.extract: "a selection (x[m]'s gradient: test_frontend_dynamic_use.py)",
     np.logical_and: "booleans", np.logical_or: "booleans", np.logical_xor: "booleans", np.logical_not: "booleans",
     np.greater: "booleans", np.greater_equal: "booleans", np.less: "booleans", np.less_equal: "booleans",
     np.equal: "booleans", np.not_equal: "booleans", np.isnan: "booleans", np.isinf: "booleans",

@@ -26,22 +26,6 @@ def scatter_assignment(x):
     return np.sum(x)
 
 
-def boolean_mask(x):
-    return x[x > 0][0]  # error
-
-
-def data_dependent_shape(x):
-    s = 0.0
-    for i in range(x.shape[0]):
-        y = x[:i] * 2.0  # error
-        s += np.sum(y)
-    return s
-
-
-def nonzero(x):
-    return np.nonzero(x)[0] + 1  # error
-
-
 def comprehension(x):
     return sum([v for v in x])  # error
 
@@ -105,9 +89,6 @@ EXPECTED = {
     "while_loop": "this while loop never ends",
     "loop_return": "return in the else block of a loop is not supported",
     "scatter_assignment": "assignment at an array of indices (a scatter) is not supported",
-    "boolean_mask": "a boolean-masked array (x[m]) has a data-dependent shape",
-    "data_dependent_shape": "depends on a loop variable",
-    "nonzero": "this array has a data-dependent shape",
     "comprehension": "unsupported expression: list comprehension",
     "early_return": "returns different numbers of values on different paths",
     "data_index": "int() of a run-time float",

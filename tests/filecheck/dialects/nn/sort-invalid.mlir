@@ -31,3 +31,11 @@ func.func @nn_argsort_3(%x: tensor<3x4xf32>) {
   %r = nn.argsort %x {axis = 1 : i64} : (tensor<3x4xf32>) -> tensor<3x4xi32>
   func.return
 }
+
+// -----
+
+func.func @nn_argsort_4(%x: tensor<?xf32>) {
+  // expected-error @+1 {{'nn.argsort' op a top-k (k = 2) needs a static size along the axis, got tensor<?xf32>}}
+  %r = nn.argsort %x {axis = 0 : i64, k = 2 : i64} : (tensor<?xf32>) -> tensor<2xi64>
+  func.return
+}
