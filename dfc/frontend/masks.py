@@ -8,9 +8,9 @@ and the mask broadcast to its shape) and its consumers become masked forms:
 - an assignment `x[m] = v` (a scalar, or `y[m]` with the same mask) is
   `x = np.where(m, v, x)`; `x[m] op= v` is `x = np.where(m, x op v, x)`;
 - a reduction over all elements: `sum` of `where(m, x, 0)`, `prod` of
-  `where(m, x, 1)`, `max`/`min` of `where(m, x, -inf/+inf)` (integers: the
-  dtype's extremes), `mean` the sum over `count_nonzero(m)`, `var`/`std` the
-  masked mean of squared deviations; `len(x[m])` and `x[m].size` count;
+  `where(m, x, 1)`, `mean` the sum over `count_nonzero(m)`, `var`/`std` the
+  masked mean of squared deviations; `len(x[m])` and `x[m].size` count (a
+  max or min reduces the built `x[m]`, which raises when it is empty);
 - elementwise arithmetic and NumPy's elementwise functions between masked
   reads with the same mask and scalars stay masked (`np.sum((x[m] - mu) ** 2)`).
 
@@ -29,7 +29,7 @@ from typing import Any
 
 from dfc.frontend import numpy_api
 from dfc.frontend.affine import Affine
-from dfc.frontend.arrays import Const, Expr, Index, Iota, Op, View, is_float, is_unsigned
+from dfc.frontend.arrays import Const, Expr, Index, Iota, Op, View, is_float
 from dfc.frontend.numpy_args import static
 
 SHAPE_MESSAGE = ("{what} has a data-dependent shape (as many elements as the mask has True values), which compiled "
@@ -143,30 +143,24 @@ def count(tr, m: Masked, node: ast.AST) -> Expr:
     return numpy_api.reduce(tr, "add", ones, None, False, node)
 
 
-def _fill(tr, kind: str, dtype: str) -> Const:
-    if kind == "add":
-        return Const(0, dtype, False)
-    if kind == "mul":
-        return Const(1, dtype, False)
-    if is_float(dtype):
-        return Const(float("-inf") if kind == "max" else float("inf"), dtype, False)
-    if dtype == "i1":
-        return Const(kind == "min", dtype, False)
-    bits = int(dtype[1:])
-    if is_unsigned(dtype):
-        return Const(0 if kind == "max" else 2 ** bits - 1, dtype, False)
-    return Const(-(2 ** (bits - 1)) if kind == "max" else 2 ** (bits - 1) - 1, dtype, False)
+LAZY_REDUCTIONS = ("add", "mul", "mean")
+"""The reductions over all selected elements a masked form computes (with var and std); a max or min has no
+identity NumPy would return for an empty selection, so it reduces the built x[m] (an IndexError when empty)."""
+
+
+def _fill(kind: str, dtype: str) -> Const:
+    return Const(0 if kind == "add" else 1, dtype, False)
 
 
 def reduce(tr, kind: str, m: Masked, node: ast.AST, ddof: Any = 0) -> Expr:
-    """A reduction over all selected elements (`kind`: add, mul, max, min, mean, var, std; with an axis or
-    keepdims the read is built as an array, `dynamic_values.masked`)."""
+    """A reduction over all selected elements (`kind`: add, mul, mean, var, std; with an axis or keepdims, and
+    max or min, the read is built as an array, `dynamic_values.masked`)."""
     e = m.base
     if kind in ("mean", "var", "std"):
         if not is_float(e.dtype):
             e = numpy_api.astype(tr, e, "f64", node)
         n = count(tr, m, node)
-        total = numpy_api.reduce(tr, "add", tr.elementwise("where", [m.mask, e, _fill(tr, "add", e.dtype)], node,
+        total = numpy_api.reduce(tr, "add", tr.elementwise("where", [m.mask, e, _fill("add", e.dtype)], node,
                                                            tr.em.concrete(e)), None, False, node)
         mean = tr.elementwise("div", [total, n], node)
         if kind == "mean":
@@ -175,12 +169,12 @@ def reduce(tr, kind: str, m: Masked, node: ast.AST, ddof: Any = 0) -> Expr:
         if not isinstance(dof, int):
             raise tr.fail(f"np.{kind} needs a constant ddof", node)
         d = tr.binop("sub", e, mean, node)
-        squares = tr.elementwise("where", [m.mask, tr.binop("mul", d, d, node), _fill(tr, "add", tr.em.concrete(e))],
+        squares = tr.elementwise("where", [m.mask, tr.binop("mul", d, d, node), _fill("add", tr.em.concrete(e))],
                                  node, tr.em.concrete(e))
         var = tr.elementwise("div", [numpy_api.reduce(tr, "add", squares, None, False, node),
                                      tr.elementwise("maximum", [tr.binop("sub", n, Affine(dof), node),
                                                                 Const(0, "i64", False)], node, "i64")], node)
         return tr.elementwise("sqrt", [var], node) if kind == "std" else var
     dtype = tr.em.concrete(e)
-    return numpy_api.reduce(tr, kind, tr.elementwise("where", [m.mask, e, _fill(tr, kind, dtype)], node, dtype),
+    return numpy_api.reduce(tr, kind, tr.elementwise("where", [m.mask, e, _fill(kind, dtype)], node, dtype),
                             None, False, node)

@@ -81,7 +81,8 @@ def _masked_call(tr, f: Any, args: list, kwargs: dict, node: ast.AST) -> Any:
     """A NumPy function of a boolean-masked read (masks.py): reductions over all
     elements, elementwise functions (which stay masked), len()."""
     m = args[0]
-    if f in REDUCTIONS and isinstance(m, masks.Masked) and len(args) == 1 and not kwargs:
+    if f in REDUCTIONS and REDUCTIONS[f] in masks.LAZY_REDUCTIONS and isinstance(m, masks.Masked) and len(args) == 1 \
+            and not kwargs:
         return masks.reduce(tr, REDUCTIONS[f], m, node)
     if f in (np.var, np.std) and isinstance(m, masks.Masked) and len(args) == 1 and set(kwargs) <= {"ddof"}:
         return masks.reduce(tr, f.__name__, m, node, kwargs.get("ddof", 0))
@@ -93,7 +94,7 @@ def _masked_call(tr, f: Any, args: list, kwargs: dict, node: ast.AST) -> Any:
 
 
 def _masked_method(tr, m: masks.Masked, name: str, args: list, kwargs: dict, node: ast.AST) -> Any:
-    if name in METHOD_REDUCTIONS and not args and not kwargs:
+    if name in METHOD_REDUCTIONS and METHOD_REDUCTIONS[name] in masks.LAZY_REDUCTIONS and not args and not kwargs:
         return masks.reduce(tr, METHOD_REDUCTIONS[name], m, node)
     if name in METHOD_MOMENTS and not args and set(kwargs) <= {"ddof"}:
         return masks.reduce(tr, name, m, node, kwargs.get("ddof", 0))
