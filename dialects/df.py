@@ -12,6 +12,7 @@ in place; such a map has no results, and reads/writes then touch memory.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from itertools import islice
 
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import (
@@ -401,7 +402,7 @@ def product_parts(m: MapOp) -> tuple[ReadOp, ReadOp, WriteOp] | None:
     added into its one output: two `df.read`s, their product (an
     `arith.mulf`, or a tasklet whose one op it is) and a `df.write` with
     wcr(add). None for any other body."""
-    ops = list(m.body.block.ops)
+    ops = list(islice(m.body.block.ops, 5))  # not the whole body: canonicalize asks this of every read in it
     if len(ops) != 4 or len(m.outs) != 1:
         return None
     x, y, mul, w = ops

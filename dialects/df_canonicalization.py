@@ -20,6 +20,7 @@ copy reads the copy's source.
 from __future__ import annotations
 
 import math
+from itertools import islice
 
 from xdsl.dialects import arith, scf, tensor
 from xdsl.dialects.builtin import AnyFloat, DenseIntOrFPElementsAttr, IndexType, IntegerAttr, TensorType
@@ -402,11 +403,11 @@ class ReadOfTransposeInProduct(RewritePattern):
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: df.ReadOp, rewriter: PatternRewriter) -> None:
+        producer = op.source.owner  # first: most reads are not of a copy map's result
+        if not isinstance(producer, df.MapOp) or (copied := _permuted_copy(producer, op.source)) is None:
+            return
         consumer = op.parent_op()
         if not isinstance(consumer, df.MapOp) or consumer.is_buffer_form or df.product_parts(consumer) is None:
-            return
-        producer = op.source.owner
-        if not isinstance(producer, df.MapOp) or (copied := _permuted_copy(producer, op.source)) is None:
             return
         source, order = copied
         if not (len(order) == 2 or (len(order) == 3 and order[0] == 0)):
@@ -421,7 +422,7 @@ def _permuted_copy(m: df.MapOp, result: SSAValue) -> tuple[SSAValue, list[int]] 
     permuted: result[a] = X[a[order[0]], a[order[1]], ...]."""
     if m.is_buffer_form or len(m.outs) != 1 or result is not m.res[0]:
         return None
-    ops = list(m.body.block.ops)
+    ops = list(islice(m.body.block.ops, 3))
     if len(ops) != 2 or not isinstance(read := ops[0], df.ReadOp) or not isinstance(write := ops[1], df.WriteOp):
         return None
     ivs = list(m.ivs)

@@ -65,7 +65,7 @@ xDSL's answers, faster:
   traits (terminator, symbol, effects, folder, patterns: scans of the
   class's trait set) on every visit of every round, and `canonicalize`
   built a pattern applier per op; here a class's answers are looked up once
-  (`_op_class`): a third less time for the same IR.
+  (`op_effects.op_class`): a third less time for the same IR.
 * xDSL's `cse` keys ops by a hash that ignores their regions, so all maps
   over one space with the same (CSE'd) `tensor.empty` outputs collide and
   are compared structurally pairwise: quadratic in the maps of a block. The hash here also covers a
@@ -114,19 +114,9 @@ from xdsl.pattern_rewriter import (
 from xdsl.printer import Printer
 from xdsl.rewriter import Rewriter
 from xdsl.traits import (
-    ConstantLike,
-    HasCanonicalizationPatternsTrait,
-    HasFolder,
     IsolatedFromAbove,
     IsTerminator,
-    MemoryEffect,
-    MemoryEffectKind,
-    NoMemoryEffect,
     Pure,
-    RecursiveMemoryEffect,
-    SymbolOpInterface,
-    is_side_effect_free,
-    only_has_effect,
 )
 from xdsl.transforms import canonicalize as xdsl_canonicalize
 from xdsl.transforms import common_subexpression_elimination as xdsl_cse
@@ -135,6 +125,7 @@ from xdsl.utils.lexer import Input, Span
 from xdsl.utils.mlir_lexer import MLIRLexer, MLIRTokenKind
 
 from dfc.dialects.limits import dense_problem, shape_problem
+from dfc.dialects.op_effects import EffectsKind, effects_kind, is_trivially_dead, op_class, would_be_trivially_dead
 
 # -- parsing ------------------------------------------------------------------------------
 
@@ -411,91 +402,6 @@ ARITH = Dialect(
 # -- dead-code elimination ----------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class _OpClass:
-    """What dead-code elimination and `canonicalize` ask of an op's class,
-    looked up once per class: an op's traits are its class's (`has_trait` and
-    `get_traits_of_type` are class methods scanning the class's trait set;
-    they were a third of `canonicalize`'s time, asked again for every op on
-    every round)."""
-
-    kept: bool
-    """A terminator or a symbol: never trivially dead."""
-    effects: tuple[MemoryEffect, ...]
-    """Its `MemoryEffect` traits."""
-    no_effects: bool
-    """It has effect traits and every one is `NoMemoryEffect` (`Pure`): it
-    affects nothing, whatever the op holds."""
-    foldable: bool
-    """It has a folder and is not a constant (xDSL's folding rule)."""
-    patterns: tuple[RewritePattern, ...]
-    """Its canonicalization patterns, in its traits' order."""
-
-
-_OP_CLASSES: dict[type[Operation], _OpClass] = {}
-
-
-def _op_class(op: Operation) -> _OpClass:
-    cls = type(op)
-    info = _OP_CLASSES.get(cls)
-    if info is None:
-        effects = tuple(op.get_traits_of_type(MemoryEffect))
-        info = _OP_CLASSES[cls] = _OpClass(
-            kept=op.has_trait(IsTerminator, value_if_unregistered=False)
-            or op.has_trait(SymbolOpInterface, value_if_unregistered=False),
-            effects=effects,
-            no_effects=bool(effects) and all(isinstance(t, NoMemoryEffect) for t in effects),
-            foldable=op.has_trait(HasFolder, value_if_unregistered=False)
-            and not op.has_trait(ConstantLike, value_if_unregistered=True),
-            patterns=tuple(p for t in op.get_traits_of_type(HasCanonicalizationPatternsTrait)
-                           for p in t.get_patterns(cls)),
-        )
-    return info
-
-
-def result_only_effects(root: Operation) -> bool:
-    """xDSL's `result_only_effects` (whether `root` affects nothing but its
-    results: reads, and allocations of values defined inside it), decided by
-    the first other effect found, where xDSL collects every effect of every
-    nested op first. Ops with `RecursiveMemoryEffect` are looked into; any
-    other effect trait answers for its op and what it holds.
-
-    Upstream: `xdsl.transforms.dead_code_elimination.result_only_effects`
-    calls `get_effects(root)`, which collects the effects of the whole nest."""
-
-    def quiet(op: Operation) -> bool:
-        info = _op_class(op)
-        if info.no_effects:
-            return True
-        if not info.effects:
-            return False
-        for interface in info.effects:
-            if isinstance(interface, RecursiveMemoryEffect):
-                if not all(quiet(child) for region in op.regions for block in region.blocks for child in block.ops):
-                    return False
-                continue
-            effects = interface.get_effects(op)
-            if effects is None or not all(
-                e.kind == MemoryEffectKind.READ
-                or (e.kind == MemoryEffectKind.ALLOC and isinstance(v := e.value, SSAValue) and root.is_ancestor(v.owner))
-                for e in effects
-            ):
-                return False
-        return True
-
-    return quiet(root)
-
-
-def would_be_trivially_dead(op: Operation) -> bool:
-    """xDSL's `would_be_trivially_dead`, with `result_only_effects` above."""
-    return not _op_class(op).kept and result_only_effects(op)
-
-
-def is_trivially_dead(op: Operation) -> bool:
-    """xDSL's `is_trivially_dead`, with `result_only_effects` above."""
-    return all(result.first_use is None for result in op.results) and would_be_trivially_dead(op)
-
-
 class _LiveSet(xdsl_dce.LiveSet):
     def propagate_op_liveness(self, op: Operation) -> None:
         # A live user decides first: the ops are visited users first (each
@@ -533,7 +439,7 @@ class DeadCodeElimination(xdsl_dce.DeadCodeElimination):
 @dataclass(eq=False, repr=False)
 class _Canonicalize(RewritePattern):
     """What xDSL's `canonicalize` does to one op, with the dead-code test
-    above and the op's class looked up once (`_op_class`): erase the op if
+    above and the op's class looked up once (`op_effects.op_class`): erase the op if
     it is trivially dead, else fold it (`ctx` materialises constants), else
     apply its canonicalization patterns in order until one acts."""
 
@@ -549,7 +455,7 @@ class _Canonicalize(RewritePattern):
         if is_trivially_dead(op):
             rewriter.erase(op)
             return
-        info = _op_class(op)
+        info = op_class(op)
         if info.foldable:
             folded = Folder(self.ctx).try_fold(op)
             if folded is not None:
@@ -652,7 +558,7 @@ class _CSEDriver(xdsl_cse.CSEDriver):
     _known_ops: _KnownOps = field(default_factory=_KnownOps)
 
     def _simplify_operation(self, op: Operation) -> None:
-        info = _op_class(op)
+        info = op_class(op)
         if op.has_trait(IsTerminator):
             return
         if is_trivially_dead(op):
@@ -660,8 +566,8 @@ class _CSEDriver(xdsl_cse.CSEDriver):
             return
         if any(len(region.blocks) > 1 for region in op.regions):
             return
-        if not info.no_effects and not is_side_effect_free(op):
-            if not only_has_effect(op, MemoryEffectKind.READ):
+        if not info.no_effects and (kind := effects_kind(op)) is not EffectsKind.NONE:
+            if kind is not EffectsKind.READS:
                 return
             existing = self._known_ops.get(op)
             if (

@@ -3,21 +3,26 @@ each agrees with the xDSL code it replaces."""
 
 from pathlib import Path
 
+from xdsl import traits
 from xdsl.transforms import dead_code_elimination
 
 from dfc.compiler import PassManager, parse_module
-from dfc.dialects import xdsl_fixes
+from dfc.dialects import op_effects, xdsl_fixes
+from dfc.dialects.op_effects import EffectsKind
 from dfc.passes import PIPELINES
 
 EXAMPLES = Path(__file__).parents[2] / "examples"
 
 
-def test_dead_code_test_agrees_with_xdsls():
-    """`result_only_effects` (first effect decides) answers as xDSL's (all
-    effects collected) for every op of the mlp and jacobi-2d gradients, at
-    the tensor level, in buffer form and after lowering to loops."""
+def test_effect_tests_agree_with_xdsls():
+    """`result_only_effects` and `effects_kind` (first effect decides) answer
+    as xDSL's `result_only_effects`, `is_side_effect_free` and
+    `only_has_effect(op, READ)` (all effects collected) for every op of the
+    mlp and jacobi-2d gradients, at the tensor level, in buffer form and after
+    lowering to loops."""
     passes = PIPELINES["default"].split(",")
     checked = {True: 0, False: 0}
+    kinds = set()
     for name, fn in (("mlp", "mlp"), ("jacobi2d", "jacobi2d")):
         module = parse_module((EXAMPLES / f"{name}.mlir").read_text())
         PassManager.parse(f"autodiff{{func={fn}}}").run(module)
@@ -25,10 +30,15 @@ def test_dead_code_test_agrees_with_xdsls():
             stage = module.clone()
             PassManager.parse(",".join(passes[: passes.index(stop) + 1])).run(stage)
             for op in stage.walk():
-                answer = xdsl_fixes.result_only_effects(op)
+                answer = op_effects.result_only_effects(op)
                 assert answer == dead_code_elimination.result_only_effects(op), op.name
                 checked[answer] += 1
+                kind = op_effects.effects_kind(op)
+                assert (kind is EffectsKind.NONE) == traits.is_side_effect_free(op), op.name
+                assert (kind is not EffectsKind.OTHER) == traits.only_has_effect(op, traits.MemoryEffectKind.READ), op.name
+                kinds.add(kind)
     assert checked[True] > 100 and checked[False] > 100, checked
+    assert kinds == set(EffectsKind), kinds
 
 
 def test_passes_answer_as_xdsls():
