@@ -4,8 +4,9 @@ elements or slices at such coordinates, differentiable in the operand) and
 `nn.unique` (the distinct elements, their first positions, inverse, counts).
 
 Together they are `np.nonzero`, `np.argwhere`, `x[mask]`, `torch.masked_select`
-and ONNX's NonZero and Compress. Every other nn op needs static shapes; a
-`?` size reaching one is refused by its verifier. The expansions are in
+and ONNX's NonZero and Compress. Their inputs may have `?` sizes too (a
+selection of a selection), as `nn.argsort`'s; every other nn op needs static
+shapes, and a `?` size reaching one is refused by its verifier. The expansions are in
 `dialects.nn_expand_dynamic`.
 """
 
@@ -32,7 +33,9 @@ from dfc.dialects.nn_base import External, NNOp, _static
 
 
 def _nonzero_type(t: Attribute, transposed: bool) -> TensorType:
-    rank = _static(t, "input").get_num_dims()
+    if not isinstance(t, TensorType):
+        raise VerifyException(f"input must be a tensor, got {t}")
+    rank = t.get_num_dims()
     return TensorType(i64, [rank, DYNAMIC_INDEX] if transposed else [DYNAMIC_INDEX, rank])
 
 
@@ -81,8 +84,6 @@ def gather_points_type(operand: Attribute, indices: Attribute, axis: int) -> Ten
     k = points[-1]
     if k == DYNAMIC_INDEX or not 0 <= axis <= axis + k <= len(shape):
         raise VerifyException(f"{k} index components from axis {axis} do not fit the operand {operand}")
-    if any(d == DYNAMIC_INDEX for d in shape[axis : axis + k]):
-        raise VerifyException(f"the indexed dimensions of the operand must be static, got {operand}")
     if DYNAMIC_INDEX in points[:-1] and len(points) > 2:
         raise VerifyException(f"only a rank-2 indices tensor may have a dynamic size, got {indices}")
     return TensorType(operand.element_type, [*shape[:axis], *points[:-1], *shape[axis + k :]])
@@ -96,8 +97,8 @@ class GatherPointsOp(NNOp):
     operand's dimensions [axis, axis + K), which the result replaces by `P`:
     `result[a, p, b] = operand[a, indices[p, 0], ..., indices[p, K-1], b]`.
     With the indices `nn.nonzero` gives, this is `x[mask]`, masked_select and
-    Compress; `P` may be one dynamic size, and the operand's other
-    dimensions may be dynamic. A coordinate out of range is clamped into it
+    Compress; `P` may be one dynamic size, and the operand's dimensions may
+    be dynamic. A coordinate out of range is clamped into it
     (as `nn.gather`'s starts; the ways in pass only in-range points).
     Differentiable in `operand`: the gradient scatters (adds) the cotangent back
     to the points. Syntax:

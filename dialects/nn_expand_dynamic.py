@@ -29,9 +29,8 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Block, BlockArgument, Operation, SSAValue
 from xdsl.rewriter import InsertPoint
 
-from dfc.dialects.df_builders import index_const, map_op, read, splat, tasklet, write
+from dfc.dialects.df_builders import index_const, map_op, read, sizes, splat, tasklet, write
 from dfc.dialects.nn_dynamic import GatherPointsOp, NonzeroOp, UniqueOp
-from dfc.dialects.nn_expand_shape import row_major_strides
 from dfc.dialects.nn_sort import ArgsortOp
 
 
@@ -51,7 +50,7 @@ def _is_nonzero(b: Builder, v: SSAValue) -> SSAValue:
 
 def _count(b: Builder, x: SSAValue) -> SSAValue:
     """The number of nonzero elements of `x`, as an index."""
-    shape = list(_t(x).get_shape())
+    shape = sizes(b, x)
 
     def build(mb: Builder, ivs: Sequence[BlockArgument], outs: Sequence[BlockArgument]) -> None:
         def one(s, v):
@@ -69,21 +68,22 @@ def _count(b: Builder, x: SSAValue) -> SSAValue:
 def _nonzero(b: Builder, op: Operation) -> SSAValue:
     assert isinstance(op, NonzeroOp)
     x, out_type = op.input, _t(op.result)
-    shape = list(_t(x).get_shape())
+    shape = [index_const(b, d) if isinstance(d, int) else d for d in sizes(b, x)]
     transposed = op.transposed is not None
     n = _count(b, x)
     out = b.insert(tensor.EmptyOp([n], out_type)).tensor
-    total = 1
-    for d in shape:
-        total *= d
+    total, strides = index_const(b, 1), []  # row-major strides (run-time sizes: index values)
+    for d in reversed(shape):
+        strides.insert(0, total)
+        total = b.insert(arith.MuliOp(total, d)).result
 
     body = Block(arg_types=[IndexType(), out_type, IndexType()])
     lb = Builder(InsertPoint.at_end(body))
     i, acc, k = body.args
     coords = []
-    for stride, size in zip(row_major_strides(shape), shape):
-        q = lb.insert(arith.DivSIOp(i, index_const(lb, stride))).result
-        coords.append(lb.insert(arith.RemSIOp(q, index_const(lb, size))).result)
+    for stride, size in zip(strides, shape):
+        q = lb.insert(arith.DivSIOp(i, stride)).result
+        coords.append(lb.insert(arith.RemSIOp(q, size)).result)
     flag = _is_nonzero(lb, lb.insert(tensor.ExtractOp(x, coords, _t(x).element_type)).result)
     row = lb.insert(arith.MinSIOp(k, lb.insert(arith.SubiOp(n, index_const(lb, 1))).result)).result
     filled: SSAValue = acc
@@ -96,7 +96,7 @@ def _nonzero(b: Builder, op: Operation) -> SSAValue:
     lb.insert(scf.YieldOp(filled, lb.insert(arith.AddiOp(k, step)).result))
 
     zero = index_const(b, 0)
-    ub = b.insert(arith.SelectOp(b.insert(arith.CmpiOp(n, zero, "sgt")).result, index_const(b, total), zero)).result
+    ub = b.insert(arith.SelectOp(b.insert(arith.CmpiOp(n, zero, "sgt")).result, total, zero)).result
     loop = b.insert(scf.ForOp(zero, ub, index_const(b, 1), [out, zero], body))
     return loop.results[0]
 
@@ -112,13 +112,18 @@ def _gather_points(b: Builder, op: Operation) -> SSAValue:
     x, idx, axis = op.operand, op.indices, op.axis.value.data
     shape, points = _t(x).get_shape(), _t(idx).get_shape()
     k, p = points[-1], len(points) - 1
-    sizes = [
+    extents = [
         *(_size(b, x, d) for d in range(axis)),
         *(_size(b, idx, d) for d in range(p)),
         *(_size(b, x, d) for d in range(axis + k, len(shape))),
     ]
     out_type = _t(op.result)
-    out = b.insert(tensor.EmptyOp([s for s in sizes if isinstance(s, SSAValue)], out_type)).tensor
+    out = b.insert(tensor.EmptyOp([s for s in extents if isinstance(s, SSAValue)], out_type)).tensor
+    operand_sizes = [_size(b, x, d) for d in range(len(shape))]
+
+    def bound_of(mb: Builder, d: int) -> SSAValue:
+        size = operand_sizes[d]
+        return index_const(mb, size) if isinstance(size, int) else size
 
     def build(mb: Builder, ivs: Sequence[BlockArgument], outs: Sequence[BlockArgument]) -> None:
         point = ivs[axis : axis + p]
@@ -126,11 +131,12 @@ def _gather_points(b: Builder, op: Operation) -> SSAValue:
         for j in range(k):
             c = mb.insert(arith.IndexCastOp(read(mb, idx, [*point, index_const(mb, j)]), IndexType())).result
             c = mb.insert(arith.MaxSIOp(c, index_const(mb, 0))).result
-            coords.append(mb.insert(arith.MinSIOp(c, index_const(mb, shape[axis + j] - 1))).result)
+            last = mb.insert(arith.SubiOp(bound_of(mb, axis + j), index_const(mb, 1))).result
+            coords.append(mb.insert(arith.MinSIOp(c, last)).result)
         index = [*ivs[:axis], *coords, *ivs[axis + p :]]
         write(mb, read(mb, x, index), outs[0], ivs)
 
-    return map_op(b, sizes, [out], build).res[0]
+    return map_op(b, extents, [out], build).res[0]
 
 
 class _Loop:

@@ -258,7 +258,7 @@ class ControlFlow:
             self.node = node
             self._learn(env_before, node)
             more_names = {n: names.get(n) for n in scope.names if n in env_before and n != node.target.id}  # type: ignore[attr-defined]
-            yields, retry = self._carried_yields(names, kinds, inits, cells, more_names, node)
+            yields, retry = self._carried_yields(names, kinds, inits, cells, more_names, node, block.args[1:])
         finally:
             self.scopes = outer_scopes
             self.b, self.em = outer_b, outer_em
@@ -284,9 +284,10 @@ class ControlFlow:
         for c in cells:
             c.value = next(args)
 
-    def _carried_yields(self, names, kinds, inits, cells, more_names, node) -> tuple[list[SSAValue], bool]:
-        """The values a loop body yields for its carried names and cells, and whether
-        to translate it again (an integer became a run-time value: `more_names` says which kind)."""
+    def _carried_yields(self, names, kinds, inits, cells, more_names, node, entered) -> tuple[list[SSAValue], bool]:
+        """The values a loop body yields for its carried names and cells (`entered`: the body's arguments for
+        them), and whether to translate it again (an integer became a run-time value: `more_names` says which
+        kind). An array of run-time size must keep its size (it is carried in one buffer)."""
         yields, retry = [], False
         for k, n in enumerate(names):
             if (wider := _promoted_in_loop(kinds[n], self.env[n])) is not None:
@@ -300,6 +301,11 @@ class ControlFlow:
                     retry = True
                     continue
                 raise self.fail(f"'{_shown(n)}' changes its type or shape in the loop ({inits[k].type} -> {value.type})", node)
+            if kind == "array" and View.whole(value).shape != View.whole(entered[k]).shape:
+                raise self.fail(f"'{_shown(n)}' may change its size in the loop (an array of run-time size, "
+                                f"{value.type}, rebound to one of another size: `z = z[z > t]`); compiled loops "
+                                "carry an array of a fixed size: keep the whole array and a mask "
+                                "(`keep &= z > t`, np.where)", node)
             yields.append(value)
         return yields + [c.value for c in cells], retry
 
@@ -373,7 +379,7 @@ class ControlFlow:
             self.node = node
             self._learn(env_before, node)
             more_names = {n: names.get(n) for n in scope.names if n in env_before}
-            yields, retry = self._carried_yields(names, kinds, inits, cells, more_names, node)
+            yields, retry = self._carried_yields(names, kinds, inits, cells, more_names, node, after.args)
         finally:
             self.scopes = outer_scopes
             self.b, self.em = outer_b, outer_em

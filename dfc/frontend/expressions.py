@@ -166,7 +166,8 @@ class Expressions:
             return complex_calls.subscript(self, base, self.subscript(node.slice), node)
         if not isinstance(base, Expr):
             raise self.fail(f"cannot index {_kind(base)}", node)
-        parts = self.subscript(node.slice)
+        parts = tuple(dynamic_values.masked(self, p, node) if isinstance(p, masks.Masked) else p
+                      for p in self.subscript(node.slice))
         if any(masks.is_mask(p) for p in parts):
             return masks.split(self, base, parts, node)
         return self.index(base, parts, node)

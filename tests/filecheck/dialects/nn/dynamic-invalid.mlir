@@ -27,15 +27,7 @@ func.func @nn_gather_points_1(%x: tensor<3x4xf32>, %i: tensor<?x2xi64>) {
 
 // -----
 
-func.func @nn_gather_points_2(%x: tensor<?x4xf32>, %i: tensor<?x1xi64>) {
-  // expected-error @+1 {{'nn.gather_points' op the indexed dimensions of the operand must be static, got tensor<?x4xf32>}}
-  %r = nn.gather_points %x, %i {axis = 0 : i64} : (tensor<?x4xf32>, tensor<?x1xi64>) -> tensor<?x4xf32>
-  func.return
-}
-
-// -----
-
-func.func @nn_gather_points_3(%x: tensor<3x4xf32>, %i: tensor<2x?x2xi64>) {
+func.func @nn_gather_points_2(%x: tensor<3x4xf32>, %i: tensor<2x?x2xi64>) {
   // expected-error @+1 {{'nn.gather_points' op only a rank-2 indices tensor may have a dynamic size, got tensor<2x?x2xi64>}}
   %r = nn.gather_points %x, %i {axis = 0 : i64} : (tensor<3x4xf32>, tensor<2x?x2xi64>) -> tensor<2x?xf32>
   func.return
