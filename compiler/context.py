@@ -28,7 +28,7 @@ _ON_DEMAND = {
     "gpu": "xdsl.dialects.gpu:GPU",
     "blas": "dfc.dialects.blas:BLAS",
     "stablehlo": "dfc.dialects.stablehlo:StableHLO",
-    "chlo": "dfc.dialects.stablehlo_sort:CHLO",
+    "chlo": "dfc.dialects.stablehlo_chlo:CHLO",
 }
 
 

@@ -31,6 +31,7 @@ from dfc.dialects.stablehlo_bits import (
     ReducePrecisionOp,
     TriangularSolveOp,
 )
+from dfc.dialects.stablehlo_custom_call import CustomCallOp
 from dfc.dialects.stablehlo_dynamic import (
     DynamicBroadcastInDimOp,
     DynamicConvOp,
@@ -99,7 +100,7 @@ StableHLO = Dialect(
         ConvolutionOp, OptimizationBarrierOp, ReduceOp, ReduceWindowOp, GatherOp, ScatterOp, ReturnOp, WhileOp, CaseOp, IfOp,
         CompositeOp, SelectAndScatterOp,
         SortOp, DynamicIotaOp, DynamicReshapeOp, DynamicBroadcastInDimOp, DynamicPadOp, DynamicGatherOp, DynamicConvOp,
-        PopcntOp, CountLeadingZerosOp, BitcastConvertOp, ReducePrecisionOp, TriangularSolveOp, MapOp,
+        PopcntOp, CountLeadingZerosOp, BitcastConvertOp, ReducePrecisionOp, TriangularSolveOp, MapOp, CustomCallOp,
     ],
     STABLEHLO_ATTRIBUTES,
 )

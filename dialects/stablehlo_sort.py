@@ -6,7 +6,6 @@ turns both into `nn.argsort` and gathers (`passes.stablehlo_sort`)."""
 from __future__ import annotations
 
 from xdsl.dialects.builtin import BoolAttr, IntegerAttr, TensorType, i64
-from xdsl.ir import Dialect
 from xdsl.irdl import (
     irdl_op_definition,
     operand_def,
@@ -22,8 +21,6 @@ from xdsl.parser import Parser
 from xdsl.traits import RecursiveMemoryEffect
 
 from dfc.dialects.stablehlo_base import StableHLOOp, resolve_operands
-from dfc.dialects.stablehlo_bits import MulhiOp
-from dfc.dialects.stablehlo_scan import ScanOp
 
 
 @irdl_op_definition
@@ -73,7 +70,3 @@ class TopKOp(StableHLOOp):
         (x,) = resolve_operands(parser, [operand], [operand_type])
         return cls.build(operands=[x], result_types=[values_type, indices_type], properties={"k": IntegerAttr(k, i64)},
                          attributes=extra)
-
-
-CHLO = Dialect("chlo", [TopKOp, MulhiOp, ScanOp])
-"""The ops of XLA's client dialect that dfc reads (`mulhi` is in `stablehlo_bits`)."""

@@ -34,7 +34,11 @@ elementwise ones by the name each nn op declares (`EXTERNAL`, read by
 * The 4-, 6- and 8-bit floats are computed in f64 and i4/ui4 in i8, each
   result rounded back into its type (`passes.stablehlo_narrow`).
 * `chlo.scan` becomes an `scf.for` over the scanned dimension
-  (`passes.stablehlo_scan`).
+  (`passes.stablehlo_scan`); the `chlo` elementwise ops (square, sinh,
+  asin, erf, erfc, erf_inv, lgamma, digamma, next_after, ...) are decomposed
+  into nn ops (`passes.stablehlo_chlo`); the LAPACK calls JAX emits on CPU
+  for Cholesky and triangular solves are built from nn ops too
+  (`passes.stablehlo_lapack`), other custom calls are errors naming them.
 * `case` becomes nested `scf.if`s on `index == k` (an out-of-range index runs
   the last branch, as StableHLO says), `if` an `scf.if`.
 * Calls to functions of the module, and composites (calls of their
@@ -90,9 +94,11 @@ from dfc.dialects.stablehlo_sort import SortOp, TopKOp
 from dfc.dialects.xdsl_fixes import dense_values, splat_element
 from dfc.passes import stablehlo_sort
 from dfc.passes.stablehlo_bits import BitConversions
+from dfc.passes.stablehlo_chlo import ChloConversions
 from dfc.passes.stablehlo_complex import ComplexConversions, lexicographic_extreme, make_real
 from dfc.passes.stablehlo_convolution import ConvolutionConversions
 from dfc.passes.stablehlo_integers import ASSOCIATIVE, BOOLEAN_BINARY, IntegerConversions, is_boolean
+from dfc.passes.stablehlo_lapack import LapackConversions
 from dfc.passes.stablehlo_linalg import LinalgConversions
 from dfc.passes.stablehlo_narrow import NarrowConversions, Narrowed, make_wide
 from dfc.passes.stablehlo_scan import ScanConversions
@@ -197,7 +203,8 @@ def _verify(first: Operation | None, op: Operation) -> None:
 
 
 class Converter(UnsignedConversions, ComplexConversions, LinalgConversions, IntegerConversions, BitConversions,
-                WindowConversions, NarrowConversions, ConvolutionConversions, ScanConversions):
+                WindowConversions, NarrowConversions, ConvolutionConversions, ScanConversions, ChloConversions,
+                LapackConversions):
     """Rewrites the stablehlo ops of one function, block by block, in order; `unsigned_ops` says which
     operands and results of each op were unsigned (`stablehlo_unsigned.make_signless`), `complex_ops`
     which were complex (`stablehlo_complex.make_real`)."""

@@ -117,7 +117,7 @@ class BitConversions(UnsignedArith):
             raise CompileError.at(op, f"convert-stablehlo: reduce_precision of {e} to e{exponent}m{mantissa} is not "
                                       "supported (a float with at least one exponent bit is)")
         src_exponent, src_mantissa = FLOAT_FIELDS[type(e)]
-        bits = self._as_int(x)
+        bits = self._as_int(self.ins(nne.StopGradientOp(x)))  # the rounding has no gradient: _passing_gradient's
         width = _width(e)
 
         def full(value: int) -> SSAValue:

@@ -132,7 +132,7 @@ def from_jax(f: Callable[..., Any], *example_args: Any) -> JaxFunction:
     so errors point there.
     """
     jax = require_extra("jax", "jax", "dfc.from_jax")
-    lowered = jax.jit(f).lower(*example_args)
+    lowered = jax.jit(f, keep_unused=True).lower(*example_args)  # the module takes every argument f does
     text = lowered.as_text(debug_info=True)
     name = _symbol(getattr(f, "__name__", "main"))
     module = import_stablehlo(text, f"<jax:{name}>")

@@ -54,6 +54,11 @@ INT_MIN, INT_MAX = np.iinfo(np.int32).min, np.iinfo(np.int32).max
 EDGE = np.array([-np.inf, -2.5, -1.5, -1.0, -0.5, -0.0, 0.0, 0.5, 1.5, 2.5, 3.7, np.inf, np.nan])
 """Values where rounding, signs and non-finite inputs matter."""
 POSITIVE = np.abs(normal(3, 4)) + 0.1
+UNIT = rng.uniform(-0.99, 0.99, (3, 4))
+SPD = normal(3, 3) @ normal(3, 3).T + 3 * np.eye(3)
+CHLO_EDGE = np.array([-np.inf, -1e300, -30.0, -5.5, -3.0, -1.0, -0.999, -1e-8, -0.0, 0.0, 1e-300, 0.5, 0.999, 1.0,
+                      2.0, 7.9, 8.1, 26.0, 27.5, 170.0, 1e10, 1e300, np.inf, np.nan])
+"""Where the chlo decompositions switch formulas, their poles and the ends of their domains."""
 
 
 def _cases():
@@ -86,6 +91,20 @@ def _cases():
         "sqrt_negative": (jnp.sqrt, [EDGE], False),
         "tanh": (jnp.tanh, [x34], True),
         "is_finite": (jnp.isfinite, [EDGE], False),
+        # chlo's elementwise ops (passes/stablehlo_chlo.py)
+        "chlo_square_asin": (lambda x: (jnp.square(x), jnp.arcsin(x / 4)), [normal(4)], True),
+        "chlo_hyperbolic": (lambda x: (jnp.sinh(x), jnp.cosh(x), jnp.arctan(x), jnp.arcsinh(x)), [x34], True),
+        "chlo_inverse_trig": (lambda u: (jnp.arcsin(u), jnp.arccos(u), jnp.arctanh(u), jnp.arccosh(2 - u)), [UNIT],
+                              True),
+        "chlo_special": (lambda x, u: (lax.erf(x), lax.erfc(x * 3), lax.erf_inv(u), lax.lgamma(x * 3),
+                                       lax.digamma(x * 3)), [x34, UNIT], True),
+        "chlo_edges": (lambda x: (jnp.sinh(x), jnp.cosh(x), jnp.arcsinh(x), jnp.arccosh(x), jnp.arcsin(x),
+                                  jnp.arctanh(x), lax.erf(x), lax.erfc(x), lax.erf_inv(x), lax.lgamma(x),
+                                  lax.digamma(x)), [CHLO_EDGE], False),
+        "next_after": (lax.nextafter, [EDGE, EDGE[::-1].copy()], False),
+        # JAX's LAPACK calls on CPU (passes/stablehlo_lapack.py): potrf, then trsm twice
+        "lapack_potrf_trsm": (lambda a, b: jax.scipy.linalg.cho_solve(jax.scipy.linalg.cho_factor((a + a.T) / 2), b),
+                              [SPD, normal(3, 2)], True),
         # binary
         "add_subtract_multiply_divide": (lambda x, y: (x + y) * (x - y) / (y + 3.0), [x34, y34], True),
         "integer_arithmetic": (lambda i, j: (i + j, i - j, i * j, lax.div(i, j), lax.rem(i, j)), [i34, j34], False),
@@ -237,7 +256,12 @@ def _tuple(value):
 CASES = _cases()
 
 
-@pytest.mark.parametrize("name", CASES)
+SLOW_CASES = {"chlo_hyperbolic", "chlo_inverse_trig", "chlo_special", "chlo_edges", "lapack_potrf_trsm"}
+"""Cases of many expanded ops (seconds each on the interpreter; tests/api/test_jax_api_sweep.py checks the same
+functions in float32 and float64 with --slow): --slow."""
+
+
+@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.slow) if n in SLOW_CASES else n for n in CASES])
 def test_forward_and_gradient_equal_jax(name):
     f, args, differentiable = CASES[name]
     args = [np.asarray(a) for a in args]

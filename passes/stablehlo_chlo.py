@@ -1,0 +1,324 @@
+"""The `chlo` elementwise ops in `convert-stablehlo`, decomposed into nn ops.
+
+* square `x * x`; sinh and cosh `exp(+-x - ln 2)` summed (no overflow below
+  ln(max) + ln 2), sinh by `(expm1(x) - expm1(-x)) / 2` for |x| < 1 (no
+  cancellation near 0); atan `atan2(x, 1)`, asin `atan2(x, sqrt((1 - x)(1 + x)))`,
+  acos `atan2(sqrt((1 - x)(1 + x)), x)`; asinh `log1p(a + a^2 / (1 + sqrt(1 +
+  a^2)))` with x's sign and acosh `log1p(x - 1 + sqrt((x - 1)(x + 1)))`, both
+  `log(a) + ln 2` beyond 2^28 (a^2 would overflow), acosh NaN below 1; atanh
+  `log1p(2a / (1 - a)) / 2` with x's sign.
+* erf, erfc, erf_inv, lgamma and digamma are computed in f64 (an f32, f16 or
+  bf16 operand converted, the result rounded back): erf is `nn.erf` (libm's);
+  erfc is `1 - erf` for |x| < 1 and Cephes' rational approximations
+  `exp(-x^2) P(|x|) / Q(|x|)` on [1, 8) and `exp(-x^2) R(|x|) / S(|x|)` beyond
+  (0 once x^2 exceeds ln(max)), `2 - erfc(-x)` for x < 0; erf_inv starts from
+  Giles' approximation and takes two Halley steps on
+  `erf(y) = |x|` (on `erfc(y) = 1 - |x|` for |x| >= 1/2, where 1 - |x| is exact),
+  +-inf at +-1, NaN beyond; lgamma is Lanczos' approximation (g = 7, 9 terms)
+  for x >= 1/2 and the reflection `log(pi / |sin(pi x)|) - lgamma(1 - x)`
+  below (+inf at the poles and at +-inf), digamma its derivative (the same
+  terms) and the reflection `digamma(1 - x) - pi / tan(pi x)` (NaN at the
+  poles). Each branch of a select gets an argument inside its domain, so the
+  gradient through the branch not taken is 0, not NaN.
+* next_after on the bits (`nn.bitcast_convert`): the integer of x's bits
+  moved by one toward y, the smallest subnormal with y's sign from 0, y
+  where x == y, NaN where either is NaN.
+
+Other chlo elementwise ops (bessel_i1e, polygamma, zeta, conj, is_inf, ...) are
+errors at the op naming them.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+from xdsl.dialects.builtin import AnyFloat, Float64Type, FloatAttr, IntegerAttr, IntegerType, TensorType, f64
+from xdsl.ir import Operation, SSAValue
+
+from dfc.dialects import nn
+from dfc.dialects import nn_elementwise as nne
+from dfc.dialects.diagnostics import CompileError
+
+ERFC_P = (2.46196981473530512524e-10, 5.64189564831068821977e-1, 7.46321056442269912687e0,
+          4.86371970985681366614e1, 1.96520832956077098242e2, 5.26445194995477358631e2,
+          9.34528527171957607540e2, 1.02755188689515710272e3, 5.57535335369399327526e2)
+ERFC_Q = (1.0, 1.32281951154744992508e1, 8.67072140885989742329e1, 3.54937778887819891062e2,
+          9.75708501743205489753e2, 1.82390916687909736289e3, 2.24633760818710981792e3,
+          1.65666309194161350182e3, 5.57535340817727675546e2)
+ERFC_R = (5.64189583547755073984e-1, 1.27536670759978104416e0, 5.01905042251180477414e0,
+          6.16021097993053585195e0, 7.40974269950448939160e0, 2.97886665372100240670e0)
+ERFC_S = (1.0, 2.26052863220117276590e0, 9.39603524938001434673e0, 1.20489539808096656605e1,
+          1.70814450747565897222e1, 9.60896809063285878198e0, 3.36907645100081516050e0)
+"""Cephes' erfc on [1, 8) (P / Q) and beyond (R / S), highest power first."""
+GILES_CENTRAL = (2.81022636e-08, 3.43273939e-07, -3.5233877e-06, -4.39150654e-06, 0.00021858087,
+                 -0.00125372503, -0.00417768164, 0.246640727, 1.50140941)
+GILES_TAIL = (-0.000200214257, 0.000100950558, 0.00134934322, -0.00367342844, 0.00573950773,
+              -0.0076224613, 0.00943887047, 1.00167406, 2.83297682)
+GILES_FAR = (-2.7109920616438573243e-11, -2.5556418169965252055e-10, 1.5076572693500548083e-09,
+             -3.7894654401267369937e-09, 7.6157012080783393804e-09, -1.4960026627149240478e-08,
+             2.9147953450901080826e-08, -6.7711997758452339498e-08, 2.2900482228026654717e-07,
+             -9.9298272942317002539e-07, 4.5260625972231537039e-06, -1.9681778105531670567e-05,
+             7.5995277030017761139e-05, -0.00021503011930044477347, -0.00013871931833623122026,
+             1.0103004648645343977, 4.8499064014085844221)
+"""Giles' erf_inv: p(w - 2.5) for w = -log(1 - x^2) < 5, p(sqrt(w) - 3) below 16 (single precision), his
+double-precision p(sqrt(w) - 5) beyond (1 - |x| < 6e-8: f64 only); erfinv = p x."""
+LANCZOS_G = 7.0
+LANCZOS = (0.99999999999980993227684700473478, 676.520368121885098567009190444019,
+           -1259.13921672240287047156078755283, 771.3234287776530788486528258894,
+           -176.61502916214059906584551354, 12.507343278686904814458936853,
+           -0.13857109526572011689554706, 9.984369578019570859563e-6, 1.50563273514931155834e-7)
+"""Lanczos' approximation of Gamma with g = 7: c0 + sum c_i / (z + i), z = x - 1."""
+HALLEY_STEPS = 2
+"""Halley's steps (cubic: erf''/erf' = -2y): from Giles' ~1e-7 to below f64's resolution."""
+
+
+def _tensor(v: SSAValue) -> TensorType:
+    assert isinstance(v.type, TensorType)
+    return v.type
+
+
+class ChloConversions:
+    """The `on_<chlo op>` handlers, mixed into the converter (which provides `ins`)."""
+
+    def ins(self, op: Operation) -> SSAValue:
+        raise NotImplementedError
+
+    # ------------------------------------------------------------ small builders
+
+    def _k(self, like: SSAValue, value: float) -> SSAValue:
+        return self.ins(nn.FullOp(FloatAttr(value, _tensor(like).element_type), []))  # type: ignore[arg-type]
+
+    def _add(self, a: SSAValue, b: SSAValue) -> SSAValue:
+        return self.ins(nn.AddOp(a, b))
+
+    def _sub(self, a: SSAValue, b: SSAValue) -> SSAValue:
+        return self.ins(nn.SubOp(a, b))
+
+    def _mul(self, a: SSAValue, b: SSAValue) -> SSAValue:
+        return self.ins(nn.MulOp(a, b))
+
+    def _div(self, a: SSAValue, b: SSAValue) -> SSAValue:
+        return self.ins(nn.DivOp(a, b))
+
+    def _cmp(self, a: SSAValue, b: SSAValue, direction: str) -> SSAValue:
+        return self.ins(nne.CompareOp(a, b, direction))
+
+    def _sel(self, p: SSAValue, a: SSAValue, b: SSAValue) -> SSAValue:
+        return self.ins(nne.SelectOp(p, a, b))
+
+    def _poly(self, x: SSAValue, coefficients: Sequence[float]) -> SSAValue:
+        """Horner's scheme, highest power first."""
+        acc = self._k(x, coefficients[0])
+        for c in coefficients[1:]:
+            acc = self._add(self._mul(acc, x), self._k(x, c))
+        return acc
+
+    def _in_f64(self, op: Operation, compute) -> list[SSAValue]:
+        """`compute` of the operands converted to f64, converted back to the result's type."""
+        e = _tensor(op.results[0]).element_type
+        if not isinstance(e, AnyFloat):
+            raise CompileError.at(op, f"convert-stablehlo: '{op.name}' of {e} is not supported")
+        wide = [v if isinstance(_tensor(v).element_type, Float64Type) else self.ins(nne.ConvertOp(v, f64))
+                for v in op.operands]
+        out = compute(*wide)
+        return [out if isinstance(e, Float64Type) else self.ins(nne.ConvertOp(out, e))]
+
+    # ------------------------------------------------------------ elementary functions
+
+    def on_square(self, op: Operation) -> Sequence[SSAValue]:
+        return [self._mul(op.operands[0], op.operands[0])]
+
+    def _exp_halves(self, x: SSAValue) -> tuple[SSAValue, SSAValue]:
+        """exp(x) / 2 and exp(-x) / 2, as exp(+-x - ln 2)."""
+        ln2 = self._k(x, math.log(2.0))
+        up = self.ins(nn.ExpOp(self._sub(x, ln2)))
+        down = self.ins(nn.ExpOp(self._sub(self.ins(nn.NegOp(x)), ln2)))
+        return up, down
+
+    def on_cosh(self, op: Operation) -> Sequence[SSAValue]:
+        return [self._add(*self._exp_halves(op.operands[0]))]
+
+    def on_sinh(self, op: Operation) -> Sequence[SSAValue]:
+        x = op.operands[0]
+        one = self._k(x, 1.0)
+        small = self._cmp(self.ins(nne.AbsOp(x)), one, "LT")
+        xs = self.ins(nne.ClampOp(self.ins(nn.NegOp(one)), x, one))
+        near = self._mul(self._sub(self.ins(nne.Expm1Op(xs)), self.ins(nne.Expm1Op(self.ins(nn.NegOp(xs))))),
+                         self._k(x, 0.5))
+        return [self._sel(small, near, self._sub(*self._exp_halves(x)))]
+
+    def on_atan(self, op: Operation) -> Sequence[SSAValue]:
+        x = op.operands[0]
+        return [self.ins(nne.Atan2Op(x, self._k(x, 1.0)))]
+
+    def _cosine_of_asin(self, x: SSAValue) -> SSAValue:
+        """sqrt((1 - x)(1 + x)): no cancellation near +-1."""
+        one = self._k(x, 1.0)
+        return self.ins(nn.SqrtOp(self._mul(self._sub(one, x), self._add(one, x))))
+
+    def on_asin(self, op: Operation) -> Sequence[SSAValue]:
+        x = op.operands[0]
+        return [self.ins(nne.Atan2Op(x, self._cosine_of_asin(x)))]
+
+    def on_acos(self, op: Operation) -> Sequence[SSAValue]:
+        x = op.operands[0]
+        return [self.ins(nne.Atan2Op(self._cosine_of_asin(x), x))]
+
+    def _huge(self, a: SSAValue) -> tuple[SSAValue, SSAValue, SSAValue]:
+        """(a > 2^28, a clamped to 2^28, log(a) + ln 2): where a^2 + 1 is a^2 and squaring could overflow."""
+        limit = self._k(a, 2.0 ** 28)
+        huge = self._cmp(a, limit, "GT")
+        clamped = self.ins(nne.MinimumOp(a, limit))
+        far = self._add(self.ins(nn.LogOp(self.ins(nne.MaximumOp(a, limit)))), self._k(a, math.log(2.0)))
+        return huge, clamped, far
+
+    def on_asinh(self, op: Operation) -> Sequence[SSAValue]:
+        x = op.operands[0]
+        a = self.ins(nne.AbsOp(x))
+        huge, s, far = self._huge(a)
+        one = self._k(x, 1.0)
+        s2 = self._mul(s, s)
+        near = self.ins(nne.Log1pOp(self._add(s, self._div(s2, self._add(one, self.ins(nn.SqrtOp(self._add(one,
+                                                                                                          s2))))))))
+        magnitude = self._sel(huge, far, near)
+        negative = self._cmp(x, self._k(x, 0.0), "LT")
+        return [self._sel(negative, self.ins(nn.NegOp(magnitude)), magnitude)]
+
+    def on_acosh(self, op: Operation) -> Sequence[SSAValue]:
+        x = op.operands[0]
+        huge, s, far = self._huge(x)
+        one = self._k(x, 1.0)
+        below = self._sub(s, one)
+        near = self.ins(nne.Log1pOp(self._add(below, self.ins(nn.SqrtOp(self._mul(below, self._add(s, one)))))))
+        return [self._sel(self._cmp(x, one, "LT"), self._k(x, math.nan), self._sel(huge, far, near))]
+
+    def on_atanh(self, op: Operation) -> Sequence[SSAValue]:
+        x = op.operands[0]
+        a = self.ins(nne.AbsOp(x))
+        ratio = self._div(self._add(a, a), self._sub(self._k(x, 1.0), a))
+        magnitude = self._mul(self.ins(nne.Log1pOp(ratio)), self._k(x, 0.5))
+        return [self._sel(self._cmp(x, self._k(x, 0.0), "LT"), self.ins(nn.NegOp(magnitude)), magnitude)]
+
+    # ------------------------------------------------------------ special functions (in f64)
+
+    def on_erf(self, op: Operation) -> Sequence[SSAValue]:
+        return self._in_f64(op, lambda x: self.ins(nne.ErfOp(x)))
+
+    def on_erfc(self, op: Operation) -> Sequence[SSAValue]:
+        return self._in_f64(op, self._erfc)
+
+    def _erfc(self, x: SSAValue) -> SSAValue:
+        one = self._k(x, 1.0)
+        a = self.ins(nne.AbsOp(x))
+        inside = self._cmp(a, one, "LT")
+        t = self.ins(nne.ClampOp(one, a, self._k(x, 27.0)))  # the tail's argument: erfc is 0 beyond 26.7
+        gauss = self.ins(nn.ExpOp(self.ins(nn.NegOp(self._mul(t, t)))))
+        middle = self._div(self._poly(t, ERFC_P), self._poly(t, ERFC_Q))
+        far = self._div(self._poly(t, ERFC_R), self._poly(t, ERFC_S))
+        tail = self._mul(gauss, self._sel(self._cmp(t, self._k(x, 8.0), "LT"), middle, far))
+        tail = self._sel(self._cmp(self._mul(a, a), self._k(x, 709.782712893384), "GT"), self._k(x, 0.0), tail)
+        tail = self._sel(self._cmp(x, self._k(x, 0.0), "LT"), self._sub(self._k(x, 2.0), tail), tail)
+        value = self._sel(inside, self._sub(one, self.ins(nne.ErfOp(x))), tail)
+        return self._sel(self._cmp(x, x, "NE"), x, value)
+
+    def on_erf_inv(self, op: Operation) -> Sequence[SSAValue]:
+        return self._in_f64(op, self._erf_inv)
+
+    def _erf_inv(self, x: SSAValue) -> SSAValue:
+        one, zero = self._k(x, 1.0), self._k(x, 0.0)
+        a = self.ins(nne.AbsOp(x))
+        inside = self._cmp(a, one, "LT")
+        s = self._sel(inside, a, zero)  # the iteration's argument, in [0, 1)
+        rest = self._sub(one, s)  # exact for s >= 1/2
+        w = self.ins(nn.NegOp(self.ins(nn.LogOp(self._mul(rest, self._add(one, s))))))
+        central = self._poly(self._sub(self.ins(nne.MinimumOp(w, self._k(x, 5.0))), self._k(x, 2.5)),
+                             GILES_CENTRAL)
+        root = self.ins(nn.SqrtOp(self.ins(nne.MaximumOp(w, self._k(x, 5.0)))))
+        tail = self._poly(self._sub(root, self._k(x, 3.0)), GILES_TAIL)
+        far = self._poly(self._sub(root, self._k(x, 5.0)), GILES_FAR)
+        tail = self._sel(self._cmp(w, self._k(x, 16.0), "LT"), tail, far)
+        y = self._mul(self._sel(self._cmp(w, self._k(x, 5.0), "LT"), central, tail), s)
+        upper = self._cmp(s, self._k(x, 0.5), "GE")
+        half_root_pi = self._k(x, math.sqrt(math.pi) / 2)
+        for _ in range(HALLEY_STEPS):
+            by_erf = self._sub(self.ins(nne.ErfOp(y)), s)
+            by_erfc = self._sub(rest, self._erfc(y))
+            step = self._mul(self._mul(self._sel(upper, by_erfc, by_erf), half_root_pi),
+                             self.ins(nn.ExpOp(self._mul(y, y))))  # Newton's step (erf(y) - s) / erf'(y)
+            y = self._sub(y, self._div(step, self._add(one, self._mul(y, step))))
+        beyond = self._sel(self._cmp(a, one, "EQ"), self._k(x, math.inf), self._k(x, math.nan))
+        magnitude = self._sel(inside, y, self._sel(self._cmp(a, a, "EQ"), beyond, a))
+        negative = self._cmp(x, zero, "LT")
+        return self._sel(negative, self.ins(nn.NegOp(magnitude)), magnitude)
+
+    def _lanczos(self, u: SSAValue) -> tuple[SSAValue, SSAValue]:
+        """(lgamma(u), digamma(u)) for u >= 1/2 by Lanczos' approximation."""
+        z = self._sub(u, self._k(u, 1.0))
+        total, slope = self._k(u, LANCZOS[0]), self._k(u, 0.0)
+        for i, c in enumerate(LANCZOS[1:], start=1):
+            term = self._div(self._k(u, c), self._add(z, self._k(u, float(i))))
+            total = self._add(total, term)
+            slope = self._sub(slope, self._div(term, self._add(z, self._k(u, float(i)))))
+        shift = LANCZOS_G + 0.5
+        t = self._add(z, self._k(u, shift))
+        log_t = self._add(self._k(u, math.log(shift)), self.ins(nne.Log1pOp(self._div(z, self._k(u, shift)))))
+        lgamma = self._add(self._sub(self._mul(self._add(z, self._k(u, 0.5)), log_t), t),
+                           self._add(self._k(u, 0.5 * math.log(2 * math.pi)), self.ins(nn.LogOp(total))))
+        digamma = self._add(self._sub(log_t, self._div(self._k(u, LANCZOS_G), t)), self._div(slope, total))
+        return lgamma, digamma
+
+    def _reflected(self, x: SSAValue) -> tuple[SSAValue, SSAValue, SSAValue, SSAValue]:
+        """(x < 1/2, the Lanczos argument (1 - x there, x elsewhere), pi r with r = x - round(x) (a quarter
+        where not reflected), x a pole: a non-positive integer or -inf)."""
+        half, zero = self._k(x, 0.5), self._k(x, 0.0)
+        reflect = self._cmp(x, half, "LT")
+        u = self._sel(reflect, self._sub(self._k(x, 1.0), x), x)
+        r = self._sub(x, self.ins(nne.RoundEvenOp(x)))
+        pole = self.ins(nne.AndOp(self._cmp(x, zero, "LE"), self._cmp(self.ins(nne.FloorOp(x)), x, "EQ")))
+        r = self._sel(self.ins(nne.AndOp(reflect, self.ins(nne.NotOp(pole)))), r, self._k(x, 0.25))
+        return reflect, u, self._mul(r, self._k(x, math.pi)), pole
+
+    def on_lgamma(self, op: Operation) -> Sequence[SSAValue]:
+        def lgamma(x: SSAValue) -> SSAValue:
+            reflect, u, pr, pole = self._reflected(x)
+            inf = self._k(x, math.inf)
+            u = self._sel(self._cmp(u, inf, "EQ"), self._k(x, 1.0), u)
+            lanczos, _ = self._lanczos(u)
+            log_sin = self.ins(nn.LogOp(self.ins(nne.AbsOp(self.ins(nne.SineOp(pr))))))
+            reflection = self._sub(self._sub(self._k(x, math.log(math.pi)), log_sin), lanczos)
+            value = self._sel(reflect, reflection, lanczos)
+            infinite = self.ins(nne.OrOp(pole, self._cmp(self.ins(nne.AbsOp(x)), inf, "EQ")))
+            return self._sel(infinite, inf, value)
+        return self._in_f64(op, lgamma)
+
+    def on_digamma(self, op: Operation) -> Sequence[SSAValue]:
+        def digamma(x: SSAValue) -> SSAValue:
+            reflect, u, pr, pole = self._reflected(x)
+            u = self._sel(self._cmp(u, self._k(x, math.inf), "EQ"), self._k(x, 1.0), u)
+            _, lanczos = self._lanczos(u)
+            reflection = self._sub(lanczos, self._div(self._k(x, math.pi), self.ins(nne.TanOp(pr))))
+            value = self._sel(reflect, reflection, lanczos)
+            value = self._sel(self._cmp(x, self._k(x, math.inf), "EQ"), x, value)
+            return self._sel(pole, self._k(x, math.nan), value)
+        return self._in_f64(op, digamma)
+
+    # ------------------------------------------------------------ bits
+
+    def on_next_after(self, op: Operation) -> Sequence[SSAValue]:
+        x, y = op.operands
+        e = _tensor(x).element_type
+        if not isinstance(e, AnyFloat):
+            raise CompileError.at(op, f"convert-stablehlo: 'chlo.next_after' of {e} is not supported")
+        bits = IntegerType(e.bitwidth)
+        zero = self._k(x, 0.0)
+        xb = self.ins(nne.BitcastConvertOp(x, bits))
+        one_bit = self.ins(nn.FullOp(IntegerAttr(1, bits), []))
+        away = self.ins(nne.XorOp(self._cmp(y, x, "GT"), self._cmp(x, zero, "LT")))
+        moved = self.ins(nne.BitcastConvertOp(self._sel(away, self._add(xb, one_bit), self._sub(xb, one_bit)), e))
+        tiny = self.ins(nne.BitcastConvertOp(one_bit, e))
+        from_zero = self._sel(self._cmp(y, zero, "GT"), tiny, self.ins(nn.NegOp(tiny)))
+        out = self._sel(self._cmp(x, zero, "EQ"), from_zero, moved)
+        out = self._sel(self._cmp(x, y, "EQ"), y, out)
+        unordered = self.ins(nne.OrOp(self._cmp(x, x, "NE"), self._cmp(y, y, "NE")))
+        return [self._sel(unordered, self._add(x, y), out)]

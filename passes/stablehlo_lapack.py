@@ -1,0 +1,132 @@
+"""The LAPACK calls JAX emits on CPU (`stablehlo.custom_call @lapack_<t><routine>_ffi`) in
+`convert-stablehlo`, for the routines dfc builds from nn ops:
+
+* `potrf` (Cholesky, `jnp.linalg.cholesky`, `cho_factor`): an `scf.for` over the
+  columns j of the factor L (zeros at first): v = a[:, j] - L L[j, :]^T, then
+  column j is v / sqrt(v_j) below the diagonal and 0 above, written back by
+  `nn.dynamic_update_slice`; only the `uplo` triangle of a is read (`U` as the
+  lower factor of a^T, transposed). `info` counts the columns whose pivot v_j
+  is not positive (LAPACK's is the first such column: JAX only tests it
+  against 0). Batch dimensions lead; differentiable.
+* `trsm` (triangular solve, `solve_triangular`, `inv`, `cho_solve`): the
+  `triangular_solve` conversion with its `side`, `uplo`, `trans_x` and `diag`
+  (`passes.stablehlo_linalg`).
+
+Any other target is an error at the call naming it (`describe`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from xdsl.builder import Builder
+from xdsl.dialects import arith, scf
+from xdsl.dialects.builtin import BoolAttr, FloatAttr, IndexType, IntegerAttr, TensorType, f64, i32, i64
+from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.rewriter import InsertPoint
+
+from dfc.dialects import nn
+from dfc.dialects import nn_contract as nnc
+from dfc.dialects import nn_elementwise as nne
+from dfc.dialects import nn_shape as nns
+from dfc.dialects.diagnostics import CompileError
+from dfc.dialects.stablehlo_attrs import Transpose, TransposeAttr
+from dfc.dialects.stablehlo_bits import TriangularSolveOp
+from dfc.dialects.stablehlo_custom_call import CustomCallOp, describe
+
+LOWER, LEFT, UNIT, NO_TRANSPOSE, TRANSPOSE = ord("L"), ord("L"), ord("U"), ord("N"), ord("T")
+"""LAPACK's option characters, as JAX passes them (their codes)."""
+
+
+def _shape(v: SSAValue) -> tuple[int, ...]:
+    assert isinstance(v.type, TensorType)
+    return tuple(v.type.get_shape())
+
+
+def _option(op: CustomCallOp, name: str) -> int:
+    if op.options is None or name not in op.options.data:
+        raise CompileError.at(op, f"convert-stablehlo: 'stablehlo.custom_call' {describe(op)} without its "
+                                  f"'{name}' option is not supported")
+    value = op.options.data[name]
+    assert isinstance(value, IntegerAttr)
+    return value.value.data
+
+
+class LapackConversions:
+    """`on_custom_call`, mixed into the converter (`b`, `ins`, `on_triangular_solve`, `_swap_last`)."""
+
+    b: Builder
+    ins: Callable[[Operation], SSAValue]
+    on_triangular_solve: Callable[[TriangularSolveOp], Sequence[SSAValue]]
+    _swap_last: Callable[[SSAValue], SSAValue]
+
+    def on_custom_call(self, op: CustomCallOp) -> Sequence[SSAValue]:
+        target = op.call_target_name.data
+        routine = target.split("_")[1][1:] if target.startswith("lapack_") and target.count("_") >= 1 else ""
+        if routine == "potrf" and len(op.inputs) == 1 and len(op.outputs) == 2:
+            return self._potrf(op)
+        if routine == "trsm" and len(op.inputs) == 2 and len(op.outputs) == 1:
+            return self._trsm(op)
+        raise CompileError.at(op, f"convert-stablehlo: 'stablehlo.custom_call' {describe(op)} is not supported "
+                                  "(dfc.jit compiles NumPy's linalg functions)")
+
+    def _trsm(self, op: CustomCallOp) -> Sequence[SSAValue]:
+        a, b = op.inputs
+        trans = _option(op, "trans_x")
+        if trans not in (NO_TRANSPOSE, TRANSPOSE):
+            raise CompileError.at(op, f"convert-stablehlo: {describe(op)} with trans_x {chr(trans)!r} is not "
+                                      "supported (real matrices: N or T)")
+        solve = TriangularSolveOp.create(
+            operands=[a, b], result_types=[op.outputs[0].type],
+            properties={"left_side": BoolAttr.from_bool(_option(op, "side") == LEFT),
+                        "lower": BoolAttr.from_bool(_option(op, "uplo") == LOWER),
+                        "unit_diagonal": BoolAttr.from_bool(_option(op, "diag") == UNIT),
+                        "transpose_a": TransposeAttr(Transpose.NO_TRANSPOSE if trans == NO_TRANSPOSE else Transpose.TRANSPOSE)})
+        solve.location = op.location
+        return self.on_triangular_solve(solve)
+
+    def _potrf(self, op: CustomCallOp) -> Sequence[SSAValue]:
+        (a,) = op.inputs
+        shape = _shape(a)
+        if len(shape) < 2 or shape[-1] != shape[-2]:
+            raise CompileError.at(op, f"convert-stablehlo: {describe(op)} of {a.type}: square matrices expected")
+        lower = _option(op, "uplo") == LOWER
+        if not lower:
+            a = self._swap_last(a)
+        factor, info = self._cholesky(a, shape[:-2], shape[-1])
+        return [factor if lower else self._swap_last(factor), info]
+
+    def _cholesky(self, a: SSAValue, batch: tuple[int, ...], n: int) -> tuple[SSAValue, SSAValue]:
+        """(L, info): the lower Cholesky factor of a's lower triangle, column by column."""
+        e = a.type.element_type  # type: ignore[union-attr]
+        nb = len(batch)
+        l0 = self.ins(nn.FullOp(FloatAttr(0.0, e), [*batch, n, n]))
+        t0 = self.ins(nn.FullOp(IntegerAttr(0, i64), []))
+        body = Block(arg_types=[IndexType(), l0.type, t0.type])
+        _, lf, j = body.args
+        saved, self.b = self.b, Builder(InsertPoint.at_end(body))
+        zero = self.ins(nn.FullOp(IntegerAttr(0, i64), []))
+        column = self.ins(nns.DynamicSliceOp(a, [zero] * nb + [zero, j], [*batch, n, 1]))
+        row = self.ins(nns.DynamicSliceOp(lf, [zero] * nb + [j, zero], [*batch, 1, n]))
+        known = self.ins(nnc.DotGeneralOp(lf, row, (list(range(nb)), list(range(nb))), ([nb + 1], [nb + 1])))
+        v = self.ins(nn.SubOp(column, known))
+        pivot = self.ins(nns.DynamicSliceOp(v, [zero] * nb + [j, zero], [*batch, 1, 1]))
+        root = self.ins(nns.BroadcastInDimOp(self.ins(nn.SqrtOp(pivot)), [*batch, n, 1], list(range(nb + 2))))
+        rows = self.ins(nns.IotaOp(TensorType(i64, [*batch, n, 1]), nb))
+        below = self.ins(nne.CompareOp(rows, j, "GE"))
+        col = self.ins(nne.SelectOp(below, self.ins(nn.DivOp(v, root)), self.ins(nn.FullOp(FloatAttr(0.0, e), []))))
+        l_new = self.ins(nns.DynamicUpdateSliceOp(lf, col, [zero] * nb + [zero, j]))
+        body.add_op(scf.YieldOp(l_new, self.ins(nn.AddOp(j, self.ins(nn.FullOp(IntegerAttr(1, i64), []))))))
+        self.b = saved
+        bounds = [self.ins(arith.ConstantOp.from_int_and_width(v, IndexType())) for v in (0, n, 1)]
+        loop = scf.ForOp(*bounds, [l0, t0], Region(body))
+        self.b.insert(loop)
+        factor = loop.results[0]
+        eye = self.ins(nne.CompareOp(self.ins(nns.IotaOp(TensorType(i64, [n, n]), 0)),
+                                     self.ins(nns.IotaOp(TensorType(i64, [n, n]), 1)), "EQ"))
+        eye = self.ins(nns.BroadcastInDimOp(eye, [*batch, n, n], [nb, nb + 1]))
+        diagonal = self.ins(nne.SelectOp(eye, factor, self.ins(nn.FullOp(FloatAttr(1.0, e), []))))
+        failed = self.ins(nne.NotOp(self.ins(nne.CompareOp(diagonal, self.ins(nn.FullOp(FloatAttr(0.0, e), [])),
+                                                           "GT"))))
+        counts = self.ins(nn.ReduceOp(self.ins(nne.ConvertOp(failed, f64)), "sum", [nb, nb + 1]))
+        return factor, self.ins(nne.ConvertOp(counts, i32))
