@@ -76,12 +76,13 @@ class LapackConversions:
         if trans not in (NO_TRANSPOSE, TRANSPOSE):
             raise CompileError.at(op, f"convert-stablehlo: {describe(op)} with trans_x {chr(trans)!r} is not "
                                       "supported (real matrices: N or T)")
+        transpose = Transpose.NO_TRANSPOSE if trans == NO_TRANSPOSE else Transpose.TRANSPOSE
         solve = TriangularSolveOp.create(
             operands=[a, b], result_types=[op.outputs[0].type],
             properties={"left_side": BoolAttr.from_bool(_option(op, "side") == LEFT),
                         "lower": BoolAttr.from_bool(_option(op, "uplo") == LOWER),
                         "unit_diagonal": BoolAttr.from_bool(_option(op, "diag") == UNIT),
-                        "transpose_a": TransposeAttr(Transpose.NO_TRANSPOSE if trans == NO_TRANSPOSE else Transpose.TRANSPOSE)})
+                        "transpose_a": TransposeAttr(transpose)})
         solve.location = op.location
         return self.on_triangular_solve(solve)
 
