@@ -218,6 +218,8 @@ class Expressions:
             return matmul(self, self.as_expr(a, node), self.as_expr(b, node), node)
         if isinstance(a, Affine) and isinstance(b, Affine) and op not in ("div", "pow"):
             return self.int_binop(op, a, b, node)
+        if isinstance(a, Affine) and isinstance(b, Affine) and op == "pow" and (a.static is None or b.static is None):
+            return self._int_power(a, b, node)
         try:
             folded = _numpy_integer_fold(op, a, b)
         except OverflowError as err:  # a Python int out of the NumPy integer's range (NEP 50)
@@ -232,6 +234,21 @@ class Expressions:
                 r = value()
                 return Affine(r) if isinstance(r, int) else Const(float(r), "f64")
         return self.elementwise(op, [self.as_expr(a, node), self.as_expr(b, node)], node)
+
+    def _int_power(self, a: Affine, b: Affine, node: ast.AST) -> Affine:
+        """`a ** b` of Python ints, one known only at run time: repeated products for a constant exponent."""
+        if b.static is None:
+            raise self.fail("a power of Python ints whose exponent is known only at run time (R ** i, i a loop "
+                            "variable) is not supported: Python's result is an int or a float by the exponent's "
+                            "sign, and sizes computed from it would be run-time values (reshape, np.empty need "
+                            "constants); unroll the loop by hand, or use a float base", node)
+        if b.static < 0:
+            raise self.fail("a negative power of a Python int known only at run time (a float in Python) is not "
+                            "supported; use a float base", node)
+        result = Affine(1)
+        for _ in range(b.static):
+            result = self.int_binop("mul", result, a, node)
+        return result
 
     def int_binop(self, op: str, a: Affine, b: Affine, node: ast.AST) -> Affine:
         if op == "add":

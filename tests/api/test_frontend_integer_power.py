@@ -66,3 +66,25 @@ def test_negative_exponents_are_refused(fn, message):
     with pytest.raises(dfc.FrontendError, match=message) as err:
         dfc.jit(fn).specialize(*args)
     assert f"{__file__}:{fn.__code__.co_firstlineno + 1}:" in str(err.value)
+
+
+def python_int_powers(x, n):
+    total = 0.0
+    for i in range(n):
+        total += x[i ** 2 % 5] * (i + 1) ** 3  # constant exponents of a loop variable: products
+    return total
+
+
+def run_time_exponent(x):
+    for i in range(3):
+        x[0] += 2 ** i
+
+
+def test_powers_of_python_ints():
+    x = np.arange(5.0)
+    (got,) = _interpret(python_int_powers, x, 4)
+    assert got == python_int_powers(x, 4)
+    with pytest.raises(dfc.FrontendError, match=r"a power of Python ints whose exponent is known only at run time") \
+            as err:
+        dfc.jit(run_time_exponent).specialize(x)
+    assert f"{__file__}:{run_time_exponent.__code__.co_firstlineno + 2}:" in str(err.value)
