@@ -77,6 +77,7 @@ class ControlFlowOps:
                  self.unsigned_outputs)
         try:
             for info, value, flag in zip(graph.input, bindings, unsigned):
+                value = np.asarray(value) if isinstance(value, np.generic) else value  # an element of a constant
                 self.values.pop(info.name, None)
                 self.consts.pop(info.name, None)
                 (self.consts if isinstance(value, np.ndarray) else self.values)[info.name] = value

@@ -7,15 +7,14 @@ every float initializer of more than one element (the model's weights; or
 those named by `parameters`) as a parameter argument, so that `autodiff`
 gives the gradient of each weight; other initializers (shapes, axes,
 indices, the one-element constants exporters emit, Resize's scales) are constants. Whatever can be computed at import
-time is: `Shape` of a static shape, and arithmetic, `Gather`, `Concat`,
-`Slice`, `Unsqueeze`, `Cast`, ... on constants (numpy), so the shape
-computations exporters emit fold away. Shapes must be static.
+time is: `Shape` of a static shape, and arithmetic, `Gather`, `Concat`, `Slice`, `Unsqueeze`, `Cast`, ... on
+constants (numpy; any other operator by ONNX's reference, `onnx_reference_fold`), so the shape computations
+exporters emit fold away. Shapes must be static (a dynamic dimension takes its size from an example).
 
 A node's attributes not given take their defaults from ONNX's schema for the
 model's opset (`schema_defaults`). Every axis goes through `normalize_axis`
 (negative counts from the end; out of range is an error naming the node);
-negative `Gather` indices count from the end, also when they are only known
-at run time.
+negative `Gather` indices count from the end, also when they are only known at run time.
 
 `from_onnx(model)` returns an `OnnxFunction`: calling it with the graph inputs
 runs the compiled function with the model's own weights.
@@ -99,6 +98,7 @@ from dfc.importers.onnx_narrow_types import NarrowOps
 from dfc.importers.onnx_nn_ops import NNOps
 from dfc.importers.onnx_quantize import QuantizeOps
 from dfc.importers.onnx_recurrent import RecurrentOps
+from dfc.importers.onnx_reference_fold import reference_fold
 from dfc.importers.onnx_roi_ops import RoiOps
 from dfc.importers.onnx_sample_ops import SampleOps
 from dfc.importers.onnx_sequence_models import PREVIEW_OPS, SequenceModelOps
@@ -449,7 +449,7 @@ class OnnxImporter(ShapeOps, NNOps, MathOps, AttentionOps, ImageOps, ControlFlow
         if op == "Expand":
             shape = np.broadcast_shapes(c[0].shape, tuple(c[1].tolist()))
             return [np.broadcast_to(c[0], shape).copy()]
-        return None
+        return reference_fold(node, c, self.opset)
 
     def _axes(self, node: Any, attrs: dict[str, Any]) -> list[int] | None:
         """The axes of a Squeeze/Unsqueeze/Reduce node: the attribute (before opset 13/18), the
