@@ -12,6 +12,7 @@ JAX is imported only by `from_jax`.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -25,6 +26,7 @@ from dfc.compiler.pass_manager import PassManager
 from dfc.dialects.diagnostics import CompileError
 from dfc.errors import require_extra, user_errors
 from dfc.function import Function
+from dfc.passes.autodiff.float_bits import UNMODELLED_GRADIENT
 
 
 @user_errors
@@ -118,6 +120,29 @@ def _as_jax_dtype(v: Any, dtype: np.dtype) -> Any:
     return v
 
 
+def _stop_gradients(jaxpr: Any, jax_dir: str) -> list[str]:
+    """The `file:line:col` of each call of `lax.stop_gradient` in `jaxpr` (a closed jaxpr), the jaxprs of its
+    equations' parameters (calls, loops, branches) included, except JAX's own (under `jax_dir`: the maximum
+    subtracted in softmax and logsumexp, which leaves the gradient as it is)."""
+    found: list[str] = []
+    pending = [jaxpr]
+    while pending:
+        j = pending.pop()
+        j = getattr(j, "jaxpr", j)
+        for eqn in getattr(j, "eqns", ()):
+            if eqn.primitive.name == "stop_gradient":
+                frames = eqn.source_info.traceback.frames if eqn.source_info.traceback else []
+                called = [k for k, frame in enumerate(frames) if frame.function_name == "stop_gradient"]
+                caller = frames[called[-1] + 1] if called and called[-1] + 1 < len(frames) else None
+                if caller is None or not caller.file_name.startswith(jax_dir):
+                    found.append(f"{caller.file_name}:{caller.line_num}:1" if caller else "")  # a line, no column
+            for value in eqn.params.values():
+                for v in value if isinstance(value, tuple | list) else (value,):
+                    if hasattr(v, "eqns") or hasattr(v, "jaxpr"):
+                        pending.append(v)
+    return found
+
+
 def _symbol(name: str) -> str:
     cleaned = "".join(c if c.isalnum() or c == "_" else "_" for c in name)
     return cleaned if cleaned and not cleaned[0].isdigit() else f"f_{cleaned}"
@@ -129,16 +154,22 @@ def from_jax(f: Callable[..., Any], *example_args: Any) -> JaxFunction:
 
     The module's entry function (JAX's `@main`) is renamed after `f`; each op
     carries the position in the Python source of the JAX call it comes from,
-    so errors point there.
+    so errors point there. A function calling `lax.stop_gradient` (which
+    StableHLO does not carry; JAX's own calls in softmax and logsumexp, which
+    leave the gradient as it is, aside) is marked so that `autodiff` refuses
+    it there.
     """
     jax = require_extra("jax", "jax", "dfc.from_jax")
     lowered = jax.jit(f, keep_unused=True).lower(*example_args)  # the module takes every argument f does
     text = lowered.as_text(debug_info=True)
     name = _symbol(getattr(f, "__name__", "main"))
     module = import_stablehlo(text, f"<jax:{name}>")
+    stops = _stop_gradients(jax.make_jaxpr(f)(*example_args), os.path.dirname(jax.__file__))
     for op in module.ops:
         if isinstance(op, func.FuncOp) and op.sym_name.data == "main":
             op.sym_name = StringAttr(name)
+            if stops:  # StableHLO does not carry lax.stop_gradient: autodiff refuses to differentiate through it
+                op.attributes[UNMODELLED_GRADIENT] = StringAttr(f"lax.stop_gradient@{stops[0]}")
     function = JaxFunction(module, name)
     function.input_dtypes = tuple(np.dtype(a.dtype) for a in jax.tree_util.tree_leaves(lowered.in_avals))
     function.output_dtypes = tuple(np.dtype(a.dtype) for a in jax.tree_util.tree_leaves(lowered.out_info))

@@ -71,7 +71,7 @@ from dfc.dialects.diagnostics import CompileError
 from dfc.passes.autodiff.budget_segments import outline_under_budget
 from dfc.passes.autodiff.checkpoint import inline_stored_calls, read_contractions
 from dfc.passes.autodiff.control import reverse_call, reverse_if
-from dfc.passes.autodiff.float_bits import check_float_bits
+from dfc.passes.autodiff.float_bits import check_float_bits, check_unmodelled
 from dfc.passes.autodiff.loops import resolve_placeholders, reverse_loop
 from dfc.passes.autodiff.reverse import Reverser, is_float, mark_varied
 from dfc.passes.autodiff.whiles import whiles_as_for_loops
@@ -258,6 +258,7 @@ def _sweep(
         s.name_hint = "seed"
     varied = {block.args[k] for k in wrt}
     mark_varied(forward, varied)
+    check_unmodelled(f)
     check_float_bits(forward, [block.args[k] for k in wrt])
     reverser = Reverser(Builder(InsertPoint.at_end(block)), varied)
     reverser.module = module

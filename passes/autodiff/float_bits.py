@@ -8,17 +8,33 @@ carry). `check_float_bits` makes that an error at the bitcast instead of a
 silently wrong gradient. Values behind an `nn.stop_gradient` (the
 straight-through rounding of `reduce_precision` and the narrow float types)
 are not differentiated, so their bits may be read.
+
+A function an importer marks `dfc.unmodelled_gradient` ("what@file:line:col":
+`from_jax` marks a JAX function holding `lax.stop_gradient`, which StableHLO
+does not carry) is refused there too: `check_unmodelled`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from xdsl.dialects.builtin import AnyFloat, TensorType
+from xdsl.dialects import func
+from xdsl.dialects.builtin import AnyFloat, StringAttr, TensorType
 from xdsl.ir import Operation, SSAValue
 
 from dfc.dialects import nn_elementwise as nne
 from dfc.dialects.diagnostics import CompileError
+
+UNMODELLED_GRADIENT = "dfc.unmodelled_gradient"
+
+
+def check_unmodelled(f: func.FuncOp) -> None:
+    """A `CompileError` where `f`'s `dfc.unmodelled_gradient` mark says, if it has one."""
+    mark = f.attributes.get(UNMODELLED_GRADIENT)
+    if isinstance(mark, StringAttr):
+        what, _, where = mark.data.partition("@")
+        raise CompileError(f"autodiff: the gradient of @{f.sym_name.data} through {what} is not supported (the "
+                           "imported program does not carry it, so the gradient would differ)", where or None)
 
 
 def _is_float(v: SSAValue) -> bool:

@@ -7,9 +7,9 @@ Each case is classified: right (the interpreter's result equals JAX's), refused
 other exception). Where the case has float results, the gradient of a scalar
 loss (each float result times a fixed random weight, summed) is classified the
 same way: dfc's `autodiff` of the imported loss against `jax.grad`. Floats
-compare relatively (RTOL of the element) with an absolute floor of RTOL times
-the result's largest magnitude (an element near 0 by cancellation); integers
-and booleans exactly.
+compare relatively (RTOL of the element, float32's where JAX computes in
+float32 inside) with an absolute floor of RTOL times the result's largest
+magnitude (an element near 0 by cancellation); integers and booleans exactly.
 
 The sweep runs with --slow and fails on a wrong number or a crash;
 `python tests/api/test_jax_api_sweep.py` prints each case's class and the
@@ -111,7 +111,8 @@ def _loss(fn, args):
 
 def classify(name: str, dtype: str) -> dict[str, tuple[str, str]]:
     """{'forward': (class, detail), 'gradient': (class, detail)} (no gradient entry when not applicable)."""
-    case, args, rtol = CASES[name], _arguments(name, dtype), RTOL[dtype]
+    case, args = CASES[name], _arguments(name, dtype)
+    rtol = RTOL[case.computes_in or dtype]
     with jax.enable_x64(True):
         result = {"forward": _run(case.fn, args, rtol)}
         floats = tuple(k for k, a in enumerate(args) if a.dtype.kind == "f")
@@ -149,6 +150,22 @@ def test_a_gradient_through_the_bits_of_a_float_is_refused():
     imported = from_jax(lambda v: jax.numpy.sum(jax.numpy.ldexp(v, 3)), x)
     with pytest.raises(CompileError, match=r"autodiff: the gradient through the bits of a float"):
         imported.autodiff_module((0,))
+
+
+def test_a_gradient_through_stop_gradient_is_refused_at_its_line():
+    """StableHLO does not carry lax.stop_gradient (x * stop_gradient(x) lowers to x * x): dfc refuses the
+    gradient at the call instead of returning 2x where JAX returns x."""
+    import inspect
+
+    def f(x):
+        return jax.numpy.sum(x * jax.lax.stop_gradient(x))
+
+    line = inspect.getsourcelines(f)[1] + 1
+    imported = from_jax(f, np.array([0.5, 2.0]))
+    np.testing.assert_allclose(imported(np.array([0.5, 2.0])), 4.25)
+    with pytest.raises(CompileError, match=r"gradient of @f through lax.stop_gradient is not supported") as err:
+        imported.autodiff_module((0,))
+    assert str(err.value).startswith(f"{__file__}:{line}:")
 
 
 if __name__ == "__main__":

@@ -7,7 +7,8 @@ sweep runs in (float32 or float64) and a seeded generator and returns a NumPy
 array; integer and boolean arguments keep their own dtype. `grad` says whether
 the sweep also compares `dfc.grad` of the case's scalar loss with `jax.grad`
 (False where the function is piecewise constant, integer-valued, or takes no
-float argument). JAX is imported here, so import this module after
+float argument); `computes_in` names the precision JAX computes in inside
+(float32 for `dot_product_attention`'s softmax). JAX is imported here, so import this module after
 `pytest.importorskip("jax")`.
 """
 
@@ -30,6 +31,8 @@ class Case:
     fn: Callable
     args: tuple[Builder, ...]
     grad: bool = True
+    computes_in: str | None = None
+    """The float type JAX computes in inside the function whatever its arguments' (its converts), if any."""
 
 
 def normal(*shape: int) -> Builder:
@@ -300,7 +303,8 @@ def _nn_cases() -> dict[str, Case]:
     cases["nn.one_hot"] = Case(lambda i: n.one_hot(i, 5), (ints(4, low=0, high=5),), grad=False)
     cases["nn.log1mexp"] = Case(n.log1mexp, (positive(3, 4),))
     cases["nn.dot_product_attention"] = Case(
-        lambda q, k, v: n.dot_product_attention(q, k, v), (normal(1, 4, 2, 8), normal(1, 5, 2, 8), normal(1, 5, 2, 8)))
+        lambda q, k, v: n.dot_product_attention(q, k, v), (normal(1, 4, 2, 8), normal(1, 5, 2, 8), normal(1, 5, 2, 8)),
+        computes_in="float32")
     return cases
 
 
