@@ -26,6 +26,7 @@ and is what the translator (`capture.py`) imports.
 
 from __future__ import annotations
 
+from dfc.torch.aten_attention import ATTENTION_HANDLERS
 from dfc.torch.aten_bags import BAG_HANDLERS
 from dfc.torch.aten_common import Builder, Handler, UnsupportedOp, meta_type
 from dfc.torch.aten_distance import DISTANCE_HANDLERS
@@ -42,7 +43,7 @@ __all__ = ["FAMILIES", "HANDLERS", "Builder", "Handler", "UnsupportedOp", "meta_
 FAMILIES: dict[str, dict[str, Handler]] = {
     "elementwise": ELEMENTWISE_HANDLERS, "shape": SHAPE_HANDLERS, "nn": NN_HANDLERS, "sort": SORT_HANDLERS,
     "distance": DISTANCE_HANDLERS, "bags": BAG_HANDLERS, "random": RANDOM_HANDLERS, "fft": FFT_HANDLERS,
-    "dynamic": DYNAMIC_HANDLERS,
+    "dynamic": DYNAMIC_HANDLERS, "attention": ATTENTION_HANDLERS,
 }
 """Each op family's handlers (its module: `aten_<family>.py`)."""
 

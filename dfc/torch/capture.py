@@ -49,9 +49,11 @@ KEPT = (
     torch.ops.aten.hardswish.default,
     torch.ops.aten.detach.default,
     torch.ops.aten.col2im.default,
+    torch.ops.aten.scaled_dot_product_attention.default,
 )
 """Ops left undecomposed: each is one nn op (`nn.linear`, `nn.softmax`, `nn.nll_loss`, `nn.col2im`: torch's
-decomposition is an index_put of accumulated patches), or
+decomposition is an index_put of accumulated patches), or (scaled_dot_product_attention) one whose
+decomposition gives the output other strides than eager's kernel, so a view of it fails in the export, or
 (hardsigmoid, hardswish) a few whose gradient at the kinks then equals torch's, or
 (detach) one whose decomposition (`alias`) would lose its meaning for the gradient."""
 

@@ -477,6 +477,15 @@ def hand_cases() -> list[Case]:
         case("repeat", lambda x: x.repeat(2, 1, 3), x34, grad=True),
         case("repeat ones", lambda x: x.repeat(1, 1), i(3, 4)),
         case("cumsum", lambda x: torch.cumsum(x, 1), r(3, 7), grad=True),
+        case("sdpa causal, scale", lambda q, k, v: F.scaled_dot_product_attention(q, k, v, is_causal=True, scale=0.3),
+             r(2, 4, 5), r(2, 6, 5), r(2, 6, 3), grad=True),
+        case("sdpa bool mask with a fully masked row", lambda q, k, v, m: F.scaled_dot_product_attention(
+            q, k, v, attn_mask=m), r(1, 2, 3, 4), r(1, 2, 5, 4), r(1, 2, 5, 4),
+             torch.tensor([[1, 0, 1, 1, 0], [0, 0, 0, 0, 0], [1, 1, 1, 1, 1]], dtype=torch.bool), grad=True),
+        case("sdpa float mask, broadcast batch", lambda q, k, v, m: F.scaled_dot_product_attention(
+            q, k, v, attn_mask=m), r(2, 2, 3, 4), r(2, 1, 5, 4), r(2, 1, 5, 4), r(2, 1, 1, 5)),
+        case("sdpa enable_gqa", lambda q, k, v: F.scaled_dot_product_attention(q, k, v, enable_gqa=True),
+             r(2, 4, 3, 4), r(2, 2, 5, 4), r(2, 2, 5, 4)),
         case("cumsum -1 of int", lambda x: torch.cumsum(x, -1), i(2, 9)),
         case("cumsum of bool", lambda x: torch.cumsum(x > 0, 0), r(5)),
         case("cumsum dtype", lambda x: torch.cumsum(x, 0, dtype=F64), r(6, 2).float()),

@@ -110,3 +110,22 @@ def test_randperm_is_a_uniform_permutation():
     assert not np.array_equal(p, q)
     rank_correlation = np.corrcoef(np.arange(n), p)[0, 1]
     assert abs(rank_correlation) < 4 / math.sqrt(n)
+
+
+@pytest.mark.slow
+def test_attention_dropout_drops_weights_with_one_mask():
+    """scaled_dot_product_attention with dropout_p (applied by torch whether training or not): with q = 0 every
+    weight is 1/S, and v = I makes the output the weights themselves, so it shows the mask; the gradient to v
+    (weights^T seed) uses the same one."""
+    p, length, keys = 0.3, 40, 50
+    q, k = torch.zeros(length, 4, dtype=torch.float64), torch.randn(keys, 4, dtype=torch.float64)
+    v = torch.eye(keys, dtype=torch.float64, requires_grad=True)
+    y = dfc.torch.compile(lambda q, k, v: torch.nn.functional.scaled_dot_product_attention(q, k, v, dropout_p=p))(
+        q, k, v)
+    weights = y.detach().numpy()
+    keep = weights != 0
+    np.testing.assert_allclose(weights, np.where(keep, 1 / (keys * (1 - p)), 0.0), rtol=1e-15, atol=0)
+    assert abs(keep.mean() - (1 - p)) < 4 * math.sqrt(p * (1 - p) / keep.size)
+    seed = torch.randn(length, keys, dtype=torch.float64)
+    (grad,) = torch.autograd.grad(y, v, seed)
+    np.testing.assert_allclose(grad.numpy(), weights.T @ seed.numpy(), rtol=1e-13, atol=1e-15)
