@@ -21,6 +21,7 @@ from dfc.frontend.arrays import NUMPY_NAMES, Cell, Expr, View
 from dfc.frontend.complex_values import Complex, store, unpacked
 from dfc.frontend.emit import Emitter
 from dfc.frontend.jumps import loop_jumps, lower_loop_body, new_flag, not_flag
+from dfc.frontend.liveness import Future
 from dfc.frontend.scopes import IDENTIFIER, Cond, Scope, Undefined, cell_serial
 
 
@@ -117,9 +118,13 @@ class ControlFlow:
         if any(loop_jumps(node.body)) or node.orelse:
             raise self.fail("a loop over a tuple of values is unrolled: break, continue and else are not supported "
                             "there (loop over range(len(...)))", node)
-        for item in items:
-            self.assign(node.target, item)
-            self.statements(node.body)
+        for k, item in enumerate(items):
+            self.future.append(Future(node.body * (len(items) - k - 1)))  # the copies still to run
+            try:
+                self.assign(node.target, item)
+                self.statements(node.body)
+            finally:
+                self.future.pop()
         return []
 
     def for_loop(self, node: ast.For) -> None:
@@ -148,6 +153,10 @@ class ControlFlow:
         count = (ub - lb).static
         if count is not None and count <= 0:
             self._else(node, None)
+            return
+        if (count is not None and count <= UNROLL_MAX and flag is None and not node.orelse
+                and not any(loop_jumps(node.body)) and _exponent_of(node.body, node.target.id)):
+            self._unrolled(node, tuple(start + Affine(k * step) for k in range(count)))
             return
         names, cells = self._guess_carried(body)
         for _ in range(4):
@@ -254,7 +263,11 @@ class ControlFlow:
         try:
             self._enter(block.args[1:], names, kinds, weak, cells)
             self.env[node.target.id] = Affine.of(iv) if step > 0 else start - Affine.of(iv).scale(-step)  # type: ignore[attr-defined]
-            self.statements(body)
+            self.future.append(Future(body, again=True))  # the next iteration
+            try:
+                self.statements(body)
+            finally:
+                self.future.pop()
             self.node = node
             self._learn(env_before, node)
             more_names = {n: names.get(n) for n in scope.names if n in env_before and n != node.target.id}  # type: ignore[attr-defined]
@@ -375,7 +388,11 @@ class ControlFlow:
             self.em = Emitter(self.b, self.default_float, outer_em.fail)
             self._enter(after.args, names, kinds, weak, cells)
             if not never:
-                self.statements(body)
+                self.future.append(Future([ast.Expr(value=test), *body], again=True))  # the next iteration
+                try:
+                    self.statements(body)
+                finally:
+                    self.future.pop()
             self.node = node
             self._learn(env_before, node)
             more_names = {n: names.get(n) for n in scope.names if n in env_before}
@@ -499,6 +516,17 @@ def _shown(name: str) -> str:
     if name.startswith("$break"):
         return "the break flag"
     return name
+
+
+UNROLL_MAX = 64
+"""The most iterations a `for i in range(n)` loop is unrolled to, where `i` is an exponent (`R ** i`): its
+powers are then constants, as sizes computed from them must be (stockham_fft's reshapes)."""
+
+
+def _exponent_of(body: list[ast.stmt], name: str) -> bool:
+    """Whether `name` appears in the exponent of a `**` in `body`."""
+    return any(isinstance(n, ast.BinOp) and isinstance(n.op, ast.Pow) and any(
+        isinstance(m, ast.Name) and m.id == name for m in ast.walk(n.right)) for s in body for n in ast.walk(s))
 
 
 def _promoted_in_loop(kind: str | None, value: Any) -> str | None:

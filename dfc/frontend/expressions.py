@@ -238,10 +238,10 @@ class Expressions:
     def _int_power(self, a: Affine, b: Affine, node: ast.AST) -> Affine:
         """`a ** b` of Python ints, one known only at run time: repeated products for a constant exponent."""
         if b.static is None:
-            raise self.fail("a power of Python ints whose exponent is known only at run time (R ** i, i a loop "
-                            "variable) is not supported: Python's result is an int or a float by the exponent's "
-                            "sign, and sizes computed from it would be run-time values (reshape, np.empty need "
-                            "constants); unroll the loop by hand, or use a float base", node)
+            raise self.fail("a power of Python ints whose exponent is known only at run time (R ** i, i the "
+                            "variable of a loop of more than 64 or a run-time number of iterations, which is not "
+                            "unrolled) is not supported: Python's result is an int or a float by the exponent's "
+                            "sign, and sizes computed from it would be run-time values; use a float base", node)
         if b.static < 0:
             raise self.fail("a negative power of a Python int known only at run time (a float in Python) is not "
                             "supported; use a float base", node)

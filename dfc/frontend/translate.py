@@ -40,6 +40,7 @@ from dfc.frontend.errors import FrontendError
 from dfc.frontend.expressions import BINOPS, Expressions, describe
 from dfc.frontend.indexing import Indexing
 from dfc.frontend.jumps import lower_returns, returns_in
+from dfc.frontend.liveness import Future, read_later
 from dfc.frontend.scopes import IDENTIFIER, Scope, Source, cell_serial
 from dfc.frontend.shape_assignment import assign_shape
 from dfc.frontend.weak_ints import check_python_int
@@ -61,6 +62,7 @@ class Translator(ControlFlow, Indexing, Expressions):
         self.aliases: list[int | None] = []  # per result: the parameter it is (`return A`), as NumPy returns it
         self.complex_results: list[bool] = []  # per result: a complex value (returned packed, complex_values.py)
         self.param_cells: set[Cell] = set()
+        self.future: list[Future] = []  # the statements still to run (liveness.py)
         self.constant_arrays: set[str] = set()  # parameters that are 0-d int arrays, compiled as constants
         self.runtime_ints: dict[tuple, Affine] = {}  # Indexing's integers read from data, slice bounds of them
         self.data_symbols: set[SSAValue] = set()  # the index symbols of integers read from data
@@ -141,6 +143,7 @@ class Translator(ControlFlow, Indexing, Expressions):
         if any(r is not body[-1] for r in returns_in(body, into_loops=True)):
             body = lower_returns(body, lambda m, n: self.fail(m, n))  # early returns: one return at the end
         last = body[-1] if body and isinstance(body[-1], ast.Return) else None
+        self.future.append(Future([last] if last is not None else []))
         self.statements(body[:-1] if last is not None else body)
         results = self.returned(last, {cell: k for k, cell in cells.items()}) if last is not None else []
         self.updated = [k for k, cell in cells.items() if cell.value is not block.args[_position(params, k)]]
@@ -170,8 +173,12 @@ class Translator(ControlFlow, Indexing, Expressions):
     # -- statements ---------------------------------------------------------------------
 
     def statements(self, body: list[ast.stmt]) -> None:
-        for stmt in body:
-            self.statement(stmt)
+        for k, stmt in enumerate(body):
+            self.future.append(Future(body[k + 1:]))
+            try:
+                self.statement(stmt)
+            finally:
+                self.future.pop()
 
     def statement(self, node: ast.stmt) -> None:
         self.node = node
@@ -262,6 +269,12 @@ class Translator(ControlFlow, Indexing, Expressions):
         self.env[name] = value
         self.constant_arrays.discard(name)
 
+    def _read_later(self, cell: Cell) -> bool:
+        """Whether `cell` may be read after this statement: a parameter (the caller sees it), or a name holding it
+        that is read before it is rebound."""
+        return cell in self.param_cells or any(isinstance(v, View | Complex) and v.cell is cell and
+                                               read_later(self.future, n) for n, v in self.env.items())
+
     def _live(self, cell: Cell) -> bool:
         """Whether `cell` can still be read: a name holds it, or it is a parameter (callers see its updates)."""
         return cell in self.param_cells or any(isinstance(v, View | Complex) and v.cell is cell for v in self.env.values())
@@ -281,7 +294,7 @@ class Translator(ControlFlow, Indexing, Expressions):
     def write(self, view: View, value: Expr, node: ast.AST) -> None:
         if view.cell is None:
             raise self.fail("cannot assign into a temporary array (only into named arrays and their views)", node)
-        if any(self._live(other) for other in view.cell.shares):
+        if any(self._read_later(other) for other in view.cell.shares):
             raise self.fail(
                 "this array and another one are views of the same memory in NumPy (a reshape of a named array) but "
                 "separate arrays here: updating one would leave the other stale; copy the reshaped array first "

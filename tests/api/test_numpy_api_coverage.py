@@ -1373,7 +1373,7 @@ def square_of_booleans(x):
     return np.square(x)  # refused
 
 
-@refused(np.power, "on integer arrays is not supported", I)
+@refused(np.power, "Integers to negative integer powers are not allowed (NumPy's ValueError)", I)
 def int_power_negative(x):
     return np.power(x, -1)  # refused
 
