@@ -191,6 +191,38 @@ def _bitwise_not(b, node, x):
     return _bitwise(b, node, "nn.not", x)
 
 
+@handles("bitwise_left_shift.Tensor", "bitwise_right_shift.Tensor", "__lshift__.Scalar", "__rshift__.Scalar",
+         "__lshift__.Tensor", "__rshift__.Tensor")
+def _shift(b, node, x, y):
+    """x << y (0 where y, read as unsigned, is at least the width) and x >> y (sign-filling; the sign where
+    y is negative or at least the width), as torch's kernels."""
+    left = node.target.__name__.startswith(("bitwise_left", "__lshift__"))
+    return _bitwise(b, node, "nn.shift_left" if left else "nn.shift_right_arithmetic", x, y)
+
+
+def signbit(b, x: Value) -> Value:
+    """Whether x's sign bit is set (-0.0 and NaNs with the bit included); an integer's sign."""
+    if not x.is_float:
+        return b.compare("LT", x, 0)
+    width = {"f16": "i16", "f32": "i32", "f64": "i64"}[x.dtype]
+    bits = b.op("nn.bitcast_convert", [b.unary("nn.stop_gradient", x)], x.shape, width)  # a sign has no gradient
+    return b.compare("LT", bits, 0)
+
+
+@handles("signbit.default")
+def _signbit(b, node, x):
+    return b.broadcast(signbit(b, x), b.out(node)[0]) if x.dtype != "i1" else b.full(False, x.shape, "i1")
+
+
+@handles("copysign.Tensor", "copysign.Scalar")
+def _copysign(b, node, x, y):
+    """|x| with y's sign bit (y a tensor or a number); its gradient is x's sign times y's, 0 at x = 0."""
+    shape, dtype = b.out(node)
+    magnitude = b.unary("nn.abs", b.broadcast(b.convert(x, dtype), shape))
+    negative = b.broadcast(signbit(b, b.tensor(y, dtype)), shape)
+    return b.op("nn.select", [negative, b.unary("nn.neg", magnitude), magnitude], shape, dtype)
+
+
 @handles("isnan.default")
 def _isnan(b, node, x):
     return b.compare("NE", x, x) if x.is_float else b.full(False, x.shape, "i1")

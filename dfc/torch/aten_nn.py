@@ -57,6 +57,39 @@ def _bmm(b, node, x, y):
     )
 
 
+@handles("addmv.default")
+def _addmv(b, node, bias, m, v, beta, alpha):
+    """beta bias + alpha (m @ v), the bias ignored (NaN too) where beta is 0, as torch's."""
+    column = b.reshape(v, [v.shape[0], 1])
+    product = b.op("nn.matmul", [m, column], [m.shape[0], 1], m.dtype) if m.is_float else \
+        _integer_product(b, m, column)
+    product = b.reshape(product, [m.shape[0]])
+    return _scaled_sum(b, node, bias, product, beta, alpha)
+
+
+@handles("addbmm.default")
+def _addbmm(b, node, bias, x, y, beta, alpha):
+    """beta bias + alpha (the sum over the batch of x[i] @ y[i])."""
+    if x.is_float:
+        product = b.op("nn.dot_general", [x, y], [x.shape[1], y.shape[2]], x.dtype, lhs_batching_dimensions=[],
+                       rhs_batching_dimensions=[], lhs_contracting_dimensions=[0, 2],
+                       rhs_contracting_dimensions=[0, 1])
+    else:
+        product = b.reduce("sum", _integer_product(b, x, y), [0])
+    return _scaled_sum(b, node, bias, product, beta, alpha)
+
+
+def _scaled_sum(b, node, bias, product, beta, alpha):
+    shape, dtype = b.out(node)
+    if alpha != 1:
+        product = b.binary("nn.mul", product, alpha, dtype)
+    if beta == 0:
+        return b.broadcast(product, shape)
+    if beta != 1:
+        bias = b.binary("nn.mul", bias, beta, dtype)
+    return b.binary("nn.add", product, bias, dtype)
+
+
 @handles("linear.default")
 def _linear(b, node, x, w, bias):
     shape = b.out(node)[0]
@@ -271,7 +304,13 @@ def _layer_norm(b, node, x, normalized_shape, weight, bias, eps):
         y = b.binary("nn.mul", y, weight)
     if bias is not None:
         y = b.binary("nn.add", y, bias)
-    return y, mean, rstd
+    return y, *_saved(b, mean, rstd)
+
+
+def _saved(b, *statistics: Value) -> tuple[Value, ...]:
+    """The mean and rstd a normalisation returns, which torch's autograd treats as not differentiable
+    (a loss that uses them gets no gradient through them): without one here too."""
+    return tuple(b.unary("nn.stop_gradient", s) for s in statistics)
 
 
 @handles("_native_batch_norm_legit_no_training.default")
@@ -315,14 +354,14 @@ def _batch_norm_train(b, node, x, weight, bias, running_mean, running_var, train
     def updated(old, batch):
         return b.binary("nn.add", b.binary("nn.mul", old, 1.0 - momentum), b.binary("nn.mul", batch, momentum))
 
-    return y, mean, rstd, updated(running_mean, mean), updated(running_var, unbiased)
+    return y, *_saved(b, mean, rstd), updated(running_mean, mean), updated(running_var, unbiased)
 
 
 @handles("_native_batch_norm_legit.no_stats")
 def _batch_norm_no_stats(b, node, x, weight, bias, training, momentum, eps):
     """Training mode without running statistics (`track_running_stats=False`)."""
     y, mean, rstd, _ = _batch_statistics(b, x, weight, bias, eps)
-    return y, mean, rstd
+    return y, *_saved(b, mean, rstd)
 
 
 # --- losses ----------------------------------------------------------------------

@@ -23,6 +23,7 @@ import contextlib
 import copy
 import functools
 import inspect
+import math
 import os
 import re
 import sys
@@ -81,6 +82,8 @@ OPINFOS = (
     "linalg.vector_norm", "nn.functional.normalize", "nn.functional.conv_transpose1d", "nn.functional.conv_transpose2d",
     "nn.functional.conv_transpose3d", "cdist", "nn.functional.pdist", "kthvalue", "mode", "grid_sampler_2d",
     "nn.functional.grid_sample", "nn.functional.embedding_bag",
+    "cumprod", "cummax", "cummin", "logcumsumexp", "addmv", "addbmm", "copysign", "signbit", "bitwise_left_shift",
+    "bitwise_right_shift",
 )
 """The OpInfos whose op is one overload in HANDLERS (or decomposes to a few)."""
 CI_SAMPLE = {"nn.functional.adaptive_avg_pool2d": 6, "nn.functional.avg_pool2d": 5, "nn.functional.max_pool2d": 13,
@@ -936,6 +939,30 @@ def hand_cases() -> list[Case]:
         case("integer and bool sum, amax, amin (odd and empty dims)", lambda a: (
             a.sum(0), a.sum((0, 1)), a.amax(1), a.amin(0, keepdim=True), a[:, :0].sum(1), (a > 0).sum(1),
             (a > 0).amax(0), (a > 0).amin(1), a.int().sum(-1, dtype=torch.int32), torch.amax(a, (0, 1))), i(5, 7)),
+        case("native_layer_norm's mean and rstd carry no gradient (as torch's), native_group_norm's do", lambda x: (
+            torch.native_layer_norm(x, [4], None, None, 1e-5),
+            torch.native_group_norm(x.reshape(2, 4, 3), None, None, 2, 4, 3, 2, 1e-5)), r(6, 4), grad=True),
+        case("cumprod (with zeros), cummax, cummin (ties, NaN), logcumsumexp (-inf, inf)", lambda x, y, z: (
+            torch.cumprod(x, 1), torch.cummax(y, 0), torch.cummin(y, -1), torch.logcumsumexp(z, 1),
+            torch.cumprod(y.int(), 0), torch.cummax(y > 0, 1), torch.cummin(y.long(), 0)),
+             r(3, 6) * (r(3, 6) > -1.5), torch.tensor([[1.0, 3.0, 3.0, float("nan"), 0.5], [2.0, 2.0, -1.0, 4.0, 4.0]],
+                                                      dtype=F64),
+             torch.tensor([[-math.inf, 0.5, 2.0, math.inf], [-math.inf, -math.inf, 1.0, -3.0]], dtype=F64)),
+        case("cumprod, cummax, cummin, logcumsumexp gradients", lambda x: (
+            torch.cumprod(x, 0), torch.cummax(x, 1)[0], torch.cummin(x, 0)[0], torch.logcumsumexp(x, -1)),
+             r(4, 5), grad=True),
+        case("copysign (tensor, number; -0.0, NaN's sign), signbit, shifts", lambda x, y, k: (
+            torch.copysign(x, y), torch.copysign(x, -0.0), torch.copysign(k, 2), torch.signbit(y), torch.signbit(k),
+            k << (k % 70), k >> (k % 70), k.int() << 3, k >> -1),
+             r(6), torch.tensor([1.0, -0.0, 0.0, -2.0, float("nan"), -float("nan")], dtype=F64), i(6, lo=-70, hi=70)),
+        case("copysign gradient", lambda x, y: torch.copysign(x, y) + torch.copysign(x, 1.5), r(5), r(5), grad=True),
+        case("addmv beta 0 ignores NaN", lambda m, v, bias: torch.addmv(bias * math.nan, m, v, beta=0, alpha=2),
+             r(4, 3), r(3), r(4)),
+        case("addmv, addbmm (integers too)", lambda m, v, c, d, bias: (
+            torch.addmv(bias[:4], m, v), torch.addmv(bias[:4], m, v, beta=0, alpha=2),
+            torch.addbmm(bias[:4].reshape(2, 2), c, d, beta=0.5, alpha=-1), torch.addmv(m[:, 0].long(), m.long(), v.long()),
+            torch.addbmm(c[0, :, :2].long(), c.long(), d.long())), r(4, 3) * 3, r(3) * 3, r(5, 2, 3) * 3, r(5, 3, 2) * 3,
+             r(5), grad=True),
     ]
 
 
@@ -1082,7 +1109,8 @@ NOT_DIFFERENTIABLE = {
     "aten.bitwise_not.default", "aten._embedding_bag_forward_only.default",
     *(f"aten.{op}.default" for op in ("rand", "rand_like", "randn", "randn_like", "uniform", "normal_functional",
                                       "randint", "randperm")), "aten.randint.low", "aten.bernoulli.p",
-    "aten._unique2.default",
+    "aten._unique2.default", "aten.signbit.default", "aten.bitwise_left_shift.Tensor",
+    "aten.bitwise_right_shift.Tensor", *(f"aten.__{d}shift__.{k}" for d in "lr" for k in ("Scalar", "Tensor")),
 }
 """Overloads the gradient walk does not require: their results carry no gradient
 (comparisons, logical and bitwise ops, index reductions, constants, random draws, a metadata check,
