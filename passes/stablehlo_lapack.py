@@ -8,6 +8,14 @@
   lower factor of a^T, transposed). `info` counts the columns whose pivot v_j
   is not positive (LAPACK's is the first such column: JAX only tests it
   against 0). Batch dimensions lead; differentiable.
+* `getrf` (LU with partial pivoting, `inv`, `solve`, `slogdet`, `lu`): an
+  `scf.for` over the columns j: the row of the largest |a_ij| at or below the
+  diagonal (the first on ties, as LAPACK's `idamax`) swapped with row j by a
+  one-hot permutation product, the multipliers a_ij / a_jj stored below the
+  diagonal (none under a zero pivot: the column is zero there, as LAPACK
+  leaves it) and the trailing rows updated by their outer product with row j;
+  `ipiv` 1-based as LAPACK's, `info` the number of zero pivots. Square
+  matrices; the pivot choice has no gradient, the rest is differentiable.
 * `trsm` (triangular solve, `solve_triangular`, `inv`, `cho_solve`): the
   `triangular_solve` conversion with its `side`, `uplo`, `trans_x` and `diag`
   (`passes.stablehlo_linalg`).
@@ -67,6 +75,8 @@ class LapackConversions:
             return self._potrf(op)
         if routine == "trsm" and len(op.inputs) == 2 and len(op.outputs) == 1:
             return self._trsm(op)
+        if routine == "getrf" and len(op.inputs) == 1 and len(op.outputs) == 3:
+            return self._getrf(op)
         raise CompileError.at(op, f"convert-stablehlo: 'stablehlo.custom_call' {describe(op)} is not supported "
                                   "(dfc.jit compiles NumPy's linalg functions)")
 
@@ -85,6 +95,67 @@ class LapackConversions:
                         "transpose_a": TransposeAttr(transpose)})
         solve.location = op.location
         return self.on_triangular_solve(solve)
+
+    def _getrf(self, op: CustomCallOp) -> Sequence[SSAValue]:
+        (a,) = op.inputs
+        shape = _shape(a)
+        if len(shape) < 2 or shape[-1] != shape[-2]:
+            raise CompileError.at(op, f"convert-stablehlo: {describe(op)} of {a.type}: square matrices expected")
+        batch, n = shape[:-2], shape[-1]
+        nb, e = len(batch), a.type.element_type  # type: ignore[union-attr]
+        full = [*batch, n, n]
+        p0 = self.ins(nn.FullOp(IntegerAttr(0, i32), [*batch, n]))
+        t0 = self.ins(nn.FullOp(IntegerAttr(0, i64), []))
+        body = Block(arg_types=[IndexType(), a.type, p0.type, t0.type])
+        _, m, piv, j = body.args
+        saved, self.b = self.b, Builder(InsertPoint.at_end(body))
+
+        def k(value: float) -> SSAValue:
+            return self.ins(nn.FullOp(FloatAttr(value, e), []))
+
+        zero = self.ins(nn.FullOp(IntegerAttr(0, i64), []))
+        rows = self.ins(nns.IotaOp(TensorType(i64, full), nb))
+        cols = self.ins(nns.IotaOp(TensorType(i64, full), nb + 1))
+        column = self.ins(nn.ReshapeOp(self.ins(nns.DynamicSliceOp(m, [zero] * nb + [zero, j], [*batch, n, 1])),
+                                       [*batch, n]))
+        at_or_below = self.ins(nne.CompareOp(self.ins(nns.IotaOp(TensorType(i64, [*batch, n]), nb)), j, "GE"))
+        candidates = self.ins(nne.SelectOp(at_or_below, self.ins(nne.AbsOp(column)), k(-1.0)))
+        p = self.ins(nnc.ArgMaxOp(candidates, nb))
+        pb = self.ins(nns.BroadcastInDimOp(p, full, list(range(nb))))
+        source = self.ins(nne.SelectOp(self.ins(nne.CompareOp(rows, j, "EQ")), pb,
+                                       self.ins(nne.SelectOp(self.ins(nne.CompareOp(rows, pb, "EQ")),
+                                                             self.ins(nns.BroadcastInDimOp(j, full, [])), rows))))
+        swap = self.ins(nne.ConvertOp(self.ins(nne.CompareOp(source, cols, "EQ")), e))
+        m = self.ins(nnc.DotGeneralOp(swap, m, (list(range(nb)), list(range(nb))), ([nb + 1], [nb])))
+        pivot = self.ins(nns.DynamicSliceOp(m, [zero] * nb + [j, j], [*batch, 1, 1]))
+        column = self.ins(nns.DynamicSliceOp(m, [zero] * nb + [zero, j], [*batch, n, 1]))
+        below = self.ins(nne.CompareOp(rows, j, "GT"))
+        multipliers = self.ins(nn.DivOp(self.ins(nns.BroadcastInDimOp(column, full, list(range(nb + 2)))),
+                                        self.ins(nns.BroadcastInDimOp(pivot, full, list(range(nb + 2))))))
+        nonzero = self.ins(nne.CompareOp(pivot, k(0.0), "NE"))  # a zero column is left as it is, as LAPACK does
+        nonzero = self.ins(nns.BroadcastInDimOp(nonzero, full, list(range(nb + 2))))
+        multipliers = self.ins(nne.SelectOp(self.ins(nne.AndOp(below, nonzero)), multipliers, k(0.0)))
+        row = self.ins(nns.BroadcastInDimOp(self.ins(nns.DynamicSliceOp(m, [zero] * nb + [j, zero], [*batch, 1, n])),
+                                            full, list(range(nb + 2))))
+        row = self.ins(nne.SelectOp(self.ins(nne.CompareOp(cols, j, "GT")), row, k(0.0)))
+        m = self.ins(nn.SubOp(m, self.ins(nn.MulOp(multipliers, row))))
+        in_column = self.ins(nne.AndOp(below, self.ins(nne.CompareOp(cols, j, "EQ"))))
+        m = self.ins(nne.SelectOp(in_column, multipliers, m))
+        one_based = self.ins(nne.ConvertOp(self.ins(nn.AddOp(p, self.ins(nn.FullOp(IntegerAttr(1, i64), [])))), i32))
+        here = self.ins(nne.CompareOp(self.ins(nns.IotaOp(TensorType(i64, [*batch, n]), nb)), j, "EQ"))
+        piv = self.ins(nne.SelectOp(here, self.ins(nns.BroadcastInDimOp(one_based, [*batch, n], list(range(nb)))), piv))
+        body.add_op(scf.YieldOp(m, piv, self.ins(nn.AddOp(j, self.ins(nn.FullOp(IntegerAttr(1, i64), []))))))
+        self.b = saved
+        bounds = [self.ins(arith.ConstantOp.from_int_and_width(v, IndexType())) for v in (0, n, 1)]
+        loop = scf.ForOp(*bounds, [a, p0, t0], Region(body))
+        self.b.insert(loop)
+        lu, pivots = loop.results[0], loop.results[1]
+        eye = self.ins(nne.CompareOp(self.ins(nns.IotaOp(TensorType(i64, full), nb)),
+                                     self.ins(nns.IotaOp(TensorType(i64, full), nb + 1)), "EQ"))
+        zero_pivot = self.ins(nne.AndOp(eye, self.ins(nne.CompareOp(lu, self.ins(nn.FullOp(FloatAttr(0.0, e), [])),
+                                                                    "EQ"))))
+        counts = self.ins(nn.ReduceOp(self.ins(nne.ConvertOp(zero_pivot, f64)), "sum", [nb, nb + 1]))
+        return [lu, pivots, self.ins(nne.ConvertOp(counts, i32))]
 
     def _potrf(self, op: CustomCallOp) -> Sequence[SSAValue]:
         (a,) = op.inputs

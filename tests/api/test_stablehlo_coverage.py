@@ -105,6 +105,10 @@ def _cases():
         # JAX's LAPACK calls on CPU (passes/stablehlo_lapack.py): potrf, then trsm twice
         "lapack_potrf_trsm": (lambda a, b: jax.scipy.linalg.cho_solve(jax.scipy.linalg.cho_factor((a + a.T) / 2), b),
                               [SPD, normal(3, 2)], True),
+        "lapack_getrf": (lambda a, b: (jnp.linalg.solve(a, b), jax.scipy.linalg.lu_factor(a)[0]),
+                         [normal(4, 4), normal(4, 2)], True),
+        "lapack_getrf_zero_column": (lambda a: jax.scipy.linalg.lu_factor(a), [np.array([[0.0, 1, 2], [0, 3, 4],
+                                                                                      [0, 5, 7]])], False),
         # binary
         "add_subtract_multiply_divide": (lambda x, y: (x + y) * (x - y) / (y + 3.0), [x34, y34], True),
         "integer_arithmetic": (lambda i, j: (i + j, i - j, i * j, lax.div(i, j), lax.rem(i, j)), [i34, j34], False),
@@ -256,7 +260,8 @@ def _tuple(value):
 CASES = _cases()
 
 
-SLOW_CASES = {"chlo_hyperbolic", "chlo_inverse_trig", "chlo_special", "chlo_edges", "lapack_potrf_trsm"}
+SLOW_CASES = {"chlo_hyperbolic", "chlo_inverse_trig", "chlo_special", "chlo_edges", "lapack_potrf_trsm",
+              "lapack_getrf"}
 """Cases of many expanded ops (seconds each on the interpreter; tests/api/test_jax_api_sweep.py checks the same
 functions in float32 and float64 with --slow): --slow."""
 

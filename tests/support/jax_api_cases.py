@@ -272,7 +272,9 @@ def _linalg_cases() -> dict[str, Case]:
             lambda a, b: jax.scipy.linalg.solve_triangular(a, b, lower=True), (m3, normal(3, 2))),
         "cho_solve": (lambda a, b: jax.scipy.linalg.cho_solve(jax.scipy.linalg.cho_factor((a + a.T) / 2), b),
                       (s3, normal(3))),  # symmetrized: JAX's rule differentiates in symmetric directions only
-        "lu": (lambda a: jax.scipy.linalg.lu(a)[2], (m3,)), "expm": (jax.scipy.linalg.expm, (normal(3, 3),)),
+        "lu": (lambda a: jax.scipy.linalg.lu(a)[2], (m3,)), "lu_pivoting": (jax.scipy.linalg.lu, (normal(4, 4),)),
+        "solve_pivoting": (jnp.linalg.solve, (normal(4, 4), normal(4, 2))),
+        "expm": (jax.scipy.linalg.expm, (normal(3, 3),)),
     }
     flat = {"matrix_rank"}
     return {f"linalg.{n}": Case(f, a, grad=n not in flat) for n, (f, a) in cases.items()}
