@@ -5,7 +5,9 @@ whether it only reads (`effects_kind`). Each answers as xDSL's function of
 the same name (`xdsl.traits`, `xdsl.transforms.dead_code_elimination`) does,
 stopping at the first effect that decides, where xDSL collects every effect
 of every op nested in the op first: a loop nest was walked whole once per op
-above it (quadratic in the nesting depth)."""
+above it (quadratic in the nesting depth). A block's ops are asked last
+first: a loop body's or a map's writes come last (the answers are
+conjunctions of pure tests, so their order changes only the time)."""
 
 from __future__ import annotations
 
@@ -35,6 +37,8 @@ class OpClass:
     they were a third of `canonicalize`'s time, asked again for every op on
     every round)."""
 
+    terminator: bool
+    """It is a terminator (`IsTerminator`; an unregistered op may be one)."""
     kept: bool
     """A terminator or a symbol: never trivially dead."""
     effects: tuple[MemoryEffect, ...]
@@ -58,6 +62,7 @@ def op_class(op: Operation) -> OpClass:
     if info is None:
         effects = tuple(op.get_traits_of_type(MemoryEffect))
         info = _CLASSES[cls] = OpClass(
+            terminator=op.has_trait(IsTerminator),
             kept=op.has_trait(IsTerminator, value_if_unregistered=False)
             or op.has_trait(SymbolOpInterface, value_if_unregistered=False),
             effects=effects,
@@ -88,7 +93,8 @@ def result_only_effects(root: Operation) -> bool:
             return False
         for interface in info.effects:
             if isinstance(interface, RecursiveMemoryEffect):
-                if not all(quiet(child) for region in op.regions for block in region.blocks for child in block.ops):
+                if not all(quiet(child) for region in op.regions for block in region.blocks
+                           for child in reversed(block.ops)):
                     return False
                 continue
             effects = interface.get_effects(op)
@@ -139,7 +145,7 @@ def effects_kind(op: Operation) -> EffectsKind:
         if isinstance(interface, RecursiveMemoryEffect):
             for region in op.regions:
                 for block in region.blocks:
-                    for child in block.ops:
+                    for child in reversed(block.ops):
                         inner = effects_kind(child)
                         if inner is EffectsKind.OTHER:
                             return inner

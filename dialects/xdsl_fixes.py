@@ -115,7 +115,6 @@ from xdsl.printer import Printer
 from xdsl.rewriter import Rewriter
 from xdsl.traits import (
     IsolatedFromAbove,
-    IsTerminator,
     Pure,
 )
 from xdsl.transforms import canonicalize as xdsl_canonicalize
@@ -559,7 +558,7 @@ class _CSEDriver(xdsl_cse.CSEDriver):
 
     def _simplify_operation(self, op: Operation) -> None:
         info = op_class(op)
-        if op.has_trait(IsTerminator):
+        if info.terminator:
             return
         if is_trivially_dead(op):
             self._mark_erasure(op)
