@@ -94,6 +94,9 @@ def _scaled_sum(b, node, bias, product, beta, alpha):
 def _linear(b, node, x, w, bias):
     shape = b.out(node)[0]
     flat = b.reshape(x, [int(np.prod(x.shape[:-1])), x.shape[-1]])
+    if not x.is_float:
+        y = _integer_product(b, flat, b.transpose(w, [1, 0]))
+        return b.reshape(y if bias is None else b.binary("nn.add", y, bias, x.dtype), shape)
     if bias is None:
         wt = b.transpose(w, [1, 0])
         y = b.op("nn.matmul", [flat, wt], [flat.shape[0], w.shape[0]], x.dtype)
@@ -105,6 +108,8 @@ def _linear(b, node, x, w, bias):
 @handles("convolution.default")
 def _convolution(b, node, x, w, bias, stride, padding, dilation, transposed, output_padding, groups):
     n = len(w.shape) - 2
+    if not x.is_float:
+        raise UnsupportedOp(f"convolution of {x.dtype} (the library convolves floats)")
     if isinstance(padding, str):
         raise UnsupportedOp(f"convolution with padding={padding!r}")
     pad, strides, dilations = int_list(padding, n), int_list(stride, n), int_list(dilation, n)

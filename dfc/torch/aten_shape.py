@@ -357,11 +357,14 @@ def _index_put(b, node, x, indices, values, accumulate):
     columns = [b.reshape(b.broadcast(_wrapped(b, indices[d], x.shape[d]), batch), [*batch, 1]) for d in dims]
     stacked = columns[0] if len(columns) == 1 else b.op("nn.concatenate", columns, [*batch, len(dims)], "i64",
                                                         dimension=k)
-    updates = b.broadcast(b.convert(values, dtype), window_shape)
-    return b.op("nn.scatter", [x, stacked, updates], shape, dtype, kind="add" if accumulate else "replace",
-                update_window_dims=[p if p < first else p + k for p in range(len(rest))],
-                inserted_window_dims=dims, input_batching_dims=[], scatter_indices_batching_dims=[],
-                scatter_dims_to_operand_dims=dims, index_vector_dim=k)
+    logical = accumulate and dtype == "i1"  # booleans accumulate as or: counted in i32, then compared with 0
+    wide = "i32" if logical else dtype
+    updates = b.broadcast(b.convert(values, wide), window_shape)
+    y = b.op("nn.scatter", [b.convert(x, wide), stacked, updates], shape, wide, kind="add" if accumulate else "replace",
+             update_window_dims=[p if p < first else p + k for p in range(len(rest))],
+             inserted_window_dims=dims, input_batching_dims=[], scatter_indices_batching_dims=[],
+             scatter_dims_to_operand_dims=dims, index_vector_dim=k)
+    return b.compare("NE", y, 0) if logical else y
 
 
 @handles("empty.memory_format", "empty_strided.default", "empty_permuted.default")

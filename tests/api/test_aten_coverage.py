@@ -361,6 +361,7 @@ def _sample_fn(op, sample) -> tuple[Callable, tuple]:
 
 
 SELECTIONS = {"kthvalue": lambda x, k, dim=-1, keepdim=False: (dim, keepdim),
+              "topk": lambda x, k, dim=-1, largest=True, sorted=True: (dim, True),
               "mode": lambda x, dim=-1, keepdim=False: (dim, keepdim)}
 """OpInfos whose index among equal values torch leaves unspecified, and where their arguments put the dim:
 their samples compare the values and the elements the indices point at (`_pointed`), not the indices."""
@@ -963,6 +964,9 @@ def hand_cases() -> list[Case]:
             torch.addbmm(bias[:4].reshape(2, 2), c, d, beta=0.5, alpha=-1), torch.addmv(m[:, 0].long(), m.long(), v.long()),
             torch.addbmm(c[0, :, :2].long(), c.long(), d.long())), r(4, 3) * 3, r(3) * 3, r(5, 2, 3) * 3, r(5, 3, 2) * 3,
              r(5), grad=True),
+        case("bool index_put accumulate (or), integer linear", lambda x, k, v, a, w, c: (
+            torch.index_put(x, (k,), v, accumulate=True), F.linear(a, w, c), F.linear(a, w)),
+             r(5, 3) > 0.5, torch.tensor([0, 2, 0, 4]), r(4, 3) > 0, i(2, 3, 4), i(5, 4), i(5)),
     ]
 
 
@@ -1003,6 +1007,7 @@ def refused_forms() -> dict[str, tuple[Callable, tuple]]:
         "as_strided outside its input": (lambda x: torch.as_strided(x[1:], (2,), (1,), 0), (r(3, 2),)),
         "randint over more than 2^31 values": (lambda x: x + torch.randint(0, 2**40, (3,)), (i(3),)),
         "argmax of int64": (lambda x: torch.argmax(x, 0), (i(3, 4),)),
+        "convolution of integers": (lambda x, w: F.conv1d(x, w), (i(1, 2, 5), i(3, 2, 2))),
         "var of one element": (lambda x: torch.var(x, 0), (r(1, 3),)),
         "index_put with a boolean mask": (lambda x, m: torch.index_put(x, (m,), torch.tensor(1.0, dtype=F64)),
                                           (r(4), torch.tensor([True, False, True, True]))),
