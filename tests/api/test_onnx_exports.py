@@ -21,11 +21,11 @@ onnx = pytest.importorskip("onnx")
 ort = pytest.importorskip("onnxruntime")
 
 
-def _relative(got: np.ndarray, want: np.ndarray) -> float:
-    """The largest difference relative to the largest reference element."""
+def _relative(got: np.ndarray, want: np.ndarray, floor: float = 0.0) -> float:
+    """The largest difference relative to the largest reference element (or `floor` when that is larger)."""
     got, want = np.asarray(got, np.float64), np.asarray(want, np.float64)
     assert got.shape == want.shape
-    return float(np.abs(got - want).max() / max(np.abs(want).max(), np.finfo(np.float32).tiny))
+    return float(np.abs(got - want).max() / max(np.abs(want).max(), floor, np.finfo(np.float32).tiny))
 
 
 def _onnxruntime(model: bytes, inputs: list[np.ndarray]) -> np.ndarray:
@@ -106,10 +106,12 @@ EXPORTS: dict[str, tuple[str, ...]] = {
     "hf clip vision": ("ts17", "dynamo"), "nn lstm": ("ts17", "dynamo"), "nn attention": FULL,
     "nn viewhead": FULL,
 }
-GRADIENTS = {("hf bert", "ts17"), ("hf gpt2", "dynamo"), ("nn attention", "ts17dyn"), ("nn lstm", "ts17"),
-             ("torchvision vit (tiny)", "dynamo")}
-"""Models and exporters whose weight gradients are compared with autograd: ones whose exporter keeps every
-weight as PyTorch holds it (the TorchScript exporter folds BatchNorm into the convolutions in eval mode)."""
+GRADIENTS = {("hf bert", "ts17"), ("hf gpt2", "dynamo"), ("nn attention", "ts17dyn"), ("torchvision vit (tiny)", "ts17")}
+"""Models and exporters whose weight gradients are compared with autograd: ones whose exporter keeps every weight
+as PyTorch holds it, or transposed (the TorchScript exporter folds BatchNorm into the convolutions in eval mode,
+and stores LSTM weights with their gates reordered: test_onnx_recurrent.py checks those). Each gradient is taken
+relative to its largest element, or to 1e-3 times the model's largest gradient element when that is larger: a
+gradient that is 0 in exact arithmetic (a key bias's, which softmax cancels) is rounding noise of the others'."""
 
 
 def _batch_of_three(args: tuple) -> tuple:
@@ -152,9 +154,10 @@ def test_export_imports_and_equals_onnxruntime(name, exporter):
     assert _relative(out, want) < 1e-5 and _relative(out, eager) < 1e-4
     model.zero_grad()
     model(*args).backward(torch.from_numpy(seed))
+    floor = 1e-3 * max(p.grad.abs().max().item() for p in model.parameters() if p.grad is not None)
     for (pname, value), grad in zip(imported.parameters, grads[floats:], strict=True):
         reference, transposed = _counterpart(model, value)
-        assert _relative(grad, reference.T if transposed else reference) < 1e-4, pname
+        assert _relative(grad, reference.T if transposed else reference, floor) < 1e-4, pname
 
 
 def _counterpart(model, value: np.ndarray) -> tuple[np.ndarray, bool]:

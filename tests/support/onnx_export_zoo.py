@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import importlib
 import io
+import sys
 from collections.abc import Callable
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -19,22 +21,40 @@ DATA = Path(__file__).resolve().parents[1] / "data" / "onnx"
 
 
 def zoo(name: str) -> Any:
-    """The zoo package `name`, or None when it does not import. A torchvision whose C extension does not load
-    (built for another torch) registers fake kernels for `torchvision::nms`/`qnms`, which the extension would
-    have defined; the schemas are defined first so that its Python model definitions (and timm) import."""
-    import torch
-
-    if name.split(".")[0] in ("torchvision", "timm") and not hasattr(zoo, "library"):
-        try:
-            zoo.library = torch.library.Library("torchvision", "DEF")  # type: ignore[attr-defined]
-            for op in ("nms", "qnms"):
-                zoo.library.define(f"{op}(Tensor dets, Tensor scores, float iou_threshold) -> Tensor")
-        except RuntimeError:  # the extension loaded and defined them
-            pass
+    """The zoo package `name`, or None when it does not import (timm and transformers import torchvision)."""
+    _torchvision_without_extension()
     try:
         return importlib.import_module(name)
     except Exception:  # noqa: BLE001 - missing, or built for another torch
         return None
+
+
+@cache
+def _torchvision_without_extension() -> None:
+    """A torchvision whose C extension does not load (built for another torch) fails on import registering fake
+    kernels for `torchvision::nms` and `qnms`, which the extension would have defined: define their schemas
+    and import it again, so that its Python model definitions (and timm) import."""
+    import torch
+
+    try:
+        importlib.import_module("torchvision")
+    except ModuleNotFoundError:
+        return
+    except RuntimeError:
+        for module in [m for m in sys.modules if m == "torchvision" or m.startswith("torchvision.")]:
+            del sys.modules[module]
+        library = torch.library.Library("torchvision", "DEF")
+        for op in ("nms", "qnms"):
+            library.define(f"{op}(Tensor dets, Tensor scores, float iou_threshold) -> Tensor")
+        _LIBRARIES.append(library)
+        try:
+            importlib.import_module("torchvision")
+        except Exception:  # noqa: BLE001 - broken otherwise: its models are skipped
+            return
+
+
+_LIBRARIES: list[Any] = []
+"""The `torch.library.Library` objects defining those schemas (kept alive: the definitions go with them)."""
 
 
 def export(model: Any, args: tuple, exporter: str) -> bytes:
