@@ -26,6 +26,7 @@ from xdsl.dialects.builtin import MemRefType
 from xdsl.ir import Operation, SSAValue
 
 from dfc.compiler.codegen.llvm.emitter import FunctionEmitter
+from dfc.compiler.codegen.llvm.light_kernels import mark_if_light
 from dfc.compiler.codegen.llvm.values import I8, I32, PTR, VOID, flat_types, flatten, memref_extent
 from dfc.dialects.dominance import defined_inside
 
@@ -155,5 +156,6 @@ def outlined_nest(e: FunctionEmitter, op: Operation) -> bool:
     out = Outlined(e, op, op.operands, [], e.m.fresh_name(f"{e.func_op.sym_name.data}.nest"), direct=True)
     out.sub.handler(op)(out.sub, op)
     out.sub.b.ret_void()
+    mark_if_light(op, out.impl)
     e.b.call(out.impl, out.captures)
     return True

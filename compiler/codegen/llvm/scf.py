@@ -25,6 +25,7 @@ import llvmlite.ir as ir
 from xdsl.ir import Block, Operation, SSAValue
 
 from dfc.compiler.codegen.llvm.emitter import TERMINATORS, FunctionEmitter, Handlers
+from dfc.compiler.codegen.llvm.light_kernels import mark_if_light
 from dfc.compiler.codegen.llvm.outline import Outlined, outlined_nest
 from dfc.compiler.codegen.llvm.strided_loops import vectorisation_hints
 from dfc.compiler.codegen.llvm.values import I64, int_const, unsupported
@@ -379,6 +380,7 @@ def _parallel(e: FunctionEmitter, op: Operation) -> None:
     out = Outlined(e, op, [steps[0], *lbs[1:], *ubs[1:], *steps[1:]], [I64, I64], base)
     _serial_nest(out.sub, block, lbs, ubs, steps, dim0=(out.args[0], out.args[1]))
     out.sub.b.ret_void()
+    mark_if_light(op, out.impl, out.trampoline)
     b = e.b
     tramp, ctx = out.trampoline, out.ctx
     # iterations each thread must get: parallel_min_work / (work per iteration)

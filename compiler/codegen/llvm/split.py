@@ -42,6 +42,7 @@ _LINKAGE = re.compile(r"^(@\S+ = )(?:internal |private )")
 _DEFINE_LINKAGE = re.compile(r"^define (?:internal |private )")
 _GLOBAL_KIND = re.compile(r" = (?:[a-z_]+ )*?(global|constant) ")
 _ALIGN = re.compile(r", align \d+$")
+_ATTACHMENTS = re.compile(r"(?: ![\w.]+ !\d+)+$")
 
 
 class _Module:
@@ -107,7 +108,7 @@ def _kernels(m: _Module) -> tuple[list[list[str]], dict[str, set[str]], dict[str
     for name, lines in m.functions.items():
         body = "\n".join(lines[1:])
         uses[name] = set(_REF.findall(body))
-        metadata[name] = set(map(int, _METADATA.findall(body)))
+        metadata[name] = set(map(int, _METADATA.findall("\n".join(lines))))  # the define line's attachments too
         for callee in _CALLEE.findall(body):
             if callee in m.functions and m.inlinable(callee):
                 parent[root(callee)] = root(name)
@@ -137,7 +138,8 @@ def _global_owners(m: _Module, owner: dict[str, int], uses: dict[str, set[str]])
 
 def _declare_function(define: str) -> str:
     text = _DEFINE_LINKAGE.sub("declare ", define) if _DEFINE_LINKAGE.match(define) else "declare " + define[len("define ") :]
-    return text[: -len(" {")] if text.endswith(" {") else text
+    text = text[: -len(" {")] if text.endswith(" {") else text
+    return _ATTACHMENTS.sub("", text)  # a declaration has no metadata
 
 
 def _declare_global(line: str, value_type: str) -> str:

@@ -36,10 +36,16 @@ from dfc import config
 from dfc.compiler.codegen.target import host_target_machine
 
 __all__ = ["CompiledPart", "compile_part", "compile_parts", "pipeline_options", "run_default_pipeline", "shutdown",
-           "PARALLEL_MIN_CHARS"]
+           "PARALLEL_MIN_CHARS", "LIGHT_KIND", "LIGHT_OPT_LEVEL"]
 
 PARALLEL_MIN_CHARS = 500_000
 """Modules of less LLVM IR than this (about 2 s of LLVM's work) compile in this process alone."""
+
+LIGHT_KIND = "dfc.light"
+"""The function metadata marking a light kernel (`light_kernels`)."""
+
+LIGHT_OPT_LEVEL = 1
+"""The pipeline of a part whose functions are all light: O1, no vectorisation."""
 
 
 @dataclass(frozen=True)
@@ -88,7 +94,10 @@ _MACHINES: dict[int, llvm.TargetMachine] = {}
 def compile_part(text: str, opt_level: int) -> CompiledPart:
     """Parse and verify the module `text` (triple and data layout set), run
     LLVM's default pipeline (`pipeline_options`) for the host CPU, and emit
-    its object file."""
+    its object file; at `LIGHT_OPT_LEVEL` at most (pipeline and code
+    generation) when all its functions are light kernels."""
+    if _light(text):
+        opt_level = min(opt_level, LIGHT_OPT_LEVEL)
     tm = _MACHINES.get(opt_level) or _MACHINES.setdefault(opt_level, host_target_machine(opt_level))
     start = time.process_time()
     mod = llvm.parse_assembly(text)
@@ -99,6 +108,13 @@ def compile_part(text: str, opt_level: int) -> CompiledPart:
     middle = time.process_time()
     obj = tm.emit_object(mod)
     return CompiledPart(obj, optimized_ir, middle - start, time.process_time() - middle)
+
+
+def _light(text: str) -> bool:
+    """Whether every function the module `text` defines is marked light
+    (`!dfc.light`: its work per call is small, `light_kernels`)."""
+    defines = text.count("\ndefine ")
+    return defines > 0 and text.count(f" !{LIGHT_KIND} !") == defines
 
 
 def jobs() -> int:
