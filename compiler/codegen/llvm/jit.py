@@ -6,7 +6,8 @@
 The module is emitted by `module.emit_module`, its identical functions
 merged, and split into one part per kernel (`split`); each part is optimised
 with LLVM's new pass manager (loop and SLP vectorisation on from O2, LLVM's
-unroller off: the emitter unrolls small loops itself) and code-generated to
+unroller off: the emitter unrolls small loops itself; a part of light kernels
+only, `light_kernels`, at O1) and code-generated to
 a relocatable object for the host CPU's name and features, in parallel
 processes for a large module (`workers`); the objects are loaded into one
 MCJIT engine, which links them, with the runtime
