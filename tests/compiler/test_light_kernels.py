@@ -110,3 +110,17 @@ def test_light_kernels_compile_light_and_compute_the_same(split_parts):
     engine.invoke("f", a, b, m)
     for got, expected in zip((a, b, m), want, strict=True):
         np.testing.assert_array_equal(got, expected)
+
+
+def test_a_light_body_merged_with_a_heavy_one_stays_vectorised(split_parts):
+    """A small and a large loop with the same body: LLVM's mergefunc keeps one
+    body for both, and the part the large loop runs is still vectorised."""
+    same = MODULE.replace("%y = arith.mulf %x, %three : f32", "%y = arith.mulf %x, %two : f32")
+    engine = ExecutionEngine(parse_module(same), threads=2)
+    assert any("x float>" in ir for ir in engine.jit.object.irs)
+    rng = np.random.default_rng(1)
+    a, b, m = (rng.standard_normal(s).astype(np.float32) for s in (SMALL, LARGE, (8, SMALL)))
+    want = (a * 2, b * 2, m + 2)
+    engine.invoke("f", a, b, m)
+    for got, expected in zip((a, b, m), want, strict=True):
+        np.testing.assert_array_equal(got, expected)
