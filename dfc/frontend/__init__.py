@@ -84,6 +84,7 @@ class JitFunction:
         self._fast: dict[tuple, _FastCall] = {}
         self._translating: set[tuple] = set()
         self._complex: dict[tuple, list[bool]] = {}  # per module key: which results are complex (returned packed)
+        self._views: dict[tuple, list[list[int]]] = {}  # per module key: the parameters each result may view
         self._signature = inspect.signature(fn)
         plain = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
         self._positional = sum(1 for p in self._signature.parameters.values() if p.kind in plain)
@@ -302,6 +303,7 @@ class JitFunction:
             _verify(module, self.source())
             self._modules[key] = (module, name, translator.updated, translator.aliases)
             self._complex[key] = translator.complex_results
+            self._views[key] = translator.views
         return self._modules[key]
 
     @user_errors
@@ -582,20 +584,26 @@ def _call_jitted(tr, callee: JitFunction, args: list, kwargs: dict, node, checkp
     n_results = len(call.results) - len(updated)
     _write_back(tr, callee, [args[k] for k in updated], updated, call.results[n_results:], args, node)
     complex_results = callee._complex[(*params, ("writeback",))]
-    results = tuple(_returned(tr, args[k] if k is not None else None, r, c)
-                    for r, k, c in zip(call.results[:n_results], aliases, complex_results))
+    views = callee._views[(*params, ("writeback",))]
+    results = tuple(_returned(tr, args[k] if k is not None else None, r, c, [args[j] for j in v])
+                    for r, k, c, v in zip(call.results[:n_results], aliases, complex_results, views))
     return results[0] if len(results) == 1 else (results or None)
 
 
-def _returned(tr, argument: Any, value, is_complex: bool = False) -> Any:
+def _returned(tr, argument: Any, value, is_complex: bool = False, viewed: list | None = None) -> Any:
     """A result of a call: the caller's array itself when the callee returns one
     of its arguments as it is (`return A`) and that argument names the caller's memory;
-    a complex result (packed) as a `Complex`."""
+    a complex result (packed) as a `Complex`. A result NumPy gives as a view of arguments (`viewed`:
+    `return a[1:]`, `a.reshape(...)`) shares their cells (`aliases.py`)."""
+    from dfc.frontend.aliases import alias_cells, share
     from dfc.frontend.arrays import View
 
     if isinstance(argument, View | Complex) and argument.cell is not None and not getattr(argument, "gathers", None):
         return tr.as_expr(argument, tr.node) if isinstance(argument, View) else argument
-    return complex_values.unpacked(value, tr.new_cell(value)) if is_complex else View.whole(value)
+    cells = [c for a in viewed or [] for c in alias_cells(a)]
+    if is_complex:
+        return complex_values.unpacked(value, share(tr.new_cell(value), cells))
+    return View.whole(value, share(tr.new_cell(value), cells)) if cells else View.whole(value)
 
 
 def _write_back(tr, callee: JitFunction, targets: list, positions: list[int], values, args: list, node) -> None:

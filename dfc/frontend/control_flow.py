@@ -17,6 +17,7 @@ from xdsl.rewriter import InsertPoint
 
 from dfc.dialects.df_builders import splat
 from dfc.frontend.affine import Affine, opaque
+from dfc.frontend.aliases import alias_cells, share
 from dfc.frontend.arrays import NUMPY_NAMES, Cell, Expr, View
 from dfc.frontend.complex_values import Complex, store, unpacked
 from dfc.frontend.emit import Emitter
@@ -261,7 +262,7 @@ class ControlFlow:
         outer_scopes, self.scopes = self.scopes, [scope]  # outer scopes see the loop's results only
         values_before = {c: c.value for c in cells}
         try:
-            self._enter(block.args[1:], names, kinds, weak, cells)
+            entered = self._enter(block.args[1:], names, kinds, weak, cells)
             self.env[node.target.id] = Affine.of(iv) if step > 0 else start - Affine.of(iv).scale(-step)  # type: ignore[attr-defined]
             self.future.append(Future(body, again=True))  # the next iteration
             try:
@@ -272,6 +273,7 @@ class ControlFlow:
             self._learn(env_before, node)
             more_names = {n: names.get(n) for n in scope.names if n in env_before and n != node.target.id}  # type: ignore[attr-defined]
             yields, retry = self._carried_yields(names, kinds, inits, cells, more_names, node, block.args[1:])
+            ends = self._carried_views(names, entered, node)
         finally:
             self.scopes = outer_scopes
             self.b, self.em = outer_b, outer_em
@@ -284,18 +286,25 @@ class ControlFlow:
             return more_names, {**cells, **dict.fromkeys(scope.cells)}
         Builder(InsertPoint.at_end(block)).insert(scf.YieldOp(*yields))
         loop = self.b.insert(scf.ForOp(lb_v, ub_v, step_v, inits, block))
-        self._leave(loop.results, names, kinds, weak, cells)
+        self._leave(loop.results, names, kinds, weak, cells, ends, skipped=(ub - lb).static in (None, 0))
         return None
 
-    def _enter(self, args, names: dict[str, str | None], kinds: dict, weak: dict, cells: dict[Cell, None]) -> None:
-        """Bind the carried names and cells to a loop region's block arguments."""
+    def _enter(self, args, names: dict[str, str | None], kinds: dict, weak: dict,
+               cells: dict[Cell, None]) -> dict[str, Cell]:
+        """Bind the carried names and cells to a loop region's block arguments; the cell each array name
+        entered with (it may view what the name viewed before: `aliases.py`)."""
         args = iter(args)
+        entered = {}
         for n in names:
             arg = next(args)
             arg.name_hint = n if IDENTIFIER.fullmatch(n) else None
+            before = alias_cells(self.env.get(n))
             self.env[n] = self._from_slot(arg, kinds[n], weak[n])
+            if getattr(self.env[n], "cell", None) is not None:
+                entered[n] = share(self.env[n].cell, before)
         for c in cells:
             c.value = next(args)
+        return entered
 
     def _carried_yields(self, names, kinds, inits, cells, more_names, node, entered) -> tuple[list[SSAValue], bool]:
         """The values a loop body yields for its carried names and cells (`entered`: the body's arguments for
@@ -386,7 +395,7 @@ class ControlFlow:
             self.env = dict(env_before)
             self.b = Builder(InsertPoint.at_end(after))
             self.em = Emitter(self.b, self.default_float, outer_em.fail)
-            self._enter(after.args, names, kinds, weak, cells)
+            entered = self._enter(after.args, names, kinds, weak, cells)
             if not never:
                 self.future.append(Future([ast.Expr(value=test), *body], again=True))  # the next iteration
                 try:
@@ -397,6 +406,7 @@ class ControlFlow:
             self._learn(env_before, node)
             more_names = {n: names.get(n) for n in scope.names if n in env_before}
             yields, retry = self._carried_yields(names, kinds, inits, cells, more_names, node, after.args)
+            ends = self._carried_views(names, entered, node)
         finally:
             self.scopes = outer_scopes
             self.b, self.em = outer_b, outer_em
@@ -411,14 +421,38 @@ class ControlFlow:
             return more_names, {**cells, **dict.fromkeys(scope.cells)}
         Builder(InsertPoint.at_end(after)).insert(scf.YieldOp(*yields))
         loop = self.b.insert(scf.WhileOp(inits, types, Region(before), Region(after)))
-        self._leave(loop.results, names, kinds, weak, cells)
+        self._leave(loop.results, names, kinds, weak, cells, ends)
         return None
 
-    def _leave(self, results, names, kinds, weak, cells) -> None:
-        """Bind the carried names and cells to a loop's results."""
+    def _carried_views(self, names, entered: dict[str, Cell], node: ast.AST) -> dict[str, list[Cell]]:
+        """The cells each carried name may view at the end of a loop body (`aliases.py`; `entered`: the cell
+        each name entered the body with). Refused: a name the next iteration would enter as a copy of an
+        array a name the loop does not carry, or the caller, holds (`v = x.reshape(...)`, `v = x`, arguments
+        swapped `A, B = B, A`); arrays only the carried names hold (local buffers swapped) are values."""
+        ends = {}
+        for n in names:
+            ends[n] = alias_cells(self.env[n])
+            known = [entered[n], *entered[n].shares] if n in entered else []
+            for c in ends[n]:
+                if c in known or c in entered.values():
+                    continue
+                held = [m for m, v in self.env.items() if m not in names and getattr(v, "cell", None) is c]
+                if held or c in self.param_cells:
+                    shown = f"the array '{_shown(held[0])}' holds" if held else "an argument's array"
+                    raise self.fail(f"'{_shown(n)}' is carried by this loop as a view of {shown} "
+                                    "(NumPy shares their memory; the next iteration would read a copy): bind a "
+                                    f"copy (`{_shown(n)} = ....copy()`)", node)
+        return ends
+
+    def _leave(self, results, names, kinds, weak, cells, ends: dict[str, list[Cell]], skipped: bool = True) -> None:
+        """Bind the carried names and cells to a loop's results (each may view what it did at the end of the
+        body, `ends`, or before the loop where the body may not run: `skipped`)."""
         results = iter(results)
         for n in names:
+            before = alias_cells(self.env.get(n)) if skipped else []
             self.env[n] = self._from_slot(next(results), kinds[n], weak[n])
+            if getattr(self.env[n], "cell", None) is not None:
+                share(self.env[n].cell, before + ends[n])
             for s in self.scopes:
                 s.names[n] = None
         for c in cells:
@@ -501,6 +535,8 @@ class ControlFlow:
         results = iter(op.results)
         for n in names:
             self.env[n] = self._from_slot(next(results), kinds[n], getattr(branches[0][1][n], "weak", False))
+            if getattr(self.env[n], "cell", None) is not None:  # NumPy's value is the branch's array: may view it
+                share(self.env[n].cell, [c for _, env, _ in branches for c in alias_cells(env[n])])
             for s in self.scopes:
                 s.names[n] = None
         for c in cells:

@@ -22,6 +22,7 @@ from xdsl.rewriter import InsertPoint
 from dfc.dialects.df_builders import splat
 from dfc.frontend import complex_calls, complex_values, dynamic_values, masks, weak_ints
 from dfc.frontend.affine import Affine, opaque
+from dfc.frontend.aliases import alias_cells, share
 from dfc.frontend.arrays import (
     EXACT_FLOAT,
     UNSIGNED,
@@ -390,8 +391,14 @@ class Expressions:
         c = self.condition(self.expr(node.test), node.test)
         if isinstance(c, bool):
             return self.expr(node.body if c else node.orelse)
-        x, y = self.as_expr(self.expr(node.body), node), self.as_expr(self.expr(node.orelse), node)
-        return self.elementwise("where", [self.as_expr(Cond(c), node), x, y], node, result_dtype([x, y]))
+        a, b = self.expr(node.body), self.expr(node.orelse)
+        x, y = self.as_expr(a, node), self.as_expr(b, node)
+        chosen = self.elementwise("where", [self.as_expr(Cond(c), node), x, y], node, result_dtype([x, y]))
+        viewed = alias_cells(a) + alias_cells(b)
+        if not viewed or not isinstance(chosen, Expr) or not chosen.ndim:
+            return chosen
+        value = self.em.materialize(chosen)  # NumPy's result is one of the arrays: a view of its memory
+        return View.whole(value, share(self.new_cell(value), viewed))
 
     def _Call(self, node: ast.Call) -> Any:
         f = self.expr(node.func)

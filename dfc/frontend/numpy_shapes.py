@@ -82,7 +82,7 @@ def reshape(tr, e: Expr, shape: Any, node: ast.AST) -> Expr:
     src = tr.em.materialize(e)
     result = tr.b.insert(nn.ReshapeOp(src, dims)).result
     if isinstance(e, View) and e.cell is not None and not e.gathers:  # NumPy's result is a view of e's memory
-        return View.whole(result, Cell(result, shares=[e.cell]))
+        return View.whole(result, Cell(result, shares=[e.cell, *e.cell.shares]))  # and what e's memory may be
     return View.whole(result)
 
 

@@ -32,6 +32,7 @@ from xdsl.rewriter import InsertPoint
 
 from dfc.frontend import complex_calls, complex_values, dynamic_values, masks
 from dfc.frontend.affine import Affine
+from dfc.frontend.aliases import alias_cells
 from dfc.frontend.arrays import Cell, Const, Expr, View, is_float, tensor_type
 from dfc.frontend.complex_values import Complex
 from dfc.frontend.control_flow import ControlFlow
@@ -60,6 +61,7 @@ class Translator(ControlFlow, Indexing, Expressions):
         self.default_float = "f64"
         self.updated: list[int] = []  # the Python parameters the function updates in place
         self.aliases: list[int | None] = []  # per result: the parameter it is (`return A`), as NumPy returns it
+        self.views: list[list[int]] = []  # per result: the parameters whose memory NumPy's result may view
         self.complex_results: list[bool] = []  # per result: a complex value (returned packed, complex_values.py)
         self.param_cells: set[Cell] = set()
         self.future: list[Future] = []  # the statements still to run (liveness.py)
@@ -167,6 +169,7 @@ class Translator(ControlFlow, Indexing, Expressions):
         self.complex_results = [isinstance(e, Complex) for e in exprs]
         self.aliases = [params.get(e.cell) if isinstance(e, View) and e.cell is not None and e.is_whole or
                         isinstance(e, Complex) and complex_values.is_packed_whole(e) else None for e in exprs]
+        self.views = [sorted({params[c] for c in alias_cells(e) if c in params}) for e in exprs]
         return [complex_values.store(self, e, node) if isinstance(e, Complex) else self.em.materialize(e)
                 for e in exprs]
 
@@ -296,7 +299,8 @@ class Translator(ControlFlow, Indexing, Expressions):
             raise self.fail("cannot assign into a temporary array (only into named arrays and their views)", node)
         if any(self._read_later(other) for other in view.cell.shares):
             raise self.fail(
-                "this array and another one are views of the same memory in NumPy (a reshape of a named array) but "
+                "this array and another one are views of the same memory in NumPy (a reshape of a named array), or may be (an "
+                "array chosen by a run-time condition, carried by a loop or returned by a call), but "
                 "separate arrays here: updating one would leave the other stale; copy the reshaped array first "
                 "(`.reshape(...).copy()`)", node)
         check_python_int(self, value, view.dtype, node)  # `a[0] = 300` of an int8 array: NumPy's OverflowError

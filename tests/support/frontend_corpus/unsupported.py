@@ -85,6 +85,14 @@ def undefined_name(x):
     return x + y_undefined  # error  # noqa: F821
 
 
+def swapped_arguments(A):
+    B = A * 2.0
+    for t in range(3):  # error
+        B[1:-1] = 0.5 * (A[:-2] + A[2:])
+        A, B = B, A
+    return np.sum(A * A) + np.sum(B)
+
+
 EXPECTED = {
     "while_loop": "this while loop never ends",
     "loop_return": "return in the else block of a loop is not supported",
@@ -100,4 +108,5 @@ EXPECTED = {
     "undefined_name": "name 'y_undefined' is not defined",
     "loop_over_array": "a for loop iterates over range(...), an array (its first axis), enumerate or zip",
     "alias_rebound_in_loop": "'x' is rebound in this loop while 'y' names the same array",
+    "swapped_arguments": "'B' is carried by this loop as a view of an argument's array",
 }
