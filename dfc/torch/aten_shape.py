@@ -322,10 +322,12 @@ def _scatter_along(b, node, x, dim, index, src, kind: str) -> Value:
                          b.op("nn.iota", [], index.shape, "i64", iota_dimension=d), [*index.shape, 1])
                for d in range(rank)]
     coordinates = b.op("nn.concatenate", columns, [*index.shape, rank], "i64", dimension=rank)
-    y = b.op("nn.scatter", [x, coordinates, src], x.shape, dtype, kind=kind, update_window_dims=[],
-             inserted_window_dims=list(range(rank)), input_batching_dims=[], scatter_indices_batching_dims=[],
-             scatter_dims_to_operand_dims=list(range(rank)), index_vector_dim=rank)
-    return b.reshape(y, shape)
+    logical = kind == "add" and dtype == "i1"  # booleans add as or: counted in i32, then compared with 0
+    wide = "i32" if logical else dtype
+    y = b.op("nn.scatter", [b.convert(x, wide), coordinates, b.convert(src, wide)], x.shape, wide, kind=kind,
+             update_window_dims=[], inserted_window_dims=list(range(rank)), input_batching_dims=[],
+             scatter_indices_batching_dims=[], scatter_dims_to_operand_dims=list(range(rank)), index_vector_dim=rank)
+    return b.reshape(b.compare("NE", y, 0) if logical else y, shape)
 
 
 @handles("scatter.src", "scatter.value")

@@ -362,9 +362,11 @@ def _sample_fn(op, sample) -> tuple[Callable, tuple]:
 
 SELECTIONS = {"kthvalue": lambda x, k, dim=-1, keepdim=False: (dim, keepdim),
               "topk": lambda x, k, dim=-1, largest=True, sorted=True: (dim, True),
+              "sort": lambda x, dim=-1, descending=False, stable=False: None if stable else (dim, True),
               "mode": lambda x, dim=-1, keepdim=False: (dim, keepdim)}
-"""OpInfos whose index among equal values torch leaves unspecified, and where their arguments put the dim:
-their samples compare the values and the elements the indices point at (`_pointed`), not the indices."""
+"""OpInfos whose index among equal values torch leaves unspecified, and where their arguments put the dim
+(None: a form whose indices are specified, as a stable sort's): their samples compare the values and the
+elements the indices point at (`_pointed`), not the indices."""
 
 
 def _pointed(op: Callable, where: Callable) -> Callable:
@@ -373,7 +375,9 @@ def _pointed(op: Callable, where: Callable) -> Callable:
         values, indices = op(x, *args, **kwargs)
         if x.dim() == 0:
             return values, x
-        dim, keepdim = where(x, *args, **kwargs)
+        if (place := where(x, *args, **kwargs)) is None:
+            return values, indices
+        dim, keepdim = place
         at = indices if keepdim else indices.unsqueeze(dim)
         named = torch.take_along_dim(x, at, dim)
         return values, named if keepdim else named.squeeze(dim)
