@@ -181,7 +181,7 @@ MODELS: dict[str, Callable[[], tuple]] = {
     "timm swin_tiny": lambda: _timm("swin_tiny_patch4_window7_224", 56, img_size=56, depths=(1, 1, 1, 1),
                                     embed_dim=24, num_heads=(1, 1, 2, 2)),
     "timm levit_128s": lambda: _timm("levit_128s", 64, img_size=64),
-    "timm mixer_s16": lambda: _timm("mixer_s16_224", img_size=32, num_blocks=2),
+    "timm mixer_s16": lambda: _timm("mixer_s16_224", img_size=32),
     "timm regnetx_002": lambda: _timm("regnetx_002"),
     "timm ghostnet_050": lambda: _timm("ghostnet_050"),
     "timm test_vit": lambda: _timm("test_vit", 160),
