@@ -16,14 +16,17 @@ bound computed otherwise) are not checked.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-import sympy
 from xdsl.dialects import arith, func, tensor
 from xdsl.dialects.builtin import DYNAMIC_INDEX, IntegerAttr, ModuleOp, TensorType
 from xdsl.ir import BlockArgument, SSAValue
 
 from dfc.dialects import df
 from dfc.dialects.index_exprs import IndexSymbols
+
+if TYPE_CHECKING:
+    import sympy
 
 
 @dataclass(frozen=True)
@@ -39,11 +42,15 @@ class AccessBound:
 
 
 def size_symbol(arg: int, dim: int) -> sympy.Symbol:
+    import sympy  # on first use: its import is slow, and a module without dynamic shapes never needs it
+
     return sympy.Symbol(f"size_{arg}_{dim}", integer=True, nonnegative=True)
 
 
 def _bound(value: int | SSAValue, f: func.FuncOp) -> sympy.Expr | None:
     """A map bound as a constant or an argument size, else None."""
+    import sympy
+
     if isinstance(value, int):
         return sympy.Integer(value)
     op = value.owner
@@ -63,6 +70,8 @@ def _argument(value: SSAValue, f: func.FuncOp) -> int | None:
 
 
 def _access(op: df.ReadOp | df.WriteOp, source: SSAValue, f: func.FuncOp) -> list[AccessBound]:
+    import sympy
+
     arg = _argument(source, f)
     if arg is None or not isinstance(source.type, TensorType):
         return []

@@ -81,3 +81,31 @@ def test_off_without_the_variable(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     fresh_engine(SCALE.format(k="8.0"))
     assert not list(tmp_path.rglob("*.dfcobj"))
+
+
+SECOND_PROCESS = """
+import sys
+import numpy as np
+from dfc import ExecutionEngine, parse_module
+from dfc.compiler.codegen.llvm.jit import JitModule
+
+def compile_(*args, **kwargs):
+    raise AssertionError("compiled although the disk cache holds the module")
+
+JitModule.__init__ = compile_
+x = np.arange(16, dtype=np.float32)
+np.testing.assert_array_equal(ExecutionEngine(parse_module(sys.argv[1])).invoke("scale", x), 8 * x)
+assert "sympy" not in sys.modules, "a static module's load imported SymPy"
+"""
+
+
+@pytest.mark.slow  # 2-4 s: a fresh interpreter imports dfc
+def test_a_second_process_loads_without_compiling_or_sympy(cache):
+    """Another process reads the entry this one wrote, and loading a module
+    without dynamic shapes does not pay SymPy's import (0.6 s)."""
+    import subprocess
+    import sys
+
+    text = SCALE.format(k="8.0")
+    fresh_engine(text)
+    subprocess.run([sys.executable, "-c", SECOND_PROCESS, text], check=True)
