@@ -209,6 +209,25 @@ def signbit(b, x: Value) -> Value:
     return b.compare("LT", bits, 0)
 
 
+@handles("exp2.default")
+def _exp2(b, node, x):
+    """2^x as exp(x ln 2) (within |x| ulp of 2^x)."""
+    x = b.convert(x, b.out(node)[1])
+    return b.unary("nn.exp", b.binary("nn.mul", x, math.log(2.0), x.dtype))
+
+
+@handles("fmax.default", "fmin.default")
+def _fmax(b, node, x, y):
+    """The larger (smaller) of x and y, the other where one is NaN: x where x >= y (x <= y) or y is NaN, as
+    torch's gradient also splits it (a tie goes to x)."""
+    shape, dtype = b.out(node)
+    x, y = (b.broadcast(b.convert(v, dtype), shape) for v in (x, y))
+    keep = b.compare("GE" if node.target.__name__.startswith("fmax") else "LE", x, y)
+    if x.is_float:
+        keep = b.binary("nn.or", keep, b.compare("NE", y, y), "i1")
+    return b.op("nn.select", [keep, x, y], shape, dtype)
+
+
 @handles("signbit.default")
 def _signbit(b, node, x):
     return b.broadcast(signbit(b, x), b.out(node)[0]) if x.dtype != "i1" else b.full(False, x.shape, "i1")

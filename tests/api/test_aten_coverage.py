@@ -83,7 +83,7 @@ OPINFOS = (
     "nn.functional.conv_transpose3d", "cdist", "nn.functional.pdist", "kthvalue", "mode", "grid_sampler_2d",
     "nn.functional.grid_sample", "nn.functional.embedding_bag",
     "cumprod", "cummax", "cummin", "logcumsumexp", "addmv", "addbmm", "copysign", "signbit", "bitwise_left_shift",
-    "bitwise_right_shift",
+    "bitwise_right_shift", "exp2", "fmax", "fmin", "logaddexp2",
 )
 """The OpInfos whose op is one overload in HANDLERS (or decomposes to a few)."""
 CI_SAMPLE = {"nn.functional.adaptive_avg_pool2d": 6, "nn.functional.avg_pool2d": 5, "nn.functional.max_pool2d": 13,
@@ -971,6 +971,10 @@ def hand_cases() -> list[Case]:
         case("bool index_put accumulate (or), integer linear", lambda x, k, v, a, w, c: (
             torch.index_put(x, (k,), v, accumulate=True), F.linear(a, w, c), F.linear(a, w)),
              r(5, 3) > 0.5, torch.tensor([0, 2, 0, 4]), r(4, 3) > 0, i(2, 3, 4), i(5, 4), i(5)),
+        case("fmax, fmin (NaN on either side, ties), exp2", lambda x, y: (
+            torch.fmax(x, y), torch.fmin(x, y), torch.fmax(x, 0.5 * y), torch.exp2(x * 4), torch.exp2(y.int())),
+             torch.tensor([1.0, float("nan"), 2.0, float("nan"), -1.0, 3.0], dtype=F64),
+             torch.tensor([0.5, 2.0, float("nan"), float("nan"), -1.0, 4.0], dtype=F64), grad=True),
     ]
 
 
