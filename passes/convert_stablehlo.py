@@ -40,7 +40,8 @@ elementwise ones by the name each nn op declares (`EXTERNAL`, read by
   for Cholesky and triangular solves are built from nn ops too
   (`passes.stablehlo_lapack`), other custom calls are errors naming them.
 * `case` becomes nested `scf.if`s on `index == k` (an out-of-range index runs
-  the last branch, as StableHLO says), `if` an `scf.if`.
+  the last branch, as StableHLO says; a single branch runs whatever the index),
+  `if` an `scf.if`.
 * Calls to functions of the module, and composites (calls of their
   decomposition), are inlined, and callees left without callers are erased,
   so that fusion and autodiff see one function.
@@ -572,11 +573,15 @@ class Converter(UnsignedConversions, ComplexConversions, LinalgConversions, Inte
         return self._if(self._scalar(op.pred), then, other, [r.type for r in op.results])
 
     def on_case(self, op: shlo.CaseOp) -> Sequence[SSAValue]:
-        if len(op.branches) < 2:
-            raise CompileError.at(op, "convert-stablehlo: a case with one branch is not supported")
         saved = self.b
-        branches = [self._region(r, lambda vs: scf.YieldOp(*vs)) for r in list(op.branches)]
+        regions = list(op.branches)
+        if len(regions) == 1:  # the one branch runs whatever the index: an if on true with it on both sides
+            regions = [regions[0].clone(), regions[0]]
+        branches = [self._region(r, lambda vs: scf.YieldOp(*vs)) for r in regions]
         self.b = saved
+        if len(op.branches) == 1:
+            true = self.ins(arith.ConstantOp(IntegerAttr(1, i1)))
+            return self._if(true, branches[0], branches[1], [r.type for r in op.results])
         return self._case_chain(self._scalar(op.index), 0, branches, [r.type for r in op.results])
 
     def _case_chain(self, index: SSAValue, k: int, branches: list[Region], types: Sequence) -> Sequence[SSAValue]:

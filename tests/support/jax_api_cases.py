@@ -256,7 +256,7 @@ def _linalg_cases() -> dict[str, Case]:
     la = jnp.linalg
     m3, s3 = matrix(3), spd(3)
     cases = {
-        "inv": (la.inv, (m3,)), "det": (la.det, (m3,)), "slogdet": (lambda a: la.slogdet(a)[1], (m3,)),
+        "inv": (la.inv, (m3,)), "det": (la.det, (m3,)), "det_lu": (la.det, (normal(5, 5),)), "slogdet": (lambda a: la.slogdet(a)[1], (m3,)),
         "solve": (la.solve, (m3, normal(3, 2))), "cholesky": (la.cholesky, (s3,)),
         "qr": (lambda a: la.qr(a)[1], (m3,)), "eigh": (lambda a: la.eigh(a)[0], (s3,)),
         "eigvalsh": (la.eigvalsh, (s3,)), "svdvals": (la.svdvals, (normal(4, 3),)),
