@@ -1533,19 +1533,25 @@ def copy_subok(x):
     return np.copy(x, subok=True)  # refused
 
 
-@refused(np.sinh, "takes at most 1 arguments", X)
 def sinh_out(x):
-    return np.sinh(x, x)  # refused
+    x = x.copy()
+    return np.sinh(x, x)
 
 
-@refused(np.exp, "unsupported keyword argument 'out'", X)
 def exp_out(x):
-    return np.exp(x, out=x)  # refused
+    x = x.copy()
+    return np.exp(x, out=x)
 
 
-@refused(np.add, "takes two arguments", X)
 def add_three(x):
-    return np.add(x, x, x)  # refused
+    y = x.copy()
+    np.add(x, x, y)
+    return y
+
+
+values(sinh_out, (X,), of=np.sinh)
+values(exp_out, (X,), of=np.exp)
+values(add_three, (X,), of=np.add)
 
 
 @refused(np.fmax, "unsupported keyword argument 'where'", X)
