@@ -276,6 +276,21 @@ def _index_select(b, node, x, dim, index):
     return b.reshape(b.take(x, dim, index), shape)
 
 
+@handles("unfold.default")
+def _unfold(b, node, x, dimension, size, step):
+    """`Tensor.unfold`: the windows of `size` elements every `step` along `dimension`, as a new last dimension:
+    a take of positions `i step + j` (window i, element j), its window axis moved last."""
+    shape = b.out(node)[0]
+    if not x.shape:  # a 0-d x: one window of its element
+        return b.reshape(x, shape)
+    dim = dimension % len(x.shape)
+    windows = [shape[dim], size]
+    starts = b.binary("nn.mul", b.op("nn.iota", [], windows, "i64", iota_dimension=0), b.full(step, (), "i64"))
+    index = b.binary("nn.add", starts, b.op("nn.iota", [], windows, "i64", iota_dimension=1))
+    taken = b.take(x, dim, index)
+    return b.transpose(taken, [d for d in range(len(taken.shape)) if d != dim + 1] + [dim + 1])
+
+
 @handles("diagonal.default")
 def _diagonal(b, node, x, offset, dim1, dim2):
     """The diagonal `offset` of the (dim1, dim2) planes, last: those two moved last and flattened, then every

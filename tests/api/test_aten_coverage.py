@@ -492,6 +492,9 @@ def hand_cases() -> list[Case]:
              torch.tensor([[1, 0, 1, 1, 0], [0, 0, 0, 0, 0], [1, 1, 1, 1, 1]], dtype=torch.bool), grad=True),
         case("sdpa float mask, broadcast batch", lambda q, k, v, m: F.scaled_dot_product_attention(
             q, k, v, attn_mask=m), r(2, 2, 3, 4), r(2, 1, 5, 4), r(2, 1, 5, 4), r(2, 1, 1, 5)),
+        case("unfold (windows overlapping, with a gap, of a middle dimension)", lambda x: (
+            x.unfold(1, 3, 2), x.unfold(-1, 2, 3), x.unfold(0, 2, 1)), r(3, 7, 5), grad=True),
+        case("unfold of a 0-d tensor", lambda x: x.unfold(0, 1, 1), r(())),
         case("sdpa enable_gqa", lambda q, k, v: F.scaled_dot_product_attention(q, k, v, enable_gqa=True),
              r(2, 4, 3, 4), r(2, 2, 5, 4), r(2, 2, 5, 4)),
         case("cumsum -1 of int", lambda x: torch.cumsum(x, -1), i(2, 9)),
