@@ -3,15 +3,19 @@ lowering pipeline, LLVM optimisation and code generation.
 
 Enabled by `DFC_CACHE_DIR` (off when unset, like JAX's persistent cache).
 An entry is keyed by a hash of the module's text, the compile options, the
-host target (triple, CPU name and features) and the versions of dfc and
-llvmlite, so a change to any of them compiles afresh. `DFC_CACHE_MAX_MB`
+host target (triple, CPU name and features), the versions of dfc and
+llvmlite and a fingerprint of dfc's installed sources (each file's path,
+size and modification time: an edited development checkout compiles afresh
+without a version change), so a change to any of them compiles afresh. `DFC_CACHE_MAX_MB`
 (default 512) bounds the directory: storing an entry first evicts the least
 recently used ones. An unreadable or truncated entry counts as a miss.
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
+import importlib.util
 import json
 import os
 import tempfile
@@ -53,11 +57,28 @@ def cache_dir() -> Path | None:
     return Path(path) if path else None
 
 
+@functools.cache
+def source_fingerprint() -> str:
+    """A digest of the path, size and modification time of every source file
+    of dfc's packages (`dfc` and the folders pyproject maps into it)."""
+    h = hashlib.sha256()
+    for package in ("dfc", "dfc.compiler", "dfc.dialects", "dfc.passes"):
+        spec = importlib.util.find_spec(package)
+        for root in sorted(spec.submodule_search_locations or ()) if spec is not None else ():
+            for folder, dirs, files in os.walk(root):
+                dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+                for name in sorted(files):
+                    if name.endswith((".py", ".ll", ".c")):
+                        stat = os.stat(os.path.join(folder, name))
+                        h.update(f"{folder}/{name}:{stat.st_size}:{stat.st_mtime_ns}\n".encode())
+    return h.hexdigest()
+
+
 def cache_key(module_text: str, options: object, target: llvm.TargetMachine) -> str:
     """The hex digest naming the entry of `module_text` compiled with `options`
     (a value whose `repr` states them all) for `target`."""
     h = hashlib.sha256()
-    for part in (_VERSION, llvmlite.__version__, target.triple, llvm.get_host_cpu_name(),
+    for part in (_VERSION, source_fingerprint(), llvmlite.__version__, target.triple, llvm.get_host_cpu_name(),
                  llvm.get_host_cpu_features().flatten(), repr(options), module_text):
         h.update(part.encode())
         h.update(b"\0")

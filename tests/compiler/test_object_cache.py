@@ -1,10 +1,13 @@
 """The on-disk cache of compiled objects (`DFC_CACHE_DIR`)."""
 
+import os
+
 import numpy as np
 import pytest
 
 from dfc import ExecutionEngine, parse_module
 from dfc.compiler import engine
+from dfc.compiler.codegen import object_cache
 from dfc.compiler.codegen.llvm.jit import JitModule
 
 SCALE = """
@@ -57,6 +60,27 @@ def test_different_modules_and_options_get_different_entries(cache):
     engine._CACHE.clear()
     ExecutionEngine(parse_module(SCALE.format(k="4.0")), opt_level=1)
     assert len(list(cache.glob("*.dfcobj"))) == 3
+
+
+def test_an_edited_compiler_source_is_a_miss(cache, monkeypatch):
+    """The key holds a fingerprint of dfc's sources, so an edited development checkout (same
+    version) compiles afresh: here compiler/engine.py seen with another modification time."""
+    fresh_engine(SCALE.format(k="3.0"))
+    real_stat, edited = os.stat, os.path.realpath(engine.__file__)
+
+    def stat(path, *args, **kwargs):
+        result = real_stat(path, *args, **kwargs)
+        if os.path.realpath(path) == edited:
+            return os.stat_result((*result[:8], result.st_mtime + 1, result[9]))
+        return result
+
+    monkeypatch.setattr(object_cache.os, "stat", stat)
+    object_cache.source_fingerprint.cache_clear()
+    try:
+        fresh_engine(SCALE.format(k="3.0"))
+    finally:
+        object_cache.source_fingerprint.cache_clear()
+    assert len(list(cache.glob("*.dfcobj"))) == 2
 
 
 def test_a_corrupt_entry_is_a_miss(cache):
