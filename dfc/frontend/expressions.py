@@ -42,6 +42,7 @@ from dfc.frontend.numpy_calls import array_attribute, call
 from dfc.frontend.numpy_linalg import matmul
 from dfc.frontend.numpy_ufuncs import invert
 from dfc.frontend.scopes import Cond, Undefined
+from dfc.frontend.ufunc_out import call_with_out, has_out
 
 BINOPS = {ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.Div: "div", ast.Pow: "pow", ast.FloorDiv: "floordiv",
           ast.Mod: "mod", ast.BitAnd: "and", ast.BitOr: "or", ast.BitXor: "xor", ast.MatMult: "matmul",
@@ -413,6 +414,9 @@ class Expressions:
             raise self.fail("*args and **kwargs in calls are not supported", node)
         args = [self.expr(a) for a in node.args]
         kwargs = {k.arg: self.expr(k.value) for k in node.keywords}
+        if isinstance(f, np.ufunc) and has_out(f, args, kwargs):
+            compute = complex_calls.call if complex_calls.takes_complex(f, args, kwargs) else call
+            return call_with_out(self, f, args, kwargs, node, compute)
         if complex_calls.takes_complex(f, args, kwargs):
             return complex_calls.call(self, f, args, kwargs, node)
         return call(self, f, args, kwargs, node)

@@ -31,7 +31,6 @@ from dfc.frontend.numpy_search import SEARCH_HANDLERS, SEARCH_METHODS
 from dfc.frontend.numpy_sequences import SEQUENCE_HANDLERS, SEQUENCE_METHODS
 from dfc.frontend.numpy_shapes import transpose
 from dfc.frontend.numpy_ufuncs import UFUNC_HANDLERS, UFUNC_METHODS, scalar_type, ufunc_method
-from dfc.frontend.ufunc_out import call_with_out, has_out
 
 HANDLERS: dict[Any, Handler] = {**API_HANDLERS, **UFUNC_HANDLERS, **CREATION_HANDLERS, **SEQUENCE_HANDLERS,
                                **SEARCH_HANDLERS, **DYNAMIC_HANDLERS}
@@ -61,8 +60,6 @@ def call(tr, f: Any, args: list, kwargs: dict, node: ast.AST) -> Any:
         return method(tr, f.value, f.name, args, kwargs, node)
     if any(isinstance(a, masks.Masked) for a in args):
         return _masked_call(tr, f, args, kwargs, node)
-    if isinstance(f, np.ufunc) and has_out(f, args, kwargs):
-        return call_with_out(tr, f, args, kwargs, node, call)
     if isinstance(getattr(f, "__self__", None), np.ufunc) and not isinstance(f, np.ufunc):
         return ufunc_method(tr, f.__self__, f.__name__, args, kwargs, node, HANDLERS)
     if isinstance(f, type) and issubclass(f, np.generic):

@@ -16,7 +16,9 @@ from typing import Any, Callable
 
 import numpy as np
 
+from dfc.frontend import complex_values
 from dfc.frontend.arrays import NUMPY_NAMES, View
+from dfc.frontend.complex_values import Complex
 
 
 def has_out(f: np.ufunc, args: list, kwargs: dict) -> bool:
@@ -41,10 +43,16 @@ def call_with_out(tr, f: np.ufunc, args: list, kwargs: dict, node: ast.AST, comp
         out = out[0]
     if f.nout != 1:
         raise tr.fail(f"out= of np.{f.__name__}, a ufunc with {f.nout} outputs, is not supported", node)
+    if isinstance(out, Complex):
+        return _into_complex(tr, f, out, compute(tr, f, args, kwargs, node), node)
     if not isinstance(out, View) or out.cell is None or out.gathers:  # a temporary: written, then only returned
         value = tr.em.materialize(tr.as_expr(out, node))
         out = View.whole(value, tr.new_cell(value))
-    result = tr.as_expr(compute(tr, f, args, kwargs, node), node)
+    result = compute(tr, f, args, kwargs, node)
+    if isinstance(result, Complex):
+        raise tr.fail(f"Cannot cast ufunc '{f.__name__}' output from a complex dtype to dtype('"
+                      f"{NUMPY_NAMES[out.dtype]}') with casting rule 'same_kind'", node)
+    result = tr.as_expr(result, node)
     if not result.weak and not np.can_cast(NUMPY_NAMES[result.dtype], NUMPY_NAMES[out.dtype], "same_kind"):
         raise tr.fail(f"Cannot cast ufunc '{f.__name__}' output from dtype('{NUMPY_NAMES[result.dtype]}') to "
                       f"dtype('{NUMPY_NAMES[out.dtype]}') with casting rule 'same_kind'", node)
@@ -54,3 +62,12 @@ def call_with_out(tr, f: np.ufunc, args: list, kwargs: dict, node: ast.AST, comp
                       "out's shape", node)
     tr.write(out, result, node)
     return View(out.cell.value, out.shape, out.offset, out.coef, out.dtype, out.cell)
+
+
+def _into_complex(tr, f: np.ufunc, out: Complex, result: Any, node: ast.AST) -> Complex:
+    """`result` written into the complex array `out` (a named one or a view of it); returns `out`."""
+    if out.cell is None:
+        raise tr.fail(f"out= of np.{f.__name__}: a complex temporary array as the output is not supported", node)
+    complex_values.write(tr, out, result, node)
+    parts = (View(p.cell.value, p.shape, p.offset, p.coef, p.dtype, p.cell, p.gathers) for p in (out.re, out.im))
+    return Complex(*parts)  # reading the arrays as written
