@@ -335,11 +335,12 @@ def _data_dependent(node: torch.fx.Node) -> bool:
 
 
 def _empty(node: torch.fx.Node) -> bool:
-    """Whether every result of `node` is a tensor without elements (known to have none)."""
+    """Whether every result of `node` is a tensor without elements (known to have none) of a static shape
+    (`nonzero` of a 0-d tensor has ? rows of 0: its handler decides)."""
     val = node.meta.get("val")
     vals = val if isinstance(val, tuple | list) else (val,)
-    return bool(vals) and all(isinstance(v, torch.Tensor) and any(type(d) is int and d == 0 for d in v.shape)
-                              for v in vals)
+    return bool(vals) and all(isinstance(v, torch.Tensor) and all(type(d) is int for d in v.shape)
+                              and any(d == 0 for d in v.shape) for v in vals)
 
 
 _SYMBOLIC = object()
