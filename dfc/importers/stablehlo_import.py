@@ -120,22 +120,27 @@ def _as_jax_dtype(v: Any, dtype: np.dtype) -> Any:
     return v
 
 
-def _stop_gradients(jaxpr: Any, jax_dir: str) -> list[str]:
-    """The `file:line:col` of each call of `lax.stop_gradient` in `jaxpr` (a closed jaxpr), the jaxprs of its
-    equations' parameters (calls, loops, branches) included, except JAX's own (under `jax_dir`: the maximum
-    subtracted in softmax and logsumexp, which leaves the gradient as it is)."""
-    found: list[str] = []
+def _stop_gradients(jaxpr: Any, jax_dir: str) -> list[tuple[str, str]]:
+    """(what, `file:line:col`) of each call of `lax.stop_gradient` and of each gamma sample (`random_gamma`,
+    which JAX differentiates implicitly, not through its sampler) in `jaxpr` (a closed jaxpr), the jaxprs of
+    its equations' parameters (calls, loops, branches) included, except JAX's own stop_gradients (under
+    `jax_dir`: the maximum subtracted in softmax and logsumexp, which leaves the gradient as it is)."""
+    found: list[tuple[str, str]] = []
     pending = [jaxpr]
     while pending:
         j = pending.pop()
         j = getattr(j, "jaxpr", j)
         for eqn in getattr(j, "eqns", ()):
+            if eqn.primitive.name == "random_gamma":  # its gradient is JAX's implicit one, not the sampler's
+                frames = eqn.source_info.traceback.frames if eqn.source_info.traceback else []
+                user = next((fr for fr in frames if not fr.file_name.startswith(jax_dir)), None)
+                found.append(("jax.random.gamma", f"{user.file_name}:{user.line_num}:1" if user else ""))
             if eqn.primitive.name == "stop_gradient":
                 frames = eqn.source_info.traceback.frames if eqn.source_info.traceback else []
                 called = [k for k, frame in enumerate(frames) if frame.function_name == "stop_gradient"]
                 caller = frames[called[-1] + 1] if called and called[-1] + 1 < len(frames) else None
                 if caller is None or not caller.file_name.startswith(jax_dir):
-                    found.append(f"{caller.file_name}:{caller.line_num}:1" if caller else "")  # a line, no column
+                    found.append(("lax.stop_gradient", f"{caller.file_name}:{caller.line_num}:1" if caller else ""))
             for value in eqn.params.values():
                 for v in value if isinstance(value, tuple | list) else (value,):
                     if hasattr(v, "eqns") or hasattr(v, "jaxpr"):
@@ -156,8 +161,9 @@ def from_jax(f: Callable[..., Any], *example_args: Any) -> JaxFunction:
     carries the position in the Python source of the JAX call it comes from,
     so errors point there. A function calling `lax.stop_gradient` (which
     StableHLO does not carry; JAX's own calls in softmax and logsumexp, which
-    leave the gradient as it is, aside) is marked so that `autodiff` refuses
-    it there.
+    leave the gradient as it is, aside) or sampling `jax.random.gamma` (JAX's
+    gradient of a sample is implicit, not its sampler's) is marked so that
+    `autodiff` refuses it there.
     """
     jax = require_extra("jax", "jax", "dfc.from_jax")
     lowered = jax.jit(f, keep_unused=True).lower(*example_args)  # the module takes every argument f does
@@ -168,8 +174,8 @@ def from_jax(f: Callable[..., Any], *example_args: Any) -> JaxFunction:
     for op in module.ops:
         if isinstance(op, func.FuncOp) and op.sym_name.data == "main":
             op.sym_name = StringAttr(name)
-            if stops:  # StableHLO does not carry lax.stop_gradient: autodiff refuses to differentiate through it
-                op.attributes[UNMODELLED_GRADIENT] = StringAttr(f"lax.stop_gradient@{stops[0]}")
+            if stops:  # StableHLO carries neither: autodiff refuses to differentiate through them
+                op.attributes[UNMODELLED_GRADIENT] = StringAttr("@".join(stops[0]))
     function = JaxFunction(module, name)
     function.input_dtypes = tuple(np.dtype(a.dtype) for a in jax.tree_util.tree_leaves(lowered.in_avals))
     function.output_dtypes = tuple(np.dtype(a.dtype) for a in jax.tree_util.tree_leaves(lowered.out_info))
