@@ -587,7 +587,6 @@ def _spd(rng, n):
 
 
 def _cases():
-    r = np.random.default_rng
     return {
         "gemm": lambda g: (1.5, 1.2, g.random((5, 6)), g.random((5, 4)), g.random((4, 6))),
         "gemver": lambda g: (1.5, 1.2, g.random((5, 5)), *[g.random(5) for _ in range(8)]),
