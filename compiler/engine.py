@@ -159,8 +159,7 @@ def lower(module: ModuleOp, threads: int, pipeline: str | None = None, out_param
     instead; with `keep`, a copy of this one is kept (the last `LOWERED_KEPT`):
     `memory_budget` lowers a gradient to measure it, then the engine compiles
     that lowering. The result is verified once; `DFC_VERIFY_EACH=1` verifies
-    after every pass instead (slower; the test suite sets it, so a pass
-    breaking the IR is named)."""
+    after every pass instead (slower; naming a pass that breaks the IR)."""
     pipeline = pipeline or default_pipeline(threads, blas_runtime.available(), fast_math=fast_math)
     key = (text, pipeline, out_params)
     if text is not None and key in _LOWERED:

@@ -74,7 +74,7 @@ CACHE_MAX_MB = Setting("DFC_CACHE_MAX_MB", "float", 512.0,
 BUFFER_CACHE_MB = Setting("DFC_BUFFER_CACHE_MB", "float", 1024.0,
                           "MiB of freed result buffers the runtime keeps for reuse")
 VERIFY_EACH = Setting("DFC_VERIFY_EACH", "bool", False,
-                      "verify the IR after every pass of the engine's pipeline (the test suite sets it)")
+                      "verify the IR after every pass of the engine's pipeline (naming a pass that breaks it)")
 PERF_MAP = Setting("DFC_PERF_MAP", "bool", False,
                    "write /tmp/perf-<pid>.map so that `perf report` names JIT-compiled functions")
 TORCH_OPENMP = Setting("DFC_TORCH_OPENMP", "bool", True,

@@ -1,28 +1,12 @@
 """Suite-wide settings and shared fixtures."""
 
-import os
+# The engine verifies its lowering once by default, and so does the suite
+# (a pass that leaves broken IR fails the test at that verification): lit's
+# opt-tool runs and tests/compiler/test_pipeline_verification.py verify after
+# every pass, naming the pass; `DFC_VERIFY_EACH=1` does so for any test.
+import pytest
 
-# The engine verifies its lowering once by default; the suite verifies after
-# every pass, so that a pass leaving broken IR is named (in the tests of the
-# passes and dialects: see `_verify_once`), unless the environment says otherwise.
-_VERIFY_EACH_GIVEN = "DFC_VERIFY_EACH" in os.environ
-os.environ.setdefault("DFC_VERIFY_EACH", "1")
-
-import pytest  # noqa: E402
-
-from dfc.compiler.engine import clear_jit_cache  # noqa: E402
-
-
-@pytest.fixture(autouse=True)
-def _verify_once(request, monkeypatch):
-    """The tests of the front doors (tests/api: NumPy, PyTorch, JAX, ONNX), of
-    the compiler (tests/compiler: engine, codegen, interpreter) and of the
-    tools compare numbers or output, and the engine verifies each compiled
-    program once: they skip the verification after every pass (a fifth to a
-    quarter of their compile time), which the tests of the passes and the
-    dialects (and lit's opt-tool runs) keep."""
-    if not _VERIFY_EACH_GIVEN and request.path.parent.name in ("api", "compiler", "tools"):
-        monkeypatch.setenv("DFC_VERIFY_EACH", "0")
+from dfc.compiler.engine import clear_jit_cache
 
 
 def _gemm_modes(ci_both: bool) -> list:

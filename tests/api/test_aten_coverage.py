@@ -198,22 +198,6 @@ def recording():
         capture_module.export = export
 
 
-@contextlib.contextmanager
-def verified_once():
-    """The engine verifies the lowered IR once, not after every pass as the suite
-    sets (`DFC_VERIFY_EACH`), which would double the compile of these programs of
-    many independent ops; each op's lowering is verified pass by pass by its own tests."""
-    saved = os.environ.get("DFC_VERIFY_EACH")
-    os.environ["DFC_VERIFY_EACH"] = "0"
-    try:
-        yield
-    finally:
-        if saved is None:
-            del os.environ["DFC_VERIFY_EACH"]
-        else:
-            os.environ["DFC_VERIFY_EACH"] = saved
-
-
 def _targets_by_case(program) -> dict[int, set[str]]:
     found: dict[int, set[str]] = {}
     for node in program.graph.nodes:
@@ -289,7 +273,7 @@ def _run_batch(cases: list[Case], grad: bool) -> dict[str, str]:
     theirs = [_inputs(c, grad) for c in cases]
     flat_ours = [t for ts in ours for t in ts]
     flat_theirs = [t for ts in theirs for t in ts]
-    with recording() as programs, verified_once(), torch.set_grad_enabled(grad):
+    with recording() as programs, torch.set_grad_enabled(grad):
         got = dfc.torch.compile(batch)(*flat_ours)
     with torch.set_grad_enabled(grad):
         want = eager(*flat_theirs)
