@@ -1964,7 +1964,9 @@ def fft_loss(x):
             + np.sum(np.fft.irfftn(np.fft.rfft(x), s=(3, 5)) * np.fft.fftshift(w)) + np.sum(np.fft.ifftshift(x) * w))
 
 
-grads(fft_loss, (FX,), of=(*TRANSFORMS, np.fft.fftshift, np.fft.ifftshift))
+# with --slow: nn.dft's gradient (every kind, scaling, length and axis) is checked against torch and finite
+# differences in tests/dialects/test_nn_fft.py, and the handlers' crops, pads and rolls are generic data movement
+grads(fft_loss, (FX,), of=(*TRANSFORMS, np.fft.fftshift, np.fft.ifftshift), slow=True)
 
 
 @refused(np.fft.rfft, "np.fft.rfft of a complex array (NumPy's TypeError: it takes a real signal)", FZ)
