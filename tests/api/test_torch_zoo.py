@@ -103,6 +103,13 @@ MODELS = {
 }
 
 
+FLOAT32_STEPS = {"hf llama sdpa": 2e-6}
+"""Models whose own code computes steps in float32 whatever the input's dtype (Llama: RMSNorm's
+variance and the rotary frequencies, `.to(torch.float32)` / `.float()`): eager and dfc agree there
+only to float32 rounding (2.1e-7 measured on the output; Mistral with those steps made float64
+agrees to 2.5e-16), so their bound is float32's, 2e-6, instead of RTOL."""
+
+
 def _first(out):
     return out[0] if isinstance(out, tuple) else out
 
@@ -128,15 +135,16 @@ def test_zoo_model_trains_as_eager(name):
     (want * seed).sum().backward()
     (got * seed).sum().backward()
     assert got.shape == want.shape
-    assert _relative(got, want) < RTOL, "output"
+    rtol = FLOAT32_STEPS.get(name, RTOL)
+    assert _relative(got, want) < rtol, "output"
     params = dict(compiled.module.named_parameters())
     grads = {key: p.grad for key, p in eager.named_parameters() if p.grad is not None}
     floor = FLOOR * max(g.abs().max().item() for g in grads.values())
     for key, grad in grads.items():
         assert params[key].grad is not None, f"no gradient for {key}"
-        assert _relative(params[key].grad, grad, floor) < RTOL, f"gradient of {key}"
+        assert _relative(params[key].grad, grad, floor) < rtol, f"gradient of {key}"
     buffers = dict(compiled.module.named_buffers())
     for key, buf in eager.named_buffers():
         if buf.is_floating_point():
-            assert _relative(buffers[key], buf) < RTOL, f"buffer {key}"
+            assert _relative(buffers[key], buf) < rtol, f"buffer {key}"
 
