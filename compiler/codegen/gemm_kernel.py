@@ -722,7 +722,7 @@ class Compiled:
         blas_runtime.load()  # the fallback for narrow products
         tm = host_target_machine(3)
         text = str(kernel_module(elem, bits))
-        key = object_cache.cache_key(text, ("gemm-kernel",), tm)
+        key = object_cache.cache_key(text, ("gemm-kernel",), tm) if object_cache.cache_dir() is not None else ""
         entry = object_cache.load(key)
         if entry is None:
             mod = llvm.parse_assembly(text)
