@@ -143,18 +143,7 @@ class Emitter:
             inputs.append(self._as_float(mb, self.scalar(mb, e, ivs, e.dtype), e.dtype, context))
             return (len(inputs) - 1, context)
         if isinstance(e, View):
-            index = []
-            for r, off in enumerate(e.offset):
-                extra = {iv: e.coef[r][k] for k, iv in enumerate(ivs) if iv is not None and e.coef[r][k]}
-                index.append(off.emit(mb, extra))
-            for g in e.gathers:
-                at = [ivs[d] if d is not None else None for d in g.dims]
-                value = mb.insert(arith.IndexCastOp(self.scalar(mb, g.index, at, "i64"), IndexType())).result
-                for r, c in enumerate(g.col):
-                    if c:
-                        term = value if c == 1 else mb.insert(arith.MuliOp(value, Affine(c).emit(mb))).result
-                        index[r] = mb.insert(arith.AddiOp(index[r], term)).result
-            inputs.append(read(mb, e.source, index))
+            inputs.append(read(mb, e.source, self.view_index(mb, e, ivs)))
             return (len(inputs) - 1, e.dtype)
         if isinstance(e, Index | Iota):
             value = e.value if isinstance(e, Index) else e.start + Affine(0)
@@ -166,6 +155,21 @@ class Emitter:
         assert isinstance(e, Op)
         contexts = {"compare": [e.attr[1]] * 2 if e.attr else [], "where": ["i1", e.dtype, e.dtype]}.get(e.name, [e.dtype] * len(e.args))
         return (e, [self._leaves(mb, a, aligned(ivs, e.shape, a.shape), inputs, c) for a, c in zip(e.args, contexts)])
+
+    def view_index(self, mb: Builder, e: View, ivs: Sequence[SSAValue | None]) -> list[SSAValue]:
+        """The index into `e.source` of the view's element at `ivs` (its gathers' indices read from data)."""
+        index = []
+        for r, off in enumerate(e.offset):
+            extra = {iv: e.coef[r][k] for k, iv in enumerate(ivs) if iv is not None and e.coef[r][k]}
+            index.append(off.emit(mb, extra))
+        for g in e.gathers:
+            at = [ivs[d] if d is not None else None for d in g.dims]
+            value = mb.insert(arith.IndexCastOp(self.scalar(mb, g.index, at, "i64"), IndexType())).result
+            for r, c in enumerate(g.col):
+                if c:
+                    term = value if c == 1 else mb.insert(arith.MuliOp(value, Affine(c).emit(mb))).result
+                    index[r] = mb.insert(arith.AddiOp(index[r], term)).result
+        return index
 
     def _as_float(self, mb: Builder, value: SSAValue, src: str, dst: str) -> SSAValue:
         """`value` converted by a one-op tasklet."""

@@ -15,7 +15,7 @@ from xdsl.dialects.builtin import IndexType, i64
 from xdsl.ir import SSAValue
 
 from dfc.frontend.affine import Affine, opaque
-from dfc.frontend.arrays import Const, Expr, Gather, Iota, View, is_float
+from dfc.frontend.arrays import Const, Expr, Gather, Index, Iota, View, is_float, is_unsigned
 
 
 def broadcast(shapes: list[list[Affine]], fail: Callable[[str], Exception]) -> list[Affine]:
@@ -161,9 +161,12 @@ class Indexing:
             return out[0]
         return tuple(out)
 
-    def index(self, base: Expr, parts: tuple, node: ast.AST, keep_cell: bool = False) -> Expr:
+    def index(self, base: Expr, parts: tuple, node: ast.AST, keep_cell: bool = False, scatter: bool = False) -> Expr:
         """Basic indexing (ints, also loop variables; slices, None, Ellipsis) and
-        reads at integer arrays (NumPy's advanced indexing, as gathers)."""
+        reads at integer arrays (NumPy's advanced indexing, as gathers; negative
+        indices wrap, others out of range are an IndexError at run time). With
+        `keep_cell` the view keeps the array's cell (an assignment's target); with
+        `scatter` too, also when it has gathers (a scatter, `scatter.py`)."""
         if not isinstance(base, View) or base.gathers:
             base = View.whole(self.em.materialize(base))
         consumed = sum(1 for p in parts if p is not None and p is not Ellipsis)
@@ -209,13 +212,14 @@ class Indexing:
                 shape.append(count)
                 continue
             if _data_index(p):
-                if keep_cell:
-                    raise self.fail("assignment at an array of indices (a scatter) is not supported", node)
                 dims = [first + len(batch) - p.ndim + a for a in range(p.ndim)]
                 if isinstance(p, Iota):  # affine: a slice in disguise
                     cols[dims[0]] = [x + c * p.step for x, c in zip(cols[dims[0]], col)]
                     offset = [o + p.start.scale(c) for o, c in zip(offset, col)]
                     continue
+                if keep_cell and not scatter:
+                    raise self.fail("assignment at an array of indices (a scatter) is not supported here", node)
+                p = self._wrap_indices(p, size, node)
                 dims = [d if not (s.static == 1 and batch[d - first].static != 1) else None for d, s in zip(dims, p.shape)]
                 gathers.append(Gather(col, p, dims))
                 continue
@@ -226,9 +230,22 @@ class Indexing:
                 raise self.fail(f"index {p} is out of bounds for a dimension of size {size.static}", node)
             offset = [o + i.scale(c) for o, c in zip(offset, col)]
         view = View(base.source, shape, offset, [[col[r] for col in cols] for r in range(len(offset))], base.dtype,
-                    base.cell if (keep_cell or shape) and not gathers else None, gathers)
+                    base.cell if (keep_cell or shape) and (scatter or not gathers) else None, gathers)
         view.weak = base.weak and not shape
         return view
+
+    def _wrap_indices(self, p: Expr, size: Affine, node: ast.AST) -> Expr:
+        """An integer index array with NumPy's wrap of negative values (`i + size` where `i < 0`), as int64;
+        an unsigned or boolean one, or constants that are all non-negative, as they are."""
+        if is_unsigned(p.dtype) or p.dtype == "i1":
+            return p
+        if isinstance(p, Const) and p.value >= 0:
+            return p
+        if p.dtype != "i64":
+            p = self.elementwise("convert", [p], node, "i64")
+        negative = self.elementwise("compare", [p, Const(0, "i64", False)], node, "i1", ("lt", "i64"))
+        return self.elementwise("where", [negative, self.elementwise("add", [p, Index(size)], node, "i64"), p],
+                                node, "i64")
 
     def _slice(self, p: slice, size: Affine, node: ast.AST) -> tuple[Affine, Affine, int]:
         step = 1 if p.step is None else self.integer(p.step, node).static

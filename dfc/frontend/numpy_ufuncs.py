@@ -25,6 +25,7 @@ from xdsl.ir import Block
 from xdsl.rewriter import InsertPoint
 
 from dfc.dialects.nn_elementwise import Atan2Op
+from dfc.frontend import scatter
 from dfc.frontend.affine import Affine
 from dfc.frontend.arrays import Const, Expr, Iota, View, is_float, is_unsigned, result_dtype
 from dfc.frontend.emit import Emitter
@@ -83,6 +84,8 @@ def ufunc_method(tr, ufunc: np.ufunc, name: str, args: list, kwargs: dict, node:
     """`np.add.reduce(x, axis=0)`, `np.maximum.accumulate(x)`, `np.minimum.outer(a, b)` (`handlers`: the
     translated functions, whose binary ufuncs `.outer` applies)."""
     what = f"np.{ufunc.__name__}.{name}"
+    if name == "at":
+        return scatter.ufunc_at(tr, ufunc, args, kwargs, node)
     if name == "outer":
         no_kwargs(tr, kwargs, node)
         if len(args) != 2 or ufunc not in handlers:

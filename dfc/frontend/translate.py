@@ -30,7 +30,7 @@ from xdsl.dialects.builtin import FileLineColLoc, IntAttr, StringAttr, UnknownLo
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.rewriter import InsertPoint
 
-from dfc.frontend import complex_calls, complex_values, dynamic_values, masks
+from dfc.frontend import complex_calls, complex_values, dynamic_values, masks, scatter
 from dfc.frontend.affine import Affine
 from dfc.frontend.aliases import alias_cells
 from dfc.frontend.arrays import Cell, Const, Expr, View, is_float, tensor_type
@@ -294,7 +294,8 @@ class Translator(ControlFlow, Indexing, Expressions):
                 scope.before[cell] = cell.value
         cell.value = value
 
-    def write(self, view: View, value: Expr, node: ast.AST) -> None:
+    def check_writable(self, view: View, node: ast.AST) -> None:
+        """Refuse an update through `view` that would leave another name's value stale (or a temporary's)."""
         if view.cell is None:
             raise self.fail("cannot assign into a temporary array (only into named arrays and their views)", node)
         if any(self._read_later(other) for other in view.cell.shares):
@@ -303,9 +304,15 @@ class Translator(ControlFlow, Indexing, Expressions):
                 "array chosen by a run-time condition, carried by a loop or returned by a call), but "
                 "separate arrays here: updating one would leave the other stale; copy the reshaped array first "
                 "(`.reshape(...).copy()`)", node)
+
+    def write(self, view: View, value: Expr, node: ast.AST) -> None:
+        """`view = value` (a scatter where the view has gathers, `scatter.py`)."""
+        self.check_writable(view, node)
+        assert view.cell is not None
         check_python_int(self, value, view.dtype, node)  # `a[0] = 300` of an int8 array: NumPy's OverflowError
-        current = View(view.cell.value, view.shape, view.offset, view.coef, view.dtype, view.cell)
-        self.update(view.cell, self.em.assign(current, value))
+        current = View(view.cell.value, view.shape, view.offset, view.coef, view.dtype, view.cell, view.gathers)
+        self.update(view.cell, scatter.replace(self, current, value, node) if view.gathers
+                    else self.em.assign(current, value))
 
     def target_view(self, target: ast.Subscript) -> View | tuple[View, masks.Masked]:
         """The view a subscript assigns to; (the array, its masked read) for a boolean mask."""
@@ -317,7 +324,7 @@ class Translator(ControlFlow, Indexing, Expressions):
         parts = self.subscript(target.slice)
         if any(masks.is_mask(p) for p in parts):
             return base, masks.split(self, base, parts, target)
-        view = self.index(base, parts, target, keep_cell=True)
+        view = self.index(base, parts, target, keep_cell=True, scatter=True)
         assert isinstance(view, View)
         return view
 
@@ -334,8 +341,13 @@ class Translator(ControlFlow, Indexing, Expressions):
             if isinstance(view, tuple):
                 masks.assign(self, *view, rhs, op, node)
                 return
-            snapshot = View(view.cell.value, view.shape, view.offset, view.coef, view.dtype)  # type: ignore[union-attr]
-            self.write(view, self.as_expr(self.binop(op, snapshot, rhs, node), node), node)
+            snapshot = View(view.cell.value, view.shape, view.offset, view.coef, view.dtype,  # type: ignore[union-attr]
+                            gathers=view.gathers)  # x[idx] += v reads x[idx] before any write (NumPy's buffering)
+            new = self.as_expr(self.binop(op, snapshot, rhs, node), node)
+            if is_float(new.dtype) and not is_float(snapshot.dtype):
+                raise self.fail(f"cannot cast the {new.dtype} result into an {snapshot.dtype} array in place "
+                                "(NumPy's 'same_kind' casting)", node)
+            self.write(view, new, node)
         elif isinstance(node.target, ast.Name):
             if node.target.id in self.constant_arrays:
                 raise self.fail(f"'{node.target.id}' is a 0-d integer array argument, compiled as a constant: updating "

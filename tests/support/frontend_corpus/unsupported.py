@@ -20,12 +20,6 @@ def loop_return(x):
     return i
 
 
-def scatter_assignment(x):
-    idx = np.arange(3) * 2
-    x[idx] = 0.0  # error
-    return np.sum(x)
-
-
 def comprehension(x):
     return sum([v for v in x])  # error
 
@@ -96,7 +90,6 @@ def swapped_arguments(A):
 EXPECTED = {
     "while_loop": "this while loop never ends",
     "loop_return": "return in the else block of a loop is not supported",
-    "scatter_assignment": "assignment at an array of indices (a scatter) is not supported",
     "comprehension": "unsupported expression: list comprehension",
     "early_return": "returns different numbers of values on different paths",
     "data_index": "int() of a run-time float",
