@@ -120,23 +120,48 @@ def _as_jax_dtype(v: Any, dtype: np.dtype) -> Any:
     return v
 
 
+_CUSTOM_RULES = {"custom_jvp_call": "jax.custom_jvp", "custom_vjp_call": "jax.custom_vjp",
+                 "custom_vjp_call_jaxpr": "jax.custom_vjp"}  # the last: JAX before 0.7
+
+
+def _custom_rule(eqn: Any, jax_dir: str) -> str | None:
+    """What `eqn`, a `custom_jvp_call`/`custom_vjp_call`, calls ("jax.custom_vjp rule of `ste` (f_bwd at
+    file:line)"), or None where both its primal and its rules are JAX's own (files under `jax_dir`: jax.nn.relu,
+    softmax, logsumexp, sinc, ..., whose primal has the rule's derivative at ordinary points). A user's rule
+    set by `defjvps` reads as JAX's (its wrapper is), so the primal's file decides there; where JAX names no
+    source (older versions), every rule counts as the user's."""
+    infos = [getattr(eqn.params.get("call_jaxpr"), "jaxpr", None)]
+    infos += [eqn.params.get(k) for k in ("jvp_jaxpr_fun", "fwd_jaxpr_thunk", "bwd")]
+    sources = [getattr(getattr(i, "debug_info", None), "func_src_info", None) or "" for i in infos]
+    users = [s for s in sources if " at " in s and not s.rpartition(" at ")[2].startswith(jax_dir)]
+    if not users and any(sources):
+        return None
+    primal = sources[0].partition(" at ")[0] or "?"
+    rules = ", ".join(s for s in sources[1:] if s) or "?"
+    return f"the {_CUSTOM_RULES[eqn.primitive.name]} rule of `{primal}` ({rules})".replace("@", "_")
+
+
 def _stop_gradients(jaxpr: Any, jax_dir: str) -> list[tuple[str, str]]:
-    """(what, `file:line:col`) of each call of `lax.stop_gradient` and of each gamma sample (`random_gamma`,
-    which JAX differentiates implicitly, not through its sampler) in `jaxpr` (a closed jaxpr), the jaxprs of
-    its equations' parameters (calls, loops, branches) included, except JAX's own stop_gradients (under
-    `jax_dir`: the maximum subtracted in softmax and logsumexp, which leaves the gradient as it is)."""
+    """(what, `file:line:col`) of each call of `lax.stop_gradient`, of each gamma sample (`random_gamma`,
+    which JAX differentiates implicitly, not through its sampler) and of each function with a user's
+    `jax.custom_jvp`/`jax.custom_vjp` rule (StableHLO holds its primal only) in `jaxpr` (a closed jaxpr),
+    the jaxprs of its equations' parameters (calls, loops, branches) included, except JAX's own
+    stop_gradients and custom rules (under `jax_dir`: the maximum subtracted in softmax and logsumexp, which
+    leaves the gradient as it is; jax.nn.relu's rule)."""
     found: list[tuple[str, str]] = []
     pending = [jaxpr]
     while pending:
         j = pending.pop()
         j = getattr(j, "jaxpr", j)
         for eqn in getattr(j, "eqns", ()):
+            frames = eqn.source_info.traceback.frames if eqn.source_info.traceback else []
+            user = next((fr for fr in frames if not fr.file_name.startswith(jax_dir)), None)
+            at = f"{user.file_name}:{user.line_num}:1" if user else ""
             if eqn.primitive.name == "random_gamma":  # its gradient is JAX's implicit one, not the sampler's
-                frames = eqn.source_info.traceback.frames if eqn.source_info.traceback else []
-                user = next((fr for fr in frames if not fr.file_name.startswith(jax_dir)), None)
-                found.append(("jax.random.gamma", f"{user.file_name}:{user.line_num}:1" if user else ""))
+                found.append(("jax.random.gamma", at))
+            if eqn.primitive.name in _CUSTOM_RULES and (rule := _custom_rule(eqn, jax_dir)):
+                found.append((rule, at))
             if eqn.primitive.name == "stop_gradient":
-                frames = eqn.source_info.traceback.frames if eqn.source_info.traceback else []
                 called = [k for k, frame in enumerate(frames) if frame.function_name == "stop_gradient"]
                 caller = frames[called[-1] + 1] if called and called[-1] + 1 < len(frames) else None
                 if caller is None or not caller.file_name.startswith(jax_dir):
