@@ -7,7 +7,8 @@ import pytest
 
 from dfc.compiler import ExecutionEngine, parse_module
 from dfc.compiler.codegen.llvm import workers
-from dfc.compiler.codegen.llvm.light_kernels import LIGHT_WORK, static_work
+from dfc.compiler.codegen.llvm.light_kernels import LIGHT_WORK
+from dfc.compiler.codegen.llvm.work_estimate import static_work
 from dfc.compiler.engine import clear_jit_cache
 
 SMALL, LARGE = 64, 4 * LIGHT_WORK

@@ -13,7 +13,7 @@ body(ptr ctx, i64 lo, i64 hi)` and the process-wide thread pool of
 contiguous chunks, the calling thread taking chunks too. A loop uses
 `min(num_threads, trip_count * work_per_iteration // parallel_min_work)`
 threads, and with one runs serially on the caller without the pool (work is
-an estimate in ops, `_WorkEstimator`). Nested `scf.parallel` ops inside a
+an estimate in ops, `work_estimate`). Nested `scf.parallel` ops inside a
 parallel body, and every one with `num_threads = 1`, run as serial nests.
 """
 
@@ -24,11 +24,12 @@ import math as pymath
 import llvmlite.ir as ir
 from xdsl.ir import Block, Operation, SSAValue
 
-from dfc.compiler.codegen.llvm.emitter import TERMINATORS, FunctionEmitter, Handlers
+from dfc.compiler.codegen.llvm.emitter import FunctionEmitter, Handlers
 from dfc.compiler.codegen.llvm.light_kernels import mark_if_light
 from dfc.compiler.codegen.llvm.outline import Outlined, outlined_nest
 from dfc.compiler.codegen.llvm.strided_loops import vectorisation_hints
 from dfc.compiler.codegen.llvm.values import I64, int_const, unsupported
+from dfc.compiler.codegen.llvm.work_estimate import Work, WorkEstimate
 from dfc.compiler.codegen.runtime import declare_runtime
 from dfc.dialects.dominance import defined_inside
 
@@ -41,43 +42,23 @@ HANDLERS = Handlers()
 # ---------------------------------------------------------------------------
 # Work estimate (for the parallel threshold)
 
-_EXPENSIVE = ("math.", "arith.div", "arith.rem")
 _UNKNOWN_TRIP = 1024
 """Assumed trip count of a loop whose bounds are only known inside the
 parallel loop (dynamic bounds are usually data sizes)."""
 
-_Work = int | ir.Value
-"""A work estimate: a Python int, or an i64 computed at run time."""
 
-
-class _WorkEstimator:
-    """Estimates the ops one iteration of a parallel body executes, as IR
-    evaluated just before the parallel loop starts. The trip count of an inner
-    loop is computed at run time when its bounds are defined outside the
-    parallel op, or when its upper bound is `lb + X` or `min(lb + X, ...)`
-    with X (and the step) defined outside (the chunked loops of lowered
-    reductions); otherwise it is `_UNKNOWN_TRIP`."""
+class _RunTimeWork(WorkEstimate):
+    """The ops one iteration of a parallel body executes, as IR evaluated just
+    before the parallel loop starts: a trip count is computed at run time from
+    values defined outside the parallel op; otherwise it is `_UNKNOWN_TRIP`,
+    and an `scf.while` counts its ops `_UNKNOWN_TRIP` times."""
 
     def __init__(self, e: FunctionEmitter, par: Operation):
         self.e = e
         self.par = par
+        self.builder = e.b
 
-    def add(self, x: _Work, y: _Work) -> _Work:
-        if isinstance(x, int) and isinstance(y, int):
-            return x + y
-        return self.e.b.add(self._v(x), self._v(y))
-
-    def mul(self, x: _Work, y: _Work) -> _Work:
-        if isinstance(x, int) and isinstance(y, int):
-            return x * y
-        return self.e.b.mul(self._v(x), self._v(y))
-
-    @staticmethod
-    def _v(x: _Work) -> ir.Value:
-        return ir.Constant(I64, x) if isinstance(x, int) else x
-
-    def value(self, v: SSAValue) -> _Work | None:
-        """`v` as a constant or an i64 known before the parallel loop, else None."""
+    def value(self, v: SSAValue) -> Work | None:
         c = int_const(v)
         if c is not None:
             return c
@@ -88,72 +69,11 @@ class _WorkEstimator:
             return None
         return self.e.b.sext(x, I64) if x.type.width < 64 else x
 
-    @staticmethod
-    def span(lb: SSAValue, ub: SSAValue) -> SSAValue | None:
-        """X when `ub` is `lb + X` or `min(lb + X, ...)` (chunked loops)."""
-        owner = ub.owner
-        if not isinstance(owner, Operation):
-            return None
-        if owner.name in ("arith.minui", "arith.minsi"):
-            for cand in owner.operands:
-                x = _WorkEstimator.span(lb, cand)
-                if x is not None:
-                    return x
-        if owner.name == "arith.addi":
-            a, b = owner.operands
-            if a == lb:
-                return b
-            if b == lb:
-                return a
-        return None
-
-    def ceil_div(self, n: _Work, d: _Work) -> _Work:
-        if isinstance(n, int) and isinstance(d, int):
-            return max(0, -(-n // d)) if d > 0 else _UNKNOWN_TRIP
-        b = self.e.b
-        n, d = self._v(n), self._v(d)
-        if not isinstance(d, ir.Constant):  # a step of 0 must not trap here
-            d = b.select(b.icmp_signed(">", d, ir.Constant(I64, 0)), d, ir.Constant(I64, 1))
-        q = b.sdiv(b.add(n, b.sub(d, ir.Constant(I64, 1))), d)
-        return b.select(b.icmp_signed(">", n, ir.Constant(I64, 0)), q, ir.Constant(I64, 0))
-
-    def trip(self, lb: SSAValue, ub: SSAValue, step: SSAValue) -> _Work:
-        s = self.value(step)
-        if s is None:
-            return _UNKNOWN_TRIP
-        a, b = self.value(lb), self.value(ub)
-        if a is not None and b is not None:
-            if isinstance(a, int) and isinstance(b, int):
-                return self.ceil_div(b - a, s)
-            return self.ceil_div(self.e.b.sub(self._v(b), self._v(a)), s)
-        x = self.span(lb, ub)
-        if x is not None and (xv := self.value(x)) is not None:
-            return self.ceil_div(xv, s)
+    def unknown_trip(self) -> Work:
         return _UNKNOWN_TRIP
 
-    def block(self, block: Block) -> _Work:
-        w: _Work = 0
-        for op in block.ops:
-            name = op.name
-            if name in TERMINATORS or name == "arith.constant":
-                continue
-            if name == "scf.for":
-                w = self.add(w, self.mul(self.trip(*op.operands[:3]), self.block(op.regions[0].block)))
-            elif name == "scf.parallel":
-                n = len(op.regions[0].block.args)
-                trips: _Work = 1
-                for k in range(n):
-                    trips = self.mul(trips, self.trip(op.operands[k], op.operands[n + k], op.operands[2 * n + k]))
-                w = self.add(w, self.mul(trips, self.block(op.regions[0].block)))
-            elif name == "scf.while":
-                w = self.add(w, self.mul(_UNKNOWN_TRIP, sum(1 for r in op.regions for _ in r.block.ops)))
-            elif op.regions:
-                for r in op.regions:
-                    for blk in r.blocks:
-                        w = self.add(w, self.block(blk))
-            else:
-                w = self.add(w, 8 if name.startswith(_EXPENSIVE) else 1)
-        return w
+    def while_loop(self, op: Operation) -> Work:
+        return _UNKNOWN_TRIP * sum(1 for r in op.regions for _ in r.block.ops)
 
 
 # ---------------------------------------------------------------------------
@@ -384,8 +304,8 @@ def _parallel(e: FunctionEmitter, op: Operation) -> None:
     b = e.b
     tramp, ctx = out.trampoline, out.ctx
     # iterations each thread must get: parallel_min_work / (work per iteration)
-    est = _WorkEstimator(e, op)
-    per_iter: _Work = est.block(block)
+    est = _RunTimeWork(e, op)
+    per_iter: Work = est.block(block)
     for j in range(1, len(block.args)):
         per_iter = est.mul(per_iter, est.trip(lbs[j], ubs[j], steps[j]))
     if isinstance(per_iter, int):
