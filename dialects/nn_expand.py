@@ -36,7 +36,8 @@ from dfc.dialects.nn_expand_indexing import INDEXING_EXPANSIONS
 from dfc.dialects.nn_expand_random import RANDOM_EXPANSIONS
 from dfc.dialects.nn_expand_sample import SAMPLE_EXPANSIONS
 from dfc.dialects.nn_expand_shape import SHAPE_EXPANSIONS, affine, row_major_strides
-from dfc.dialects.nn_expand_sort import SORT_EXPANSIONS
+from dfc.dialects.nn_expand_sort_dynamic import SORT_EXPANSIONS
+from dfc.dialects.nn_expand_special import SPECIAL_EXPANSIONS
 from dfc.dialects.nn_expand_window import WINDOW_EXPANSIONS
 
 Expansion = Callable[[Builder, Operation], SSAValue]
@@ -298,6 +299,7 @@ EXPANSIONS: dict[type[Operation], Expansion] = {
     **SAMPLE_EXPANSIONS,
     **RANDOM_EXPANSIONS,
     **FFT_EXPANSIONS,
+    **SPECIAL_EXPANSIONS,
     **DYNAMIC_EXPANSIONS,
 }
 

@@ -1,4 +1,5 @@
-"""Pure expansion of `nn.argsort`, by one of three algorithms for every element type.
+"""Pure expansion of `nn.argsort` of static shape, by one of three algorithms for every element type (run-time
+sizes: `nn_expand_sort_dynamic`).
 
 Rank counting (a whole sort or a large k of a row shorter than MERGE_MIN_N): element i of a row has rank
 r_i = #{j : x_j precedes x_i, or x_j ties x_i and j < i} (one map over the
@@ -18,7 +19,7 @@ elements 200 to 500 times faster than counting ranks (docs/performance-notes.md)
 
 Merge sort (rows of MERGE_MIN_N and more, a whole sort or a large k): bottom-up,
 ceil(log2 n) passes, each one map over the elements carrying the order so far
-(indices) and the elements' i64 order keys in that order (`_order_key`: equal
+(indices) and the elements' i64 order keys in that order (`order_key`: equal
 keys where `precedes` ties, so each comparison is one integer compare). Pass w
 merges pairs of sorted runs of w (the last ones partial): element p of run A
 goes to the pair's start + its place in A + the count of its partner run B's
@@ -33,14 +34,14 @@ O(n log^2 n) per row: 1.4 to 2x faster than counting ranks at n = 512, 30x at
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 from xdsl.builder import Builder
-from xdsl.dialects import arith, tensor
+from xdsl.dialects import arith
 from xdsl.dialects.builtin import DYNAMIC_INDEX, AnyFloat, IndexType, IntegerAttr, IntegerType, TensorType, i64
 from xdsl.ir import BlockArgument, Operation, SSAValue
 
-from dfc.dialects.df_builders import Scalar, index_const, map_op, read, sizes, splat, tasklet, write
+from dfc.dialects.df_builders import Scalar, index_const, map_op, read, splat, tasklet, write
 from dfc.dialects.nn_expand_shape import gather
 from dfc.dialects.nn_sort import ArgsortOp
 
@@ -104,15 +105,15 @@ def _key(s: Scalar, x: SSAValue, unsigned: bool) -> SSAValue:
     return x
 
 
-def _argsort(b: Builder, op: Operation) -> SSAValue:
+def static_argsort(b: Builder, op: Operation) -> SSAValue:
+    """`op`'s indices, for an input of static shape."""
     assert isinstance(op, ArgsortOp)
     x, out_type = op.input, op.result.type
     assert isinstance(x.type, TensorType) and isinstance(out_type, TensorType)
     shape, axis, k = list(x.type.get_shape()), op.normalized_axis, op.count
     if not shape:
         return splat(b, out_type, 0)
-    if DYNAMIC_INDEX in shape:
-        return _count_ranks(b, op, sizes(b, x), axis, k)
+    assert DYNAMIC_INDEX not in shape, "run-time sizes sort by nn_expand_sort_dynamic's network"
     if k <= SELECT_MAX_K and 4 * k <= shape[axis]:
         return _select(b, op, shape, axis, k)
     if shape[axis] >= MERGE_MIN_N:
@@ -120,20 +121,7 @@ def _argsort(b: Builder, op: Operation) -> SSAValue:
     return _count_ranks(b, op, shape, axis, k)
 
 
-def _zeros(b: Builder, t: TensorType, shape: Sequence[int | SSAValue]) -> SSAValue:
-    """i64 zeros of type `t` (sizes `shape`, run-time ones as index values)."""
-    if DYNAMIC_INDEX not in t.get_shape():
-        return splat(b, t, 0)
-    out = b.insert(tensor.EmptyOp([d for d in shape if isinstance(d, SSAValue)], t)).tensor
-
-    def fill(mb: Builder, ivs: Sequence[BlockArgument], outs: Sequence[BlockArgument]) -> None:
-        write(mb, tasklet(mb, [], i64, lambda s, v: _ins(s, arith.ConstantOp(IntegerAttr(0, i64)))), outs[0], ivs)
-
-    return map_op(b, shape, [out], fill).res[0]
-
-
-def _count_ranks(b: Builder, op: ArgsortOp, shape: Sequence[int | SSAValue], axis: int, k: int) -> SSAValue:
-    """(Run-time sizes: `shape` holds index values for them, and `k` is the whole axis.)"""
+def _count_ranks(b: Builder, op: ArgsortOp, shape: list[int], axis: int, k: int) -> SSAValue:
     x, out_type = op.input, op.result.type
     assert isinstance(out_type, TensorType)
     descending, unsigned = op.descending is not None, op.unsigned is not None
@@ -150,7 +138,7 @@ def _count_ranks(b: Builder, op: ArgsortOp, shape: Sequence[int | SSAValue], axi
         write(mb, tasklet(mb, [x_j, x_i, earlier], i64, body), outs[0], i, "add")
 
     dims = op.input.type.get_shape()  # type: ignore[attr-defined]
-    ranks = map_op(b, [*shape, shape[axis]], [_zeros(b, TensorType(i64, dims), shape)], count).res[0]
+    ranks = map_op(b, [*shape, shape[axis]], [splat(b, TensorType(i64, dims), 0)], count).res[0]
     whole = k == dims[axis]  # else ranks of k and above go to an extra position k, dropped
     placed_type = TensorType(i64, [(d_size if whole else k + 1) if d == axis else d_size
                                    for d, d_size in enumerate(dims)])
@@ -162,7 +150,7 @@ def _count_ranks(b: Builder, op: ArgsortOp, shape: Sequence[int | SSAValue], axi
         position = mb.insert(arith.IndexCastOp(ivs[axis], i64)).result
         write(mb, position, outs[0], [rank if d == axis else iv for d, iv in enumerate(ivs)], "add")
 
-    placed = map_op(b, shape, [_zeros(b, placed_type, shape)], place).res[0]
+    placed = map_op(b, shape, [splat(b, placed_type, 0)], place).res[0]
     return placed if whole else gather(b, placed, out_type, lambda mb, ivs: list(ivs))
 
 
@@ -258,7 +246,7 @@ def _select(b: Builder, op: ArgsortOp, shape: list[int], axis: int, k: int) -> S
     return out
 
 
-def _order_key(s: Scalar, x: SSAValue, descending: bool, unsigned: bool) -> SSAValue:
+def order_key(s: Scalar, x: SSAValue, descending: bool, unsigned: bool) -> SSAValue:
     """`x` as an i64 whose signed order is `nn.argsort`'s (equal keys exactly where `precedes` ties): a
     float's bits (-0.0 read as 0.0; a negative's below the sign flipped, so that they order as the values),
     a NaN the largest; an integer's `_key`; all bits flipped descending."""
@@ -299,7 +287,7 @@ def _merge_sort(b: Builder, op: ArgsortOp, shape: list[int], axis: int, k: int) 
             def key(q: SSAValue) -> SSAValue:
                 if keys is not None:
                     return read(mb, keys, at(q))
-                return tasklet(mb, [read(mb, x, at(q))], i64, lambda s, a: _order_key(s, a[0], descending, unsigned))
+                return tasklet(mb, [read(mb, x, at(q))], i64, lambda s, a: order_key(s, a[0], descending, unsigned))
 
             p, w, end = ivs[axis], const(width), const(n)
             start = idx(arith.MuliOp(idx(arith.DivUIOp(p, const(2 * width))), const(2 * width)))
@@ -334,5 +322,3 @@ def _merge_sort(b: Builder, op: ArgsortOp, shape: list[int], axis: int, k: int) 
     assert perm is not None
     return perm if k == n else gather(b, perm, out_type, lambda mb, ivs: list(ivs))
 
-
-SORT_EXPANSIONS: dict[type[Operation], Callable[[Builder, Operation], SSAValue]] = {ArgsortOp: _argsort}
