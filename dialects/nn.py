@@ -64,6 +64,7 @@ from dfc.dialects.nn_random import RANDOM_OPS
 from dfc.dialects.nn_sample import SAMPLE_OPS
 from dfc.dialects.nn_shape import SHAPE_OPS
 from dfc.dialects.nn_sort import SORT_OPS
+from dfc.dialects.nn_special import SPECIAL_OPS
 from dfc.dialects.nn_window import WINDOW_OPS
 
 
@@ -559,6 +560,7 @@ NN = Dialect(
         *SAMPLE_OPS,
         *RANDOM_OPS,
         *FFT_OPS,
+        *SPECIAL_OPS,
         *DYNAMIC_OPS,
     ],
 )

@@ -7,50 +7,40 @@
   a^2)))` with x's sign and acosh `log1p(x - 1 + sqrt((x - 1)(x + 1)))`, both
   `log(a) + ln 2` beyond 2^28 (a^2 would overflow), acosh NaN below 1; atanh
   `log1p(2a / (1 - a)) / 2` with x's sign.
-* erf, erfc, erf_inv, lgamma and digamma are computed in f64 (an f32, f16 or
+* lgamma, digamma, polygamma (of a constant order n), zeta and bessel_i1e are
+  the nn ops of `dialects.nn_special` (evaluated in f64 whatever the type);
+  digamma is NaN at 0 as in XLA (nn.digamma's is PyTorch's signed infinity).
+* erf, erfc and erf_inv are computed in f64 (an f32, f16 or
   bf16 operand converted, the result rounded back): erf is `nn.erf` (libm's);
   erfc is `1 - erf` for |x| < 1 and Cephes' rational approximations
   `exp(-x^2) P(|x|) / Q(|x|)` on [1, 8) and `exp(-x^2) R(|x|) / S(|x|)` beyond
   (0 once x^2 exceeds ln(max)), `2 - erfc(-x)` for x < 0; erf_inv starts from
   Giles' approximation and takes two Halley steps on
   `erf(y) = |x|` (on `erfc(y) = 1 - |x|` for |x| >= 1/2, where 1 - |x| is exact),
-  +-inf at +-1, NaN beyond; lgamma is Lanczos' approximation (g = 7, 9 terms)
-  for x >= 1/2 and the reflection `log(pi / |sin(pi x)|) - lgamma(1 - x)`
-  below (+inf at the poles and at +-inf), digamma its derivative (the same
-  terms) and the reflection `digamma(1 - x) - pi / tan(pi x)` (NaN at the
-  poles). Each branch of a select gets an argument inside its domain, so the
-  gradient through the branch not taken is 0, not NaN.
+  +-inf at +-1, NaN beyond. Each branch of a select gets an argument inside
+  its domain, so the gradient through the branch not taken is 0, not NaN.
 * next_after on the bits (`nn.bitcast_convert`): the integer of x's bits
   moved by one toward y, the smallest subnormal with y's sign from 0, y
   where x == y, NaN where either is NaN.
 
-Other chlo elementwise ops (bessel_i1e, polygamma, zeta, conj, is_inf, ...) are
-errors at the op naming them.
+Other chlo elementwise ops (conj, is_inf, ...) and a polygamma of a computed
+order are errors at the op naming them.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from xdsl.dialects.builtin import AnyFloat, Float64Type, FloatAttr, IntegerAttr, IntegerType, TensorType, f64
 from xdsl.ir import Operation, SSAValue
 
 from dfc.dialects import nn
 from dfc.dialects import nn_elementwise as nne
+from dfc.dialects import nn_special as nsp
 from dfc.dialects.diagnostics import CompileError
+from dfc.dialects.special_coefficients import ERFC_P, ERFC_Q, ERFC_R, ERFC_S
 
-ERFC_P = (2.46196981473530512524e-10, 5.64189564831068821977e-1, 7.46321056442269912687e0,
-          4.86371970985681366614e1, 1.96520832956077098242e2, 5.26445194995477358631e2,
-          9.34528527171957607540e2, 1.02755188689515710272e3, 5.57535335369399327526e2)
-ERFC_Q = (1.0, 1.32281951154744992508e1, 8.67072140885989742329e1, 3.54937778887819891062e2,
-          9.75708501743205489753e2, 1.82390916687909736289e3, 2.24633760818710981792e3,
-          1.65666309194161350182e3, 5.57535340817727675546e2)
-ERFC_R = (5.64189583547755073984e-1, 1.27536670759978104416e0, 5.01905042251180477414e0,
-          6.16021097993053585195e0, 7.40974269950448939160e0, 2.97886665372100240670e0)
-ERFC_S = (1.0, 2.26052863220117276590e0, 9.39603524938001434673e0, 1.20489539808096656605e1,
-          1.70814450747565897222e1, 9.60896809063285878198e0, 3.36907645100081516050e0)
-"""Cephes' erfc on [1, 8) (P / Q) and beyond (R / S), highest power first."""
 GILES_CENTRAL = (2.81022636e-08, 3.43273939e-07, -3.5233877e-06, -4.39150654e-06, 0.00021858087,
                  -0.00125372503, -0.00417768164, 0.246640727, 1.50140941)
 GILES_TAIL = (-0.000200214257, 0.000100950558, 0.00134934322, -0.00367342844, 0.00573950773,
@@ -63,12 +53,6 @@ GILES_FAR = (-2.7109920616438573243e-11, -2.5556418169965252055e-10, 1.507657269
              1.0103004648645343977, 4.8499064014085844221)
 """Giles' erf_inv: p(w - 2.5) for w = -log(1 - x^2) < 5, p(sqrt(w) - 3) below 16 (single precision), his
 double-precision p(sqrt(w) - 5) beyond (1 - |x| < 6e-8: f64 only); erfinv = p x."""
-LANCZOS_G = 7.0
-LANCZOS = (0.99999999999980993227684700473478, 676.520368121885098567009190444019,
-           -1259.13921672240287047156078755283, 771.3234287776530788486528258894,
-           -176.61502916214059906584551354, 12.507343278686904814458936853,
-           -0.13857109526572011689554706, 9.984369578019570859563e-6, 1.50563273514931155834e-7)
-"""Lanczos' approximation of Gamma with g = 7: c0 + sum c_i / (z + i), z = x - 1."""
 HALLEY_STEPS = 2
 """Halley's steps (cubic: erf''/erf' = -2y): from Giles' ~1e-7 to below f64's resolution."""
 
@@ -79,7 +63,10 @@ def _tensor(v: SSAValue) -> TensorType:
 
 
 class ChloConversions:
-    """The `on_<chlo op>` handlers, mixed into the converter (which provides `ins`)."""
+    """The `on_<chlo op>` handlers, mixed into the converter (which provides `ins` and `splat`, the value of a
+    splat constant or None)."""
+
+    splat: Callable[[SSAValue], float | int | None]
 
     def ins(self, op: Operation) -> SSAValue:
         raise NotImplementedError
@@ -252,56 +239,27 @@ class ChloConversions:
         negative = self._cmp(x, zero, "LT")
         return self._sel(negative, self.ins(nn.NegOp(magnitude)), magnitude)
 
-    def _lanczos(self, u: SSAValue) -> tuple[SSAValue, SSAValue]:
-        """(lgamma(u), digamma(u)) for u >= 1/2 by Lanczos' approximation."""
-        z = self._sub(u, self._k(u, 1.0))
-        total, slope = self._k(u, LANCZOS[0]), self._k(u, 0.0)
-        for i, c in enumerate(LANCZOS[1:], start=1):
-            term = self._div(self._k(u, c), self._add(z, self._k(u, float(i))))
-            total = self._add(total, term)
-            slope = self._sub(slope, self._div(term, self._add(z, self._k(u, float(i)))))
-        shift = LANCZOS_G + 0.5
-        t = self._add(z, self._k(u, shift))
-        log_t = self._add(self._k(u, math.log(shift)), self.ins(nne.Log1pOp(self._div(z, self._k(u, shift)))))
-        lgamma = self._add(self._sub(self._mul(self._add(z, self._k(u, 0.5)), log_t), t),
-                           self._add(self._k(u, 0.5 * math.log(2 * math.pi)), self.ins(nn.LogOp(total))))
-        digamma = self._add(self._sub(log_t, self._div(self._k(u, LANCZOS_G), t)), self._div(slope, total))
-        return lgamma, digamma
-
-    def _reflected(self, x: SSAValue) -> tuple[SSAValue, SSAValue, SSAValue, SSAValue]:
-        """(x < 1/2, the Lanczos argument (1 - x there, x elsewhere), pi r with r = x - round(x) (a quarter
-        where not reflected), x a pole: a non-positive integer or -inf)."""
-        half, zero = self._k(x, 0.5), self._k(x, 0.0)
-        reflect = self._cmp(x, half, "LT")
-        u = self._sel(reflect, self._sub(self._k(x, 1.0), x), x)
-        r = self._sub(x, self.ins(nne.RoundEvenOp(x)))
-        pole = self.ins(nne.AndOp(self._cmp(x, zero, "LE"), self._cmp(self.ins(nne.FloorOp(x)), x, "EQ")))
-        r = self._sel(self.ins(nne.AndOp(reflect, self.ins(nne.NotOp(pole)))), r, self._k(x, 0.25))
-        return reflect, u, self._mul(r, self._k(x, math.pi)), pole
-
     def on_lgamma(self, op: Operation) -> Sequence[SSAValue]:
-        def lgamma(x: SSAValue) -> SSAValue:
-            reflect, u, pr, pole = self._reflected(x)
-            inf = self._k(x, math.inf)
-            u = self._sel(self._cmp(u, inf, "EQ"), self._k(x, 1.0), u)
-            lanczos, _ = self._lanczos(u)
-            log_sin = self.ins(nn.LogOp(self.ins(nne.AbsOp(self.ins(nne.SineOp(pr))))))
-            reflection = self._sub(self._sub(self._k(x, math.log(math.pi)), log_sin), lanczos)
-            value = self._sel(reflect, reflection, lanczos)
-            infinite = self.ins(nne.OrOp(pole, self._cmp(self.ins(nne.AbsOp(x)), inf, "EQ")))
-            return self._sel(infinite, inf, value)
-        return self._in_f64(op, lgamma)
+        return [self.ins(nsp.LgammaOp(op.operands[0]))]
 
     def on_digamma(self, op: Operation) -> Sequence[SSAValue]:
-        def digamma(x: SSAValue) -> SSAValue:
-            reflect, u, pr, pole = self._reflected(x)
-            u = self._sel(self._cmp(u, self._k(x, math.inf), "EQ"), self._k(x, 1.0), u)
-            _, lanczos = self._lanczos(u)
-            reflection = self._sub(lanczos, self._div(self._k(x, math.pi), self.ins(nne.TanOp(pr))))
-            value = self._sel(reflect, reflection, lanczos)
-            value = self._sel(self._cmp(x, self._k(x, math.inf), "EQ"), x, value)
-            return self._sel(pole, self._k(x, math.nan), value)
-        return self._in_f64(op, digamma)
+        x = op.operands[0]
+        value = self.ins(nsp.DigammaOp(x))
+        return [self._sel(self._cmp(x, self._k(x, 0.0), "EQ"), self._k(x, math.nan), value)]
+
+    def on_polygamma(self, op: Operation) -> Sequence[SSAValue]:
+        n, x = op.operands
+        order = self.splat(n)
+        if order is None or order != int(order) or order < 0:
+            raise CompileError.at(op, "convert-stablehlo: 'chlo.polygamma' needs a constant order n, a "
+                                      f"non-negative integer (got {'a computed n' if order is None else order})")
+        return [self.ins(nsp.PolygammaOp(x, int(order)))]
+
+    def on_zeta(self, op: Operation) -> Sequence[SSAValue]:
+        return [self.ins(nsp.ZetaOp(*op.operands))]
+
+    def on_bessel_i1e(self, op: Operation) -> Sequence[SSAValue]:
+        return [self.ins(nsp.BesselI1eOp(op.operands[0]))]
 
     # ------------------------------------------------------------ bits
 

@@ -19,12 +19,13 @@ from dfc.passes.autodiff.rules_fft import FFT_BACKWARD
 from dfc.passes.autodiff.rules_indexing import INDEXING_BACKWARD
 from dfc.passes.autodiff.rules_shape import SHAPE_BACKWARD
 from dfc.passes.autodiff.rules_sort import SORT_BACKWARD
+from dfc.passes.autodiff.rules_special import SPECIAL_BACKWARD
 from dfc.passes.autodiff.rules_window import WINDOW_BACKWARD
 
 BACKWARD_RULES: dict[str, BackwardRule] = {
     **CORE_BACKWARD, **ELEMENTWISE_BACKWARD, **SHAPE_BACKWARD, **CONTRACT_BACKWARD, **WINDOW_BACKWARD,
     **INDEXING_BACKWARD, **CONV_BACKWARD, **SORT_BACKWARD, **FFT_BACKWARD,
-    **DYNAMIC_BACKWARD,
+    **DYNAMIC_BACKWARD, **SPECIAL_BACKWARD,
 }
 
 
