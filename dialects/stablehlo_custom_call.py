@@ -16,7 +16,7 @@ from xdsl.parser import Parser
 
 from dfc.dialects.stablehlo_base import StableHLOOp, parse_operand_list, resolve_operands
 
-_OPTION = re.compile(r"\b(uplo|side|trans_x|diag) = (\d+) : ui8")
+_OPTION = re.compile(r"\b(uplo|side|trans_x|diag|mode) = (\d+) : ui8")
 
 
 @irdl_op_definition

@@ -16,6 +16,14 @@
   leaves it) and the trailing rows updated by their outer product with row j;
   `ipiv` 1-based as LAPACK's, `info` the number of zero pivots. Square
   matrices; the pivot choice has no gradient, the rest is differentiable.
+* `geqrf` and `orgqr` (Householder QR, `qr`, `lstsq`): LAPACK's packed reflectors and taus, and Q
+  from them (`dialects.nn_linalg_builders.geqrf`, `orgqr`).
+* `syevd` (symmetric eigenproblem, `eigh`, `eigvalsh`): the `uplo` triangle mirrored, then cyclic
+  Jacobi rotations (`nn_linalg_builders.jacobi_eigh`); `info` 1 where they did not converge (JAX
+  answers NaN). Eigenvectors are LAPACK's up to each column's sign.
+* `gesdd` (SVD, `svd`, `pinv`, `matrix_rank`, `cond`, `norm`): one-sided Jacobi rotations of the
+  matrix (of its transpose when wide) (`nn_linalg_builders.jacobi_svd`), U completed by a QR for
+  `full_matrices`; `info` as syevd's. Singular vectors are LAPACK's up to the sign of each pair.
 * `trsm` (triangular solve, `solve_triangular`, `inv`, `cho_solve`): the
   `triangular_solve` conversion with its `side`, `uplo`, `trans_x` and `diag`
   (`passes.stablehlo_linalg`).
@@ -36,6 +44,7 @@ from xdsl.rewriter import InsertPoint
 from dfc.dialects import nn
 from dfc.dialects import nn_contract as nnc
 from dfc.dialects import nn_elementwise as nne
+from dfc.dialects import nn_linalg_builders as lb
 from dfc.dialects import nn_shape as nns
 from dfc.dialects.diagnostics import CompileError
 from dfc.dialects.stablehlo_attrs import Transpose, TransposeAttr
@@ -77,6 +86,14 @@ class LapackConversions:
             return self._trsm(op)
         if routine == "getrf" and len(op.inputs) == 1 and len(op.outputs) == 3:
             return self._getrf(op)
+        if routine == "geqrf" and len(op.inputs) == 1 and len(op.outputs) == 2:
+            return lb.geqrf(lb.Ops(self.b), op.inputs[0])
+        if routine == "orgqr" and len(op.inputs) == 2 and len(op.outputs) == 1:
+            return [lb.orgqr(lb.Ops(self.b), *op.inputs)]
+        if routine == "syevd" and len(op.inputs) == 1 and len(op.outputs) == 3:
+            return self._syevd(op)
+        if routine == "gesdd" and len(op.inputs) == 1 and len(op.outputs) == 5:
+            return self._gesdd(op)
         raise CompileError.at(op, f"convert-stablehlo: 'stablehlo.custom_call' {describe(op)} is not supported "
                                   "(dfc.jit compiles NumPy's linalg functions)")
 
@@ -202,3 +219,40 @@ class LapackConversions:
                                                            "GT"))))
         counts = self.ins(nn.ReduceOp(self.ins(nne.ConvertOp(failed, f64)), "sum", [nb, nb + 1]))
         return factor, self.ins(nne.ConvertOp(counts, i32))
+
+    def _info(self, converged: SSAValue) -> SSAValue:
+        """LAPACK's info from a decomposition's convergence flags: 0 where it converged, else 1."""
+        return self.ins(nne.ConvertOp(self.ins(nne.NotOp(converged)), i32))
+
+    def _syevd(self, op: CustomCallOp) -> Sequence[SSAValue]:
+        (a,) = op.inputs
+        shape = _shape(a)
+        if len(shape) < 2 or shape[-1] != shape[-2]:
+            raise CompileError.at(op, f"convert-stablehlo: {describe(op)} of {a.type}: square matrices expected")
+        nb = len(shape) - 2
+        rows = self.ins(nns.IotaOp(TensorType(i64, shape), nb))
+        cols = self.ins(nns.IotaOp(TensorType(i64, shape), nb + 1))
+        kept = self.ins(nne.CompareOp(rows, cols, "GE" if _option(op, "uplo") == LOWER else "LE"))
+        symmetric = self.ins(nne.SelectOp(kept, a, self._swap_last(a)))
+        w, v, converged = lb.jacobi_eigh(lb.Ops(self.b), symmetric)
+        return [v, w, self._info(converged)]
+
+    def _gesdd(self, op: CustomCallOp) -> Sequence[SSAValue]:
+        (a,) = op.inputs
+        shape = _shape(a)
+        mode = chr(_option(op, "mode"))
+        if len(shape) < 2 or mode not in "ASN":
+            raise CompileError.at(op, f"convert-stablehlo: {describe(op)} of {a.type} with mode {mode!r} is not "
+                                      "supported (matrices; modes A, S, N)")
+        m, n = shape[-2:]
+        wide = m < n
+        tall = self._swap_last(a) if wide else a
+        vectors = None if mode == "N" else (max(m, n) if mode == "A" else min(m, n))
+        s, u, v, converged = lb.jacobi_svd(lb.Ops(self.b), tall, vectors)
+        u_type, vt_type = op.outputs[2].type, op.outputs[3].type
+        if u is None or v is None:
+            u, vt = (self.ins(nn.FullOp(FloatAttr(0.0, t.element_type), t.get_shape()))  # type: ignore[union-attr]
+                     for t in (u_type, vt_type))
+        else:
+            u, vt = (v, self._swap_last(u)) if wide else (u, self._swap_last(v))
+        return [a, s, u, vt, self._info(converged)]
