@@ -342,8 +342,8 @@ def subscript(tr, z: Complex, parts: tuple, node: ast.AST, keep_cell: bool = Fal
     if any(masks.is_mask(p) for p in parts):
         return Complex(masks.split(tr, tr.as_expr(z.re, node), parts, node),
                        masks.split(tr, tr.as_expr(z.im, node), parts, node))
-    return Complex(tr.index(tr.as_expr(z.re, node), parts, node, keep_cell),
-                   tr.index(tr.as_expr(z.im, node), parts, node, keep_cell))
+    return Complex(tr.index(tr.as_expr(z.re, node), parts, node, keep_cell, scatter=keep_cell),
+                   tr.index(tr.as_expr(z.im, node), parts, node, keep_cell, scatter=keep_cell))
 
 
 def target(tr, z: Complex, parts: tuple, node: ast.AST) -> ComplexTarget:

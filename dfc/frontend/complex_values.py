@@ -127,7 +127,7 @@ def lift(tr, v: Any, node: ast.AST, dtype: str | None = None) -> Complex:
 
 def _convert(tr, part: Any, dtype: str, node: ast.AST) -> Any:
     if isinstance(part, masks.Masked):
-        return masks.Masked(_convert(tr, part.base, dtype, node), part.mask)
+        return masks.Masked(_convert(tr, part.base, dtype, node), part.mask, part.lead)
     if isinstance(part, Const):
         return Const(float(part.value), dtype, False, part.shape)
     if part.dtype == dtype and not part.weak:
@@ -260,7 +260,7 @@ def shared(tr, e: Any) -> Any:
         return e
     stored = View.whole(tr.em.materialize(base))
     stored.weak = base.weak
-    return masks.Masked(stored, e.mask) if isinstance(e, masks.Masked) else stored
+    return masks.Masked(stored, e.mask, e.lead) if isinstance(e, masks.Masked) else stored
 
 
 def _size(e: Expr) -> int:
@@ -274,11 +274,12 @@ def shared_z(tr, z: Complex) -> Complex:
 def unmasked(tr, fn, values: list, node: ast.AST) -> Any:
     """`fn(*values)` for values that may be boolean-masked reads with one mask (masks.py): computed on the
     whole arrays and masked again, as masks.py treats real elementwise functions."""
-    found = [p.mask for v in values for p in ((v.re, v.im) if isinstance(v, Complex) else (v,))
+    found = [p for v in values for p in ((v.re, v.im) if isinstance(v, Complex) else (v,))
              if isinstance(p, masks.Masked)]
     if not found:
         return fn(*values)
-    mask = found[0]
+    mask, lead = found[0].mask, found[0].lead
+    found = [p.mask for p in found]
     if any(not masks.same(m, mask) for m in found):
         raise tr.fail("combining masked arrays with different masks: their elements do not correspond", node)
 
@@ -292,8 +293,9 @@ def unmasked(tr, fn, values: list, node: ast.AST) -> Any:
 
     out = fn(*(Complex(base(v.re), base(v.im), v.weak) if isinstance(v, Complex) else base(v) for v in values))
     if isinstance(out, Complex):
-        return Complex(masks.Masked(tr.as_expr(out.re, node), mask), masks.Masked(tr.as_expr(out.im, node), mask))
-    return masks.Masked(tr.as_expr(out, node), mask)
+        return Complex(masks.Masked(tr.as_expr(out.re, node), mask, lead),
+                       masks.Masked(tr.as_expr(out.im, node), mask, lead))
+    return masks.Masked(tr.as_expr(out, node), mask, lead)
 
 
 def binop(tr, op: str, a: Any, b: Any, node: ast.AST) -> Any:
@@ -411,7 +413,7 @@ def neg_part(tr, part: Any, node: ast.AST) -> Any:
     if isinstance(part, Const) and not part.shape:
         return Const(-part.value, part.dtype, part.weak)
     if isinstance(part, masks.Masked):
-        return masks.Masked(neg_part(tr, part.base, node), part.mask)
+        return masks.Masked(neg_part(tr, part.base, node), part.mask, part.lead)
     e = tr.as_expr(part, node)
     return Op("neg", [e], e.shape, e.dtype)
 

@@ -14,6 +14,7 @@ from xdsl.dialects import arith, tensor
 from xdsl.dialects.builtin import IndexType, i64
 from xdsl.ir import SSAValue
 
+from dfc.frontend import dynamic_values, masks
 from dfc.frontend.affine import Affine, opaque
 from dfc.frontend.arrays import Const, Expr, Gather, Index, Iota, View, is_float, is_unsigned
 
@@ -156,7 +157,8 @@ class Indexing:
             if isinstance(p, ast.Slice):
                 out.append(slice(*(None if x is None else self.expr(x) for x in (p.lower, p.upper, p.step))))
             else:
-                out.append(self.expr(p))
+                value = self.expr(p)
+                out.append(dynamic_values.masked(self, value, p) if isinstance(value, masks.Masked) else value)
         if not isinstance(node, ast.Tuple) and isinstance(out[0], tuple):  # x[t] of a tuple t is x[t[0], t[1], ...]
             return out[0]
         return tuple(out)
