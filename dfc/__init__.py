@@ -37,6 +37,7 @@ _EXPORTS = {
     "jacfwd": "dfc.forward_transforms",
     "linearize": "dfc.forward_transforms",
     "jacrev": "dfc.transforms",
+    "vmap": "dfc.vmap_transform",
     "hessian": "dfc.second_order",
     "hvp": "dfc.second_order",
     "checkpoint": "dfc.remat",

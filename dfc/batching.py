@@ -24,14 +24,17 @@ Rules, for an op with a batched operand (any other op is copied as it is):
   mask).
 - any other nn op with a pure expansion (`nn_expand.EXPANSIONS`: softmax, convolutions, pooling,
   gathers...): its expansion, built aside and batched op by op.
+- control flow (`scf.for`, `scf.while`, `scf.if`), `tensor.extract` and scalar `arith`/`math` ops:
+  dfc/batching_control.py (a while loop or a branch whose condition varies with the batch runs every
+  lane, masked, as JAX's rules do).
 
-Any other op with a batched operand (control flow among them, a map with a nested region reading a
-batched tensor) raises `Unbatchable`, and nothing is added: the caller runs the seeds one at a time.
+Any other op with a batched operand (a map with a nested region reading a batched tensor, a loop
+whose trip count varies with the batch) raises `Unbatchable`, and nothing is added: the basis loops
+run the seeds one at a time, `dfc.vmap` reports it.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -41,20 +44,13 @@ from xdsl.dialects.builtin import DenseArrayBase, IndexType, ModuleOp, TensorTyp
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.rewriter import InsertPoint
 
+from dfc.batching_control import ControlFlowRules, Unbatchable, liftable, lifted, value_bytes
 from dfc.dialects import df, nn
 from dfc.dialects import nn_shape as nns
 from dfc.dialects.nn_base import ElementwiseBinaryOp, ElementwiseUnaryOp
 from dfc.dialects.nn_contract import DotGeneralOp
 from dfc.dialects.nn_expand import EXPANSIONS, expand
 from dfc.dialects.xdsl_fixes import is_trivially_dead
-
-
-class Unbatchable(Exception):
-    """An op with a batched operand and no batching rule."""
-
-    def __init__(self, op: Operation):
-        super().__init__(f"no batching rule for {op.name} with a batched operand")
-        self.op = op
 
 
 def batched(module: ModuleOp, name: str, mask: Sequence[bool], k: int) -> tuple[str, list[bool]]:
@@ -76,12 +72,7 @@ def bytes_per_row(module: ModuleOp, name: str, mask: Sequence[bool]) -> int:
     return batcher.row_bytes
 
 
-def lifted(t: Any, k: int) -> TensorType:
-    """The type `t` with a leading dimension k."""
-    return TensorType(t.element_type, [k, *t.get_shape()])
-
-
-class _Batcher:
+class _Batcher(ControlFlowRules):
     def __init__(self, module: ModuleOp, k: int):
         self.k = k
         self.functions = {op.sym_name.data: op for op in module.ops if isinstance(op, func.FuncOp)}
@@ -99,7 +90,7 @@ class _Batcher:
             raise Unbatchable(f)
         self.done[key] = ("", [])  # a recursive call finds this and is refused
         inputs = f.function_type.inputs.data
-        if any(m and not _static_tensor(t) for t, m in zip(inputs, mask)):
+        if any(m and not liftable(t) for t, m in zip(inputs, mask)):
             raise Unbatchable(f)
         block = Block(arg_types=[lifted(t, self.k) if m else t for t, m in zip(inputs, mask)])
         env: dict[SSAValue, SSAValue] = dict(zip(f.body.block.args, block.args))
@@ -143,7 +134,9 @@ class _Batcher:
                 env[old] = new
                 if m:
                     batch.add(new)
-                    self.row_bytes += _bytes(old.type)
+                    self.row_bytes += value_bytes(old.type)
+            return
+        if self.control(op, b, env, batch):
             return
         if len(op.results) != 1 or not all(_static_tensor(v.type) for v in (*op.operands, *op.results)):
             raise Unbatchable(op)
@@ -152,7 +145,7 @@ class _Batcher:
         result = self.tensor_op(op, b, [env[o] for o in op.operands], [env[o] in batch for o in op.operands])
         env[op.results[0]] = result
         batch.add(result)
-        self.row_bytes += _bytes(op.results[0].type)
+        self.row_bytes += value_bytes(op.results[0].type)
 
     def expanded(self, op: Operation, b: Builder, env: dict[SSAValue, SSAValue], batch: set[SSAValue]) -> None:
         """An nn op without a rule of its own by its pure expansion (maps, nn ops), batched op by op."""
@@ -292,16 +285,12 @@ class _Batcher:
             env[op.results[i]] = r
             if batched_part:
                 batch.add(r)
-                self.row_bytes += _bytes(op.results[i].type)
+                self.row_bytes += value_bytes(op.results[i].type)
 
 
 _RULED = (ElementwiseUnaryOp, ElementwiseBinaryOp, nn.BroadcastOp, nn.TransposeOp, nn.ReshapeOp, nn.ReduceOp,
           nns.BroadcastInDimOp, DotGeneralOp)
 """The nn ops batched by a rule of their own rather than through their expansion."""
-
-
-def _bytes(t: Any) -> int:
-    return math.prod(t.get_shape()) * max(1, getattr(t.element_type, "bitwidth", 64) // 8)
 
 
 def _static_tensor(t: Any) -> bool:

@@ -68,7 +68,7 @@ def layers_jax(x, w1, w2):
 
 
 def stepped(x, w):
-    """A loop: no batching rule for scf.for, so the rows run one at a time."""
+    """A loop: its Jacobian's seeds batched through scf.for (dfc/batching_control.py) like the layers'."""
     for _ in range(3):
         x = np.tanh(w @ x)
     return x
@@ -107,13 +107,13 @@ SLOW = pytest.mark.slow
     pytest.param("jacrev", layers, layers_jax, LAYER_ARGS, True, marks=SLOW),
     pytest.param("jacfwd", layers, layers_jax, LAYER_ARGS, True, marks=SLOW),
     pytest.param("hessian", layers_loss, layers_loss_jax, LAYER_ARGS, True, marks=SLOW),
-    pytest.param("jacrev", stepped, stepped_jax, STEP_ARGS, False, marks=SLOW),
-    pytest.param("jacfwd", stepped, stepped_jax, STEP_ARGS, False, marks=SLOW),
-    pytest.param("hessian", stepped_loss, stepped_loss_jax, STEP_ARGS, False, marks=SLOW),
+    pytest.param("jacrev", stepped, stepped_jax, STEP_ARGS, True, marks=SLOW),
+    pytest.param("jacfwd", stepped, stepped_jax, STEP_ARGS, True, marks=SLOW),
+    pytest.param("hessian", stepped_loss, stepped_loss_jax, STEP_ARGS, True, marks=SLOW),
 ], ids=["layers-jacrev", "layers-jacfwd", "layers-hessian", "loop-jacrev", "loop-jacfwd", "loop-hessian"])
 def test_seeds_batched_in_one_pass(transform, f, f_jax, args, batched):
-    """All seeds in one batched pass of @f_grad/@f_jvp (dfc.batching) where every op has a rule, a loop
-    of rows where one has none (scf.for): both equal JAX's Jacobians and Hessians, in every argument
+    """All seeds in one batched pass of @f_grad/@f_jvp (dfc.batching), the loops' (scf.for, their tapes) too:
+    equal to JAX's Jacobians and Hessians, in every argument
     (with --slow: each compiles a module per argument; CI's batched case is the test below)."""
     argnums = tuple(range(len(args)))
     got = getattr(dfc, transform)(f, argnums)(*args)
