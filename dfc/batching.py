@@ -217,9 +217,12 @@ class _Batcher(ControlFlowRules):
         """A map's batched outputs by a map with a batch variable, its others by a copy without them."""
         body, out_args = op.body.block, list(op.out_args)
         outer = {o for inner in op.walk() for o in inner.operands if env.get(o) in batch}
+        if any(not isinstance(x, int) and x in outer for x in op.bounds):
+            raise Unbatchable(op, "an extent that varies with the batch")
+        scalars = {o for o in outer if not isinstance(o.type, TensorType)}  # read at the batch variable
         chosen = {i for i, o in enumerate(op.outs) if env[o] in batch}
         while True:  # the values of the body that vary with the batch, to a fixed point over the outputs
-            varying: set[SSAValue] = {out_args[i] for i in chosen}
+            varying: set[SSAValue] = {out_args[i] for i in chosen} | scalars
             for inner in body.ops:
                 if isinstance(inner, df.ReadOp):
                     if inner.source in outer or inner.source in varying:
@@ -227,7 +230,7 @@ class _Batcher(ControlFlowRules):
                 elif inner.regions and not isinstance(inner, df.TaskletOp):
                     if any(o in outer or o in varying for nested in inner.walk() for o in nested.operands):
                         raise Unbatchable(inner)
-                elif any(o in outer for o in inner.operands):
+                elif any(o in outer and o not in scalars for o in inner.operands):
                     raise Unbatchable(inner)  # a batched tensor used otherwise than by a read
                 elif any(o in varying for o in inner.operands):
                     varying.update(inner.results)
@@ -260,6 +263,12 @@ class _Batcher(ControlFlowRules):
         mapper.update(zip(op.ivs, ivs))
         mapper.update({out_args[i]: a for i, a in zip(keep, block.args[len(bounds):])})
         lead = [block.args[0]] if batched_part else []
+        if batched_part:  # a batched scalar of the enclosing block: its lane
+            for o in dict.fromkeys(o for inner in op.body.block.ops for o in inner.operands
+                                   if not isinstance(o.type, TensorType) and env.get(o) in batch):
+                read = df.ReadOp(env[o], lead)
+                block.add_op(read)
+                mapper[o] = read.res
         for inner in op.body.block.ops:
             if isinstance(inner, df.WriteOp) and inner.dest in out_args:
                 if out_args.index(inner.dest) in keep:

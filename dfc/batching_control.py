@@ -182,7 +182,8 @@ class ControlFlowRules:
         ivs, out = list(block.args[:-1]), block.args[-1]
         bb = Builder(InsertPoint.at_end(block))
         p = bb.insert(df.ReadOp(pred, ivs[:1])).res
-        sides = [bb.insert(df.ReadOp(v, ivs if v in batch else ivs[1:])).res for v in (on_true, on_false)]
+        sides = [bb.insert(df.ReadOp(v, ivs if v in batch else ivs[1:])).res if isinstance(v.type, TensorType) else v
+                 for v in (on_true, on_false)]
         body = Block(arg_types=[p.type, *(s.type for s in sides)])
         body.add_op(chosen := arith.SelectOp(*body.args))
         body.add_op(df.YieldOp(chosen.result))
