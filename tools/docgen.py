@@ -180,6 +180,7 @@ API_SECTIONS = (
     ("Compiling NumPy functions", ("jit", "JitFunction", "f16", "FrontendError")),
     ("Gradients", ("grad", "value_and_grad", "vjp", "jacrev", "hessian", "hvp", "checkpoint", "MemoryBudgetError")),
     ("Forward mode", ("jvp", "jacfwd", "linearize")),
+    ("Batching", ("vmap",)),
     ("Callable modules", ("Function",)),
     ("Importers", ("from_jax", "import_stablehlo", "from_onnx", "import_onnx")),
     ("IR, passes and execution", ("parse_module", "make_context", "PassManager", "ExecutionEngine", "interpret",
