@@ -10,6 +10,7 @@ import numpy as np
 
 from dfc.dialects import nn
 from dfc.dialects.nn_shape import ConcatenateOp
+from dfc.frontend import run_time_shapes
 from dfc.frontend.affine import Affine
 from dfc.frontend.arrays import Cell, Const, Expr, View, is_float, result_dtype
 from dfc.frontend.numpy_args import (
@@ -71,7 +72,9 @@ def shape_of(tr, shape: Any, node: ast.AST) -> list[int]:
 
 def reshape(tr, e: Expr, shape: Any, node: ast.AST) -> Expr:
     dims = shape_of(tr, shape, node)
-    total = int(np.prod(tr.em.static(e, "the reshaped array") or [1]))
+    if e.static_shape is None:
+        return run_time_shapes.reshape(tr, e, dims, node)
+    total = int(np.prod(e.static_shape or [1]))
     if dims.count(-1) == 1:
         known = int(np.prod([d for d in dims if d != -1]))
         if known == 0:
@@ -112,12 +115,14 @@ def _concatenate(tr, args, kwargs, node):
     if isinstance(axis, tuple) or any(e.ndim != exprs[0].ndim for e in exprs) or exprs[0].ndim == 0:
         raise tr.fail("np.concatenate takes arrays of one rank (at least 1) and one integer axis", node)
     k = axes_of(tr, axis, exprs[0].ndim, node)[0]
-    shapes = [[d for j, d in enumerate(tr.em.static(e, "a concatenated array")) if j != k] for e in exprs]
-    if any(s != shapes[0] for s in shapes):
-        raise tr.fail(f"np.concatenate: the arrays' sizes differ outside axis {k}", node)
     dtype = result_dtype(exprs)
     if all(e.weak for e in exprs) and is_float(dtype):
         dtype = tr.default_float
+    if any(e.static_shape is None for e in exprs):
+        return run_time_shapes.concatenate(tr, exprs, k, dtype, node)
+    shapes = [[d for j, d in enumerate(e.static_shape) if j != k] for e in exprs]  # type: ignore[arg-type]
+    if any(s != shapes[0] for s in shapes):
+        raise tr.fail(f"np.concatenate: the arrays' sizes differ outside axis {k}", node)
     values = [tr.em.materialize(e, dtype) for e in exprs]
     return View.whole(tr.b.insert(ConcatenateOp(values, k)).result)
 
@@ -127,25 +132,28 @@ def _stack(tr, args, kwargs, node):
     if not isinstance(parts, tuple) or not parts:
         raise tr.fail("np.stack takes a non-empty list or tuple of arrays", node)
     exprs = [expr_of(tr, p, node) for p in parts]
-    shapes = [tr.em.static(e, "a stacked array") for e in exprs]
-    if any(s != shapes[0] for s in shapes):
-        raise tr.fail("np.stack takes arrays of one shape", node)
-    k = axes_of(tr, axis, len(shapes[0]) + 1, node)[0]
-    new = tuple(Affine(d) for d in shapes[0][:k] + [1] + shapes[0][k:])
-    return _concatenate(tr, [tuple(reshape(tr, e, new, node) for e in exprs), Affine(k)], {}, node)
+    if any(e.shape != exprs[0].shape for e in exprs):
+        raise tr.fail("np.stack takes arrays of one shape (sizes known only at run time: from one selection)", node)
+    k = axes_of(tr, axis, exprs[0].ndim + 1, node)[0]
+    return _concatenate(tr, [tuple(_new_axes(tr, e, [k], node) for e in exprs), Affine(k)], {}, node)
+
+
+def _new_axes(tr, e: Expr, at: list[int], node: ast.AST) -> Expr:
+    """`e` with dimensions of size 1 at positions `at` of the result (a reshape; a view of run-time sizes)."""
+    rank = e.ndim + len(at)
+    if e.static_shape is None:
+        return tr.index(e, tuple(None if j in at else slice(None) for j in range(rank)), node)
+    dims = iter(e.static_shape)
+    return reshape(tr, e, tuple(Affine(1 if j in at else next(dims)) for j in range(rank)), node)
 
 
 def _at_least(tr, e: Expr, rank: int, node: ast.AST) -> Expr:
     """NumPy's atleast_1d/2d/3d of one array: (n,) is (1, n) in 2-d, (1, n, 1) in 3-d; (m, n) is (m, n, 1)."""
     if e.ndim >= rank:
         return e
-    dims = [Affine(d) for d in tr.em.static(e, "a stacked array")]
-    one = Affine(1)
     if rank == 3:
-        new = [one, *dims, one] if e.ndim == 1 else [*dims, one] if e.ndim == 2 else [one] * 3
-    else:
-        new = [one] * (rank - e.ndim) + dims
-    return reshape(tr, e, tuple(new), node)
+        return _new_axes(tr, e, [0, 2] if e.ndim == 1 else [2] if e.ndim == 2 else [0, 1, 2], node)
+    return _new_axes(tr, e, list(range(rank - e.ndim)), node)
 
 
 def _atleast(rank: int):

@@ -15,9 +15,10 @@ import numpy as np
 
 from dfc.dialects.nn_sort import ArgsortOp, take_along
 from dfc.frontend.affine import Affine
-from dfc.frontend.arrays import Const, Expr, Op, View, is_float, is_unsigned
+from dfc.frontend.arrays import Const, Expr, Gather, Op, View, is_float, is_unsigned
 from dfc.frontend.numpy_args import Handler, astype, axes_of, bind, expr_of, keepdims_of, static
 from dfc.frontend.numpy_shapes import flat
+from dfc.frontend.order_statistics import at_fraction
 
 
 def sorted_along(tr, e: Expr, axis: Any, node: ast.AST, what: str) -> tuple[View, View, int]:
@@ -28,9 +29,6 @@ def sorted_along(tr, e: Expr, axis: Any, node: ast.AST, what: str) -> tuple[View
     if e.ndim == 0:
         raise tr.fail(f"{what} of a 0-d array along an axis (NumPy's AxisError; axis=None sorts it as 1-d)", node)
     k = axes_of(tr, axis, e.ndim, node)[0]
-    if e.static_shape is None and e.ndim != 1:
-        raise tr.fail(f"{what} of a {e.ndim}-d array of run-time size (shape ({', '.join(map(str, e.shape))})) is "
-                      "not supported; sort 1-d arrays of run-time size", node)
     x = tr.em.materialize(e)
     key = x
     if is_unsigned(e.dtype):  # sorted by the signed order of the values with their top bit flipped
@@ -38,8 +36,16 @@ def sorted_along(tr, e: Expr, axis: Any, node: ast.AST, what: str) -> tuple[View
         key = tr.em.materialize(Op("xor", [View.whole(x), flip], e.shape, e.dtype), f"i{e.dtype[1:]}")
     order = tr.em.b.insert(ArgsortOp(key, k)).result
     if e.static_shape is None:  # the values gathered by the frontend (nn.gather's sizes are static)
-        return tr.index(View.whole(x), (View.whole(order),), node), View.whole(order), k
+        return _take_along(View.whole(x), View.whole(order), k), View.whole(order), k
     return View.whole(tr.em.b.insert(take_along(x, order, k)).result), View.whole(order), k
+
+
+def _take_along(x: View, order: View, k: int) -> View:
+    """`np.take_along_axis(x, order, k)` as a view of `x` reading along axis k at `order` (same shape)."""
+    n = x.ndim
+    coef = [[int(r == c and r != k) for c in range(n)] for r in range(n)]
+    return View(x.source, list(order.shape), [Affine(0)] * n, coef, x.dtype,
+                gathers=[Gather([int(r == k) for r in range(n)], order, list(range(n)))])
 
 
 def _no_order(tr, order: Any, what: str, node: ast.AST) -> None:
@@ -80,39 +86,28 @@ def _argsort_method(tr, e, args, kwargs, node):
 
 def _order_statistic(tr, e: Expr, axis: Any, q: float, keepdims: Any, node: ast.AST, what: str,
                      mean_of_two: bool = False) -> Expr:
-    """The value at fraction `q` of the sorted values along `axis` (None: all), linearly interpolated as
-    NumPy's default method (`a + (b - a) * t`, from the upper neighbour for t >= 0.5; `mean_of_two`:
-    `(a + b) / 2` halfway, as NumPy's median), in f64 for integers and booleans; NaN where the values hold one (the last
-    sorted one is NaN)."""
+    """The value at fraction `q` of the sorted values along `axis` (None: all), as NumPy's median
+    (`mean_of_two`) or linear quantile computes it (`order_statistics`; the count may be a run-time size), in
+    f64 for integers and booleans; NaN where the values hold one (the last sorted one is NaN)."""
     if isinstance(axis, tuple):
         raise tr.fail(f"{what} over several axes (one axis or None is supported)", node)
     keep = keepdims_of(tr, keepdims, node)
     rank = e.ndim
     values, _, k = sorted_along(tr, e, axis, node, what)
-    n = tr.em.static(values, f"the array {what} sorts")[k]
+    n = values.shape[k].static
     if n == 0:
         raise tr.fail(f"{what} of an empty array (NumPy gives NaN with a warning)", node)
+    if values.gathers:  # read at several positions: sorted once
+        values = View.whole(tr.em.materialize(values))
 
-    def at(i: int) -> Expr:
+    def at(i: int | Affine) -> Expr:
         """The sorted values at position i, as floats (integers and booleans as f64, as NumPy)."""
         e = tr.index(values, tuple(i if j == k else slice(None) for j in range(values.ndim)), node)
         return e if is_float(e.dtype) else astype(tr, e, "f64", node)
 
-    position = q * (n - 1)
-    low = min(int(position), n - 1)
-    t = position - low
-    result = at(low)
-    if t > 0 and mean_of_two:
-        result = tr.elementwise("div", [tr.elementwise("add", [result, at(low + 1)], node), Const(2.0, "f64", True)],
-                                node)
-    elif t > 0:
-        a, b = result, at(low + 1)
-        step = tr.elementwise("sub", [b, a], node)
-        result = tr.elementwise("add", [a, tr.elementwise("mul", [step, Const(t, "f64", True)], node)], node) \
-            if t < 0.5 else tr.elementwise("sub", [b, tr.elementwise("mul", [step, Const(1.0 - t, "f64", True)],
-                                                                      node)], node)
+    result = at_fraction(tr, at, values.shape[k], q, mean_of_two, node)
     if is_float(values.dtype):
-        last = at(n - 1)
+        last = at(values.shape[k] - 1)
         result = tr.elementwise("where", [tr.compare("ne", last, last, node), last, result], node, result.dtype)
     if keep:
         result = tr.index(result, tuple(None if axis is None or j == k else slice(None) for j in range(rank)), node)

@@ -50,9 +50,9 @@ def scan(tr, op: str, e: Expr, axis: Any, dtype: str | None, node: ast.AST) -> E
         dtype = tr.em.concrete(e)
         if op in ("add", "mul") and not is_float(dtype):
             dtype = "u64" if is_unsigned(dtype) else "i64"  # NumPy accumulates integers in (u)int64
-    n = tr.em.static(e, "a cumulatively reduced array")[k]
+    n = e.shape[k]  # a run-time size too: the loop runs over it
     init = tr.em.materialize(astype(tr, e, dtype, node) if dtype != e.dtype or e.weak else e, dtype)
-    if n <= 1:
+    if n.static is not None and n.static <= 1:
         return View.whole(init)
     block = Block(arg_types=[IndexType(), init.type])
     outer_b, outer_em = tr.b, tr.em
@@ -66,7 +66,7 @@ def scan(tr, op: str, e: Expr, axis: Any, dtype: str | None, node: ast.AST) -> E
         tr.b.insert(scf.YieldOp(tr.em.assign(cur, tr.elementwise(op, [prev, cur], node, dtype))))
     finally:
         tr.b, tr.em = outer_b, outer_em
-    bounds = [Affine(v).emit(tr.b) for v in (1, n, 1)]
+    bounds = [Affine.of(v).emit(tr.b) for v in (1, n, 1)]
     return View.whole(tr.b.insert(scf.ForOp(*bounds, [init], block)).results[0])
 
 

@@ -4,14 +4,15 @@ A frontend shape holds sizes as `Affine`s, so two arrays broadcast only where
 their sizes are equal expressions. A run-time size is therefore traced to the
 value it was made from, so that sizes equal by construction are the same
 symbol: a `tensor.empty`'s size operand, a `df.map`'s output, the points of
-an `nn.gather_points` and the input of an `nn.argsort`. Any other `?` dimension gets a
+an `nn.gather_points`, the input of an `nn.argsort` and the init of an `scf.for`'s
+carried tensor whose body yields one of the size it receives. Any other `?` dimension gets a
 `tensor.dim` placed right after the tensor's definition (it dominates every
 use), reused by later requests.
 """
 
 from __future__ import annotations
 
-from xdsl.dialects import arith, tensor
+from xdsl.dialects import arith, scf, tensor
 from xdsl.dialects.builtin import DYNAMIC_INDEX, IndexType, IntegerAttr, TensorType
 from xdsl.ir import Block, OpResult, SSAValue
 from xdsl.rewriter import InsertPoint, Rewriter
@@ -39,6 +40,10 @@ def _traced(value: SSAValue, k: int) -> SSAValue | None:
         return run_time_size(op.operand, k if k < axis else k - p + points[-1])
     if isinstance(op, ArgsortOp) and (op.k is None or k != op.normalized_axis):
         return run_time_size(op.input, k)
+    if isinstance(op, scf.ForOp):  # a carried tensor whose body keeps its size (by induction: the init's)
+        arg, yielded = op.body.block.args[value.index + 1], op.body.block.last_op.operands[value.index]
+        if run_time_size(yielded, k) is run_time_size(arg, k):
+            return run_time_size(op.iter_args[value.index], k)
     return None
 
 
