@@ -151,6 +151,35 @@ def test_vmap_of_an_imported_jax_while_loop_equals_jax_vmap(compiled):
     _close(got, jax.vmap(newton_sqrt)(a))
 
 
+def gated(a, w):
+    """Batched in w only: a loop whose carried value becomes batched (its initial value is not), a while
+    and a branch whose conditions do not vary with the batch (one trip count, one branch) around batched
+    values."""
+    z = a
+    for _ in range(2):
+        z = np.tanh(z * w) + a
+    n = 0
+    while n < 3:
+        z = z * 0.5 + a
+        n += 1
+    if np.sum(a) > 0.0:
+        y = np.sin(z) * w
+    else:
+        y = z * 2.0
+    return y, a * 2.0
+
+
+@pytest.mark.parametrize("compiled", [False, pytest.param(True, marks=pytest.mark.slow)])
+@pytest.mark.parametrize("sign", [1.0, -1.0])
+def test_conditions_that_do_not_vary_with_the_batch(compiled, sign):
+    """An unbatched result (a * 2) comes back repeated along the batch, as jax.vmap's out_axes=0 does."""
+    a = sign * np.abs(W)
+    y, twice = _run(dfc.vmap(dfc.jit(gated), in_axes=(None, 0)), compiled, a, XS)
+    for lane, w in enumerate(XS):
+        _close(y[lane], gated(a, w)[0])
+        _close(twice[lane], a * 2.0)
+
+
 def test_in_and_out_axes_move_the_batch():
     got = _run(dfc.vmap(CONTROL, in_axes=(1, None), out_axes=0), False, XS.T.copy(), W)
     _close(got, np.stack([control(x, W) for x in XS]))
