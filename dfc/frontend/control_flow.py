@@ -526,9 +526,13 @@ class ControlFlow:
         names = [n for n in names if n in outs[0] and n in outs[1]]
         yields = [[out[n] for n in names] + [values.get(c, scope.before[c]) for c in cells]
                   for out, (_, _, values) in zip(outs, branches)]
-        for a, c in zip(*yields):
+        for k, (a, c) in enumerate(zip(*yields)):
             if a.type != c.type:
-                raise self.fail(f"the branches of this if give a value different types ({a.type}, {c.type})", node)
+                what = f"'{_shown(names[k])}'" if k < len(names) else "an array"
+                raise self.fail(f"the branches of this if give {what} different types ({a.type}, {c.type}); an array "
+                                "rebound to one of another size in one branch (`z = z[m]`, also in a loop with `break`, "
+                                "whose rest of the body is such a branch) is not carried: keep the whole array and a "
+                                "mask (np.where)", node)
         for (block, _, _), out in zip(branches, yields):
             Builder(InsertPoint.at_end(block)).insert(scf.YieldOp(*out))
         op = self.b.insert(scf.IfOp(cond, [v.type for v in yields[0]], Region(branches[0][0]), Region(branches[1][0])))

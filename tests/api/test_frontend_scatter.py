@@ -7,6 +7,8 @@ out-of-range ones raise IndexError. Gradients are checked against central finite
 
 from __future__ import annotations
 
+import inspect
+
 import numpy as np
 import pytest
 
@@ -134,3 +136,68 @@ def test_ufunc_at_kinds_gradients_match_finite_differences():
     gx, gv = dfc.grad(at_loss, (0, 2))(x, idx, v, w)
     np.testing.assert_allclose(gx, _central(at_loss, (x, idx, v, w), 0), rtol=1e-6, atol=1e-8)
     np.testing.assert_allclose(gv, _central(at_loss, (x, idx, v, w), 2), rtol=1e-6, atol=1e-8)
+
+
+def escape_times(C, N_, itermax):
+    """mandelbrot2's shrinking loop on real values (NPBench's style: compact the live points each step)."""
+    Z = np.zeros(C.shape)
+    Xi = np.arange(C.shape[0])
+    for i in range(itermax):
+        if not len(Z):
+            break
+        Z = Z * Z + C
+        I = np.abs(Z) > 2.0
+        N_[Xi[I]] = i + 1
+        np.logical_not(I, I)
+        Z = Z[I]
+        Xi = Xi[I]
+        C = C[I]
+    return N_
+
+
+def mandelbrot2(xmin, xmax, ymin, ymax, xn, yn, itermax, horizon=2.0):
+    """NPBench's mandelbrot2_numpy.py (Nicolas P. Rougier, From Numpy to Python, BSD), verbatim."""
+    Xi, Yi = np.mgrid[0:xn, 0:yn]
+    X = np.linspace(xmin, xmax, xn, dtype=np.float64)[Xi]
+    Y = np.linspace(ymin, ymax, yn, dtype=np.float64)[Yi]
+    C = X + Y * 1j
+    N_ = np.zeros(C.shape, dtype=np.int64)
+    Z_ = np.zeros(C.shape, dtype=np.complex128)
+    Xi.shape = Yi.shape = C.shape = xn * yn
+
+    Z = np.zeros(C.shape, np.complex128)
+    for i in range(itermax):
+        if not len(Z):
+            break
+
+        # Compute for relevant points only
+        np.multiply(Z, Z, Z)
+        np.add(Z, C, Z)
+
+        # Failed convergence
+        I = abs(Z) > horizon
+        N_[Xi[I], Yi[I]] = i + 1
+        Z_[Xi[I], Yi[I]] = Z[I]
+
+        # Keep going with those who have not diverged yet
+        np.logical_not(I, I)  # np.negative(I, I) not working any longer
+        Z = Z[I]  # error
+        Xi, Yi = Xi[I], Yi[I]
+        C = C[I]
+    return Z_.T, N_.T
+
+
+def _line_of(fn, marker):
+    lines, first = inspect.getsourcelines(fn)
+    return first + next(k for k, line in enumerate(lines) if marker in line)
+
+
+@pytest.mark.parametrize("fn, args, message, marker", [
+    (escape_times, (np.linspace(-2.5, 1.0, 12), np.zeros(12, np.int64), 10), "the branches of this if give 'Z' "
+     "different types", "for i in range"),
+    (mandelbrot2, (-2.0, 0.5, -1.25, 1.25, 6, 5, 10), "a boolean-masked complex array", "# error"),
+])
+def test_shrinking_loops_are_located_refusals(fn, args, message, marker):
+    with pytest.raises(dfc.FrontendError, match=message) as err:
+        dfc.jit(fn)(*args)
+    assert f"test_frontend_scatter.py:{_line_of(fn, marker)}:" in str(err.value)
