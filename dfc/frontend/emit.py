@@ -24,6 +24,7 @@ from xdsl.rewriter import InsertPoint
 from dfc.dialects import df, nn
 from dfc.dialects.df_builders import REDUCE_IDENTITY, empty, map_op, read, splat, tasklet, write
 from dfc.dialects.nn_contract import DotGeneralOp
+from dfc.dialects.xdsl_fixes import RemFOp
 from dfc.frontend.affine import Affine
 from dfc.frontend.arrays import (
     IR_TYPES,
@@ -412,7 +413,7 @@ def _constant(b: Builder, value: float | int | bool, dtype: str) -> SSAValue:
 
 
 _FLOAT_BINARY = {"add": arith.AddfOp, "sub": arith.SubfOp, "mul": arith.MulfOp, "div": arith.DivfOp,
-                 "maximum": arith.MaximumfOp, "minimum": arith.MinimumfOp, "pow": math.PowFOp}
+                 "maximum": arith.MaximumfOp, "minimum": arith.MinimumfOp, "pow": math.PowFOp, "fmod": RemFOp}
 _INT_BINARY = {"add": arith.AddiOp, "sub": arith.SubiOp, "mul": arith.MuliOp, "maximum": arith.MaxSIOp,
                "minimum": arith.MinSIOp, "and": arith.AndIOp, "or": arith.OrIOp, "xor": arith.XOrIOp}
 _FLOAT_UNARY = {"exp": math.ExpOp, "log": math.LogOp, "sqrt": math.SqrtOp, "tanh": math.TanhOp, "sin": math.SinOp,

@@ -37,6 +37,7 @@ from dfc.frontend.arrays import (
 )
 from dfc.frontend.complex_values import Complex
 from dfc.frontend.emit import Emitter
+from dfc.frontend.float_division import float_division
 from dfc.frontend.indexing import broadcast
 from dfc.frontend.numpy_calls import array_attribute, call
 from dfc.frontend.numpy_linalg import matmul
@@ -294,11 +295,8 @@ class Expressions:
                 dtype = "i8"  # NumPy: bool << bool and bool ** bool are int8
             if all(a.weak for a in args) and is_float(dtype):
                 dtype = self.default_float
-        if op == "mod" and is_float(dtype):
-            x, y = args
-            return self.elementwise("sub", [x, self.elementwise("mul", [self.elementwise("floor", [self.elementwise("div", [x, y], node)], node), y], node)], node)
-        if op == "floordiv" and is_float(dtype):
-            return self.elementwise("floor", [self.elementwise("div", args, node)], node)
+        if op in ("mod", "floordiv") and is_float(dtype):
+            return float_division(self, op, *args, node)
         if not is_float(dtype) and op == "pow" and not (_natural(args[1]) or args[1].dtype in ("i1", *UNSIGNED)):
             raise self.fail(_NEGATIVE_POWER if isinstance(args[1], Const) else _SIGNED_POWER, node)
         if not is_float(dtype) and op not in INTEGER_OPS and op != "pow":

@@ -25,6 +25,8 @@ Conventions:
 - `floor`, `ceil`, `round`, `roundeven`, `trunc` and `copysign`'s sign
   operand have derivative 0 (as in JAX and PyTorch), and so has a sign
   written as selects.
+- `arith.remf` (C's fmod) is a - b * trunc(a / b): derivatives 1 and
+  -trunc(a / b).
 - A derivative with no closed form (e.g. of `math.atan2`: an unevaluated
   `Derivative`, `Subs`, `Heaviside` or `DiracDelta`) raises
   `UnsupportedOpError`; it is never silently zero.
@@ -46,6 +48,7 @@ from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.rewriter import InsertPoint
 
 from dfc.dialects import df
+from dfc.dialects.xdsl_fixes import RemFOp
 
 
 class UnsupportedOpError(Exception):
@@ -150,6 +153,14 @@ class _SignBit(_Step):
     """+1 or -1 by the sign bit of x (`math.copysign(1.0, x)`)."""
 
 
+class _FMod(sympy.Function):
+    """C's fmod(a, b) (`arith.remf`): a - b * trunc(a / b), whose derivatives are 1 and -trunc(a / b)."""
+
+    def fdiff(self, argindex: int = 1) -> sympy.Expr:
+        a, b = self.args
+        return sympy.S.One if argindex == 1 else -_STEPS["math.trunc"](a / b)
+
+
 _STEPS: dict[str, type[_Step]] = {
     op.name: type(f"step_{op.name[5:]}", (_Step,), {"op": op})
     for op in (math.FloorOp, math.CeilOp, math.RoundOp, math.RoundEvenOp, math.TruncOp)
@@ -181,6 +192,7 @@ _RULES: dict[str, Callable[..., sympy.Basic]] = {
     "math.erf": sympy.erf,
     "math.powf": operator.pow,
     "math.copysign": lambda a, b: sympy.Abs(a) * _SignBit(b),
+    "arith.remf": _FMod,
     **_STEPS,
 }
 """Op name -> SymPy builder of its result from its operands' expressions."""
@@ -449,6 +461,8 @@ class _Emitter:
             return self._share(e, t)
         if isinstance(e, _Step):
             return self._op(e.op(self.emit(e.args[0], t)))
+        if isinstance(e, _FMod):
+            return self._op(RemFOp(*(self.emit(a, t) for a in e.args)))
         if isinstance(e, ITE):  # conditions of nested max/min: a select on i1
             c, x, y = (self.emit(a, i1) for a in e.args)
             return self._op(arith.SelectOp(c, x, y))
