@@ -34,10 +34,13 @@ from torch.export import ExportedProgram
 from torch.export.graph_signature import InputKind, OutputKind
 from torch.fx.experimental.symbolic_shapes import GuardOnDataDependentSymNode
 
+from dfc.passes.autodiff.float_bits import UNMODELLED_GRADIENT
 from dfc.torch.aten_complex import complex_handler
 from dfc.torch.aten_dynamic import DYNAMIC_HANDLERS, DYNAMIC_INPUTS
 from dfc.torch.aten_fft import ComplexValue, is_complex, packed_type
 from dfc.torch.aten_ops import HANDLERS, Builder, UnsupportedOp, meta_type
+from dfc.torch.custom_functions import FunctionWatch
+from dfc.torch.grad_modes import GradientHookSpy, detach_no_grad_regions, module_backward_hook
 from dfc.torch.ir_text import Value
 from dfc.torch.vision_ops import VISION_HANDLERS
 
@@ -92,6 +95,10 @@ class Captured:
     mutated: list[str]
     """The buffers (by target) the program updates, in order: its first results
     are their new values (batch norm's running statistics), the user's outputs follow."""
+    grad_traced: tuple[bool, ...] = ()
+    """Per function argument: whether the capture traced gradients from it (`custom_functions`)."""
+    untraced: str | None = None
+    """Why a gradient from an argument the capture traced none from is refused, or None."""
 
 
 @functools.cache
@@ -104,16 +111,37 @@ def _decompositions() -> dict:
     return dict(table)
 
 
+def _without_error_checks(program: ExportedProgram) -> ExportedProgram:
+    """The program without effect tokens when its only effects are linalg's error checks
+    (`aten._linalg_check_errors`, of torch.linalg.cholesky, inv, solve: kept as plain calls, which
+    aten_linalg.py translates to nothing, the failed decomposition's result holding NaN or infinities)."""
+    from torch._higher_order_ops.effects import with_effects
+    from torch.export._remove_effect_tokens_pass import _remove_effect_tokens
+
+    effects = [n for n in program.graph.nodes if n.target is with_effects]
+    if effects and all(n.args[1] is torch.ops.aten._linalg_check_errors.default for n in effects):
+        return _remove_effect_tokens(program)
+    return program
+
+
 def export(module: torch.nn.Module, args: tuple, kwargs: dict | None = None) -> ExportedProgram:
     """The module as core aten (but `KEPT`), for inputs like `args`/`kwargs`."""
     name = type(module).__name__
+    spy = GradientHookSpy(name)
     try:
-        program = torch.export.export(module, tuple(args), kwargs or {}, strict=False)
+        with spy:
+            program = torch.export.export(module, tuple(args), kwargs or {}, strict=False)
+        if (refusal := spy.refusal() or module_backward_hook(module, name)) is not None:
+            raise UnsupportedOpError(refusal)
+        detach_no_grad_regions(program)
         with warnings.catch_warnings():
             # run_decompositions deep-copies the export's LeafSpecs, and torch's own copy warns that LeafSpec is
             # deprecated on every capture: the cause is in torch, so this one warning is hidden while decomposing
             warnings.filterwarnings("ignore", r"`isinstance\(treespec, LeafSpec\)` is deprecated", FutureWarning)
-            return program.run_decompositions(_decompositions())
+            program = program.run_decompositions(_decompositions())
+        return _without_error_checks(program)
+    except UnsupportedOpError:
+        raise
     except GuardOnDataDependentSymNode as err:
         raise UnsupportedOpError(
             f"torch.export cannot capture {name}: its Python control flow depends on tensor "
@@ -168,7 +196,9 @@ def _source(node: torch.fx.Node) -> str:
 
 
 def capture(module: torch.nn.Module, args: tuple, kwargs: dict | None = None, root: str = "model") -> Captured:
-    program = export(module, args, kwargs)
+    with FunctionWatch(module) as watch:
+        program = export(module, args, kwargs)
+    refused_gradient = watch.refused(program)
     signature = program.graph_signature
     mutated = [spec.target for spec in signature.output_specs if spec.kind == OutputKind.BUFFER_MUTATION]
     kinds = [spec.kind for spec in signature.output_specs]
@@ -226,9 +256,14 @@ def capture(module: torch.nn.Module, args: tuple, kwargs: dict | None = None, ro
         params.append(b.key)
         inputs.append((RNG_KEY, RNG_KEY))
     text = b.function("forward", params, results)
+    if refused_gradient:  # autodiff refuses the gradient there (runtime.CompiledGraph.run: at the backward)
+        mark = refused_gradient.replace("\\", "\\\\").replace('"', '\\"')
+        text = text.replace(") {\n", f') attributes {{{UNMODELLED_GRADIENT} = "{mark}"}} {{\n', 1)
     return Captured(
         text=text, inputs=inputs, float_inputs=[p.is_float for p in params], outputs=[r.dtype for r in results],
         out_spec=program.call_spec.out_spec, constants=dict(program.constants), mutated=mutated,
+        grad_traced=tuple(watch.traced(n) for n in placeholders if isinstance(env.get(n), Value | ComplexValue)),
+        untraced=watch.untraced(),
     )
 
 
