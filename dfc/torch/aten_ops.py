@@ -33,6 +33,7 @@ from dfc.torch.aten_distance import DISTANCE_HANDLERS
 from dfc.torch.aten_dynamic import DYNAMIC_HANDLERS
 from dfc.torch.aten_elementwise import ELEMENTWISE_HANDLERS
 from dfc.torch.aten_fft import FFT_HANDLERS
+from dfc.torch.aten_linalg import LINALG_HANDLERS
 from dfc.torch.aten_nn import NN_HANDLERS
 from dfc.torch.aten_random import RANDOM_HANDLERS
 from dfc.torch.aten_scans import SCAN_HANDLERS
@@ -45,6 +46,7 @@ FAMILIES: dict[str, dict[str, Handler]] = {
     "elementwise": ELEMENTWISE_HANDLERS, "shape": SHAPE_HANDLERS, "nn": NN_HANDLERS, "sort": SORT_HANDLERS,
     "distance": DISTANCE_HANDLERS, "bags": BAG_HANDLERS, "random": RANDOM_HANDLERS, "fft": FFT_HANDLERS,
     "dynamic": DYNAMIC_HANDLERS, "scans": SCAN_HANDLERS, "attention": ATTENTION_HANDLERS,
+    "linalg": LINALG_HANDLERS,
 }
 """Each op family's handlers (its module: `aten_<family>.py`)."""
 

@@ -98,6 +98,8 @@ class CompiledGraph:
     def __init__(self, captured: Captured, threads: int | None = None):
         self.captured = captured
         self.module = parse_module(captured.text, "<dfc.torch>")  # verified now: a translation bug fails here
+        if "stablehlo.custom_call" in captured.text:  # the LAPACK calls of aten_linalg.py, built as JAX's are
+            PassManager.parse("convert-stablehlo").run(self.module)
         """The parsed program, which each engine starts from a copy of (parsed once)."""
         self.threads = threads
         self.n_outputs = len(captured.outputs)
