@@ -126,7 +126,7 @@ def ufunc_at(tr, ufunc: np.ufunc, args: list, kwargs: dict, node: ast.AST) -> No
     value = tr.as_expr(v, node)
     if ufunc is np.subtract:
         value = tr.as_expr(tr.binop("sub", Const(0, value.dtype, value.weak), value, node), node)
-    if is_float(value.dtype) and not is_float(x.dtype) and not value.weak:
+    if is_float(value.dtype) and not is_float(x.dtype):
         raise tr.fail(f"{what}: cannot cast the {value.dtype} values into an {x.dtype} array (NumPy's "
                       "'same_kind' casting)", node)
     if x.dtype == "i1" or (is_unsigned(x.dtype) and kind in ("max", "min")):
