@@ -8,7 +8,8 @@ A `CompiledGraph` holds the translated module and compiles it lazily:
   `@forward_fwd(args) -> (results, saved)` and
   `@forward_bwd(saved, seeds) -> (gradients of wrt)`.
 
-`DfcFunction` is the `torch.autograd.Function` that calls them: its forward
+`DfcFunction` is the `torch.autograd.Function` that calls them (`RefusedGradient` where the capture
+marked the gradient refused, `custom_functions.py`: its backward raises): its forward
 runs `@forward_fwd` and keeps the saved values (numpy arrays owned by the
 engine's runtime) for its backward, which runs `@forward_bwd`. Only the
 gradients autograd asks for (`ctx.needs_input_grad`) are built, so frozen
@@ -32,7 +33,9 @@ from dfc import config
 from dfc.compiler.engine import ExecutionEngine
 from dfc.compiler.parsing import parse_module
 from dfc.compiler.pass_manager import PassManager
+from dfc.dialects.diagnostics import CompileError
 from dfc.passes.autodiff.autodiff import AutodiffPass, function_named, split_info
+from dfc.passes.autodiff.float_bits import UNMODELLED_GRADIENT, check_unmodelled
 from dfc.torch.capture import Captured
 
 
@@ -129,6 +132,12 @@ class CompiledGraph:
         complex tensor's."""
         tensors = tuple(torch.view_as_real(t) if t.is_complex() else t for t in tensors)
         if torch.is_grad_enabled() and any(t.requires_grad for t in tensors):
+            forward = function_named(self.module, "forward")
+            if forward is not None and UNMODELLED_GRADIENT in forward.attributes:
+                return RefusedGradient.apply(self, None, *tensors)
+            untraced = self.captured.untraced
+            if untraced and any(t.requires_grad and not seen for t, seen in zip(tensors, self.captured.grad_traced)):
+                return RefusedGradient.apply(self, untraced, *tensors)
             return DfcFunction.apply(self, *tensors)
         outputs = _tuple(self.inference().invoke("forward", *(to_numpy(t) for t in tensors)))
         return tuple(to_torch(o) for o in outputs)
@@ -174,3 +183,24 @@ class DfcFunction(torch.autograd.Function):
         for k, g in zip(step.wrt, gradients):
             result[1 + k] = to_torch(g)
         return tuple(result)
+
+
+class RefusedGradient(torch.autograd.Function):
+    """forward: `@forward` (the inference engine); backward: a `CompileError`, `reason` or that of the
+    module's `dfc.unmodelled_gradient` mark (a user's autograd.Function, whose backward the export dropped),
+    so a forward with gradients enabled runs and only a backward through it is refused."""
+
+    @staticmethod
+    def forward(ctx, graph: CompiledGraph, reason: str | None, *tensors: torch.Tensor):
+        ctx.graph, ctx.reason = graph, reason
+        outputs = _tuple(graph.inference().invoke("forward", *(to_numpy(t) for t in tensors)))
+        return tuple(to_torch(o) for o in outputs)
+
+    @staticmethod
+    def backward(ctx, *grads: torch.Tensor):
+        if ctx.reason:
+            raise CompileError(ctx.reason)
+        forward = function_named(ctx.graph.module, "forward")
+        assert forward is not None
+        check_unmodelled(forward)
+        raise AssertionError("a refused gradient without its mark")

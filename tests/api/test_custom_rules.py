@@ -87,3 +87,86 @@ def test_jax_own_rules_are_differentiated():
     s = np.exp(x * x) / np.sum(np.exp(x * x))
     want = weights * (x > 0) + 2 * x * s * (weights - s @ weights) + np.exp(x) / np.sum(np.exp(x))
     np.testing.assert_allclose(got, want, rtol=1e-13, atol=1e-15)
+
+
+def _torch_module(apply):
+    torch = pytest.importorskip("torch")
+
+    class M(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.w = torch.nn.Parameter(torch.linspace(0.1, 2.0, 5, dtype=torch.float64))
+
+        def forward(self, x):
+            return (apply(self.w * x) * self.w).sum()  # the call
+
+    return M()
+
+
+@pytest.fixture
+def functions():
+    """A straight-through rounding and a gradient reversal whose forward returns its input (no op of its
+    own), defined for the test only (a defined Function makes captures without gradients refuse theirs)."""
+    torch = pytest.importorskip("torch")
+    import gc
+
+    class STE(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return torch.round(x)
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 3.0
+
+    class Reversal(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x
+
+        @staticmethod
+        def backward(ctx, g):
+            return -g
+
+    yield {"STE": STE, "Reversal": Reversal}
+    del STE, Reversal
+    gc.collect()
+
+
+@pytest.mark.parametrize("name", ["STE", pytest.param("Reversal", marks=pytest.mark.slow)])
+def test_a_backward_through_a_torch_autograd_function_is_refused_at_the_call(functions, name):
+    """torch.export keeps the Function's forward and drops its backward: the compiled forward (gradients
+    enabled) equals eager's, its backward is refused at the line applying the Function (found in the
+    stack traces of its forward's ops), or, for a forward without ops of its own (found in the autograd
+    graph of the capture), at its forward's definition (its first line)."""
+    torch = pytest.importorskip("torch")
+    import dfc.torch as dt
+
+    module = _torch_module(functions[name].apply)
+    x = torch.ones(5, dtype=torch.float64)
+    y = dt.compile(module)(x)
+    np.testing.assert_allclose(y.detach().numpy(), module(x).detach().numpy(), rtol=1e-15)
+    with pytest.raises(CompileError, match=f"through torch.autograd.Function `.*{name}`") as err:
+        y.backward()
+    assert module.w.grad is None
+    line = _line_of(type(module).forward, "# the call") if name == "STE" else (
+        functions[name].forward.__code__.co_firstlineno)
+    assert str(err.value).startswith(f"{__file__}:{line}:")
+
+
+@pytest.mark.slow
+def test_a_module_captured_without_gradients_refuses_them_while_a_function_is_defined(functions):
+    """A capture under torch.no_grad() traces no autograd graph, where a Function without ops of its own
+    would show: with a Function defined, a later backward is refused; the forward runs either way."""
+    torch = pytest.importorskip("torch")
+    import dfc.torch as dt
+
+    module = _torch_module(functions["Reversal"].apply)
+    x = torch.ones(5, dtype=torch.float64)
+    compiled = dt.compile(module)
+    with torch.no_grad():
+        np.testing.assert_allclose(compiled(x).numpy(), module(x).detach().numpy(), rtol=1e-15)
+    y = compiled(x)
+    np.testing.assert_allclose(y.detach().numpy(), module(x).detach().numpy(), rtol=1e-15)
+    with pytest.raises(CompileError, match="captured without gradients .* is refused while a torch.autograd"):
+        y.backward()
