@@ -509,10 +509,26 @@ def _sinh(tr, args, kwargs, node):
 
 
 def _cosh(tr, args, kwargs, node):
+    """(exp(x) + exp(-x)) / 2, and near overflow exp(|x| - s) * (exp(s) / 2) (exact shift, constant factor),
+    which overflows only where cosh does, not where exp(x) does (cosh(710.0) is 1.1e308)."""
     (x,) = bind(tr, args, kwargs, node, "np.cosh", ("x",))
-    up = _unary("exp")(tr, [x], {}, node)
-    down = _unary("exp")(tr, [tr.elementwise("neg", [expr_of(tr, x, node)], node)], {}, node)
-    return tr.binop("mul", tr.binop("add", up, down, node), Const(0.5, "f64"), node)
+    e = expr_of(tr, x, node)
+    up = _unary("exp")(tr, [e], {}, node)
+    down = _unary("exp")(tr, [tr.elementwise("neg", [e], node)], {}, node)
+    near = tr.binop("mul", tr.binop("add", up, down, node), Const(0.5, "f64"), node)
+    above = _OVERFLOW_SHIFT.get(near.dtype)
+    if above is None:
+        return near
+    magnitude = _unary("abs")(tr, [e], {}, node)
+    shifted = _unary("exp")(tr, [tr.binop("sub", magnitude, Const(above / 2, "f64"), node)], {}, node)
+    far = tr.binop("mul", shifted, Const(math.exp(above / 2) / 2, "f64"), node)
+    large = tr.as_expr(tr.compare("gt", magnitude, Const(above, "f64"), node), node)
+    return tr.elementwise("where", [large, far, near], node, near.dtype)
+
+
+_OVERFLOW_SHIFT = {"f64": 700.0, "f32": 88.0, "bf16": 88.0, "f16": 11.0}
+"""Per float type: a bound below which exp does not overflow; above it `_cosh` uses exp(|x| - bound / 2)
+(the shift is exact there) times exp(bound / 2) / 2."""
 
 
 def _round(tr, args, kwargs, node):

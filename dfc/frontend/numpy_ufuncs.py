@@ -252,20 +252,35 @@ def _tan(tr, args, kwargs, node):
 
 
 def _hypot(tr, args, kwargs, node):
+    """m * sqrt(1 + (n / m)^2) with m, n the larger and smaller magnitude: no overflow or underflow where
+    x^2 + y^2 would (1e308, 1e-310); 0 where both are 0, inf where either is infinite (a NaN in the other too)."""
     x, y = bind(tr, args, kwargs, node, "np.hypot", ("x1", "x2"))
-    return _call(tr, np.sqrt, tr.binop("add", tr.binop("mul", x, x, node), tr.binop("mul", y, y, node), node), node=node)
+    a, b = (_call(tr, np.abs, v, node=node) for v in (x, y))
+    m, n = (tr.elementwise(f, [a, b], node) for f in ("maximum", "minimum"))
+    q = tr.binop("div", n, m, node)
+    r = tr.binop("mul", m, _call(tr, np.sqrt, tr.binop("add", Const(1.0, "f64"), tr.binop("mul", q, q, node), node),
+                                 node=node), node)
+    r = tr.elementwise("where", [tr.as_expr(tr.compare("eq", m, Const(0.0, "f64"), node), node), m, r], node, r.dtype)
+    infinite = tr.elementwise("or", [tr.as_expr(tr.compare("eq", v, Const(float("inf"), "f64"), node), node)
+                                     for v in (a, b)], node, "i1")
+    return tr.elementwise("where", [infinite, Const(float("inf"), "f64"), r], node, r.dtype)
 
 
 def _expm1(tr, args, kwargs, node):
-    """exp(x) - 1 without cancellation near 0: 2t / (1 - t) with t = tanh(x / 2)."""
+    """exp(x) - 1: 2t / (1 - t) with t = tanh(x / 2) for |x| < 0.5 (no cancellation near 0), exp(x) - 1
+    elsewhere (where 1 - t loses digits, and is 0 from |x| ~ 37 on)."""
     e = _one(tr, args, kwargs, node, "np.expm1")
     t = _call(tr, np.tanh, tr.binop("mul", e, Const(0.5, "f64"), node), node=node)
-    return tr.binop("div", tr.binop("mul", t, Const(2.0, "f64"), node), tr.binop("sub", Const(1.0, "f64"), t, node), node)
+    near = tr.binop("div", tr.binop("mul", t, Const(2.0, "f64"), node), tr.binop("sub", Const(1.0, "f64"), t, node), node)
+    far = tr.binop("sub", _call(tr, np.exp, e, node=node), Const(1.0, "f64"), node)
+    small = tr.as_expr(tr.compare("lt", _call(tr, np.abs, e, node=node), Const(0.5, "f64"), node), node)
+    return tr.elementwise("where", [small, near, far], node, near.dtype)
 
 
 def _exp2(tr, args, kwargs, node):
+    """2.0 ** x (libm's pow: exp(x ln 2) is off by |x| ulp)."""
     e = _one(tr, args, kwargs, node, "np.exp2")
-    return _call(tr, np.exp, tr.binop("mul", e, Const(math.log(2.0), "f64"), node), node=node)
+    return tr.binop("pow", Const(2.0, "f64"), e, node)
 
 
 def _scaled(factor: float, what: str) -> Handler:
