@@ -10,11 +10,12 @@ import ast
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
 from xdsl.dialects import arith, tensor
 from xdsl.dialects.builtin import IndexType, i64
 from xdsl.ir import SSAValue
 
-from dfc.frontend import dynamic_values, masks
+from dfc.frontend import dynamic_values, masks, numpy_api
 from dfc.frontend.affine import Affine, opaque
 from dfc.frontend.arrays import Const, Expr, Gather, Index, Iota, View, is_float, is_unsigned
 
@@ -158,6 +159,8 @@ class Indexing:
                 out.append(slice(*(None if x is None else self.expr(x) for x in (p.lower, p.upper, p.step))))
             else:
                 value = self.expr(p)
+                if isinstance(p, ast.List):  # x[[0, 2]]: a list is an index array (or a mask), as np.array makes it
+                    value = numpy_api.HANDLERS[np.array](self, [value], {}, p)
                 out.append(dynamic_values.masked(self, value, p) if isinstance(value, masks.Masked) else value)
         if not isinstance(node, ast.Tuple) and isinstance(out[0], tuple):  # x[t] of a tuple t is x[t[0], t[1], ...]
             return out[0]

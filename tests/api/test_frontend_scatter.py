@@ -20,7 +20,8 @@ def scatters(x, X, idx, i, v, rows):
     x[idx[:3]] += v[:3]  # buffered: a repeated index is updated once
     np.add.at(x, idx, v)  # unbuffered: every occurrence adds
     X[i, 1:] *= rows  # advanced index mixed with a slice
-    return x, X
+    x[[1, 1]] -= 0.25  # a list is an index array
+    return x, X, X[[0, 2]]  # rows 0 and 2 (it read the element X[0, 2] before)
 
 
 def more_scatters(x, X, idx, i, j, v):
