@@ -14,8 +14,9 @@
 - arctanh: `log1p(4a / ((1 - a)^2 + b^2)) / 4 + i atan2(2b, (1 - a)(1 + a) - b^2) / 2`; arcsinh and
   arctan as `-i arcsin(iz)` and `-i arctanh(iz)`.
 
-Infinite and NaN parts follow these formulas, not C99's special-value tables (docs/frontend.md). Each
-overflow-guarded branch reads a clamped input, so that its gradient stays finite where it is not taken.
+Where a part is infinite or NaN, C99's special values as NumPy gives them are laid over the formulas
+(complex_special_values.py). Each overflow-guarded branch reads a clamped input, so that its gradient
+stays finite where it is not taken.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from dfc.frontend import complex_special_values as special
 from dfc.frontend.arrays import Const
 from dfc.frontend.complex_values import Complex, copysign, neg_part, part_dtype, shared, shared_z, sqrt
 from dfc.frontend.numpy_calls import call
@@ -52,7 +54,7 @@ def sinh(tr, z: Complex, node: ast.AST) -> Complex:
     re = m("mul", _np(tr, np.sinh, a, node=node), _np(tr, np.cos, b, node=node), node)
     im = _np(tr, np.where, tr.compare("eq", b, 0.0, node), b,
              m("mul", _np(tr, np.cosh, a, node=node), _np(tr, np.sin, b, node=node), node), node=node)
-    return Complex(re, im, z.weak)
+    return special.sinh(tr, z, Complex(re, im, z.weak), node)
 
 
 def cosh(tr, z: Complex, node: ast.AST) -> Complex:
@@ -62,7 +64,7 @@ def cosh(tr, z: Complex, node: ast.AST) -> Complex:
     re = m("mul", _np(tr, np.cosh, a, node=node), _np(tr, np.cos, b, node=node), node)
     im = _np(tr, np.where, tr.compare("eq", b, 0.0, node), m("mul", a, b, node),
              m("mul", _np(tr, np.sinh, a, node=node), _np(tr, np.sin, b, node=node), node), node=node)
-    return Complex(re, im, z.weak)
+    return special.cosh(tr, z, Complex(re, im, z.weak), node)
 
 
 def tanh(tr, z: Complex, node: ast.AST) -> Complex:
@@ -85,12 +87,13 @@ def tanh(tr, z: Complex, node: ast.AST) -> Complex:
     decay = _np(tr, np.exp, m("mul", -2.0, _np(tr, np.abs, y, node=node), node), node=node)
     far_im = m("mul", m("mul", m("mul", 4.0, _np(tr, np.sin, b, node=node), node), _np(tr, np.cos, b, node=node),
                         node), decay, node)
-    return Complex(_np(tr, np.where, far, far_re, near_re, node=node),
-                   _np(tr, np.where, far, far_im, near_im, node=node), z.weak)
+    return special.tanh(tr, z, Complex(_np(tr, np.where, far, far_re, near_re, node=node),
+                                       _np(tr, np.where, far, far_im, near_im, node=node), z.weak), node)
 
 
 def sin(tr, z: Complex, node: ast.AST) -> Complex:
-    return _times_minus_i(tr, sinh(tr, _times_i(tr, z, node), node), node)
+    z = shared_z(tr, z)
+    return special.sin(tr, z, _times_minus_i(tr, sinh(tr, _times_i(tr, z, node), node), node), node)
 
 
 def cos(tr, z: Complex, node: ast.AST) -> Complex:
@@ -135,7 +138,7 @@ def arcsin(tr, z: Complex, node: ast.AST) -> Complex:
     re = _np(tr, np.arctan2, z.re, m("sub", m("mul", s1.re, s2.re, node), m("mul", s1.im, s2.im, node), node),
              node=node)
     im = asinh_real(tr, m("sub", m("mul", s1.re, s2.im, node), m("mul", s1.im, s2.re, node), node), node)
-    return Complex(re, im, z.weak)
+    return special.arcsin(tr, z, Complex(re, im, z.weak), node)
 
 
 def arccos(tr, z: Complex, node: ast.AST) -> Complex:
@@ -145,7 +148,7 @@ def arccos(tr, z: Complex, node: ast.AST) -> Complex:
     m = tr.binop
     re = m("mul", 2.0, _np(tr, np.arctan2, s1.re, s2.re, node=node), node)
     im = asinh_real(tr, m("sub", m("mul", s2.re, s1.im, node), m("mul", s2.im, s1.re, node), node), node)
-    return Complex(re, im, z.weak)
+    return special.arccos(tr, z, Complex(re, im, z.weak), node)
 
 
 def arccosh(tr, z: Complex, node: ast.AST) -> Complex:
@@ -155,7 +158,7 @@ def arccosh(tr, z: Complex, node: ast.AST) -> Complex:
     m = tr.binop
     re = asinh_real(tr, m("add", m("mul", s1.re, s2.re, node), m("mul", s1.im, s2.im, node), node), node)
     im = m("mul", 2.0, _np(tr, np.arctan2, s1.im, s2.re, node=node), node)
-    return Complex(re, im, z.weak)
+    return special.arccosh(tr, z, Complex(re, im, z.weak), node)
 
 
 def arcsinh(tr, z: Complex, node: ast.AST) -> Complex:
@@ -173,11 +176,12 @@ def arctanh(tr, z: Complex, node: ast.AST) -> Complex:
                             node=node), node)
     im = m("mul", 0.5, _np(tr, np.arctan2, m("mul", 2.0, b, node),
                             m("sub", m("mul", one_minus, m("add", 1.0, a, node), node), b2, node), node=node), node)
-    return Complex(re, im, z.weak)
+    return special.arctanh(tr, z, Complex(re, im, z.weak), node)
 
 
 def arctan(tr, z: Complex, node: ast.AST) -> Complex:
-    return _times_minus_i(tr, arctanh(tr, _times_i(tr, z, node), node), node)
+    z = shared_z(tr, z)
+    return special.arctan(tr, z, _times_minus_i(tr, arctanh(tr, _times_i(tr, z, node), node), node), node)
 
 
 FUNCTIONS = {np.sin: sin, np.cos: cos, np.tan: tan, np.sinh: sinh, np.cosh: cosh, np.tanh: tanh,
