@@ -32,7 +32,7 @@ reductions, normalizations, losses; `onnx_math_ops`: activations and other
 elementwise functions; `onnx_attention_ops`: Attention, RotaryEmbedding;
 `onnx_image_ops`: CenterCropPad, Col2Im; `onnx_sample_ops`: GridSample,
 AffineGrid, DeformConv; `onnx_roi_ops`: RoiAlign; `onnx_spectral_ops`: DFT, STFT, the windows;
-`onnx_linalg_ops`: Det; `onnx_control_flow`:
+`onnx_linalg_ops`: Det; `onnx_random_ops`: the random operators and Dropout; `onnx_control_flow`:
 If, Loop, Scan (`onnx_loop_while`: Loops of run-time length);
 `onnx_sequence_models`: LinearAttention, CausalConvWithState, FlexAttention
 (`ai.onnx.preview`); `onnx_text_ops`: TfIdfVectorizer; `onnx_ml_ops`: Binarizer, ArrayFeatureExtractor,
@@ -97,6 +97,7 @@ from dfc.importers.onnx_ml_ops import ML_OPS, MLOps
 from dfc.importers.onnx_narrow_types import NarrowOps
 from dfc.importers.onnx_nn_ops import NNOps
 from dfc.importers.onnx_quantize import QuantizeOps
+from dfc.importers.onnx_random_ops import RandomOps, new_key
 from dfc.importers.onnx_recurrent import RecurrentOps
 from dfc.importers.onnx_reference_fold import reference_fold
 from dfc.importers.onnx_roi_ops import RoiOps
@@ -190,7 +191,7 @@ def _trunc_div(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 class OnnxImporter(ShapeOps, NNOps, MathOps, AttentionOps, ImageOps, ControlFlowOps, RecurrentOps, UnsignedOps,
                    NarrowOps, QuantizeOps, SequenceOps, WhileLoopOps, SequenceModelOps, SampleOps,
-                   SpectralOps, TextOps, TrainingOps, LinalgOps, MLOps, RoiOps):
+                   SpectralOps, TextOps, TrainingOps, LinalgOps, MLOps, RoiOps, RandomOps):
     """Builds `@main` node by node; `consts` holds the values known at import time, `values` the SSA values
     and the sequences and optionals (`onnx_sequences`)."""
 
@@ -408,8 +409,7 @@ class OnnxImporter(ShapeOps, NNOps, MathOps, AttentionOps, ImageOps, ControlFlow
         if op == "Identity":
             return [c[0]]
         if op == "Dropout":
-            self._check_inference_dropout(node, attrs)
-            return [c[0], np.ones(c[0].shape, bool)]
+            return self.folded_dropout(node, attrs, c[0])
         if op == "Cast":
             from onnx import helper
 
@@ -633,22 +633,8 @@ class OnnxImporter(ShapeOps, NNOps, MathOps, AttentionOps, ImageOps, ControlFlow
     def op_Identity(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
         return [self.value(node.input[0])]
 
-    def _check_inference_dropout(self, node: Any, attrs: dict[str, Any]) -> None:
-        """Dropout is the identity unless in training mode (the `training_mode` input, or
-        `is_test = 0` before opset 7) with a ratio above 0 (random: a NodeError)."""
-        training = len(node.input) > 2 and node.input[2] and bool(self.known(node.input[2]))
-        training = training or attrs.get("is_test") == 0
-        ratio = float(self.known(node.input[1])) if len(node.input) > 1 and node.input[1] else attrs.get("ratio", 0.5)
-        if training and ratio != 0.0:
-            raise NodeError("Dropout in training mode is not supported")
-
     def op_Dropout(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
-        """The input, and a mask of ones (what is kept)."""
-        self._check_inference_dropout(node, attrs)
-        x = self.value(node.input[0])
-        if len(node.output) < 2 or not node.output[1]:
-            return [x]
-        return [x, self.constant(np.ones(tensor_of(x).get_shape(), bool))]
+        return self.dropout(node, attrs)
 
     # ------------------------------------------------------------ shapes
 
@@ -682,7 +668,8 @@ def import_onnx(model: Any, parameters: Sequence[str] | None = None, examples: d
     """(`@main`'s module, the graph input names, the (name, value) parameters that
     follow them as arguments) of an ONNX model or `.onnx` path. A graph input that is a
     sequence or an optional needs an example in `examples` (`onnx_sequences`); its tensors
-    are arguments in its place, and a sequence or optional output gives its tensors."""
+    are arguments in its place, and a sequence or optional output gives its tensors. A random
+    node without a seed adds a last argument, the key (`onnx_random_ops`)."""
     importer, module = _imported(model, parameters, examples)
     return module, importer.input_names, importer.parameters
 
@@ -696,12 +683,15 @@ class OnnxFunction(Function):
     of the weights are available. Unsigned integers cross as the signed
     integers of their bits (`signless`); calling the model views its unsigned
     outputs back (`output_dtypes`, the model's declared ones). A sequence is passed and
-    returned as a list of arrays, an optional as its value or None (`output_layout`)."""
+    returned as a list of arrays, an optional as its value or None (`output_layout`). A model
+    with a random node without a seed (`takes_key`) takes a key last, drawn per call when not given
+    (`onnx_random_ops.new_key`)."""
 
     def __init__(self, module: ModuleOp, inputs: list[str], parameters: list[tuple[str, np.ndarray]],
                  output_dtypes: Sequence[np.dtype] = (), input_layout: Sequence[Any] = (),
-                 output_layout: Sequence[Any] = ()):
+                 output_layout: Sequence[Any] = (), takes_key: bool = False):
         super().__init__(module, "main")
+        self.takes_key = takes_key
         self.input_names = inputs
         self.parameters = parameters
         self.output_dtypes = list(output_dtypes)
@@ -716,7 +706,9 @@ class OnnxFunction(Function):
         if len(args) == len(self.input_names):
             args = (*(x for a, t in zip(args, self.input_layout) for x in (leaves([a]) if t != 0 else [a])),
                     *self.parameter_values())
-        elif len(args) != len(self.inputs):
+        if self.takes_key and len(args) == len(self.inputs) - 1:
+            args = (*args, new_key())
+        if len(args) != len(self.inputs):
             raise TypeError(f"the model takes {len(self.input_names)} inputs ({', '.join(self.input_names)}), "
                             f"or those and its {len(self.parameters)} parameters; got {len(args)} arguments")
         result = super().__call__(*(np.asarray(signless(x), dtype_of(t.element_type))
@@ -748,4 +740,4 @@ def from_onnx(model: Any, parameters: Sequence[str] | None = None, examples: dic
     importer, module = _imported(proto, parameters, examples)
     return OnnxFunction(module, importer.input_names, importer.parameters,
                         output_dtypes=output_dtypes(proto), input_layout=importer.input_layout,
-                        output_layout=importer.output_layout)
+                        output_layout=importer.output_layout, takes_key=importer.key is not None)
