@@ -170,3 +170,24 @@ def test_a_module_captured_without_gradients_refuses_them_while_a_function_is_de
     np.testing.assert_allclose(y.detach().numpy(), module(x).detach().numpy(), rtol=1e-15)
     with pytest.raises(CompileError, match="captured without gradients .* is refused while a torch.autograd"):
         y.backward()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("reentrant", [False, pytest.param(True, marks=pytest.mark.xfail(
+    strict=True, reason="8ade6b6's detach of no_grad regions: CheckpointFunction's forward runs torch.no_grad() "
+                        "under autograd's own (untraced) grad guard, so the export marks the rest of the program "
+                        "a no-grad region, and every gradient is 0"))])
+def test_torch_checkpoint_is_differentiated_as_eager(reentrant):
+    """torch.utils.checkpoint is torch's own (its backward recomputes the same forward): the gradient of
+    the forward through it equals eager's."""
+    torch = pytest.importorskip("torch")
+    import dfc.torch as dt
+    from torch.utils.checkpoint import checkpoint
+
+    module = _torch_module(lambda v: checkpoint(torch.sin, v, use_reentrant=reentrant))
+    x = torch.linspace(-1.0, 1.5, 5, dtype=torch.float64)
+    module(x).backward()
+    want = module.w.grad.clone()
+    module.w.grad = None
+    dt.compile(module)(x).backward()
+    np.testing.assert_allclose(module.w.grad.numpy(), want.numpy(), rtol=1e-13, atol=1e-15)
