@@ -62,8 +62,30 @@ def _full(b: Builder, value: float | int, element: Any, shape: Sequence[int]) ->
 
 
 BATCH_BYTES = 64 * 2**20
-"""The most bytes of seeded values one batched pass holds (`dfc.batching.bytes_per_row` per seed): a
-larger basis runs in blocks of as many seeds as fit, at least one."""
+"""The most bytes of seeded values one batched pass holds (`seed_bytes` per seed): a larger basis runs
+in blocks of as many seeds as fit, at least one."""
+
+
+def seed_bytes(module: ModuleOp, name: str, mask: Sequence[bool], n: int) -> int:
+    """The bytes each of n seeds adds to a batched pass of @name (batched in `mask`): the model
+    `dfc.batching.bytes_per_row` (every seeded value as if all were alive at once) when all n fit in
+    `BATCH_BYTES` by it, else measured, the model being a bound that can be several times too large
+    (or, missing the lowering's temporaries, too small): `resident_bytes` (passes/resident_memory.py)
+    of @name batched by 4 seeds, lowered by the default pipeline on one thread, over 4 (what does not
+    vary with the seeds counted as if it did, so that k seeds' pass holds about k times this at most;
+    buffers of run-time size, which it cannot count, left out)."""
+    model = bytes_per_row(module, name, mask)
+    if n * model <= BATCH_BYTES:
+        return model
+    from dfc.compiler.engine import lower
+    from dfc.passes.resident_memory import resident_bytes
+
+    copy = module.clone()
+    batched_name, _ = batched(copy, name, mask, 4)
+    for op in copy.ops:
+        if isinstance(op, func.FuncOp) and op.sym_name.data == batched_name:
+            op.sym_visibility = None  # an entry: kept by the pipeline
+    return max(1, -(-resident_bytes(lower(copy, 1), batched_name, 1) // 4))
 
 
 def _basis_batch(module: ModuleOp, callee: func.FuncOp, fixed: int, which: int, keep: Sequence[int],
@@ -75,7 +97,7 @@ def _basis_batch(module: ModuleOp, callee: func.FuncOp, fixed: int, which: int, 
     basis = seeds[which]
     n = math.prod(basis.get_shape())
     mask = [k == fixed + which for k in range(len(inputs))]
-    k = max(1, min(n, BATCH_BYTES // max(1, bytes_per_row(module, callee.sym_name.data, mask))))
+    k = max(1, min(n, BATCH_BYTES // seed_bytes(module, callee.sym_name.data, mask, n)))
     blocks = -(-n // k)
     batched_name, batched_results = batched(module, callee.sym_name.data, mask, k)
     entry = Block(arg_types=inputs[:fixed])

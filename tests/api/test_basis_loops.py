@@ -137,6 +137,7 @@ def test_batched_hessian_on_the_interpreter_equals_jax(monkeypatch, rows_per_pas
     callee = next(op for op in module.ops if getattr(op, "sym_name", None) and op.sym_name.data == f"{fn.name}_jvp")
     row = batching.bytes_per_row(module, callee.sym_name.data, [False] * 3 + [True])
     monkeypatch.setattr(basis_loops, "BATCH_BYTES", row * rows_per_pass)
+    monkeypatch.setattr(basis_loops, "seed_bytes", lambda *_: row)  # not measured: blocks of rows_per_pass
     basis_loops.basis_loop(module, callee, 3, 0, [1], "hessian_basis")
     batched = next(op for op in module.ops if op.sym_name.data.startswith(f"{fn.name}_jvp_batched"))
     assert batched.function_type.inputs.data[3].get_shape()[0] == rows_per_pass

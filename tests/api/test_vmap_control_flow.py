@@ -272,3 +272,35 @@ def test_jacobian_through_a_data_dependent_while_in_one_batched_pass(transform):
     engines = [e for fn, compiled in list(basis_loops._COMPILED.items()) if fn.name.endswith("damped")
                for e in compiled.values()]
     assert engines and all(any("_batched_" in name for name in e.signatures) for e in engines)
+
+
+def deep(x, w1, w2):
+    return np.tanh(np.tanh(x @ w1) @ w2)
+
+
+@pytest.mark.slow
+def test_seed_blocks_measured_hold_the_budget(monkeypatch):
+    """Past `BATCH_BYTES` the Jacobian's seeds go in blocks sized by the measured bytes per seed
+    (`basis_loops.seed_bytes`), not the model (every seeded value alive at once, more than measured here):
+    larger blocks (20 of the 32 seeds), whose whole pass measures within the budget; the compiled Jacobian
+    equals JAX's."""
+    from dfc import basis_loops, batching
+    from dfc.compiler.engine import lower
+    from dfc.passes.resident_memory import resident_bytes
+
+    args = (RNG.normal(size=(8, 8)), RNG.normal(size=(8, 16)) / 2, RNG.normal(size=(16, 4)) / 2)
+    fn, ir_args, _ = dfc.jit(deep).specialize(*args)
+    module = fn.autodiff_module((1,))
+    callee = next(op for op in module.ops if isinstance(op, func.FuncOp) and op.sym_name.data == f"{fn.name}_grad")
+    mask = [False] * 3 + [True]
+    model = batching.bytes_per_row(module, callee.sym_name.data, mask)
+    per_seed = basis_loops.seed_bytes(module, callee.sym_name.data, mask, 10**9)
+    monkeypatch.setattr(basis_loops, "BATCH_BYTES", 20 * per_seed)
+    assert 20 * per_seed // model < 20
+    basis_loops.basis_loop(module, callee, 3, 0, [1], "jacobian_rows")
+    batched = next(op for op in module.ops if op.sym_name.data.startswith(f"{fn.name}_grad_batched"))
+    assert batched.function_type.inputs.data[3].get_shape()[0] == 20
+    assert resident_bytes(lower(module, 1), batched.sym_name.data, 1) <= 20 * per_seed
+    got = np.asarray(dfc.Function(module, "jacobian_rows")(*ir_args)).reshape(8, 4, 8, 16)
+    want = jax.jacrev(lambda x, w1, w2: jnp.tanh(jnp.tanh(x @ w1) @ w2), 1)(*args)
+    _close(got, want)
