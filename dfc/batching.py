@@ -39,7 +39,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from xdsl.builder import Builder
-from xdsl.dialects import func
+from xdsl.dialects import func, tensor
 from xdsl.dialects.builtin import DenseArrayBase, IndexType, ModuleOp, TensorType, i64
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.rewriter import InsertPoint
@@ -251,7 +251,9 @@ class _Batcher(ControlFlowRules):
         inits = []
         for i in keep:
             init = env[op.outs[i]]
-            if batched_part and init not in batch:
+            if batched_part and init not in batch and isinstance(init.owner, tensor.EmptyOp) and not init.owner.dynamic_sizes:
+                init = b.insert(tensor.EmptyOp([], lifted(init.type, k))).results[0]  # no values to repeat
+            elif batched_part and init not in batch:
                 shape = init.type.get_shape()
                 init = b.insert(nns.BroadcastInDimOp(init, [k, *shape], list(range(1, len(shape) + 1)))).results[0]
             inits.append(init)
