@@ -1,6 +1,7 @@
 """Matrix decompositions from nn ops and `scf.for` loops, shared by the ways in (`convert-stablehlo`'s
-LAPACK calls today): Householder QR in LAPACK's packed form and its Q, the symmetric eigenproblem
-and the SVD by Jacobi rotations.
+LAPACK calls, which dfc.torch writes too, and NumPy's stacked `np.linalg` calls): Cholesky, LU with
+partial pivoting and back substitution, Householder QR in LAPACK's packed form and its Q, the
+symmetric eigenproblem and the SVD by Jacobi rotations.
 
 Each builder takes an `Ops` (where to insert) and operands of static shape [*batch, m, n]: the
 batch dimensions lead and every matrix is decomposed on its own. Loops are `scf.for`s whose step
@@ -32,7 +33,17 @@ from collections.abc import Callable, Sequence
 import numpy as np
 from xdsl.builder import Builder
 from xdsl.dialects import arith, scf
-from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, FloatAttr, IndexType, IntegerAttr, TensorType, f32, i1, i64
+from xdsl.dialects.builtin import (
+    DenseIntOrFPElementsAttr,
+    FloatAttr,
+    IndexType,
+    IntegerAttr,
+    TensorType,
+    f32,
+    i1,
+    i32,
+    i64,
+)
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.rewriter import InsertPoint
 
@@ -328,3 +339,93 @@ def jacobi_svd(o: Ops, a: SSAValue, columns: int | None) -> tuple[SSAValue, SSAV
     u = o.where(o(nn.ReshapeOp(positive, row)), o(nn.DivOp(w, o(nn.ReshapeOp(safe, row)))), zero)
     return s, complete_columns(o, u, columns), v, converged
 
+
+
+def cholesky(o: Ops, a: SSAValue) -> tuple[SSAValue, SSAValue]:
+    """(L, failed): the lower Cholesky factor of a's lower triangle, column by column (v = a[:, j] - L L[j, :]^T,
+    column j = v / sqrt(v_j) at and below the diagonal), and per matrix [*batch] i1 whether a pivot v_j was not
+    positive (L holds NaN from there)."""
+    dims = shape(a)
+    nb, n = len(dims) - 2, dims[-1]
+    zero_f = o(nn.FullOp(FloatAttr(0.0, element(a)), dims))  # type: ignore[arg-type]
+
+    def step(o: Ops, j: SSAValue, values: list[SSAValue]) -> list[SSAValue]:
+        (lf,) = values
+        column = _slice(o, a, [o.i(0), j], [n, 1])
+        row = _slice(o, lf, [j, o.i(0)], [1, n])
+        v = o(nn.SubOp(column, _dot(o, lf, row, nb, nb + 1, nb + 1)))
+        root = o(nn.SqrtOp(_slice(o, v, [j, o.i(0)], [1, 1])))
+        below = o.cmp(o.iota([*dims[:-1], 1], nb), j, "GE")
+        col = o.where(below, o(nn.DivOp(v, root)), o.f(0.0, a))
+        return [o(nns.DynamicUpdateSliceOp(lf, col, [o.i(0)] * nb + [o.i(0), j]))]
+
+    factor = o.loop(n, [zero_f], step)[0]
+    positive = o.cmp(o.where(o(nne.ConvertOp(eye(o, dims, a), i1)), factor, o.f(1.0, a)), o.f(0.0, a), "GT")
+    ok = o(nn.ReduceOp(o(nne.ConvertOp(positive, f32)), "min", [nb, nb + 1]))
+    return factor, o(nne.NotOp(o.cmp(ok, o(nn.FullOp(FloatAttr(1.0, f32), [])), "EQ")))
+
+
+def getrf(o: Ops, a: SSAValue) -> tuple[SSAValue, SSAValue]:
+    """(LU, ipiv) of LAPACK's getrf for the first n columns of a [*batch, n, n + k] (the k more columns, a right
+    side, take the same row swaps and elimination): for each column j the row of the largest |a_ij| at or
+    below the diagonal (the first on ties, as idamax) swapped with row j, the multipliers a_ij / a_jj stored
+    below the diagonal (none under a zero pivot: the column stays as it is, as LAPACK leaves it) and the
+    later columns updated. ipiv [*batch, n] i32, 1-based."""
+    dims = shape(a)
+    nb, n, width = len(dims) - 2, dims[-2], dims[-1]
+    batch, e = dims[:-2], element(a)
+    p0 = o(nn.FullOp(IntegerAttr(0, i32), [*batch, n]))
+
+    def step(o: Ops, j: SSAValue, values: list[SSAValue]) -> list[SSAValue]:
+        m, piv = values
+        zero = o.i(0)
+        rows, cols = o.iota(dims, nb), o.iota(dims, nb + 1)
+        column = o(nn.ReshapeOp(_slice(o, m, [zero, j], [n, 1]), [*batch, n]))
+        at_or_below = o.cmp(o.iota([*batch, n], nb), j, "GE")
+        p = o(nnc.ArgMaxOp(o.where(at_or_below, o(nne.AbsOp(column)), o.f(-1.0, a)), nb))
+        pb = o(nns.BroadcastInDimOp(p, dims, list(range(nb))))
+        source = o.where(o.cmp(rows, j, "EQ"), pb, o.where(o.cmp(rows, pb, "EQ"),
+                                                           o(nns.BroadcastInDimOp(j, dims, [])), rows))
+        square = [*batch, n, n]
+        swap = o(nne.ConvertOp(o.cmp(o(nns.SliceOp(source, [0] * (nb + 2), square, [1] * (nb + 2))),
+                                     o.iota(square, nb + 1), "EQ"), e))
+        m = _dot(o, swap, m, nb, nb + 1, nb)
+        pivot = _slice(o, m, [j, j], [1, 1])
+        below = o.cmp(rows, j, "GT")
+        multipliers = o(nn.DivOp(_slice(o, m, [zero, j], [n, 1]), pivot))
+        nonzero = o.cmp(pivot, o.f(0.0, a), "NE")
+        multipliers = o.where(o(nne.AndOp(below, o(nns.BroadcastInDimOp(nonzero, dims, list(range(nb + 2)))))),
+                              o(nns.BroadcastInDimOp(multipliers, dims, list(range(nb + 2)))), o.f(0.0, a))
+        row = o.where(o.cmp(cols, j, "GT"), _slice(o, m, [j, zero], [1, width]), o.f(0.0, a))
+        m = o(nn.SubOp(m, o(nn.MulOp(multipliers, row))))
+        m = o.where(o(nne.AndOp(below, o.cmp(cols, j, "EQ"))), multipliers, m)
+        one_based = o(nne.ConvertOp(o(nn.AddOp(p, o.i(1))), i32))
+        here = o.cmp(o.iota([*batch, n], nb), j, "EQ")
+        return [m, o.where(here, o(nns.BroadcastInDimOp(one_based, [*batch, n], list(range(nb)))), piv)]
+
+    lu, pivots = o.loop(n, [a, p0], step)
+    return lu, pivots
+
+
+def back_substitute(o: Ops, lu: SSAValue, n: int) -> SSAValue:
+    """x [*batch, n, k] with U x = c, U the upper triangle of lu's first n columns and c its other k (getrf's
+    eliminated right side), row by row from the last."""
+    dims = shape(lu)
+    nb, k = len(dims) - 2, dims[-1] - n
+    batch = dims[:-2]
+    u = o(nns.SliceOp(lu, [0] * (nb + 2), [*batch, n, n], [1] * (nb + 2)))
+    c = o(nns.SliceOp(lu, [0] * (nb + 1) + [n], [*batch, n, n + k], [1] * (nb + 2)))
+    last = o.i(n - 1)
+
+    def step(o: Ops, t: SSAValue, values: list[SSAValue]) -> list[SSAValue]:
+        (x,) = values
+        i = o(nn.SubOp(last, t))
+        zero = o.i(0)
+        row = _slice(o, u, [i, zero], [1, n])
+        later = o.where(o.cmp(o.iota([*batch, 1, n], nb + 1), i, "GT"), row, o.f(0.0, lu))
+        rest = _dot(o, later, x, nb, nb + 1, nb)  # [*batch, 1, k]
+        value = o(nn.DivOp(o(nn.SubOp(_slice(o, c, [i, zero], [1, k]), rest)), _slice(o, u, [i, i], [1, 1])))
+        return [o(nns.DynamicUpdateSliceOp(x, value, [zero] * nb + [i, zero]))]
+
+    x0 = o(nn.FullOp(FloatAttr(0.0, element(lu)), [*batch, n, k]))  # type: ignore[arg-type]
+    return o.loop(n, [x0], step)[0]

@@ -36,13 +36,10 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from xdsl.builder import Builder
-from xdsl.dialects import arith, scf
-from xdsl.dialects.builtin import BoolAttr, FloatAttr, IndexType, IntegerAttr, TensorType, f64, i32, i64
-from xdsl.ir import Block, Operation, Region, SSAValue
-from xdsl.rewriter import InsertPoint
+from xdsl.dialects.builtin import BoolAttr, FloatAttr, IntegerAttr, TensorType, f64, i32, i64
+from xdsl.ir import Operation, SSAValue
 
 from dfc.dialects import nn
-from dfc.dialects import nn_contract as nnc
 from dfc.dialects import nn_elementwise as nne
 from dfc.dialects import nn_linalg_builders as lb
 from dfc.dialects import nn_shape as nns
@@ -118,57 +115,10 @@ class LapackConversions:
         shape = _shape(a)
         if len(shape) < 2 or shape[-1] != shape[-2]:
             raise CompileError.at(op, f"convert-stablehlo: {describe(op)} of {a.type}: square matrices expected")
-        batch, n = shape[:-2], shape[-1]
-        nb, e = len(batch), a.type.element_type  # type: ignore[union-attr]
-        full = [*batch, n, n]
-        p0 = self.ins(nn.FullOp(IntegerAttr(0, i32), [*batch, n]))
-        t0 = self.ins(nn.FullOp(IntegerAttr(0, i64), []))
-        body = Block(arg_types=[IndexType(), a.type, p0.type, t0.type])
-        _, m, piv, j = body.args
-        saved, self.b = self.b, Builder(InsertPoint.at_end(body))
-
-        def k(value: float) -> SSAValue:
-            return self.ins(nn.FullOp(FloatAttr(value, e), []))
-
-        zero = self.ins(nn.FullOp(IntegerAttr(0, i64), []))
-        rows = self.ins(nns.IotaOp(TensorType(i64, full), nb))
-        cols = self.ins(nns.IotaOp(TensorType(i64, full), nb + 1))
-        column = self.ins(nn.ReshapeOp(self.ins(nns.DynamicSliceOp(m, [zero] * nb + [zero, j], [*batch, n, 1])),
-                                       [*batch, n]))
-        at_or_below = self.ins(nne.CompareOp(self.ins(nns.IotaOp(TensorType(i64, [*batch, n]), nb)), j, "GE"))
-        candidates = self.ins(nne.SelectOp(at_or_below, self.ins(nne.AbsOp(column)), k(-1.0)))
-        p = self.ins(nnc.ArgMaxOp(candidates, nb))
-        pb = self.ins(nns.BroadcastInDimOp(p, full, list(range(nb))))
-        source = self.ins(nne.SelectOp(self.ins(nne.CompareOp(rows, j, "EQ")), pb,
-                                       self.ins(nne.SelectOp(self.ins(nne.CompareOp(rows, pb, "EQ")),
-                                                             self.ins(nns.BroadcastInDimOp(j, full, [])), rows))))
-        swap = self.ins(nne.ConvertOp(self.ins(nne.CompareOp(source, cols, "EQ")), e))
-        m = self.ins(nnc.DotGeneralOp(swap, m, (list(range(nb)), list(range(nb))), ([nb + 1], [nb])))
-        pivot = self.ins(nns.DynamicSliceOp(m, [zero] * nb + [j, j], [*batch, 1, 1]))
-        column = self.ins(nns.DynamicSliceOp(m, [zero] * nb + [zero, j], [*batch, n, 1]))
-        below = self.ins(nne.CompareOp(rows, j, "GT"))
-        multipliers = self.ins(nn.DivOp(self.ins(nns.BroadcastInDimOp(column, full, list(range(nb + 2)))),
-                                        self.ins(nns.BroadcastInDimOp(pivot, full, list(range(nb + 2))))))
-        nonzero = self.ins(nne.CompareOp(pivot, k(0.0), "NE"))  # a zero column is left as it is, as LAPACK does
-        nonzero = self.ins(nns.BroadcastInDimOp(nonzero, full, list(range(nb + 2))))
-        multipliers = self.ins(nne.SelectOp(self.ins(nne.AndOp(below, nonzero)), multipliers, k(0.0)))
-        row = self.ins(nns.BroadcastInDimOp(self.ins(nns.DynamicSliceOp(m, [zero] * nb + [j, zero], [*batch, 1, n])),
-                                            full, list(range(nb + 2))))
-        row = self.ins(nne.SelectOp(self.ins(nne.CompareOp(cols, j, "GT")), row, k(0.0)))
-        m = self.ins(nn.SubOp(m, self.ins(nn.MulOp(multipliers, row))))
-        in_column = self.ins(nne.AndOp(below, self.ins(nne.CompareOp(cols, j, "EQ"))))
-        m = self.ins(nne.SelectOp(in_column, multipliers, m))
-        one_based = self.ins(nne.ConvertOp(self.ins(nn.AddOp(p, self.ins(nn.FullOp(IntegerAttr(1, i64), [])))), i32))
-        here = self.ins(nne.CompareOp(self.ins(nns.IotaOp(TensorType(i64, [*batch, n]), nb)), j, "EQ"))
-        piv = self.ins(nne.SelectOp(here, self.ins(nns.BroadcastInDimOp(one_based, [*batch, n], list(range(nb)))), piv))
-        body.add_op(scf.YieldOp(m, piv, self.ins(nn.AddOp(j, self.ins(nn.FullOp(IntegerAttr(1, i64), []))))))
-        self.b = saved
-        bounds = [self.ins(arith.ConstantOp.from_int_and_width(v, IndexType())) for v in (0, n, 1)]
-        loop = scf.ForOp(*bounds, [a, p0, t0], Region(body))
-        self.b.insert(loop)
-        lu, pivots = loop.results[0], loop.results[1]
-        eye = self.ins(nne.CompareOp(self.ins(nns.IotaOp(TensorType(i64, full), nb)),
-                                     self.ins(nns.IotaOp(TensorType(i64, full), nb + 1)), "EQ"))
+        nb, e = len(shape) - 2, a.type.element_type  # type: ignore[union-attr]
+        lu, pivots = lb.getrf(lb.Ops(self.b), a)
+        eye = self.ins(nne.CompareOp(self.ins(nns.IotaOp(TensorType(i64, shape), nb)),
+                                     self.ins(nns.IotaOp(TensorType(i64, shape), nb + 1)), "EQ"))
         zero_pivot = self.ins(nne.AndOp(eye, self.ins(nne.CompareOp(lu, self.ins(nn.FullOp(FloatAttr(0.0, e), [])),
                                                                     "EQ"))))
         counts = self.ins(nn.ReduceOp(self.ins(nne.ConvertOp(zero_pivot, f64)), "sum", [nb, nb + 1]))
@@ -186,34 +136,13 @@ class LapackConversions:
         return [factor if lower else self._swap_last(factor), info]
 
     def _cholesky(self, a: SSAValue, batch: tuple[int, ...], n: int) -> tuple[SSAValue, SSAValue]:
-        """(L, info): the lower Cholesky factor of a's lower triangle, column by column."""
-        e = a.type.element_type  # type: ignore[union-attr]
+        """(L, info): the lower Cholesky factor of a's lower triangle (`nn_linalg_builders.cholesky`); info counts
+        the columns whose pivot is not positive."""
+        factor, _ = lb.cholesky(lb.Ops(self.b), a)
         nb = len(batch)
-        l0 = self.ins(nn.FullOp(FloatAttr(0.0, e), [*batch, n, n]))
-        t0 = self.ins(nn.FullOp(IntegerAttr(0, i64), []))
-        body = Block(arg_types=[IndexType(), l0.type, t0.type])
-        _, lf, j = body.args
-        saved, self.b = self.b, Builder(InsertPoint.at_end(body))
-        zero = self.ins(nn.FullOp(IntegerAttr(0, i64), []))
-        column = self.ins(nns.DynamicSliceOp(a, [zero] * nb + [zero, j], [*batch, n, 1]))
-        row = self.ins(nns.DynamicSliceOp(lf, [zero] * nb + [j, zero], [*batch, 1, n]))
-        known = self.ins(nnc.DotGeneralOp(lf, row, (list(range(nb)), list(range(nb))), ([nb + 1], [nb + 1])))
-        v = self.ins(nn.SubOp(column, known))
-        pivot = self.ins(nns.DynamicSliceOp(v, [zero] * nb + [j, zero], [*batch, 1, 1]))
-        root = self.ins(nns.BroadcastInDimOp(self.ins(nn.SqrtOp(pivot)), [*batch, n, 1], list(range(nb + 2))))
-        rows = self.ins(nns.IotaOp(TensorType(i64, [*batch, n, 1]), nb))
-        below = self.ins(nne.CompareOp(rows, j, "GE"))
-        col = self.ins(nne.SelectOp(below, self.ins(nn.DivOp(v, root)), self.ins(nn.FullOp(FloatAttr(0.0, e), []))))
-        l_new = self.ins(nns.DynamicUpdateSliceOp(lf, col, [zero] * nb + [zero, j]))
-        body.add_op(scf.YieldOp(l_new, self.ins(nn.AddOp(j, self.ins(nn.FullOp(IntegerAttr(1, i64), []))))))
-        self.b = saved
-        bounds = [self.ins(arith.ConstantOp.from_int_and_width(v, IndexType())) for v in (0, n, 1)]
-        loop = scf.ForOp(*bounds, [l0, t0], Region(body))
-        self.b.insert(loop)
-        factor = loop.results[0]
-        eye = self.ins(nne.CompareOp(self.ins(nns.IotaOp(TensorType(i64, [n, n]), 0)),
-                                     self.ins(nns.IotaOp(TensorType(i64, [n, n]), 1)), "EQ"))
-        eye = self.ins(nns.BroadcastInDimOp(eye, [*batch, n, n], [nb, nb + 1]))
+        e = a.type.element_type  # type: ignore[union-attr]
+        eye = self.ins(nne.CompareOp(self.ins(nns.IotaOp(TensorType(i64, [*batch, n, n]), nb)),
+                                     self.ins(nns.IotaOp(TensorType(i64, [*batch, n, n]), nb + 1)), "EQ"))
         diagonal = self.ins(nne.SelectOp(eye, factor, self.ins(nn.FullOp(FloatAttr(1.0, e), []))))
         failed = self.ins(nne.NotOp(self.ins(nne.CompareOp(diagonal, self.ins(nn.FullOp(FloatAttr(0.0, e), [])),
                                                            "GT"))))
