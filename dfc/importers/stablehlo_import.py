@@ -186,9 +186,10 @@ def from_jax(f: Callable[..., Any], *example_args: Any) -> JaxFunction:
     carries the position in the Python source of the JAX call it comes from,
     so errors point there. A function calling `lax.stop_gradient` (which
     StableHLO does not carry; JAX's own calls in softmax and logsumexp, which
-    leave the gradient as it is, aside) or sampling `jax.random.gamma` (JAX's
-    gradient of a sample is implicit, not its sampler's) is marked so that
-    `autodiff` refuses it there.
+    leave the gradient as it is, aside), sampling `jax.random.gamma` (JAX's
+    gradient of a sample is implicit, not its sampler's) or calling a function
+    with a user's `jax.custom_jvp`/`jax.custom_vjp` rule (StableHLO holds its
+    primal only) is marked so that `autodiff` refuses it there.
     """
     jax = require_extra("jax", "jax", "dfc.from_jax")
     lowered = jax.jit(f, keep_unused=True).lower(*example_args)  # the module takes every argument f does
