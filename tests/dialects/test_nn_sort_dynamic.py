@@ -8,10 +8,18 @@ import numpy as np
 import pytest
 
 from tests.dialects.test_nn_elementwise import check
-from tests.dialects.test_nn_sort import _floats, _reference
+from tests.dialects.test_nn_sort import _floats
+from tests.dialects.test_nn_sort import _reference as _torch_reference
 
 RNG = np.random.default_rng(36)
 SLOW = pytest.mark.slow
+
+
+def _reference(x, axis, descending):
+    """NumPy's stable order ascending (no torch import in the default run); PyTorch's descending."""
+    if descending:
+        return _torch_reference(x, axis, True)
+    return np.argsort(x, axis=axis, kind="stable").astype(np.int64)
 
 
 def _argsort(shape, dtype, axis, flags="", k=None) -> str:
