@@ -253,6 +253,11 @@ def tensor_type(dtype: str, shape: list[int]) -> TensorType:
     return TensorType(IR_TYPES[dtype], shape)
 
 
+class ListValue(tuple):
+    """A Python list's value: a tuple everywhere, except as a subscript, where NumPy reads a list as an index
+    array (`x[[0, 2]]`, `x[idx]` with `idx = [0, 2]`) and a tuple as one index per dimension."""
+
+
 @dataclass
 class Method:
     """`x.name` of an array, waiting for its call."""

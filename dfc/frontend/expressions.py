@@ -29,6 +29,7 @@ from dfc.frontend.arrays import (
     Const,
     Expr,
     Index,
+    ListValue,
     Op,
     View,
     is_float,
@@ -139,7 +140,8 @@ class Expressions:
     def _Tuple(self, node: ast.Tuple) -> tuple:
         return tuple(self.expr(e) for e in node.elts)
 
-    _List = _Tuple
+    def _List(self, node: ast.List) -> ListValue:
+        return ListValue(self.expr(e) for e in node.elts)
 
     def _Attribute(self, node: ast.Attribute) -> Any:
         base = self.expr(node.value)

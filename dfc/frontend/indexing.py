@@ -17,7 +17,7 @@ from xdsl.ir import SSAValue
 
 from dfc.frontend import dynamic_values, masks, numpy_api
 from dfc.frontend.affine import Affine, opaque
-from dfc.frontend.arrays import Const, Expr, Gather, Index, Iota, View, is_float, is_unsigned
+from dfc.frontend.arrays import Const, Expr, Gather, Index, Iota, ListValue, View, is_float, is_unsigned
 
 
 def broadcast(shapes: list[list[Affine]], fail: Callable[[str], Exception]) -> list[Affine]:
@@ -159,19 +159,21 @@ class Indexing:
                 out.append(slice(*(None if x is None else self.expr(x) for x in (p.lower, p.upper, p.step))))
             else:
                 value = self.expr(p)
-                if isinstance(p, ast.List):  # x[[0, 2]]: a list is an index array (or a mask), as np.array makes it
+                if isinstance(value, ListValue):  # x[[0, 2]]: a list is an index array (or a mask), as np.array makes it
                     value = numpy_api.HANDLERS[np.array](self, [value], {}, p)
                 out.append(dynamic_values.masked(self, value, p) if isinstance(value, masks.Masked) else value)
         if not isinstance(node, ast.Tuple) and isinstance(out[0], tuple):  # x[t] of a tuple t is x[t[0], t[1], ...]
             return out[0]
         return tuple(out)
 
-    def index(self, base: Expr, parts: tuple, node: ast.AST, keep_cell: bool = False, scatter: bool = False) -> Expr:
+    def index(self, base: Expr, parts: tuple, node: ast.AST, keep_cell: bool = False, scatter: bool = False,
+              wrap: bool = True) -> Expr:
         """Basic indexing (ints, also loop variables; slices, None, Ellipsis) and
         reads at integer arrays (NumPy's advanced indexing, as gathers; negative
         indices wrap, others out of range are an IndexError at run time). With
         `keep_cell` the view keeps the array's cell (an assignment's target); with
-        `scatter` too, also when it has gathers (a scatter, `scatter.py`)."""
+        `scatter` too, also when it has gathers (a scatter, `scatter.py`). Without
+        `wrap` a negative index is out of range (a read that must raise)."""
         if not isinstance(base, View) or base.gathers:
             base = View.whole(self.em.materialize(base))
         consumed = sum(1 for p in parts if p is not None and p is not Ellipsis)
@@ -224,7 +226,7 @@ class Indexing:
                     continue
                 if keep_cell and not scatter:
                     raise self.fail("assignment at an array of indices (a scatter) is not supported here", node)
-                p = self._wrap_indices(p, size, node)
+                p = self._wrap_indices(p, size, node) if wrap else p
                 dims = [d if not (s.static == 1 and batch[d - first].static != 1) else None for d, s in zip(dims, p.shape)]
                 gathers.append(Gather(col, p, dims))
                 continue

@@ -191,7 +191,8 @@ def _bincount(tr, args, kwargs, node):
                                                   "f64"), Affine(1), False, node)
     # each value's own bin read back (a gather the engine bounds-checks); it holds a hit whenever it exists
     found = reduce(tr, "add", hits, Affine(1), False, node) if weights is not None else counts
-    missing = reduce(tr, "add", _bool(tr, "lt", tr.index(found, (keys,), node), 1, node), None, False, node)
+    missing = reduce(tr, "add", _bool(tr, "lt", tr.index(found, (keys,), node, wrap=False), 1, node), None, False,
+                     node)
     return tr.elementwise("where", [_bool(tr, "eq", missing, 0, node), counts, zero], node, counts.dtype)
 
 
