@@ -37,7 +37,7 @@ If, Loop, Scan (`onnx_loop_while`: Loops of run-time length);
 `onnx_sequence_models`: LinearAttention, CausalConvWithState, FlexAttention
 (`ai.onnx.preview`); `onnx_text_ops`: TfIdfVectorizer; `onnx_ml_ops`: Binarizer, ArrayFeatureExtractor,
 TreeEnsemble (`ai.onnx.ml`); `onnx_training_ops`:
-Adagrad, Adam, Momentum (`ai.onnx.preview.training`); `onnx_sequences`:
+Adagrad, Adam, Momentum (`ai.onnx.preview.training`; `onnx_gradient`: Gradient); `onnx_sequences`:
 sequences and optionals; `onnx_recurrent`: RNN, GRU, LSTM; `onnx_unsigned`:
 BitShift and the unsigned forms; `onnx_narrow_types`: the narrow float and
 integer formats, BitCast; `onnx_quantize`: QuantizeLinear, DequantizeLinear,
@@ -89,6 +89,7 @@ from dfc.importers.onnx_common import (
     unsqueezed_shape,
 )
 from dfc.importers.onnx_control_flow import ControlFlowOps
+from dfc.importers.onnx_gradient import GradientOps
 from dfc.importers.onnx_image_ops import ImageOps
 from dfc.importers.onnx_linalg_ops import LinalgOps
 from dfc.importers.onnx_loop_while import WhileLoopOps
@@ -191,7 +192,7 @@ def _trunc_div(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 class OnnxImporter(ShapeOps, NNOps, MathOps, AttentionOps, ImageOps, ControlFlowOps, RecurrentOps, UnsignedOps,
                    NarrowOps, QuantizeOps, SequenceOps, WhileLoopOps, SequenceModelOps, SampleOps,
-                   SpectralOps, TextOps, TrainingOps, LinalgOps, MLOps, RoiOps, RandomOps):
+                   SpectralOps, TextOps, TrainingOps, LinalgOps, MLOps, RoiOps, RandomOps, GradientOps):
     """Builds `@main` node by node; `consts` holds the values known at import time, `values` the SSA values
     and the sequences and optionals (`onnx_sequences`)."""
 

@@ -14,8 +14,8 @@ from dfc.dialects import nn
 from dfc.dialects import nn_elementwise as nne
 from dfc.importers.onnx_common import NodeError, tensor_of
 
-TRAINING_OPS = frozenset({"Adagrad", "Adam", "Momentum"})
-"""Operators of the `ai.onnx.preview.training` domain the importer builds."""
+TRAINING_OPS = frozenset({"Adagrad", "Adam", "Momentum", "Gradient"})
+"""Operators of the `ai.onnx.preview.training` domain the importer builds (Gradient: `onnx_gradient`)."""
 
 
 class TrainingOps:

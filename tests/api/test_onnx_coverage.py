@@ -472,6 +472,7 @@ SUBSET: dict[str, tuple[str, ...]] = {
     "HannWindow": ("test_hannwindow",), "HammingWindow": ("test_hammingwindow_symmetric",),
     "BlackmanWindow": ("test_blackmanwindow",),
     "Adagrad": ("test_adagrad_multiple",), "Adam": ("test_adam",), "Momentum": ("test_nesterov_momentum",),
+    "Gradient": ("simple/test_gradient_of_add_and_mul",),
     "TensorScatter": ("test_tensorscatter_circular",),
     "MaxUnpool": ("test_maxunpool_export_with_output_shape",),
     "Det": ("test_det_nd",),
