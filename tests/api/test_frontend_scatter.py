@@ -58,17 +58,22 @@ def _data(rng):
     return x, X, idx, np.array([1, 3, 1]), rng.standard_normal(6), rng.standard_normal((3, 4))
 
 
-def _check(f, data):
+def _check(f, data, interpret=False):
+    """f's results compiled (and on the interpreter) against NumPy's."""
     ref = f(*(a.copy() for a in data))
-    got = dfc.jit(f)(*(a.copy() for a in data))
-    for r, g in zip(ref, got):
-        np.testing.assert_allclose(g, r, rtol=1e-13, atol=1e-13)
+    got = [dfc.jit(f)(*(a.copy() for a in data))]
+    if interpret:
+        fn, ir_args, _ = dfc.jit(f).specialize(*(a.copy() for a in data))
+        got.append(dfc.interpret(fn.module, fn.name, *ir_args))
+    for results in got:
+        for r, g in zip(ref, results, strict=True):
+            np.testing.assert_allclose(np.asarray(g), r, rtol=1e-13, atol=1e-13)
 
 
 def test_scatters_match_numpy_and_out_of_range_raises():
     rng = np.random.default_rng(0)
     data = _data(rng)
-    _check(scatters, data)
+    _check(scatters, data, interpret=True)
     f = dfc.jit(scatters)
     bad = list(_data(rng))
     bad[2] = np.array([0, 3, 7, 3, 0, 5])  # 7 is past the end of x (size 7): NumPy's IndexError
