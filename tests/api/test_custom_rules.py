@@ -55,10 +55,10 @@ def _line_of(f, text: str) -> int:
     return first + next(k for k, line in enumerate(lines) if text in line)
 
 
-@pytest.mark.parametrize("rule,primal,what", [(_ste, np.round, "jax.custom_vjp rule of `_ste`"),
-                                              (_sq, np.square, "jax.custom_jvp rule of `_sq`"),
-                                              (_sine, np.sin, "jax.custom_jvp rule of `_sine`"),
-                                              (_cosine, np.cos, "jax.custom_jvp rule of `cos`")])
+@pytest.mark.parametrize("rule,primal,what", [
+    (_ste, np.round, "jax.custom_vjp rule of `_ste`"), (_sq, np.square, "jax.custom_jvp rule of `_sq`"),
+    pytest.param(_sine, np.sin, "jax.custom_jvp rule of `_sine`", marks=pytest.mark.slow),
+    pytest.param(_cosine, np.cos, "jax.custom_jvp rule of `cos`", marks=pytest.mark.slow)])
 def test_a_gradient_through_a_users_jax_rule_is_refused_at_the_call(rule, primal, what):
     """The forward runs (the primal); the gradient is refused at the line calling the rule."""
     def loss(x):
@@ -181,8 +181,9 @@ def test_torch_checkpoint_is_differentiated_as_eager(reentrant):
     """torch.utils.checkpoint is torch's own (its backward recomputes the same forward): the gradient of
     the forward through it equals eager's."""
     torch = pytest.importorskip("torch")
-    import dfc.torch as dt
     from torch.utils.checkpoint import checkpoint
+
+    import dfc.torch as dt
 
     module = _torch_module(lambda v: checkpoint(torch.sin, v, use_reentrant=reentrant))
     x = torch.linspace(-1.0, 1.5, 5, dtype=torch.float64)
