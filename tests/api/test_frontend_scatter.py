@@ -207,3 +207,30 @@ def test_shrinking_loops_are_located_refusals(fn, args, message, marker):
     with pytest.raises(dfc.FrontendError, match=message) as err:
         dfc.jit(fn)(*args)
     assert f"test_frontend_scatter.py:{_line_of(fn, marker)}:" in str(err.value)
+
+
+def csr_to_dense(A_row, A_col, A_val, out):
+    """In NPBench's style (in place, no return): a scatter at index arrays of run-time size in a loop."""
+    for i in range(A_row.size - 1):
+        cols = A_col[A_row[i]:A_row[i + 1]]
+        out[i, cols] = A_val[A_row[i]:A_row[i + 1]]
+
+
+def histogram_at(x, bins, counts):
+    k = np.floor((x - x.min()) / (x.max() - x.min()) * (bins - 1)).astype(np.int64)
+    np.add.at(counts, k, 1)
+
+
+@pytest.mark.slow
+def test_in_place_scatter_kernels_match_numpy():
+    rng = np.random.default_rng(4)
+    D = rng.standard_normal((5, 6)) * (rng.random((5, 6)) < 0.4)
+    rows, cols, vals = np.concatenate([[0], np.cumsum((D != 0).sum(1))]), np.nonzero(D)[1], D[D != 0]
+    out = np.zeros((5, 6))
+    dfc.jit(csr_to_dense)(rows, cols, vals, out)
+    np.testing.assert_array_equal(out, D)
+    x = rng.standard_normal(50)
+    ref, got = np.zeros(8, np.int64), np.zeros(8, np.int64)
+    histogram_at(x, 8, ref)
+    dfc.jit(histogram_at)(x, 8, got)
+    np.testing.assert_array_equal(got, ref)
