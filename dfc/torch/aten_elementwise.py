@@ -109,7 +109,10 @@ def _clamp(b, node, x, lo, hi):
             bound = b.tensor(bound, dtype)
             if bound.shape:
                 bound = b.broadcast(bound, shape)
-            x = b.op("nn.select", [b.compare(direction, x, bound), bound, x], shape, dtype)
+            beyond = b.compare(direction, x, bound)
+            if x.is_float:  # a NaN bound gives NaN, as torch's
+                beyond = b.binary("nn.or", beyond, b.compare("NE", bound, bound), "i1")
+            x = b.op("nn.select", [beyond, bound, x], shape, dtype)
     return x
 
 
@@ -211,9 +214,9 @@ def signbit(b, x: Value) -> Value:
 
 @handles("exp2.default")
 def _exp2(b, node, x):
-    """2^x as exp(x ln 2) (within |x| ulp of 2^x)."""
+    """2.0 ** x (libm's pow; exp(x ln 2) is off by |x| ulp)."""
     x = b.convert(x, b.out(node)[1])
-    return b.unary("nn.exp", b.binary("nn.mul", x, math.log(2.0), x.dtype))
+    return b.binary("nn.power", 2.0, x, x.dtype)
 
 
 @handles("fmax.default", "fmin.default")
@@ -265,10 +268,24 @@ def _one_minus_square(b, x):
 
 
 def _asinh_positive(b, x):
-    """asinh of x >= 0: log1p(x + x^2 / (1 + sqrt(1 + x^2))) (no cancellation near 0)."""
-    square = b.binary("nn.mul", x, x)
+    """asinh of x >= 0: log1p(x + x^2 / (1 + sqrt(1 + x^2))) (no cancellation near 0), log(x) + log(2) above
+    2^28 (where x^2 + 1 is x^2, and would overflow from 1e154 on). Each form reads a safe constant where the
+    other is taken, so that its derivative there (times the select's zero) is not NaN."""
+    large = b.compare("GT", x, 2.0 ** 28)
+    small = _where(b, large, b.tensor(1.0, x.dtype), x)
+    square = b.binary("nn.mul", small, small)
     root = b.unary("nn.sqrt", b.binary("nn.add", square, 1.0))
-    return b.unary("nn.log1p", b.binary("nn.add", x, b.binary("nn.div", square, b.binary("nn.add", root, 1.0))))
+    near = b.unary("nn.log1p", b.binary("nn.add", small, b.binary("nn.div", square, b.binary("nn.add", root, 1.0))))
+    far = b.binary("nn.add", b.unary("nn.log", _where(b, large, x, b.tensor(2.0 ** 28, x.dtype))), math.log(2.0))
+    return _where(b, large, far, near)
+
+
+def _odd(b, x, positive):
+    """f(x) = -f(-x) from f on x >= 0: f(|x|), negated below 0, |x| as a select (so the derivative at 0 is
+    f's there, and f is evaluated at one argument only: a form evaluated at -x too would give NaN derivatives)."""
+    negative = b.compare("LT", x, 0.0)
+    magnitude = positive(b, _where(b, negative, b.unary("nn.neg", x), x))
+    return _where(b, negative, b.unary("nn.neg", magnitude), magnitude)
 
 
 _FLOAT_FORMS = {
@@ -283,8 +300,7 @@ _FLOAT_FORMS = {
     "asin": lambda b, x: b.binary("nn.atan2", x, b.unary("nn.sqrt", _one_minus_square(b, x))),
     "acos": lambda b, x: b.binary("nn.atan2", b.unary("nn.sqrt", _one_minus_square(b, x)), x),
     # odd: the positive form of |x|, negated below 0 (selected, so the derivative at 0 is 1)
-    "asinh": lambda b, x: _where(b, b.compare("LT", x, 0.0),
-                                 b.unary("nn.neg", _asinh_positive(b, b.unary("nn.neg", x))), _asinh_positive(b, x)),
+    "asinh": lambda b, x: _odd(b, x, _asinh_positive),
     # 2 asinh(sqrt((x - 1) / 2)) (cosh 2a = 1 + 2 sinh^2 a): NaN below 1, accurate near 1, and the
     # derivative at 1 is infinite as torch's (a form with a product (x - 1)(x + 1) would give NaN there)
     "acosh": lambda b, x: b.binary("nn.mul", _asinh_positive(b, b.unary("nn.sqrt", b.binary(
@@ -312,7 +328,12 @@ def _trunc(b, node, x):
 
 @handles("sign.default")
 def _sign(b, node, x):
-    return x if x.dtype == "i1" else b.unary("nn.sign", x)
+    """-1, 0 or 1; 0 for NaN, as torch's (NumPy's is NaN)."""
+    if x.dtype == "i1":
+        return x
+    if not x.is_float:
+        return b.unary("nn.sign", x)
+    return _where(b, b.compare("NE", x, x), b.tensor(0.0, x.dtype), b.unary("nn.sign", x))
 
 
 @handles("isinf.default")
