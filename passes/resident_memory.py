@@ -10,7 +10,9 @@ per-function peak (`print-stats`) leaves out what callees hold and return,
 which a gradient calling `@f_grad` or a checkpoint's `@segment_grad` needs
 counted. A recursive call adds nothing more. A dynamically shaped buffer has
 no size before the call runs (a replayed `while` loop's tape has a row per
-trip): `dynamic_buffers` lists those the call may allocate, which
+trip) unless its sizes are bounded (`minui` with a constant: the tape of a
+replayed `while` under a budget, at most the rows the budget holds), counted
+at the bound: `dynamic_buffers` lists the others the call may allocate, which
 `resident_bytes` cannot count.
 
 This is the bound `dfc.grad(..., memory_budget=B)` holds (dfc/memory_budget.py).
@@ -18,9 +20,9 @@ This is the bound `dfc.grad(..., memory_budget=B)` holds (dfc/memory_budget.py).
 
 from __future__ import annotations
 
-from xdsl.dialects import func, memref, scf
-from xdsl.dialects.builtin import MemRefType, ModuleOp
-from xdsl.ir import Operation
+from xdsl.dialects import arith, func, memref, scf
+from xdsl.dialects.builtin import IntegerAttr, MemRefType, ModuleOp
+from xdsl.ir import Operation, SSAValue
 
 ALIGNMENT = 64
 
@@ -33,6 +35,40 @@ def buffer_bytes(t) -> int:
     for d in t.get_shape():
         n *= d
     return -(-n // ALIGNMENT) * ALIGNMENT
+
+
+def bounded_bytes(op: memref.AllocOp | memref.AllocaOp) -> int | None:
+    """Bytes of the buffer `op` allocates, rounded up to 64, its dynamic sizes taken at their bounds: a
+    constant, `arith.minui` of anything and a bound (the tape of a loop whose trip count is known only
+    at run time, under a budget), a dimension of such a buffer (its copy); None when a size has none."""
+    t = op.memref.type
+    sizes = iter(op.dynamic_sizes)
+    n = max(1, t.element_type.bitwidth // 8) if hasattr(t.element_type, "bitwidth") else 8
+    for d in t.get_shape():
+        if d < 0:
+            d = _bound(next(sizes))
+            if d is None:
+                return None
+        n *= d
+    return -(-n // ALIGNMENT) * ALIGNMENT
+
+
+def _bound(v: SSAValue) -> int | None:
+    owner = v.owner
+    if isinstance(owner, arith.ConstantOp) and isinstance(owner.value, IntegerAttr):
+        return owner.value.value.data
+    if isinstance(owner, arith.MinUIOp):
+        bounds = [b for b in (_bound(owner.lhs), _bound(owner.rhs)) if b is not None]
+        return min(bounds, default=None)
+    if isinstance(owner, memref.DimOp) and isinstance(owner.source.owner, memref.AllocOp):  # a copy's size
+        index, alloc = _bound(owner.index), owner.source.owner
+        shape = alloc.memref.type.get_shape()
+        if index is None or not 0 <= index < len(shape):
+            return None
+        if shape[index] >= 0:
+            return shape[index]
+        return _bound(alloc.dynamic_sizes[sum(d < 0 for d in shape[:index])])
+    return None
 
 
 def resident_bytes(module: ModuleOp, entry: str, threads: int = 1) -> int:
@@ -55,7 +91,8 @@ def resident_bytes(module: ModuleOp, entry: str, threads: int = 1) -> int:
                     start = order[op] + isinstance(op, func.CallOp)  # a call's results exist after it
                     for r in op.results:
                         frees = [order[u.operation] for u in r.uses if isinstance(u.operation, memref.DeallocOp)]
-                        held.append((start, max(frees, default=len(ops)), buffer_bytes(r.type)))
+                        size = bounded_bytes(op) if isinstance(op, memref.AllocOp) else buffer_bytes(r.type)
+                        held.append((start, max(frees, default=len(ops)), size or 0))
                 if isinstance(op, func.CallOp) and op.callee.root_reference.data in functions:
                     during[order[op]] = peak(op.callee.root_reference.data)
                 if isinstance(op, memref.AllocaOp):
@@ -76,7 +113,7 @@ def dynamic_buffers(module: ModuleOp, entry: str) -> list[memref.AllocOp | memre
     reached, todo, found = {entry}, [entry], []
     while todo:
         for op in functions[todo.pop()].walk():
-            if isinstance(op, memref.AllocOp | memref.AllocaOp) and not op.memref.type.has_static_shape():
+            if isinstance(op, memref.AllocOp | memref.AllocaOp) and bounded_bytes(op) is None:
                 found.append(op)
             if isinstance(op, func.CallOp) and (callee := op.callee.root_reference.data) in functions:
                 if callee not in reached:

@@ -11,6 +11,8 @@ count) into which each iteration writes its value at row t, and the backward
 loop reads row t back. With `recompute`, or for a dynamically shaped value,
 the forward loop is instead rerun up to t (no memory, quadratic time). A
 linear body, like a stencil's, needs neither: nothing is kept or recomputed.
+Under a memory budget, a loop whose trip count is known only at run time
+chooses between the two at run time (`_tape_or_recompute`).
 """
 
 from __future__ import annotations
@@ -141,6 +143,8 @@ def resolve_placeholders(
         if k is None:
             for p in ps:
                 _recompute(p)
+        elif k < 0:
+            _tape_or_recompute(loop, ps, -k)
         elif k == 0:
             _tape(loop, ps)
         else:
@@ -165,13 +169,18 @@ def tape_plan(loop: scf.ForOp, placeholders: list[Placeholder], budget: int | No
     k-row tape of one recomputed segment (and the state restored from its
     checkpoint), k chosen for the least memory (about sqrt(n * state / row)),
     when that fits; (None, 0) recomputation from
-    the start otherwise, or when the state cannot be checkpointed (a dynamic
-    trip count, or a carried value other than a tensor of static shape)."""
+    the start otherwise, or when the state cannot be checkpointed (a carried
+    value other than a tensor of static shape). A trip count known only at run
+    time: (-c, c rows) the run-time choice of `_tape_or_recompute` (a tape when
+    the n rows are at most c, the rows the budget holds), if it holds one row."""
     positions = sorted({p.position for p in placeholders})
     row = sum(_bytes(loop.iter_args[j].type) for j in positions)
     n = _constant_trip_count(loop)
-    if n is None:  # the trip count is known only at run time: a tape of n rows, or no tape
-        return (0, 0) if budget is None else (None, 0)
+    if n is None:
+        if budget is None:
+            return 0, 0
+        cap = budget // max(1, row)
+        return (-cap, cap * row) if cap >= 1 else (None, 0)
     if budget is None or n * row <= budget:
         return 0, n * row
     if not all(isinstance(v.type, TensorType) and v.type.has_static_shape() for v in loop.iter_args):
@@ -255,6 +264,65 @@ def _tape(loop: scf.ForOp, placeholders: list[Placeholder], trips: int | None = 
         p.value.replace_all_uses_with(value)
         p.op.detach()
         p.op.erase()
+
+
+def _tape_or_recompute(loop: scf.ForOp, placeholders: list[Placeholder], cap: int) -> None:
+    """A run-time choice for a loop of a run-time trip count n: when n <= `cap`, the
+    forward loop records the placeholders' iter_args on a tape of n rows and the
+    backward loops read them back; else the tape has one row, which every iteration
+    overwrites (no branch around it: a tape yielded by an `scf.if` would be copied),
+    and the backward loops rerun the forward loop up to each iteration. The tape's
+    rows are `minui(n if n <= cap else 1, cap)`: a bound `resident_memory` reads."""
+    positions = sorted({p.position for p in placeholders})
+    lb, step, inits, plain = loop.lb, loop.step, list(loop.iter_args), loop.clone()
+    b = Builder(InsertPoint.before(loop))
+    n, limit = _trip_count(b, loop), _index(b, cap)
+    fits = b.insert(arith.CmpiOp(n, limit, "ule")).result
+    rows = b.insert(arith.SelectOp(fits, n, _index(b, 1))).result
+    rows = _binary(b, arith.MinUIOp, rows, limit)
+    tapes = []
+    for position in positions:
+        t = loop.iter_args[position].type
+        assert isinstance(t, TensorType)
+        tapes.append(b.insert(tensor.EmptyOp([rows], TensorType(t.element_type, [DYNAMIC_INDEX, *t.get_shape()]))).tensor)
+    body = loop.body.block
+    records = [body.insert_arg(tp.type, len(body.args)) for tp in tapes]
+    yielded = body.last_op
+    assert isinstance(yielded, scf.YieldOp)
+    rb = Builder(InsertPoint.before(yielded))
+    row = rb.insert(arith.SelectOp(fits, _step_index(rb, body.args[0], loop), _index(rb, 0))).result
+    written = [_copy_row(rb, body.args[1 + position], record, row, into_tape=True)
+               for position, record in zip(positions, records)]
+    rb.insert(scf.YieldOp(*yielded.arguments, *written))
+    yielded.detach()
+    yielded.erase()
+    new = scf.ForOp(loop.lb, loop.ub, loop.step, [*loop.iter_args, *tapes], loop.detach_region(loop.body))
+    b.insert(new)
+    for old, result in zip(loop.results, new.results):
+        old.replace_all_uses_with(result)
+    loop.detach()
+    loop.erase()
+    final = dict(zip(positions, new.results[len(new.results) - len(tapes) :]))
+    for p in placeholders:
+        backward = p.op.parent_op()
+        assert isinstance(backward, scf.ForOp)
+        pb = Builder(InsertPoint.before(p.op))
+        last = _binary(pb, arith.SubiOp, backward.ub, _index(pb, 1))
+        step_index = _binary(pb, arith.SubiOp, last, backward.body.block.args[0])
+        read, rerun = Block(), Block()
+        rdb = Builder(InsertPoint.at_end(read))
+        fresh = rdb.insert(tensor.EmptyOp([], p.value.type)).tensor
+        read.add_op(scf.YieldOp(_copy_row(rdb, final[p.position], fresh, step_index, into_tape=False)))
+        reb = Builder(InsertPoint.at_end(rerun))
+        end = _binary(reb, arith.AddiOp, lb, _binary(reb, arith.MuliOp, step_index, step))
+        again = reb.insert(plain.clone())
+        again.operands = [lb, end, step, *inits]
+        rerun.add_op(scf.YieldOp(again.results[p.position]))
+        choice = pb.insert(scf.IfOp(fits, [p.value.type], [read], [rerun]))
+        p.value.replace_all_uses_with(choice.results[0])
+        p.op.detach()
+        p.op.erase()
+    plain.erase()
 
 
 def _copy_row(b: Builder, source: SSAValue, dest: SSAValue, row: SSAValue, into_tape: bool) -> SSAValue:

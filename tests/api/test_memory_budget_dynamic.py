@@ -1,5 +1,6 @@
 """`dfc.grad(f, memory_budget=B)` where sizes are known only at run time (issue 37): a data-dependent
-`while` loop is replayed without a tape under a budget, so its gradient's measured memory holds B
+`while` loop is replayed with a tape of at most the rows B leaves (2 here, for 7 trips: recomputed at run
+time; tests/api/test_vmap_control_flow.py runs both sides), so its gradient's measured memory holds B
 (and equals float64 central differences); a gradient that allocates a buffer of run-time size has no
 bound to hold, and the budget is refused by name (`UnboundedMemoryError`) instead of measured without it.
 The lowering that measured the chosen plan is the one compiled."""
