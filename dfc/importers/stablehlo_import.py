@@ -128,13 +128,19 @@ def _custom_rule(eqn: Any, jax_dir: str) -> str | None:
     """What `eqn`, a `custom_jvp_call`/`custom_vjp_call`, calls ("jax.custom_vjp rule of `ste` (f_bwd at
     file:line)"), or None where both its primal and its rules are JAX's own (files under `jax_dir`: jax.nn.relu,
     softmax, logsumexp, sinc, ..., whose primal has the rule's derivative at ordinary points). A user's rule
-    set by `defjvps` reads as JAX's (its wrapper is), so the primal's file decides there; where JAX names no
+    set by `defjvps` reads as JAX's (its wrapper is), so the primal's file decides there; one set by
+    `jax.custom_gradient` has JAX's wrappers for primal and rules, and counts as the user's, as does
+    `lax.custom_root`'s (the user's solver); where JAX names no
     source (older versions), every rule counts as the user's."""
     infos = [getattr(eqn.params.get("call_jaxpr"), "jaxpr", None)]
     infos += [eqn.params.get(k) for k in ("jvp_jaxpr_fun", "fwd_jaxpr_thunk", "bwd")]
     sources = [getattr(getattr(i, "debug_info", None), "func_src_info", None) or "" for i in infos]
     users = [s for s in sources if " at " in s and not s.rpartition(" at ")[2].startswith(jax_dir)]
-    if not users and any(sources):
+    if any(s.rpartition(" at ")[2].startswith(os.path.join(jax_dir, "_src", "lax", "control_flow", "solves.py"))
+           for s in sources):  # lax.custom_root's rule around the user's solver
+        return "lax.custom_root (its gradient is implicit, not its solver's)"
+    wrapped = sources[0].rpartition(" at ")[2].startswith(os.path.join(jax_dir, "_src", "custom_derivatives.py"))
+    if not users and any(sources) and not wrapped:  # wrapped: jax.custom_gradient's primal wraps the user's
         return None
     primal = sources[0].partition(" at ")[0] or "?"
     rules = ", ".join(s for s in sources[1:] if s) or "?"
@@ -143,8 +149,10 @@ def _custom_rule(eqn: Any, jax_dir: str) -> str | None:
 
 def _stop_gradients(jaxpr: Any, jax_dir: str) -> list[tuple[str, str]]:
     """(what, `file:line:col`) of each call of `lax.stop_gradient`, of each gamma sample (`random_gamma`,
-    which JAX differentiates implicitly, not through its sampler) and of each function with a user's
-    `jax.custom_jvp`/`jax.custom_vjp` rule (StableHLO holds its primal only) in `jaxpr` (a closed jaxpr),
+    which JAX differentiates implicitly, not through its sampler), of each function with a user's
+    `jax.custom_jvp`/`jax.custom_vjp`/`jax.custom_gradient` rule (StableHLO holds its primal only) and of each
+    `lax.custom_root` and `lax.custom_linear_solve` but the exact solves of `jnp.linalg.solve` (an iterative
+    solver's gradient is implicit, JAX's `cg`, `gmres`, `bicgstab` included) in `jaxpr` (a closed jaxpr),
     the jaxprs of its equations' parameters (calls, loops, branches) included, except JAX's own
     stop_gradients and custom rules (under `jax_dir`: the maximum subtracted in softmax and logsumexp, which
     leaves the gradient as it is; jax.nn.relu's rule)."""
@@ -161,6 +169,10 @@ def _stop_gradients(jaxpr: Any, jax_dir: str) -> list[tuple[str, str]]:
                 found.append(("jax.random.gamma", at))
             if eqn.primitive.name in _CUSTOM_RULES and (rule := _custom_rule(eqn, jax_dir)):
                 found.append((rule, at))
+            if eqn.primitive.name == "custom_linear_solve" and not any(
+                    fr.file_name.startswith(os.path.join(jax_dir, "_src", "lax", "linalg.py")) for fr in frames):
+                # the gradient is the implicit one (exact at the root or solution), not the solver's iterations
+                found.append((f"lax.{eqn.primitive.name} (its gradient is implicit, not its solver's)", at))
             if eqn.primitive.name == "stop_gradient":
                 called = [k for k, frame in enumerate(frames) if frame.function_name == "stop_gradient"]
                 caller = frames[called[-1] + 1] if called and called[-1] + 1 < len(frames) else None

@@ -47,6 +47,11 @@ _sine.defjvps(lambda t, ans, x: 7.0 * t)  # the rule's wrapper is JAX's: the pri
 _cosine = jax.custom_jvp(jnp.cos)  # JAX's primal, the user's rule
 _cosine.defjvp(lambda primals, tangents: (jnp.cos(primals[0]), 9.0 * tangents[0]))
 
+
+@jax.custom_gradient
+def _clipped(x):  # JAX's wrappers for primal and rules around the user's
+    return jnp.tanh(x), lambda g: (jnp.clip(g, -0.1, 0.1),)
+
 X = np.linspace(0.1, 2.0, 5)
 
 
@@ -58,6 +63,7 @@ def _line_of(f, text: str) -> int:
 @pytest.mark.parametrize("rule,primal,what", [
     (_ste, np.round, "jax.custom_vjp rule of `_ste`"), (_sq, np.square, "jax.custom_jvp rule of `_sq`"),
     pytest.param(_sine, np.sin, "jax.custom_jvp rule of `_sine`", marks=pytest.mark.slow),
+    (_clipped, np.tanh, "jax.custom_vjp rule of `wrapped_fun`"),
     pytest.param(_cosine, np.cos, "jax.custom_jvp rule of `cos`", marks=pytest.mark.slow)])
 def test_a_gradient_through_a_users_jax_rule_is_refused_at_the_call(rule, primal, what):
     """The forward runs (the primal); the gradient is refused at the line calling the rule."""
@@ -70,6 +76,40 @@ def test_a_gradient_through_a_users_jax_rule_is_refused_at_the_call(rule, primal
         with pytest.raises(CompileError, match=f"gradient of @loss through the {what}") as err:
             imported.autodiff_module((0,))
     assert str(err.value).startswith(f"{__file__}:{_line_of(loss, '# the call')}:")
+
+
+_MATRIX = np.diag(np.arange(1.0, 6.0)) + 0.1
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("solve,what", [
+    (lambda x: jax.scipy.sparse.linalg.cg(lambda v: _MATRIX @ v, x, maxiter=3)[0], "lax.custom_linear_solve"),
+    (lambda x: jax.lax.custom_root(lambda y: y**3 - x, jnp.ones_like(x), lambda g, y0: y0 + 0 * g(y0),
+                                   lambda g, y: y / 3.0), "lax.custom_root")])
+def test_a_gradient_through_an_iterative_solve_is_refused(solve, what):
+    """JAX differentiates `lax.custom_linear_solve` (`cg`, `gmres`, `bicgstab`) and `lax.custom_root`
+    implicitly, not through the solver's iterations (dfc's gradient of 3 CG steps differed by 70%)."""
+    def loss(x):
+        return jnp.sum(solve(x) ** 2)
+
+    with jax.enable_x64(True):
+        imported = from_jax(loss, X)
+        with pytest.raises(CompileError, match=f"gradient of @loss through {what}") as err:
+            imported.autodiff_module((0,))
+    assert str(err.value).startswith(f"{__file__}:{solve.__code__.co_firstlineno}:")  # the innermost user line
+
+
+@pytest.mark.slow
+def test_jnp_linalg_solve_is_differentiated():
+    """`jnp.linalg.solve` is an exact `custom_linear_solve`: its gradient is the primal's, not refused."""
+    def loss(x):
+        return jnp.sum(jnp.linalg.solve(_MATRIX, x) ** 2)
+
+    with jax.enable_x64(True):
+        imported = from_jax(loss, X)
+        got = interpret(imported.autodiff_module((0,)), f"{imported.name}_grad", X, np.ones(()))[1]
+    inverse = np.linalg.inv(_MATRIX)
+    np.testing.assert_allclose(got, 2 * inverse.T @ (inverse @ X), rtol=1e-13, atol=1e-15)
 
 
 def test_jax_own_rules_are_differentiated():
