@@ -293,6 +293,23 @@ def _erfcx_positive(m: F64, a: SSAValue) -> SSAValue:
     return m.sel(m.cmp(a, m.k(1.0), "olt"), near, m.sel(m.cmp(a, m.k(8.0), "olt"), middle, far))
 
 
+def _gauss(m: F64, a: SSAValue) -> SSAValue:
+    """exp(-a^2) to f64's accuracy for large a >= 0: a = h + (a - h), h a multiple of 1/128, so h^2 is exact
+    (a capped at 28, where exp(-a^2) is 0)."""
+    a = m.min(a, m.k(28.0))
+    h = m.div(m.fn(math.FloorOp, m.mul(a, m.k(128.0))), m.k(128.0))
+    return m.mul(m.fn(math.ExpOp, m.s.neg(m.mul(h, h))), m.fn(math.ExpOp, m.s.neg(m.mul(m.sub(a, h), m.add(a, h)))))
+
+
+def erfc(m: F64, x: SSAValue) -> SSAValue:
+    a = m.abs(x)
+    tail = m.mul(_gauss(m, a), _erfcx_positive(m, m.max(a, m.k(1.0))))
+    tail = m.sel(m.cmp(x, m.k(0.0), "olt"), m.sub(m.k(2.0), tail), tail)
+    near = m.sub(m.k(1.0), m.fn(math.ErfOp, m.min(m.max(x, m.k(-1.0)), m.k(1.0))))
+    value = m.sel(m.cmp(a, m.k(1.0), "olt"), near, tail)
+    return m.sel(m.is_nan(x), x, value)
+
+
 def erfcx(m: F64, x: SSAValue) -> SSAValue:
     positive = _erfcx_positive(m, m.abs(x))
     negative = m.sub(m.mul(m.k(2.0), m.fn(math.ExpOp, m.mul(x, x))), positive)
@@ -303,10 +320,7 @@ def erfcx(m: F64, x: SSAValue) -> SSAValue:
 def log_ndtr(m: F64, x: SSAValue) -> SSAValue:
     t = m.mul(x, m.k(pymath.sqrt(0.5)))
     low = m.sub(m.fn(math.LogOp, m.mul(_erfcx_positive(m, m.abs(t)), m.k(0.5))), m.mul(t, t))
-    a = m.max(t, m.k(-1.0))
-    erfc = m.mul(m.fn(math.ExpOp, m.s.neg(m.mul(a, a))), _erfcx_positive(m, m.max(a, m.k(0.0))))
-    erfc = m.sel(m.cmp(a, m.k(0.0), "olt"), m.sub(m.k(1.0), m.fn(math.ErfOp, a)), erfc)
-    high = m.fn(math.Log1pOp, m.mul(erfc, m.k(-0.5)))
+    high = m.fn(math.Log1pOp, m.mul(erfc(m, m.max(t, m.k(-1.0))), m.k(-0.5)))
     value = m.sel(m.cmp(x, m.k(-1.0), "olt"), low, high)
     return m.sel(m.is_nan(x), x, value)
 
@@ -358,6 +372,7 @@ _UNARY: dict[type[Operation], Callable[[F64, SSAValue], SSAValue]] = {
     sp.BesselI0eOp: bessel_i0e,
     sp.BesselI1Op: bessel_i1,
     sp.BesselI1eOp: bessel_i1e,
+    sp.ErfcOp: erfc,
     sp.ErfcxOp: erfcx,
     sp.NdtriOp: ndtri,
     sp.LogNdtrOp: log_ndtr,

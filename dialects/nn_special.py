@@ -120,6 +120,16 @@ class ErfcxOp(ElementwiseUnaryOp):
 
 
 @irdl_op_definition
+class ErfcOp(ElementwiseUnaryOp):
+    """Elementwise complementary error function `1 - erf(x)` without its cancellation: `1 - erf(x)` on
+    (-1, 1), `exp(-x^2) erfcx(|x|)` beyond (`2 -` that below -1), exp(-x^2) with x^2 split exactly.
+    Derivative `-2 / sqrt(pi) exp(-x^2)`."""
+
+    name = "nn.erfc"
+    EXTERNAL: ClassVar[External] = External(stablehlo="- (chlo.erfc)", onnx="-", aten=("erfc",))
+
+
+@irdl_op_definition
 class NdtriOp(ElementwiseUnaryOp):
     """Elementwise quantile of the standard normal distribution (the inverse of `ndtr`), Cephes' `ndtri`:
     -inf at 0, +inf at 1, NaN outside [0, 1]. Derivative `sqrt(2 pi) exp(ndtri(x)^2 / 2)`."""
@@ -138,6 +148,6 @@ class LogNdtrOp(ElementwiseUnaryOp):
 
 
 SPECIAL_OPS = [
-    LgammaOp, DigammaOp, PolygammaOp, ZetaOp, BesselI0Op, BesselI0eOp, BesselI1Op, BesselI1eOp, ErfcxOp, NdtriOp,
-    LogNdtrOp,
+    LgammaOp, DigammaOp, PolygammaOp, ZetaOp, BesselI0Op, BesselI0eOp, BesselI1Op, BesselI1eOp, ErfcOp, ErfcxOp,
+    NdtriOp, LogNdtrOp,
 ]  # fmt: skip

@@ -247,9 +247,22 @@ class ChloConversions:
         value = self.ins(nsp.DigammaOp(x))
         return [self._sel(self._cmp(x, self._k(x, 0.0), "EQ"), self._k(x, math.nan), value)]
 
+    def _folded(self, v: SSAValue) -> float | int | None:
+        """A splat constant's value, or the sum, difference or product of two (JAX's gradient writes n + 1)."""
+        if (value := self.splat(v)) is not None:
+            return value
+        owner = v.owner
+        fold = {"nn.add": lambda a, b: a + b, "nn.sub": lambda a, b: a - b, "nn.mul": lambda a, b: a * b}
+        if isinstance(owner, Operation) and owner.name in fold:
+            a, b = (self._folded(u) for u in owner.operands)
+            return None if a is None or b is None else fold[owner.name](a, b)
+        if isinstance(owner, Operation) and owner.name == "nn.broadcast_in_dim":
+            return self._folded(owner.operands[0])
+        return None
+
     def on_polygamma(self, op: Operation) -> Sequence[SSAValue]:
         n, x = op.operands
-        order = self.splat(n)
+        order = self._folded(n)
         if order is None or order != int(order) or order < 0:
             raise CompileError.at(op, "convert-stablehlo: 'chlo.polygamma' needs a constant order n, a "
                                       f"non-negative integer (got {'a computed n' if order is None else order})")

@@ -39,6 +39,7 @@ from dfc.torch.aten_random import RANDOM_HANDLERS
 from dfc.torch.aten_scans import SCAN_HANDLERS
 from dfc.torch.aten_shape import SHAPE_HANDLERS
 from dfc.torch.aten_sort import SORT_HANDLERS
+from dfc.torch.aten_special import SPECIAL_HANDLERS
 
 __all__ = ["FAMILIES", "HANDLERS", "Builder", "Handler", "UnsupportedOp", "meta_type"]
 
@@ -46,6 +47,7 @@ FAMILIES: dict[str, dict[str, Handler]] = {
     "elementwise": ELEMENTWISE_HANDLERS, "shape": SHAPE_HANDLERS, "nn": NN_HANDLERS, "sort": SORT_HANDLERS,
     "distance": DISTANCE_HANDLERS, "bags": BAG_HANDLERS, "random": RANDOM_HANDLERS, "fft": FFT_HANDLERS,
     "dynamic": DYNAMIC_HANDLERS, "scans": SCAN_HANDLERS, "attention": ATTENTION_HANDLERS,
+    "special": SPECIAL_HANDLERS,
     "linalg": LINALG_HANDLERS,
 }
 """Each op family's handlers (its module: `aten_<family>.py`)."""

@@ -1,7 +1,7 @@
 """Backward rules of the special-function nn ops of `dialects.nn_special`, written as nn ops (so a
 second derivative differentiates them in turn): lgamma' = digamma, digamma' = polygamma(1), polygamma(n)' =
 polygamma(n + 1), zeta's in q `-x zeta(x + 1, q)` (none in x: a located error, as PyTorch and JAX refuse
-it), I0' = I1, I1' = I0 - I1 / x, the scaled forms', erfcx' = 2 x erfcx - 2 / sqrt(pi),
+it), I0' = I1, I1' = I0 - I1 / x, the scaled forms', erfc' = -2 / sqrt(pi) exp(-x^2), erfcx' = 2 x erfcx - 2 / sqrt(pi),
 ndtri' = sqrt(2 pi) exp(ndtri^2 / 2), log_ndtr' = exp(-x^2 / 2 - log_ndtr) / sqrt(2 pi).
 """
 
@@ -63,10 +63,20 @@ def _polygamma(b, op: Operation, grads, required):
     return [_mul(b, grads[0], ins(b, sp.PolygammaOp(op.input, op.n.value.data + 1)))]
 
 
+def _stopped(v: SSAValue, depth: int = 32) -> bool:
+    """Whether `v` is computed from constants and `nn.stop_gradient`s alone (no gradient reaches it)."""
+    owner = v.owner
+    if not isinstance(owner, Operation) or depth == 0:
+        return False
+    if owner.name == "nn.stop_gradient" or not owner.operands:
+        return True
+    return all(_stopped(u, depth - 1) for u in owner.operands)
+
+
 @SPECIAL_BACKWARD.rule("nn.zeta")
 def _zeta(b, op: Operation, grads, required):
     x, q = op.operands
-    if required[0]:
+    if required[0] and not _stopped(x):
         raise CompileError.at(op, "autodiff: the derivative of nn.zeta in its first argument (x) is not "
                                   "implemented (PyTorch and JAX do not define it either)")
     if not required[1]:
@@ -110,6 +120,12 @@ def _i1e(b: Builder, x: SSAValue, y: SSAValue) -> SSAValue:
     value = _sub(b, _sub(b, ins(b, sp.BesselI0eOp(x)), _mul(b, ins(b, nne.SignOp(x)), y)),
                  ins(b, nn.DivOp(scaled, safe)))
     return _half_at_zero(b, x, at_zero, value)
+
+
+@_unary("nn.erfc")
+def _erfc(b: Builder, x: SSAValue, y: SSAValue) -> SSAValue:
+    gauss = ins(b, nn.ExpOp(ins(b, nn.NegOp(_mul(b, x, x)))))
+    return _mul(b, _k(b, x, -2 / math.sqrt(math.pi)), gauss)
 
 
 @_unary("nn.erfcx")
