@@ -232,3 +232,17 @@ def test_torch_checkpoint_is_differentiated_as_eager(reentrant):
     module.w.grad = None
     dt.compile(module)(x).backward()
     np.testing.assert_allclose(module.w.grad.numpy(), want.numpy(), rtol=1e-13, atol=1e-15)
+
+
+@pytest.mark.slow
+@pytest.mark.xfail(strict=True, reason="jax.nn.relu's rule gives 0 at exactly 0 (relu6's at 0 and 6); dfc "
+                                       "differentiates its primal, maximum(x, 0), whose tie gives 0.5")
+def test_jax_relu_at_zero_is_jax_grad():
+    def loss(x):
+        return jnp.sum(jax.nn.relu(x)) + jnp.sum(jax.nn.relu6(x))
+
+    x = np.array([-1.0, 0.0, 2.0, 6.0])
+    with jax.enable_x64(True):
+        imported = from_jax(loss, x)
+        got = interpret(imported.autodiff_module((0,)), f"{imported.name}_grad", x, np.ones(()))[1]
+    np.testing.assert_allclose(got, [0.0, 0.0, 2.0, 1.0], rtol=1e-15)
