@@ -40,8 +40,9 @@ class DigammaOp(ElementwiseUnaryOp):
 class PolygammaOp(NNOp):
     """Elementwise `polygamma(n, x)`, the n-th derivative of digamma (n >= 0, a property; n = 0 is digamma):
     `(-1)^(n+1) n! zeta(n + 1, x)` for x >= 1/2, the reflection of `psi^(n)(1 - x)` by the n-th derivative of
-    `pi cot(pi x)` below; +inf (n odd) or NaN (n even) at the poles 0, -1, -2, .... Derivative
-    `polygamma(n + 1, x)`. Syntax: `%y = nn.polygamma %x {n = 2 : i64} : (tensor<4xf64>) -> tensor<4xf64>`.
+    `pi cot(pi x)` below, `(-1)^(n+1) (n-1)! x^-n (1 + n / (2x))` beyond 2^52; `(-1)^(n+1) inf` at the poles
+    0, -1, -2, ... (PyTorch's polygamma(1) gives a large finite value at -1, -2, ...), 0 at +inf, NaN at -inf.
+    Derivative `polygamma(n + 1, x)`. Syntax: `%y = nn.polygamma %x {n = 2 : i64} : (tensor<4xf64>) -> tensor<4xf64>`.
     """
 
     name = "nn.polygamma"
