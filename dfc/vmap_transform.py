@@ -64,6 +64,8 @@ class Vmapped:
     def specialize(self, *args: Any, **kwargs: Any) -> tuple[Function, list[Any], list[int]]:
         """(the batched Function for these arguments, its IR arguments, the IR position of each
         parameter): the protocol of `dfc.jit` functions."""
+        if kwargs:  # jax.vmap maps them over axis 0; here in_axes counts positional arguments only
+            raise TypeError(f"vmap: pass {', '.join(kwargs)} positionally, where in_axes says how it is batched")
         axes = _per(self.in_axes, len(args), "in_axes")
         arrays = [np.asarray(a) if ax is not None else a for a, ax in zip(args, axes)]
         sizes = set()
@@ -81,7 +83,7 @@ class Vmapped:
         if k == 0:
             raise ValueError("vmap over an empty batch")
         slices = [np.take(a, 0, axis=ax) if ax is not None else a for a, ax in zip(arrays, axes)]
-        fn, ir_slices, positions = _specialize(self.f, slices, kwargs)
+        fn, ir_slices, positions = _specialize(self.f, slices, {})
         ir_axes: list[int | None] = [None] * len(fn.inputs)
         for i, ax in enumerate(axes):
             if ax is not None:

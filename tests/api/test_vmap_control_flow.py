@@ -194,6 +194,12 @@ def test_vmap_of_grad_through_a_data_dependent_while_is_refused_at_the_loop():
     assert "while np.sum(x * x) > 0.5" in str(err.value)
 
 
+def test_keyword_arguments_are_refused():
+    """jax.vmap maps keyword arguments over axis 0; rather than differ silently, vmap asks for them positionally."""
+    with pytest.raises(TypeError, match="pass w positionally"):
+        dfc.vmap(CONTROL)(XS, w=W)
+
+
 def test_branch_with_side_effects_and_a_batched_predicate_is_refused():
     module = dfc.parse_module("""
     func.func private @log(tensor<f64>)
