@@ -84,6 +84,9 @@ OPINFOS = (
     "nn.functional.grid_sample", "nn.functional.embedding_bag",
     "cumprod", "cummax", "cummin", "logcumsumexp", "addmv", "addbmm", "copysign", "signbit", "bitwise_left_shift",
     "bitwise_right_shift", "exp2", "fmax", "fmin", "logaddexp2",
+    "lgamma", "digamma", "polygamma.polygamma_n_1", "i0", "special.i0e", "special.i1", "special.i1e", "erfc",
+    "special.erfcx", "special.ndtri", "special.zeta", "special.modified_bessel_i0", "special.modified_bessel_i1",
+    "round.decimals_3",
 )
 """The OpInfos whose op is one overload in HANDLERS (or decomposes to a few)."""
 CI_SAMPLE = {"nn.functional.adaptive_avg_pool2d": 6, "nn.functional.avg_pool2d": 5, "nn.functional.max_pool2d": 13,
@@ -458,6 +461,9 @@ def hand_cases() -> list[Case]:
              torch.expm1)
     positive = (torch.log, torch.sqrt, torch.rsqrt, torch.log1p)
     return [
+        # the special functions' scalar forms (aten_special.py)
+        case("zeta scalars", lambda q: torch.special.zeta(3.0, q) + torch.special.zeta(torch.full_like(q, 2.5), q)
+             + torch.special.zeta(q.detach() + 2, 1.5), pos, grad=True),
         # issues 34 and 35: ops real models need
         case("arange", lambda x: x * torch.arange(4, dtype=F64), x34, grad=True),
         case("arange int start step", lambda: torch.arange(2, 11, 3)),
@@ -1111,6 +1117,8 @@ NOT_DIFFERENTIABLE = {
                                       "randint", "randperm")), "aten.randint.low", "aten.bernoulli.p",
     "aten._unique2.default", "aten.signbit.default", "aten.bitwise_left_shift.Tensor",
     "aten.bitwise_right_shift.Tensor", *(f"aten.__{d}shift__.{k}" for d in "lr" for k in ("Scalar", "Tensor")),
+    # torch defines no derivative (dfc's is nn.bessel_i0's and i1's)
+    "aten.special_modified_bessel_i0.default", "aten.special_modified_bessel_i1.default",
 }
 """Overloads the gradient walk does not require: their results carry no gradient
 (comparisons, logical and bitwise ops, index reductions, constants, random draws, a metadata check,
