@@ -49,6 +49,7 @@ from dfc.frontend.numpy_args import (
     static,
 )
 from dfc.frontend.numpy_linalg import LINALG_HANDLERS
+from dfc.frontend.numpy_linalg_stacked import STACKED_LINALG_HANDLERS
 from dfc.frontend.numpy_shapes import SHAPE_HANDLERS, diag_args, diagonal, flat, reshape, shape_of, transpose
 from dfc.frontend.numpy_sort import SORT_HANDLERS, SORT_METHODS
 from dfc.frontend.numpy_svd import SVD_HANDLERS, singular
@@ -567,7 +568,7 @@ HANDLERS: dict[Any, Handler] = {
     **{f: _binary(n) for f, n in BINARY.items()},
     np.fmax: _fmaxmin("maximum"), np.fmin: _fmaxmin("minimum"),
     **{f: _reduction(k) for f, k in REDUCTIONS.items()},
-    **LINALG_HANDLERS, **SVD_HANDLERS, **SHAPE_HANDLERS, **SORT_HANDLERS,
+    **LINALG_HANDLERS, **SVD_HANDLERS, **STACKED_LINALG_HANDLERS, **SHAPE_HANDLERS, **SORT_HANDLERS,
     np.zeros: _filled(0.0), np.ones: _filled(1.0), np.empty: _filled(0.0), np.full: _filled(None),
     np.zeros_like: _filled_like(0.0), np.ones_like: _filled_like(1.0), np.empty_like: _filled_like(0.0),
     np.full_like: _filled_like(None), np.copy: _copy, np.array: _array, np.asarray: _asarray,
