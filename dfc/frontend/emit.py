@@ -154,7 +154,13 @@ class Emitter:
         if isinstance(e, Const):
             return e
         assert isinstance(e, Op)
-        contexts = {"compare": [e.attr[1]] * 2 if e.attr else [], "where": ["i1", e.dtype, e.dtype]}.get(e.name, [e.dtype] * len(e.args))
+        if e.name == "bitcast" and is_float(e.dtype) and not is_float(e.attr):  # a tasklet of its own, as conversions
+            bits = self.scalar(mb, e.args[0], aligned(ivs, e.shape, e.args[0].shape), e.attr)
+            t = IR_TYPES[e.dtype]
+            inputs.append(tasklet(mb, [bits], t, lambda s, v: s.b.insert(arith.BitcastOp(v[0], t)).result))
+            return (len(inputs) - 1, e.dtype)
+        contexts = {"compare": [e.attr[1]] * 2 if e.attr else [], "where": ["i1", e.dtype, e.dtype],
+                    "bitcast": [e.attr]}.get(e.name, [e.dtype] * len(e.args))
         return (e, [self._leaves(mb, a, aligned(ivs, e.shape, a.shape), inputs, c) for a, c in zip(e.args, contexts)])
 
     def view_index(self, mb: Builder, e: View, ivs: Sequence[SSAValue | None]) -> list[SSAValue]:
@@ -413,12 +419,15 @@ def _constant(b: Builder, value: float | int | bool, dtype: str) -> SSAValue:
 
 
 _FLOAT_BINARY = {"add": arith.AddfOp, "sub": arith.SubfOp, "mul": arith.MulfOp, "div": arith.DivfOp,
-                 "maximum": arith.MaximumfOp, "minimum": arith.MinimumfOp, "pow": math.PowFOp, "fmod": RemFOp}
+                 "maximum": arith.MaximumfOp, "minimum": arith.MinimumfOp, "pow": math.PowFOp, "fmod": RemFOp,
+                 "copysign": math.CopySignOp}
 _INT_BINARY = {"add": arith.AddiOp, "sub": arith.SubiOp, "mul": arith.MuliOp, "maximum": arith.MaxSIOp,
                "minimum": arith.MinSIOp, "and": arith.AndIOp, "or": arith.OrIOp, "xor": arith.XOrIOp}
 _FLOAT_UNARY = {"exp": math.ExpOp, "log": math.LogOp, "sqrt": math.SqrtOp, "tanh": math.TanhOp, "sin": math.SinOp,
                 "cos": math.CosOp, "abs": math.AbsFOp, "neg": arith.NegfOp, "log1p": math.Log1pOp,
-                "floor": math.FloorOp, "ceil": math.CeilOp, "rint": math.RoundEvenOp, "erf": math.ErfOp}
+                "floor": math.FloorOp, "ceil": math.CeilOp, "rint": math.RoundEvenOp, "erf": math.ErfOp,
+                "asinh": math.AsinhOp, "acosh": math.AcoshOp, "atanh": math.AtanhOp, "cbrt": math.CbrtOp,
+                "trunc": math.TruncOp}
 _CMPF = {"lt": "olt", "le": "ole", "gt": "ogt", "ge": "oge", "eq": "oeq", "ne": "une"}
 _CMPI = {"lt": "slt", "le": "sle", "gt": "sgt", "ge": "sge", "eq": "eq", "ne": "ne"}
 _CMPUI = {"lt": "ult", "le": "ule", "gt": "ugt", "ge": "uge", "eq": "eq", "ne": "ne"}
@@ -440,6 +449,8 @@ def _compute(b: Builder, tree, args: Sequence[SSAValue], want: str) -> SSAValue:
 def _op_value(b: Builder, e: Op, children: list, args: Sequence[SSAValue]) -> SSAValue:
     if e.name == "convert":
         return _compute(b, children[0], args, e.dtype)
+    if e.name == "bitcast":  # the bits of a value of dtype `e.attr` (as wide as e.dtype)
+        return b.insert(arith.BitcastOp(_compute(b, children[0], args, e.attr), IR_TYPES[e.dtype])).result
     if e.name == "where":
         c = _compute(b, children[0], args, "i1")
         x, y = (_compute(b, t, args, e.dtype) for t in children[1:])

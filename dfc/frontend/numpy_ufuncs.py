@@ -32,6 +32,7 @@ from dfc.frontend.emit import Emitter
 from dfc.frontend.numpy_api import HANDLERS, astype, reduce
 from dfc.frontend.numpy_args import Handler, axes_of, bind, dtype_of, expr_of, no_kwargs, static
 from dfc.frontend.numpy_shapes import flat
+from dfc.frontend.numpy_ufuncs_more import MORE_UFUNC_HANDLERS
 from dfc.frontend.weak_ints import check_python_int, out_of_bounds
 
 SCANS = {np.add: "add", np.multiply: "mul", np.maximum: "maximum", np.minimum: "minimum", np.fmax: "maximum",
@@ -378,5 +379,5 @@ UFUNC_HANDLERS: dict[Any, Handler] = {
     np.logical_not: _logical("not"), np.arctan2: _arctan2,
     np.bitwise_and: _arith("and", "np.bitwise_and"), np.bitwise_or: _arith("or", "np.bitwise_or"),
     np.bitwise_xor: _arith("xor", "np.bitwise_xor"), np.left_shift: _arith("lshift", "np.left_shift"),
-    np.right_shift: _arith("rshift", "np.right_shift"), np.invert: _invert,
+    np.right_shift: _arith("rshift", "np.right_shift"), np.invert: _invert, **MORE_UFUNC_HANDLERS,
 }

@@ -161,6 +161,13 @@ class _FMod(sympy.Function):
         return sympy.S.One if argindex == 1 else -_STEPS["math.trunc"](a / b)
 
 
+class _Cbrt(sympy.Function):
+    """The real cube root (`math.cbrt`; SymPy's cbrt is complex for negative x): derivative 1 / (3 cbrt(x)^2)."""
+
+    def fdiff(self, argindex: int = 1) -> sympy.Expr:
+        return 1 / (3 * self**2)
+
+
 _STEPS: dict[str, type[_Step]] = {
     op.name: type(f"step_{op.name[5:]}", (_Step,), {"op": op})
     for op in (math.FloorOp, math.CeilOp, math.RoundOp, math.RoundEvenOp, math.TruncOp)
@@ -190,6 +197,10 @@ _RULES: dict[str, Callable[..., sympy.Basic]] = {
     "math.sin": sympy.sin,
     "math.cos": sympy.cos,
     "math.erf": sympy.erf,
+    "math.asinh": sympy.asinh,
+    "math.acosh": sympy.acosh,
+    "math.atanh": sympy.atanh,
+    "math.cbrt": _Cbrt,
     "math.powf": operator.pow,
     "math.copysign": lambda a, b: sympy.Abs(a) * _SignBit(b),
     "arith.remf": _FMod,
@@ -356,6 +367,10 @@ _UNARY: dict[type[sympy.Basic], type[Operation]] = {
     sympy.cos: math.CosOp,
     sympy.erf: math.ErfOp,
     sympy.Abs: math.AbsFOp,
+    sympy.asinh: math.AsinhOp,
+    sympy.acosh: math.AcoshOp,
+    sympy.atanh: math.AtanhOp,
+    _Cbrt: math.CbrtOp,
 }
 _CMPF = {sympy.Gt: "ogt", sympy.Ge: "oge", sympy.Lt: "olt", sympy.Le: "ole", sympy.Eq: "oeq", sympy.Ne: "une"}
 
