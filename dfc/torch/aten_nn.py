@@ -519,21 +519,26 @@ def _vector_norm(b, node, x, order, dims, keepdim, dtype):
 
 # --- index reductions, products, variance, any ---------------------------------------
 
-def _arg_operand(b, x: Value, what: str) -> Value:
-    """x as floats for the library's argmax/argmin: integers and booleans narrower than 64 bits converted
-    exactly to f64 (a 64-bit integer could tie distinct values there, so it is refused)."""
+def _arg_operand(b, x: Value, name: str, dim: int | None) -> Value:
+    """x as floats for the library's argmax/argmin along `dim` (None: all): integers and booleans narrower than
+    64 bits converted exactly to f64; an int64 as the low 32 bits (exact in f64) where its high 32 bits are
+    the extreme ones along `dim`, and -1 (2^32 for argmin) elsewhere: the first extreme of that is x's."""
     if x.is_float:
         return x
-    if x.dtype == "i64":
-        raise UnsupportedOp(f"{what} of int64 (the library's argmax is of floats, and f64 cannot hold every "
-                            "int64 exactly)")
-    return b.convert(x, "f64")
+    if x.dtype != "i64":
+        return b.convert(x, "f64")
+    high = b.convert(b.binary("nn.shift_right_arithmetic", x, 32, "i64"), "f64")
+    low = b.convert(b.binary("nn.and", x, 0xFFFFFFFF, "i64"), "f64")
+    largest = name == "nn.argmax"
+    extreme = b.reduce("max" if largest else "min", high, None if dim is None else [dim], keepdims=True)
+    on = b.compare("EQ", high, extreme)
+    return b.op("nn.select", [on, low, b.full(-1.0 if largest else 2.0 ** 32, x.shape, "f64")], x.shape, "f64")
 
 
-def _arg(b, x: Value, name: str, dim: int | None, keepdim: bool, what: str) -> Value:
+def _arg(b, x: Value, name: str, dim: int | None, keepdim: bool) -> Value:
     """`name` (nn.argmax, nn.argmin) of x along `dim` (None: over the flattened x), the first on ties and a NaN
     first of all, as torch's, as i64."""
-    x = _arg_operand(b, x, what)
+    x = _arg_operand(b, x, name, dim)
     if dim is None:
         flat = b.reshape(x, [math.prod(x.shape)])
         index = b.op(name, [flat], [], "i64", axis=0)
@@ -547,12 +552,12 @@ def _arg(b, x: Value, name: str, dim: int | None, keepdim: bool, what: str) -> V
 
 @handles("argmax.default")
 def _argmax(b, node, x, dim, keepdim):
-    return _arg(b, x, "nn.argmax", dim, keepdim, "argmax")
+    return _arg(b, x, "nn.argmax", dim, keepdim)
 
 
 @handles("argmin.default")
 def _argmin(b, node, x, dim, keepdim):
-    return _arg(b, x, "nn.argmin", dim, keepdim, "argmin")
+    return _arg(b, x, "nn.argmin", dim, keepdim)
 
 
 def _extreme_dim(b, node, x, dim, keepdim, name: str):
@@ -561,7 +566,7 @@ def _extreme_dim(b, node, x, dim, keepdim, name: str):
     if not x.shape:
         return x, b.full(0, (), "i64")
     dim %= len(x.shape)
-    index = _arg(b, x, name, dim, True, node.target.__name__)
+    index = _arg(b, x, name, dim, True)
     values = take_along(b, x, index, dim)
     if not keepdim:
         shape = [n for d, n in enumerate(x.shape) if d != dim]

@@ -165,7 +165,7 @@ def _full(x, pos, unit):
 
 
 def _small(x, pos, unit):
-    return torch.lgamma(x) + torch.special.i0e(x), torch.special.ndtri(unit)
+    return (torch.lgamma(x) + torch.special.i0e(x),)
 
 
 @pytest.mark.parametrize("f", [_small, pytest.param(_full, marks=pytest.mark.slow)])
@@ -180,7 +180,7 @@ def test_torch_special_functions_and_their_gradients_match_eager(f):
     for g, w in zip(got, want):
         torch.testing.assert_close(g, w, rtol=1e-9, atol=1e-12)  # torch's trigamma: 5e-10
     seeds = [torch.rand_like(w) for w in want]
-    used = inputs if f is _full else (inputs[0], inputs[2])
+    used = inputs if f is _full else inputs[:1]
     grads = torch.autograd.grad(sum((g * s).sum() for g, s in zip(got, seeds)), used)
     expected = torch.autograd.grad(sum((w * s).sum() for w, s in zip(want, seeds)), used)
     for g, w in zip(grads, expected):
