@@ -22,29 +22,36 @@ from dfc.compiler.codegen.target import host_target_machine
 _N = 64
 
 
-def _nest(dst: str, src: str, op: str) -> str:
-    """`dst[i] = src[i] op src[i]` over the 64 elements."""
+def _nest(dst: str, src: str, op: str, check: tuple[str, int] | None = None) -> str:
+    """`dst[i] = src[i] op src[i]` over the 64 elements; with `check` (offset
+    k, line), `src[i + k]` read with a bounds check at `model.py:line`."""
+    load = f"%v = memref.load {src}[%i] : memref<64xf64>"
+    if check is not None:
+        load = (f"%j = arith.addi %i, {check[0]} : index\n    %v = memref.load {src}[%j] "
+                f'{{check_bounds = "x[i]"}} : memref<64xf64> loc("model.py":{check[1]}:3)')
     return f"""
   scf.for %i = %c0 to %n step %c1 {{
-    %v = memref.load {src}[%i] : memref<64xf64>
+    {load}
     %w = arith.{op} %v, %v : f64
     memref.store %w, {dst}[%i] : memref<64xf64>
   }}"""
 
 
-def _program() -> str:
+def _program(checks: dict[int, tuple[str, int]] | None = None) -> str:
     """@f(x) -> y through arena views a, b, c, d (`%vK` at byte 512 K; `%s`, a
     second view of a's bytes): x -> a, then the same two nests on (a, b) and
     on (c, d) (kernels of one shape at different offsets), an in-place nest
     on a through two views of its bytes, and one on the overlapping views b
-    and `%o` (half of b, half of c)."""
+    and `%o` (half of b, half of c). `checks`: nest -> `_nest`'s `check`, for
+    a program taking the offsets `%a` and `%b` too."""
+    checks = checks or {}
     views = "".join(f"""
   %off{k} = arith.constant {512 * k} : index
   %v{k} = memref.view %arena[%off{k}][] : memref<4096xi8> to memref<64xf64>""" for k in range(4))
     nests = [
         _nest("%v0", "%x", "addf"),
-        _nest("%v1", "%v0", "mulf"), _nest("%v0", "%v1", "addf"),
-        _nest("%v2", "%v0", "mulf"), _nest("%v3", "%v2", "addf"),
+        _nest("%v1", "%v0", "mulf", checks.get(1)), _nest("%v0", "%v1", "addf"),
+        _nest("%v2", "%v0", "mulf", checks.get(3)), _nest("%v3", "%v2", "addf"),
         _nest("%v2", "%v3", "mulf"), _nest("%v1", "%v2", "addf"),
         _nest("%s", "%v1", "mulf").replace("memref.load %v1", "memref.load %v0"),
         _nest("%o", "%v1", "addf"),
@@ -52,7 +59,7 @@ def _program() -> str:
     ]
     return f"""
 "memref.global"() <{{sym_name = "arena", type = memref<4096xi8>, initial_value, sym_visibility = "private", alignment = 64 : i64}}> : () -> ()
-func.func @f(%x: memref<64xf64>, %y: memref<64xf64>) {{
+func.func @f(%x: memref<64xf64>, %y: memref<64xf64>{", %a: index, %b: index" if checks else ""}) {{
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %n = arith.constant {_N} : index
@@ -103,3 +110,24 @@ def test_kernels_at_different_arena_offsets_compile_once():
             v = buffers[src][i]
             buffers[dst][i] = v + v if op == "addf" else v * v
     np.testing.assert_array_equal(y, buffers["%y"])
+
+
+
+def test_a_merged_kernel_reports_its_own_bounds_failure():
+    """Nests 1 and 3 read `src[i + a]` and `src[i + b]` with bounds checks at
+    two source lines: one function, which takes its message as an argument;
+    a failure names the line of the nest that failed."""
+    import pytest
+
+    from dfc.compiler import ExecutionEngine
+
+    text = _program({1: ("%a", 11), 3: ("%b", 7)})
+    signatures = [params for _, params in _defined(str(emit_module(parse_module(text))), "nest")]
+    assert signatures[1] == signatures[3] and signatures[1].endswith('ptr %".4"')  # views, the offset, the message
+    engine = ExecutionEngine(parse_module(text))
+    x = np.random.default_rng(0).standard_normal(_N)
+    engine.invoke("f", x, np.zeros(_N), 0, 0)
+    with pytest.raises(IndexError, match=r"model\.py:7:3"):
+        engine.invoke("f", x, np.zeros(_N), 0, 1)
+    with pytest.raises(IndexError, match=r"model\.py:11:3"):
+        engine.invoke("f", x, np.zeros(_N), 1, 0)

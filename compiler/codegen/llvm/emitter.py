@@ -278,6 +278,8 @@ class FunctionEmitter:
         self.view_scopes = mod.view_scopes(func_op)
         self.outline_nests = False
         """Whether the top-level loop nests become functions (`outline.OUTLINE_MIN_NESTS`)."""
+        self.messages: dict[str, ir.Value] = {}
+        """Failure messages this function takes as arguments (an outlined body), by text."""
 
     # -- extension points
 
@@ -300,7 +302,8 @@ class FunctionEmitter:
         """Count a failure in `BOUNDS_FAILURES` and make `message` the one reported."""
         failures, site = self.m.bounds_state()
         self.b.atomic_rmw("add", failures, ir.Constant(I64, 1), "monotonic")
-        self.b.store(self.m.message(message), site, align=8)  # any one failure's message
+        text = self.messages.get(message)
+        self.b.store(self.m.message(message) if text is None else text, site, align=8)  # any one failure's message
 
     def report_warning(self, message: str) -> None:
         """Set the bit of `message` in `WARNINGS`."""

@@ -12,7 +12,9 @@ compiles once (ResNet-18's training step: 447 -> 251 distinct kernels). A
 captured buffer is `noalias` in the body when it certainly shares no byte with
 any other captured buffer (`values.memref_extent`). The body's alias scopes
 (`_body_scopes`) are its own, numbered in the order the body first uses
-them, so that equal bodies carry equal metadata. Reached through a trampoline
+them, so that equal bodies carry equal metadata; the messages of its bounds
+checks are arguments too (kernels of one shape at different source lines).
+Reached through a trampoline
 `void (ptr ctx, extra...)` that loads the captures from a context struct
 (what the runtime's `__dfc_parallel_for` and the GEMM kernel's epilogue entry
 call), or called directly (`direct`; never inlined).
@@ -32,7 +34,7 @@ import llvmlite.ir as ir
 from xdsl.dialects.builtin import MemRefType
 from xdsl.ir import Operation, SSAValue
 
-from dfc.compiler.codegen.llvm.emitter import FunctionEmitter, ModuleEmitter
+from dfc.compiler.codegen.llvm.emitter import FunctionEmitter, ModuleEmitter, bounds_message
 from dfc.compiler.codegen.llvm.light_kernels import mark_if_light
 from dfc.compiler.codegen.llvm.values import (
     ALLOC_ALIGN,
@@ -143,6 +145,9 @@ class Outlined:
         for v in uses:
             visit(v)
         flat_caps = [x for v in captured for x in flatten(e.get(v))]
+        messages = list(dict.fromkeys(bounds_message(inner) for inner in op.walk()
+                                      if inner is not op and "check_bounds" in inner.attributes))
+        flat_caps += [m.message(text) if (arg := e.messages.get(text)) is None else arg for text in messages]
         cap_types = [x.type for x in flat_caps]
 
         # noalias for captured buffers certainly disjoint from every other captured one
@@ -174,7 +179,8 @@ class Outlined:
         self.impl = impl
         self.sub = FunctionEmitter(m, impl, e.func_op, in_parallel=e.in_parallel if direct else True)
         self.sub.view_scopes = _body_scopes(e, op)
-        self.sub.bind(captured, impl.args[: len(flat_caps)])
+        self.sub.bind(captured, impl.args[: len(flat_caps) - len(messages)])
+        self.sub.messages = dict(zip(messages, impl.args[len(flat_caps) - len(messages) : len(flat_caps)]))
         for v, w in same_bytes.items():
             self.sub.values[v] = unflatten(v.type, flatten(self.sub.values[w]))
         for r_op in remat:
