@@ -133,7 +133,7 @@ def export(module: torch.nn.Module, args: tuple, kwargs: dict | None = None) -> 
             program = torch.export.export(module, tuple(args), kwargs or {}, strict=False)
         if (refusal := spy.refusal() or module_backward_hook(module, name)) is not None:
             raise UnsupportedOpError(refusal)
-        detach_no_grad_regions(program)
+        detach_no_grad_regions(program, spy.no_grad_lines)
         with warnings.catch_warnings():
             # run_decompositions deep-copies the export's LeafSpecs, and torch's own copy warns that LeafSpec is
             # deprecated on every capture: the cause is in torch, so this one warning is hidden while decomposing

@@ -1,6 +1,6 @@
 """What `torch.export` records of autograd but does not apply: grad-mode regions and gradient hooks.
 
-    detach_no_grad_regions(program)    the outputs of each `torch.no_grad()` region detached (in place)
+    detach_no_grad_regions(program, lines) the outputs of each `torch.no_grad()` region detached (in place)
     GradientHookSpy(root)              a TorchFunctionMode, around the export, that finds tensor hooks and
                                        computations under `torch.inference_mode()` (`.refusal`)
     module_backward_hook(module, root) a module (or global) backward hook, described
@@ -8,7 +8,8 @@
 The exported graph inlines a `torch.no_grad()` block as a call of the
 higher-order op `wrap_with_set_grad_enabled(False, ...)`, which the
 decomposition then inlines as ordinary ops: without the `detach` added here
-a gradient would flow through it. A tensor's `register_hook`, a module's
+a gradient would flow through it (but for the regions export records where it lost track of the grad mode:
+`detach_no_grad_regions`). A tensor's `register_hook`, a module's
 backward hooks and `torch.inference_mode()` leave no trace in the graph at
 all, so the gradient dfc computes would silently differ from eager's: capture
 refuses each (`UnsupportedOpError`) naming where it is.
@@ -17,6 +18,7 @@ refuses each (`UnsupportedOpError`) naming where it is.
 from __future__ import annotations
 
 import os
+import re
 import sysconfig
 import traceback
 from typing import Any
@@ -28,12 +30,21 @@ from torch.overrides import TorchFunctionMode
 __all__ = ["detach_no_grad_regions", "GradientHookSpy", "module_backward_hook"]
 
 
-def detach_no_grad_regions(program: ExportedProgram) -> None:
-    """Detach every output of each `wrap_with_set_grad_enabled(False, ...)` call of `program`'s graph."""
+def detach_no_grad_regions(program: ExportedProgram, no_grad_lines: set[tuple[str, int]]) -> None:
+    """Detach every output of each `wrap_with_set_grad_enabled(False, ...)` call of `program`'s graph that
+    ran with gradients off: one of whose ops comes from a line of the user's code the spy saw running with
+    gradients disabled (`GradientHookSpy.no_grad_lines`), or whose ops carry no trace at all. Export also
+    records such a region where it lost track of the grad mode (after torch's reentrant checkpoint, whose
+    autograd.Function restores it unseen: the rest of the program became a region): those are left alone,
+    as is the checkpoint's own forward, which its backward recomputes with gradients."""
     graph = program.graph_module.graph
     region = torch.ops.higher_order.wrap_with_set_grad_enabled
     for node in list(graph.nodes):
         if node.op != "call_function" or node.target is not region or node.args[0] is not False:
+            continue
+        ops = [n for n in getattr(program.graph_module, node.args[1].target).graph.nodes if n.op == "call_function"]
+        traces = [n.meta.get("stack_trace") or "" for n in ops]
+        if all(traces) and not any(_user_line(t) in no_grad_lines for t in traces):
             continue
         for item in list(node.users):
             val = item.meta.get("val")
@@ -46,6 +57,19 @@ def detach_no_grad_regions(program: ExportedProgram) -> None:
     program.graph_module.recompile()
 
 
+_CHECKPOINT = os.path.join(os.path.dirname(torch.__file__), "utils", "checkpoint.py")
+_FRAME = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+)')
+
+
+def _user_line(stack_trace: str) -> tuple[str, int] | None:
+    """(file, line) of the innermost frame of an exported node's trace outside torch, dfc and the standard
+    library, or None."""
+    for m in reversed(list(_FRAME.finditer(stack_trace))):
+        if not m["file"].startswith(_SKIPPED) and not m["file"].startswith("<"):
+            return m["file"], int(m["line"])
+    return None
+
+
 class GradientHookSpy(TorchFunctionMode):
     """Records, while active, each `Tensor.register_hook`/`register_post_accumulate_grad_hook` call and the
     first torch call made under `torch.inference_mode()`, with the user's frame."""
@@ -54,10 +78,19 @@ class GradientHookSpy(TorchFunctionMode):
         super().__init__()
         self.root = root
         self.found: list[str] = []
+        self.no_grad_lines: set[tuple[str, int]] = set()
+        """The user's lines whose torch calls ran with gradients disabled (outside torch's checkpoint)."""
         self._inference = torch.is_inference_mode_enabled()
 
     def __torch_function__(self, func: Any, types: Any, args: tuple = (), kwargs: dict | None = None) -> Any:
         name = getattr(func, "__name__", "")
+        if not torch.is_grad_enabled() and name != "_set_grad_enabled":
+            frames = traceback.extract_stack()
+            if not any(f.filename == _CHECKPOINT for f in frames):
+                user = next((f for f in reversed(frames) if not f.filename.startswith(_SKIPPED)
+                             and not f.filename.startswith("<")), None)
+                if user is not None:
+                    self.no_grad_lines.add((user.filename, user.lineno))
         if name in ("register_hook", "register_post_accumulate_grad_hook"):
             self.found.append(f"a gradient hook (Tensor.{name}){_user_frame()}")
         elif not self._inference and torch.is_inference_mode_enabled() and len(self.found) < 8:

@@ -213,10 +213,7 @@ def test_a_module_captured_without_gradients_refuses_them_while_a_function_is_de
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("reentrant", [False, pytest.param(True, marks=pytest.mark.xfail(
-    strict=True, reason="8ade6b6's detach of no_grad regions: CheckpointFunction's forward runs torch.no_grad() "
-                        "under autograd's own (untraced) grad guard, so the export marks the rest of the program "
-                        "a no-grad region, and every gradient is 0"))])
+@pytest.mark.parametrize("reentrant", [False, True])
 def test_torch_checkpoint_is_differentiated_as_eager(reentrant):
     """torch.utils.checkpoint is torch's own (its backward recomputes the same forward): the gradient of
     the forward through it equals eager's."""

@@ -1,5 +1,5 @@
 """dfc.torch and autograd's modes: a `torch.no_grad()`/`set_grad_enabled(False)` region stops the
-gradient as in eager (an `enable_grad()` inside it does not), a leaf's hook runs; what the exported graph
+gradient as in eager (an `enable_grad()` inside it does not, nor does a reentrant checkpoint's), a leaf's hook runs; what the exported graph
 cannot hold (a tensor's `register_hook`, a module's backward hook, `torch.inference_mode()`) is refused by
 name at capture instead of giving a different gradient."""
 
@@ -8,6 +8,8 @@ from __future__ import annotations
 import pytest
 
 torch = pytest.importorskip("torch")
+
+from torch.utils.checkpoint import checkpoint  # noqa: E402
 
 import dfc.torch  # noqa: E402
 from dfc.torch.capture import UnsupportedOpError  # noqa: E402
@@ -22,6 +24,7 @@ class Regions(torch.nn.Module):
 
     def forward(self, x):
         if self.mode == "no_grad":
+            x = checkpoint(torch.sin, self.w * x, use_reentrant=True)  # torch's own no_grad, recomputed
             with torch.no_grad():
                 a = self.w * x
                 with torch.enable_grad():
