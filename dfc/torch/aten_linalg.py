@@ -9,6 +9,7 @@
   eigenvectors and singular vectors up to each one's sign;
 * `_linalg_det`, `_linalg_slogdet`, `linalg_inv_ex`, `_linalg_solve_ex`, `linalg_lu_factor_ex`,
   `linalg_lu` (getrf: torch's LU and pivots; P from the pivots, then trsm);
+* `linalg_pinv` (gesdd: the singular values above max(m, n) eps times the largest inverted);
 * `linalg_solve_triangular` (trsm).
 
 `info` is LAPACK's: the first column whose pivot is not positive (Cholesky) or is 0 (LU), 1-based, 0
@@ -20,6 +21,8 @@ Batch dimensions lead (equal for both operands of a solve); float32 and float64.
 from __future__ import annotations
 
 from collections.abc import Sequence
+
+import numpy as np
 
 from dfc.torch.aten_common import UnsupportedOp, handler_table
 from dfc.torch.ir_text import Value
@@ -186,6 +189,24 @@ def _svd(b, node, A, full_matrices=False, compute_uv=True, *, driver=None):
         empty = b.full(0.0, (0,), A.dtype)
         return empty, _nan_where(b, info, s), empty
     return _nan_where(b, info, u), _nan_where(b, info, s), _nan_where(b, info, vh)
+
+
+@handles("linalg_pinv.atol_rtol_tensor")
+def _pinv(b, node, A, *, atol=None, rtol=None, hermitian=False):
+    """V diag(1 / s) U^T over the singular values above rtol = max(m, n) eps times the largest (torch's default;
+    hermitian matrices too); given tolerances are refused."""
+    if atol is not None or rtol is not None:
+        raise UnsupportedOp("linalg_pinv with atol or rtol")
+    batch, m, n = _matrix(A, "linalg_pinv", square=False)
+    u, s, vh = _svd(b, node, A, False, True)
+    eps = float(np.finfo(np.float32 if A.dtype == "f32" else np.float64).eps)
+    largest = b.reduce("max", s, [len(s.shape) - 1], keepdims=True)
+    kept = b.compare("GT", s, b.binary("nn.mul", largest, max(m, n) * eps))
+    inverse = b.op("nn.select", [kept, b.binary("nn.div", 1.0, b.op("nn.select", [kept, s, b.full(1.0, (), A.dtype)],
+                                                                      s.shape, A.dtype)), b.full(0.0, (), A.dtype)],
+                   s.shape, A.dtype)
+    scaled = b.binary("nn.mul", _swap(b, vh), b.reshape(inverse, (*s.shape[:-1], 1, s.shape[-1])))
+    return _matmul(b, scaled, _swap(b, u))
 
 
 def _lu(b, A: Value, what: str) -> tuple[Value, Value, Value]:

@@ -165,3 +165,198 @@ def test_jax_float32_and_a_nan_matrix():
     bad = a.astype(np.float64)
     bad[1, 2] = bad[2, 1] = np.nan
     assert np.isnan(from_jax(lambda s: jnp.linalg.eigvalsh(s), bad)(bad)).all()
+
+
+def _normalised_np(v):
+    k = np.argmax(np.abs(v), axis=-2)[..., None, :]
+    return v * np.sign(np.take_along_axis(v, k, axis=-2))
+
+
+def np_cholesky(a, w):
+    return np.sum(np.linalg.cholesky(a) * w)
+
+
+def np_qr(a, w):
+    q, r = np.linalg.qr(a)
+    return np.sum(q * w) + np.sum(r * w[..., :3, :])
+
+
+def np_eigh(a, w):
+    vals, vecs = np.linalg.eigh(a)
+    return np.sum(vecs * vecs * w) + np.sum(vals * w[..., 0, :])
+
+
+def np_svd(a, w):
+    u, s, vh = np.linalg.svd(a, full_matrices=False)
+    return np.sum(u * u * w) + np.sum(s * w[..., 0, :])
+
+
+def np_solve_inv_det(a, b, w):
+    return np.sum(np.linalg.solve(a, b) * w[..., :2]) + np.sum(np.linalg.inv(a) * w) + np.sum(np.linalg.det(a))
+
+
+def _lower_read(a):
+    """The symmetric matrix NumPy's cholesky and eigh read (the lower triangle mirrored), for JAX."""
+    return jnp.tril(a) + jnp.swapaxes(jnp.tril(a, -1), -1, -2)
+
+
+def jax_cholesky(a, w):
+    return jnp.sum(jnp.linalg.cholesky(_lower_read(a), symmetrize_input=False) * w)
+
+
+def jax_qr(a, w):
+    q, r = jnp.linalg.qr(a)
+    return jnp.sum(q * w) + jnp.sum(r * w[..., :3, :])
+
+
+def jax_eigh(a, w):
+    vals, vecs = jnp.linalg.eigh(_lower_read(a), symmetrize_input=False)
+    return jnp.sum(vecs * vecs * w) + jnp.sum(vals * w[..., 0, :])
+
+
+def jax_svd(a, w):
+    return sum(jnp.sum(u * u * wi) + jnp.sum(s * wi[0]) for u, s, wi in
+               ((*jnp.linalg.svd(a[i], full_matrices=False)[:2], w[i]) for i in range(a.shape[0])))
+
+
+def jax_solve_inv_det(a, b, w):
+    return jnp.sum(jnp.linalg.solve(a, b) * w[..., :2]) + jnp.sum(jnp.linalg.inv(a) * w) + jnp.sum(jnp.linalg.det(a))
+
+
+def _stacks():
+    rng = np.random.default_rng(5)
+    a = rng.standard_normal((2, 4, 4))
+    return {"square": a, "spd": a @ np.swapaxes(a, -1, -2) + 4 * np.eye(4), "sym": a + np.swapaxes(a, -1, -2),
+            "tall": rng.standard_normal((2, 5, 3)), "rhs": rng.standard_normal((2, 4, 2)),
+            "w4": rng.standard_normal((2, 4, 4)), "w53": rng.standard_normal((2, 5, 3))}
+
+
+NUMPY_CASES = {
+    "cholesky": (np_cholesky, jax_cholesky, ["spd"], "w4"),
+    "qr": (np_qr, jax_qr, ["tall"], "w53"),
+    "eigh": (np_eigh, jax_eigh, ["sym"], "w4"),
+    "svd": (np_svd, jax_svd, ["tall"], "w53"),
+    "solve_inv_det": (np_solve_inv_det, jax_solve_inv_det, ["square", "rhs"], "w4"),
+}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", list(NUMPY_CASES))
+def test_numpy_stacks_equal_numpy_and_their_gradients_jax(name):
+    """Stacks of matrices through dfc.jit: each decomposition's values against NumPy's (sign-normalised vectors),
+    the gradient of a weighting of them against JAX's on the same function."""
+    f, reference, names, weight = NUMPY_CASES[name]
+    data = _stacks()
+    args, w = [data[n] for n in names], data[weight]
+    _close(dfc.jit(f)(*args, w), f(*args, w), "value")
+    argnums = tuple(range(len(args)))
+    got = dfc.grad(f, argnums)(*args, w)
+    want = jax.grad(reference, argnums)(*args, w)
+    for k, (g, r) in enumerate(zip(got if isinstance(got, tuple) else (got,), want)):
+        _close(g, r, f"gradient {k}")
+
+
+def np_vectors(s, a):
+    vals, vecs = np.linalg.eigh(s)
+    u, sv, vh = np.linalg.svd(a)
+    q, r = np.linalg.qr(a, mode="complete")
+    return vals, vecs, u, sv, vh, q, r, np.linalg.det(s), np.linalg.solve(s, a[:, :4, :])
+
+
+@pytest.mark.slow
+def test_numpy_stacked_values_equal_numpy():
+    """Full outputs of stacks of matrices: Q and R equal NumPy's, eigenvectors and singular vectors up to sign."""
+    data = _stacks()
+    s, a = data["sym"], np.concatenate([data["tall"], data["tall"][:, :, :1]], axis=2)  # (2, 5, 4)
+    got, want = dfc.jit(np_vectors)(s, a), np_vectors(s, a)
+    _close(got[0], want[0], "eigenvalues")
+    _close(_normalised_np(got[1]), _normalised_np(want[1]), "eigenvectors")
+    _close(_normalised_np(got[2][..., :4]), _normalised_np(want[2][..., :4]), "U")
+    _close(got[3], want[3], "singular values")
+    _close(_normalised_np(np.swapaxes(got[4], -1, -2)), _normalised_np(np.swapaxes(want[4], -1, -2)), "V")
+    _close(np.swapaxes(got[2], -1, -2) @ got[2], np.broadcast_to(np.eye(5), (2, 5, 5)), "U^T U (completed)")
+    for k, what in ((5, "Q"), (6, "R"), (7, "det"), (8, "solve")):
+        _close(got[k], want[k], what)
+
+
+def test_numpy_eig_is_refused_by_name():
+    def f(a):
+        return np.linalg.eig(a)
+
+    with pytest.raises(dfc.FrontendError, match="np.linalg.eig"):
+        dfc.jit(f)(np.eye(2))
+
+
+torch = pytest.importorskip("torch")
+
+
+class _Fn(torch.nn.Module):
+    def __init__(self, f):
+        super().__init__()
+        self.f = f
+
+    def forward(self, a):
+        return self.f(a)
+
+
+def _sn_torch(v):
+    k = v.abs().argmax(dim=-2, keepdim=True)
+    return v * torch.sign(torch.gather(v, -2, k))
+
+
+def _torch_data():
+    g = torch.Generator().manual_seed(0)
+    a = torch.randn(4, 4, dtype=torch.float64, generator=g)
+    return {"a": a, "spd": a @ a.T + 4 * torch.eye(4, dtype=torch.float64), "sym": a + a.T,
+            "tall": torch.randn(5, 3, dtype=torch.float64, generator=g), "batch": torch.randn(2, 4, 4, dtype=torch.float64,
+                                                                                           generator=g)}
+
+
+TORCH_CASES = {
+    "cholesky": (lambda a: torch.linalg.cholesky(a), "spd"),
+    "cholesky_upper_ex": (lambda a: torch.linalg.cholesky_ex(a, upper=True), "spd"),
+    "cholesky_solve_inverse": (lambda a: (torch.cholesky_solve(a[:, :2], torch.linalg.cholesky(a)),
+                                          torch.cholesky_inverse(torch.linalg.cholesky(a))), "spd"),
+    "qr": (lambda a: torch.linalg.qr(a), "tall"),
+    "qr_wide": (lambda a: torch.linalg.qr(a.T), "tall"),
+    "eigh": (lambda a: (torch.linalg.eigh(a)[0], _sn_torch(torch.linalg.eigh(a)[1])), "sym"),
+    "eigvalsh_batched": (lambda a: torch.linalg.eigvalsh(a + a.transpose(-1, -2)), "batch"),
+    "svd": (lambda a: (torch.linalg.svd(a, full_matrices=False)[1], _sn_torch(torch.linalg.svd(a, full_matrices=False)[0])),
+            "tall"),
+    "svdvals_cond_norm": (lambda a: (torch.linalg.svdvals(a), torch.linalg.cond(a), torch.linalg.matrix_norm(a, 2)), "a"),
+    "det_slogdet_logdet": (lambda a: (torch.linalg.det(a), *torch.linalg.slogdet(a), torch.logdet(a @ a.T)), "a"),
+    "inv_solve": (lambda a: (torch.linalg.inv(a), torch.linalg.solve(a, a[:, :2] + 1), torch.linalg.solve(a, a[0])), "a"),
+    "lu_factor_lu": (lambda a: (*torch.linalg.lu_factor(a), *torch.linalg.lu(a)), "a"),
+    "solve_triangular": (lambda a: (torch.linalg.solve_triangular(a, a[:, :2] + 1, upper=False),
+                                    torch.linalg.solve_triangular(a, a[:2] + 1, upper=True, left=False)), "spd"),
+    "det_batched": (lambda a: torch.linalg.det(a), "batch"),
+    "pinv": (lambda a: torch.linalg.pinv(a), "tall"),
+}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", list(TORCH_CASES))
+def test_torch_linalg_equals_eager(name):
+    """Values and the gradient of a fixed weighting of the float outputs against eager PyTorch in float64."""
+    import dfc.torch
+
+    f, which = TORCH_CASES[name]
+    x = _torch_data()[which]
+    compiled = dfc.torch.compile(_Fn(f))
+
+    def outputs(fn, a):
+        out = fn(a)
+        return list(out) if isinstance(out, tuple) else [out]
+
+    for k, (g, w) in enumerate(zip(outputs(compiled, x), outputs(f, x))):
+        assert g.dtype == w.dtype and g.shape == w.shape, f"output {k}"
+        _close(g.detach().double().numpy(), w.detach().double().numpy(), f"output {k}")
+
+    def loss(fn, a):
+        return sum((o * torch.linspace(0.5, 1.5, o.numel(), dtype=o.dtype).reshape(o.shape)).sum()
+                   for o in outputs(fn, a) if o.is_floating_point())
+
+    xs = [x.clone().requires_grad_(True) for _ in range(2)]
+    want = torch.autograd.grad(loss(f, xs[0]), xs[0])[0]
+    got = torch.autograd.grad(loss(compiled, xs[1]), xs[1])[0]
+    _close(got.numpy(), want.numpy(), "gradient")
