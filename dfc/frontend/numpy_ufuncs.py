@@ -256,8 +256,12 @@ def _hypot(tr, args, kwargs, node):
     """m * sqrt(1 + (n / m)^2) with m, n the larger and smaller magnitude: no overflow or underflow where
     x^2 + y^2 would (1e308, 1e-310); 0 where both are 0, inf where either is infinite (a NaN in the other too)."""
     x, y = bind(tr, args, kwargs, node, "np.hypot", ("x1", "x2"))
-    a, b = (_call(tr, np.abs, v, node=node) for v in (x, y))
-    m, n = (tr.elementwise(f, [a, b], node) for f in ("maximum", "minimum"))
+    x, y = (expr_of(tr, v, node) for v in (x, y))
+    if not (is_float(x.dtype) or is_float(y.dtype)):
+        x, y = (astype(tr, v, "f64", node) for v in (x, y))
+    a, b = (Const(abs(v.value), v.dtype, v.weak) if isinstance(v, Const) and not v.shape  # a weak number stays weak
+            else _call(tr, np.abs, v, node=node) for v in (x, y))
+    m, n = (tr.binop(f, a, b, node) for f in ("maximum", "minimum"))
     q = tr.binop("div", n, m, node)
     r = tr.binop("mul", m, _call(tr, np.sqrt, tr.binop("add", Const(1.0, "f64"), tr.binop("mul", q, q, node), node),
                                  node=node), node)
