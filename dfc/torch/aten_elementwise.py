@@ -93,9 +93,30 @@ def _pow_scalar(b, node, x, p):
 @handles("pow.Tensor_Tensor")
 def _pow(b, node, x, p):
     dtype = b.out(node)[1]
+    if dtype == "i1":
+        raise UnsupportedOp("bool to a tensor power")
     if not dtype.startswith("f"):
-        raise UnsupportedOp(f"{dtype} to a tensor power (the library's power is of floats)")
+        return _integer_pow(b, b.convert(x, dtype), b.convert(p, dtype))
     return b.binary("nn.power", x, p, dtype)
+
+
+def _integer_pow(b, x, p):
+    """torch's integer x ** p: by squaring over every bit of p (products wrapping, as torch's); for p < 0,
+    1 for x = 1, +-1 by p's parity for x = -1, else 0."""
+    shape = np.broadcast_shapes(x.shape, p.shape)
+    x, p = b.broadcast(x, shape), b.broadcast(p, shape)
+    dtype = x.dtype
+    result, square = b.full(1, shape, dtype), x
+    for bit in range(int(dtype[1:]) - 1):
+        on = b.compare("NE", b.binary("nn.and", b.binary("nn.shift_right_arithmetic", p, bit, dtype), 1, dtype), 0)
+        result = b.op("nn.select", [on, b.binary("nn.mul", result, square), result], shape, dtype)
+        square = b.binary("nn.mul", square, square)
+    odd = b.compare("NE", b.binary("nn.and", p, 1, dtype), 0)
+    minus_one = b.op("nn.select", [odd, b.full(-1, shape, dtype), b.full(1, shape, dtype)], shape, dtype)
+    negative = b.op("nn.select", [b.compare("EQ", x, 1), b.full(1, shape, dtype),
+                                  b.op("nn.select", [b.compare("EQ", x, -1), minus_one, b.full(0, shape, dtype)],
+                                       shape, dtype)], shape, dtype)
+    return b.op("nn.select", [b.compare("LT", p, 0), negative, result], shape, dtype)
 
 
 @handles("clamp.default")

@@ -24,3 +24,15 @@ def test_int64_argmax_argmin_are_exact():
 
     for got, want in zip(pytree.tree_leaves(dfc.torch.compile(f)(x)), pytree.tree_leaves(f(x)), strict=True):
         assert torch.equal(got, want), (got, want)
+
+
+@pytest.mark.slow
+def test_integer_pow_with_a_tensor_exponent_is_torchs():
+    """int64 and int32 x ** p: wrapping products, exponents beyond the width (2^40 + 3), negative ones (1, +-1
+    by parity, else 0), 0 ** 0 = 1, broadcast."""
+    x = torch.tensor([[2, -3, 7, 1, -1, 0, 3, -2], [5, 2, -1, 1, 10, 0, -7, 3]], dtype=torch.int64)
+    p = torch.tensor([[3, 5, 40, -4, -3, 0, 63, 64], [27, -2, -6, 100, 19, 5, 21, 2**40 + 3]], dtype=torch.int64)
+    for dtype in (torch.int64, torch.int32):
+        a, b = x.to(dtype), p.to(dtype)
+        for got, want in zip(dfc.torch.compile(lambda a, b: (a ** b, a[0] ** b))(a, b), (a ** b, a[0] ** b)):
+            assert torch.equal(got, want), (dtype, got, want)
