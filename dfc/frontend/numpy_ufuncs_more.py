@@ -311,6 +311,95 @@ def _divmod(tr, args, kwargs, node):
     return tr.binop("floordiv", args[0], args[1], node), tr.binop("mod", args[0], args[1], node)
 
 
+_KERNELS: dict[str, Any] = {}
+
+
+def _integer_kernel(name: str) -> Handler:
+    """np.gcd / np.lcm: integer_kernels.`name` of the broadcast operands, in their promoted integer type."""
+
+    def handler(tr, args, kwargs, node):
+        from dfc.frontend import JitFunction, integer_kernels
+
+        no_kwargs(tr, kwargs, node)
+        if len(args) != 2:
+            raise tr.fail(f"np.{name} takes two arguments", node)
+        a, b = (expr_of(tr, v, node) for v in args)
+        dtype = result_dtype([a, b])
+        if is_float(dtype) or dtype == "i1":
+            raise tr.fail(f"np.{name} needs integer operands (NumPy refuses floats and booleans)", node)
+        a, b = (astype(tr, v, dtype, node) for v in (a, b))
+        zero = _c(0, dtype)
+        a, b = tr.binop("add", a, tr.binop("mul", b, zero, node), node), tr.binop("add", b, tr.binop("mul", a, zero, node),
+                                                                                   node)
+        if name not in _KERNELS:
+            _KERNELS[name] = JitFunction(getattr(integer_kernels, name))
+        return tr.callee(tr, _KERNELS[name], [a, b], {}, node)
+
+    return handler
+
+
+def _bitwise_count(tr, args, kwargs, node):
+    """The 1 bits of |x| (uint8), by SWAR: pairs, nibbles, bytes, then a multiply summing the bytes."""
+    (x,) = bind(tr, args, kwargs, node, "np.bitwise_count", ("x",))
+    e = expr_of(tr, x, node)
+    if is_float(e.dtype):
+        raise tr.fail("np.bitwise_count needs integer or boolean operands (NumPy refuses floats)", node)
+    dtype = tr.em.concrete(e)
+    if dtype == "i1":
+        return astype(tr, e, "u8", node)
+    bits = int(dtype[1:])
+    u = "u" + str(bits)
+    v = astype(tr, e if is_unsigned(dtype) else tr.elementwise("abs", [e], node, dtype), u, node)
+
+    def op(name: str, a: Expr, k: int) -> Expr:
+        return tr.elementwise(name, [a, _c(k, u)], node, u)
+
+    def mask(pattern: int) -> int:
+        return int.from_bytes(bytes([pattern]) * (bits // 8), "little")
+
+    v = tr.elementwise("sub", [v, op("and", op("rshift", v, 1), mask(0x55))], node, u)
+    v = tr.elementwise("add", [op("and", v, mask(0x33)), op("and", op("rshift", v, 2), mask(0x33))], node, u)
+    v = op("and", tr.elementwise("add", [v, op("rshift", v, 4)], node, u), mask(0x0F))
+    if bits > 8:
+        v = op("rshift", op("mul", v, mask(0x01)), bits - 8)
+    return astype(tr, v, "u8", node)
+
+
+def _vector_product(kind: str) -> Handler:
+    """np.vecdot(x1, x2, axis=-1), np.matvec(A, v), np.vecmat(v, A): products summed over the shared axis
+    (the vectors' last; integers summed in int64 and wrapped to their type, as NumPy's sum in it)."""
+    what = f"np.{kind}"
+
+    def handler(tr, args, kwargs, node):
+        from dfc.frontend.affine import Affine
+        from dfc.frontend.numpy_api import reduce
+
+        a, b, axis = bind(tr, args, kwargs, node, what, ("x1", "x2", "axis"), (-1,))
+        a, b = (expr_of(tr, v, node) for v in (a, b))
+        dtype = result_dtype([a, b])
+        if dtype == "i1":
+            raise tr.fail(f"{what} of booleans is not supported", node)
+        if kind != "vecdot" and static(axis) != -1:
+            raise tr.fail(f"{what} with axis= is not supported", node)
+        if kind == "vecdot":
+            if static(axis) != -1:
+                raise tr.fail(f"{what} with an axis other than -1 is not supported (move it last)", node)
+            product, summed = tr.binop("mul", a, b, node), -1
+        elif kind == "matvec":  # A[..., m, n] v[..., n]
+            if a.ndim < 2 or b.ndim < 1:
+                raise tr.fail(f"{what} takes a matrix and a vector", node)
+            product, summed = tr.binop("mul", a, tr.index(b, (slice(None),) * (b.ndim - 1) + (None, slice(None)), node),
+                                       node), -1
+        else:  # v[..., n] A[..., n, m]
+            if b.ndim < 2 or a.ndim < 1:
+                raise tr.fail(f"{what} takes a vector and a matrix", node)
+            product, summed = tr.binop("mul", tr.index(a, (slice(None),) * a.ndim + (None,), node), b, node), -2
+        total = reduce(tr, "add", product, Affine(product.ndim + summed), False, node)
+        return total if is_float(dtype) else astype(tr, total, dtype, node)
+
+    return handler
+
+
 MORE_UFUNC_HANDLERS: dict[Any, Handler] = {
     **{f: _unary_math(name, f"np.{f.__name__}") for f, name in
        ((np.arcsinh, "asinh"), (np.arccosh, "acosh"), (np.arctanh, "atanh"), (np.cbrt, "cbrt"))},
@@ -319,5 +408,7 @@ MORE_UFUNC_HANDLERS: dict[Any, Handler] = {
     np.heaviside: _heaviside, np.sinc: _sinc, np.nan_to_num: _nan_to_num, np.float_power: _float_power,
     np.fmod: _fmod, np.logaddexp: _logaddexp("e"), np.logaddexp2: _logaddexp("2"), np.nextafter: _nextafter,
     np.spacing: _spacing, np.ldexp: _ldexp, np.frexp: _frexp, np.modf: _modf, np.divmod: _divmod,
+    np.vecdot: _vector_product("vecdot"), np.matvec: _vector_product("matvec"), np.vecmat: _vector_product("vecmat"),
+    np.gcd: _integer_kernel("gcd"), np.lcm: _integer_kernel("lcm"), np.bitwise_count: _bitwise_count,
 }
 """These ufuncs (and np.fix, np.nan_to_num, np.sinc), by the function object."""

@@ -28,7 +28,10 @@ def ufuncs(x, X, Y):
 
 
 def integers(a, b):
-    return np.fmod(a, b), np.signbit(a), np.trunc(a), np.positive(a), np.ldexp(np.float32(1.5), a % 300 - 150)
+    return (np.fmod(a, b), np.signbit(a), np.trunc(a), np.positive(a), np.ldexp(np.float32(1.5), a % 300 - 150),
+            np.gcd(a, b), np.lcm(a, b), np.gcd(a.astype(np.int32), 12), np.bitwise_count(a),
+            np.bitwise_count(b.astype(np.uint8)),
+            np.vecdot(a, b), np.matvec(a.reshape(2, 4), b[:4]), np.vecmat(b[:2], a.reshape(2, 4)))
 
 
 def assert_numpy(got, want, what):
@@ -66,8 +69,8 @@ def test_ufuncs_at_the_ends_of_the_range(dtype):
 
 @pytest.mark.slow
 def test_integer_ufuncs():
-    a = np.array([-7, 7, -7, 7, 0, -1, 5, np.iinfo(np.int64).min], dtype=np.int64)
-    b = np.array([2, -2, -2, 2, 3, 0, 0, -1], dtype=np.int64)
+    a = np.array([-7, 7, -7, 1071, 0, -1, 2**40 + 3, np.iinfo(np.int64).min], dtype=np.int64)
+    b = np.array([2, -2, -2, 462, 3, 0, 0, -1], dtype=np.int64)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         for k, (g, w) in enumerate(zip(dfc.jit(integers)(a, b), integers(a, b), strict=True)):
