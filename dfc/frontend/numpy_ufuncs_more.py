@@ -197,6 +197,21 @@ def _logaddexp(base: str) -> Handler:
     return handler
 
 
+def _with_slope(tr, r: Expr, x: Expr, slope: Expr, dtype: str, node: ast.AST) -> Expr:
+    """`r` (computed on the bits, which autodiff reads as constants) with the derivative `slope` in x: r - (x' - x)
+    slope, x' the value of x through its bits (the difference is 0; x read as 0 where infinite or NaN)."""
+    finite = tr.compare("lt", tr.elementwise("abs", [x], node, dtype), _c(math.inf, dtype), node)
+    xs = _where(tr, finite, x, _c(0.0, dtype), node, dtype)
+    same = _bitcast(_bitcast(xs, _BITS[dtype]), dtype)
+    return tr.binop("sub", r, tr.binop("mul", tr.binop("sub", same, xs, node), slope, node), node)
+
+
+def _power(tr, k: Expr, dtype: str, node: ast.AST) -> Expr:
+    """2.0 ** k for an integer k, k clamped to where 2^k is finite (the slopes: they saturate at 2^max)."""
+    k = tr.elementwise("minimum", [astype(tr, k, "i64", node), _c(_BIAS[dtype], "i64")], node, "i64")
+    return tr.binop("pow", _c(2.0, dtype), astype(tr, k, dtype, node), node)
+
+
 def _nextafter_of(tr, x: Expr, y: Expr, dtype: str, node: ast.AST) -> Expr:
     """The float after x toward y: the bits of x one step away from or toward 0; y where x == y, the smallest
     subnormal with y's sign where x is 0, NaN where either is NaN."""
@@ -209,6 +224,7 @@ def _nextafter_of(tr, x: Expr, y: Expr, dtype: str, node: ast.AST) -> Expr:
     r = _where(tr, tr.compare("eq", x, _c(0.0, dtype), node), tr.elementwise("copysign", [tiny, y], node, dtype), r, node,
                dtype)
     r = _where(tr, tr.compare("eq", x, y, node), y, r, node, dtype)
+    r = _with_slope(tr, r, x, _c(1.0, dtype), dtype, node)  # d/dx 1, as x + a constant
     nan = tr.elementwise("or", [tr.as_expr(tr.compare("ne", v, v, node), node) for v in (x, y)], node, "i1")
     return _where(tr, nan, tr.binop("add", x, y, node), r, node, dtype)
 
@@ -240,7 +256,7 @@ def _ldexp(tr, args, kwargs, node):
         raise tr.fail("np.ldexp needs an integer exponent (NumPy refuses floats)", node)
     (x,), dtype = _floats(tr, [args[0]], node)
     idt, p, top = _BITS[dtype], _MANTISSA[dtype] - 1, 2 * _BIAS[dtype] + 1
-    n = astype(tr, n, "i64", node)
+    n = n0 = astype(tr, n, "i64", node)
     n = tr.elementwise("maximum", [tr.elementwise("minimum", [n, _c(4 * top, "i64")], node, "i64"), _c(-4 * top, "i64")],
                        node, "i64")
     magnitude = tr.elementwise("abs", [x], node, dtype)
@@ -265,7 +281,7 @@ def _ldexp(tr, args, kwargs, node):
     special = tr.elementwise("or", [tr.as_expr(tr.compare("eq", x, _c(0.0, dtype), node), node),
                                     tr.as_expr(tr.compare("eq", magnitude, _c(math.inf, dtype), node), node)], node, "i1")
     special = tr.elementwise("or", [special, tr.as_expr(tr.compare("ne", x, x, node), node)], node, "i1")
-    return _where(tr, special, x, r, node, dtype)
+    return _where(tr, special, x, _with_slope(tr, r, x, _power(tr, n0, dtype, node), dtype, node), node, dtype)
 
 
 def _frexp(tr, args, kwargs, node):
@@ -289,19 +305,24 @@ def _frexp(tr, args, kwargs, node):
                                                           _c(math.inf, dtype), node), node),
                                     ], node, "i1")
     special = tr.elementwise("or", [special, tr.as_expr(tr.compare("ne", e, e, node), node)], node, "i1")
-    mantissa = _where(tr, special, e, _bitcast(mantissa_bits, dtype), node, dtype)
     exponent = _where(tr, special, _c(0, idt), exponent, node, idt)
+    slope = _power(tr, tr.elementwise("sub", [_c(0, idt), exponent], node, idt), dtype, node)  # d/dx x 2^-e
+    mantissa = _where(tr, special, e, _with_slope(tr, _bitcast(mantissa_bits, dtype), e, slope, dtype, node), node, dtype)
     return mantissa, astype(tr, exponent, "i32", node)
 
 
 def _modf(tr, args, kwargs, node):
-    """(fraction, integral part): x - trunc(x) with x's sign (0 at +-inf), trunc(x)."""
+    """(fraction, integral part): x - trunc(x) (a zero and +-inf: a 0 with x's sign), trunc(x)."""
     (x,) = bind(tr, args, kwargs, node, "np.modf", ("x",))
     (e,), dtype = _floats(tr, [x], node)
     whole = tr.elementwise("trunc", [e], node, dtype)
     infinite = tr.compare("eq", tr.elementwise("abs", [e], node, dtype), _c(math.inf, dtype), node)
-    fraction = _where(tr, infinite, _c(0.0, dtype), tr.binop("sub", e, whole, node), node, dtype)
-    return tr.elementwise("copysign", [fraction, e], node, dtype), whole
+    fraction = tr.binop("sub", e, whole, node)
+    zero = tr.elementwise("or", [tr.as_expr(infinite, node), tr.as_expr(tr.compare("eq", fraction, _c(0.0, dtype), node),
+                                                                        node)], node, "i1")
+    signed_zero = _with_slope(tr, tr.elementwise("copysign", [_c(0.0, dtype), e], node, dtype), e, _c(1.0, dtype), dtype,
+                              node)  # d/dx 1 at integers too, as x - trunc(x)
+    return _where(tr, zero, signed_zero, fraction, node, dtype), whole
 
 
 def _divmod(tr, args, kwargs, node):
@@ -400,6 +421,10 @@ def _vector_product(kind: str) -> Handler:
     return handler
 
 
+def _isnat(tr, args, kwargs, node):
+    raise tr.fail("np.isnat needs datetime64/timedelta64 arrays, which dfc does not support", node)
+
+
 MORE_UFUNC_HANDLERS: dict[Any, Handler] = {
     **{f: _unary_math(name, f"np.{f.__name__}") for f, name in
        ((np.arcsinh, "asinh"), (np.arccosh, "acosh"), (np.arctanh, "atanh"), (np.cbrt, "cbrt"))},
@@ -410,5 +435,6 @@ MORE_UFUNC_HANDLERS: dict[Any, Handler] = {
     np.spacing: _spacing, np.ldexp: _ldexp, np.frexp: _frexp, np.modf: _modf, np.divmod: _divmod,
     np.vecdot: _vector_product("vecdot"), np.matvec: _vector_product("matvec"), np.vecmat: _vector_product("vecmat"),
     np.gcd: _integer_kernel("gcd"), np.lcm: _integer_kernel("lcm"), np.bitwise_count: _bitwise_count,
+    np.isnat: _isnat,
 }
 """These ufuncs (and np.fix, np.nan_to_num, np.sinc), by the function object."""
