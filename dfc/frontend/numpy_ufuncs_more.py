@@ -121,11 +121,12 @@ def _heaviside(tr, x, h, dtype, node):
 
 
 def _sinc(tr, args, kwargs, node):
-    """NumPy's own form: y = pi * where(x == 0, 1e-20, x); sin(y) / y (1 at 0, derivative 0 there)."""
+    """NumPy's own form: y = pi x, read as the dtype's eps where 0; sin(y) / y (1 at 0, derivative 0 there)."""
     (x,) = bind(tr, args, kwargs, node, "np.sinc", ("x",))
     (e,), dtype = _floats(tr, [x], node)
-    y = tr.binop("mul", _c(math.pi, dtype), _where(tr, tr.compare("eq", e, _c(0.0, dtype), node), _c(1e-20, dtype), e,
-                                                   node, dtype), node)
+    y = tr.binop("mul", _c(math.pi, dtype), e, node)
+    eps = 2.0 ** (1 - _MANTISSA[dtype])
+    y = _where(tr, tr.compare("eq", y, _c(0.0, dtype), node), _c(eps, dtype), y, node, dtype)
     return tr.binop("div", tr.elementwise("sin", [y], node, dtype), y, node)
 
 
@@ -235,10 +236,11 @@ def _nextafter(tr, x, y, dtype, node):
 
 
 def _spacing(tr, args, kwargs, node):
-    """nextafter(x, copysign(inf, x)) - x; NaN at inf and NaN."""
+    """nextafter(x, copysign(inf, x)) - x (float16: nextafter(x, inf) - x, as NumPy's); NaN at inf and NaN."""
     (x,) = bind(tr, args, kwargs, node, "np.spacing", ("x",))
     (e,), dtype = _floats(tr, [x], node)
-    toward = tr.elementwise("copysign", [_c(math.inf, dtype), e], node, dtype)
+    toward = tr.elementwise("copysign", [_c(math.inf, dtype), e], node, dtype) if dtype != "f16" else \
+        _c(math.inf, dtype)  # NumPy's half spacing steps up from negative halves too
     r = tr.binop("sub", _nextafter_of(tr, e, toward, dtype, node), e, node)
     infinite = tr.compare("eq", tr.elementwise("abs", [e], node, dtype), _c(math.inf, dtype), node)
     return _where(tr, infinite, _c(math.nan, dtype), r, node, dtype)

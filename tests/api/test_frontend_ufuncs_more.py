@@ -62,7 +62,8 @@ def check(run, dtype):
             assert_numpy(g, w, f"ufuncs[{k}] {dtype.__name__}")
 
 
-@pytest.mark.parametrize("dtype", [np.float64, pytest.param(np.float32, marks=pytest.mark.slow)])
+@pytest.mark.parametrize("dtype", [np.float64, pytest.param(np.float32, marks=pytest.mark.slow),
+                                   pytest.param(np.float16, marks=pytest.mark.slow)])
 def test_ufuncs_at_the_ends_of_the_range(dtype):
     check(lambda fn, *a: dfc.jit(fn)(*a), dtype)
 
