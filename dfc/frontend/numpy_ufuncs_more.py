@@ -154,8 +154,9 @@ def _float_power(tr, args, kwargs, node):
     if len(args) != 2:
         raise tr.fail("np.float_power takes two arguments", node)
     a, b = (expr_of(tr, v, node) for v in args)
-    if any(d in ("f16", "f32", "f64") or not is_float(d) for d in (a.dtype, b.dtype)):
-        a, b = (v if isinstance(v, Const) and v.weak else astype(tr, v, "f64", node) for v in (a, b))
+    a, b = (v if isinstance(v, Const) and v.weak and is_float(v.dtype) else astype(tr, v, "f64", node) for v in (a, b))
+    if isinstance(a, Const) and isinstance(b, Const):
+        a = astype(tr, a, "f64", node)  # a float64 array, not a Python float
     return tr.binop("pow", a, b, node)
 
 
