@@ -132,8 +132,8 @@ def _sinc(tr, args, kwargs, node):
 
 def _nan_to_num(tr, args, kwargs, node):
     """NaN -> nan (0.0), inf -> posinf (the largest float), -inf -> neginf (the most negative)."""
-    x, copy, nan, posinf, neginf = bind(tr, args, kwargs, node, "np.nan_to_num", ("x", "copy", "nan", "posinf", "neginf"),
-                                        (True, 0.0, None, None))
+    names = ("x", "copy", "nan", "posinf", "neginf")
+    x, copy, nan, posinf, neginf = bind(tr, args, kwargs, node, "np.nan_to_num", names, (True, 0.0, None, None))
     if static(copy) is not True:
         raise tr.fail("np.nan_to_num with copy=False is not supported (assign the result)", node)
     e = expr_of(tr, x, node)
@@ -174,9 +174,9 @@ def _fmod(tr, args, kwargs, node):
     if is_unsigned(dtype) or dtype == "i1":
         return r
     zero = _c(0, r.dtype)
-    fix = tr.elementwise("and", [tr.as_expr(tr.compare("ne", r, zero, node), node),
-                                 tr.as_expr(tr.compare("ne", tr.compare("lt", r, zero, node), tr.compare("lt", a, zero, node),
-                                                       node), node)], node, "i1")
+    signs_differ = tr.compare("ne", tr.compare("lt", r, zero, node), tr.compare("lt", a, zero, node), node)
+    fix = tr.elementwise("and", [tr.as_expr(tr.compare("ne", r, zero, node), node), tr.as_expr(signs_differ, node)],
+                         node, "i1")
     return _where(tr, fix, tr.binop("sub", r, astype(tr, b, r.dtype, node), node), r, node, r.dtype)
 
 
@@ -190,7 +190,8 @@ def _logaddexp(base: str) -> Handler:
         hi, lo = (tr.elementwise(f, [a, b], node, dtype) for f in ("maximum", "minimum"))
         d = _where(tr, tr.compare("eq", a, b, node), _c(0.0, dtype), tr.binop("sub", lo, hi, node), node, dtype)
         if base == "e":
-            return tr.binop("add", hi, tr.elementwise("log1p", [tr.elementwise("exp", [d], node, dtype)], node, dtype), node)
+            exp = tr.elementwise("exp", [d], node, dtype)
+            return tr.binop("add", hi, tr.elementwise("log1p", [exp], node, dtype), node)
         power = tr.binop("pow", _c(2.0, dtype), d, node)
         log2_1p = tr.binop("mul", tr.elementwise("log1p", [power], node, dtype), _c(1 / math.log(2), dtype), node)
         tie = tr.compare("eq", a, b, node)  # NumPy: x + 1, exactly
@@ -219,12 +220,13 @@ def _nextafter_of(tr, x: Expr, y: Expr, dtype: str, node: ast.AST) -> Expr:
     subnormal with y's sign where x is 0, NaN where either is NaN."""
     idt = _BITS[dtype]
     bits = _bitcast(x, idt)
-    away = tr.as_expr(tr.compare("eq", tr.compare("gt", y, x, node), tr.compare("gt", x, _c(0.0, dtype), node), node), node)
+    up, positive = tr.compare("gt", y, x, node), tr.compare("gt", x, _c(0.0, dtype), node)
+    away = tr.as_expr(tr.compare("eq", up, positive, node), node)
     step = _where(tr, away, _c(1, idt), _c(-1, idt), node, idt)
     r = _bitcast(tr.elementwise("add", [bits, step], node, idt), dtype)
     tiny = _bitcast(_c(1, idt), dtype)
-    r = _where(tr, tr.compare("eq", x, _c(0.0, dtype), node), tr.elementwise("copysign", [tiny, y], node, dtype), r, node,
-               dtype)
+    signed_tiny = tr.elementwise("copysign", [tiny, y], node, dtype)
+    r = _where(tr, tr.compare("eq", x, _c(0.0, dtype), node), signed_tiny, r, node, dtype)
     r = _where(tr, tr.compare("eq", x, y, node), y, r, node, dtype)
     r = _with_slope(tr, r, x, _c(1.0, dtype), dtype, node)  # d/dx 1, as x + a constant
     nan = tr.elementwise("or", [tr.as_expr(tr.compare("ne", v, v, node), node) for v in (x, y)], node, "i1")
@@ -247,6 +249,15 @@ def _spacing(tr, args, kwargs, node):
     return _where(tr, infinite, _c(math.nan, dtype), r, node, dtype)
 
 
+def _special(tr, x: Expr, dtype: str, node: ast.AST) -> Expr:
+    """True where x is 0, +-inf or NaN."""
+    magnitude = tr.elementwise("abs", [x], node, dtype)
+    conditions = (tr.compare("eq", x, _c(0.0, dtype), node), tr.compare("eq", magnitude, _c(math.inf, dtype), node),
+                  tr.compare("ne", x, x, node))
+    return tr.elementwise("or", [tr.elementwise("or", [tr.as_expr(c, node) for c in conditions[:2]], node, "i1"),
+                                 tr.as_expr(conditions[2], node)], node, "i1")
+
+
 def _ldexp(tr, args, kwargs, node):
     """x * 2^n on the bits: n added to the exponent field (x subnormal: scaled by 2^(mantissa + 1) first, exactly);
     a subnormal result is the float with field e + mantissa + 2 times 2^-(mantissa + 2), the one rounding (no chain of
@@ -260,8 +271,8 @@ def _ldexp(tr, args, kwargs, node):
     (x,), dtype = _floats(tr, [args[0]], node)
     idt, p, top = _BITS[dtype], _MANTISSA[dtype] - 1, 2 * _BIAS[dtype] + 1
     n = n0 = astype(tr, n, "i64", node)
-    n = tr.elementwise("maximum", [tr.elementwise("minimum", [n, _c(4 * top, "i64")], node, "i64"), _c(-4 * top, "i64")],
-                       node, "i64")
+    n = tr.elementwise("minimum", [n, _c(4 * top, "i64")], node, "i64")
+    n = tr.elementwise("maximum", [n, _c(-4 * top, "i64")], node, "i64")
     magnitude = tr.elementwise("abs", [x], node, dtype)
     subnormal = tr.compare("lt", magnitude, _c(2.0 ** (1 - _BIAS[dtype]), dtype), node)
     bits = _bitcast(_where(tr, subnormal, tr.binop("mul", x, _c(2.0 ** (p + 1), dtype), node), x, node, dtype), idt)
@@ -271,7 +282,8 @@ def _ldexp(tr, args, kwargs, node):
     rest = tr.elementwise("and", [bits, _c(~(top << p), idt)], node, idt)
 
     def with_field(f: Expr) -> Expr:
-        return _bitcast(tr.elementwise("or", [rest, tr.elementwise("lshift", [f, _c(p, idt)], node, idt)], node, idt), dtype)
+        shifted = tr.elementwise("lshift", [f, _c(p, idt)], node, idt)
+        return _bitcast(tr.elementwise("or", [rest, shifted], node, idt), dtype)
 
     low = tr.elementwise("maximum", [tr.binop("add", e, _c(p + 2, idt), node), _c(1, idt)], node, idt)
     small = tr.binop("mul", with_field(low), _c(2.0 ** -(p + 2), dtype), node)
@@ -279,11 +291,9 @@ def _ldexp(tr, args, kwargs, node):
                                                                                       dtype), small, node, dtype)
     normal = with_field(tr.elementwise("maximum", [e, _c(1, idt)], node, idt))
     r = _where(tr, tr.compare("lt", e, _c(1, idt), node), small, normal, node, dtype)
-    r = _where(tr, tr.compare("ge", e, _c(top, idt), node), tr.elementwise("copysign", [_c(math.inf, dtype), x], node, dtype),
-               r, node, dtype)
-    special = tr.elementwise("or", [tr.as_expr(tr.compare("eq", x, _c(0.0, dtype), node), node),
-                                    tr.as_expr(tr.compare("eq", magnitude, _c(math.inf, dtype), node), node)], node, "i1")
-    special = tr.elementwise("or", [special, tr.as_expr(tr.compare("ne", x, x, node), node)], node, "i1")
+    signed_inf = tr.elementwise("copysign", [_c(math.inf, dtype), x], node, dtype)
+    r = _where(tr, tr.compare("ge", e, _c(top, idt), node), signed_inf, r, node, dtype)
+    special = _special(tr, x, dtype, node)
     return _where(tr, special, x, _with_slope(tr, r, x, _power(tr, n0, dtype, node), dtype, node), node, dtype)
 
 
@@ -296,21 +306,18 @@ def _frexp(tr, args, kwargs, node):
     subnormal = tr.compare("lt", tr.elementwise("abs", [e], node, dtype), _c(2.0 ** (1 - _BIAS[dtype]), dtype), node)
     scaled = _where(tr, subnormal, tr.binop("mul", e, _c(2.0 ** (p + 1), dtype), node), e, node, dtype)
     bits = _bitcast(scaled, idt)
-    field = tr.elementwise("and", [tr.elementwise("rshift", [bits, _c(p, idt)], node, idt), _c(2 * _BIAS[dtype] + 1, idt)],
-                           node, idt)
+    shifted = tr.elementwise("rshift", [bits, _c(p, idt)], node, idt)
+    field = tr.elementwise("and", [shifted, _c(2 * _BIAS[dtype] + 1, idt)], node, idt)
     shift = _where(tr, subnormal, _c(_BIAS[dtype] - 1 + p + 1, idt), _c(_BIAS[dtype] - 1, idt), node, idt)
     exponent = tr.binop("sub", field, shift, node)
     keep = ~((2 * _BIAS[dtype] + 1) << p)
     mantissa_bits = tr.elementwise("or", [tr.elementwise("and", [bits, _c(keep, idt)], node, idt),
                                           _c((_BIAS[dtype] - 1) << p, idt)], node, idt)
-    special = tr.elementwise("or", [tr.as_expr(tr.compare("eq", e, _c(0.0, dtype), node), node),
-                                    tr.as_expr(tr.compare("eq", tr.elementwise("abs", [e], node, dtype),
-                                                          _c(math.inf, dtype), node), node),
-                                    ], node, "i1")
-    special = tr.elementwise("or", [special, tr.as_expr(tr.compare("ne", e, e, node), node)], node, "i1")
+    special = _special(tr, e, dtype, node)
     exponent = _where(tr, special, _c(0, idt), exponent, node, idt)
     slope = _power(tr, tr.elementwise("sub", [_c(0, idt), exponent], node, idt), dtype, node)  # d/dx x 2^-e
-    mantissa = _where(tr, special, e, _with_slope(tr, _bitcast(mantissa_bits, dtype), e, slope, dtype, node), node, dtype)
+    mantissa = _with_slope(tr, _bitcast(mantissa_bits, dtype), e, slope, dtype, node)
+    mantissa = _where(tr, special, e, mantissa, node, dtype)
     return mantissa, astype(tr, exponent, "i32", node)
 
 
@@ -321,10 +328,10 @@ def _modf(tr, args, kwargs, node):
     whole = tr.elementwise("trunc", [e], node, dtype)
     infinite = tr.compare("eq", tr.elementwise("abs", [e], node, dtype), _c(math.inf, dtype), node)
     fraction = tr.binop("sub", e, whole, node)
-    zero = tr.elementwise("or", [tr.as_expr(infinite, node), tr.as_expr(tr.compare("eq", fraction, _c(0.0, dtype), node),
-                                                                        node)], node, "i1")
-    signed_zero = _with_slope(tr, tr.elementwise("copysign", [_c(0.0, dtype), e], node, dtype), e, _c(1.0, dtype), dtype,
-                              node)  # d/dx 1 at integers too, as x - trunc(x)
+    whole_number = tr.compare("eq", fraction, _c(0.0, dtype), node)
+    zero = tr.elementwise("or", [tr.as_expr(c, node) for c in (infinite, whole_number)], node, "i1")
+    signed_zero = tr.elementwise("copysign", [_c(0.0, dtype), e], node, dtype)
+    signed_zero = _with_slope(tr, signed_zero, e, _c(1.0, dtype), dtype, node)  # d/dx 1 at integers too
     return _where(tr, zero, signed_zero, fraction, node, dtype), whole
 
 
@@ -353,8 +360,7 @@ def _integer_kernel(name: str) -> Handler:
             raise tr.fail(f"np.{name} needs integer operands (NumPy refuses floats and booleans)", node)
         a, b = (astype(tr, v, dtype, node) for v in (a, b))
         zero = _c(0, dtype)
-        a, b = tr.binop("add", a, tr.binop("mul", b, zero, node), node), tr.binop("add", b, tr.binop("mul", a, zero, node),
-                                                                                   node)
+        a, b = (tr.binop("add", u, tr.binop("mul", v, zero, node), node) for u, v in ((a, b), (b, a)))  # broadcast
         if name not in _KERNELS:
             _KERNELS[name] = JitFunction(getattr(integer_kernels, name))
         return tr.callee(tr, _KERNELS[name], [a, b], {}, node)

@@ -91,14 +91,15 @@ def test_ufuncs_interpreted(dtype):
 
 def small_loss(x, y):
     return np.sum(np.arcsinh(x) + np.arccosh(y) * 1.2 + np.arctanh(x * 0.3) + np.cbrt(x) * 1.4 + np.logaddexp(x, y)
-                  + np.sinc(y - 1.5) + np.sinc(x) + np.ldexp(x, 3) + np.modf(y)[0])
+                  + np.sinc(y - 1.5) + np.sinc(x))
 
 
 def full_loss(x, y):
     return (small_loss(x, y) + np.sum(np.copysign(x, y) * np.trunc(y * 3.0)) + np.sum(np.logaddexp2(x, x) * 1.6)
             + np.sum(np.fmod(y, x) * 1.7) + np.sum(np.float_power(y, x) * 1.8) + np.sum(np.nan_to_num(x) * y)
             + np.sum(np.logaddexp(y, y + 0.0)) + np.sum(np.logaddexp2(x, y)) + np.sum(np.frexp(x)[0] * y)
-            + np.sum(np.ldexp(y, -1060)) + np.sum(np.modf(x * 2.0)[0] * y))
+            + np.sum(np.ldexp(y, -1060)) + np.sum(np.ldexp(x, 3)) + np.sum(np.modf(x * 2.0)[0] * y)
+            + np.sum(np.modf(y)[0]))  # y: integers too (modf's slope 1 there)
 
 
 def with_jax(fn, jnp):
@@ -123,8 +124,8 @@ def test_gradients_against_closed_forms():
     x, y = X, Y
     total = np.logaddexp(x, y)
     want_x = (1 / np.sqrt(1 + x**2) + 0.3 / (1 - (0.3 * x) ** 2) + 1.4 / (3 * np.cbrt(x) ** 2) + np.exp(x - total)
-              + sinc_derivative(x) + 8.0)
-    want_y = 1.2 / np.sqrt(y**2 - 1) + np.exp(y - total) + sinc_derivative(y - 1.5) + 1.0  # modf: 1 at integers too
+              + sinc_derivative(x))
+    want_y = 1.2 / np.sqrt(y**2 - 1) + np.exp(y - total) + sinc_derivative(y - 1.5)
     gx, gy = dfc.grad(small_loss, (0, 1))(x, y)
     np.testing.assert_allclose(gx, want_x, rtol=1e-13, atol=1e-15)
     np.testing.assert_allclose(gy, want_y, rtol=1e-13, atol=1e-15)
