@@ -32,13 +32,14 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 
-from xdsl.dialects.builtin import AnyFloat, Float64Type, FloatAttr, IntegerAttr, IntegerType, TensorType, f64
+from xdsl.dialects.builtin import AnyFloat, Float64Type, IntegerAttr, IntegerType, TensorType, f64
 from xdsl.ir import Operation, SSAValue
 
 from dfc.dialects import nn
 from dfc.dialects import nn_elementwise as nne
 from dfc.dialects import nn_special as nsp
 from dfc.dialects.diagnostics import CompileError
+from dfc.dialects.nn_arith_builders import NNArithmetic
 from dfc.dialects.special_coefficients import ERFC_P, ERFC_Q, ERFC_R, ERFC_S
 
 GILES_CENTRAL = (2.81022636e-08, 3.43273939e-07, -3.5233877e-06, -4.39150654e-06, 0.00021858087,
@@ -62,43 +63,17 @@ def _tensor(v: SSAValue) -> TensorType:
     return v.type
 
 
-class ChloConversions:
+class ChloConversions(NNArithmetic):
     """The `on_<chlo op>` handlers, mixed into the converter (which provides `ins` and `splat`, the value of a
     splat constant or None)."""
 
     splat: Callable[[SSAValue], float | int | None]
 
-    def ins(self, op: Operation) -> SSAValue:
-        raise NotImplementedError
-
-    # ------------------------------------------------------------ small builders
-
-    def _k(self, like: SSAValue, value: float) -> SSAValue:
-        return self.ins(nn.FullOp(FloatAttr(value, _tensor(like).element_type), []))  # type: ignore[arg-type]
-
-    def _add(self, a: SSAValue, b: SSAValue) -> SSAValue:
-        return self.ins(nn.AddOp(a, b))
-
-    def _sub(self, a: SSAValue, b: SSAValue) -> SSAValue:
-        return self.ins(nn.SubOp(a, b))
-
-    def _mul(self, a: SSAValue, b: SSAValue) -> SSAValue:
-        return self.ins(nn.MulOp(a, b))
-
-    def _div(self, a: SSAValue, b: SSAValue) -> SSAValue:
-        return self.ins(nn.DivOp(a, b))
-
-    def _cmp(self, a: SSAValue, b: SSAValue, direction: str) -> SSAValue:
-        return self.ins(nne.CompareOp(a, b, direction))
-
-    def _sel(self, p: SSAValue, a: SSAValue, b: SSAValue) -> SSAValue:
-        return self.ins(nne.SelectOp(p, a, b))
-
     def _poly(self, x: SSAValue, coefficients: Sequence[float]) -> SSAValue:
         """Horner's scheme, highest power first."""
-        acc = self._k(x, coefficients[0])
+        acc = self.num(coefficients[0], x)
         for c in coefficients[1:]:
-            acc = self._add(self._mul(acc, x), self._k(x, c))
+            acc = self.add(self.mul(acc, x), self.num(c, x))
         return acc
 
     def _in_f64(self, op: Operation, compute) -> list[SSAValue]:
@@ -114,35 +89,35 @@ class ChloConversions:
     # ------------------------------------------------------------ elementary functions
 
     def on_square(self, op: Operation) -> Sequence[SSAValue]:
-        return [self._mul(op.operands[0], op.operands[0])]
+        return [self.mul(op.operands[0], op.operands[0])]
 
     def _exp_halves(self, x: SSAValue) -> tuple[SSAValue, SSAValue]:
         """exp(x) / 2 and exp(-x) / 2, as exp(+-x - ln 2)."""
-        ln2 = self._k(x, math.log(2.0))
-        up = self.ins(nn.ExpOp(self._sub(x, ln2)))
-        down = self.ins(nn.ExpOp(self._sub(self.ins(nn.NegOp(x)), ln2)))
+        ln2 = self.num(math.log(2.0), x)
+        up = self.ins(nn.ExpOp(self.sub(x, ln2)))
+        down = self.ins(nn.ExpOp(self.sub(self.ins(nn.NegOp(x)), ln2)))
         return up, down
 
     def on_cosh(self, op: Operation) -> Sequence[SSAValue]:
-        return [self._add(*self._exp_halves(op.operands[0]))]
+        return [self.add(*self._exp_halves(op.operands[0]))]
 
     def on_sinh(self, op: Operation) -> Sequence[SSAValue]:
         x = op.operands[0]
-        one = self._k(x, 1.0)
-        small = self._cmp(self.ins(nne.AbsOp(x)), one, "LT")
+        one = self.num(1.0, x)
+        small = self.cmp(self.ins(nne.AbsOp(x)), one, "LT")
         xs = self.ins(nne.ClampOp(self.ins(nn.NegOp(one)), x, one))
-        near = self._mul(self._sub(self.ins(nne.Expm1Op(xs)), self.ins(nne.Expm1Op(self.ins(nn.NegOp(xs))))),
-                         self._k(x, 0.5))
-        return [self._sel(small, near, self._sub(*self._exp_halves(x)))]
+        near = self.mul(self.sub(self.ins(nne.Expm1Op(xs)), self.ins(nne.Expm1Op(self.ins(nn.NegOp(xs))))),
+                         self.num(0.5, x))
+        return [self.where(small, near, self.sub(*self._exp_halves(x)))]
 
     def on_atan(self, op: Operation) -> Sequence[SSAValue]:
         x = op.operands[0]
-        return [self.ins(nne.Atan2Op(x, self._k(x, 1.0)))]
+        return [self.ins(nne.Atan2Op(x, self.num(1.0, x)))]
 
     def _cosine_of_asin(self, x: SSAValue) -> SSAValue:
         """sqrt((1 - x)(1 + x)): no cancellation near +-1."""
-        one = self._k(x, 1.0)
-        return self.ins(nn.SqrtOp(self._mul(self._sub(one, x), self._add(one, x))))
+        one = self.num(1.0, x)
+        return self.ins(nn.SqrtOp(self.mul(self.sub(one, x), self.add(one, x))))
 
     def on_asin(self, op: Operation) -> Sequence[SSAValue]:
         x = op.operands[0]
@@ -154,38 +129,38 @@ class ChloConversions:
 
     def _huge(self, a: SSAValue) -> tuple[SSAValue, SSAValue, SSAValue]:
         """(a > 2^28, a clamped to 2^28, log(a) + ln 2): where a^2 + 1 is a^2 and squaring could overflow."""
-        limit = self._k(a, 2.0 ** 28)
-        huge = self._cmp(a, limit, "GT")
+        limit = self.num(2.0 ** 28, a)
+        huge = self.cmp(a, limit, "GT")
         clamped = self.ins(nne.MinimumOp(a, limit))
-        far = self._add(self.ins(nn.LogOp(self.ins(nne.MaximumOp(a, limit)))), self._k(a, math.log(2.0)))
+        far = self.add(self.ins(nn.LogOp(self.ins(nne.MaximumOp(a, limit)))), self.num(math.log(2.0), a))
         return huge, clamped, far
 
     def on_asinh(self, op: Operation) -> Sequence[SSAValue]:
         x = op.operands[0]
         a = self.ins(nne.AbsOp(x))
         huge, s, far = self._huge(a)
-        one = self._k(x, 1.0)
-        s2 = self._mul(s, s)
-        near = self.ins(nne.Log1pOp(self._add(s, self._div(s2, self._add(one, self.ins(nn.SqrtOp(self._add(one,
+        one = self.num(1.0, x)
+        s2 = self.mul(s, s)
+        near = self.ins(nne.Log1pOp(self.add(s, self.div(s2, self.add(one, self.ins(nn.SqrtOp(self.add(one,
                                                                                                           s2))))))))
-        magnitude = self._sel(huge, far, near)
-        negative = self._cmp(x, self._k(x, 0.0), "LT")
-        return [self._sel(negative, self.ins(nn.NegOp(magnitude)), magnitude)]
+        magnitude = self.where(huge, far, near)
+        negative = self.cmp(x, self.num(0.0, x), "LT")
+        return [self.where(negative, self.ins(nn.NegOp(magnitude)), magnitude)]
 
     def on_acosh(self, op: Operation) -> Sequence[SSAValue]:
         x = op.operands[0]
         huge, s, far = self._huge(x)
-        one = self._k(x, 1.0)
-        below = self._sub(s, one)
-        near = self.ins(nne.Log1pOp(self._add(below, self.ins(nn.SqrtOp(self._mul(below, self._add(s, one)))))))
-        return [self._sel(self._cmp(x, one, "LT"), self._k(x, math.nan), self._sel(huge, far, near))]
+        one = self.num(1.0, x)
+        below = self.sub(s, one)
+        near = self.ins(nne.Log1pOp(self.add(below, self.ins(nn.SqrtOp(self.mul(below, self.add(s, one)))))))
+        return [self.where(self.cmp(x, one, "LT"), self.num(math.nan, x), self.where(huge, far, near))]
 
     def on_atanh(self, op: Operation) -> Sequence[SSAValue]:
         x = op.operands[0]
         a = self.ins(nne.AbsOp(x))
-        ratio = self._div(self._add(a, a), self._sub(self._k(x, 1.0), a))
-        magnitude = self._mul(self.ins(nne.Log1pOp(ratio)), self._k(x, 0.5))
-        return [self._sel(self._cmp(x, self._k(x, 0.0), "LT"), self.ins(nn.NegOp(magnitude)), magnitude)]
+        ratio = self.div(self.add(a, a), self.sub(self.num(1.0, x), a))
+        magnitude = self.mul(self.ins(nne.Log1pOp(ratio)), self.num(0.5, x))
+        return [self.where(self.cmp(x, self.num(0.0, x), "LT"), self.ins(nn.NegOp(magnitude)), magnitude)]
 
     # ------------------------------------------------------------ special functions (in f64)
 
@@ -196,48 +171,48 @@ class ChloConversions:
         return self._in_f64(op, self._erfc)
 
     def _erfc(self, x: SSAValue) -> SSAValue:
-        one = self._k(x, 1.0)
+        one = self.num(1.0, x)
         a = self.ins(nne.AbsOp(x))
-        inside = self._cmp(a, one, "LT")
-        t = self.ins(nne.ClampOp(one, a, self._k(x, 27.0)))  # the tail's argument: erfc is 0 beyond 26.7
-        gauss = self.ins(nn.ExpOp(self.ins(nn.NegOp(self._mul(t, t)))))
-        middle = self._div(self._poly(t, ERFC_P), self._poly(t, ERFC_Q))
-        far = self._div(self._poly(t, ERFC_R), self._poly(t, ERFC_S))
-        tail = self._mul(gauss, self._sel(self._cmp(t, self._k(x, 8.0), "LT"), middle, far))
-        tail = self._sel(self._cmp(self._mul(a, a), self._k(x, 709.782712893384), "GT"), self._k(x, 0.0), tail)
-        tail = self._sel(self._cmp(x, self._k(x, 0.0), "LT"), self._sub(self._k(x, 2.0), tail), tail)
-        value = self._sel(inside, self._sub(one, self.ins(nne.ErfOp(x))), tail)
-        return self._sel(self._cmp(x, x, "NE"), x, value)
+        inside = self.cmp(a, one, "LT")
+        t = self.ins(nne.ClampOp(one, a, self.num(27.0, x)))  # the tail's argument: erfc is 0 beyond 26.7
+        gauss = self.ins(nn.ExpOp(self.ins(nn.NegOp(self.mul(t, t)))))
+        middle = self.div(self._poly(t, ERFC_P), self._poly(t, ERFC_Q))
+        far = self.div(self._poly(t, ERFC_R), self._poly(t, ERFC_S))
+        tail = self.mul(gauss, self.where(self.cmp(t, self.num(8.0, x), "LT"), middle, far))
+        tail = self.where(self.cmp(self.mul(a, a), self.num(709.782712893384, x), "GT"), self.num(0.0, x), tail)
+        tail = self.where(self.cmp(x, self.num(0.0, x), "LT"), self.sub(self.num(2.0, x), tail), tail)
+        value = self.where(inside, self.sub(one, self.ins(nne.ErfOp(x))), tail)
+        return self.where(self.cmp(x, x, "NE"), x, value)
 
     def on_erf_inv(self, op: Operation) -> Sequence[SSAValue]:
         return self._in_f64(op, self._erf_inv)
 
     def _erf_inv(self, x: SSAValue) -> SSAValue:
-        one, zero = self._k(x, 1.0), self._k(x, 0.0)
+        one, zero = self.num(1.0, x), self.num(0.0, x)
         a = self.ins(nne.AbsOp(x))
-        inside = self._cmp(a, one, "LT")
-        s = self._sel(inside, a, zero)  # the iteration's argument, in [0, 1)
-        rest = self._sub(one, s)  # exact for s >= 1/2
-        w = self.ins(nn.NegOp(self.ins(nn.LogOp(self._mul(rest, self._add(one, s))))))
-        central = self._poly(self._sub(self.ins(nne.MinimumOp(w, self._k(x, 5.0))), self._k(x, 2.5)),
+        inside = self.cmp(a, one, "LT")
+        s = self.where(inside, a, zero)  # the iteration's argument, in [0, 1)
+        rest = self.sub(one, s)  # exact for s >= 1/2
+        w = self.ins(nn.NegOp(self.ins(nn.LogOp(self.mul(rest, self.add(one, s))))))
+        central = self._poly(self.sub(self.ins(nne.MinimumOp(w, self.num(5.0, x))), self.num(2.5, x)),
                              GILES_CENTRAL)
-        root = self.ins(nn.SqrtOp(self.ins(nne.MaximumOp(w, self._k(x, 5.0)))))
-        tail = self._poly(self._sub(root, self._k(x, 3.0)), GILES_TAIL)
-        far = self._poly(self._sub(root, self._k(x, 5.0)), GILES_FAR)
-        tail = self._sel(self._cmp(w, self._k(x, 16.0), "LT"), tail, far)
-        y = self._mul(self._sel(self._cmp(w, self._k(x, 5.0), "LT"), central, tail), s)
-        upper = self._cmp(s, self._k(x, 0.5), "GE")
-        half_root_pi = self._k(x, math.sqrt(math.pi) / 2)
+        root = self.ins(nn.SqrtOp(self.ins(nne.MaximumOp(w, self.num(5.0, x)))))
+        tail = self._poly(self.sub(root, self.num(3.0, x)), GILES_TAIL)
+        far = self._poly(self.sub(root, self.num(5.0, x)), GILES_FAR)
+        tail = self.where(self.cmp(w, self.num(16.0, x), "LT"), tail, far)
+        y = self.mul(self.where(self.cmp(w, self.num(5.0, x), "LT"), central, tail), s)
+        upper = self.cmp(s, self.num(0.5, x), "GE")
+        half_root_pi = self.num(math.sqrt(math.pi) / 2, x)
         for _ in range(HALLEY_STEPS):
-            by_erf = self._sub(self.ins(nne.ErfOp(y)), s)
-            by_erfc = self._sub(rest, self._erfc(y))
-            step = self._mul(self._mul(self._sel(upper, by_erfc, by_erf), half_root_pi),
-                             self.ins(nn.ExpOp(self._mul(y, y))))  # Newton's step (erf(y) - s) / erf'(y)
-            y = self._sub(y, self._div(step, self._add(one, self._mul(y, step))))
-        beyond = self._sel(self._cmp(a, one, "EQ"), self._k(x, math.inf), self._k(x, math.nan))
-        magnitude = self._sel(inside, y, self._sel(self._cmp(a, a, "EQ"), beyond, a))
-        negative = self._cmp(x, zero, "LT")
-        return self._sel(negative, self.ins(nn.NegOp(magnitude)), magnitude)
+            by_erf = self.sub(self.ins(nne.ErfOp(y)), s)
+            by_erfc = self.sub(rest, self._erfc(y))
+            step = self.mul(self.mul(self.where(upper, by_erfc, by_erf), half_root_pi),
+                             self.ins(nn.ExpOp(self.mul(y, y))))  # Newton's step (erf(y) - s) / erf'(y)
+            y = self.sub(y, self.div(step, self.add(one, self.mul(y, step))))
+        beyond = self.where(self.cmp(a, one, "EQ"), self.num(math.inf, x), self.num(math.nan, x))
+        magnitude = self.where(inside, y, self.where(self.cmp(a, a, "EQ"), beyond, a))
+        negative = self.cmp(x, zero, "LT")
+        return self.where(negative, self.ins(nn.NegOp(magnitude)), magnitude)
 
     def on_lgamma(self, op: Operation) -> Sequence[SSAValue]:
         return [self.ins(nsp.LgammaOp(op.operands[0]))]
@@ -245,7 +220,7 @@ class ChloConversions:
     def on_digamma(self, op: Operation) -> Sequence[SSAValue]:
         x = op.operands[0]
         value = self.ins(nsp.DigammaOp(x))
-        return [self._sel(self._cmp(x, self._k(x, 0.0), "EQ"), self._k(x, math.nan), value)]
+        return [self.where(self.cmp(x, self.num(0.0, x), "EQ"), self.num(math.nan, x), value)]
 
     def _folded(self, v: SSAValue) -> float | int | None:
         """A splat constant's value, or the sum, difference or product of two (JAX's gradient writes n + 1)."""
@@ -282,14 +257,14 @@ class ChloConversions:
         if not isinstance(e, AnyFloat):
             raise CompileError.at(op, f"convert-stablehlo: 'chlo.next_after' of {e} is not supported")
         bits = IntegerType(e.bitwidth)
-        zero = self._k(x, 0.0)
+        zero = self.num(0.0, x)
         xb = self.ins(nne.BitcastConvertOp(x, bits))
         one_bit = self.ins(nn.FullOp(IntegerAttr(1, bits), []))
-        away = self.ins(nne.XorOp(self._cmp(y, x, "GT"), self._cmp(x, zero, "LT")))
-        moved = self.ins(nne.BitcastConvertOp(self._sel(away, self._add(xb, one_bit), self._sub(xb, one_bit)), e))
+        away = self.ins(nne.XorOp(self.cmp(y, x, "GT"), self.cmp(x, zero, "LT")))
+        moved = self.ins(nne.BitcastConvertOp(self.where(away, self.add(xb, one_bit), self.sub(xb, one_bit)), e))
         tiny = self.ins(nne.BitcastConvertOp(one_bit, e))
-        from_zero = self._sel(self._cmp(y, zero, "GT"), tiny, self.ins(nn.NegOp(tiny)))
-        out = self._sel(self._cmp(x, zero, "EQ"), from_zero, moved)
-        out = self._sel(self._cmp(x, y, "EQ"), y, out)
-        unordered = self.ins(nne.OrOp(self._cmp(x, x, "NE"), self._cmp(y, y, "NE")))
-        return [self._sel(unordered, self._add(x, y), out)]
+        from_zero = self.where(self.cmp(y, zero, "GT"), tiny, self.ins(nn.NegOp(tiny)))
+        out = self.where(self.cmp(x, zero, "EQ"), from_zero, moved)
+        out = self.where(self.cmp(x, y, "EQ"), y, out)
+        unordered = self.ins(nne.OrOp(self.cmp(x, x, "NE"), self.cmp(y, y, "NE")))
+        return [self.where(unordered, self.add(x, y), out)]

@@ -15,57 +15,23 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
-from xdsl.dialects.builtin import Float64Type, FloatAttr, TensorType
+from xdsl.dialects.builtin import Float64Type, TensorType
 from xdsl.ir import Operation, SSAValue
 
 from dfc.dialects import nn
 from dfc.dialects import nn_elementwise as nne
+from dfc.dialects.nn_arith_builders import NNArithmetic
 
 Pair = tuple[SSAValue, SSAValue]
 """A complex value: its real and its imaginary parts."""
 
 
-class ComplexMath:
+class ComplexMath(NNArithmetic):
     """The complex functions, mixed into the converter (`ins` inserts an op and returns its result)."""
 
     ins: Callable[[Operation], SSAValue]
 
     # ------------------------------------------------------------ real helpers
-
-    def num(self, value: float, like: SSAValue) -> SSAValue:
-        """A 0-d constant of `like`'s float type (nn's elementwise ops broadcast it)."""
-        assert isinstance(like.type, TensorType)
-        return self.ins(nn.FullOp(FloatAttr(value, like.type.element_type), []))  # type: ignore[arg-type]
-
-    def add(self, a: SSAValue, b: SSAValue) -> SSAValue:
-        return self.ins(nn.AddOp(a, b))
-
-    def sub(self, a: SSAValue, b: SSAValue) -> SSAValue:
-        return self.ins(nn.SubOp(a, b))
-
-    def mul(self, a: SSAValue, b: SSAValue) -> SSAValue:
-        return self.ins(nn.MulOp(a, b))
-
-    def div(self, a: SSAValue, b: SSAValue) -> SSAValue:
-        return self.ins(nn.DivOp(a, b))
-
-    def neg(self, a: SSAValue) -> SSAValue:
-        return self.ins(nn.NegOp(a))
-
-    def fn(self, op: type[Operation], *xs: SSAValue) -> SSAValue:
-        return self.ins(op(*xs))
-
-    def cmp(self, a: SSAValue, b: SSAValue, direction: str) -> SSAValue:
-        return self.ins(nne.CompareOp(a, b, direction))
-
-    def where(self, c: SSAValue, a: SSAValue, b: SSAValue) -> SSAValue:
-        return self.ins(nne.SelectOp(c, a, b))
-
-    def both(self, p: SSAValue, q: SSAValue) -> SSAValue:
-        return self.ins(nne.AndOp(p, q))
-
-    def either(self, p: SSAValue, q: SSAValue) -> SSAValue:
-        return self.ins(nne.OrOp(p, q))
 
     def is_zero(self, z: Pair) -> SSAValue:
         zero = self.num(0.0, z[0])

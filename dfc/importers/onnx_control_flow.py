@@ -272,7 +272,7 @@ class ControlFlowOps:
             if filled is None:
                 return None
             yields, flags = filled
-            self.b.insert(scf.YieldOp(self._add(block.args[1], self.constant(np.ones((), np.int64))), *yields))
+            self.b.insert(scf.YieldOp(self.add(block.args[1], self.constant(np.ones((), np.int64))), *yields))
         finally:
             self.b = outer
         accumulators = [self._ssa(np.zeros(a.type.get_shape(), dtype_of(a.type.element_type)))
@@ -391,7 +391,7 @@ class ControlFlowOps:
 
         def fill(block: Block) -> tuple[list[SSAValue], list[bool]] | None:
             counter = block.args[1]
-            steps = [counter, self._sub(self.constant(np.array(length - 1, np.int64)), counter)]
+            steps = [counter, self.sub(self.constant(np.array(length - 1, np.int64)), counter)]
             zero = self.constant(np.zeros((), np.int64))
             elements = []
             for x, a, d in zip(sources, in_axes, in_dirs):

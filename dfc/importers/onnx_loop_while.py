@@ -67,7 +67,7 @@ class WhileLoopOps:
                 if n.type != a.type:
                     raise NodeError(f"Loop: loop-carried value {k} changes from {a.type} to {n.type}; a number of "
                                     "iterations known only at run time needs one type")
-            step = self._add(after.args[0], self.constant(np.ones((), np.int64)))
+            step = self.add(after.args[0], self.constant(np.ones((), np.int64)))
             self.b.insert(scf.YieldOp(step, *new))
         finally:
             self.b = outer

@@ -472,7 +472,7 @@ class NNOps:
         outer = [shape[k] for k in kept]
         n = math.prod(shape[k] for k in axes)
         y = self._reshape(x, [*outer, n])
-        one = self._typed(1, y)
+        one = self.num(1, y)
         if n == 0:
             y = self.ins(nn.BroadcastOp(self._reshape(one, [1] * (len(outer) + 1)), [*outer, 1]))
         while n > 1:

@@ -106,7 +106,7 @@ class RecurrentOps:
 
         def fill(block: Block) -> tuple[list[SSAValue], list[bool]]:
             counter, states = block.args[1], list(block.args[2:])
-            t = self._sub(self.constant(np.array(steps - 1, np.int64)), counter) if reverse else counter
+            t = self.sub(self.constant(np.array(steps - 1, np.int64)), counter) if reverse else counter
             zero = self.constant(np.zeros((), np.int64))
             xw = self._reshape(self.ins(nns.DynamicSliceOp(projected, [t, zero, zero], [1, batch, width])),
                                [batch, width])
@@ -183,17 +183,17 @@ class RecurrentOps:
         if name in simple:
             return lambda v: self.ins(simple[name](v))
         forms: dict[str, Callable[[SSAValue], SSAValue]] = {
-            "Softsign": lambda v: self.ins(nn.DivOp(v, self._add(self.scalar(1.0, v), self.ins(nne.AbsOp(v))))),
+            "Softsign": lambda v: self.ins(nn.DivOp(v, self.add(self.scalar(1.0, v), self.ins(nne.AbsOp(v))))),
             "Softplus": self._softplus,
-            "LeakyRelu": lambda v: self._where(self._cmp(v, self.scalar(0.0, v), "LT"),
-                                               self._mul(v, self.scalar(alpha, v)), v),
-            "ThresholdedRelu": lambda v: self._where(self._cmp(v, self.scalar(alpha, v), "GT"), v,
+            "LeakyRelu": lambda v: self.where(self.cmp(v, self.scalar(0.0, v), "LT"),
+                                               self.mul(v, self.scalar(alpha, v)), v),
+            "ThresholdedRelu": lambda v: self.where(self.cmp(v, self.scalar(alpha, v), "GT"), v,
                                                      self.scalar(0.0, v)),
             "Elu": lambda v: self._elu(v, alpha),
             "HardSigmoid": lambda v: self._hard_sigmoid(v, alpha, beta),
-            "ScaledTanh": lambda v: self._mul(self.scalar(alpha, v),
-                                              self.ins(nn.TanhOp(self._mul(v, self.scalar(beta, v))))),
-            "Affine": lambda v: self._add(self._mul(v, self.scalar(alpha, v)), self.scalar(beta, v)),
+            "ScaledTanh": lambda v: self.mul(self.scalar(alpha, v),
+                                              self.ins(nn.TanhOp(self.mul(v, self.scalar(beta, v))))),
+            "Affine": lambda v: self.add(self.mul(v, self.scalar(alpha, v)), self.scalar(beta, v)),
         }
         return forms[name]
 
@@ -231,10 +231,10 @@ class _Cell:
             wb, rb = importer._cut(b, 0, 0, size), importer._cut(b, 0, size, 2 * size)
             if self.linear_before_reset:  # Rbh stays with the recurrent term, inside r * (.)
                 keep = np.arange(size) < 2 * hidden
-                self.input_bias = importer._add(wb, importer._mul(rb, importer.constant(keep.astype(dtype_of(e)))))
-                self.recurrent_bias = importer._mul(rb, importer.constant((~keep).astype(dtype_of(e))))
+                self.input_bias = importer.add(wb, importer.mul(rb, importer.constant(keep.astype(dtype_of(e)))))
+                self.recurrent_bias = importer.mul(rb, importer.constant((~keep).astype(dtype_of(e))))
             else:
-                self.input_bias, self.recurrent_bias = importer._add(wb, rb), zeros
+                self.input_bias, self.recurrent_bias = importer.add(wb, rb), zeros
 
     def project(self, x: SSAValue) -> SSAValue:
         """X W^T + the input bias, every step at once ([T * B, G * H])."""
@@ -252,34 +252,34 @@ class _Cell:
     def _peephole(self, k: int, v: SSAValue, c: SSAValue) -> SSAValue:
         if self.p is None:
             return v
-        return self.im._add(v, self.im._mul(self.im._cut(self.p, 0, k * self.hidden, (k + 1) * self.hidden), c))
+        return self.im.add(v, self.im.mul(self.im._cut(self.p, 0, k * self.hidden, (k + 1) * self.hidden), c))
 
     def step(self, xw: SSAValue, h: SSAValue, c: SSAValue | None) -> list[SSAValue]:
         """The new [H, C] (C None but for LSTM) from the projected input `xw` [B, G * H]."""
         im, size = self.im, self.hidden
         if self.op == "GRU" and not self.linear_before_reset:  # h's recurrent term takes r * H
-            zr = im._add(im._cut(xw, 1, 0, 2 * size), self._recurrent(h, 0, 2))
+            zr = im.add(im._cut(xw, 1, 0, 2 * size), self._recurrent(h, 0, 2))
             z, reset = self._activate(0, self._gate(zr, 0)), self._activate(0, self._gate(zr, 1))
-            candidate = self._activate(1, im._add(self._gate(xw, 2), self._recurrent(im._mul(reset, h), 2, 3)))
+            candidate = self._activate(1, im.add(self._gate(xw, 2), self._recurrent(im.mul(reset, h), 2, 3)))
             return [self._blend(z, candidate, h), None]
         recurrent = self._recurrent(h, 0, _GATES[self.op])
         if self.op == "RNN":
-            return [self._activate(0, im._add(xw, recurrent)), None]
+            return [self._activate(0, im.add(xw, recurrent)), None]
         if self.op == "GRU":  # linear_before_reset: r * (H Rh^T + Rbh)
-            z = self._activate(0, im._add(self._gate(xw, 0), self._gate(recurrent, 0)))
-            reset = self._activate(0, im._add(self._gate(xw, 1), self._gate(recurrent, 1)))
-            candidate = self._activate(1, im._add(self._gate(xw, 2), im._mul(reset, self._gate(recurrent, 2))))
+            z = self._activate(0, im.add(self._gate(xw, 0), self._gate(recurrent, 0)))
+            reset = self._activate(0, im.add(self._gate(xw, 1), self._gate(recurrent, 1)))
+            candidate = self._activate(1, im.add(self._gate(xw, 2), im.mul(reset, self._gate(recurrent, 2))))
             return [self._blend(z, candidate, h), None]
         assert c is not None
-        gates = im._add(xw, recurrent)
+        gates = im.add(xw, recurrent)
         i = self._activate(0, self._peephole(0, self._gate(gates, 0), c))
         if self.input_forget:
-            f = im._sub(im.scalar(1.0, i), i)
+            f = im.sub(im.scalar(1.0, i), i)
         else:
             f = self._activate(0, self._peephole(2, self._gate(gates, 2), c))
-        c_new = im._add(im._mul(f, c), im._mul(i, self._activate(1, self._gate(gates, 3))))
+        c_new = im.add(im.mul(f, c), im.mul(i, self._activate(1, self._gate(gates, 3))))
         o = self._activate(0, self._peephole(1, self._gate(gates, 1), c_new))
-        return [im._mul(o, self.act[2](c_new)), c_new]
+        return [im.mul(o, self.act[2](c_new)), c_new]
 
     def _recurrent(self, h: SSAValue, first: int, last: int) -> SSAValue:
         """h R^T + Rb for the gates [first, last)."""
@@ -290,7 +290,7 @@ class _Cell:
     def _blend(self, z: SSAValue, candidate: SSAValue, h: SSAValue) -> SSAValue:
         """(1 - z) candidate + z h."""
         im = self.im
-        return im._add(im._mul(im._sub(im.scalar(1.0, z), z), candidate), im._mul(z, h))
+        return im.add(im.mul(im.sub(im.scalar(1.0, z), z), candidate), im.mul(z, h))
 
 
 def _defaults(name: str, opset: int) -> dict[str, Any]:

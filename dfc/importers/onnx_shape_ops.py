@@ -454,7 +454,7 @@ class ShapeOps(DynamicOps):
         else:
             k = self.ins(nn.FullOp(IntegerAttr(0, i64), []))  # type: ignore[arg-type]
         keep = self.ins(nne.CompareOp(diagonal, k, "GE" if attrs["upper"] else "LE"))
-        return [self.ins(nne.SelectOp(keep, x, self._typed(0, x)))]
+        return [self.ins(nne.SelectOp(keep, x, self.num(0, x)))]
 
     def op_DepthToSpace(self, node: Any, attrs: dict[str, Any]) -> list[SSAValue]:
         """[N, C, H, W] to [N, C / b^2, H b, W b]: channels split into (b, b, C / b^2) (`DCR`) or
