@@ -102,6 +102,9 @@ def _cases():
         "chlo_edges": (lambda x: (jnp.sinh(x), jnp.cosh(x), jnp.arcsinh(x), jnp.arccosh(x), jnp.arcsin(x),
                                   jnp.arctanh(x), lax.erf(x), lax.erfc(x), lax.erf_inv(x), lax.lgamma(x),
                                   lax.digamma(x)), [CHLO_EDGE], False),
+        "chlo_bessel_polygamma": (lambda x: (jax.scipy.special.i1e(x * 3),
+                                             jax.scipy.special.polygamma(1, jnp.abs(x) + 0.5)), [x34], True),
+        "chlo_zeta": (lambda q: jax.scipy.special.zeta(3.0, q), [POSITIVE], False),
         "next_after": (lax.nextafter, [EDGE, EDGE[::-1].copy()], False),
         # JAX's LAPACK calls on CPU (passes/stablehlo_lapack.py): potrf, then trsm twice
         "lapack_potrf_trsm": (lambda a, b: jax.scipy.linalg.cho_solve(jax.scipy.linalg.cho_factor((a + a.T) / 2), b),
