@@ -2031,6 +2031,47 @@ def assert_same(got, want, reference, where=""):
         np.testing.assert_allclose(g.astype(np.float64), r, rtol=RTOL[g.dtype], atol=0, equal_nan=True, err_msg=where)
 
 
+# -- the rest of NumPy's ufuncs (numpy_ufuncs_more.py; grids of extremes: test_frontend_ufuncs_more.py) ------
+def ufuncs_more(x, y, p, i, j):
+    return (np.arcsinh(x), np.arccosh(p + 1.0), np.arctanh(x / 4.0), np.cbrt(x), np.trunc(x * 3.0), np.fix(x * 3.0),
+            np.copysign(x, y), np.signbit(x), np.positive(x), np.conjugate(x), np.heaviside(x, 0.5), np.sinc(x),
+            np.nan_to_num(x), np.float_power(p, y), np.fmod(x * 3.0, p), np.logaddexp(x, y), np.logaddexp2(x, y),
+            np.nextafter(x, y), np.spacing(x), np.ldexp(x, i), np.frexp(x)[0], np.frexp(x)[1], np.modf(x * 3.0)[0],
+            np.modf(x * 3.0)[1], np.divmod(x * 3.0, p)[0], np.divmod(x * 3.0, p)[1], np.vecdot(x, y),
+            np.matvec(x, p[0]), np.vecmat(p[:, 0], x), np.gcd(i, j), np.lcm(i, j), np.bitwise_count(j))
+
+
+def ufuncs_more_loss(x, y, p):
+    return (np.sum(np.arcsinh(x) + np.arccosh(p + 1.0) + np.arctanh(x / 4.0) + np.cbrt(p) + np.copysign(x, y)
+                   + np.positive(x) + np.conjugate(x) + np.sinc(x) + np.nan_to_num(x) + np.float_power(p, y)
+                   + np.fmod(x * 3.0, p) + np.logaddexp(x, y) + np.logaddexp2(x, y) + np.ldexp(x, 2)
+                   + np.frexp(p * 0.7)[0] + np.modf(x * 3.0)[0] + np.divmod(x * 3.0, p)[1])
+            + np.sum(np.vecdot(x, y)) + np.sum(np.matvec(x, p[0])) + np.sum(np.vecmat(p[:, 0], x)))
+
+
+_MORE = (np.arcsinh, np.arccosh, np.arctanh, np.cbrt, np.trunc, np.fix, np.copysign, np.signbit, np.positive,
+         np.conjugate, np.heaviside, np.sinc, np.nan_to_num, np.float_power, np.fmod, np.logaddexp, np.logaddexp2,
+         np.nextafter, np.spacing, np.ldexp, np.frexp, np.modf, np.divmod, np.vecdot, np.matvec, np.vecmat, np.gcd,
+         np.lcm, np.bitwise_count)
+values(ufuncs_more, (X, Y, P, I, I * 2 + 1), of=_MORE)
+grads(ufuncs_more_loss, (X, Y, P), of=tuple(f for f in _MORE if f not in (
+    np.trunc, np.fix, np.signbit, np.heaviside, np.nextafter, np.spacing, np.gcd, np.lcm, np.bitwise_count)))
+
+
+@refused((np.linalg.eig, np.linalg.eigvals), "a general matrix's eigenvalues, complex", X[:3, :3])
+def general_eigenvalues(a):
+    return np.linalg.eigvals(a) + np.linalg.eig(a)[0]  # refused
+
+
+@refused(np.isnat, "datetime64/timedelta64", X)
+def is_not_a_time(x):
+    return np.isnat(x)  # refused
+
+
+ALWAYS_REFUSED = {np.linalg.eig, np.linalg.eigvals, np.isnat}
+"""Handlers that refuse every call though not made by `_unsupported` (a refusal case each)."""
+
+
 def _ids(cases):
     seen: dict[str, int] = {}
     out = []
@@ -2170,6 +2211,10 @@ def test_compiled_gradient():
 # -- the walk ---------------------------------------------------------------------------
 
 NO_GRADIENT = {
+    np.trunc: "piecewise constant", np.fix: "piecewise constant", np.signbit: "booleans",
+    np.heaviside: "piecewise constant", np.nextafter: "the next float (bits)", np.spacing: "the float's ulp (bits)",
+    np.gcd: "integers", np.lcm: "integers", np.bitwise_count: "integers", np.linalg.eig: "refused",
+    np.linalg.eigvals: "refused", np.isnat: "refused",
     np.linalg.matrix_rank: "an integer",
     np.zeros: "no float input", np.ones: "no float input", np.empty: "no float input", np.arange: "integers",
     builtins.len: "an integer", builtins.int: "an integer", math.floor: "a Python int", math.ceil: "a Python int",
@@ -2189,8 +2234,8 @@ NO_GRADIENT = {
 }
 
 
-def _always_refuses(handler) -> bool:
-    return handler.__qualname__.startswith("_unsupported.")
+def _always_refuses(key, handler) -> bool:
+    return handler.__qualname__.startswith("_unsupported.") or key in ALWAYS_REFUSED
 
 
 def test_every_handler_has_a_case():
@@ -2202,7 +2247,7 @@ def test_every_handler_has_a_case():
     graded = {t for targets, _, _ in GRAD for t in targets}
     handlers = {**numpy_calls.HANDLERS, **FFT_HANDLERS}
     table = list(handlers) + list(numpy_calls.METHODS)
-    missing = [_name(k) for k in handlers if k not in (refusals if _always_refuses(handlers[k]) else valued)]
+    missing = [_name(k) for k in handlers if k not in (refusals if _always_refuses(k, handlers[k]) else valued)]
     missing += [f".{k}()" for k in numpy_calls.METHODS if k not in valued]
     assert not missing, f"handlers without a value case: {missing}"
     ungraded = [_name(k) for k in table if k not in graded and k not in NO_GRADIENT]
