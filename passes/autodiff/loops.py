@@ -17,6 +17,7 @@ chooses between the two at run time (`_tape_or_recompute`).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from xdsl.builder import Builder
@@ -223,6 +224,30 @@ def _constant_trip_count(loop: scf.ForOp) -> int | None:
     return max(0, -(-(ub - lb) // step))
 
 
+def _recording(loop: scf.ForOp, positions: list[int], tapes: list[SSAValue],
+               row_of: Callable[[Builder, SSAValue], SSAValue]) -> dict[int, SSAValue]:
+    """Replace `loop` by one that also carries `tapes` and copies, each iteration, the iter_args at
+    `positions` into row `row_of(builder, induction variable)` of their tape; position -> the final tape."""
+    body = loop.body.block
+    records = [body.insert_arg(tp.type, len(body.args)) for tp in tapes]
+    yielded = body.last_op
+    assert isinstance(yielded, scf.YieldOp)
+    rb = Builder(InsertPoint.before(yielded))
+    row = row_of(rb, body.args[0])
+    written = [_copy_row(rb, body.args[1 + position], record, row, into_tape=True)
+               for position, record in zip(positions, records)]
+    rb.insert(scf.YieldOp(*yielded.arguments, *written))
+    yielded.detach()
+    yielded.erase()
+    new = scf.ForOp(loop.lb, loop.ub, loop.step, [*loop.iter_args, *tapes], loop.detach_region(loop.body))
+    Builder(InsertPoint.before(loop)).insert(new)
+    for old, result in zip(loop.results, new.results):
+        old.replace_all_uses_with(result)
+    loop.detach()
+    loop.erase()
+    return dict(zip(positions, new.results[len(new.results) - len(tapes) :]))
+
+
 def _tape(loop: scf.ForOp, placeholders: list[Placeholder], trips: int | None = None) -> None:
     """Record the placeholders' iter_args in `loop` and read them back in the
     backward loops (a tape of `trips` rows, by default the trip count)."""
@@ -236,23 +261,7 @@ def _tape(loop: scf.ForOp, placeholders: list[Placeholder], trips: int | None = 
         assert isinstance(t, TensorType)
         tape_type = TensorType(t.element_type, [DYNAMIC_INDEX if trips is None else trips, *t.get_shape()])
         tapes.append(b.insert(tensor.EmptyOp(rows, tape_type)).tensor)
-    body = loop.body.block
-    records = [body.insert_arg(tp.type, len(body.args)) for tp in tapes]
-    yielded = body.last_op
-    assert isinstance(yielded, scf.YieldOp)
-    rb = Builder(InsertPoint.before(yielded))
-    row = _step_index(rb, body.args[0], loop)
-    written = [_copy_row(rb, body.args[1 + position], record, row, into_tape=True) for position, record in zip(positions, records)]
-    rb.insert(scf.YieldOp(*yielded.arguments, *written))
-    yielded.detach()
-    yielded.erase()
-    new = scf.ForOp(loop.lb, loop.ub, loop.step, [*loop.iter_args, *tapes], loop.detach_region(loop.body))
-    b.insert(new)
-    for old, result in zip(loop.results, new.results):
-        old.replace_all_uses_with(result)
-    loop.detach()
-    loop.erase()
-    final = dict(zip(positions, new.results[len(new.results) - len(tapes) :]))
+    final = _recording(loop, positions, tapes, lambda rb, iv: _step_index(rb, iv, loop))
     for p in placeholders:
         backward = p.op.parent_op()
         assert isinstance(backward, scf.ForOp)
@@ -285,24 +294,8 @@ def _tape_or_recompute(loop: scf.ForOp, placeholders: list[Placeholder], cap: in
         t = loop.iter_args[position].type
         assert isinstance(t, TensorType)
         tapes.append(b.insert(tensor.EmptyOp([rows], TensorType(t.element_type, [DYNAMIC_INDEX, *t.get_shape()]))).tensor)
-    body = loop.body.block
-    records = [body.insert_arg(tp.type, len(body.args)) for tp in tapes]
-    yielded = body.last_op
-    assert isinstance(yielded, scf.YieldOp)
-    rb = Builder(InsertPoint.before(yielded))
-    row = rb.insert(arith.SelectOp(fits, _step_index(rb, body.args[0], loop), _index(rb, 0))).result
-    written = [_copy_row(rb, body.args[1 + position], record, row, into_tape=True)
-               for position, record in zip(positions, records)]
-    rb.insert(scf.YieldOp(*yielded.arguments, *written))
-    yielded.detach()
-    yielded.erase()
-    new = scf.ForOp(loop.lb, loop.ub, loop.step, [*loop.iter_args, *tapes], loop.detach_region(loop.body))
-    b.insert(new)
-    for old, result in zip(loop.results, new.results):
-        old.replace_all_uses_with(result)
-    loop.detach()
-    loop.erase()
-    final = dict(zip(positions, new.results[len(new.results) - len(tapes) :]))
+    final = _recording(loop, positions, tapes,
+                       lambda rb, iv: rb.insert(arith.SelectOp(fits, _step_index(rb, iv, loop), _index(rb, 0))).result)
     for p in placeholders:
         backward = p.op.parent_op()
         assert isinstance(backward, scf.ForOp)
