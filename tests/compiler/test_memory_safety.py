@@ -109,7 +109,10 @@ CHILD = textwrap.dedent("""
             got = ExecutionEngine(parse_module(text, name), threads=threads).invoke("f", *args)
             reference = parse_module(text)
             PassManager.parse("expand-library").run(reference)
-            same = bool(np.allclose(got, interpret(reference, "f", *args)))
+            want = interpret(reference, "f", *args)
+            if name == "internal buffer large enough":  # past b's length, tensor.empty's elements are undefined
+                got, want = got[:len(args[1])], want[:len(args[1])]
+            same = bool(np.allclose(got, want))
             print(json.dumps([name, "ok" if same else "wrong result", ""]), flush=True)
         except IndexError as err:
             print(json.dumps([name, "IndexError", str(err)]), flush=True)
