@@ -53,12 +53,14 @@ KEPT = (
     torch.ops.aten.detach.default,
     torch.ops.aten.col2im.default,
     torch.ops.aten.scaled_dot_product_attention.default,
+    torch.ops.aten.special_ndtr.default,
 )
 """Ops left undecomposed: each is one nn op (`nn.linear`, `nn.softmax`, `nn.nll_loss`, `nn.col2im`: torch's
 decomposition is an index_put of accumulated patches), or (scaled_dot_product_attention) one whose
 decomposition gives the output other strides than eager's kernel, so a view of it fails in the export, or
 (hardsigmoid, hardswish) a few whose gradient at the kinks then equals torch's, or
-(detach) one whose decomposition (`alias`) would lose its meaning for the gradient."""
+(detach) one whose decomposition (`alias`) would lose its meaning for the gradient, or (special_ndtr) one
+whose decomposition through erf loses the lower tail."""
 
 
 class UnsupportedOpError(NotImplementedError):
