@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import os
 import re
+import sys
 import sysconfig
 import traceback
 from typing import Any
@@ -85,12 +86,9 @@ class GradientHookSpy(TorchFunctionMode):
     def __torch_function__(self, func: Any, types: Any, args: tuple = (), kwargs: dict | None = None) -> Any:
         name = getattr(func, "__name__", "")
         if not torch.is_grad_enabled() and name != "_set_grad_enabled":
-            frames = traceback.extract_stack()
-            if not any(f.filename == _CHECKPOINT for f in frames):
-                user = next((f for f in reversed(frames) if not f.filename.startswith(_SKIPPED)
-                             and not f.filename.startswith("<")), None)
-                if user is not None:
-                    self.no_grad_lines.add((user.filename, user.lineno))
+            line = _no_grad_line()
+            if line is not None:
+                self.no_grad_lines.add(line)
         if name in ("register_hook", "register_post_accumulate_grad_hook"):
             self.found.append(f"a gradient hook (Tensor.{name}){_user_frame()}")
         elif not self._inference and torch.is_inference_mode_enabled() and len(self.found) < 8:
@@ -121,6 +119,22 @@ def module_backward_hook(module: torch.nn.Module, root: str) -> str | None:
 
 _SKIPPED = (os.path.dirname(torch.__file__) + os.sep, os.path.dirname(os.path.dirname(__file__)) + os.sep,
             sysconfig.get_paths()["stdlib"] + os.sep)
+
+
+def _no_grad_line() -> tuple[str, int] | None:
+    """(file, line) of the innermost frame outside torch, dfc and the standard library, or None when there
+    is none or torch's checkpoint is on the stack (frames walked, not formatted: this runs for every torch
+    call made with gradients off)."""
+    user = None
+    frame = sys._getframe(1)
+    while frame is not None:
+        name = frame.f_code.co_filename
+        if name == _CHECKPOINT:
+            return None
+        if user is None and not name.startswith(_SKIPPED) and not name.startswith("<"):
+            user = (name, frame.f_lineno)
+        frame = frame.f_back
+    return user
 
 
 def _user_frame() -> str:
